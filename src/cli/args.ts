@@ -1,0 +1,67 @@
+/**
+ * @module cli/args
+ * The flags every command takes, parsed with node:util's parseArgs, and the command table
+ * that `yoke --help` prints.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { YokeError } from '../errors.ts'
+import type { ComposeOptions } from '../config/composer.ts'
+
+export const COMMON_OPTIONS = {
+  cwd: { type: 'string' },
+  preset: { type: 'string' },
+  config: { type: 'string' },
+  patch: { type: 'string', multiple: true },
+  set: { type: 'string', multiple: true },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options']
+
+export const COMMON_HELP = `Common flags:
+  --cwd DIR           run as if started in DIR
+  --preset NAME|PATH  the preset (default: the project config's preset:, else base)
+  --config FILE       the project config file (default: found by search from --cwd)
+  --patch FILE        a patch layer on top (repeatable, applied in order)
+  --set PATH=VALUE    one value on top of everything (repeatable), e.g. --set plugins.agent.enabled=true
+  --json              machine-readable output on stdout
+  -h, --help          this help
+
+Exit codes: 0 done, 1 the operation failed, 2 usage or config error.`
+
+export interface Command<O extends ParseArgsConfig['options'] = ParseArgsConfig['options']> {
+  name: string
+  summary: string
+  usage: string
+  options?: O
+  run(args: ParsedArgs, positionals: string[]): Promise<number>
+}
+
+export type ParsedArgs = {
+  cwd?: string
+  preset?: string
+  config?: string
+  patch?: string[]
+  set?: string[]
+  json?: boolean
+  help?: boolean
+  [flag: string]: string | boolean | string[] | boolean[] | undefined
+}
+
+export function parseCommandArgs(argv: string[], options: ParseArgsConfig['options'] = {}) {
+  try {
+    const { values, positionals } = parseArgs({ args: argv, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true })
+    return { values: values as ParsedArgs, positionals }
+  } catch (err) {
+    throw new YokeError('USAGE', { reason: (err as Error).message })
+  }
+}
+
+export function composeOptions(args: ParsedArgs): ComposeOptions {
+  return {
+    cwd: args.cwd ?? process.cwd(),
+    preset: args.preset,
+    configFile: args.config,
+    patches: args.patch ?? [],
+    sets: args.set ?? [],
+  }
+}

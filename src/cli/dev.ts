@@ -1,0 +1,111 @@
+/**
+ * @module cli/dev
+ * `yoke dev`: runs the composed harness with hot reload, prints what loaded and every reload;
+ * `--events json` writes one JSON object per line (loaded, reload, error, state, log) instead.
+ * It also answers `yoke inspect` on a control socket, and shuts down cleanly on SIGINT/SIGTERM.
+ */
+import { relative } from 'node:path'
+import { Composition, type ReloadEvent } from '../config/composer.ts'
+import { snapshot } from '../config/snapshot.ts'
+import { YokeError } from '../errors.ts'
+import type { Fiber } from '../kernel/fiber.ts'
+import type { LogRecord } from '../kernel/kernel.ts'
+import { composeOptions, type Command } from './args.ts'
+import { listen, socketPath } from './control.ts'
+import { printInstances } from './inspect.ts'
+import { color, errorJson, formatError, printJson } from './output.ts'
+
+export const dev: Command = {
+  name: 'dev',
+  summary: 'run the composed harness with hot reload; --events json streams JSON lines',
+  usage: 'yoke dev [--events json|text] [common flags]',
+  options: { events: { type: 'string' } },
+  async run(args) {
+    const format = args.events ?? (args.json ? 'json' : 'text')
+    if (format !== 'json' && format !== 'text') throw new YokeError('USAGE', { reason: `--events takes json or text, not "${format}"` })
+    const json = format === 'json'
+    const cwd = args.cwd ?? process.cwd()
+    const composition = new Composition(composeOptions(args))
+    const { kernel } = composition
+    const time = () => color.dim(new Date().toTimeString().slice(0, 8))
+
+    kernel.hooks.log.tap('yoke dev', (record: LogRecord) => {
+      if (json) return printJson({ type: 'log', level: record.level, instance: record.fiber?.key, message: record.message, error: record.error ? errorJson(record.error) : undefined })
+      if (record.level === 'debug') return
+      const who = record.fiber ? `${record.fiber.key}: ` : ''
+      const text = record.error instanceof YokeError ? formatError(record.error) : `${who}${record.message}`
+      process.stderr.write(`${time()} ${record.level === 'error' ? color.red('error', process.stderr) : record.level === 'warn' ? color.yellow('warn', process.stderr) : record.level} ${text}\n`)
+    })
+    kernel.hooks.state.tap('yoke dev', (fiber: Fiber) => {
+      if (json) printJson({ type: 'state', instance: fiber.key, plugin: fiber.plugin.name, fiber: fiber.id, state: fiber.state, error: fiber.error ? errorJson(fiber.error) : undefined })
+    })
+    composition.hooks.reload.tap('yoke dev', (event: ReloadEvent) => {
+      if (json) {
+        const { errors, failed, ...rest } = event
+        printJson({ ...rest, errors: errors.map(errorJson), failed: failed.map((f) => ({ instance: f.instance, error: errorJson(f.error) })), instances: instanceStates(composition) })
+        for (const error of [...errors, ...failed.map((f) => f.error)]) printJson({ type: 'error', ...errorJson(error) })
+        return
+      }
+      printReload(event, cwd, time())
+    })
+
+    const first = await composition.start()
+    if (!first.ok) {
+      await composition.close()
+      return 2
+    }
+    await composition.watch()
+    const stopControl = await listen(socketPath(composition.current!.stack.projectDir), async (req) => {
+      if (req.cmd === 'inspect') return snapshot(composition)
+      if (req.cmd === 'reload') return composition.reload(['(requested)'])
+      throw new Error(`unknown command ${req.cmd}`)
+    }).catch(() => undefined) // no socket (read-only tmp): dev still runs; inspect composes its own copy
+    if (!json) {
+      process.stdout.write(await printInstances(await snapshot(composition), cwd))
+      process.stdout.write(color.dim(`watching for changes · Ctrl-C to stop\n`))
+    } else printJson({ type: 'ready', pid: process.pid })
+
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve)
+      process.once('SIGTERM', resolve)
+    })
+    await stopControl?.()
+    try {
+      await composition.close()
+    } catch (err) {
+      if (json) printJson({ type: 'error', ...errorJson(err) })
+      else process.stderr.write(formatError(err) + '\n')
+      return 1
+    }
+    if (json) printJson({ type: 'stopped' })
+    return 0
+  },
+}
+
+function instanceStates(composition: Composition) {
+  return [...composition.reconciler.running].map(([key, { spec, fiber }]) => ({
+    key,
+    plugin: spec.module?.plugin.name,
+    state: !spec.enabled ? 'disabled' : fiber?.state ?? 'failed',
+    fiber: fiber?.id,
+  }))
+}
+
+function printReload(event: ReloadEvent, cwd: string, time: string) {
+  const out = event.ok ? process.stdout : process.stderr
+  const files = event.trigger.map((f) => relative(cwd, f) || f).join(', ')
+  if (!event.ok) {
+    out.write(`${time} ${color.red(event.type === 'loaded' ? 'config invalid' : 'reload rejected', out)}${files ? ` (${files})` : ''}: the running generation is kept\n`)
+    for (const error of event.errors) out.write(formatError(error, out) + '\n')
+    return
+  }
+  const parts = [
+    event.added.length && `added ${event.added.join(', ')}`,
+    event.removed.length && `removed ${event.removed.join(', ')}`,
+    event.restarted.length && `restarted ${event.restarted.join(', ')}`,
+    event.failed.length && color.red(`failed ${event.failed.map((f) => f.instance).join(', ')}`),
+  ].filter(Boolean)
+  const head = event.type === 'loaded' ? 'loaded' : `reload${files ? ` (${files})` : ''}`
+  out.write(`${time} ${color.cyan(head)}: ${parts.join(' · ') || 'nothing changed'} ${color.dim(`· ${event.durationMs} ms`)}\n`)
+  for (const { error } of event.failed) process.stderr.write(formatError(error) + '\n')
+}

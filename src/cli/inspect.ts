@@ -1,0 +1,94 @@
+/**
+ * @module cli/inspect
+ * `yoke inspect`: instances and their states (and why pending or failed), services and owners,
+ * hooks and taps, live resources. It shows a running `yoke dev` of the same project when one
+ * answers, otherwise it composes the config once, reports, and disposes it.
+ */
+import { relative } from 'node:path'
+import { Composition } from '../config/composer.ts'
+import { loadLayers } from '../config/layers.ts'
+import { snapshot, type Snapshot } from '../config/snapshot.ts'
+import type { EffectNode } from '../kernel/disposer.ts'
+import { composeOptions, type Command } from './args.ts'
+import { ask, socketPath } from './control.ts'
+import { color, errorJson, formatError, printJson, progress } from './output.ts'
+
+export const inspect: Command = {
+  name: 'inspect',
+  summary: 'instances and states (and why), services, hooks and taps, resources',
+  usage: 'yoke inspect [--fresh] [--effects] [common flags]',
+  options: { fresh: { type: 'boolean' }, effects: { type: 'boolean' } },
+  async run(args) {
+    const options = composeOptions(args)
+    let snap: Snapshot | undefined
+    let source = 'composed now'
+    if (!args.fresh && !args.patch?.length && !args.set?.length) {
+      const { projectDir } = await loadLayers(options)
+      const live = await ask(socketPath(projectDir), 'inspect')
+      if (live) {
+        snap = live as Snapshot
+        source = 'live from yoke dev'
+      }
+    }
+    if (!snap) {
+      progress('composing…')
+      const composition = new Composition(options)
+      const event = await composition.start()
+      if (!event.ok) {
+        await composition.close()
+        if (args.json) printJson({ ok: false, errors: event.errors.map(errorJson) })
+        else process.stderr.write(event.errors.map((e) => formatError(e)).join('\n') + '\n')
+        return 2
+      }
+      snap = await snapshot(composition)
+      await composition.close()
+    }
+    if (args.json) printJson({ ok: true, source, ...snap })
+    else process.stdout.write(color.dim(`(${source})\n`) + (await printInstances(snap, args.cwd ?? process.cwd(), Boolean(args.effects))))
+    return 0
+  },
+}
+
+const MARK: Record<string, (t: string) => string> = {
+  active: (t) => color.green(t),
+  pending: (t) => color.yellow(t),
+  loading: (t) => color.cyan(t),
+  failed: (t) => color.red(t),
+  disabled: (t) => color.dim(t),
+  disposed: (t) => color.dim(t),
+}
+
+export async function printInstances(snap: Snapshot, cwd: string, effects = true): Promise<string> {
+  const rel = (f: string) => relative(cwd, f) || f
+  const out: string[] = []
+  out.push(`${color.bold('preset')} ${snap.preset ? rel(snap.preset) : '?'} · ${snap.layers.length} layers: ${snap.layers.map((l) => `${l.kind} ${rel(l.file)}`).join(', ')}`)
+  out.push(color.bold('instances'))
+  const keyWidth = Math.max(8, ...snap.instances.map((i) => i.key.length)) + 2
+  for (const i of snap.instances) {
+    const state = (MARK[i.state] ?? String)(i.state.padEnd(9))
+    out.push(`  ${i.key.padEnd(keyWidth)}${state}${(i.plugin ?? '?').padEnd(16)}${color.dim(`${i.use}${i.fiber ? ` #${i.fiber}` : ''}`)}`)
+    for (const w of i.waitingFor ?? []) {
+      const who = w.providers.length ? `provided by ${w.providers.map((p) => `instance "${p.instance}" (${p.state})`).join(', ')}` : w.hint
+      out.push(`      ${color.yellow('waits for')} service "${w.service}": ${who}`)
+    }
+    if (i.error) {
+      out.push(`      ${color.red(i.error.code)} ${i.error.message}`)
+      if (i.error.location) out.push(`      ${color.dim('at')} ${rel(i.error.location)}`)
+      out.push(`      ${color.dim('hint')} ${i.error.hint}`)
+    }
+    if (effects) out.push(...tree(i.effects, '      '))
+  }
+  if (snap.services.length) {
+    out.push(color.bold('services'))
+    for (const s of snap.services) out.push(`  ${s.name} ${color.dim('←')} ${s.owner}${s.active ? '' : color.yellow(' (not active)')}`)
+  }
+  out.push(color.bold('hooks'))
+  for (const h of snap.hooks) out.push(`  ${h.hook}: ${h.taps.length ? h.taps.join(', ') : color.dim('no taps')}`)
+  const resources = Object.entries(snap.resources).map(([k, v]) => `${k}s ${v}`)
+  out.push(`${color.bold('resources')} ${resources.join(' · ') || 'none'}`)
+  return out.join('\n') + '\n'
+}
+
+function tree(nodes: EffectNode[], indent: string): string[] {
+  return nodes.flatMap((n) => [`${indent}${color.dim('·')} ${n.label}`, ...tree(n.children ?? [], indent + '  ')])
+}

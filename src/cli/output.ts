@@ -1,0 +1,60 @@
+/**
+ * @module cli/output
+ * Printing for humans and machines: colour only on a TTY and never with NO_COLOR; errors as
+ * "CODE message / at file:line:col / hint"; JSON as one object per line.
+ */
+import { YokeError, messageOf } from '../errors.ts'
+
+const useColor = (stream: NodeJS.WriteStream) => Boolean(stream.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb'
+
+const paint = (open: number, close: number) => (text: string, stream: NodeJS.WriteStream = process.stdout) =>
+  useColor(stream) ? `\u001b[${open}m${text}\u001b[${close}m` : text
+
+export const color = {
+  bold: paint(1, 22),
+  dim: paint(2, 22),
+  red: paint(31, 39),
+  green: paint(32, 39),
+  yellow: paint(33, 39),
+  blue: paint(34, 39),
+  cyan: paint(36, 39),
+}
+
+/** `fn(stream)` paints for that stream: errors go to stderr, so they are coloured by stderr's TTY. */
+export const on = (stream: NodeJS.WriteStream) => ({
+  red: (t: string) => color.red(t, stream),
+  yellow: (t: string) => color.yellow(t, stream),
+  dim: (t: string) => color.dim(t, stream),
+  bold: (t: string) => color.bold(t, stream),
+  green: (t: string) => color.green(t, stream),
+  cyan: (t: string) => color.cyan(t, stream),
+})
+
+export function errorJson(err: unknown) {
+  if (err instanceof YokeError) return err.toJSON()
+  return { code: 'INTERNAL', message: messageOf(err) }
+}
+
+/** Three lines at most: what, where, what to do. */
+export function formatError(err: unknown, stream: NodeJS.WriteStream = process.stderr): string {
+  const c = on(stream)
+  if (!(err instanceof YokeError)) return `${c.red('error')} ${messageOf(err)}`
+  const who = [err.site.instance && `instance "${err.site.instance}"`, err.site.plugin && `plugin ${err.site.plugin}`, err.site.hook && `hook ${err.site.hook}`]
+    .filter(Boolean)
+    .join(', ')
+  const lines = [`${c.red(err.code)} ${err.message}`]
+  if (err.location || who) lines.push(`  ${c.dim('at')} ${[err.location, who && `(${who})`].filter(Boolean).join(' ')}`)
+  const cause = err.cause instanceof Error && !err.message.includes(err.cause.message) ? err.cause.message : undefined
+  if (cause) lines.push(`  ${c.dim('cause')} ${cause.split('\n')[0]}`)
+  lines.push(`  ${c.dim('hint')} ${err.hint}`)
+  return lines.join('\n')
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(JSON.stringify(value) + '\n')
+}
+
+/** A progress line on stderr for long work; silent when stderr is not a terminal. */
+export function progress(message: string): void {
+  if (process.stderr.isTTY) process.stderr.write(`${color.dim(message, process.stderr)}\n`)
+}

@@ -1,0 +1,122 @@
+/**
+ * @module config/composer
+ * A Composition is a running harness: the kernel, the instances of the effective config, and
+ * (when watching) the transactional hot reload of DESIGN §5. Reloads run one at a time; edits that
+ * arrive during one are coalesced into the next, so a burst ends in the final state.
+ */
+import { SyncHook } from 'tapable'
+import { YokeError } from '../errors.ts'
+import { defineHooks } from '../kernel/hooks.ts'
+import { Kernel } from '../kernel/kernel.ts'
+import { DebouncedWatcher } from '../kernel/watch.ts'
+import type { LoadOptions } from './layers.ts'
+import { ModuleLoader } from './modules.ts'
+import { Reconciler, type ReloadReport } from './reconcile.ts'
+import { resolveConfig, type ResolvedConfig } from './resolve.ts'
+
+export interface ComposeOptions extends LoadOptions {
+  /** quiet time after a file change before reloading (default 50 ms) */
+  debounceMs?: number
+}
+
+export interface ReloadEvent extends ReloadReport {
+  type: 'loaded' | 'reload'
+  /** the files whose change started this reload */
+  trigger: string[]
+}
+
+export class Composition {
+  readonly kernel = new Kernel()
+  readonly hooks = defineHooks('composition', {
+    /** after the first load and after every reload, applied or rejected */
+    reload: new SyncHook<[ReloadEvent]>(['event']),
+  })
+  readonly loader = new ModuleLoader()
+  readonly reconciler = new Reconciler(this.kernel)
+  /** the last config that was applied */
+  current?: ResolvedConfig
+  /** the last candidate, applied or not */
+  candidate?: ResolvedConfig
+  #queue: Promise<unknown> = Promise.resolve()
+  #next?: Promise<ReloadEvent>
+  #triggers = new Set<string>()
+  #watcher?: DebouncedWatcher
+  #watched = new Set<string>()
+
+  constructor(readonly options: ComposeOptions) {}
+
+  /** Loads and applies the config for the first time. */
+  start(): Promise<ReloadEvent> {
+    return this.#enqueue(() => this.#run('loaded', []))
+  }
+
+  /** Re-reads every layer and moves the running instances to it; concurrent calls coalesce. */
+  reload(trigger: string[] = []): Promise<ReloadEvent> {
+    for (const file of trigger) this.#triggers.add(file)
+    this.#next ??= this.#enqueue(() => {
+      this.#next = undefined
+      const files = [...this.#triggers]
+      this.#triggers.clear()
+      return this.#run('reload', files)
+    })
+    return this.#next
+  }
+
+  /** Watches every layer file and local plugin module; a change reloads. */
+  async watch(): Promise<void> {
+    if (this.#watcher) return
+    const onError = (err: unknown) => this.kernel.log({ level: 'error', message: `watch: ${(err as Error)?.message ?? err}`, error: err })
+    this.#watcher = new DebouncedWatcher([...this.#watched], (changes) => void this.reload(changes.map((c) => c.path)), onError, {
+      debounceMs: this.options.debounceMs,
+    })
+    await this.#watcher.ready()
+  }
+
+  async close(): Promise<void> {
+    await this.#watcher?.close()
+    this.#watcher = undefined
+    await this.#queue.catch(() => {})
+    await this.reconciler.dispose()
+  }
+
+  #enqueue<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(step, step)
+    this.#queue = run.catch(() => {})
+    return run
+  }
+
+  async #run(type: ReloadEvent['type'], trigger: string[]): Promise<ReloadEvent> {
+    let report: ReloadReport
+    try {
+      const candidate = await resolveConfig(this.options, this.loader)
+      this.candidate = candidate
+      report = await this.reconciler.apply(candidate)
+      if (report.ok) this.current = candidate
+      this.#updateWatch(candidate)
+    } catch (err) {
+      // a bug or an unexpected failure: report it like a rejected config, keep what runs
+      const error = err instanceof YokeError ? err : new YokeError('CONFIG_READ_FAILED', { file: 'the config', reason: (err as Error)?.message }, { cause: err })
+      report = { ok: false, added: [], removed: [], restarted: [], unchanged: [], failed: [], errors: [error], durationMs: 0 }
+    }
+    const event: ReloadEvent = { type, trigger, ...report }
+    this.hooks.reload.call(event)
+    return event
+  }
+
+  /** Watches the candidate's files too: a file that broke the config must be seen when fixed. */
+  #updateWatch(candidate: ResolvedConfig) {
+    const files = new Set(candidate.stack.watchFiles)
+    for (const source of [this.current, candidate]) {
+      for (const spec of source?.instances ?? []) {
+        if (spec.local && spec.file) files.add(spec.file)
+        for (const dep of spec.module?.deps ?? []) files.add(dep)
+      }
+      for (const file of source?.stack.watchFiles ?? []) files.add(file)
+    }
+    const added = [...files].filter((f) => !this.#watched.has(f))
+    const removed = [...this.#watched].filter((f) => !files.has(f))
+    this.#watched = files
+    this.#watcher?.add(added)
+    this.#watcher?.unwatch(removed)
+  }
+}

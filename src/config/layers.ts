@@ -1,0 +1,222 @@
+/**
+ * @module config/layers
+ * Finds and reads the config layers, lowest first:
+ *   the extends chain → the preset → the project config (cosmiconfig) → $YOKE_HOME/patch.yaml
+ *   → each --patch FILE → each --set path=value.
+ * The preset is --preset, else the project config's `preset:`, else `base`.
+ */
+import { existsSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { cosmiconfig } from 'cosmiconfig'
+import { parse as parseYaml } from 'yaml'
+import { YokeError } from '../errors.ts'
+import { interpolate } from './interpolate.ts'
+import type { LayerValue } from './merge.ts'
+import { checkLayer } from './shape.ts'
+import { pathKey, readConfigFile, type ParsedFile, type Position } from './yaml.ts'
+
+export const YOKE_ROOT = fileURLToPath(new URL('../../', import.meta.url))
+export const BUILTIN_PRESETS = join(YOKE_ROOT, 'presets')
+
+/** Where cosmiconfig looks for the project config, in order (YAML and JSON only: they hot-reload). */
+export const PROJECT_CONFIG_PLACES = [
+  'yoke.config.yaml', 'yoke.config.yml', 'yoke.config.json',
+  '.yokerc', '.yokerc.yaml', '.yokerc.yml', '.yokerc.json',
+  '.config/yoke.yaml', '.config/yoke.yml', '.config/yoke.json',
+  '.config/yokerc', '.config/yokerc.yaml', '.config/yokerc.yml', '.config/yokerc.json',
+  'package.json',
+]
+
+export interface LoadOptions {
+  cwd: string
+  /** --preset NAME|PATH */
+  preset?: string
+  /** --config FILE: the project config, instead of searching for one */
+  configFile?: string
+  patches?: readonly string[]
+  sets?: readonly string[]
+  /** $YOKE_HOME (default ~/.yoke) */
+  home?: string
+  env?: NodeJS.ProcessEnv
+}
+
+export type LayerKind = 'preset' | 'project' | 'user' | 'patch' | 'set'
+
+export interface Layer extends LayerValue {
+  kind: LayerKind
+  file: string
+}
+
+export interface LayerStack {
+  layers: Layer[]
+  preset: string
+  /** the project's directory: where the project config is, else cwd */
+  projectDir: string
+  /** files whose change means a reload, existing or not (the user patch may appear later) */
+  watchFiles: string[]
+  errors: YokeError[]
+}
+
+export function yokeHome(options: Pick<LoadOptions, 'home' | 'env'>): string {
+  return options.home ?? options.env?.YOKE_HOME ?? process.env.YOKE_HOME ?? join(homedir(), '.yoke')
+}
+
+export async function loadLayers(options: LoadOptions): Promise<LayerStack> {
+  const env = options.env ?? process.env
+  const cwd = resolve(options.cwd)
+  const errors: YokeError[] = []
+  const layers: Layer[] = []
+  const watchFiles = new Set<string>()
+
+  const read = (kind: LayerKind, file: string, pick?: string): Layer | undefined => {
+    watchFiles.add(file)
+    try {
+      const parsed = pickKey(readConfigFile(file), pick)
+      const { value, fromEnv, errors: envErrors } = interpolate(parsed.value, env, parsed.positions)
+      const shapeErrors = checkLayer(value, parsed.positions, file)
+      errors.push(...shapeErrors, ...envErrors)
+      if (shapeErrors.length) return undefined
+      return { kind, file, value: value as Record<string, unknown>, positions: parsed.positions, fromEnv }
+    } catch (err) {
+      errors.push(err instanceof YokeError ? err : new YokeError('CONFIG_READ_FAILED', { file, reason: (err as Error).message }, { file, cause: err }))
+      return undefined
+    }
+  }
+
+  // the project config comes first: it may choose the preset
+  const projectFile = options.configFile ? resolve(cwd, options.configFile) : await findProjectConfig(cwd)
+  const projectDir = projectFile ? projectDirOf(projectFile) : cwd
+  if (!projectFile) for (const place of PROJECT_CONFIG_PLACES.slice(0, -1)) watchFiles.add(join(cwd, place))
+  const project = projectFile ? read('project', projectFile, basename(projectFile) === 'package.json' ? 'yoke' : undefined) : undefined
+
+  const chosen = options.preset ?? (project?.value.preset as string | undefined) ?? 'base'
+  const base = options.preset ? cwd : project ? dirname(project.file) : cwd
+  const presetFile = findPreset(chosen, base, projectDir)
+  if (!presetFile) {
+    errors.push(new YokeError('CONFIG_NOT_FOUND', { kind: 'preset', name: chosen }, project && !options.preset ? { ...project.positions.get(pathKey(['preset'])) } : {}))
+  } else {
+    collectPreset(presetFile, [], new Set())
+  }
+  if (project) layers.push(project)
+
+  const userPatch = join(yokeHome({ ...options, env }), 'patch.yaml')
+  watchFiles.add(userPatch)
+  if (existsSync(userPatch)) push(read('user', userPatch))
+  for (const patch of options.patches ?? []) push(read('patch', resolve(cwd, patch)))
+  for (const set of options.sets ?? []) push(parseSet(set, errors))
+
+  return { layers, preset: presetFile ?? chosen, projectDir, watchFiles: [...watchFiles], errors }
+
+  function push(layer: Layer | undefined) {
+    if (layer) layers.push(layer)
+  }
+
+  /** Depth first: each extends entry's own chain, in order, then the preset itself; a file joins once. */
+  function collectPreset(file: string, stack: string[], seen: Set<string>, from?: Position) {
+    if (stack.includes(file)) {
+      const chain = [...stack.slice(stack.indexOf(file)), file].map((f) => basename(f)).join(' → ')
+      errors.push(new YokeError('CONFIG_EXTENDS_CYCLE', { chain }, { ...from }))
+      return
+    }
+    if (seen.has(file)) return
+    const layer = read('preset', file)
+    if (!layer) return
+    const parents = [layer.value.extends ?? []].flat() as string[]
+    parents.forEach((name, i) => {
+      const at = layer.positions.get(pathKey(['extends', i])) ?? layer.positions.get(pathKey(['extends']))
+      const parent = findPreset(name, dirname(file), projectDir)
+      if (!parent) errors.push(new YokeError('CONFIG_NOT_FOUND', { kind: 'preset', name }, { ...at }))
+      else collectPreset(parent, [...stack, file], seen, at)
+    })
+    if (!seen.has(file)) {
+      seen.add(file)
+      layers.push(layer)
+    }
+  }
+}
+
+/** A bare name is looked up beside `base`, in the project's presets/, then among the built-ins. */
+export function findPreset(name: string, base: string, projectDir: string): string | undefined {
+  const isPath = isAbsolute(name) || name.startsWith('.') || /\.(ya?ml|json)$/.test(name)
+  if (isPath) {
+    const file = resolve(base, name)
+    return existsSync(file) ? file : undefined
+  }
+  for (const dir of [base, join(projectDir, 'presets'), BUILTIN_PRESETS]) {
+    for (const ext of ['.yaml', '.yml']) {
+      const file = join(dir, name + ext)
+      if (existsSync(file)) return file
+    }
+  }
+  return undefined
+}
+
+async function findProjectConfig(cwd: string): Promise<string | undefined> {
+  const found = { found: true } // cosmiconfig only finds the file; yoke parses it with positions
+  const explorer = cosmiconfig('yoke', {
+    searchPlaces: PROJECT_CONFIG_PLACES,
+    searchStrategy: 'project',
+    cache: false,
+    loaders: {
+      '.json': (file, content) => (basename(file) === 'package.json' ? safeJson(content) : found),
+      '.yaml': () => found,
+      '.yml': () => found,
+      noExt: () => found,
+    },
+  })
+  return (await explorer.search(cwd))?.filepath
+}
+
+function projectDirOf(file: string) {
+  const dir = dirname(file)
+  return basename(dir) === '.config' ? dirname(dir) : dir
+}
+
+function safeJson(text: string) {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** package.json keeps yoke's config under its `yoke` key: re-root values and positions there. */
+function pickKey(parsed: ParsedFile, key: string | undefined): ParsedFile {
+  if (!key) return parsed
+  const prefix = key + '\u001f'
+  const positions = new Map([...parsed.positions].filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k.slice(prefix.length), v]))
+  return { ...parsed, value: (parsed.value as Record<string, unknown>)?.[key] ?? {}, positions }
+}
+
+/** `--set plugins.agent.enabled=true`: the value is YAML, so numbers, booleans and lists work. */
+function parseSet(arg: string, errors: YokeError[]): Layer | undefined {
+  const eq = arg.indexOf('=')
+  const path = eq > 0 ? arg.slice(0, eq).split('.') : []
+  if (eq <= 0 || path.some((p) => !p)) {
+    errors.push(new YokeError('CONFIG_SET_INVALID', { arg, reason: 'expected path=value' }))
+    return undefined
+  }
+  let value: unknown
+  try {
+    value = parseYaml(arg.slice(eq + 1) || '""')
+  } catch (err) {
+    errors.push(new YokeError('CONFIG_SET_INVALID', { arg, reason: (err as Error).message }))
+    return undefined
+  }
+  const file = `--set ${arg}`
+  const root: Record<string, unknown> = {}
+  let node = root
+  path.slice(0, -1).forEach((k) => (node = node[k] = {}))
+  node[path.at(-1)!] = value
+  const positions = new Map<string, Position>()
+  path.forEach((_, i) => positions.set(pathKey(path.slice(0, i + 1)), { file, line: 0, col: 0 }))
+  const shapeErrors = checkLayer(root, positions, file)
+  if (shapeErrors.length) {
+    errors.push(...shapeErrors.map((e) => new YokeError('CONFIG_SET_INVALID', { arg, reason: e.message })))
+    return undefined
+  }
+  return { kind: 'set', file, value: root, positions, fromEnv: new Set() }
+}
+

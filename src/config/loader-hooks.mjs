@@ -1,0 +1,21 @@
+// Module resolve hook (runs on Node's loader thread). A plugin module imported as
+// `file.ts?yoke-gen=N` passes the same query on to the local files it imports, so a reload
+// re-evaluates the plugin's whole local import graph. node_modules and yoke's own source keep
+// one shared copy. Each versioned file is reported back so the caller can watch it.
+let port
+let shared = []
+
+export function initialize(data) {
+  port = data.port
+  shared = data.shared
+}
+
+export async function resolve(specifier, context, next) {
+  const result = await next(specifier, context)
+  const gen = context.parentURL && /[?&]yoke-gen=(\d+)/.exec(context.parentURL)?.[1]
+  const url = result.url
+  if (!gen || !url.startsWith('file:') || url.includes('/node_modules/') || url.includes('yoke-gen=')) return result
+  if (shared.some((prefix) => url.startsWith(prefix))) return result
+  port.postMessage({ gen: Number(gen), url })
+  return { ...result, url: `${url}${url.includes('?') ? '&' : '?'}yoke-gen=${gen}` }
+}

@@ -1,0 +1,157 @@
+/**
+ * @module config/modules
+ * Resolves `use:` (built-in name, ./path relative to the file that says it, npm package) and
+ * imports plugin modules. A local module is versioned by the content of its local import graph;
+ * a new version is imported under a fresh `?yoke-gen=N` (see loader-hooks.mjs), so edited code
+ * runs without a restart while the old module object stays intact for rollback.
+ */
+import { createHash } from 'node:crypto'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { register } from 'node:module'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { MessageChannel } from 'node:worker_threads'
+import { YokeError } from '../errors.ts'
+import { toPlugin, type Plugin } from '../kernel/plugin.ts'
+import { YOKE_ROOT } from './layers.ts'
+
+export const BUILTIN_PLUGINS = join(YOKE_ROOT, 'plugins')
+
+export interface ResolvedUse {
+  kind: 'builtin' | 'local' | 'package'
+  file: string
+}
+
+export interface LoadedModule {
+  plugin: Plugin
+  file: string
+  /** changes whenever the code (the module or a local file it imports) changes */
+  version: string
+  /** local files the module imports (watched for changes) */
+  deps: string[]
+}
+
+const LOCAL = /^(\.{1,2}[\\/]|[\\/]|file:|[A-Za-z]:[\\/])/
+
+export function resolveUse(use: string, baseDir: string, projectDir: string): ResolvedUse {
+  const fail = (reason: string) => new YokeError('PLUGIN_NOT_FOUND', { use, reason, builtins: builtinNames().join(', ') })
+  if (LOCAL.test(use)) {
+    const path = use.startsWith('file:') ? fileURLToPath(use) : resolve(baseDir, use)
+    const file = ['', '.ts', '.mts', '.js', '.mjs', '/index.ts', '/index.js', '/index.mjs'].map((ext) => path + ext).find(isFile)
+    if (!file) throw fail(`no file at ${path}`)
+    return { kind: 'local', file }
+  }
+  const builtin = join(BUILTIN_PLUGINS, use, 'index.ts')
+  if (/^[a-z0-9-]+$/.test(use) && isFile(builtin)) return { kind: 'builtin', file: builtin }
+  const file = resolvePackage(use, projectDir)
+  if (!file) throw fail(`it is not a built-in plugin and no npm package "${use}" is installed under ${projectDir}`)
+  return { kind: 'package', file }
+}
+
+export function builtinNames(): string[] {
+  if (!existsSync(BUILTIN_PLUGINS)) return []
+  return readdirSync(BUILTIN_PLUGINS)
+    .filter((name) => isFile(join(BUILTIN_PLUGINS, name, 'index.ts')))
+    .sort()
+}
+
+export class ModuleLoader {
+  #cache = new Map<string, LoadedModule>()
+  #deps = new Map<number, Set<string>>()
+  #generation = 0
+  #hooked = false
+
+  async load(target: ResolvedUse): Promise<LoadedModule> {
+    const cached = this.#cache.get(target.file)
+    if (cached && (target.kind !== 'local' || versionOf(target.file, cached.deps) === cached.version)) return cached
+    const gen = target.kind === 'local' ? ++this.#generation : 0
+    if (gen) this.#hook()
+    const url = pathToFileURL(target.file).href + (gen ? `?yoke-gen=${gen}` : '')
+    let namespace: Record<string, unknown>
+    try {
+      namespace = await import(url)
+    } catch (err) {
+      this.#deps.delete(gen)
+      throw new YokeError('PLUGIN_IMPORT_FAILED', { file: target.file, reason: (err as Error)?.message ?? err }, { cause: err })
+    }
+    await new Promise((r) => setImmediate(r)) // let the loader thread's dependency reports arrive
+    const deps = [...(this.#deps.get(gen) ?? [])]
+    this.#deps.delete(gen)
+    const plugin = toPlugin(namespace.default ?? namespace.plugin ?? namespace)
+    if (typeof plugin === 'string') throw new YokeError('PLUGIN_INVALID', { file: target.file, reason: plugin })
+    const loaded = { plugin, file: target.file, deps, version: target.kind === 'local' ? versionOf(target.file, deps) : target.kind }
+    this.#cache.set(target.file, loaded)
+    return loaded
+  }
+
+  #hook() {
+    if (this.#hooked) return
+    this.#hooked = true
+    const { port1, port2 } = new MessageChannel()
+    port1.on('message', ({ gen, url }: { gen: number; url: string }) => {
+      const set = this.#deps.get(gen) ?? new Set()
+      set.add(fileURLToPath(url))
+      this.#deps.set(gen, set)
+    })
+    port1.unref()
+    const shared = [pathToFileURL(join(YOKE_ROOT, 'src')).href + '/']
+    register(new URL('./loader-hooks.mjs', import.meta.url), { data: { port: port2, shared }, transferList: [port2] })
+  }
+}
+
+function versionOf(file: string, deps: string[]): string {
+  const hash = createHash('sha256')
+  for (const f of [file, ...deps].sort()) {
+    hash.update(f + '\0')
+    try {
+      hash.update(readFileSync(f))
+    } catch {
+      hash.update('missing')
+    }
+  }
+  return hash.digest('hex').slice(0, 16)
+}
+
+/** Finds an installed package's ESM entry by walking up node_modules from `from`. */
+function resolvePackage(name: string, from: string): string | undefined {
+  const [scopeOrName, maybeName, ...rest] = name.split('/')
+  const pkgName = scopeOrName.startsWith('@') ? `${scopeOrName}/${maybeName}` : scopeOrName
+  const subpath = scopeOrName.startsWith('@') ? rest.join('/') : [maybeName, ...rest].filter(Boolean).join('/')
+  for (let dir = resolve(from); ; dir = dirname(dir)) {
+    const pkgDir = join(dir, 'node_modules', pkgName)
+    if (isFile(join(pkgDir, 'package.json'))) {
+      const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'))
+      const entry = pickCondition(exportFor(pkg.exports, subpath ? `./${subpath}` : '.')) ?? (subpath || pkg.module || pkg.main || 'index.js')
+      const file = resolve(pkgDir, entry)
+      return isFile(file) ? file : undefined
+    }
+    if (dirname(dir) === dir) return undefined
+  }
+}
+
+/** The `exports` target for a subpath; a bare string or a conditions object stands for ".". */
+function exportFor(exports: unknown, key: string): unknown {
+  if (exports === undefined || exports === null) return undefined
+  if (typeof exports === 'string' || Array.isArray(exports)) return key === '.' ? exports : undefined
+  const map = exports as Record<string, unknown>
+  const isSubpathMap = Object.keys(map).some((k) => k.startsWith('.'))
+  return isSubpathMap ? map[key] : key === '.' ? map : undefined
+}
+
+function pickCondition(target: unknown): string | undefined {
+  if (typeof target === 'string') return target
+  if (Array.isArray(target)) return target.map(pickCondition).find(Boolean)
+  if (target && typeof target === 'object') {
+    const t = target as Record<string, unknown>
+    for (const cond of ['import', 'node', 'default']) if (t[cond] !== undefined) return pickCondition(t[cond])
+  }
+  return undefined
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile()
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * @module config/resolve
+ * From layers to instances: merge, check, resolve each instance's `use`, import its module and
+ * validate its `config` with the plugin's schema. Two kinds of trouble come out separately:
+ * config errors (the whole candidate is invalid) and code errors (one module failed to load,
+ * which affects only its instance).
+ */
+import { dirname } from 'node:path'
+import { asYokeError, YokeError, type ErrorSite } from '../errors.ts'
+import { validateConfig } from '../kernel/plugin.ts'
+import { loadLayers, type LayerStack, type LoadOptions } from './layers.ts'
+import { mergeLayers, type Merged } from './merge.ts'
+import { resolveUse, type LoadedModule, type ModuleLoader } from './modules.ts'
+import { checkInstances, type InstanceEntry } from './shape.ts'
+import { locate, pathKey } from './yaml.ts'
+
+export interface InstanceSpec {
+  key: string
+  use: string
+  enabled: boolean
+  /** the instance's config as merged, before the plugin's schema */
+  raw: unknown
+  /** the validated config handed to apply */
+  config?: unknown
+  module?: LoadedModule
+  /** the module file `use` resolved to (watched when local) */
+  file?: string
+  local?: boolean
+  /** the module could not be imported: only this instance is affected */
+  error?: YokeError
+  site: ErrorSite
+}
+
+export interface ResolvedConfig {
+  stack: LayerStack
+  merged: Merged
+  instances: InstanceSpec[]
+  /** config errors: a candidate with any of these is not applied */
+  errors: YokeError[]
+}
+
+export async function resolveConfig(options: LoadOptions, loader: ModuleLoader): Promise<ResolvedConfig> {
+  const stack = await loadLayers(options)
+  const merged = mergeLayers(stack.errors.length ? [] : stack.layers)
+  const errors = [...stack.errors]
+  const plugins = (merged.value.plugins ?? {}) as Record<string, InstanceEntry>
+  if (!errors.length) errors.push(...checkInstances(plugins, merged.origins))
+  const instances: InstanceSpec[] = []
+  if (errors.length) return { stack, merged, instances, errors }
+
+  for (const [key, entry] of Object.entries(plugins)) {
+    const usePos = merged.origins.get(pathKey(['plugins', key, 'use']))
+    const site: ErrorSite = { ...usePos, instance: key }
+    const spec: InstanceSpec = { key, use: entry.use!, enabled: entry.enabled !== false, raw: entry.config ?? {}, site }
+    instances.push(spec)
+    if (!spec.enabled) {
+      // a disabled instance is not run, but knowing its plugin lets inspect name it as a provider
+      spec.module = await (async () => loader.load(resolveUse(spec.use, baseOf(usePos?.file, stack.projectDir), stack.projectDir)))().catch(() => undefined)
+      continue
+    }
+    try {
+      const target = resolveUse(spec.use, baseOf(usePos?.file, stack.projectDir), stack.projectDir)
+      spec.file = target.file
+      spec.local = target.kind === 'local'
+      spec.module = await loader.load(target)
+    } catch (err) {
+      const error = asYokeError(err, 'PLUGIN_IMPORT_FAILED', { file: spec.use }, site)
+      if (error.code === 'PLUGIN_NOT_FOUND') errors.push(error) // a typo in the config, not broken code
+      else spec.error = error
+      continue
+    }
+    site.plugin = spec.module.plugin.name
+    const result = validateConfig(spec.module.plugin, spec.raw)
+    if ('value' in result) spec.config = result.value
+    else {
+      for (const issue of result.issues) {
+        const path = ['plugins', key, 'config', ...issue.path.map(String)]
+        const at = locate(merged.origins, path) ?? locate(merged.origins, ['plugins', key])
+        const reason = `${issue.path.length ? `config.${issue.path.join('.')}: ` : ''}${issue.message}`
+        errors.push(new YokeError('CONFIG_INVALID', { instance: key, plugin: site.plugin, reason }, { ...at, instance: key, plugin: site.plugin }))
+      }
+    }
+  }
+  return { stack, merged, instances, errors }
+}
+
+/** `use: ./x` is relative to the file that says it (a --set value: to the project). */
+function baseOf(file: string | undefined, projectDir: string) {
+  return file && !file.startsWith('--set') ? dirname(file) : projectDir
+}

@@ -1,0 +1,80 @@
+/**
+ * @module config/shape
+ * The shape of a layer (preset, project config, patch) and of the merged result, checked with
+ * zod; each issue becomes a CONFIG_SHAPE error at the file:line:col of the offending key.
+ */
+import { z } from 'zod'
+import { YokeError } from '../errors.ts'
+import { locate, pathKey, type Path, type Position } from './yaml.ts'
+
+/** Instance keys are also path segments in `--set plugins.<key>…`, so no dots. */
+export const INSTANCE_KEY = /^[A-Za-z0-9_-]{1,64}$/
+
+const instance = z
+  .object({
+    use: z.string().min(1, 'use must name a plugin').optional(),
+    config: z.record(z.string(), z.unknown()).nullable().optional(),
+    enabled: z.boolean().optional(),
+  })
+  .strict()
+  .nullable()
+
+const layer = z
+  .object({
+    extends: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
+    preset: z.string().min(1).optional(),
+    plugins: z.record(z.string().regex(INSTANCE_KEY, 'instance keys are 1-64 letters, digits, _ or -'), instance).nullable().optional(),
+  })
+  .strict()
+
+export type LayerDocument = z.infer<typeof layer>
+export type InstanceEntry = NonNullable<z.infer<typeof instance>>
+
+const KNOWN: Record<string, string[]> = { '': ['extends', 'preset', 'plugins'], instance: ['use', 'config', 'enabled'] }
+
+/** Checks one layer; returns its errors located in its file. */
+export function checkLayer(value: unknown, positions: Map<string, Position>, file: string): YokeError[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return [new YokeError('CONFIG_SHAPE', { reason: `a config layer must be a mapping (it is ${Array.isArray(value) ? 'a list' : typeof value})` }, { file, line: 1, col: 1 })]
+  }
+  const result = layer.safeParse(value)
+  if (result.success) return []
+  return result.error.issues.map((issue) => {
+    const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))
+    let reason = `${describe(path)}: ${issue.message}`
+    let at = locate(positions, path)
+    if (issue.code === 'unrecognized_keys') {
+      const key = issue.keys[0]
+      at = locate(positions, [...path, key])
+      const known = KNOWN[path.length === 0 ? '' : 'instance']
+      const guess = known?.find((k) => similar(k, key))
+      reason = `unknown key "${key}" in ${path.length ? describe(path) : 'the layer'}${guess ? ` (did you mean "${guess}"?)` : ''}`
+    }
+    return new YokeError('CONFIG_SHAPE', { reason }, { ...(at ?? { file, line: 1, col: 1 }), instance: path[0] === 'plugins' ? String(path[1] ?? '') || undefined : undefined })
+  })
+}
+
+/** In the merged config every enabled instance needs `use`; returns errors for those that lack it. */
+export function checkInstances(plugins: Record<string, InstanceEntry>, origins: Map<string, Position>): YokeError[] {
+  return Object.entries(plugins)
+    .filter(([, entry]) => !entry.use)
+    .map(([key]) => new YokeError('CONFIG_SHAPE', { reason: `instance "${key}" has no use: (which plugin runs it?)` }, { ...origins.get(pathKey(['plugins', key])), instance: key }))
+}
+
+function describe(path: Path): string {
+  return path.length ? path.join('.') : 'the layer'
+}
+
+/** A cheap "did you mean": same letters give or take one edit, or one is a prefix of the other. */
+function similar(a: string, b: string): boolean {
+  if (a.startsWith(b) || b.startsWith(a)) return true
+  if (Math.abs(a.length - b.length) > 1) return false
+  let edits = 0
+  for (let i = 0, j = 0; i < a.length || j < b.length; i++, j++) {
+    if (a[i] === b[j]) continue
+    if (++edits > 1) return false
+    if (a.length > b.length) j--
+    else if (b.length > a.length) i--
+  }
+  return true
+}

@@ -1,0 +1,117 @@
+/**
+ * @module config/yaml
+ * Reads one YAML (or JSON) config file defensively: size and encoding checked before parsing,
+ * duplicate keys refused, alias expansion and nesting bounded. Every node's position is kept,
+ * keyed by its path, so any later error can name file:line:col.
+ */
+import { readFileSync, statSync } from 'node:fs'
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml'
+import { YokeError, type ErrorCode } from '../errors.ts'
+
+export const LIMITS = { bytes: 1024 * 1024, depth: 32, aliases: 100 }
+
+export type Path = ReadonlyArray<string | number>
+export interface Position {
+  file: string
+  line: number
+  col: number
+}
+
+/** The parsed file: its plain value and where each path sits in the text. */
+export interface ParsedFile {
+  file: string
+  value: unknown
+  positions: Map<string, Position>
+}
+
+export const pathKey = (path: Path) => path.join('\u001f')
+
+export function readConfigFile(file: string): ParsedFile {
+  let size: number
+  try {
+    size = statSync(file).size
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'CONFIG_NOT_FOUND' : 'CONFIG_READ_FAILED'
+    throw new YokeError(code, { kind: 'file', name: file, file, reason: (err as Error).message }, { file, cause: err })
+  }
+  if (size > LIMITS.bytes) throw new YokeError('CONFIG_TOO_LARGE', { file, size, limit: LIMITS.bytes }, { file })
+  const bytes = readFileSync(file)
+  let text: string
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch {
+    throw new YokeError('CONFIG_NOT_TEXT', { file, reason: 'invalid UTF-8' }, { file, line: 1, col: 1 })
+  }
+  const nul = text.indexOf('\u0000')
+  if (nul >= 0) throw new YokeError('CONFIG_NOT_TEXT', { file, reason: 'it contains NUL bytes' }, { file, ...lineCol(text, nul) })
+  return parseConfigText(text, file)
+}
+
+export function parseConfigText(text: string, file: string): ParsedFile {
+  const lineCounter = new LineCounter()
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, merge: true, prettyErrors: false })
+  const at = (offset: number | undefined) => {
+    const { line, col } = lineCounter.linePos(offset ?? 0)
+    return { file, line, col }
+  }
+  const first = doc.errors[0]
+  if (first) {
+    const code: ErrorCode =
+      first.code === 'DUPLICATE_KEY' ? 'CONFIG_DUPLICATE_KEY' : first.code === 'RESOURCE_EXHAUSTION' ? 'CONFIG_TOO_DEEP' : 'CONFIG_SYNTAX'
+    const key = code === 'CONFIG_DUPLICATE_KEY' ? `"${text.slice(first.pos[0], first.pos[1]).split(':')[0].trim()}"` : ''
+    throw new YokeError(code, { reason: first.message, key, limit: LIMITS.depth }, at(first.pos[0]))
+  }
+  let value: unknown
+  try {
+    value = doc.toJS({ maxAliasCount: LIMITS.aliases })
+  } catch (err) {
+    const msg = (err as Error).message
+    const code: ErrorCode = /alias/i.test(msg) ? 'CONFIG_ALIAS_LIMIT' : 'CONFIG_TOO_DEEP'
+    throw new YokeError(code, { reason: msg, limit: LIMITS.depth }, { ...at(0), cause: err })
+  }
+  const positions = new Map<string, Position>()
+  if (doc.contents) walk(doc, doc.contents as Node, [], positions, at, 0)
+  return { file, value: value ?? {}, positions }
+}
+
+/** Records the position of every node under `node`; aliases and merge keys are followed. */
+function walk(doc: Document, node: Node, path: Path, out: Map<string, Position>, at: (o?: number) => Position, depth: number, keyPos?: Position) {
+  if (depth > LIMITS.depth) throw new YokeError('CONFIG_TOO_DEEP', { limit: LIMITS.depth }, at(node.range?.[0]))
+  out.set(pathKey(path), keyPos ?? at(node.range?.[0]))
+  if (isAlias(node)) {
+    const target = node.resolve(doc)
+    if (target && !isScalar(target)) walk(doc, target as Node, path, out, at, depth + 1, at(node.range?.[0]))
+  } else if (isMap(node)) {
+    for (const pair of node.items) {
+      if (!isPair(pair)) continue
+      const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key)
+      const value = pair.value as Node | null
+      if (key === '<<' && value) {
+        const sources = isSeq(value) ? (value.items as Node[]) : [value]
+        for (const src of sources) walk(doc, src, path, out, at, depth + 1, out.get(pathKey(path)))
+        continue
+      }
+      const keyAt = at((pair.key as Node | null)?.range?.[0])
+      // a collection is placed at its key, a scalar at its value
+      const place = isMap(value) || isSeq(value) || !value?.range ? keyAt : at(value.range[0])
+      if (value) walk(doc, value, [...path, key], out, at, depth + 1, place)
+      else out.set(pathKey([...path, key]), keyAt)
+    }
+  } else if (isSeq(node)) {
+    node.items.forEach((item, i) => walk(doc, item as Node, [...path, i], out, at, depth + 1))
+  }
+}
+
+function lineCol(text: string, offset: number) {
+  const before = text.slice(0, offset).split('\n')
+  return { line: before.length, col: before.at(-1)!.length + 1 }
+}
+
+/** The position of `path`, or of its nearest ancestor that has one. */
+export function locate(positions: Map<string, Position>, path: Path): Position | undefined {
+  for (let n = path.length; n >= 0; n--) {
+    const pos = positions.get(pathKey(path.slice(0, n)))
+    if (pos) return pos
+  }
+  return undefined
+}

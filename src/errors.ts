@@ -1,0 +1,182 @@
+/**
+ * @module errors
+ * The one error catalogue. Every error yoke raises or reports has a stable code from this table,
+ * a message template (`{name}` placeholders) and a hint that says what to do. README's error table
+ * lists the same codes; test/errors.test.ts keeps the two in step.
+ */
+
+interface ErrorSpec {
+  readonly message: string
+  readonly hint: string
+}
+
+export const catalogue = {
+  USAGE: {
+    message: '{reason}',
+    hint: 'Run `yoke --help` (or `yoke <command> --help`) for the commands and flags.',
+  },
+  CONFIG_NOT_FOUND: {
+    message: '{kind} not found: {name}',
+    hint: 'Check the spelling and the path; relative paths resolve from the file that names them.',
+  },
+  CONFIG_READ_FAILED: {
+    message: 'cannot read {file}: {reason}',
+    hint: 'Check that the file exists and is readable.',
+  },
+  CONFIG_TOO_LARGE: {
+    message: '{file} is {size} bytes; a config file may be at most {limit} bytes',
+    hint: 'Config files hold choices, not data: move large content into a file that a plugin reads.',
+  },
+  CONFIG_NOT_TEXT: {
+    message: '{file} is not UTF-8 text ({reason})',
+    hint: 'Point the layer at a YAML or JSON file; check that an editor or tool did not corrupt it.',
+  },
+  CONFIG_SYNTAX: {
+    message: 'YAML syntax error: {reason}',
+    hint: 'Fix the YAML at the position shown (indentation and unclosed quotes are the usual causes).',
+  },
+  CONFIG_DUPLICATE_KEY: {
+    message: 'duplicate key {key}',
+    hint: 'A mapping may name a key once; merge the two entries or remove one.',
+  },
+  CONFIG_ALIAS_LIMIT: {
+    message: 'YAML aliases expand too far ({reason})',
+    hint: 'Aliases (*name) may expand at most 100 times; write the values out instead of nesting aliases.',
+  },
+  CONFIG_TOO_DEEP: {
+    message: 'nesting is deeper than {limit} levels',
+    hint: 'Flatten the structure; presets never need deep nesting.',
+  },
+  CONFIG_SHAPE: {
+    message: '{reason}',
+    hint: 'A layer has the keys extends, preset and plugins; each instance has use, config and enabled.',
+  },
+  CONFIG_ENV_MISSING: {
+    message: 'environment variable {name} is not set',
+    hint: 'Set {name}, or give a default with ${{name}:-default}.',
+  },
+  CONFIG_EXTENDS_CYCLE: {
+    message: 'extends cycle: {chain}',
+    hint: 'Remove one of the extends entries so the chain ends.',
+  },
+  CONFIG_SET_INVALID: {
+    message: 'bad --set "{arg}": {reason}',
+    hint: 'Write --set plugins.<instance>.config.<key>=<YAML value>, e.g. --set plugins.agent.enabled=true.',
+  },
+  CONFIG_INVALID: {
+    message: 'invalid config for instance "{instance}" (plugin {plugin}): {reason}',
+    hint: "Compare the value with the plugin's README; the position shows the layer that set it.",
+  },
+  PLUGIN_NOT_FOUND: {
+    message: 'cannot resolve plugin "{use}": {reason}',
+    hint: 'use: takes a built-in name ({builtins}), a ./path relative to the file, or an installed npm package.',
+  },
+  PLUGIN_IMPORT_FAILED: {
+    message: 'importing {file} failed: {reason}',
+    hint: 'Fix the module (the running version, if any, keeps working until the new one loads).',
+  },
+  PLUGIN_INVALID: {
+    message: '{file} does not export a plugin: {reason}',
+    hint: 'Export default definePlugin({ name, apply }) or a function with a name.',
+  },
+  PLUGIN_APPLY_FAILED: {
+    message: 'instance "{instance}" (plugin {plugin}) failed to apply: {reason}',
+    hint: 'The error and its cause say why; the other instances keep running.',
+  },
+  RELOAD_ROLLED_BACK: {
+    message: 'instance "{instance}" could not restart with its new version ({reason}); the previous version was restored',
+    hint: 'Fix the change; the previous version keeps running until the new one applies.',
+  },
+  SERVICE_CONFLICT: {
+    message: 'service "{name}" is already provided by {owner}',
+    hint: 'Two instances provide the same service: disable one of them (enabled: false) or rename one.',
+  },
+  SERVICE_UNAVAILABLE: {
+    message: 'service "{name}" is not available to {who}',
+    hint: 'List the service in the plugin\'s inject array so the instance waits for it, or use ctx.get() for an optional read.',
+  },
+  HOOK_FAILED: {
+    message: 'tap "{tap}" on hook {hook} threw: {reason}',
+    hint: 'The tap belongs to the named plugin instance; its error is the cause.',
+  },
+  DISPOSE_FAILED: {
+    message: '{count} of the disposers of {what} threw',
+    hint: 'Every other disposer still ran; the causes are listed in the AggregateError.',
+  },
+  EFFECT_AFTER_DISPOSE: {
+    message: '{what} was registered on instance "{instance}" after it was disposed; it was disposed at once',
+    hint: 'A plugin kept working after its instance ended: stop timers and callbacks in its disposer.',
+  },
+} as const satisfies Record<string, ErrorSpec>
+
+export type ErrorCode = keyof typeof catalogue
+
+/** Where an error points: a file position, and the instance/plugin/hook involved. */
+export interface ErrorSite {
+  file?: string
+  line?: number
+  col?: number
+  instance?: string
+  plugin?: string
+  hook?: string
+}
+
+export interface YokeErrorOptions extends ErrorSite {
+  cause?: unknown
+}
+
+/** An error from the catalogue: `code`, the formatted message, a `hint`, and where it points. */
+export class YokeError extends Error {
+  readonly code: ErrorCode
+  readonly hint: string
+  readonly site: ErrorSite
+
+  constructor(code: ErrorCode, params: Record<string, unknown> = {}, options: YokeErrorOptions = {}) {
+    const { cause, ...site } = options
+    super(fill(catalogue[code].message, params), cause === undefined ? undefined : { cause })
+    this.name = 'YokeError'
+    this.code = code
+    this.hint = fill(catalogue[code].hint, params)
+    this.site = site
+  }
+
+  /** "file:line:col" when the error has a file position. */
+  get location(): string | undefined {
+    const { file, line, col } = this.site
+    if (!file) return undefined
+    return line ? `${file}:${line}:${col ?? 1}` : file
+  }
+
+  toJSON() {
+    return {
+      code: this.code,
+      message: this.message,
+      hint: this.hint,
+      location: this.location,
+      ...this.site,
+      cause: this.cause instanceof Error ? this.cause.message : this.cause,
+    }
+  }
+}
+
+function fill(template: string, params: Record<string, unknown>): string {
+  return template.replace(/\{(\w+)\}/g, (whole, key: string) => (key in params ? String(params[key]) : whole))
+}
+
+/** Normalises anything thrown into a YokeError, keeping a YokeError's code and adding site details. */
+export function asYokeError(err: unknown, fallback: ErrorCode, params: Record<string, unknown>, site: ErrorSite = {}) {
+  if (err instanceof YokeError) {
+    for (const [k, v] of Object.entries(site)) {
+      const key = k as keyof ErrorSite
+      if (err.site[key] === undefined) (err.site as Record<string, unknown>)[key] = v
+    }
+    return err
+  }
+  return new YokeError(fallback, { reason: messageOf(err), ...params }, { ...site, cause: err })
+}
+
+export function messageOf(err: unknown): string {
+  if (err instanceof AggregateError) return `${err.message}: ${err.errors.map(messageOf).join('; ')}`
+  if (err instanceof Error) return err.message
+  return String(err)
+}

@@ -1,0 +1,35 @@
+/**
+ * @module yoke
+ * The public API. Built-in plugins use only what is exported here.
+ */
+export { definePlugin, toPlugin, validateConfig } from './kernel/plugin.ts'
+export type { ApplyResult, ConfigSchema, InjectedContext, Plugin, PluginDefinition } from './kernel/plugin.ts'
+export type { ChildHandle, ChildOptions, Context, Logger, LogLevel } from './kernel/context.ts'
+export type { Services, ServiceName, Provision } from './kernel/services.ts'
+export { toDisposer, disposeAll, EffectScope } from './kernel/disposer.ts'
+export type { Cleanup, Disposer, EffectNode } from './kernel/disposer.ts'
+export { defineHooks, hookName, tapHook, tapsOf } from './kernel/hooks.ts'
+export type { AnyHook, TapFn, TapOptions } from './kernel/hooks.ts'
+export { Kernel } from './kernel/kernel.ts'
+export type { LogRecord, SpawnOptions } from './kernel/kernel.ts'
+export { Fiber } from './kernel/fiber.ts'
+export type { FiberState } from './kernel/fiber.ts'
+export type { FileChange, WatchHandler, WatchOptions } from './kernel/watch.ts'
+export { Composition } from './config/composer.ts'
+export type { ComposeOptions, ReloadEvent } from './config/composer.ts'
+export type { ReloadReport } from './config/reconcile.ts'
+export { snapshot } from './config/snapshot.ts'
+export type { InstanceInfo, Snapshot } from './config/snapshot.ts'
+export { loadLayers, findPreset, yokeHome, BUILTIN_PRESETS } from './config/layers.ts'
+export type { LoadOptions, Layer, LayerStack } from './config/layers.ts'
+export { catalogue, YokeError } from './errors.ts'
+export type { ErrorCode, ErrorSite } from './errors.ts'
+export {
+  SyncHook,
+  SyncBailHook,
+  SyncWaterfallHook,
+  AsyncParallelHook,
+  AsyncSeriesHook,
+  AsyncSeriesBailHook,
+  AsyncSeriesWaterfallHook,
+} from 'tapable'

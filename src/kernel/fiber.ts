@@ -1,0 +1,129 @@
+/**
+ * @module kernel/fiber
+ * A fiber is one running instance of a plugin. States: pending → loading → active, failed,
+ * disposed. Each activation gets a fresh EffectScope and AbortSignal; ending the activation
+ * disposes the scope, so everything the plugin registered goes with it.
+ */
+import { asYokeError, YokeError, type ErrorSite } from '../errors.ts'
+import { EffectScope, type EffectNode } from './disposer.ts'
+import { createContext } from './context.ts'
+import type { Kernel } from './kernel.ts'
+import type { Plugin } from './plugin.ts'
+
+export type FiberState = 'pending' | 'loading' | 'active' | 'failed' | 'disposed'
+
+let nextId = 0
+
+export class Fiber {
+  readonly id = ++nextId
+  state: FiberState = 'pending'
+  /** why the fiber failed (state failed) or the last disposal error */
+  error?: YokeError
+  /** the provision ids of the injected services at the last activation */
+  epoch?: string
+  #scope?: EffectScope
+  #abort?: AbortController
+  #transition?: Promise<void>
+
+  constructor(
+    readonly kernel: Kernel,
+    readonly key: string,
+    readonly plugin: Plugin,
+    readonly config: unknown,
+    /** where the instance is declared, for errors */
+    readonly site: ErrorSite = {},
+    readonly parent?: Fiber,
+  ) {}
+
+  /** `instance "key" (plugin name)`: how messages name this fiber */
+  get label() {
+    return `instance "${this.key}" (plugin ${this.plugin.name})`
+  }
+
+  get busy() {
+    return this.#transition !== undefined
+  }
+
+  /** Resolves when the fiber is not in the middle of loading or unloading. */
+  async settled(): Promise<void> {
+    while (this.#transition) await this.#transition
+  }
+
+  effects(): EffectNode[] {
+    return this.#scope?.tree() ?? []
+  }
+
+  /** Applies the plugin; a throwing apply undoes its own effects and leaves only this fiber failed. */
+  load(epoch: string): Promise<void> {
+    return this.#run(async () => {
+      if (this.state === 'disposed') return
+      const scope = new EffectScope((what) => this.#late(what))
+      const abort = new AbortController()
+      this.#scope = scope
+      this.#abort = abort
+      this.epoch = epoch
+      this.error = undefined
+      this.#setState('loading')
+      try {
+        const cleanup = await this.plugin.apply(createContext(this, scope, abort.signal), this.config)
+        if (typeof cleanup === 'function') scope.add('apply cleanup', cleanup)
+        if (this.state !== 'loading') return // disposed while apply ran: unload undoes its effects next
+        this.#setState('active')
+      } catch (err) {
+        this.error = asYokeError(err, 'PLUGIN_APPLY_FAILED', { instance: this.key, plugin: this.plugin.name }, this.#errorSite())
+        await this.#close(scope, abort)
+        if (this.state === 'loading') this.#setState('failed')
+      }
+    })
+  }
+
+  /** Ends the current activation: `pending` waits for services again, `disposed` is final. */
+  unload(next: 'pending' | 'disposed'): Promise<void> {
+    if (next === 'disposed' && this.state !== 'disposed') {
+      this.#setState('disposed') // at once: nothing may reload it while its effects unwind
+      this.#abort?.abort()
+    }
+    return this.#run(async () => {
+      const scope = this.#scope
+      if (next === 'pending' && this.state !== 'disposed') this.#setState('pending')
+      if (!scope || scope.closed) return
+      await this.kernel.releaseDependents(this) // they may still call our services while they unwind
+      await this.#close(scope, this.#abort!)
+    })
+  }
+
+  async #close(scope: EffectScope, abort: AbortController) {
+    abort.abort()
+    try {
+      await scope.dispose(this.label)
+    } catch (err) {
+      this.kernel.log({ level: 'error', fiber: this, message: (err as Error).message, error: err })
+    }
+  }
+
+  #errorSite(): ErrorSite {
+    return { ...this.site, instance: this.key, plugin: this.plugin.name }
+  }
+
+  #late(what: string) {
+    const warning = new YokeError('EFFECT_AFTER_DISPOSE', { what, instance: this.key }, this.#errorSite())
+    this.kernel.log({ level: 'warn', fiber: this, message: warning.message, error: warning })
+  }
+
+  #setState(state: FiberState) {
+    if (this.state === state) return
+    this.state = state
+    this.kernel.onState(this)
+  }
+
+  /** Transitions of one fiber run one at a time (a dispose during apply waits its turn). */
+  #run(step: () => Promise<void>): Promise<void> {
+    const previous = this.#transition ?? Promise.resolve()
+    const next = previous.then(step).finally(() => {
+      if (this.#transition === next) this.#transition = undefined
+      this.kernel.schedule()
+    })
+    this.#transition = next
+    return next
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * @module kernel/hooks
+ * Tapping tapable hooks with a way back. tapable has no untap and compiles taps into a function,
+ * so removal splices the tap out, resets the compiled call, and also flips a flag the wrapper
+ * checks: a call already in flight when the tap was removed skips it too.
+ */
+import { YokeError, type ErrorSite } from '../errors.ts'
+import type { Cleanup } from './disposer.ts'
+
+/** Any tapable hook: its tap's arguments and return type are read off its `tap` method. */
+export interface AnyHook {
+  name: string | undefined
+  taps: Array<{ name: string; fn: Function }>
+  tap(options: any, fn: (...args: any[]) => any): void
+}
+
+export type HookArgs<H> = H extends { tap(o: any, fn: (...args: infer A) => any): void } ? A : never
+export type HookReturn<H> = H extends { tap(o: any, fn: (...args: any[]) => infer R): void } ? R : never
+
+/** A tap's handler: async hooks may return a promise; returning undefined keeps a waterfall's value. */
+export type TapFn<H> = (...args: HookArgs<H>) => HookReturn<H> | undefined | Promise<HookReturn<H> | undefined>
+
+export interface TapOptions {
+  /** lower runs first (tapable's stage) */
+  stage?: number
+  /** run before the taps with these names */
+  before?: string | string[]
+}
+
+const hookNames = new WeakMap<object, string>()
+
+/** Gives hooks their owner-qualified names (`runtime.preExecute`) and freezes the table. */
+export function defineHooks<T extends Record<string, AnyHook>>(owner: string, hooks: T): Readonly<T> {
+  for (const [key, hook] of Object.entries(hooks)) hookNames.set(hook, `${owner}.${key}`)
+  return Object.freeze(hooks)
+}
+
+export function hookName(hook: AnyHook): string {
+  return hookNames.get(hook) ?? hook.name ?? 'anonymous hook'
+}
+
+function isSyncHook(hook: AnyHook): boolean {
+  return hook.constructor.name.startsWith('Sync')
+}
+
+/**
+ * Taps `hook` under `name` and returns the cleanup that removes the tap for good.
+ * Errors the handler throws are wrapped in HOOK_FAILED naming the tap and hook.
+ */
+export function tapHook<H extends AnyHook>(hook: H, name: string, fn: TapFn<H>, options: TapOptions = {}, site: ErrorSite = {}): Cleanup {
+  if (!name) throw new TypeError('a tap needs a name: the plugin instance it belongs to')
+  let live = true
+  const fail = (err: unknown) => {
+    if (err instanceof YokeError && err.code === 'HOOK_FAILED') return err
+    const hook_ = hookName(hook)
+    return new YokeError('HOOK_FAILED', { tap: name, hook: hook_, reason: (err as Error)?.message ?? err }, { ...site, hook: hook_, cause: err })
+  }
+  // a removed tap answers undefined: "no opinion" for waterfall, bail and loop hooks alike
+  const wrapped = isSyncHook(hook)
+    ? (...args: unknown[]) => {
+        if (!live) return undefined
+        try {
+          return (fn as Function)(...args)
+        } catch (err) {
+          throw fail(err)
+        }
+      }
+    : async (...args: unknown[]) => {
+        if (!live) return undefined
+        try {
+          return await (fn as Function)(...args)
+        } catch (err) {
+          throw fail(err)
+        }
+      }
+  const tapOptions = { name, stage: options.stage, before: options.before }
+  if (isSyncHook(hook)) hook.tap(tapOptions, wrapped)
+  else (hook as unknown as { tapPromise: AnyHook['tap'] }).tapPromise(tapOptions, wrapped)
+  return () => {
+    live = false
+    const index = hook.taps.findIndex((t) => t.fn === wrapped)
+    if (index >= 0) hook.taps.splice(index, 1)
+    ;(hook as unknown as { _resetCompilation(): void })._resetCompilation()
+  }
+}
+
+/** The taps currently on a hook, in call order. */
+export function tapsOf(hook: AnyHook): string[] {
+  return hook.taps.map((t) => t.name)
+}

@@ -1,0 +1,69 @@
+/**
+ * @module kernel/services
+ * Named services in an awilix container. Each provision records its owner and a serial id, so
+ * dependents can tell "the same service" from "a replacement". awilix cannot unregister, so a
+ * withdrawn name is re-registered as a tombstone that throws SERVICE_UNAVAILABLE when resolved.
+ */
+import { asFunction, asValue, createContainer, type AwilixContainer } from 'awilix'
+import { YokeError } from '../errors.ts'
+import type { Fiber } from './fiber.ts'
+
+/**
+ * The services plugins provide, typed by declaration merging:
+ * ```ts
+ * declare module 'yoke' { interface Services { weather: WeatherService } }
+ * ```
+ */
+export interface Services {}
+
+export type ServiceName = keyof Services extends never ? string : keyof Services | (string & {})
+
+export interface Provision {
+  name: string
+  value: unknown
+  /** the fiber that provides it; the provision counts only while that fiber is active */
+  owner: Fiber
+  /** serial number of this provision: a replacement gets a new one */
+  id: number
+}
+
+let serial = 0
+
+export class ServiceRegistry {
+  readonly container: AwilixContainer = createContainer({ strict: true })
+  #provisions = new Map<string, Provision>()
+
+  constructor(private readonly onChange: (name: string) => void) {}
+
+  /** Adds a service; throws SERVICE_CONFLICT naming the current owner when the name is taken. */
+  provide(name: string, value: unknown, owner: Fiber): () => void {
+    const current = this.#provisions.get(name)
+    if (current) throw new YokeError('SERVICE_CONFLICT', { name, owner: current.owner.label })
+    const provision: Provision = { name, value, owner, id: ++serial }
+    this.#provisions.set(name, provision)
+    this.container.register(name, asValue(value))
+    this.onChange(name)
+    return () => {
+      if (this.#provisions.get(name) !== provision) return
+      this.#provisions.delete(name)
+      this.container.register(
+        name,
+        asFunction(() => {
+          throw new YokeError('SERVICE_UNAVAILABLE', { name, who: 'the container (its provider was disposed)' })
+        }),
+      )
+      this.onChange(name)
+    }
+  }
+
+  /** The provision of `name` if it exists and its provider is active. */
+  get(name: string): Provision | undefined {
+    const provision = this.#provisions.get(name)
+    return provision?.owner.state === 'active' ? provision : undefined
+  }
+
+  /** Every provision, ready or not. */
+  list(): Provision[] {
+    return [...this.#provisions.values()]
+  }
+}

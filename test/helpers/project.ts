@@ -1,0 +1,153 @@
+/**
+ * Test helpers: temporary projects on disk, running the real `yoke` binary with a bounded wait,
+ * and driving `yoke dev --events json` event by event.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, renameSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+export const YOKE = join(ROOT, 'bin', 'yoke.js')
+
+export interface Project {
+  dir: string
+  home: string
+  path(rel: string): string
+  write(rel: string, text: string): string
+  /** writes through a temp file and a rename, as editors do */
+  writeAtomic(rel: string, text: string): string
+  cleanup(): void
+}
+
+export function tempProject(files: Record<string, string> = {}): Project {
+  const dir = mkdtempSync(join(tmpdir(), 'yoke-test-'))
+  const home = join(dir, '.home')
+  mkdirSync(home)
+  const project: Project = {
+    dir,
+    home,
+    path: (rel) => join(dir, rel),
+    write(rel, text) {
+      const file = join(dir, rel)
+      mkdirSync(dirname(file), { recursive: true })
+      writeFileSync(file, text)
+      return file
+    },
+    writeAtomic(rel, text) {
+      const file = join(dir, rel)
+      writeFileSync(file + '.tmp', text)
+      renameSync(file + '.tmp', file)
+      return file
+    },
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  }
+  for (const [rel, text] of Object.entries(files)) project.write(rel, text)
+  return project
+}
+
+export interface RunResult {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs `yoke ...args` to completion (killed after `timeoutMs`). */
+export function runYoke(args: string[], options: { cwd?: string; home?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [YOKE, ...args], {
+      cwd: options.cwd ?? ROOT,
+      env: { ...process.env, NO_COLOR: '1', YOKE_HOME: options.home ?? join(options.cwd ?? ROOT, '.home'), ...options.env },
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`yoke ${args.join(' ')} did not finish in ${options.timeoutMs ?? 30000} ms\n${stdout}\n${stderr}`))
+    }, options.timeoutMs ?? 30000)
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+export type DevEvent = Record<string, any> & { type: string }
+
+/** A running `yoke dev --events json`, read event by event. */
+export class DevProcess {
+  readonly child: ChildProcess
+  readonly events: DevEvent[] = []
+  stderr = ''
+  #waiters: Array<{ match: (e: DevEvent) => boolean; resolve: (e: DevEvent) => void; from: number }> = []
+  #exited: Promise<number | null>
+
+  constructor(args: string[], options: { cwd: string; home: string; env?: Record<string, string> }) {
+    this.child = spawn(process.execPath, [YOKE, 'dev', '--events', 'json', ...args], {
+      cwd: options.cwd,
+      env: { ...process.env, NO_COLOR: '1', YOKE_HOME: options.home, ...options.env },
+    })
+    this.child.stderr!.on('data', (d) => (this.stderr += d))
+    createInterface({ input: this.child.stdout! }).on('line', (line) => {
+      let event: DevEvent
+      try {
+        event = JSON.parse(line)
+      } catch {
+        event = { type: 'non-json', line }
+      }
+      this.events.push(event)
+      for (const w of [...this.#waiters]) {
+        if (w.match(event)) {
+          this.#waiters.splice(this.#waiters.indexOf(w), 1)
+          w.resolve(event)
+        }
+      }
+    })
+    this.#exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)))
+  }
+
+  /** The next event (after the `after`-th event seen, default: now) that matches; fails after `timeoutMs`. */
+  next(match: (e: DevEvent) => boolean, timeoutMs = 15000, after = this.events.length): Promise<DevEvent> {
+    const seen = this.events.slice(after).find(match)
+    if (seen) return Promise.resolve(seen)
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#waiters = this.#waiters.filter((w) => w.resolve !== done)
+        reject(new Error(`no matching dev event within ${timeoutMs} ms; events:\n${this.events.map((e) => JSON.stringify(e)).join('\n')}\nstderr:\n${this.stderr}`))
+      }, timeoutMs)
+      const done = (e: DevEvent) => {
+        clearTimeout(timer)
+        resolve(e)
+      }
+      this.#waiters.push({ match, resolve: done, from: after })
+    })
+  }
+
+  ready(timeoutMs = 20000) {
+    return this.next((e) => e.type === 'ready', timeoutMs, 0)
+  }
+
+  /** Performs `edit`, then waits for the reload it causes. */
+  async reloadAfter(edit: () => void, timeoutMs = 15000): Promise<DevEvent> {
+    const after = this.events.length
+    edit()
+    return this.next((e) => e.type === 'reload', timeoutMs, after)
+  }
+
+  async stop(timeoutMs = 10000): Promise<number | null> {
+    if (this.child.exitCode !== null) return this.child.exitCode
+    this.child.kill('SIGINT')
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs)
+    const code = await this.#exited
+    clearTimeout(timer)
+    return code
+  }
+}
+
+export function sleep(ms: number) {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}

@@ -4,14 +4,13 @@
  * redacted), with --explain the file:line:col that set each value; `yoke config validate`
  * resolves everything a run would (plugins imported, configs checked) and lists every error.
  */
-import { relative } from 'node:path'
 import { stringify } from 'yaml'
 import { Composition } from '../config/composer.ts'
 import { resolveConfig, type ResolvedConfig } from '../config/resolve.ts'
 import { pathKey, type Position } from '../config/yaml.ts'
 import type { YokeError } from '../errors.ts'
 import { composeOptions, type Command, type ParsedArgs } from './args.ts'
-import { color, errorJson, formatError, printJson } from './output.ts'
+import { color, displayPath, errorJson, formatError, printJson } from './output.ts'
 
 const REDACTED = '«from env, redacted»'
 
@@ -36,7 +35,7 @@ export const configPrint: Command = {
     if (resolved.errors.length) return reportErrors(args, resolved.errors)
     const { value, origins, fromEnv } = resolved.merged
     const cwd = args.cwd ?? process.cwd()
-    const where = (pos?: Position) => (pos ? (pos.line ? `${relative(cwd, pos.file) || pos.file}:${pos.line}:${pos.col}` : pos.file) : undefined)
+    const where = (pos?: Position) => (pos ? (pos.line ? `${displayPath(pos.file, cwd)}:${pos.line}:${pos.col}` : pos.file) : undefined)
     if (args.json) {
       const explained = Object.fromEntries([...origins].map(([k, pos]) => [k.split('\u001f').join('.'), where(pos)]))
       printJson({ ok: true, preset: resolved.stack.preset, layers: resolved.stack.layers.map((l) => ({ kind: l.kind, file: l.file })), config: redact(value, fromEnv), origins: args.explain ? explained : undefined })
@@ -44,7 +43,7 @@ export const configPrint: Command = {
     }
     const lines = render(redact(value, fromEnv), [], args.explain ? (path) => where(origins.get(pathKey(path))) : () => undefined)
     if (args.explain) {
-      const layers = resolved.stack.layers.map((l, i) => `#   ${i + 1}. ${l.kind.padEnd(7)} ${relative(cwd, l.file) || l.file}`)
+      const layers = resolved.stack.layers.map((l, i) => `#   ${i + 1}. ${l.kind.padEnd(7)} ${displayPath(l.file, cwd)}`)
       process.stdout.write(color.dim(['# layers, lowest first:', ...layers].join('\n')) + '\n')
     }
     process.stdout.write(lines.join('\n') + '\n')
@@ -62,7 +61,7 @@ export const configValidate: Command = {
     if (errors.length) return reportErrors(args, errors)
     const enabled = resolved.instances.filter((s) => s.enabled).length
     if (args.json) printJson({ ok: true, preset: resolved.stack.preset, layers: resolved.stack.layers.length, instances: resolved.instances.length, enabled })
-    else process.stdout.write(`${color.green('valid')}: ${enabled} of ${resolved.instances.length} instances enabled, ${resolved.stack.layers.length} layers (preset ${relative(args.cwd ?? process.cwd(), resolved.stack.preset)})\n`)
+    else process.stdout.write(`${color.green('valid')}: ${enabled} of ${resolved.instances.length} instances enabled, ${resolved.stack.layers.length} layers (preset ${displayPath(resolved.stack.preset, args.cwd ?? process.cwd())})\n`)
     return 0
   },
 }

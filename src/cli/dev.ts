@@ -4,7 +4,6 @@
  * `--events json` writes one JSON object per line (loaded, reload, error, state, log) instead.
  * It also answers `yoke inspect` on a control socket, and shuts down cleanly on SIGINT/SIGTERM.
  */
-import { relative } from 'node:path'
 import { Composition, type ReloadEvent } from '../config/composer.ts'
 import { snapshot } from '../config/snapshot.ts'
 import { YokeError } from '../errors.ts'
@@ -13,7 +12,7 @@ import type { LogRecord } from '../kernel/kernel.ts'
 import { composeOptions, type Command } from './args.ts'
 import { listen, socketPath } from './control.ts'
 import { printInstances } from './inspect.ts'
-import { color, errorJson, formatError, printJson } from './output.ts'
+import { color, displayPath, errorJson, formatError, printJson } from './output.ts'
 
 export const dev: Command = {
   name: 'dev',
@@ -93,7 +92,7 @@ function instanceStates(composition: Composition) {
 
 function printReload(event: ReloadEvent, cwd: string, time: string) {
   const out = event.ok ? process.stdout : process.stderr
-  const files = event.trigger.map((f) => relative(cwd, f) || f).join(', ')
+  const files = event.trigger.map((f) => displayPath(f, cwd)).join(', ')
   if (!event.ok) {
     out.write(`${time} ${color.red(event.type === 'loaded' ? 'config invalid' : 'reload rejected', out)}${files ? ` (${files})` : ''}: the running generation is kept\n`)
     for (const error of event.errors) out.write(formatError(error, out) + '\n')

@@ -4,14 +4,13 @@
  * hooks and taps, live resources. It shows a running `yoke dev` of the same project when one
  * answers, otherwise it composes the config once, reports, and disposes it.
  */
-import { relative } from 'node:path'
 import { Composition } from '../config/composer.ts'
 import { loadLayers } from '../config/layers.ts'
 import { snapshot, type Snapshot } from '../config/snapshot.ts'
 import type { EffectNode } from '../kernel/disposer.ts'
 import { composeOptions, type Command } from './args.ts'
 import { ask, socketPath } from './control.ts'
-import { color, errorJson, formatError, printJson, progress } from './output.ts'
+import { color, displayPath, errorJson, formatError, printJson, progress } from './output.ts'
 
 export const inspect: Command = {
   name: 'inspect',
@@ -59,7 +58,7 @@ const MARK: Record<string, (t: string) => string> = {
 }
 
 export async function printInstances(snap: Snapshot, cwd: string, effects = true): Promise<string> {
-  const rel = (f: string) => relative(cwd, f) || f
+  const rel = (f: string) => displayPath(f, cwd)
   const out: string[] = []
   out.push(`${color.bold('preset')} ${snap.preset ? rel(snap.preset) : '?'} · ${snap.layers.length} layers: ${snap.layers.map((l) => `${l.kind} ${rel(l.file)}`).join(', ')}`)
   out.push(color.bold('instances'))

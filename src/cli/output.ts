@@ -3,6 +3,8 @@
  * Printing for humans and machines: colour only on a TTY and never with NO_COLOR; errors as
  * "CODE message / at file:line:col / hint"; JSON as one object per line.
  */
+import { relative } from 'node:path'
+import { YOKE_ROOT } from '../config/layers.ts'
 import { YokeError, messageOf } from '../errors.ts'
 
 const useColor = (stream: NodeJS.WriteStream) => Boolean(stream.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb'
@@ -57,4 +59,10 @@ export function printJson(value: unknown): void {
 /** A progress line on stderr for long work; silent when stderr is not a terminal. */
 export function progress(message: string): void {
   if (process.stderr.isTTY) process.stderr.write(`${color.dim(message, process.stderr)}\n`)
+}
+
+/** A path for people: relative to cwd, or `yoke:presets/base.yaml` for yoke's own files. */
+export function displayPath(file: string, cwd: string): string {
+  if (file.startsWith(YOKE_ROOT) && !cwd.startsWith(YOKE_ROOT)) return `yoke:${file.slice(YOKE_ROOT.length)}`
+  return relative(cwd, file) || file
 }

@@ -4,6 +4,7 @@
  * (when watching) the transactional hot reload of DESIGN §5. Reloads run one at a time; edits that
  * arrive during one are coalesced into the next, so a burst ends in the final state.
  */
+import { statSync } from 'node:fs'
 import { SyncHook } from 'tapable'
 import { YokeError } from '../errors.ts'
 import { defineHooks } from '../kernel/hooks.ts'
@@ -15,9 +16,11 @@ import { Reconciler, type ReloadReport } from './reconcile.ts'
 import { resolveConfig, type ResolvedConfig } from './resolve.ts'
 
 export interface ComposeOptions extends LoadOptions {
-  /** quiet time after a file change before reloading (default 50 ms) */
+  /** quiet time after a file change before reloading (default 30 ms) */
   debounceMs?: number
 }
+
+const READY_MS = 5000
 
 export interface ReloadEvent extends ReloadReport {
   type: 'loaded' | 'reload'
@@ -42,6 +45,7 @@ export class Composition {
   #triggers = new Set<string>()
   #watcher?: DebouncedWatcher
   #watched = new Set<string>()
+  #watching = false
 
   constructor(readonly options: ComposeOptions) {}
 
@@ -62,17 +66,14 @@ export class Composition {
     return this.#next
   }
 
-  /** Watches every layer file and local plugin module; a change reloads. */
+  /** Watches every layer file and local plugin module (and files that may appear); a change reloads. */
   async watch(): Promise<void> {
-    if (this.#watcher) return
-    const onError = (err: unknown) => this.kernel.log({ level: 'error', message: `watch: ${(err as Error)?.message ?? err}`, error: err })
-    this.#watcher = new DebouncedWatcher([...this.#watched], (changes) => void this.reload(changes.map((c) => c.path)), onError, {
-      debounceMs: this.options.debounceMs,
-    })
-    await this.#watcher.ready()
+    this.#watching = true
+    await this.#rewatch()
   }
 
   async close(): Promise<void> {
+    this.#watching = false
     await this.#watcher?.close()
     this.#watcher = undefined
     await this.#queue.catch(() => {})
@@ -87,12 +88,17 @@ export class Composition {
 
   async #run(type: ReloadEvent['type'], trigger: string[]): Promise<ReloadEvent> {
     let report: ReloadReport
+    const before = fingerprints(this.#watched)
+    const debug = (message: string) => this.kernel.log({ level: 'debug', message: `${type}: ${message}` })
     try {
+      debug('resolving the config')
       const candidate = await resolveConfig(this.options, this.loader)
       this.candidate = candidate
+      debug(`applying (${candidate.errors.length} config errors)`)
       report = await this.reconciler.apply(candidate)
       if (report.ok) this.current = candidate
-      this.#updateWatch(candidate)
+      debug('updating the watched files')
+      await this.#updateWatch(candidate)
     } catch (err) {
       // a bug or an unexpected failure: report it like a rejected config, keep what runs
       const error = err instanceof YokeError ? err : new YokeError('CONFIG_READ_FAILED', { file: 'the config', reason: (err as Error)?.message }, { cause: err })
@@ -100,23 +106,53 @@ export class Composition {
     }
     const event: ReloadEvent = { type, trigger, ...report }
     this.hooks.reload.call(event)
+    // an edit made while this reload ran may have been read too early, or dropped with a replaced
+    // watcher: compare what the files are now with what they were when it started
+    const after = fingerprints(before.keys())
+    const changed = [...before].filter(([file, print]) => after.get(file) !== print).map(([file]) => file)
+    if (changed.length && this.#watching) void this.reload(changed)
     return event
   }
 
   /** Watches the candidate's files too: a file that broke the config must be seen when fixed. */
-  #updateWatch(candidate: ResolvedConfig) {
-    const files = new Set(candidate.stack.watchFiles)
+  async #updateWatch(candidate: ResolvedConfig) {
+    const files = new Set<string>()
     for (const source of [this.current, candidate]) {
+      for (const file of source?.stack.watchFiles ?? []) files.add(file)
       for (const spec of source?.instances ?? []) {
         if (spec.local && spec.file) files.add(spec.file)
         for (const dep of spec.module?.deps ?? []) files.add(dep)
       }
-      for (const file of source?.stack.watchFiles ?? []) files.add(file)
     }
-    const added = [...files].filter((f) => !this.#watched.has(f))
-    const removed = [...this.#watched].filter((f) => !files.has(f))
+    const same = files.size === this.#watched.size && [...files].every((f) => this.#watched.has(f))
     this.#watched = files
-    this.#watcher?.add(added)
-    this.#watcher?.unwatch(removed)
+    if (!same) await this.#rewatch()
   }
+
+  /** A new watcher takes over once it is ready; the old one keeps watching until then. */
+  async #rewatch() {
+    if (!this.#watching) return
+    const onError = (err: unknown) => this.kernel.log({ level: 'error', message: `watch: ${(err as Error)?.message ?? err}`, error: err })
+    const next = new DebouncedWatcher([...this.#watched], (changes) => void this.reload(changes.map((c) => c.path)), onError, {
+      debounceMs: this.options.debounceMs,
+    })
+    // bounded: a watcher that never reports ready must not stall every later reload
+    let timer: NodeJS.Timeout | undefined
+    const ready = await Promise.race([next.ready().then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), READY_MS)))])
+    clearTimeout(timer)
+    if (!ready) this.kernel.log({ level: 'warn', message: `the file watcher was not ready after ${READY_MS} ms; changes may be missed until it is` })
+    const previous = this.#watcher
+    this.#watcher = next
+    await previous?.close()
+  }
+}
+
+/** mtime and size of each file ('-' when it does not exist): cheap evidence of a change. */
+function fingerprints(files: Iterable<string>): Map<string, string> {
+  const prints = new Map<string, string>()
+  for (const file of files) {
+    const stat = statSync(file, { throwIfNoEntry: false, bigint: true })
+    prints.set(file, stat ? `${stat.mtimeNs}:${stat.size}` : '-')
+  }
+  return prints
 }

@@ -75,7 +75,7 @@ export async function loadLayers(options: LoadOptions): Promise<LayerStack> {
     try {
       const parsed = pickKey(readConfigFile(file), pick)
       const { value, fromEnv, errors: envErrors } = interpolate(parsed.value, env, parsed.positions)
-      const shapeErrors = checkLayer(value, parsed.positions, file)
+      const shapeErrors = checkLayer(value, parsed.positions, file, parsed.keys)
       errors.push(...shapeErrors, ...envErrors)
       if (shapeErrors.length) return undefined
       return { kind, file, value: value as Record<string, unknown>, positions: parsed.positions, fromEnv }
@@ -187,7 +187,8 @@ function pickKey(parsed: ParsedFile, key: string | undefined): ParsedFile {
   if (!key) return parsed
   const prefix = key + '\u001f'
   const positions = new Map([...parsed.positions].filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k.slice(prefix.length), v]))
-  return { ...parsed, value: (parsed.value as Record<string, unknown>)?.[key] ?? {}, positions }
+  const keys = new Map([...parsed.keys].filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k.slice(prefix.length), v]))
+  return { ...parsed, value: (parsed.value as Record<string, unknown>)?.[key] ?? {}, positions, keys }
 }
 
 /** `--set plugins.agent.enabled=true`: the value is YAML, so numbers, booleans and lists work. */

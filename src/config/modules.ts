@@ -34,7 +34,7 @@ export interface LoadedModule {
 const LOCAL = /^(\.{1,2}[\\/]|[\\/]|file:|[A-Za-z]:[\\/])/
 
 export function resolveUse(use: string, baseDir: string, projectDir: string): ResolvedUse {
-  const fail = (reason: string) => new YokeError('PLUGIN_NOT_FOUND', { use, reason, builtins: builtinNames().join(', ') })
+  const fail = (reason: string) => new YokeError('PLUGIN_NOT_FOUND', { use, reason, builtins: builtinNames().join(', ') || 'none yet' })
   if (LOCAL.test(use)) {
     const path = use.startsWith('file:') ? fileURLToPath(use) : resolve(baseDir, use)
     const file = ['', '.ts', '.mts', '.js', '.mjs', '/index.ts', '/index.js', '/index.mjs'].map((ext) => path + ext).find(isFile)

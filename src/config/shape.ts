@@ -33,7 +33,7 @@ export type InstanceEntry = NonNullable<z.infer<typeof instance>>
 const KNOWN: Record<string, string[]> = { '': ['extends', 'preset', 'plugins'], instance: ['use', 'config', 'enabled'] }
 
 /** Checks one layer; returns its errors located in its file. */
-export function checkLayer(value: unknown, positions: Map<string, Position>, file: string): YokeError[] {
+export function checkLayer(value: unknown, positions: Map<string, Position>, file: string, keys = positions): YokeError[] {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return [new YokeError('CONFIG_SHAPE', { reason: `a config layer must be a mapping (it is ${Array.isArray(value) ? 'a list' : typeof value})` }, { file, line: 1, col: 1 })]
   }
@@ -45,7 +45,7 @@ export function checkLayer(value: unknown, positions: Map<string, Position>, fil
     let at = locate(positions, path)
     if (issue.code === 'unrecognized_keys') {
       const key = issue.keys[0]
-      at = locate(positions, [...path, key])
+      at = keys.get(pathKey([...path, key])) ?? locate(positions, [...path, key])
       const known = KNOWN[path.length === 0 ? '' : 'instance']
       const guess = known?.find((k) => similar(k, key))
       reason = `unknown key "${key}" in ${path.length ? describe(path) : 'the layer'}${guess ? ` (did you mean "${guess}"?)` : ''}`

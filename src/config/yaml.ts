@@ -21,7 +21,10 @@ export interface Position {
 export interface ParsedFile {
   file: string
   value: unknown
+  /** where each path's value is (a collection: where its key is) */
   positions: Map<string, Position>
+  /** where each mapping key is written */
+  keys: Map<string, Position>
 }
 
 export const pathKey = (path: Path) => path.join('\u001f')
@@ -58,8 +61,10 @@ export function parseConfigText(text: string, file: string): ParsedFile {
   if (first) {
     const code: ErrorCode =
       first.code === 'DUPLICATE_KEY' ? 'CONFIG_DUPLICATE_KEY' : first.code === 'RESOURCE_EXHAUSTION' ? 'CONFIG_TOO_DEEP' : 'CONFIG_SYNTAX'
-    const key = code === 'CONFIG_DUPLICATE_KEY' ? `"${text.slice(first.pos[0], first.pos[1]).split(':')[0].trim()}"` : ''
-    throw new YokeError(code, { reason: first.message, key, limit: LIMITS.depth }, at(first.pos[0]))
+    const key = code === 'CONFIG_DUPLICATE_KEY' ? `"${text.slice(first.pos[0]).split(/[:\n]/)[0].trim()}"` : ''
+    // an unclosed quote is reported at the end of the file; point at where it opened instead
+    const quote = first.code === 'MISSING_CHAR' && /quote/.test(first.message) ? text.lastIndexOf(first.message.includes('"') ? '"' : "'", first.pos[0] - 1) : -1
+    throw new YokeError(code, { reason: first.message, key, limit: LIMITS.depth }, at(quote >= 0 ? quote : first.pos[0]))
   }
   let value: unknown
   try {
@@ -70,14 +75,16 @@ export function parseConfigText(text: string, file: string): ParsedFile {
     throw new YokeError(code, { reason: msg, limit: LIMITS.depth }, { ...at(0), cause: err })
   }
   const positions = new Map<string, Position>()
-  if (doc.contents) walk(doc, doc.contents as Node, [], positions, at, 0)
-  return { file, value: value ?? {}, positions }
+  const keys = new Map<string, Position>()
+  if (doc.contents) walk(doc, doc.contents as Node, [], { positions, keys }, at, 0)
+  return { file, value: value ?? {}, positions, keys }
 }
 
 /** Records the position of every node under `node`; aliases and merge keys are followed. */
-function walk(doc: Document, node: Node, path: Path, out: Map<string, Position>, at: (o?: number) => Position, depth: number, keyPos?: Position) {
+type Out = { positions: Map<string, Position>; keys: Map<string, Position> }
+function walk(doc: Document, node: Node, path: Path, out: Out, at: (o?: number) => Position, depth: number, keyPos?: Position) {
   if (depth > LIMITS.depth) throw new YokeError('CONFIG_TOO_DEEP', { limit: LIMITS.depth }, at(node.range?.[0]))
-  out.set(pathKey(path), keyPos ?? at(node.range?.[0]))
+  out.positions.set(pathKey(path), keyPos ?? at(node.range?.[0]))
   if (isAlias(node)) {
     const target = node.resolve(doc)
     if (target && !isScalar(target)) walk(doc, target as Node, path, out, at, depth + 1, at(node.range?.[0]))
@@ -88,14 +95,15 @@ function walk(doc: Document, node: Node, path: Path, out: Map<string, Position>,
       const value = pair.value as Node | null
       if (key === '<<' && value) {
         const sources = isSeq(value) ? (value.items as Node[]) : [value]
-        for (const src of sources) walk(doc, src, path, out, at, depth + 1, out.get(pathKey(path)))
+        for (const src of sources) walk(doc, src, path, out, at, depth + 1, out.positions.get(pathKey(path)))
         continue
       }
       const keyAt = at((pair.key as Node | null)?.range?.[0])
+      out.keys.set(pathKey([...path, key]), keyAt)
       // a collection is placed at its key, a scalar at its value
       const place = isMap(value) || isSeq(value) || !value?.range ? keyAt : at(value.range[0])
       if (value) walk(doc, value, [...path, key], out, at, depth + 1, place)
-      else out.set(pathKey([...path, key]), keyAt)
+      else out.positions.set(pathKey([...path, key]), keyAt)
     }
   } else if (isSeq(node)) {
     node.items.forEach((item, i) => walk(doc, item as Node, [...path, i], out, at, depth + 1))

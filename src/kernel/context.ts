@@ -8,7 +8,7 @@ import type { Cleanup, Disposer, EffectScope } from './disposer.ts'
 import type { Fiber } from './fiber.ts'
 import type { Kernel } from './kernel.ts'
 import { hookName, tapHook, type AnyHook, type TapFn, type TapOptions } from './hooks.ts'
-import type { Plugin } from './plugin.ts'
+import { toPlugin, validateConfig } from './plugin.ts'
 import type { ServiceName, Services } from './services.ts'
 import { DebouncedWatcher, type WatchHandler, type WatchOptions } from './watch.ts'
 
@@ -45,8 +45,8 @@ export interface Context {
   watch(paths: string | string[], handler: WatchHandler, options?: WatchOptions): Disposer
   setTimeout(fn: () => void, ms: number): Disposer
   setInterval(fn: () => void, ms: number): Disposer
-  /** Runs a child plugin whose lifetime ends with this activation. */
-  plugin(plugin: Plugin, config?: unknown, options?: ChildOptions): ChildHandle
+  /** Runs a child plugin (any plugin shape) whose lifetime ends with this activation. */
+  plugin(plugin: unknown, config?: unknown, options?: ChildOptions): ChildHandle
 }
 
 export function createContext(fiber: Fiber, scope: EffectScope, signal: AbortSignal): Context {
@@ -101,8 +101,16 @@ export function createContext(fiber: Fiber, scope: EffectScope, signal: AbortSig
       const timer = setInterval(guard(fn, 'interval'), ms)
       return counted('timer', `interval ${ms}ms`, () => clearInterval(timer))
     },
-    plugin(plugin: Plugin, config?: unknown, options: ChildOptions = {}) {
-      const child = kernel.spawn(plugin, config, { key: `${fiber.key}/${options.key ?? plugin.name}`, parent: fiber, site: fiber.site })
+    plugin(definition, config, options = {}) {
+      const plugin = toPlugin(definition)
+      if (typeof plugin === 'string') throw new YokeError('PLUGIN_INVALID', { file: `the child plugin of ${fiber.label}`, reason: plugin })
+      const key = `${fiber.key}/${options.key ?? plugin.name}`
+      const checked = validateConfig(plugin, config)
+      if ('issues' in checked) {
+        const reason = checked.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`).join('; ')
+        throw new YokeError('CONFIG_INVALID', { instance: key, plugin: plugin.name, reason }, { instance: key, plugin: plugin.name })
+      }
+      const child = kernel.spawn(plugin, checked.value, { key, parent: fiber, site: fiber.site })
       const dispose = scope.add(`plugin ${child.key}`, () => kernel.remove(child), () => [
         { label: `${child.state} ${child.label}`, children: child.effects() },
       ])

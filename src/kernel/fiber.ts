@@ -121,7 +121,7 @@ export class Fiber {
     const previous = this.#transition ?? Promise.resolve()
     const next = previous.then(step).finally(() => {
       if (this.#transition === next) this.#transition = undefined
-      this.kernel.schedule()
+      this.kernel.schedule(this)
     })
     this.#transition = next
     return next

@@ -1,9 +1,10 @@
 /**
  * @module kernel/kernel
  * The kernel: a set of fibers, the services they provide, and one rule that keeps them consistent.
- * After any change, every idle fiber is compared with the services it injects: a pending fiber
- * whose services all exist is loaded; an active fiber whose service went away or was replaced is
- * unloaded (and loaded again if a replacement exists). Transitions run concurrently per fiber.
+ * After a change, each affected idle fiber is compared with the services it injects: a pending
+ * fiber whose services all exist is loaded; an active fiber whose service went away or was replaced
+ * is unloaded (and loaded again if a replacement exists). Transitions run concurrently per fiber;
+ * only fibers touched by a change are looked at, so a change costs its dependents, not the world.
  */
 import { SyncHook } from 'tapable'
 import type { ErrorSite } from '../errors.ts'
@@ -34,8 +35,11 @@ export class Kernel {
     /** a log record from the kernel or a plugin */
     log: new SyncHook<[LogRecord]>(['record']),
   })
-  readonly services = new ServiceRegistry(() => this.schedule())
+  readonly services = new ServiceRegistry((name) => this.schedule(...this.#dependents(name)))
   readonly #fibers = new Set<Fiber>()
+  /** service name → the fibers that inject it */
+  readonly #injectors = new Map<string, Set<Fiber>>()
+  readonly #dirty = new Set<Fiber>()
   readonly #counts = new Map<string, number>()
   /** hooks that plugins tapped through ctx.tap, with how many such taps they hold */
   readonly #hooks = new Map<AnyHook, number>()
@@ -50,7 +54,8 @@ export class Kernel {
   spawn(plugin: Plugin, config: unknown, options: SpawnOptions): Fiber {
     const fiber = new Fiber(this, options.key, plugin, config, options.site, options.parent)
     this.#fibers.add(fiber)
-    this.schedule()
+    for (const name of plugin.inject) this.#injectors.set(name, (this.#injectors.get(name) ?? new Set()).add(fiber))
+    this.schedule(fiber)
     return fiber
   }
 
@@ -60,7 +65,12 @@ export class Kernel {
       await fiber.unload('disposed')
     } finally {
       this.#fibers.delete(fiber)
+      for (const name of fiber.plugin.inject) this.#injectors.get(name)?.delete(fiber)
     }
+  }
+
+  #dependents(name: string): Iterable<Fiber> {
+    return this.#injectors.get(name) ?? []
   }
 
   /** The provision ids of `fiber`'s injected services, or undefined while one is missing. */
@@ -74,18 +84,27 @@ export class Kernel {
     return ids.join(',')
   }
 
-  schedule(): void {
+  /** Marks fibers for another look (after this microtask). */
+  schedule(...fibers: Fiber[]): void {
+    for (const fiber of fibers) this.#dirty.add(fiber)
     if (this.#scheduled) return
     this.#scheduled = true
     queueMicrotask(() => {
       this.#scheduled = false
-      this.#refresh()
+      try {
+        this.#refresh()
+      } catch (err) {
+        // a kernel bug must not take the process down with it: report it and keep running
+        this.log({ level: 'error', message: `refresh failed: ${(err as Error)?.message ?? err}`, error: err })
+      }
     })
   }
 
   #refresh() {
-    for (const fiber of this.#fibers) {
-      if (fiber.busy || fiber.state === 'disposed' || fiber.state === 'loading') continue
+    const dirty = [...this.#dirty]
+    this.#dirty.clear()
+    for (const fiber of dirty) {
+      if (fiber.busy || fiber.state === 'disposed' || fiber.state === 'loading' || !this.#fibers.has(fiber)) continue
       const epoch = this.epochOf(fiber)
       if (fiber.state === 'active' && epoch !== fiber.epoch) void fiber.unload('pending')
       else if (fiber.state === 'pending' && epoch !== undefined) void fiber.load(epoch)
@@ -96,10 +115,11 @@ export class Kernel {
 
   /** Unloads the active fibers that use a service of `provider`, before the provider unwinds. */
   async releaseDependents(provider: Fiber): Promise<void> {
-    const names = new Set(this.services.list().filter((p) => p.owner === provider).map((p) => p.name))
-    if (!names.size) return
-    const dependents = this.fibers.filter((f) => f !== provider && (f.state === 'active' || f.state === 'loading') && f.plugin.inject.some((n) => names.has(n)))
-    await Promise.all(dependents.map((f) => f.unload('pending')))
+    const dependents = new Set(this.services.namesOf(provider).flatMap((name) => [...this.#dependents(name)]))
+    dependents.delete(provider)
+    if (!dependents.size) return
+    const live = [...dependents].filter((f) => f.state === 'active' || f.state === 'loading')
+    await Promise.all(live.map((f) => f.unload('pending')))
   }
 
   /** Resolves once no fiber is loading or unloading and nothing is scheduled. */
@@ -112,9 +132,10 @@ export class Kernel {
     }
   }
 
+  /** A provision counts only while its owner is active, so a state change concerns its dependents. */
   onState(fiber: Fiber): void {
     this.hooks.state.call(fiber)
-    this.schedule()
+    this.schedule(fiber, ...this.services.namesOf(fiber).flatMap((name) => [...this.#dependents(name)]))
   }
 
   log(record: LogRecord): void {

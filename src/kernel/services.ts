@@ -32,6 +32,7 @@ let serial = 0
 export class ServiceRegistry {
   readonly container: AwilixContainer = createContainer({ strict: true })
   #provisions = new Map<string, Provision>()
+  #byOwner = new Map<Fiber, Set<string>>()
 
   constructor(private readonly onChange: (name: string) => void) {}
 
@@ -41,11 +42,15 @@ export class ServiceRegistry {
     if (current) throw new YokeError('SERVICE_CONFLICT', { name, owner: current.owner.label })
     const provision: Provision = { name, value, owner, id: ++serial }
     this.#provisions.set(name, provision)
+    this.#byOwner.set(owner, (this.#byOwner.get(owner) ?? new Set()).add(name))
     this.container.register(name, asValue(value))
     this.onChange(name)
     return () => {
       if (this.#provisions.get(name) !== provision) return
       this.#provisions.delete(name)
+      const owned = this.#byOwner.get(owner)
+      owned?.delete(name)
+      if (!owned?.size) this.#byOwner.delete(owner)
       this.container.register(
         name,
         asFunction(() => {
@@ -60,6 +65,11 @@ export class ServiceRegistry {
   get(name: string): Provision | undefined {
     const provision = this.#provisions.get(name)
     return provision?.owner.state === 'active' ? provision : undefined
+  }
+
+  /** The names `owner` provides. */
+  namesOf(owner: Fiber): string[] {
+    return [...(this.#byOwner.get(owner) ?? [])]
   }
 
   /** Every provision, ready or not. */

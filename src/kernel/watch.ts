@@ -1,9 +1,12 @@
 /**
  * @module kernel/watch
  * Debounced file watching over chokidar. A burst of events becomes one handler call with the
- * distinct paths that changed; the handler never runs after the watcher is closed. Paths may
- * be files that do not exist yet: they are reported when they appear.
+ * distinct paths that changed; the handler never runs after the watcher is closed. A path that
+ * does not exist yet is watched through its parent directory: chokidar itself arms such a watch
+ * only some milliseconds after 'ready', and a file created in between would go unseen.
  */
+import { existsSync } from 'node:fs'
+import { dirname, resolve, sep } from 'node:path'
 import { watch, type FSWatcher } from 'chokidar'
 
 export interface FileChange {
@@ -14,7 +17,7 @@ export interface FileChange {
 export type WatchHandler = (changes: FileChange[]) => void | Promise<void>
 
 export interface WatchOptions {
-  /** quiet time before the handler runs (default 50 ms) */
+  /** quiet time before the handler runs (default 30 ms, after the file stopped changing for 40 ms) */
   debounceMs?: number
   /** paths for which this returns true are not watched */
   ignored?: (path: string) => boolean
@@ -28,7 +31,15 @@ export class DebouncedWatcher {
   #closed = false
 
   constructor(paths: string[], handler: WatchHandler, onError: (err: unknown) => void, options: WatchOptions = {}) {
-    this.#watcher = watch(paths, { ignoreInitial: true, ignored: options.ignored, atomic: 50 })
+    const requested = new Set(paths.map((p) => resolve(p)))
+    const parents = new Set([...requested].filter((p) => !existsSync(p) && existsSync(dirname(p))).map((p) => dirname(p)))
+    const wanted = (p: string) => requested.has(p) || [...requested].some((r) => p.startsWith(r + sep))
+    // in a parent watched on behalf of a missing path, only that path counts
+    const ignored = (p: string) => (parents.has(dirname(p)) && !wanted(p)) || Boolean(options.ignored?.(p))
+    const targets = [...requested].filter((p) => existsSync(p) || !parents.has(dirname(p)))
+    // awaitWriteFinish: a file written in place (truncate, then write) is reported once it stops
+    // changing, so a half-written config is not read as an empty one
+    this.#watcher = watch([...targets, ...parents], { ignoreInitial: true, ignored, atomic: 50, awaitWriteFinish: { stabilityThreshold: 40, pollInterval: 10 } })
     this.#ready = new Promise((resolve) => this.#watcher.once('ready', () => resolve()))
     const flush = () => {
       this.#timer = undefined
@@ -40,9 +51,10 @@ export class DebouncedWatcher {
         .catch(onError)
     }
     this.#watcher.on('all', (event, path) => {
+      if (!wanted(path)) return // the parent directory itself
       this.#pending.set(path, { event: event as FileChange['event'], path })
       clearTimeout(this.#timer)
-      this.#timer = setTimeout(flush, options.debounceMs ?? 50)
+      this.#timer = setTimeout(flush, options.debounceMs ?? 30)
     })
     this.#watcher.on('error', onError)
   }
@@ -50,14 +62,6 @@ export class DebouncedWatcher {
   /** Resolves when the initial scan is done: changes from then on are seen. */
   ready(): Promise<void> {
     return this.#ready
-  }
-
-  add(paths: string[]): void {
-    if (paths.length) this.#watcher.add(paths)
-  }
-
-  unwatch(paths: string[]): void {
-    if (paths.length) this.#watcher.unwatch(paths)
   }
 
   async close(): Promise<void> {

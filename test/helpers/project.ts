@@ -131,11 +131,20 @@ export class DevProcess {
     return this.next((e) => e.type === 'ready', timeoutMs, 0)
   }
 
-  /** Performs `edit`, then waits for the reload it causes. */
-  async reloadAfter(edit: () => void, timeoutMs = 15000): Promise<DevEvent> {
+  /**
+   * Performs `edit`, then waits for the reloads it causes to end: the last reload event after
+   * which nothing reloads for `quietMs` (an edit can cause more than one reload).
+   */
+  async reloadAfter(edit: () => void, timeoutMs = 15000, quietMs = 300): Promise<DevEvent> {
     const after = this.events.length
     edit()
-    return this.next((e) => e.type === 'reload', timeoutMs, after)
+    let last = await this.next((e) => e.type === 'reload', timeoutMs, after)
+    for (;;) {
+      const seen = this.events.length
+      const more = await this.next((e) => e.type === 'reload', quietMs, seen).catch(() => undefined)
+      if (!more) return last
+      last = more
+    }
   }
 
   async stop(timeoutMs = 10000): Promise<number | null> {

@@ -1,0 +1,217 @@
+// Hot reload, driven through `yoke dev --events json` in a temporary project (DESIGN §5).
+import assert from 'node:assert/strict'
+import { readFileSync, statSync } from 'node:fs'
+import { after, before, describe, it } from 'node:test'
+import { DevProcess, runYoke, sleep, tempProject, type DevEvent } from './helpers/project.ts'
+
+// A plugin that holds one of every kind of registration: service, tap, watcher, timer.
+const COUNTER = (version: string) => `
+export default {
+  name: 'counter',
+  provides: ['counter'],
+  apply(ctx, config) {
+    let n = 0
+    ctx.provide('counter', { next: () => ++n })
+    ctx.tap(ctx.hooks.state, 'counter', () => {})
+    ctx.setInterval(() => {}, 60000)
+    ctx.watch(new URL('./watched.txt', import.meta.url).pathname.replace(/\\?.*/, ''), () => {})
+    ctx.logger.info('counter ${version} step=' + config.step)
+  },
+}
+`
+const USER = `
+export default {
+  name: 'user',
+  inject: ['counter'],
+  apply(ctx) { ctx.logger.info('user got ' + ctx.counter.next()) },
+}
+`
+const OTHER = `import { label } from './lib.mjs'
+export default { name: 'other', apply(ctx, config) { ctx.logger.info(label + ' ' + config.word) } }
+`
+const CONFIG = (step: number, extra = '') => `plugins:
+  counter:
+    use: ./plugins/counter.mjs
+    config: { step: ${step} }
+  user:
+    use: ./plugins/user.mjs
+  other:
+    use: ./plugins/other.mjs
+    config: { word: hi }
+${extra}`
+
+const byKey = (event: DevEvent) => Object.fromEntries(event.instances.map((i: any) => [i.key, i]))
+
+describe('yoke dev hot reload', () => {
+  const project = tempProject({
+    'plugins/counter.mjs': COUNTER('v1'),
+    'plugins/user.mjs': USER,
+    'plugins/other.mjs': OTHER,
+    'plugins/lib.mjs': `export const label = 'other v1'\n`,
+    'plugins/watched.txt': 'x',
+    'yoke.config.yaml': CONFIG(1),
+  })
+  let dev: DevProcess
+  let loaded: DevEvent
+  const inspect = async () => {
+    const run = await runYoke(['inspect', '--json'], { cwd: project.dir, home: project.home })
+    assert.equal(run.code, 0, run.stderr)
+    const snap = JSON.parse(run.stdout)
+    assert.equal(snap.source, 'live from yoke dev')
+    return snap
+  }
+
+  before(async () => {
+    dev = new DevProcess([], { cwd: project.dir, home: project.home })
+    await dev.ready()
+    loaded = dev.events.find((e) => e.type === 'loaded')!
+  })
+  after(async () => {
+    const code = await dev.stop()
+    project.cleanup()
+    assert.equal(code, 0, dev.stderr)
+  })
+
+  it('loads every instance and says so', () => {
+    assert.equal(loaded.ok, true)
+    assert.deepEqual(loaded.added, ['counter', 'user', 'other'])
+    assert.deepEqual(
+      Object.values(byKey(loaded)).map((i: any) => i.state),
+      ['active', 'active', 'active'],
+    )
+    assert.ok(dev.events.some((e) => e.type === 'log' && e.message === 'counter v1 step=1'))
+  })
+
+  it('editing one instance restarts only that one (and its dependents re-apply in place)', async () => {
+    const before = byKey(loaded)
+    const event = await dev.reloadAfter(() => project.write('yoke.config.yaml', CONFIG(2)))
+    assert.equal(event.ok, true)
+    assert.deepEqual(event.restarted, ['counter'])
+    assert.deepEqual(event.unchanged, ['user', 'other'])
+    const now = byKey(event)
+    assert.notEqual(now.counter.fiber, before.counter.fiber)
+    assert.equal(now.user.fiber, before.user.fiber, 'the dependent keeps its fiber')
+    assert.equal(now.other.fiber, before.other.fiber)
+    assert.equal(now.user.state, 'active')
+    assert.ok(dev.events.some((e) => e.type === 'log' && e.message === 'counter v1 step=2'))
+  })
+
+  it('an invalid edit keeps the running generation and reports where; the fix applies', async () => {
+    const running = byKey(dev.events.filter((e) => e.type === 'reload').at(-1)!)
+    const bad = await dev.reloadAfter(() => project.write('yoke.config.yaml', CONFIG(3).replace('config: { step: 3 }', 'config: { step: 3')))
+    assert.equal(bad.ok, false)
+    assert.equal(bad.errors[0].code, 'CONFIG_SYNTAX')
+    assert.match(bad.errors[0].location, /yoke\.config\.yaml:\d+:\d+$/)
+    assert.ok(bad.errors[0].hint)
+    assert.deepEqual(byKey(bad), running, 'nothing changed')
+    const fixed = await dev.reloadAfter(() => project.write('yoke.config.yaml', CONFIG(3)))
+    assert.equal(fixed.ok, true)
+    assert.deepEqual(fixed.restarted, ['counter'])
+  })
+
+  it('editing a local plugin module runs the new code, its imports included', async () => {
+    const event = await dev.reloadAfter(() => project.write('plugins/counter.mjs', COUNTER('v2')))
+    assert.deepEqual(event.restarted, ['counter'])
+    assert.ok(dev.events.some((e) => e.type === 'log' && e.message === 'counter v2 step=3'))
+    const viaImport = await dev.reloadAfter(() => project.write('plugins/lib.mjs', `export const label = 'other v2'\n`))
+    assert.deepEqual(viaImport.restarted, ['other'])
+    assert.ok(dev.events.some((e) => e.type === 'log' && e.message === 'other v2 hi'))
+  })
+
+  it('a syntax error in a module keeps the old code running', async () => {
+    const before = byKey(dev.events.filter((e) => e.type === 'reload').at(-1)!)
+    const event = await dev.reloadAfter(() => project.write('plugins/counter.mjs', COUNTER('v3').replace('apply(ctx, config) {', 'apply(ctx, config) {{')))
+    assert.equal(event.failed[0].instance, 'counter')
+    assert.equal(event.failed[0].error.code, 'PLUGIN_IMPORT_FAILED')
+    const now = byKey(event)
+    assert.equal(now.counter.fiber, before.counter.fiber)
+    assert.equal(now.counter.state, 'active')
+    const fixed = await dev.reloadAfter(() => project.write('plugins/counter.mjs', COUNTER('v4')))
+    assert.deepEqual(fixed.restarted, ['counter'])
+    assert.ok(dev.events.some((e) => e.type === 'log' && e.message === 'counter v4 step=3'))
+  })
+
+  it('a dependent goes pending when its provider is disabled, and inspect explains the wait', async () => {
+    const disabled = await dev.reloadAfter(() => project.write('yoke.config.yaml', CONFIG(3).replace('config: { step: 3 }', 'config: { step: 3 }\n    enabled: false')))
+    assert.deepEqual(disabled.removed, ['counter'])
+    assert.equal(byKey(disabled).user.state, 'pending')
+    assert.equal(byKey(disabled).counter.state, 'disabled')
+    const snap = await inspect()
+    const user = snap.instances.find((i: any) => i.key === 'user')
+    assert.equal(user.state, 'pending')
+    assert.deepEqual(user.waitingFor, [{ service: 'counter', providers: [{ instance: 'counter', state: 'disabled' }] }])
+    const human = await runYoke(['inspect'], { cwd: project.dir, home: project.home })
+    assert.match(human.stdout, /waits for service "counter": provided by instance "counter" \(disabled\)/)
+    const on = await dev.reloadAfter(() => project.write('yoke.config.yaml', CONFIG(3)))
+    assert.deepEqual(on.added, ['counter'])
+    assert.equal(byKey(on).user.state, 'active')
+  })
+
+  it('a plugin whose apply throws is failed alone; inspect shows its error, key and file:line', async () => {
+    project.write('plugins/thrower.mjs', `export default { name: 'thrower', apply() { throw new Error('kaboom') } }\n`)
+    const event = await dev.reloadAfter(() => project.write('yoke.config.yaml', CONFIG(3, '  thrower:\n    use: ./plugins/thrower.mjs\n')))
+    assert.deepEqual(event.added, ['thrower'])
+    assert.equal(event.failed[0].error.code, 'PLUGIN_APPLY_FAILED')
+    const states = byKey(event)
+    assert.equal(states.thrower.state, 'failed')
+    assert.deepEqual([states.counter.state, states.user.state, states.other.state], ['active', 'active', 'active'])
+    const snap = await inspect()
+    const thrower = snap.instances.find((i: any) => i.key === 'thrower')
+    assert.equal(thrower.error.code, 'PLUGIN_APPLY_FAILED')
+    assert.equal(thrower.error.instance, 'thrower')
+    assert.match(thrower.error.location, /yoke\.config\.yaml:11:10$/)
+    assert.match(thrower.error.message, /kaboom/)
+  })
+
+  it('50 rapid edits end in the final state', async () => {
+    const after = dev.events.length
+    for (let i = 1; i <= 50; i++) {
+      project.write('yoke.config.yaml', CONFIG(100 + i))
+      if (i % 10 === 0) await sleep(5)
+    }
+    const deadline = Date.now() + 20000
+    while (Date.now() < deadline && !dev.events.slice(after).some((e) => e.type === 'log' && e.message === 'counter v4 step=150')) await sleep(50)
+    await sleep(400) // nothing may follow the final state
+    const logs = dev.events.slice(after).filter((e) => e.type === 'log' && e.message.startsWith('counter v4'))
+    assert.equal(logs.at(-1)?.message, 'counter v4 step=150')
+    const reloads = dev.events.slice(after).filter((e) => e.type === 'reload')
+    assert.ok(reloads.length < 50, `debounced: ${reloads.length} reloads for 50 edits`)
+    assert.ok(reloads.every((r) => r.ok))
+  })
+
+  it('removing an instance leaves no service, tap, watcher or timer of it', async () => {
+    const beforeSnap = await inspect()
+    assert.deepEqual(beforeSnap.resources, { tap: 1, timer: 1, watcher: 1 })
+    const event = await dev.reloadAfter(() =>
+      project.write('yoke.config.yaml', `plugins:\n  other:\n    use: ./plugins/other.mjs\n    config: { word: hi }\n`),
+    )
+    assert.deepEqual([...event.removed].sort(), ['counter', 'user'])
+    const snap = await inspect()
+    assert.deepEqual(snap.resources, { tap: 0, timer: 0, watcher: 0 })
+    assert.deepEqual(snap.services, [])
+    assert.deepEqual(
+      snap.hooks.find((h: any) => h.hook === 'kernel.state').taps,
+      ['yoke dev'],
+    )
+    assert.deepEqual(
+      snap.instances.map((i: any) => i.key),
+      ['other'],
+    )
+  })
+
+  it('the user patch is watched by exact path, and reload never writes config files', async () => {
+    const config = project.path('yoke.config.yaml')
+    const stamp = statSync(config).mtimeMs
+    const text = readFileSync(config, 'utf8')
+    const event = await dev.reloadAfter(() => project.write('.home/patch.yaml', 'plugins:\n  other:\n    config: { word: patched }\n'))
+    assert.deepEqual(event.restarted, ['other'])
+    assert.ok(dev.events.some((e) => e.type === 'log' && e.message === 'other v2 patched'))
+    assert.equal(statSync(config).mtimeMs, stamp)
+    assert.equal(readFileSync(config, 'utf8'), text)
+  })
+
+  it('an editor-style atomic save (write temp, rename) reloads', async () => {
+    const event = await dev.reloadAfter(() => project.writeAtomic('.home/patch.yaml', 'plugins:\n  other:\n    config: { word: atomic }\n'))
+    assert.deepEqual(event.restarted, ['other'])
+  })
+})

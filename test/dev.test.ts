@@ -163,6 +163,21 @@ describe('yoke dev hot reload', () => {
     assert.match(thrower.error.message, /kaboom/)
   })
 
+  it('a change whose new version fails to apply is rolled back to the running version', async () => {
+    const running = byKey(dev.events.filter((e) => e.type === 'reload').at(-1)!)
+    project.write('plugins/picky.mjs', `export default { name: 'picky', apply(ctx, config) { if (config.fail) throw new Error('refused'); ctx.logger.info('picky ok') } }\n`)
+    const added = await dev.reloadAfter(() => project.write('yoke.config.yaml', CONFIG(3, '  picky:\n    use: ./plugins/picky.mjs\n')))
+    assert.equal(byKey(added).picky.state, 'active')
+    const bad = await dev.reloadAfter(() => project.write('yoke.config.yaml', CONFIG(3, '  picky:\n    use: ./plugins/picky.mjs\n    config: { fail: true }\n')))
+    assert.equal(bad.failed[0].error.code, 'RELOAD_ROLLED_BACK')
+    assert.match(bad.failed[0].error.message, /refused/)
+    assert.equal(byKey(bad).picky.state, 'active', 'the previous version runs again')
+    assert.equal(byKey(bad).counter.fiber, running.counter.fiber)
+    const swapped = await dev.reloadAfter(() => project.write('yoke.config.yaml', CONFIG(3, '  picky:\n    use: ./plugins/other.mjs\n    config: { word: swapped }\n')))
+    assert.deepEqual(swapped.restarted, ['picky'], 'a changed use: is a change')
+    assert.ok(dev.events.some((e) => e.type === 'log' && e.instance === 'picky' && e.message === 'other v2 swapped'))
+  })
+
   it('50 rapid edits end in the final state', async () => {
     const after = dev.events.length
     for (let i = 1; i <= 50; i++) {

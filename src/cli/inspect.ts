@@ -32,6 +32,9 @@ export const inspect: Command = {
     if (!snap) {
       progress('composing…')
       const composition = new Composition(options)
+      composition.kernel.hooks.log.tap('yoke inspect', (record) => {
+        if (record.level === 'warn' || record.level === 'error') process.stderr.write(`${record.level} ${record.fiber ? `${record.fiber.key}: ` : ''}${record.message}\n`)
+      })
       const event = await composition.start()
       if (!event.ok) {
         await composition.close()

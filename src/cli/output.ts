@@ -3,7 +3,7 @@
  * Printing for humans and machines: colour only on a TTY and never with NO_COLOR; errors as
  * "CODE message / at file:line:col / hint"; JSON as one object per line.
  */
-import { relative } from 'node:path'
+import { relative, resolve, sep } from 'node:path'
 import { YOKE_ROOT } from '../config/layers.ts'
 import { YokeError, messageOf } from '../errors.ts'
 
@@ -63,6 +63,6 @@ export function progress(message: string): void {
 
 /** A path for people: relative to cwd, or `yoke:presets/base.yaml` for yoke's own files. */
 export function displayPath(file: string, cwd: string): string {
-  if (file.startsWith(YOKE_ROOT) && !cwd.startsWith(YOKE_ROOT)) return `yoke:${file.slice(YOKE_ROOT.length)}`
+  if (file.startsWith(YOKE_ROOT) && !resolve(cwd).concat(sep).startsWith(YOKE_ROOT)) return `yoke:${file.slice(YOKE_ROOT.length)}`
   return relative(cwd, file) || file
 }

@@ -75,7 +75,7 @@ export async function loadLayers(options: LoadOptions): Promise<LayerStack> {
     try {
       const parsed = pickKey(readConfigFile(file), pick)
       const { value, fromEnv, errors: envErrors } = interpolate(parsed.value, env, parsed.positions)
-      const shapeErrors = checkLayer(value, parsed.positions, file, parsed.keys)
+      const shapeErrors = checkLayer(value, parsed.positions, file, parsed.keys, kind)
       errors.push(...shapeErrors, ...envErrors)
       if (shapeErrors.length) return undefined
       return { kind, file, value: value as Record<string, unknown>, positions: parsed.positions, fromEnv }
@@ -213,7 +213,7 @@ function parseSet(arg: string, errors: YokeError[]): Layer | undefined {
   node[path.at(-1)!] = value
   const positions = new Map<string, Position>()
   path.forEach((_, i) => positions.set(pathKey(path.slice(0, i + 1)), { file, line: 0, col: 0 }))
-  const shapeErrors = checkLayer(root, positions, file)
+  const shapeErrors = checkLayer(root, positions, file, positions, 'set')
   if (shapeErrors.length) {
     errors.push(...shapeErrors.map((e) => new YokeError('CONFIG_SET_INVALID', { arg, reason: e.message })))
     return undefined

@@ -32,13 +32,23 @@ export type InstanceEntry = NonNullable<z.infer<typeof instance>>
 
 const KNOWN: Record<string, string[]> = { '': ['extends', 'preset', 'plugins'], instance: ['use', 'config', 'enabled'] }
 
-/** Checks one layer; returns its errors located in its file. */
-export function checkLayer(value: unknown, positions: Map<string, Position>, file: string, keys = positions): YokeError[] {
+/** Keys that only some layers may hold: anywhere else they would be silently ignored. */
+const ONLY_IN: Record<string, { kinds: string[]; reason: string }> = {
+  extends: { kinds: ['preset'], reason: 'extends belongs in a preset; the project config chooses its preset with preset:' },
+  preset: { kinds: ['project'], reason: 'preset: is read from the project config only; elsewhere use --preset' },
+}
+
+/** Checks one layer of the given kind; returns its errors located in its file. */
+export function checkLayer(value: unknown, positions: Map<string, Position>, file: string, keys = positions, kind = 'preset'): YokeError[] {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return [new YokeError('CONFIG_SHAPE', { reason: `a config layer must be a mapping (it is ${Array.isArray(value) ? 'a list' : typeof value})` }, { file, line: 1, col: 1 })]
   }
   const result = layer.safeParse(value)
-  if (result.success) return []
+  if (result.success) {
+    return Object.entries(ONLY_IN)
+      .filter(([key, rule]) => key in value && !rule.kinds.includes(kind))
+      .map(([key, rule]) => new YokeError('CONFIG_SHAPE', { reason: rule.reason }, { ...(keys.get(pathKey([key])) ?? { file, line: 1, col: 1 }) }))
+  }
   return result.error.issues.map((issue) => {
     const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))
     let reason = `${describe(path)}: ${issue.message}`

@@ -58,6 +58,8 @@ const CASES: Case[] = [
   { name: 'module throws on import', file: 'throws.mjs', text: 'throw new Error("no import for you")\n', code: 'PLUGIN_IMPORT_FAILED', at: /yoke\.config\.yaml:\d+:10$/, as: 'module' },
   { name: 'module with a syntax error', file: 'syntax.ts', text: 'export default { name: "s", apply( {\n', code: 'PLUGIN_IMPORT_FAILED', at: /yoke\.config\.yaml:\d+:10$/, as: 'module' },
   { name: 'module exports no plugin', file: 'notplugin.mjs', text: 'export default 42\n', code: 'PLUGIN_INVALID', at: /yoke\.config\.yaml:\d+:10$/, as: 'module' },
+  { name: 'extends in a patch', file: 'bad.yaml', text: 'extends: [base]\nplugins: {}\n', code: 'CONFIG_SHAPE', at: /bad\.yaml:1:1$/ },
+  { name: 'preset: in a patch', file: 'bad.yaml', text: 'preset: minimal\n', code: 'CONFIG_SHAPE', at: /bad\.yaml:1:1$/ },
   { name: 'bad --set', file: 'unused.yaml', text: 'plugins: {}\n', code: 'CONFIG_SET_INVALID', at: null, args: ['--set', 'plugins.ok.enabled'] },
 ]
 

@@ -6,5 +6,5 @@ export function percentile(values: number[], p: number): number {
 }
 
 export function row(cells: Array<string | number>): string {
-  return cells.map((c, i) => (typeof c === 'number' ? c.toFixed(c < 10 ? 2 : 1) : c).padStart(i === 0 ? 0 : 16).padEnd(i === 0 ? 18 : 0)).join('')
+  return cells.map((c, i) => (typeof c === 'number' ? c.toFixed(c < 10 ? 2 : 1) : c).padStart(i === 0 ? 0 : 13).padEnd(i === 0 ? 18 : 0)).join('')
 }

@@ -13,6 +13,8 @@ import type { Plugin } from './plugin.ts'
 export type FiberState = 'pending' | 'loading' | 'active' | 'failed' | 'disposed'
 
 let nextId = 0
+/** One shared abort reason: building a DOMException per disposal costs more than the rest of it */
+const ENDED = new DOMException('the plugin instance ended', 'AbortError')
 
 export class Fiber {
   readonly id = ++nextId
@@ -81,7 +83,7 @@ export class Fiber {
   unload(next: 'pending' | 'disposed'): Promise<void> {
     if (next === 'disposed' && this.state !== 'disposed') {
       this.#setState('disposed') // at once: nothing may reload it while its effects unwind
-      this.#abort?.abort()
+      this.#abort?.abort(ENDED)
     }
     return this.#run(async () => {
       const scope = this.#scope
@@ -93,7 +95,7 @@ export class Fiber {
   }
 
   async #close(scope: EffectScope, abort: AbortController) {
-    abort.abort()
+    abort.abort(ENDED)
     try {
       await scope.dispose(this.label)
     } catch (err) {

@@ -107,6 +107,54 @@ export const catalogue = {
     message: '{what} was registered on instance "{instance}" after it was disposed; it was disposed at once',
     hint: 'A plugin kept working after its instance ended: stop timers and callbacks in its disposer.',
   },
+  TOOL_INVALID: {
+    message: 'cannot register tool "{name}" (instance {owner}): {reason}',
+    hint: 'Tool names are 1-64 of A-Z a-z 0-9 _ -; input schemas are JSON objects of type "object", at most 10 levels deep and 64 KiB.',
+  },
+  TOOL_DUPLICATE: {
+    message: 'tool "{name}" is already registered in scope {scope}: {reason}',
+    hint: 'Two instances register the same tool name in one layer: rename one, or register it in a scope of its own.',
+  },
+  UNKNOWN_TOOL: {
+    message: 'no tool named "{name}" is visible from scope {scope}',
+    hint: 'List the tools with `yoke tools list`; names are exact, and a scope may mask global tools.',
+  },
+  INVALID_ARGS: {
+    message: 'the arguments for {name} do not match its input schema: {reason}',
+    hint: "Call it again with arguments that match the tool's inputSchema.",
+  },
+  DENIED: {
+    message: 'the call to {name} was denied: {reason}',
+    hint: 'To allow it, add it to the policy plugin\'s allow list (e.g. allow: ["{name}"]) or approve it when asked.',
+  },
+  BLOCKED: {
+    message: 'the result of {name} was blocked: {reason}',
+    hint: 'A post-execute hook refused the result; its reason says why.',
+  },
+  TIMEOUT: {
+    message: '{name} did not finish within {ms} ms',
+    hint: "Raise the tool's timeoutMs or runtime.timeoutMs in the config, or make the tool faster.",
+  },
+  ABORTED: {
+    message: 'the call to {name} was cancelled',
+    hint: 'The caller aborted it; call again if it is still wanted.',
+  },
+  UNLOADED: {
+    message: '{name} was unloaded while the call ran',
+    hint: 'Its plugin was reloaded or removed; call it again once it is back.',
+  },
+  EXEC_FAILED: {
+    message: '{name} failed: {reason}',
+    hint: "The tool's own error is the cause; check its arguments and its plugin's log.",
+  },
+  TOOL_ERROR: {
+    message: '{name} reported an error',
+    hint: "The tool's output says what went wrong.",
+  },
+  PROMPT_DUPLICATE: {
+    message: 'prompt section "{name}" is already registered by {owner}',
+    hint: 'Section names are unique: rename one of them.',
+  },
 } as const satisfies Record<string, ErrorSpec>
 
 export type ErrorCode = keyof typeof catalogue

@@ -5,7 +5,7 @@
  * It also answers `yoke inspect` on a control socket, and shuts down cleanly on SIGINT/SIGTERM.
  */
 import { Composition, type ReloadEvent } from '../config/composer.ts'
-import { snapshot } from '../config/snapshot.ts'
+import { snapshot } from './snapshot.ts'
 import { YokeError } from '../errors.ts'
 import type { Fiber } from '../kernel/fiber.ts'
 import type { LogRecord } from '../kernel/kernel.ts'

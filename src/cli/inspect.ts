@@ -6,7 +6,7 @@
  */
 import { Composition } from '../config/composer.ts'
 import { loadLayers } from '../config/layers.ts'
-import { snapshot, type Snapshot } from '../config/snapshot.ts'
+import { snapshot, type Snapshot } from './snapshot.ts'
 import type { EffectNode } from '../kernel/disposer.ts'
 import { composeOptions, type Command } from './args.ts'
 import { ask, socketPath } from './control.ts'
@@ -79,6 +79,13 @@ export async function printInstances(snap: Snapshot, cwd: string, effects = true
       out.push(`      ${color.dim('hint')} ${i.error.hint}`)
     }
     if (effects) out.push(...tree(i.effects, '      '))
+  }
+  if (snap.tools.length) {
+    out.push(color.bold('tools'))
+    for (const source of new Set(snap.tools.map((t) => t.source))) {
+      const tools = snap.tools.filter((t) => t.source === source)
+      out.push(`  ${source}: ${tools.map((t) => t.name + (t.risk === 'low' ? '' : color.yellow(` (${t.risk})`))).join(', ')}`)
+    }
   }
   if (snap.services.length) {
     out.push(color.bold('services'))

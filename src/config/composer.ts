@@ -9,6 +9,9 @@ import { SyncHook } from 'tapable'
 import { YokeError } from '../errors.ts'
 import { defineHooks } from '../kernel/hooks.ts'
 import { Kernel } from '../kernel/kernel.ts'
+import { toPlugin, type Plugin } from '../kernel/plugin.ts'
+import { runtimePlugin } from '../runtime/index.ts'
+import { runtimeSettings, type ToolRuntime } from '../runtime/runtime.ts'
 import { DebouncedWatcher } from '../kernel/watch.ts'
 import type { LoadOptions } from './layers.ts'
 import { ModuleLoader } from './modules.ts'
@@ -47,7 +50,15 @@ export class Composition {
   #watched = new Set<string>()
   #watching = false
 
-  constructor(readonly options: ComposeOptions) {}
+  constructor(readonly options: ComposeOptions) {
+    // the core runtime is there before any configured instance, under a key no preset can use
+    this.kernel.spawn(toPlugin(runtimePlugin) as Plugin, runtimeSettings.parse({}), { key: 'yoke:runtime' })
+  }
+
+  /** The core tool runtime (host view: registrations are plain disposers). */
+  get runtime(): ToolRuntime | undefined {
+    return this.kernel.services.get('runtime')?.value as ToolRuntime | undefined
+  }
 
   /** Loads and applies the config for the first time. */
   start(): Promise<ReloadEvent> {
@@ -95,6 +106,8 @@ export class Composition {
       const candidate = await resolveConfig(this.options, this.loader)
       this.candidate = candidate
       debug(`applying (${candidate.errors.length} config errors)`)
+      await this.kernel.settled() // the core runtime is up before instances apply
+      if (!candidate.errors.length) this.runtime?.configure(candidate.runtime)
       report = await this.reconciler.apply(candidate)
       if (report.ok) this.current = candidate
       debug('updating the watched files')

@@ -8,6 +8,7 @@
 import { dirname } from 'node:path'
 import { asYokeError, YokeError, type ErrorSite } from '../errors.ts'
 import { validateConfig } from '../kernel/plugin.ts'
+import { runtimeSettings, type RuntimeSettings } from '../runtime/runtime.ts'
 import { loadLayers, type LayerStack, type LoadOptions } from './layers.ts'
 import { mergeLayers, type Merged } from './merge.ts'
 import { resolveUse, type LoadedModule, type ModuleLoader } from './modules.ts'
@@ -35,6 +36,8 @@ export interface ResolvedConfig {
   stack: LayerStack
   merged: Merged
   instances: InstanceSpec[]
+  /** the core runtime's settings (the `runtime:` key), validated */
+  runtime: RuntimeSettings
   /** config errors: a candidate with any of these is not applied */
   errors: YokeError[]
 }
@@ -46,7 +49,8 @@ export async function resolveConfig(options: LoadOptions, loader: ModuleLoader):
   const plugins = (merged.value.plugins ?? {}) as Record<string, InstanceEntry>
   if (!errors.length) errors.push(...checkInstances(plugins, merged.origins))
   const instances: InstanceSpec[] = []
-  if (errors.length) return { stack, merged, instances, errors }
+  const runtime = validateRuntime(merged, errors)
+  if (errors.length) return { stack, merged, instances, runtime, errors }
 
   for (const [key, entry] of Object.entries(plugins)) {
     const usePos = merged.origins.get(pathKey(['plugins', key, 'use']))
@@ -81,7 +85,18 @@ export async function resolveConfig(options: LoadOptions, loader: ModuleLoader):
       }
     }
   }
-  return { stack, merged, instances, errors }
+  return { stack, merged, instances, runtime, errors }
+}
+
+function validateRuntime(merged: Merged, errors: YokeError[]): RuntimeSettings {
+  const result = runtimeSettings.safeParse(merged.value.runtime ?? {})
+  if (result.success) return result.data
+  for (const issue of result.error.issues) {
+    const path = ['runtime', ...issue.path.map(String)]
+    const reason = `${path.join('.')}: ${issue.message}`
+    errors.push(new YokeError('CONFIG_INVALID', { instance: 'yoke:runtime', plugin: 'runtime', reason }, { ...locate(merged.origins, path), instance: 'yoke:runtime' }))
+  }
+  return runtimeSettings.parse({})
 }
 
 /** `use: ./x` is relative to the file that says it (a --set value: to the project). */

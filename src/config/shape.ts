@@ -23,6 +23,8 @@ const layer = z
   .object({
     extends: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
     preset: z.string().min(1).optional(),
+    /** settings of the core tool runtime (timeouts, concurrency, output limits) */
+    runtime: z.record(z.string(), z.unknown()).nullable().optional(),
     plugins: z.record(z.string().regex(INSTANCE_KEY, 'instance keys are 1-64 letters, digits, _ or -'), instance).nullable().optional(),
   })
   .strict()
@@ -30,7 +32,7 @@ const layer = z
 export type LayerDocument = z.infer<typeof layer>
 export type InstanceEntry = NonNullable<z.infer<typeof instance>>
 
-const KNOWN: Record<string, string[]> = { '': ['extends', 'preset', 'plugins'], instance: ['use', 'config', 'enabled'] }
+const KNOWN: Record<string, string[]> = { '': ['extends', 'preset', 'runtime', 'plugins'], instance: ['use', 'config', 'enabled'] }
 
 /** Keys that only some layers may hold: anywhere else they would be silently ignored. */
 const ONLY_IN: Record<string, { kinds: string[]; reason: string }> = {

@@ -9,7 +9,7 @@ import type { Fiber } from './fiber.ts'
 import type { Kernel } from './kernel.ts'
 import { hookName, tapHook, type AnyHook, type TapFn, type TapOptions } from './hooks.ts'
 import { toPlugin, validateConfig } from './plugin.ts'
-import type { ServiceName, Services } from './services.ts'
+import { bindToContext, type ContextBound, type ServiceName, type Services } from './services.ts'
 import { DebouncedWatcher, type WatchHandler, type WatchOptions } from './watch.ts'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
@@ -70,7 +70,8 @@ export function createContext(fiber: Fiber, scope: EffectScope, signal: AbortSig
       return scope.add(`service ${name}`, kernel.services.provide(name, value, fiber))
     },
     get(name) {
-      return kernel.services.get(name)?.value as never
+      const provision = kernel.services.get(name)
+      return provision && (bind(provision.value) as never)
     },
     tap(hook, name, fn, options) {
       const site = { instance: fiber.key, plugin: fiber.plugin.name }
@@ -121,15 +122,22 @@ export function createContext(fiber: Fiber, scope: EffectScope, signal: AbortSig
   // started with: a replacement restarts the fiber, and disposers can still use it while unwinding.
   for (const name of fiber.plugin.inject) {
     const provision = kernel.services.get(name)
+    let view: unknown
     Object.defineProperty(ctx, name, {
       enumerable: true,
       get() {
         if (!provision) throw new YokeError('SERVICE_UNAVAILABLE', { name, who: fiber.label })
-        return provision.value
+        return (view ??= bind(provision.value))
       },
     })
   }
   return ctx
+
+  /** A service that binds to its consumer gets this context; others are used as they are. */
+  function bind(value: unknown) {
+    const binder = (value as Partial<ContextBound> | null)?.[bindToContext]
+    return typeof binder === 'function' ? binder.call(value, ctx) : value
+  }
 
   function guard(fn: () => void, what: string) {
     return () => {

@@ -28,6 +28,9 @@ export interface TapOptions {
 }
 
 const hookNames = new WeakMap<object, string>()
+/** Marks our taps so removal finds them even after a `register` interceptor replaced the tap object. */
+const TAP_ID = Symbol('yoke.tap')
+let nextTap = 0
 
 /** Gives hooks their owner-qualified names (`runtime.preExecute`) and freezes the table. */
 export function defineHooks<T extends Record<string, AnyHook>>(owner: string, hooks: T): Readonly<T> {
@@ -73,12 +76,13 @@ export function tapHook<H extends AnyHook>(hook: H, name: string, fn: TapFn<H>, 
           throw fail(err)
         }
       }
-  const tapOptions = { name, stage: options.stage, before: options.before }
+  const id = ++nextTap
+  const tapOptions = { name, stage: options.stage, before: options.before, [TAP_ID]: id }
   if (isSyncHook(hook)) hook.tap(tapOptions, wrapped)
   else (hook as unknown as { tapPromise: AnyHook['tap'] }).tapPromise(tapOptions, wrapped)
   return () => {
     live = false
-    const index = hook.taps.findIndex((t) => t.fn === wrapped)
+    const index = hook.taps.findIndex((t) => (t as { [TAP_ID]?: number })[TAP_ID] === id || t.fn === wrapped)
     if (index >= 0) hook.taps.splice(index, 1)
     ;(hook as unknown as { _resetCompilation(): void })._resetCompilation()
   }

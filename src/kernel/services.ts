@@ -16,6 +16,15 @@ import type { Fiber } from './fiber.ts'
  */
 export interface Services {}
 
+/**
+ * A service may implement this to hand each consuming instance its own view, so that what the
+ * instance registers through the service becomes one of its effects (see ToolRuntime).
+ */
+export const bindToContext = Symbol.for('yoke.bindToContext')
+export interface ContextBound {
+  [bindToContext](ctx: { key: string; effect(label: string, cleanup: () => void | Promise<void>): unknown }): unknown
+}
+
 export type ServiceName = keyof Services extends never ? string : keyof Services | (string & {})
 
 export interface Provision {

@@ -7,8 +7,8 @@
 import type { YokeError } from '../errors.ts'
 import type { EffectNode } from '../kernel/disposer.ts'
 import type { Fiber } from '../kernel/fiber.ts'
-import type { Composition } from './composer.ts'
-import { builtinNames, resolveUse } from './modules.ts'
+import type { Composition } from '../config/composer.ts'
+import { builtinNames, resolveUse } from '../config/modules.ts'
 
 export interface InstanceInfo {
   key: string
@@ -27,6 +27,7 @@ export interface Snapshot {
   preset?: string
   layers: Array<{ kind: string; file: string }>
   instances: InstanceInfo[]
+  tools: Array<{ name: string; source: string; risk: string; concurrency: string; owner: string }>
   services: Array<{ name: string; owner: string; active: boolean }>
   hooks: Array<{ hook: string; taps: string[] }>
   resources: Record<string, number>
@@ -53,12 +54,13 @@ export async function snapshot(composition: Composition): Promise<Snapshot> {
       effects: fiber?.effects() ?? [],
     })
   }
-  for (const fiber of kernel.fibers.filter((f) => f.parent)) {
+  // core instances (yoke:runtime) and child plugins are fibers the config does not list
+  for (const fiber of kernel.fibers.filter((f) => !byFiber.has(f))) {
     instances.push({
       key: fiber.key,
       plugin: fiber.plugin.name,
-      use: `child of ${fiber.parent!.key}`,
-      parent: fiber.parent!.key,
+      use: fiber.parent ? `child of ${fiber.parent.key}` : 'core',
+      parent: fiber.parent?.key,
       state: fiber.state,
       fiber: fiber.id,
       error: fiber.error?.toJSON(),
@@ -70,6 +72,7 @@ export async function snapshot(composition: Composition): Promise<Snapshot> {
     preset: stack?.preset,
     layers: stack?.layers.map((l) => ({ kind: l.kind, file: l.file })) ?? [],
     instances,
+    tools: (composition.runtime?.list() ?? []).map((t) => ({ name: t.name, source: t.source, risk: t.risk, concurrency: t.concurrency, owner: t.owner })),
     services: kernel.services.list().map((p) => ({ name: p.name, owner: p.owner.key, active: p.owner.state === 'active' })),
     hooks: kernel.hooksInUse(),
     resources: kernel.resources(),

@@ -1,0 +1,130 @@
+/**
+ * @module runtime
+ * The core runtime plugin: provides `runtime` (the tool pipeline), `approval`, `tasks` and
+ * `prompt`. Each consuming instance gets a view of them in which every registration (a tool, a
+ * guard, a scope, a bridge, a prompt section) is one of its own effects.
+ */
+import { definePlugin } from '../kernel/plugin.ts'
+import { toDisposer, type Disposer } from '../kernel/disposer.ts'
+import { bindToContext } from '../kernel/services.ts'
+import type { ApprovalBridge } from './approval.ts'
+import { PromptSections, type PromptSection } from './prompt.ts'
+import { GLOBAL, type Guard, type Mask } from './registry.ts'
+import { runtimeSettings, ToolRuntime, type CallOptions, type RuntimeSettings } from './runtime.ts'
+import type { Tasks } from './tasks.ts'
+import type { RegisteredTool, ToolDefinition, ToolResult } from './types.ts'
+
+export type Track = (label: string, cleanup: () => void | Promise<void>) => Disposer
+type Consumer = { key: string; effect: Track }
+
+/** What registering code sees of one layer: the global layer or a scope. */
+export interface ToolLayer {
+  register(def: ToolDefinition): Disposer
+  list(): RegisteredTool[]
+  guard(fn: Guard): Disposer
+  call(name: string, args?: unknown, options?: CallOptions): Promise<ToolResult>
+}
+
+export interface ScopeHandle extends ToolLayer {
+  readonly key: string
+  /** masks global tools for this scope with allow/deny globs */
+  restrict(mask: Mask): Disposer
+  dispose: Disposer
+}
+
+/** The `runtime` service as a plugin (or the CLI) sees it. */
+export interface RuntimeApi extends ToolLayer {
+  readonly hooks: ToolRuntime['hooks']
+  readonly settings: RuntimeSettings
+  /** creates a scope layer (per agent, per session) under `parent` (default global) */
+  scope(key: string, options?: { parent?: string; subagent?: boolean }): ScopeHandle
+}
+
+export interface ApprovalApi {
+  register(bridge: ApprovalBridge): Disposer
+  readonly bridges: string[]
+}
+
+export interface PromptApi {
+  readonly hooks: PromptSections['hooks']
+  register(section: PromptSection): Disposer
+  list(): ReturnType<PromptSections['list']>
+  render(): string
+}
+
+declare module '../kernel/services.ts' {
+  interface Services {
+    runtime: RuntimeApi
+    approval: ApprovalApi
+    tasks: Tasks
+    prompt: PromptApi
+  }
+}
+
+/** For code that is not a plugin (the CLI, tests, embedders): registrations are plain disposers. */
+export const hostTrack: Track = (_label, cleanup) => toDisposer(cleanup)
+
+export function runtimeView(rt: ToolRuntime, owner: string, track: Track): RuntimeApi {
+  const layer = (scope: string): ToolLayer => {
+    const where = scope === GLOBAL ? '' : ` in ${scope}`
+    return {
+      register: (def) => track(`tool ${def?.name}${where}`, rt.register(def, owner, scope)),
+      list: () => rt.list(scope),
+      guard: (fn) => track(`guard${where}`, rt.guard(fn, scope)),
+      call: (name, args, options) => rt.call(name, args, { caller: owner, ...options, scope }),
+    }
+  }
+  return {
+    ...layer(GLOBAL),
+    hooks: rt.hooks,
+    get settings() {
+      return rt.settings
+    },
+    scope(key, options) {
+      const dispose = track(`scope ${key}`, rt.registry.createScope(key, options))
+      return { key, ...layer(key), restrict: (mask) => track(`restrict ${key}`, rt.restrict(key, mask)), dispose }
+    },
+  }
+}
+
+export function approvalView(rt: ToolRuntime, track: Track): ApprovalApi {
+  return {
+    register: (bridge) => track(`approval bridge ${bridge.name}`, rt.approvals.register(bridge)),
+    get bridges() {
+      return rt.approvals.bridges
+    },
+  }
+}
+
+export function promptView(prompt: PromptSections, owner: string, track: Track): PromptApi {
+  return {
+    hooks: prompt.hooks,
+    register: (section) => track(`prompt section ${section.name}`, prompt.register(section, owner)),
+    list: () => prompt.list(),
+    render: () => prompt.render(),
+  }
+}
+
+/** The core instance (`yoke:runtime`) every composition starts with. */
+export const runtimePlugin = definePlugin({
+  name: 'runtime',
+  provides: ['runtime', 'approval', 'tasks', 'prompt'],
+  config: runtimeSettings,
+  apply(ctx, settings) {
+    const rt = new ToolRuntime(settings, (message, err) => ctx.logger.error(message, err))
+    const prompt = new PromptSections()
+    // the raw values serve host code; each consuming instance gets its own view (bindToContext)
+    ctx.provide('runtime', Object.assign(rt, { [bindToContext]: (c: Consumer) => runtimeView(rt, c.key, c.effect) }) as unknown as RuntimeApi)
+    ctx.provide('approval', Object.assign(approvalView(rt, hostTrack), { [bindToContext]: (c: Consumer) => approvalView(rt, c.effect) }))
+    ctx.provide('tasks', rt.tasks)
+    ctx.provide('prompt', Object.assign(promptView(prompt, 'host', hostTrack), { [bindToContext]: (c: Consumer) => promptView(prompt, c.key, c.effect) }))
+  },
+})
+
+export { ToolRuntime, runtimeSettings } from './runtime.ts'
+export type { CallOptions, RuntimeSettings, ToolChange } from './runtime.ts'
+export { GLOBAL, globToRegExp, type Guard, type Mask } from './registry.ts'
+export type { ApprovalAnswer, ApprovalBridge, ApprovalRequest } from './approval.ts'
+export type { TaskInfo } from './tasks.ts'
+export type { PromptSection } from './prompt.ts'
+export type * from './types.ts'

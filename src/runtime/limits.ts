@@ -1,0 +1,101 @@
+/**
+ * @module runtime/limits
+ * Bounds on calls: the concurrency gate (exclusive calls run alone, safe calls overlap under a
+ * global and per-source cap, first come first served) and the output limit (over it, a preview
+ * with a clear marker stays in the result and the whole output is spilled to a file).
+ */
+import { appendFileSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { ContentPart, RegisteredTool } from './types.ts'
+
+export interface GateLimits {
+  /** calls running at once, all sources together */
+  maxConcurrent: number
+  /** per source (`mcp:github`, `exec:pdf`, …) */
+  perSource: Record<string, number>
+}
+
+interface Waiter {
+  tool: RegisteredTool
+  start: () => void
+}
+
+export class ConcurrencyGate {
+  #running = 0
+  #exclusive = false
+  #bySource = new Map<string, number>()
+  #queue: Waiter[] = []
+
+  constructor(public limits: GateLimits) {}
+
+  /** Runs `fn` when the tool's class and the caps allow; an abort while waiting rejects. */
+  async run<T>(tool: RegisteredTool, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+    await new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = { tool, start: resolve }
+      const abort = () => {
+        this.#queue.splice(this.#queue.indexOf(waiter), 1)
+        reject(signal.reason)
+      }
+      if (signal.aborted) return reject(signal.reason)
+      waiter.start = () => {
+        signal.removeEventListener('abort', abort)
+        resolve()
+      }
+      signal.addEventListener('abort', abort, { once: true })
+      this.#queue.push(waiter)
+      this.#pump()
+    })
+    try {
+      return await fn()
+    } finally {
+      this.#running--
+      this.#exclusive = false
+      this.#bySource.set(tool.source, (this.#bySource.get(tool.source) ?? 1) - 1)
+      this.#pump()
+    }
+  }
+
+  /** Starts waiters in order; the first that cannot start holds the others back (no starvation). */
+  #pump() {
+    while (this.#queue.length) {
+      const { tool, start } = this.#queue[0]
+      const sourceCap = this.limits.perSource[tool.source] ?? Infinity
+      const fits =
+        !this.#exclusive &&
+        (tool.concurrency === 'safe' ? this.#running < this.limits.maxConcurrent && (this.#bySource.get(tool.source) ?? 0) < sourceCap : this.#running === 0)
+      if (!fits) return
+      this.#queue.shift()
+      this.#running++
+      this.#exclusive = tool.concurrency !== 'safe'
+      this.#bySource.set(tool.source, (this.#bySource.get(tool.source) ?? 0) + 1)
+      start()
+    }
+  }
+}
+
+export interface OutputLimits {
+  /** bytes of text kept in a result */
+  maxOutputBytes: number
+  /** a token estimate (bytes / 4) kept in a result */
+  maxOutputTokens: number
+  /** bytes of preview kept when the output is over the limit */
+  previewBytes: number
+  /** where whole outputs over the limit are written */
+  spillDir: string
+}
+
+/** Applies the output limit; content over it becomes a preview plus the path of the whole. */
+export function limitOutput(content: ContentPart[], structured: unknown, limits: OutputLimits, name: string) {
+  const parts = content.map((p) => (p.type === 'text' ? p.text : JSON.stringify(p)))
+  const structuredText = structured === undefined ? '' : JSON.stringify(structured)
+  const bytes = parts.reduce((n, t) => n + Buffer.byteLength(t), 0) + Buffer.byteLength(structuredText)
+  const limit = Math.min(limits.maxOutputBytes, limits.maxOutputTokens * 4)
+  if (bytes <= limit) return { content, structured }
+  mkdirSync(limits.spillDir, { recursive: true })
+  const file = join(limits.spillDir, `${name}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.txt`)
+  for (const text of parts) appendFileSync(file, text + '\n') // part by part: no second copy of the whole
+  if (structuredText) appendFileSync(file, structuredText + '\n')
+  const preview = Buffer.from((parts.find(Boolean) ?? '').slice(0, limits.previewBytes)).subarray(0, limits.previewBytes).toString()
+  const marker = `\n[yoke: output truncated. It was ${bytes} bytes (about ${Math.ceil(bytes / 4)} tokens); the limit is ${limit} bytes. The whole output is in ${file}]`
+  return { content: [{ type: 'text' as const, text: preview + marker }], structured: undefined, truncated: { bytes, spilled: file } }
+}

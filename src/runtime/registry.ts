@@ -1,0 +1,196 @@
+/**
+ * @module runtime/registry
+ * Where tools live: one global layer plus nested scope layers (per agent, per session). The
+ * nearest layer wins; `restrict` masks global tools for a scope (never its own). A deny mask is a
+ * glob test at lookup time, so globals added later are admitted unless they match; an allow mask is
+ * the set of globals that matched when it was made, so globals added later stay out.
+ */
+import { Ajv, type ValidateFunction } from 'ajv'
+import addFormats from 'ajv-formats'
+import { YokeError } from '../errors.ts'
+import type { RegisteredTool, ToolCall, ToolDefinition } from './types.ts'
+
+export const GLOBAL = 'global'
+export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
+const RESERVED = new Set(['run_code'])
+const LIMITS = { schemaDepth: 10, schemaBytes: 64 * 1024 }
+
+/** Sync, deny-only: returns a reason to deny, or nothing. */
+export type Guard = (call: ToolCall) => string | undefined | void
+
+export interface Mask {
+  allow?: string[]
+  deny?: string[]
+}
+
+interface Layer {
+  parent?: string
+  subagent: boolean
+  tools: Map<string, RegisteredTool & { validate: ValidateFunction }>
+  masks: Array<(name: string) => boolean>
+  guards: Guard[]
+}
+
+const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true })
+;(addFormats as unknown as (a: Ajv) => void)(ajv)
+let nextId = 0
+
+/** `mcp__github__*` → /^mcp__github__.*$/ : `*` any run, `?` one character. */
+export function globToRegExp(glob: string): RegExp {
+  return new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`)
+}
+
+export const matchesAny = (globs: readonly string[], name: string) => globs.some((g) => globToRegExp(g).test(name))
+
+export class ToolRegistry {
+  readonly #layers = new Map<string, Layer>([[GLOBAL, { subagent: false, tools: new Map(), masks: [], guards: [] }]])
+
+  constructor(private readonly onChange: (added: string[], removed: string[], scope: string) => void) {}
+
+  /** Checks and adds a tool to a layer; returns its removal. */
+  register(def: ToolDefinition, owner: string, scope = GLOBAL): { tool: RegisteredTool; remove: () => void } {
+    const layer = this.#layer(scope)
+    const fail = (code: 'TOOL_INVALID' | 'TOOL_DUPLICATE', reason: string) => new YokeError(code, { name: String(def?.name), owner, reason, scope })
+    if (typeof def?.name !== 'string' || !TOOL_NAME.test(def.name)) throw fail('TOOL_INVALID', 'names are 1-64 characters of A-Z a-z 0-9 _ -')
+    if (RESERVED.has(def.name)) throw fail('TOOL_INVALID', 'the name is reserved')
+    if (typeof def.execute !== 'function') throw fail('TOOL_INVALID', 'it has no execute function')
+    const schema = def.inputSchema ?? { type: 'object' }
+    const schemaProblem = checkSchema(schema)
+    if (schemaProblem) throw fail('TOOL_INVALID', schemaProblem)
+    let validate: ValidateFunction
+    try {
+      validate = ajv.compile(schema)
+    } catch (err) {
+      throw fail('TOOL_INVALID', `its input schema does not compile: ${(err as Error).message}`)
+    }
+    const current = layer.tools.get(def.name)
+    if (current) throw fail('TOOL_DUPLICATE', `instance "${current.owner}" already registered it`)
+    const tool = Object.freeze({
+      ...def,
+      source: def.source ?? 'native',
+      risk: def.risk ?? 'low',
+      concurrency: def.concurrency === 'safe' ? 'safe' : 'exclusive', // anything unknown runs alone
+      inputSchema: schema,
+      owner,
+      id: ++nextId,
+      validate,
+    } as const)
+    layer.tools.set(def.name, tool)
+    this.onChange([def.name], [], scope)
+    return {
+      tool,
+      remove: () => {
+        if (layer.tools.get(def.name) !== tool) return
+        layer.tools.delete(def.name)
+        this.onChange([], [def.name], scope)
+      },
+    }
+  }
+
+  /** The tool `name` as seen from `scope`: the nearest layer wins; global tools pass the masks. */
+  resolve(name: string, scope = GLOBAL): (RegisteredTool & { validate: ValidateFunction }) | undefined {
+    for (const layer of this.#chain(scope)) {
+      const tool = layer.tools.get(name)
+      if (tool && (layer !== this.#global || this.#admitted(name, scope))) return tool
+    }
+    return undefined
+  }
+
+  /** Every tool visible from `scope`, nearest first, names unique. */
+  list(scope = GLOBAL): RegisteredTool[] {
+    const seen = new Map<string, RegisteredTool>()
+    for (const layer of this.#chain(scope)) {
+      for (const [name, tool] of layer.tools) {
+        if (seen.has(name) || (layer === this.#global && !this.#admitted(name, scope))) continue
+        seen.set(name, tool)
+      }
+    }
+    return [...seen.values()]
+  }
+
+  /** Creates a scope layer under `parent` (default global); returns its removal. */
+  createScope(key: string, options: { parent?: string; subagent?: boolean } = {}): () => void {
+    if (this.#layers.has(key)) throw new YokeError('TOOL_INVALID', { name: key, owner: 'scope', scope: key, reason: 'a scope with this key exists' })
+    const parent = options.parent ?? GLOBAL
+    this.#layer(parent)
+    const layer: Layer = { parent, subagent: options.subagent ?? this.#layer(parent).subagent, tools: new Map(), masks: [], guards: [] }
+    this.#layers.set(key, layer)
+    return () => {
+      for (const [k, l] of this.#layers) if (l.parent === key) this.#layers.delete(k) // children go with it
+      if (this.#layers.get(key) === layer) this.#layers.delete(key)
+    }
+  }
+
+  isSubagent(scope: string): boolean {
+    return this.#layers.get(scope)?.subagent ?? false
+  }
+
+  /** Masks the global tools seen from `scope`. */
+  restrict(scope: string, mask: Mask): () => void {
+    if (scope === GLOBAL) throw new YokeError('TOOL_INVALID', { name: 'restrict', owner: 'scope', scope, reason: 'the global layer cannot be restricted; create a scope' })
+    if (!mask.allow && !mask.deny) throw new YokeError('TOOL_INVALID', { name: 'restrict', owner: 'scope', scope, reason: 'a mask needs allow or deny globs' })
+    const allowed = mask.allow && new Set([...this.#global.tools.keys()].filter((n) => matchesAny(mask.allow!, n)))
+    const test = (name: string) => (!allowed || allowed.has(name)) && !(mask.deny && matchesAny(mask.deny, name))
+    return this.#add(this.#layer(scope).masks, test)
+  }
+
+  /** Adds a guard to a layer. */
+  guard(fn: Guard, scope = GLOBAL): () => void {
+    return this.#add(this.#layer(scope).guards, fn)
+  }
+
+  /** Guards in order: the global layer first, then the scope chain from farthest to nearest. */
+  guardsFor(scope: string): Guard[] {
+    return this.#chain(scope)
+      .reverse()
+      .flatMap((l) => l.guards)
+  }
+
+  get #global() {
+    return this.#layers.get(GLOBAL)!
+  }
+
+  #add<T>(list: T[], item: T): () => void {
+    list.push(item)
+    return () => {
+      const i = list.indexOf(item)
+      if (i >= 0) list.splice(i, 1)
+    }
+  }
+
+  #layer(scope: string): Layer {
+    const layer = this.#layers.get(scope)
+    if (!layer) throw new YokeError('TOOL_INVALID', { name: scope, owner: 'scope', scope, reason: 'no such scope (create it with runtime.scope())' })
+    return layer
+  }
+
+  /** The layers from `scope` up to global, nearest first. */
+  #chain(scope: string): Layer[] {
+    const chain: Layer[] = []
+    for (let layer = this.#layers.get(scope); layer; layer = layer.parent ? this.#layers.get(layer.parent) : undefined) chain.push(layer)
+    if (!chain.includes(this.#global)) chain.push(this.#global)
+    return chain
+  }
+
+  #admitted(name: string, scope: string): boolean {
+    return this.#chain(scope).every((layer) => layer.masks.every((test) => test(name)))
+  }
+}
+
+/** Refuses schemas that are not objects, nest deeper than 10 or serialize to more than 64 KiB. */
+function checkSchema(schema: unknown): string | undefined {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return 'its input schema is not a JSON object'
+  if ('type' in schema && (schema as { type: unknown }).type !== 'object') return 'its input schema must have type "object"'
+  let text: string
+  try {
+    text = JSON.stringify(schema)
+  } catch (err) {
+    return `its input schema is not JSON (${(err as Error).message})`
+  }
+  const bytes = Buffer.byteLength(text)
+  if (bytes > LIMITS.schemaBytes) return `its input schema is ${bytes} bytes; the limit is ${LIMITS.schemaBytes}`
+  const depth = (v: unknown): number => (v && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depth)) : 0)
+  const d = depth(schema)
+  if (d > LIMITS.schemaDepth) return `its input schema nests ${d} levels deep; the limit is ${LIMITS.schemaDepth}`
+  return undefined
+}

@@ -1,0 +1,102 @@
+/**
+ * @module runtime/types
+ * The shapes that cross the tool pipeline: what a tool is, what a call carries, the decisions
+ * hooks return, and the one ToolResult every call ends with.
+ */
+import type { ErrorCode } from '../errors.ts'
+
+export type Risk = 'low' | 'medium' | 'high' | 'critical'
+export type Concurrency = 'safe' | 'exclusive'
+export type JsonSchema = Record<string, unknown>
+
+/** One piece of output, in MCP's content shape. */
+export type ContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image' | 'audio'; data: string; mimeType: string }
+  | { type: 'resource'; resource: Record<string, unknown> }
+  | { type: 'resource_link'; uri: string; name?: string; mimeType?: string }
+
+/** What a tool body may return: text, MCP-style content, or any JSON value (sent as JSON text). */
+export type ToolOutput = string | { content: ContentPart[]; structured?: unknown; isError?: boolean } | unknown
+
+export interface ProgressEvent {
+  progress?: number
+  total?: number
+  message?: string
+  [key: string]: unknown
+}
+
+/** What the body of a tool gets besides its arguments. */
+export interface CallContext {
+  /** aborted on caller abort, timeout, or the tool being unloaded */
+  signal: AbortSignal
+  progress(event: ProgressEvent): void
+  call: ToolCall
+}
+
+export interface ToolDefinition {
+  /** `^[A-Za-z0-9_-]{1,64}$` */
+  name: string
+  description?: string
+  /** JSON Schema for the arguments (default `{"type":"object"}`) */
+  inputSchema?: JsonSchema
+  outputSchema?: JsonSchema
+  /** where it comes from, e.g. `native`, `exec:<package>`, `mcp:<server>` (default `native`) */
+  source?: string
+  /** high and critical ask for approval by default (policy plugin) */
+  risk?: Risk
+  /** `safe` calls may overlap; anything else runs alone */
+  concurrency?: Concurrency | string
+  /** overrides the runtime's default timeout */
+  timeoutMs?: number
+  /** returns at once with a task handle and runs on in the background */
+  spawnOnly?: boolean
+  spawnOnlyMessage?: string
+  annotations?: Record<string, unknown>
+  execute(args: Record<string, unknown>, ctx: CallContext): ToolOutput | Promise<ToolOutput>
+}
+
+/** A registered tool: the definition plus who registered it. */
+export interface RegisteredTool extends Readonly<Omit<ToolDefinition, 'concurrency'>> {
+  readonly concurrency: Concurrency
+  readonly source: string
+  readonly risk: Risk
+  readonly inputSchema: JsonSchema
+  /** the instance that registered it */
+  readonly owner: string
+  /** unique per registration: a re-registered tool is a new tool (approval grants are forgotten) */
+  readonly id: number
+}
+
+export interface ToolCall {
+  readonly id: string
+  readonly name: string
+  readonly args: Readonly<Record<string, unknown>>
+  readonly scope: string
+  readonly caller: string
+  /** undefined for an unknown tool */
+  readonly tool?: RegisteredTool
+}
+
+export type PreDecision = { kind: 'allow' } | { kind: 'deny'; reason: string } | { kind: 'ask'; reason: string }
+export type PostDecision = { kind: 'accept' } | { kind: 'replace'; result: ToolOutput } | { kind: 'block'; reason: string }
+/** Runs the body; `around` taps wrap it. */
+export type Executor = (call: ToolCall, ctx: CallContext) => Promise<ToolOutput>
+
+export type ResultStatus = 'ok' | Extract<ErrorCode, 'UNKNOWN_TOOL' | 'INVALID_ARGS' | 'DENIED' | 'BLOCKED' | 'TIMEOUT' | 'ABORTED' | 'UNLOADED' | 'EXEC_FAILED' | 'TOOL_ERROR'>
+
+export interface ToolResult {
+  readonly callId: string
+  readonly tool: string
+  readonly status: ResultStatus
+  readonly ok: boolean
+  readonly content: readonly ContentPart[]
+  readonly structured?: unknown
+  /** when not ok: what went wrong and what to do */
+  readonly error?: { code: string; message: string; hint?: string }
+  /** set when the output was over the limits: the whole output is in `spilled` */
+  readonly truncated?: { bytes: number; spilled?: string }
+  /** a spawnOnly call's background task */
+  readonly task?: string
+  readonly durationMs: number
+}

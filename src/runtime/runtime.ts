@@ -133,10 +133,10 @@ export class ToolRuntime {
       await this.hooks.result.promise(call, result).catch((err) => this.onError(`a result hook failed for ${name}`, err))
       return result
     }
-    const fail = (status: Exclude<ResultStatus, 'ok'> | 'HOOK_FAILED', params: Record<string, unknown>, err?: unknown) => {
+    const fail = (status: Exclude<ResultStatus, 'ok'>, params: Record<string, unknown>, err?: unknown) => {
       const error = err instanceof YokeError && status === 'HOOK_FAILED' ? err : new YokeError(status as ErrorCode, { name, scope, ...params })
       const text = `${error.code}: ${error.message}\nhint: ${error.hint}`
-      return finish({ status: status as ResultStatus, content: [{ type: 'text', text }], error: { code: error.code, message: error.message, hint: error.hint } })
+      return finish({ status, content: [{ type: 'text', text }], error: { code: error.code, message: error.message, hint: error.hint } })
     }
     try {
       // 1 lookup and validation

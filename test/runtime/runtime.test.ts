@@ -1,0 +1,327 @@
+import assert from 'node:assert/strict'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Kernel, toPlugin, type Plugin } from '../../src/index.ts'
+import { runtimePlugin, ToolRuntime, type RuntimeApi } from '../../src/runtime/index.ts'
+import type { ToolDefinition } from '../../src/runtime/types.ts'
+
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
+const echo = (name: string, extra: Partial<ToolDefinition> = {}): ToolDefinition => ({ name, execute: (a) => JSON.stringify(a), ...extra })
+const text = (r: { content: readonly any[] }) => r.content.map((c) => c.text ?? '').join('')
+
+describe('registration', () => {
+  it('hostile registrations are refused with clear errors and harm nothing registered before them', async () => {
+    const rt = new ToolRuntime()
+    rt.register(echo('good'), 'first')
+    const nest = (depth: number): Record<string, unknown> => (depth <= 1 ? { type: 'string' } : { type: 'object', properties: { x: nest(depth - 2) } })
+    const cyclic: Record<string, unknown> = { type: 'object' }
+    cyclic.properties = { self: cyclic }
+    const cases: Array<[string, ToolDefinition, RegExp]> = [
+      ['unicode name', echo('wetter_ü'), /names are 1-64 characters/],
+      ['65 characters', echo('a'.repeat(65)), /names are 1-64 characters/],
+      ['empty name', echo(''), /names are 1-64/],
+      ['schema depth 11', echo('deep', { inputSchema: { type: 'object', properties: { a: nest(9) } } }), /nests 11 levels deep; the limit is 10/],
+      ['65 KiB schema', echo('huge', { inputSchema: { type: 'object', description: 'x'.repeat(65 * 1024) } }), /bytes; the limit is 65536/],
+      ['schema is a list', echo('list', { inputSchema: [] as any }), /not a JSON object/],
+      ['schema is a string', echo('str', { inputSchema: 'object' as any }), /not a JSON object/],
+      ['schema of type string', echo('typ', { inputSchema: { type: 'string' } }), /must have type "object"/],
+      ['cyclic schema', echo('cyc', { inputSchema: cyclic }), /not JSON/],
+      ['uncompilable schema', echo('bad', { inputSchema: { type: 'object', properties: { a: { type: 'no-such-type' } } } }), /does not compile/],
+      ['no execute', { name: 'noexec' } as ToolDefinition, /no execute function/],
+      ['reserved name', echo('run_code'), /reserved/],
+    ]
+    for (const [label, def, message] of cases) {
+      assert.throws(() => rt.register(def, 'hostile'), (err: any) => {
+        assert.equal(err.code, 'TOOL_INVALID', label)
+        assert.match(err.message, message, label)
+        assert.match(err.message, /instance hostile/, label)
+        return true
+      })
+    }
+    assert.throws(() => rt.register(echo('good'), 'second'), /tool "good" is already registered in scope global: instance "first" already registered it/)
+    assert.deepEqual(
+      rt.list().map((t) => t.name),
+      ['good'],
+    )
+    assert.equal((await rt.call('good', { a: 1 })).status, 'ok')
+  })
+
+  it('change announces what was added and removed; a re-registered tool is a new tool', async () => {
+    const rt = new ToolRuntime()
+    const changes: unknown[] = []
+    rt.hooks.change.tap('t', (c) => void changes.push(c))
+    const undo = rt.register(echo('a'), 'p')
+    await undo()
+    assert.deepEqual(changes, [
+      { added: ['a'], removed: [], scope: 'global' },
+      { added: [], removed: ['a'], scope: 'global' },
+    ])
+  })
+})
+
+describe('scopes', () => {
+  it('the nearest layer wins, and nested scopes see their ancestors', async () => {
+    const rt = new ToolRuntime()
+    rt.register({ name: 'who', execute: () => 'global' }, 'g')
+    rt.registry.createScope('agent')
+    rt.registry.createScope('session', { parent: 'agent' })
+    rt.register({ name: 'who', execute: () => 'agent' }, 'a', 'agent')
+    assert.equal(text(await rt.call('who')), 'global')
+    assert.equal(text(await rt.call('who', {}, { scope: 'agent' })), 'agent')
+    assert.equal(text(await rt.call('who', {}, { scope: 'session' })), 'agent')
+    rt.register({ name: 'who', execute: () => 'session' }, 's', 'session')
+    assert.equal(text(await rt.call('who', {}, { scope: 'session' })), 'session')
+    assert.equal((await rt.call('who', {}, { scope: 'nowhere' })).status, 'ok', 'an unknown scope sees the global layer')
+  })
+
+  it('a deny mask admits globals added later; an allow mask does not; scope tools are never masked', async () => {
+    const rt = new ToolRuntime()
+    for (const n of ['read_a', 'write_a', 'mcp__github__issues']) rt.register(echo(n), 'g')
+    rt.registry.createScope('denied')
+    rt.registry.createScope('allowed')
+    rt.restrict('denied', { deny: ['write_*', 'mcp__github__*'] })
+    rt.restrict('allowed', { allow: ['read_*'] })
+    const names = (scope: string) => rt.list(scope).map((t) => t.name).sort()
+    assert.deepEqual(names('denied'), ['read_a'])
+    assert.deepEqual(names('allowed'), ['read_a'])
+    rt.register(echo('later_tool'), 'g')
+    rt.register(echo('read_later'), 'g')
+    rt.register(echo('write_later'), 'g')
+    assert.deepEqual(names('denied'), ['later_tool', 'read_a', 'read_later'])
+    assert.deepEqual(names('allowed'), ['read_a'], 'an allow mask is the tools that matched when it was made')
+    assert.equal((await rt.call('write_a', {}, { scope: 'denied' })).status, 'UNKNOWN_TOOL')
+    rt.register(echo('write_mine'), 'local', 'denied')
+    assert.ok(names('denied').includes('write_mine'), 'scope-local tools are not masked')
+    assert.throws(() => rt.restrict('global', { deny: ['x'] }), /global layer cannot be restricted/)
+    assert.throws(() => rt.restrict('denied', {}), /needs allow or deny/)
+  })
+})
+
+describe('concurrency', () => {
+  it('exclusive calls never overlap, safe ones do, and an unknown class is exclusive', async () => {
+    const rt = new ToolRuntime({ maxConcurrent: 8 })
+    const spans: Array<{ name: string; start: number; end: number }> = []
+    const timed = (name: string, concurrency: string): ToolDefinition => ({
+      name,
+      concurrency,
+      execute: async () => {
+        const start = performance.now()
+        await sleep(20)
+        for (let i = 0; i < 2e5; i++); // a little CPU, so the load is real
+        spans.push({ name, start, end: performance.now() })
+        return 'ok'
+      },
+    })
+    rt.register(timed('safe', 'safe'), 't')
+    rt.register(timed('excl', 'exclusive'), 't')
+    rt.register(timed('weird', 'sometimes'), 't')
+    const calls = []
+    for (let i = 0; i < 6; i++) calls.push(rt.call('safe'), rt.call(i % 2 ? 'excl' : 'weird'), rt.call('safe'))
+    const results = await Promise.all(calls)
+    assert.ok(results.every((r) => r.ok))
+    assert.equal(rt.list().find((t) => t.name === 'weird')!.concurrency, 'exclusive')
+    const overlaps = (a: (typeof spans)[0], b: (typeof spans)[0]) => a.start < b.end && b.start < a.end
+    for (const a of spans.filter((s) => s.name !== 'safe')) {
+      for (const b of spans) if (a !== b) assert.ok(!overlaps(a, b), `${a.name} overlapped ${b.name}`)
+    }
+    const safe = spans.filter((s) => s.name === 'safe')
+    assert.ok(safe.some((a) => safe.some((b) => a !== b && overlaps(a, b))), 'safe calls overlap')
+  })
+
+  it('a global cap and per-source caps bound parallelism', async () => {
+    const rt = new ToolRuntime({ maxConcurrent: 3, perSource: { 'mcp:slow': 1 } })
+    let running = 0
+    let peak = 0
+    const peaks: Record<string, number> = {}
+    let slowRunning = 0
+    const tool = (name: string, source: string): ToolDefinition => ({
+      name,
+      source,
+      concurrency: 'safe',
+      execute: async () => {
+        running++
+        if (source === 'mcp:slow') slowRunning++
+        peak = Math.max(peak, running)
+        peaks[source] = Math.max(peaks[source] ?? 0, source === 'mcp:slow' ? slowRunning : running)
+        await sleep(10)
+        running--
+        if (source === 'mcp:slow') slowRunning--
+        return 'ok'
+      },
+    })
+    rt.register(tool('fast', 'native'), 't')
+    rt.register(tool('slow', 'mcp:slow'), 't')
+    await Promise.all(Array.from({ length: 20 }, (_, i) => rt.call(i % 2 ? 'fast' : 'slow')))
+    assert.equal(peak, 3)
+    assert.equal(peaks['mcp:slow'], 1)
+  })
+})
+
+describe('approvals', () => {
+  it('a session grant is remembered per scope and forgotten when the tool is re-registered', async () => {
+    const rt = new ToolRuntime()
+    rt.hooks.preExecute.tapPromise('ask all', async () => ({ kind: 'ask', reason: 'policy' }))
+    let asked = 0
+    rt.approvals.register({ name: 'auto', ask: async () => (asked++, 'allow-session') })
+    const undo = rt.register(echo('t'), 'p')
+    rt.registry.createScope('other')
+    await rt.call('t')
+    await rt.call('t')
+    assert.equal(asked, 1)
+    await rt.call('t', {}, { scope: 'other' })
+    assert.equal(asked, 2, 'grants are per scope')
+    await undo()
+    rt.register(echo('t'), 'p')
+    await rt.call('t')
+    assert.equal(asked, 3, 'a reloaded tool is asked about again')
+  })
+})
+
+describe('limits', () => {
+  it('a tool returning 50 MB ends as a bounded preview plus a spill file, with bounded heap', async () => {
+    const rt = new ToolRuntime()
+    rt.register({ name: 'flood', execute: () => 'y'.repeat(50 * 1024 * 1024) }, 'p')
+    gc()
+    const before = process.memoryUsage().heapUsed
+    const result = await rt.call('flood')
+    gc()
+    const grown = (process.memoryUsage().heapUsed - before) / 1024 / 1024
+    assert.equal(result.status, 'ok')
+    assert.equal(result.truncated!.bytes, 50 * 1024 * 1024)
+    assert.ok(text(result).length < 9 * 1024)
+    console.log(`heap after a 50 MB output: +${grown.toFixed(1)} MiB`)
+    assert.ok(grown < 10, `the result keeps ${grown.toFixed(1)} MiB`)
+  })
+
+  it("a timeout ends the call and aborts the body's signal; so does the caller's abort", async () => {
+    const rt = new ToolRuntime({ timeoutMs: 50 })
+    let sawAbort: unknown
+    rt.register(
+      {
+        name: 'stuck',
+        execute: (_a, ctx) =>
+          new Promise((resolve) => {
+            ctx.signal.addEventListener('abort', () => {
+              sawAbort = ctx.signal.reason
+              setTimeout(() => resolve('too late'), 10)
+            })
+          }),
+      },
+      'p',
+    )
+    const result = await rt.call('stuck')
+    assert.equal(result.status, 'TIMEOUT')
+    assert.match(result.error!.message, /did not finish within 50 ms/)
+    assert.equal((sawAbort as any).code, 'TIMEOUT')
+    rt.register({ name: 'deaf', timeoutMs: 30, execute: () => new Promise(() => {}) }, 'p')
+    assert.equal((await rt.call('deaf')).status, 'TIMEOUT', 'a body that ignores its signal still ends')
+  })
+
+  it('a call on a tool unloaded mid-call completes within the grace period, or ends UNLOADED', async () => {
+    const rt = new ToolRuntime({ unloadGraceMs: 100 })
+    const quick = rt.register({ name: 'quick', execute: () => sleep(30).then(() => 'finished') }, 'p')
+    const call = rt.call('quick')
+    await sleep(5)
+    await quick()
+    assert.equal(text(await call), 'finished')
+    const slow = rt.register({ name: 'slow', execute: () => new Promise(() => {}) }, 'p')
+    const pending = rt.call('slow')
+    await sleep(5)
+    const started = performance.now()
+    await slow()
+    const result = await pending
+    assert.equal(result.status, 'UNLOADED')
+    assert.ok(performance.now() - started >= 90, 'after the grace period')
+    assert.equal((await rt.call('slow')).status, 'UNKNOWN_TOOL')
+  })
+})
+
+describe('background tasks and prompt sections', () => {
+  it('a spawnOnly tool returns a task at once; the tasks service reports its end; a subagent scope runs it inline', async () => {
+    const rt = new ToolRuntime()
+    let release = () => {}
+    rt.register({ name: 'render', spawnOnly: true, spawnOnlyMessage: 'rendering started', execute: () => new Promise((r) => (release = () => r('video.mp4'))) }, 'p')
+    const done: string[] = []
+    rt.tasks.hooks.completed.tap('t', (task) => void done.push(`${task.id} ${task.status}`))
+    const result = await rt.call('render')
+    assert.equal(result.status, 'ok')
+    assert.match(text(result), /rendering started \(task task_\d+\)/)
+    assert.equal(rt.tasks.get(result.task!)!.status, 'running')
+    release()
+    const task = await rt.tasks.wait(result.task!)
+    assert.equal(task!.status, 'done')
+    assert.equal(text(task!.result!), 'video.mp4')
+    assert.deepEqual(done, [`${result.task} done`])
+    rt.registry.createScope('sub', { subagent: true })
+    const inline = rt.call('render', {}, { scope: 'sub' })
+    await sleep(5)
+    release()
+    const r = await inline
+    assert.equal(r.task, undefined)
+    assert.equal(text(r), 'video.mp4')
+  })
+
+  it('prompt sections render in order and go with their instance', async () => {
+    const kernel = new Kernel()
+    kernel.spawn(toPlugin(runtimePlugin) as Plugin, {}, { key: 'yoke:runtime' })
+    const section = (name: string, order: number, text: string) =>
+      toPlugin({ name, inject: ['prompt'], apply: (ctx: any) => void ctx.prompt.register({ name, order, text }) }) as Plugin
+    kernel.spawn(section('b', 20, 'second'), {}, { key: 'b' })
+    const a = kernel.spawn(section('a', 10, 'first'), {}, { key: 'a' })
+    const dup = kernel.spawn(section('a', 5, 'again'), {}, { key: 'dup' })
+    await kernel.settled()
+    const prompt = kernel.services.get('prompt')!.value as any
+    assert.equal(prompt.render(), 'first\n\nsecond')
+    assert.equal(dup.state, 'failed')
+    assert.match(dup.error!.message, /prompt section "a" is already registered by a/)
+    await kernel.remove(a)
+    assert.equal(prompt.render(), 'second')
+    await kernel.dispose()
+  })
+})
+
+describe('plugins and the runtime', () => {
+  it("a plugin's tools are its effects: listed while it runs, gone when it ends, and a bad one undoes the rest", async () => {
+    const kernel = new Kernel()
+    kernel.spawn(toPlugin(runtimePlugin) as Plugin, {}, { key: 'yoke:runtime' })
+    const tools = toPlugin({
+      name: 'tools',
+      inject: ['runtime'],
+      apply(ctx: { runtime: RuntimeApi }) {
+        ctx.runtime.register(echo('one'))
+        ctx.runtime.register(echo('two'))
+      },
+    }) as Plugin
+    const broken = toPlugin({
+      name: 'broken',
+      inject: ['runtime'],
+      apply(ctx: { runtime: RuntimeApi }) {
+        ctx.runtime.register(echo('three'))
+        ctx.runtime.register(echo('bad name!'))
+      },
+    }) as Plugin
+    const fiber = kernel.spawn(tools, {}, { key: 'tools' })
+    const bad = kernel.spawn(broken, {}, { key: 'broken' })
+    await kernel.settled()
+    const rt = kernel.services.get('runtime')!.value as ToolRuntime
+    assert.deepEqual(
+      rt.list().map((t) => [t.name, t.owner]),
+      [
+        ['one', 'tools'],
+        ['two', 'tools'],
+      ],
+    )
+    assert.equal(bad.state, 'failed')
+    assert.equal(bad.error!.code, 'TOOL_INVALID')
+    assert.deepEqual(
+      fiber.effects().map((e) => e.label),
+      ['tool one', 'tool two'],
+    )
+    await kernel.remove(fiber)
+    assert.deepEqual(rt.list(), [])
+    await kernel.dispose()
+  })
+})

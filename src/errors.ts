@@ -49,7 +49,7 @@ export const catalogue = {
   },
   CONFIG_SHAPE: {
     message: '{reason}',
-    hint: 'A layer has the keys extends, preset and plugins; each instance has use, config and enabled.',
+    hint: 'A layer has the keys extends, preset, runtime and plugins (and x-… keys for YAML anchors); each instance has use, config and enabled.',
   },
   CONFIG_ENV_MISSING: {
     message: 'environment variable {name} is not set',

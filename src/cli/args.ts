@@ -3,6 +3,7 @@
  * The flags every command takes, parsed with node:util's parseArgs, and the command table
  * that `yoke --help` prints.
  */
+import { statSync } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { YokeError } from '../errors.ts'
 import type { ComposeOptions } from '../config/composer.ts'
@@ -33,6 +34,8 @@ export interface Command<O extends ParseArgsConfig['options'] = ParseArgsConfig[
   summary: string
   usage: string
   options?: O
+  /** how many positional arguments the command takes (default none) */
+  positionals?: number
   run(args: ParsedArgs, positionals: string[]): Promise<number>
 }
 
@@ -57,6 +60,9 @@ export function parseCommandArgs(argv: string[], options: ParseArgsConfig['optio
 }
 
 export function composeOptions(args: ParsedArgs): ComposeOptions {
+  if (args.cwd && !statSync(args.cwd, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new YokeError('USAGE', { reason: `--cwd ${args.cwd} is not a directory` })
+  }
   return {
     cwd: args.cwd ?? process.cwd(),
     preset: args.preset,

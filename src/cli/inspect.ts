@@ -21,7 +21,8 @@ export const inspect: Command = {
     const options = composeOptions(args)
     let snap: Snapshot | undefined
     let source = 'composed now'
-    if (!args.fresh && !args.patch?.length && !args.set?.length) {
+    // a running dev shows its own layers: ask it only when no flag asks for other ones
+    if (!args.fresh && !args.preset && !args.config && !args.patch?.length && !args.set?.length) {
       const { projectDir } = await loadLayers(options)
       const live = await ask(socketPath(projectDir), 'inspect')
       if (live) {

@@ -58,6 +58,9 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(commandHelp(command) + '\n')
       return 0
     }
+    if (positionals.length > (command.positionals ?? 0)) {
+      throw new YokeError('USAGE', { reason: `unexpected argument "${positionals[command.positionals ?? 0]}" for yoke ${command.name}` })
+    }
     return await command.run(values, positionals)
   } catch (err) {
     if (json) printJson({ ok: false, error: errorJson(err) })

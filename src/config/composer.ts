@@ -8,6 +8,7 @@ import { statSync } from 'node:fs'
 import { SyncHook } from 'tapable'
 import { YokeError } from '../errors.ts'
 import { defineHooks } from '../kernel/hooks.ts'
+import type { Fiber } from '../kernel/fiber.ts'
 import { Kernel } from '../kernel/kernel.ts'
 import { toPlugin, type Plugin } from '../kernel/plugin.ts'
 import { runtimePlugin } from '../runtime/index.ts'
@@ -49,10 +50,12 @@ export class Composition {
   #watcher?: DebouncedWatcher
   #watched = new Set<string>()
   #watching = false
+  #closed = false
+  readonly #core: Fiber
 
   constructor(readonly options: ComposeOptions) {
     // the core runtime is there before any configured instance, under a key no preset can use
-    this.kernel.spawn(toPlugin(runtimePlugin) as Plugin, runtimeSettings.parse({}), { key: 'yoke:runtime' })
+    this.#core = this.kernel.spawn(toPlugin(runtimePlugin) as Plugin, runtimeSettings.parse({}), { key: 'yoke:runtime' })
   }
 
   /** The core tool runtime (host view: registrations are plain disposers). */
@@ -67,6 +70,7 @@ export class Composition {
 
   /** Re-reads every layer and moves the running instances to it; concurrent calls coalesce. */
   reload(trigger: string[] = []): Promise<ReloadEvent> {
+    if (this.#closed) return Promise.reject(new Error('this composition is closed'))
     for (const file of trigger) this.#triggers.add(file)
     this.#next ??= this.#enqueue(() => {
       this.#next = undefined
@@ -84,6 +88,7 @@ export class Composition {
   }
 
   async close(): Promise<void> {
+    this.#closed = true
     this.#watching = false
     await this.#watcher?.close()
     this.#watcher = undefined
@@ -106,7 +111,7 @@ export class Composition {
       const candidate = await resolveConfig(this.options, this.loader)
       this.candidate = candidate
       debug(`applying (${candidate.errors.length} config errors)`)
-      await this.kernel.settled() // the core runtime is up before instances apply
+      await this.kernel.whenSettled(this.#core, 10_000) // the core runtime is up before instances apply
       if (!candidate.errors.length) this.runtime?.configure(candidate.runtime)
       report = await this.reconciler.apply(candidate)
       if (report.ok) this.current = candidate
@@ -123,19 +128,19 @@ export class Composition {
     // watcher: compare what the files are now with what they were when it started
     const after = fingerprints(before.keys())
     const changed = [...before].filter(([file, print]) => after.get(file) !== print).map(([file]) => file)
-    if (changed.length && this.#watching) void this.reload(changed)
+    if (changed.length && this.#watching) void this.reload(changed).catch(() => {})
     return event
   }
 
   /** Watches the candidate's files too: a file that broke the config must be seen when fixed. */
   async #updateWatch(candidate: ResolvedConfig) {
     const files = new Set<string>()
-    for (const source of [this.current, candidate]) {
-      for (const file of source?.stack.watchFiles ?? []) files.add(file)
-      for (const spec of source?.instances ?? []) {
-        if (spec.local && spec.file) files.add(spec.file)
-        for (const dep of spec.module?.deps ?? []) files.add(dep)
-      }
+    for (const source of [this.current, candidate]) for (const file of source?.stack.watchFiles ?? []) files.add(file)
+    // the candidate's modules, and those still running (a broken new version keeps the old one)
+    const specs = [...(candidate.instances ?? []), ...[...this.reconciler.running.values()].map((r) => r.spec)]
+    for (const spec of specs) {
+      if (spec.local && spec.file) files.add(spec.file)
+      for (const dep of spec.module?.deps ?? []) files.add(dep)
     }
     const same = files.size === this.#watched.size && [...files].every((f) => this.#watched.has(f))
     this.#watched = files
@@ -146,7 +151,7 @@ export class Composition {
   async #rewatch() {
     if (!this.#watching) return
     const onError = (err: unknown) => this.kernel.log({ level: 'error', message: `watch: ${(err as Error)?.message ?? err}`, error: err })
-    const next = new DebouncedWatcher([...this.#watched], (changes) => void this.reload(changes.map((c) => c.path)), onError, {
+    const next = new DebouncedWatcher([...this.#watched], (changes) => void this.reload(changes.map((c) => c.path)).catch(() => {}), onError, {
       debounceMs: this.options.debounceMs,
     })
     // bounded: a watcher that never reports ready must not stall every later reload
@@ -154,6 +159,7 @@ export class Composition {
     const ready = await Promise.race([next.ready().then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), READY_MS)))])
     clearTimeout(timer)
     if (!ready) this.kernel.log({ level: 'warn', message: `the file watcher was not ready after ${READY_MS} ms; changes may be missed until it is` })
+    if (!this.#watching) return next.close() // closed while it got ready
     const previous = this.#watcher
     this.#watcher = next
     await previous?.close()
@@ -164,8 +170,12 @@ export class Composition {
 function fingerprints(files: Iterable<string>): Map<string, string> {
   const prints = new Map<string, string>()
   for (const file of files) {
-    const stat = statSync(file, { throwIfNoEntry: false, bigint: true })
-    prints.set(file, stat ? `${stat.mtimeNs}:${stat.size}` : '-')
+    try {
+      const stat = statSync(file, { throwIfNoEntry: false, bigint: true })
+      prints.set(file, stat ? `${stat.mtimeNs}:${stat.size}` : '-')
+    } catch {
+      prints.set(file, '-') // e.g. ENOTDIR: a parent is a file, so this file cannot exist
+    }
   }
   return prints
 }

@@ -10,12 +10,11 @@ import { homedir } from 'node:os'
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { cosmiconfig } from 'cosmiconfig'
-import { parse as parseYaml } from 'yaml'
 import { YokeError } from '../errors.ts'
 import { interpolate } from './interpolate.ts'
 import type { LayerValue } from './merge.ts'
 import { checkLayer } from './shape.ts'
-import { pathKey, readConfigFile, type ParsedFile, type Position } from './yaml.ts'
+import { parseConfigText, pathKey, readConfigFile, type ParsedFile, type Position } from './yaml.ts'
 
 export const YOKE_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 export const BUILTIN_PRESETS = join(YOKE_ROOT, 'presets')
@@ -159,6 +158,7 @@ async function findProjectConfig(cwd: string): Promise<string | undefined> {
     searchPlaces: PROJECT_CONFIG_PLACES,
     searchStrategy: 'project',
     cache: false,
+    ignoreEmptySearchPlaces: false, // an empty yoke.config.yaml is still this project's config
     loaders: {
       '.json': (file, content) => (basename(file) === 'package.json' ? safeJson(content) : found),
       '.yaml': () => found,
@@ -201,7 +201,10 @@ function parseSet(arg: string, errors: YokeError[]): Layer | undefined {
   }
   let value: unknown
   try {
-    value = parseYaml(arg.slice(eq + 1) || '""')
+    // the same defensive reader as files: aliases, nesting and size are bounded
+    const raw = arg.slice(eq + 1) || '""'
+    value = parseConfigText(`v:\n${raw.replace(/^/gm, '  ')}\n`, `--set ${arg}`).value
+    value = (value as { v: unknown }).v
   } catch (err) {
     errors.push(new YokeError('CONFIG_SET_INVALID', { arg, reason: (err as Error).message }))
     return undefined

@@ -1,7 +1,8 @@
 // Module resolve hook (runs on Node's loader thread). A plugin module imported as
 // `file.ts?yoke-gen=N` passes the same query on to the local files it imports, so a reload
 // re-evaluates the plugin's whole local import graph. node_modules and yoke's own source keep
-// one shared copy. Each versioned file is reported back so the caller can watch it.
+// one shared copy. Each import edge is reported back, so the caller knows (and watches) exactly
+// the files each plugin depends on.
 let port
 let shared = []
 
@@ -16,6 +17,7 @@ export async function resolve(specifier, context, next) {
   const url = result.url
   if (!gen || !url.startsWith('file:') || url.includes('/node_modules/') || url.includes('yoke-gen=')) return result
   if (shared.some((prefix) => url.startsWith(prefix))) return result
-  port.postMessage({ gen: Number(gen), url })
-  return { ...result, url: `${url}${url.includes('?') ? '&' : '?'}yoke-gen=${gen}` }
+  const versioned = `${url}${url.includes('?') ? '&' : '?'}yoke-gen=${gen}`
+  port.postMessage({ parent: context.parentURL, url: versioned })
+  return { ...result, url: versioned }
 }

@@ -23,9 +23,14 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)
 
 export function mergeLayers(layers: LayerValue[]): Merged {
-  const merged = deepmerge.all(
-    layers.map((l) => l.value),
-    { arrayMerge: (_target, source) => source, isMergeableObject: isPlainObject },
+  // deepmerge skips keys that objects inherit (constructor, toString, __proto__, …): every key
+  // travels through it with a prefix no inherited name has, and comes back without it
+  const merged = escapeKeys(
+    deepmerge.all(
+      layers.map((l) => escapeKeys(withoutExtensions(l.value), '\u0001') as object),
+      { arrayMerge: (_target, source) => source, isMergeableObject: isPlainObject },
+    ),
+    '',
   ) as Record<string, unknown>
   const origins = new Map<string, Position>()
   const fromEnv = new Set<string>()
@@ -52,10 +57,20 @@ function forget(key: string, origins: Map<string, Position>, fromEnv: Set<string
   }
 }
 
+/** Top-level x-… keys only hold YAML anchors. */
+function withoutExtensions(value: Record<string, unknown>) {
+  return Object.fromEntries(Object.entries(value).filter(([k]) => !k.startsWith('x-')))
+}
+
+/** Adds `prefix` to every object key (or, with '', removes the one added). */
+function escapeKeys(v: unknown, prefix: string): unknown {
+  if (Array.isArray(v)) return v.map((item) => escapeKeys(item, prefix))
+  if (!isPlainObject(v)) return v
+  return Object.fromEntries(Object.entries(v).map(([k, item]) => [prefix ? prefix + k : k.slice(1), escapeKeys(item, prefix)]))
+}
+
 function dropNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(dropNulls)
   if (!isPlainObject(v)) return v
-  const out: Record<string, unknown> = {}
-  for (const [k, item] of Object.entries(v)) if (item !== null) out[k] = dropNulls(item)
-  return out
+  return Object.fromEntries(Object.entries(v).flatMap(([k, item]) => (item === null ? [] : [[k, dropNulls(item)]])))
 }

@@ -57,26 +57,35 @@ export function builtinNames(): string[] {
 
 export class ModuleLoader {
   #cache = new Map<string, LoadedModule>()
-  #deps = new Map<number, Set<string>>()
-  #generation = 0
+  /** importer URL → the local URLs it imports, for the current pass (reported by loader-hooks.mjs) */
+  #imports = new Map<string, Set<string>>()
+  #pass = 1
   #hooked = false
+
+  /**
+   * Starts a new load pass: local modules imported in one pass share one copy of the local files
+   * they import. (Across passes they do not: a plugin that was not re-imported keeps its copies,
+   * so state shared between plugins belongs in a service, not in a helper module.)
+   */
+  newPass(): void {
+    this.#pass++
+    this.#imports.clear()
+  }
 
   async load(target: ResolvedUse): Promise<LoadedModule> {
     const cached = this.#cache.get(target.file)
     if (cached && (target.kind !== 'local' || versionOf(target.file, cached.deps) === cached.version)) return cached
-    const gen = target.kind === 'local' ? ++this.#generation : 0
+    const gen = target.kind === 'local' ? this.#pass : 0
     if (gen) this.#hook()
     const url = pathToFileURL(target.file).href + (gen ? `?yoke-gen=${gen}` : '')
     let namespace: Record<string, unknown>
     try {
       namespace = await import(url)
     } catch (err) {
-      this.#deps.delete(gen)
       throw new YokeError('PLUGIN_IMPORT_FAILED', { file: target.file, reason: (err as Error)?.message ?? err }, { cause: err })
     }
     await new Promise((r) => setImmediate(r)) // let the loader thread's dependency reports arrive
-    const deps = [...(this.#deps.get(gen) ?? [])]
-    this.#deps.delete(gen)
+    const deps = gen ? this.#localGraph(url) : []
     const plugin = toPlugin(namespace.default ?? namespace.plugin ?? namespace)
     if (typeof plugin === 'string') throw new YokeError('PLUGIN_INVALID', { file: target.file, reason: plugin })
     const loaded = { plugin, file: target.file, deps, version: target.kind === 'local' ? versionOf(target.file, deps) : target.kind }
@@ -88,14 +97,22 @@ export class ModuleLoader {
     if (this.#hooked) return
     this.#hooked = true
     const { port1, port2 } = new MessageChannel()
-    port1.on('message', ({ gen, url }: { gen: number; url: string }) => {
-      const set = this.#deps.get(gen) ?? new Set()
-      set.add(fileURLToPath(url))
-      this.#deps.set(gen, set)
+    port1.on('message', ({ parent, url }: { parent: string; url: string }) => {
+      this.#imports.set(parent, (this.#imports.get(parent) ?? new Set()).add(url))
     })
     port1.unref()
     const shared = [pathToFileURL(join(YOKE_ROOT, 'src')).href + '/']
     register(new URL('./loader-hooks.mjs', import.meta.url), { data: { port: port2, shared }, transferList: [port2] })
+  }
+
+  /** The local files `entry` imports, directly or not. */
+  #localGraph(entry: string): string[] {
+    const seen = new Set<string>()
+    const visit = (url: string) => {
+      for (const child of this.#imports.get(url) ?? []) if (!seen.has(child)) seen.add(child) && visit(child)
+    }
+    visit(entry)
+    return [...seen].map((u) => fileURLToPath(u.replace(/\?.*$/, '')))
   }
 }
 

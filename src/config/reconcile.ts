@@ -5,6 +5,8 @@
  *   → dispose the old, spawn the new, and if the new one fails, restore the old;
  *   unchanged → untouched (same fiber, same connections).
  * A config with errors changes nothing; a module that fails to import keeps its old version.
+ * Instances start concurrently, and a reload waits only for the instances it touched (and those
+ * that depend on them), each for at most SETTLE_MS: a hung apply is reported, not waited for.
  */
 import { YokeError } from '../errors.ts'
 import type { Fiber } from '../kernel/fiber.ts'
@@ -14,6 +16,8 @@ import type { InstanceSpec, ResolvedConfig } from './resolve.ts'
 export interface Running {
   spec: InstanceSpec
   fiber?: Fiber
+  /** the signature of a newer spec that failed to start; not retried until it changes */
+  rejected?: string
 }
 
 export interface ReloadReport {
@@ -28,8 +32,10 @@ export interface ReloadReport {
   durationMs: number
 }
 
-/** How long a reload waits for applies to finish before reporting (slow plugins keep loading). */
+type Outcome = 'added' | 'restarted' | 'unchanged'
+
 const SETTLE_MS = 30_000
+const REMOVE_MS = 10_000
 
 export class Reconciler {
   readonly running = new Map<string, Running>()
@@ -50,52 +56,71 @@ export class Reconciler {
       const spec = wanted.get(key)
       if (spec?.enabled) continue
       if (old.fiber) {
-        await this.kernel.remove(old.fiber)
+        await this.#remove(old.fiber)
         report.removed.push(key)
       }
       if (spec) this.running.set(key, { spec })
       else this.running.delete(key)
     }
-    for (const spec of next.instances) {
-      if (!spec.enabled) {
-        this.running.set(spec.key, { spec })
-        continue
-      }
-      const old = this.running.get(spec.key)
-      if (spec.error) {
-        // broken code: a running old version stays; otherwise the instance shows as failed
-        report.failed.push({ instance: spec.key, error: spec.error })
-        if (!old?.fiber) this.running.set(spec.key, { spec })
-        continue
-      }
-      if (old?.fiber && signature(old.spec) === signature(spec)) {
-        old.spec = spec // same code and config; positions may have moved
-        report.unchanged.push(spec.key)
-        continue
-      }
-      const oldWorked = old?.fiber && old.fiber.state !== 'failed'
-      if (old?.fiber) await this.kernel.remove(old.fiber)
-      const fiber = await this.#start(spec)
-      if (fiber.state === 'failed' && oldWorked) {
-        await this.kernel.remove(fiber)
-        const restored = await this.#start(old!.spec)
-        this.running.set(spec.key, { spec: old!.spec, fiber: restored })
-        const error = new YokeError('RELOAD_ROLLED_BACK', { instance: spec.key, reason: fiber.error?.message }, { ...spec.site, cause: fiber.error })
-        report.failed.push({ instance: spec.key, error })
-        continue
-      }
-      this.running.set(spec.key, { spec, fiber })
-      ;(old?.fiber ? report.restarted : report.added).push(spec.key)
-      if (fiber.state === 'failed') report.failed.push({ instance: spec.key, error: fiber.error! })
+    const outcomes = await Promise.all(next.instances.map((spec) => this.#reconcile(spec, report)))
+    next.instances.forEach((spec, i) => {
+      const outcome = outcomes[i]
+      if (outcome) report[outcome].push(spec.key)
+    })
+    // the started instances were waited for; now wait for those that depend on them
+    const started = next.instances.filter((_, i) => outcomes[i] === 'added' || outcomes[i] === 'restarted').map((s) => this.running.get(s.key)?.fiber)
+    const dependents = new Set<Fiber>()
+    const visit = (f: Fiber) => this.kernel.dependentsOf(f).forEach((d) => !dependents.has(d) && (dependents.add(d), visit(d)))
+    for (const fiber of started) if (fiber) visit(fiber)
+    await Promise.all([...dependents].map((f) => this.kernel.whenSettled(f, SETTLE_MS)))
+  }
+
+  async #reconcile(spec: InstanceSpec, report: ReloadReport): Promise<Outcome | undefined> {
+    if (!spec.enabled) {
+      this.running.set(spec.key, { spec })
+      return undefined
     }
+    const old = this.running.get(spec.key)
+    if (spec.error) {
+      // broken code: a running old version stays; otherwise the instance shows as failed
+      report.failed.push({ instance: spec.key, error: spec.error })
+      if (!old?.fiber) this.running.set(spec.key, { spec })
+      return undefined
+    }
+    const sig = signature(spec)
+    if (old?.fiber && (signature(old.spec) === sig || old.rejected === sig)) {
+      if (!old.rejected) old.spec = spec // same code and config; positions may have moved
+      return 'unchanged'
+    }
+    const oldWorked = old?.fiber && old.fiber.state !== 'failed'
+    if (old?.fiber) await this.#remove(old.fiber)
+    const fiber = await this.#start(spec)
+    if (fiber.state === 'failed' && oldWorked) {
+      await this.#remove(fiber)
+      const restored = await this.#start(old!.spec)
+      this.running.set(spec.key, { spec: old!.spec, fiber: restored, rejected: sig })
+      const error = new YokeError('RELOAD_ROLLED_BACK', { instance: spec.key, reason: fiber.error?.message }, { ...spec.site, cause: fiber.error })
+      report.failed.push({ instance: spec.key, error })
+      return undefined
+    }
+    this.running.set(spec.key, { spec, fiber })
+    if (fiber.state === 'failed') report.failed.push({ instance: spec.key, error: fiber.error! })
+    return old?.fiber ? 'restarted' : 'added'
   }
 
   async #start(spec: InstanceSpec): Promise<Fiber> {
     const fiber = this.kernel.spawn(spec.module!.plugin, spec.config, { key: spec.key, site: spec.site })
-    let timer: NodeJS.Timeout | undefined
-    await Promise.race([this.kernel.settled(), new Promise((r) => (timer = setTimeout(r, SETTLE_MS)))])
-    clearTimeout(timer)
+    await this.kernel.whenSettled(fiber, SETTLE_MS)
     return fiber
+  }
+
+  /** Disposes a fiber, waiting at most REMOVE_MS for its disposers (a hung one is reported). */
+  async #remove(fiber: Fiber): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    const removed = this.kernel.remove(fiber).then(() => true)
+    const done = await Promise.race([removed, new Promise<false>((r) => (timer = setTimeout(() => r(false), REMOVE_MS)))])
+    clearTimeout(timer)
+    if (!done) this.kernel.log({ level: 'warn', fiber, message: `did not finish disposing within ${REMOVE_MS} ms; going on without it` })
   }
 
   /** Disposes every running instance, last first. */

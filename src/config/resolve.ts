@@ -43,6 +43,7 @@ export interface ResolvedConfig {
 }
 
 export async function resolveConfig(options: LoadOptions, loader: ModuleLoader): Promise<ResolvedConfig> {
+  loader.newPass()
   const stack = await loadLayers(options)
   const merged = mergeLayers(stack.errors.length ? [] : stack.layers)
   const errors = [...stack.errors]
@@ -55,9 +56,10 @@ export async function resolveConfig(options: LoadOptions, loader: ModuleLoader):
   for (const [key, entry] of Object.entries(plugins)) {
     const usePos = merged.origins.get(pathKey(['plugins', key, 'use']))
     const site: ErrorSite = { ...usePos, instance: key }
-    const spec: InstanceSpec = { key, use: entry.use!, enabled: entry.enabled !== false, raw: entry.config ?? {}, site }
+    const spec: InstanceSpec = { key, use: entry.use ?? '', enabled: entry.enabled !== false, raw: entry.config ?? {}, site }
     instances.push(spec)
     if (!spec.enabled) {
+      if (!spec.use) continue // disabled in a patch for presets that may not have it: fine
       // a disabled instance is not run, but knowing its plugin lets inspect name it as a provider
       spec.module = await (async () => loader.load(resolveUse(spec.use, baseOf(usePos?.file, stack.projectDir), stack.projectDir)))().catch(() => undefined)
       continue

@@ -45,7 +45,8 @@ export function checkLayer(value: unknown, positions: Map<string, Position>, fil
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return [new YokeError('CONFIG_SHAPE', { reason: `a config layer must be a mapping (it is ${Array.isArray(value) ? 'a list' : typeof value})` }, { file, line: 1, col: 1 })]
   }
-  const result = layer.safeParse(value)
+  // x-… keys hold YAML anchors for reuse (as in docker compose); they are not config
+  const result = layer.safeParse(Object.fromEntries(Object.entries(value).filter(([k]) => !k.startsWith('x-'))))
   if (result.success) {
     return Object.entries(ONLY_IN)
       .filter(([key, rule]) => key in value && !rule.kinds.includes(kind))
@@ -69,7 +70,7 @@ export function checkLayer(value: unknown, positions: Map<string, Position>, fil
 /** In the merged config every enabled instance needs `use`; returns errors for those that lack it. */
 export function checkInstances(plugins: Record<string, InstanceEntry>, origins: Map<string, Position>): YokeError[] {
   return Object.entries(plugins)
-    .filter(([, entry]) => !entry.use)
+    .filter(([, entry]) => entry.enabled !== false && !entry.use)
     .map(([key]) => new YokeError('CONFIG_SHAPE', { reason: `instance "${key}" has no use: (which plugin runs it?)` }, { ...origins.get(pathKey(['plugins', key])), instance: key }))
 }
 

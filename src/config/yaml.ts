@@ -32,7 +32,9 @@ export const pathKey = (path: Path) => path.join('\u001f')
 export function readConfigFile(file: string): ParsedFile {
   let size: number
   try {
-    size = statSync(file).size
+    const stat = statSync(file)
+    if (!stat.isFile()) throw Object.assign(new Error('it is not a regular file'), { code: 'ENOTFILE' })
+    size = stat.size
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'CONFIG_NOT_FOUND' : 'CONFIG_READ_FAILED'
     throw new YokeError(code, { kind: 'file', name: file, file, reason: (err as Error).message }, { file, cause: err })
@@ -93,9 +95,12 @@ function walk(doc: Document, node: Node, path: Path, out: Out, at: (o?: number) 
       if (!isPair(pair)) continue
       const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key)
       const value = pair.value as Node | null
-      if (key === '<<' && value) {
+      const isMergeKey = isScalar(pair.key) && (pair.key.value === '<<' || typeof pair.key.value === 'symbol')
+      if (isMergeKey && value) {
         const sources = isSeq(value) ? (value.items as Node[]) : [value]
-        for (const src of sources) walk(doc, src, path, out, at, depth + 1, out.positions.get(pathKey(path)))
+        const own = out.positions.get(pathKey(path))
+        for (const src of sources) walk(doc, src, path, out, at, depth + 1, own)
+        out.positions.set(pathKey(path), own!) // the mapping stays where it is written
         continue
       }
       const keyAt = at((pair.key as Node | null)?.range?.[0])

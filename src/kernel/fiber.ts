@@ -81,10 +81,9 @@ export class Fiber {
 
   /** Ends the current activation: `pending` waits for services again, `disposed` is final. */
   unload(next: 'pending' | 'disposed'): Promise<void> {
-    if (next === 'disposed' && this.state !== 'disposed') {
-      this.#setState('disposed') // at once: nothing may reload it while its effects unwind
-      this.#abort?.abort(ENDED)
-    }
+    if (next === 'disposed' && this.state !== 'disposed') this.#setState('disposed') // at once: nothing may reload it while its effects unwind
+    // an apply still running is told at once: unload waits for it, so it must not wait for us
+    if (next === 'disposed' || this.state === 'loading') this.#abort?.abort(ENDED)
     return this.#run(async () => {
       const scope = this.#scope
       if (next === 'pending' && this.state !== 'disposed') this.#setState('pending')

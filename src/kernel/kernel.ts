@@ -106,10 +106,11 @@ export class Kernel {
     for (const fiber of dirty) {
       if (fiber.busy || fiber.state === 'disposed' || fiber.state === 'loading' || !this.#fibers.has(fiber)) continue
       const epoch = this.epochOf(fiber)
-      if (fiber.state === 'active' && epoch !== fiber.epoch) void fiber.unload('pending')
-      else if (fiber.state === 'pending' && epoch !== undefined) void fiber.load(epoch)
+      const report = (err: unknown) => this.log({ level: 'error', fiber, message: `transition failed: ${(err as Error)?.message ?? err}`, error: err })
+      if (fiber.state === 'active' && epoch !== fiber.epoch) fiber.unload('pending').catch(report)
+      else if (fiber.state === 'pending' && epoch !== undefined) fiber.load(epoch).catch(report)
       // a failed fiber gets another chance when a service it injects is replaced
-      else if (fiber.state === 'failed' && epoch !== undefined && epoch !== fiber.epoch) void fiber.load(epoch)
+      else if (fiber.state === 'failed' && epoch !== undefined && epoch !== fiber.epoch) fiber.load(epoch).catch(report)
     }
   }
 
@@ -120,6 +121,28 @@ export class Kernel {
     if (!dependents.size) return
     const live = [...dependents].filter((f) => f.state === 'active' || f.state === 'loading')
     await Promise.all(live.map((f) => f.unload('pending')))
+  }
+
+  /** The fibers that inject a service `provider` provides. */
+  dependentsOf(provider: Fiber): Fiber[] {
+    return [...new Set(this.services.namesOf(provider).flatMap((name) => [...this.#dependents(name)]))].filter((f) => f !== provider)
+  }
+
+  /**
+   * Resolves when `fiber` has done what it can for now: active, failed, disposed, or pending on a
+   * service that is missing; or after `timeoutMs`, whatever its state (a hung apply is reported, not
+   * waited for). Other fibers are not waited for.
+   */
+  async whenSettled(fiber: Fiber, timeoutMs: number): Promise<void> {
+    const deadline = performance.now() + timeoutMs
+    while (performance.now() < deadline) {
+      await new Promise((resolve) => setImmediate(resolve))
+      if (fiber.busy) {
+        let timer: NodeJS.Timeout | undefined
+        await Promise.race([fiber.settled().catch(() => {}), new Promise((r) => (timer = setTimeout(r, deadline - performance.now())))])
+        clearTimeout(timer)
+      } else if (!(fiber.state === 'pending' && this.epochOf(fiber) !== undefined)) return
+    }
   }
 
   /** Resolves once no fiber is loading or unloading and nothing is scheduled. */
@@ -134,12 +157,21 @@ export class Kernel {
 
   /** A provision counts only while its owner is active, so a state change concerns its dependents. */
   onState(fiber: Fiber): void {
-    this.hooks.state.call(fiber)
+    try {
+      this.hooks.state.call(fiber)
+    } catch (err) {
+      this.log({ level: 'error', fiber, message: `a kernel.state tap failed: ${(err as Error)?.message ?? err}`, error: err })
+    }
     this.schedule(fiber, ...this.services.namesOf(fiber).flatMap((name) => [...this.#dependents(name)]))
   }
 
+  /** Observers of the log must not break what they observe: a throwing tap goes to stderr. */
   log(record: LogRecord): void {
-    this.hooks.log.call(record)
+    try {
+      this.hooks.log.call(record)
+    } catch (err) {
+      process.stderr.write(`yoke: a kernel.log tap failed: ${(err as Error)?.message ?? err}\n`)
+    }
   }
 
   /** Counts live resources by kind (taps, watchers, timers) so leaks show in inspect and tests. */

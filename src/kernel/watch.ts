@@ -2,10 +2,10 @@
  * @module kernel/watch
  * Debounced file watching over chokidar. A burst of events becomes one handler call with the
  * distinct paths that changed; the handler never runs after the watcher is closed. A path that
- * does not exist yet is watched through its parent directory: chokidar itself arms such a watch
- * only some milliseconds after 'ready', and a file created in between would go unseen.
+ * does not exist yet is watched through its nearest existing directory: chokidar itself arms such
+ * a watch only some milliseconds after 'ready' (and never when the parent is missing too).
  */
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { dirname, resolve, sep } from 'node:path'
 import { watch, type FSWatcher } from 'chokidar'
 
@@ -32,14 +32,15 @@ export class DebouncedWatcher {
 
   constructor(paths: string[], handler: WatchHandler, onError: (err: unknown) => void, options: WatchOptions = {}) {
     const requested = new Set(paths.map((p) => resolve(p)))
-    const parents = new Set([...requested].filter((p) => !existsSync(p) && existsSync(dirname(p))).map((p) => dirname(p)))
+    // a missing path is watched from its nearest existing directory; on the way down only the
+    // directories that lead to it count, so a sibling tree is never walked
+    const roots = new Set([...requested].map((p) => (isDirOrFile(p) ? p : nearestDir(p))))
+    const ancestors = new Set([...requested].flatMap((p) => lineage(p)))
     const wanted = (p: string) => requested.has(p) || [...requested].some((r) => p.startsWith(r + sep))
-    // in a parent watched on behalf of a missing path, only that path counts
-    const ignored = (p: string) => (parents.has(dirname(p)) && !wanted(p)) || Boolean(options.ignored?.(p))
-    const targets = [...requested].filter((p) => existsSync(p) || !parents.has(dirname(p)))
+    const ignored = (p: string) => !(wanted(p) || ancestors.has(p)) || Boolean(options.ignored?.(p))
     // awaitWriteFinish: a file written in place (truncate, then write) is reported once it stops
     // changing, so a half-written config is not read as an empty one
-    this.#watcher = watch([...targets, ...parents], { ignoreInitial: true, ignored, atomic: 50, awaitWriteFinish: { stabilityThreshold: 40, pollInterval: 10 } })
+    this.#watcher = watch([...roots], { ignoreInitial: true, ignored, atomic: 50, awaitWriteFinish: { stabilityThreshold: 40, pollInterval: 10 } })
     this.#ready = new Promise((resolve) => this.#watcher.once('ready', () => resolve()))
     const flush = () => {
       this.#timer = undefined
@@ -69,4 +70,26 @@ export class DebouncedWatcher {
     clearTimeout(this.#timer)
     await this.#watcher.close()
   }
+}
+
+function isDirOrFile(path: string): boolean {
+  return existsSync(path)
+}
+
+/** The nearest directory above `path` that exists. */
+function nearestDir(path: string): string {
+  let dir = dirname(path)
+  while (!isDirectory(dir) && dirname(dir) !== dir) dir = dirname(dir)
+  return dir
+}
+
+function isDirectory(path: string): boolean {
+  return statSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false
+}
+
+/** Every directory above `path`, up to the root. */
+function lineage(path: string): string[] {
+  const dirs: string[] = []
+  for (let dir = dirname(path); dirs.at(-1) !== dir; dir = dirname(dir)) dirs.push(dir)
+  return dirs
 }

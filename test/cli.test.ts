@@ -98,4 +98,27 @@ describe('yoke CLI', () => {
     assert.equal(ok.code, 0)
     assert.match(ok.stdout, /valid: 2 of 3 instances enabled, 3 layers/)
   })
+
+  it('a missing --cwd and a stray argument are usage errors', async () => {
+    const cwd = await run('config', 'validate', '--cwd', project.path('nope'))
+    assert.equal(cwd.code, 2)
+    assert.match(cwd.stderr, /USAGE --cwd .*nope is not a directory/)
+    const stray = await run('inspect', 'extra')
+    assert.equal(stray.code, 2)
+    assert.match(stray.stderr, /unexpected argument "extra" for yoke inspect/)
+  })
+
+  it('a TypeScript plugin loads by path outside an ESM package', async () => {
+    const plain = tempProject({
+      'typed.ts': 'const greeting: string = "hi"\nexport default { name: "typed", apply(ctx: { provide(n: string, v: unknown): void }) { ctx.provide("greeting", greeting) } }\n',
+      'yoke.config.yaml': 'plugins:\n  typed:\n    use: ./typed.ts\n',
+    })
+    try {
+      const result = await runYoke(['inspect', '--json', '--fresh'], { cwd: plain.dir, home: plain.home })
+      assert.equal(result.code, 0, result.stderr)
+      assert.ok(JSON.parse(result.stdout).services.some((s: any) => s.name === 'greeting' && s.active))
+    } finally {
+      plain.cleanup()
+    }
+  })
 })

@@ -22,6 +22,8 @@ import { resolveConfig, type ResolvedConfig } from './resolve.ts'
 export interface ComposeOptions extends LoadOptions {
   /** quiet time after a file change before reloading (default 30 ms) */
   debounceMs?: number
+  /** how long a reload waits for one instance's apply before reporting it as still loading (30 s) */
+  settleMs?: number
 }
 
 const READY_MS = 5000
@@ -39,7 +41,7 @@ export class Composition {
     reload: new SyncHook<[ReloadEvent]>(['event']),
   })
   readonly loader = new ModuleLoader()
-  readonly reconciler = new Reconciler(this.kernel)
+  readonly reconciler: Reconciler
   /** the last config that was applied */
   current?: ResolvedConfig
   /** the last candidate, applied or not */
@@ -54,6 +56,7 @@ export class Composition {
   readonly #core: Fiber
 
   constructor(readonly options: ComposeOptions) {
+    this.reconciler = new Reconciler(this.kernel, options.settleMs)
     // the core runtime is there before any configured instance, under a key no preset can use
     this.#core = this.kernel.spawn(toPlugin(runtimePlugin) as Plugin, runtimeSettings.parse({}), { key: 'yoke:runtime' })
   }

@@ -6,7 +6,7 @@
  *   unchanged → untouched (same fiber, same connections).
  * A config with errors changes nothing; a module that fails to import keeps its old version.
  * Instances start concurrently, and a reload waits only for the instances it touched (and those
- * that depend on them), each for at most SETTLE_MS: a hung apply is reported, not waited for.
+ * that depend on them), each for at most settleMs: a hung apply is reported, not waited for.
  */
 import { YokeError } from '../errors.ts'
 import type { Fiber } from '../kernel/fiber.ts'
@@ -34,13 +34,18 @@ export interface ReloadReport {
 
 type Outcome = 'added' | 'restarted' | 'unchanged'
 
-const SETTLE_MS = 30_000
-const REMOVE_MS = 10_000
-
 export class Reconciler {
   readonly running = new Map<string, Running>()
 
-  constructor(private readonly kernel: Kernel) {}
+  /**
+   * @param settleMs how long a reload waits for an instance's apply before reporting it as loading
+   * @param removeMs how long it waits for an instance's disposers before going on without it
+   */
+  constructor(
+    private readonly kernel: Kernel,
+    private readonly settleMs = 30_000,
+    private readonly removeMs = 10_000,
+  ) {}
 
   async apply(next: ResolvedConfig): Promise<ReloadReport> {
     const started = performance.now()
@@ -72,7 +77,7 @@ export class Reconciler {
     const dependents = new Set<Fiber>()
     const visit = (f: Fiber) => this.kernel.dependentsOf(f).forEach((d) => !dependents.has(d) && (dependents.add(d), visit(d)))
     for (const fiber of started) if (fiber) visit(fiber)
-    await Promise.all([...dependents].map((f) => this.kernel.whenSettled(f, SETTLE_MS)))
+    await Promise.all([...dependents].map((f) => this.kernel.whenSettled(f, this.settleMs)))
   }
 
   async #reconcile(spec: InstanceSpec, report: ReloadReport): Promise<Outcome | undefined> {
@@ -110,23 +115,18 @@ export class Reconciler {
 
   async #start(spec: InstanceSpec): Promise<Fiber> {
     const fiber = this.kernel.spawn(spec.module!.plugin, spec.config, { key: spec.key, site: spec.site })
-    await this.kernel.whenSettled(fiber, SETTLE_MS)
+    await this.kernel.whenSettled(fiber, this.settleMs)
     return fiber
   }
 
-  /** Disposes a fiber, waiting at most REMOVE_MS for its disposers (a hung one is reported). */
   async #remove(fiber: Fiber): Promise<void> {
-    let timer: NodeJS.Timeout | undefined
-    const removed = this.kernel.remove(fiber).then(() => true)
-    const done = await Promise.race([removed, new Promise<false>((r) => (timer = setTimeout(() => r(false), REMOVE_MS)))])
-    clearTimeout(timer)
-    if (!done) this.kernel.log({ level: 'warn', fiber, message: `did not finish disposing within ${REMOVE_MS} ms; going on without it` })
+    await this.kernel.removeWithin(fiber, this.removeMs)
   }
 
   /** Disposes every running instance, last first. */
   async dispose(): Promise<void> {
     this.running.clear()
-    await this.kernel.dispose()
+    await this.kernel.dispose(this.removeMs)
   }
 }
 

@@ -195,12 +195,24 @@ export class Kernel {
     return [...hooks].map((h) => ({ hook: hookName(h), taps: tapsOf(h) }))
   }
 
-  /** Disposes every top-level fiber, last first. */
-  async dispose(): Promise<void> {
+  /**
+   * Disposes every top-level fiber, last first. A fiber whose apply or disposers hang is given
+   * `timeoutMs`, then reported and left behind, so shutdown always ends.
+   */
+  async dispose(timeoutMs = 10_000): Promise<void> {
     const roots = this.fibers.filter((f) => !f.parent)
     await disposeAll(
-      roots.map((f) => () => this.remove(f)),
+      roots.map((f) => async () => void (await this.removeWithin(f, timeoutMs))),
       'the kernel',
     )
+  }
+
+  /** remove(), bounded: resolves false (and warns) when the fiber did not finish in time. */
+  async removeWithin(fiber: Fiber, timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined
+    const done = await Promise.race([this.remove(fiber).then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), timeoutMs)))])
+    clearTimeout(timer)
+    if (!done) this.log({ level: 'warn', fiber, message: `did not finish disposing within ${timeoutMs} ms; going on without it` })
+    return done
   }
 }

@@ -60,6 +60,8 @@ const CASES: Case[] = [
   { name: 'module exports no plugin', file: 'notplugin.mjs', text: 'export default 42\n', code: 'PLUGIN_INVALID', at: /yoke\.config\.yaml:\d+:10$/, as: 'module' },
   { name: 'extends in a patch', file: 'bad.yaml', text: 'extends: [base]\nplugins: {}\n', code: 'CONFIG_SHAPE', at: /bad\.yaml:1:1$/ },
   { name: 'preset: in a patch', file: 'bad.yaml', text: 'preset: minimal\n', code: 'CONFIG_SHAPE', at: /bad\.yaml:1:1$/ },
+  { name: 'a device file', file: 'unused.yaml', text: 'plugins: {}\n', code: 'CONFIG_READ_FAILED', at: /\/dev\/zero$/, args: ['--patch', '/dev/zero'] },
+  { name: 'a self-referencing --set', file: 'unused.yaml', text: 'plugins: {}\n', code: 'CONFIG_SET_INVALID', at: null, args: ['--set', 'plugins.ok.config.x=&a [*a]'] },
   { name: 'bad --set', file: 'unused.yaml', text: 'plugins: {}\n', code: 'CONFIG_SET_INVALID', at: null, args: ['--set', 'plugins.ok.enabled'] },
 ]
 

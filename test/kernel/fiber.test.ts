@@ -232,4 +232,36 @@ describe('fibers and services', () => {
     assert.equal(f.state, 'active')
     assert.ok(read === 1 || read === undefined) // optional read: depends on who activated first
   })
+
+  it('a throwing kernel.state tap is reported and harms no transition', async () => {
+    const { kernel, logs } = kernelWithLog()
+    kernel.spawn(plugin({ name: 'observer', apply: (ctx: Context) => void ctx.tap(ctx.hooks.state, 'observer', () => { throw new Error('observer broke') }) }), {}, { key: 'observer' })
+    await kernel.settled()
+    const victim = kernel.spawn(plugin({ name: 'victim', apply: () => {} }), {}, { key: 'victim' })
+    await kernel.settled()
+    assert.equal(victim.state, 'active')
+    assert.ok(logs.some((l) => l.level === 'error' && /observer broke/.test(l.message)))
+  })
+
+  it('removing a provider while a dependent is still in apply ends: the apply is told through its signal', async () => {
+    const { kernel } = kernelWithLog()
+    const provider = kernel.spawn(plugin({ name: 'p', apply: (ctx: Context) => void ctx.provide('svc', {}) }), {}, { key: 'p' })
+    await kernel.settled()
+    let sawAbort = false
+    const dependent = kernel.spawn(
+      plugin({
+        name: 'd',
+        inject: ['svc'],
+        apply: (ctx: Context) => new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => ((sawAbort = true), resolve()))),
+      }),
+      {},
+      { key: 'd' },
+    )
+    await new Promise((r) => setTimeout(r, 20))
+    assert.equal(dependent.state, 'loading')
+    await kernel.remove(provider)
+    assert.equal(sawAbort, true)
+    await kernel.settled()
+    assert.equal(dependent.state, 'pending')
+  })
 })

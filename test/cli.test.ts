@@ -1,13 +1,13 @@
 // The CLI frame: help on every level, exit codes, --json, inspect without a running dev.
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
-import { runYoke, tempProject } from './helpers/project.ts'
+import { ROOT, runYoke, runYokeWithInput, tempProject } from './helpers/project.ts'
 
 const project = tempProject({
   'ok.mjs': `export default { name: 'ok', provides: ['thing'], apply(ctx) { ctx.provide('thing', 1) } }\n`,
   'wants.mjs': `export default { name: 'wants', inject: ['thing', 'missing'], apply() {} }\n`,
   'boom.mjs': `export default { name: 'boom', apply() { throw new Error('kaboom') } }\n`,
-  'yoke.config.yaml': 'plugins:\n  ok:\n    use: ./ok.mjs\n  wants:\n    use: ./wants.mjs\n  boom:\n    use: ./boom.mjs\n',
+  'yoke.config.yaml': 'preset: minimal\nplugins:\n  ok:\n    use: ./ok.mjs\n  wants:\n    use: ./wants.mjs\n  boom:\n    use: ./boom.mjs\n',
 })
 after(() => project.cleanup())
 const run = (...args: string[]) => runYoke(args, { cwd: project.dir, home: project.home })
@@ -65,7 +65,7 @@ describe('yoke CLI', () => {
     assert.doesNotMatch(human.stdout, /waits for service "thing"/)
     assert.match(human.stdout, /boom\s+failed/)
     assert.match(human.stdout, /PLUGIN_APPLY_FAILED instance "boom" \(plugin boom\) failed to apply: kaboom/)
-    assert.match(human.stdout, /at yoke\.config\.yaml:7:10/)
+    assert.match(human.stdout, /at yoke\.config\.yaml:8:10/)
     assert.match(human.stdout, /thing ← ok/)
     const json = JSON.parse((await run('inspect', '--json')).stdout)
     assert.equal(json.ok, true)
@@ -119,6 +119,63 @@ describe('yoke CLI', () => {
       assert.ok(JSON.parse(result.stdout).services.some((s: any) => s.name === 'greeting' && s.active))
     } finally {
       plain.cleanup()
+    }
+  })
+
+  it('tools list and tools call go through the full pipeline; the terminal bridge reads piped answers', async () => {
+    const tools = tempProject({
+      'yoke.config.yaml': `preset: base\nplugins:\n  notes:\n    use: ${JSON.stringify(ROOT + 'examples/plugins/notes/index.ts')}\n`,
+    })
+    const yoke = (args: string[], input?: string) => runYokeWithInput(args, { cwd: tools.dir, home: tools.home }, input)
+    try {
+      const list = JSON.parse((await yoke(['tools', 'list', '--json'])).stdout)
+      assert.deepEqual(
+        list.tools.map((t: any) => [t.name, t.source, t.risk, t.concurrency]),
+        [
+          ['note_add', 'native', 'low', 'exclusive'],
+          ['note_list', 'native', 'low', 'safe'],
+          ['note_clear', 'native', 'high', 'exclusive'],
+          ['note_wait', 'native', 'low', 'safe'],
+        ],
+      )
+      const ok = await yoke(['tools', 'call', 'note_add', '--args', '{"text":"buy milk"}'])
+      assert.equal(ok.code, 0, ok.stderr)
+      assert.match(ok.stdout, /noted \(1 in all\)/)
+      const invalid = await yoke(['tools', 'call', 'note_add', '--args', '{"text":""}', '--json'])
+      assert.equal(invalid.code, 1)
+      assert.equal(JSON.parse(invalid.stdout).status, 'INVALID_ARGS')
+      const approved = await yoke(['tools', 'call', 'note_clear'], 'y\n')
+      assert.equal(approved.code, 0, approved.stderr)
+      assert.match(approved.stderr, /note_clear is high risk[\s\S]*allowed once/)
+      const refused = await yoke(['tools', 'call', 'note_clear'], 'n\n')
+      assert.equal(refused.code, 1)
+      assert.match(refused.stderr, /DENIED: the call to note_clear was denied: approval needed \(note_clear is high risk\); refused through "terminal"/)
+      const noInput = await yoke(['tools', 'call', 'note_clear'], '')
+      assert.equal(noInput.code, 1)
+      assert.match(noInput.stderr, /no answer: the input ended/)
+      const badArgs = await yoke(['tools', 'call', 'note_add', '--args', '{oops'])
+      assert.equal(badArgs.code, 2)
+      assert.match(badArgs.stderr, /USAGE --args is not JSON/)
+      const snap = JSON.parse((await yoke(['inspect', '--json'])).stdout)
+      assert.deepEqual([...new Set(snap.tools.map((t: any) => t.source))], ['native'])
+      assert.deepEqual(snap.hooks.find((h: any) => h.hook === 'runtime.preExecute').taps, ['policy'])
+      assert.deepEqual(snap.hooks.find((h: any) => h.hook === 'runtime.around').taps, [])
+    } finally {
+      tools.cleanup()
+    }
+  })
+
+  it('the runtime: key configures the core runtime and is validated with its location', async () => {
+    const p = tempProject({ 'yoke.config.yaml': 'runtime:\n  timeoutMs: -5\nplugins: {}\n' })
+    try {
+      const bad = await runYoke(['config', 'validate', '--json'], { cwd: p.dir, home: p.home })
+      assert.equal(bad.code, 2)
+      const [err] = JSON.parse(bad.stdout).errors
+      assert.equal(err.code, 'CONFIG_INVALID')
+      assert.match(err.location, /yoke\.config\.yaml:2:14$/)
+      assert.match(err.message, /runtime\.timeoutMs/)
+    } finally {
+      p.cleanup()
     }
   })
 })

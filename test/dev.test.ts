@@ -29,7 +29,8 @@ export default {
 const OTHER = `import { label } from './lib.mjs'
 export default { name: 'other', apply(ctx, config) { ctx.logger.info(label + ' ' + config.word) } }
 `
-const CONFIG = (step: number, extra = '') => `plugins:
+const CONFIG = (step: number, extra = '') => `preset: minimal
+plugins:
   counter:
     use: ./plugins/counter.mjs
     config: { step: ${step} }
@@ -159,7 +160,7 @@ describe('yoke dev hot reload', () => {
     const thrower = snap.instances.find((i: any) => i.key === 'thrower')
     assert.equal(thrower.error.code, 'PLUGIN_APPLY_FAILED')
     assert.equal(thrower.error.instance, 'thrower')
-    assert.match(thrower.error.location, /yoke\.config\.yaml:11:10$/)
+    assert.match(thrower.error.location, /yoke\.config\.yaml:12:10$/)
     assert.match(thrower.error.message, /kaboom/)
   })
 
@@ -198,7 +199,7 @@ describe('yoke dev hot reload', () => {
     const beforeSnap = await inspect()
     assert.deepEqual(beforeSnap.resources, { tap: 1, timer: 1, watcher: 1 })
     const event = await dev.reloadAfter(() =>
-      project.write('yoke.config.yaml', `plugins:\n  other:\n    use: ./plugins/other.mjs\n    config: { word: hi }\n`),
+      project.write('yoke.config.yaml', `preset: minimal\nplugins:\n  other:\n    use: ./plugins/other.mjs\n    config: { word: hi }\n`),
     )
     assert.deepEqual([...event.removed].sort(), ['counter', 'user'])
     const snap = await inspect()

@@ -30,7 +30,7 @@ export default {
 }
 `
 const USER = `export default { name: 'user', inject: ['leaky'], apply(ctx) { ctx.tap(ctx.hooks.state, 'user', () => {}) } }\n`
-const config = (n: number) => `plugins:\n  leaky:\n    use: ./leaky.mjs\n    config: { n: ${n} }\n  user:\n    use: ./user.mjs\n`
+const config = (n: number) => `preset: minimal\nplugins:\n  leaky:\n    use: ./leaky.mjs\n    config: { n: ${n} }\n  user:\n    use: ./user.mjs\n`
 
 const project = tempProject({ 'leaky.mjs': LEAKY, 'user.mjs': USER, 'yoke.config.yaml': config(0) })
 after(() => project.cleanup())

@@ -13,8 +13,10 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
   assert.deepEqual(
     snap.instances.map((i: any) => [i.key, i.plugin, i.state]),
     [
+      ['policy', 'policy', 'active'],
       ['audit', 'audit-log', 'active'],
       ['greeter', 'greeter', 'active'],
+      ['notes', 'notes', 'active'],
       ['yoke:runtime', 'runtime', 'active'],
     ],
   )

@@ -9,9 +9,10 @@ import { COMMON_HELP, parseCommandArgs, type Command } from './args.ts'
 import { configPrint, configValidate } from './config.ts'
 import { dev } from './dev.ts'
 import { inspect } from './inspect.ts'
+import { toolsCall, toolsList } from './tools.ts'
 import { errorJson, formatError, printJson } from './output.ts'
 
-const COMMANDS: Command[] = [dev, configPrint, configValidate, inspect]
+const COMMANDS: Command[] = [dev, configPrint, configValidate, inspect, toolsList, toolsCall]
 
 function topHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2

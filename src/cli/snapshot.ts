@@ -8,6 +8,7 @@ import type { YokeError } from '../errors.ts'
 import type { EffectNode } from '../kernel/disposer.ts'
 import type { Fiber } from '../kernel/fiber.ts'
 import type { Composition } from '../config/composer.ts'
+import { hookName, tapsOf } from '../kernel/hooks.ts'
 import { builtinNames, resolveUse } from '../config/modules.ts'
 
 export interface InstanceInfo {
@@ -74,7 +75,7 @@ export async function snapshot(composition: Composition): Promise<Snapshot> {
     instances,
     tools: (composition.runtime?.list() ?? []).map((t) => ({ name: t.name, source: t.source, risk: t.risk, concurrency: t.concurrency, owner: t.owner })),
     services: kernel.services.list().map((p) => ({ name: p.name, owner: p.owner.key, active: p.owner.state === 'active' })),
-    hooks: kernel.hooksInUse(),
+    hooks: hooksOf(composition),
     resources: kernel.resources(),
   }
 
@@ -111,4 +112,13 @@ async function providerIndex(composition: Composition) {
     }
   }
   return index
+}
+
+/** The kernel's and the runtime's hooks (tapped or not), and every other hook a plugin tapped. */
+function hooksOf(composition: Composition) {
+  const rt = composition.runtime
+  const own = rt ? [...Object.values(rt.hooks), ...Object.values(rt.tasks.hooks)] : []
+  const listed = composition.kernel.hooksInUse()
+  const names = new Set(listed.map((h) => h.hook))
+  return [...listed, ...own.filter((h) => !names.has(hookName(h))).map((h) => ({ hook: hookName(h), taps: tapsOf(h) }))]
 }

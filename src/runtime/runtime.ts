@@ -9,7 +9,7 @@
  */
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { AsyncParallelHook, AsyncSeriesWaterfallHook, SyncHook } from 'tapable'
+import { AsyncParallelHook, AsyncSeriesWaterfallHook, SyncHook, SyncWaterfallHook } from 'tapable'
 import { z } from 'zod'
 import { YokeError, type ErrorCode } from '../errors.ts'
 import { defineHooks } from '../kernel/hooks.ts'
@@ -60,6 +60,8 @@ export class ToolRuntime {
     result: new AsyncParallelHook<[ToolCall, ToolResult]>(['call', 'result']),
     progress: new SyncHook<[ToolCall, ProgressEvent]>(['call', 'event']),
     change: new SyncHook<[ToolChange]>(['change']),
+    /** filters the tools a scope lists (a policy hides what it denies outright) */
+    visible: new SyncWaterfallHook<[RegisteredTool[], string]>(['tools', 'scope']),
   })
   readonly approvals = new Approvals()
   readonly tasks = new Tasks()
@@ -110,7 +112,7 @@ export class ToolRuntime {
   }
 
   list(scope = GLOBAL): RegisteredTool[] {
-    return this.registry.list(scope)
+    return this.hooks.visible.call(this.registry.list(scope), scope)
   }
 
   guard(fn: Guard, scope = GLOBAL): () => void {

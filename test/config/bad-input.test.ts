@@ -8,7 +8,7 @@ import { catalogue } from '../../src/errors.ts'
 import { DevProcess, runYoke, tempProject } from '../helpers/project.ts'
 
 const ZOD = import.meta.resolve('zod')
-const GOOD = `plugins:\n  ok:\n    use: ./ok.mjs\n  typed:\n    use: ./typed.mjs\n    config: { port: 8080, name: svc }\n`
+const GOOD = `preset: minimal\nplugins:\n  ok:\n    use: ./ok.mjs\n  typed:\n    use: ./typed.mjs\n    config: { port: 8080, name: svc }\n`
 
 interface Case {
   name: string

@@ -129,13 +129,13 @@ describe('layered config', () => {
     assert.deepEqual(a.errors, [])
     assert.deepEqual(
       a.instances.map((i) => i.key),
-      ['fromPkg'],
+      ['policy', 'fromPkg'],
     )
-    assert.equal(a.instances[0].site.line, 6, 'positions inside package.json')
+    assert.equal(a.instances.find((i) => i.key === 'fromPkg')!.site.line, 6, 'positions inside package.json')
     const b = await resolveConfig({ cwd: dotConfig.dir, home: dotConfig.home, env }, new ModuleLoader())
     assert.deepEqual(
       b.instances.map((i) => i.key),
-      ['fromDot'],
+      ['policy', 'fromDot'],
     )
     assert.equal(b.stack.projectDir, dotConfig.dir)
   })

@@ -55,7 +55,14 @@ export interface RunResult {
 }
 
 /** Runs `yoke ...args` to completion (killed after `timeoutMs`). */
-export function runYoke(args: string[], options: { cwd?: string; home?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<RunResult> {
+export function runYoke(args: string[], options: RunOptions = {}): Promise<RunResult> {
+  return runYokeWithInput(args, options)
+}
+
+type RunOptions = { cwd?: string; home?: string; env?: Record<string, string>; timeoutMs?: number }
+
+/** runYoke with `input` piped to stdin (closed after it); with no input, stdin is closed at once. */
+export function runYokeWithInput(args: string[], options: RunOptions = {}, input = ''): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [YOKE, ...args], {
       cwd: options.cwd ?? ROOT,
@@ -65,6 +72,7 @@ export function runYoke(args: string[], options: { cwd?: string; home?: string; 
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))
     child.stderr.on('data', (d) => (stderr += d))
+    child.stdin.end(input)
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
       reject(new Error(`yoke ${args.join(' ')} did not finish in ${options.timeoutMs ?? 30000} ms\n${stdout}\n${stderr}`))

@@ -1,0 +1,95 @@
+/**
+ * @module cli/tools
+ * `yoke tools list` shows the tools a scope sees; `yoke tools call NAME --args JSON` runs one call
+ * through the whole pipeline (policy, approval on the terminal, hooks, limits) and prints the result.
+ */
+import { Composition } from '../config/composer.ts'
+import { YokeError } from '../errors.ts'
+import { hostTrack, runtimeView } from '../runtime/index.ts'
+import type { ToolResult } from '../runtime/types.ts'
+import { promptBridge } from './approval-prompt.ts'
+import { composeOptions, type Command, type ParsedArgs } from './args.ts'
+import { color, errorJson, formatError, printJson, progress } from './output.ts'
+
+/** Composes the config once, runs `work` with its runtime, and disposes it. */
+async function withRuntime(args: ParsedArgs, work: (c: Composition) => Promise<number>): Promise<number> {
+  progress('composing…')
+  const composition = new Composition(composeOptions(args))
+  composition.kernel.hooks.log.tap('yoke tools', (r) => {
+    if (r.level === 'warn' || r.level === 'error') process.stderr.write(`${r.level} ${r.fiber ? `${r.fiber.key}: ` : ''}${r.message}\n`)
+  })
+  try {
+    const event = await composition.start()
+    if (!event.ok) {
+      if (args.json) printJson({ ok: false, errors: event.errors.map(errorJson) })
+      else process.stderr.write(event.errors.map((e) => formatError(e)).join('\n') + '\n')
+      return 2
+    }
+    return await work(composition)
+  } finally {
+    await composition.close()
+  }
+}
+
+export const toolsList: Command = {
+  name: 'tools list',
+  summary: 'the tools a scope sees: name, source, risk, concurrency, owner',
+  usage: 'yoke tools list [--json] [common flags]',
+  run: (args) =>
+    withRuntime(args, async (composition) => {
+      const tools = composition.runtime!.list()
+      if (args.json) {
+        printJson({ ok: true, tools: tools.map((t) => ({ name: t.name, description: t.description, source: t.source, risk: t.risk, concurrency: t.concurrency, owner: t.owner, scope: 'global', inputSchema: t.inputSchema })) })
+        return 0
+      }
+      if (!tools.length) process.stdout.write(color.dim('no tools: add a plugin that registers some to the preset\n'))
+      const width = Math.max(...tools.map((t) => t.name.length), 4) + 2
+      for (const t of tools) {
+        const risk = t.risk === 'low' ? color.dim('low') : color.yellow(t.risk)
+        process.stdout.write(`${t.name.padEnd(width)}${t.source.padEnd(14)}${risk.padEnd(t.risk === 'low' ? 3 : 4)} ${color.dim(`${t.concurrency} · ${t.owner}`)}\n${t.description ? `  ${color.dim(t.description.split('\n')[0])}\n` : ''}`)
+      }
+      return 0
+    }),
+}
+
+export const toolsCall: Command = {
+  name: 'tools call',
+  summary: 'one call through the full pipeline (approval asked on the terminal); exit 0 when ok',
+  usage: 'yoke tools call NAME [--args JSON] [--json] [common flags]',
+  options: { args: { type: 'string' } },
+  positionals: 1,
+  async run(args, positionals) {
+    const [name] = positionals
+    if (!name) throw new YokeError('USAGE', { reason: 'yoke tools call needs the tool name' })
+    let toolArgs: unknown = {}
+    try {
+      toolArgs = JSON.parse((args.args as string | undefined) ?? '{}')
+    } catch (err) {
+      throw new YokeError('USAGE', { reason: `--args is not JSON: ${(err as Error).message}` })
+    }
+    return withRuntime(args, async (composition) => {
+      const rt = composition.runtime!
+      const bridge = promptBridge()
+      const view = runtimeView(rt, 'cli', hostTrack)
+      const off = rt.approvals.register(bridge)
+      const abort = new AbortController()
+      const onSigint = () => abort.abort()
+      process.once('SIGINT', onSigint)
+      let result: ToolResult
+      try {
+        result = await view.call(name, toolArgs, { signal: abort.signal, onProgress: (e) => progress(`  ${e.message ?? ''}${e.total ? ` ${e.progress}/${e.total}` : ''}`) })
+      } finally {
+        process.off('SIGINT', onSigint)
+        off()
+        bridge.close()
+      }
+      if (args.json) printJson(result)
+      else {
+        const text = result.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n')
+        if (text) (result.ok ? process.stdout : process.stderr).write(text + '\n')
+        process.stderr.write(color.dim(`${result.ok ? color.green('ok', process.stderr) : color.red(result.status, process.stderr)} · ${result.durationMs} ms${result.truncated ? ` · truncated, whole output in ${result.truncated.spilled}` : ''}`, process.stderr) + '\n')
+      }
+      return result.ok ? 0 : 1
+    })
+  },
+}

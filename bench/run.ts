@@ -1,8 +1,10 @@
 // npm run bench: every benchmark, each against its baseline measured in the same run.
 import { lifecycleBench } from './lifecycle.ts'
+import { pipelineBench } from './pipeline.ts'
 import { reloadBench } from './reload.ts'
 
 console.log(`node ${process.version}, ${new Date().toISOString()}`)
 await lifecycleBench()
+await pipelineBench()
 await reloadBench()
 process.exit(0)

@@ -7,6 +7,7 @@
 import { statSync } from 'node:fs'
 import { SyncHook } from 'tapable'
 import { YokeError } from '../errors.ts'
+import { settledWithin } from '../kernel/disposer.ts'
 import { defineHooks } from '../kernel/hooks.ts'
 import type { Fiber } from '../kernel/fiber.ts'
 import { Kernel } from '../kernel/kernel.ts'
@@ -158,10 +159,7 @@ export class Composition {
       debounceMs: this.options.debounceMs,
     })
     // bounded: a watcher that never reports ready must not stall every later reload
-    let timer: NodeJS.Timeout | undefined
-    const ready = await Promise.race([next.ready().then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), READY_MS)))])
-    clearTimeout(timer)
-    if (!ready) this.kernel.log({ level: 'warn', message: `the file watcher was not ready after ${READY_MS} ms; changes may be missed until it is` })
+    if (!(await settledWithin(next.ready(), READY_MS))) this.kernel.log({ level: 'warn', message: `the file watcher was not ready after ${READY_MS} ms; changes may be missed until it is` })
     if (!this.#watching) return next.close() // closed while it got ready
     const previous = this.#watcher
     this.#watcher = next

@@ -20,13 +20,8 @@ export const YOKE_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 export const BUILTIN_PRESETS = join(YOKE_ROOT, 'presets')
 
 /** Where cosmiconfig looks for the project config, in order (YAML and JSON only: they hot-reload). */
-export const PROJECT_CONFIG_PLACES = [
-  'yoke.config.yaml', 'yoke.config.yml', 'yoke.config.json',
-  '.yokerc', '.yokerc.yaml', '.yokerc.yml', '.yokerc.json',
-  '.config/yoke.yaml', '.config/yoke.yml', '.config/yoke.json',
-  '.config/yokerc', '.config/yokerc.yaml', '.config/yokerc.yml', '.config/yokerc.json',
-  'package.json',
-]
+export const PROJECT_CONFIG_PLACES = ['yoke.config.yaml', 'yoke.config.yml', 'yoke.config.json', '.yokerc', '.yokerc.yaml', '.yokerc.yml', '.yokerc.json',
+  '.config/yoke.yaml', '.config/yoke.yml', '.config/yoke.json', '.config/yokerc', '.config/yokerc.yaml', '.config/yokerc.yml', '.config/yokerc.json', 'package.json'] // prettier-ignore
 
 export interface LoadOptions {
   cwd: string

@@ -3,6 +3,8 @@
 // re-evaluates the plugin's whole local import graph. node_modules and yoke's own source keep
 // one shared copy. Each import edge is reported back, so the caller knows (and watches) exactly
 // the files each plugin depends on.
+import { pathToFileURL } from 'node:url'
+
 let port
 let shared = []
 
@@ -12,6 +14,11 @@ export function initialize(data) {
 }
 
 export async function resolve(specifier, context, next) {
+  // yoke-from:["dir","pkg"] resolves an npm package as if imported from a file in dir
+  if (specifier.startsWith('yoke-from:')) {
+    const [dir, pkg] = JSON.parse(decodeURIComponent(specifier.slice('yoke-from:'.length)))
+    return next(pkg, { ...context, parentURL: pathToFileURL(`${dir}/package.json`).href })
+  }
   const result = await next(specifier, context)
   const gen = context.parentURL && /[?&]yoke-gen=(\d+)/.exec(context.parentURL)?.[1]
   const url = result.url

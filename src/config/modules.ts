@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { register } from 'node:module'
-import { dirname, join, resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { MessageChannel } from 'node:worker_threads'
 import { YokeError } from '../errors.ts'
@@ -19,7 +19,10 @@ export const BUILTIN_PLUGINS = join(YOKE_ROOT, 'plugins')
 
 export interface ResolvedUse {
   kind: 'builtin' | 'local' | 'package'
+  /** the module's file; for a package, its name (Node resolves it at import) */
   file: string
+  /** for a package: the directory it is resolved from */
+  from?: string
 }
 
 export interface LoadedModule {
@@ -43,9 +46,8 @@ export function resolveUse(use: string, baseDir: string, projectDir: string): Re
   }
   const builtin = join(BUILTIN_PLUGINS, use, 'index.ts')
   if (/^[a-z0-9-]+$/.test(use) && isFile(builtin)) return { kind: 'builtin', file: builtin }
-  const file = resolvePackage(use, projectDir)
-  if (!file) throw fail(`it is not a built-in plugin and no npm package "${use}" is installed under ${projectDir}`)
-  return { kind: 'package', file }
+  if (!/^(@[\w.-]+\/)?[\w.-]+(\/[\w./-]*)?$/.test(use)) throw fail('it is neither a path, a built-in name nor an npm package name')
+  return { kind: 'package', file: use, from: projectDir }
 }
 
 export function builtinNames(): string[] {
@@ -76,12 +78,17 @@ export class ModuleLoader {
     const cached = this.#cache.get(target.file)
     if (cached && (target.kind !== 'local' || versionOf(target.file, cached.deps) === cached.version)) return cached
     const gen = target.kind === 'local' ? this.#pass : 0
-    if (gen) this.#hook()
-    const url = pathToFileURL(target.file).href + (gen ? `?yoke-gen=${gen}` : '')
+    if (target.kind !== 'builtin') this.#hook()
+    // a package is resolved by Node itself, from the project (see loader-hooks.mjs)
+    const url = target.from ? `yoke-from:${encodeURIComponent(JSON.stringify([target.from, target.file]))}` : pathToFileURL(target.file).href + (gen ? `?yoke-gen=${gen}` : '')
     let namespace: Record<string, unknown>
     try {
       namespace = await import(url)
     } catch (err) {
+      const code = (err as NodeJS.ErrnoException)?.code
+      if (target.from && (code === 'ERR_MODULE_NOT_FOUND' || code === 'ERR_PACKAGE_PATH_NOT_EXPORTED')) {
+        throw new YokeError('PLUGIN_NOT_FOUND', { use: target.file, reason: `no npm package "${target.file}" is installed for ${target.from} (${(err as Error).message.split('\n')[0]})`, builtins: builtinNames().join(', ') })
+      }
       throw new YokeError('PLUGIN_IMPORT_FAILED', { file: target.file, reason: (err as Error)?.message ?? err }, { cause: err })
     }
     await new Promise((r) => setImmediate(r)) // let the loader thread's dependency reports arrive
@@ -127,42 +134,6 @@ function versionOf(file: string, deps: string[]): string {
     }
   }
   return hash.digest('hex').slice(0, 16)
-}
-
-/** Finds an installed package's ESM entry by walking up node_modules from `from`. */
-function resolvePackage(name: string, from: string): string | undefined {
-  const [scopeOrName, maybeName, ...rest] = name.split('/')
-  const pkgName = scopeOrName.startsWith('@') ? `${scopeOrName}/${maybeName}` : scopeOrName
-  const subpath = scopeOrName.startsWith('@') ? rest.join('/') : [maybeName, ...rest].filter(Boolean).join('/')
-  for (let dir = resolve(from); ; dir = dirname(dir)) {
-    const pkgDir = join(dir, 'node_modules', pkgName)
-    if (isFile(join(pkgDir, 'package.json'))) {
-      const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'))
-      const entry = pickCondition(exportFor(pkg.exports, subpath ? `./${subpath}` : '.')) ?? (subpath || pkg.module || pkg.main || 'index.js')
-      const file = resolve(pkgDir, entry)
-      return isFile(file) ? file : undefined
-    }
-    if (dirname(dir) === dir) return undefined
-  }
-}
-
-/** The `exports` target for a subpath; a bare string or a conditions object stands for ".". */
-function exportFor(exports: unknown, key: string): unknown {
-  if (exports === undefined || exports === null) return undefined
-  if (typeof exports === 'string' || Array.isArray(exports)) return key === '.' ? exports : undefined
-  const map = exports as Record<string, unknown>
-  const isSubpathMap = Object.keys(map).some((k) => k.startsWith('.'))
-  return isSubpathMap ? map[key] : key === '.' ? map : undefined
-}
-
-function pickCondition(target: unknown): string | undefined {
-  if (typeof target === 'string') return target
-  if (Array.isArray(target)) return target.map(pickCondition).find(Boolean)
-  if (target && typeof target === 'object') {
-    const t = target as Record<string, unknown>
-    for (const cond of ['import', 'node', 'default']) if (t[cond] !== undefined) return pickCondition(t[cond])
-  }
-  return undefined
 }
 
 function isFile(path: string): boolean {

@@ -54,10 +54,10 @@ export function createContext(fiber: Fiber, scope: EffectScope, signal: AbortSig
   const logger = Object.fromEntries(
     (['debug', 'info', 'warn', 'error'] as const).map((level) => [level, (message: string, error?: unknown) => kernel.log({ level, fiber, message, error })]),
   ) as Logger
-  const counted = (kind: string, label: string, cleanup: Cleanup) => {
-    kernel.count(kind, +1)
+  const counted = (kind: string, label: string, cleanup: Cleanup, hook?: AnyHook) => {
+    kernel.count(kind, +1, hook)
     return scope.add(label, async () => {
-      kernel.count(kind, -1)
+      kernel.count(kind, -1, hook)
       await cleanup()
     })
   }
@@ -74,13 +74,8 @@ export function createContext(fiber: Fiber, scope: EffectScope, signal: AbortSig
       return provision && (bind(provision.value) as never)
     },
     tap(hook, name, fn, options) {
-      const site = { instance: fiber.key, plugin: fiber.plugin.name }
-      const untap = tapHook(hook, name, fn, options, site)
-      kernel.trackHook(hook, +1)
-      return counted('tap', `tap ${name} on ${hookName(hook)}`, () => {
-        untap()
-        kernel.trackHook(hook, -1)
-      })
+      const untap = tapHook(hook, name, fn, options, { instance: fiber.key, plugin: fiber.plugin.name })
+      return counted('tap', `tap ${name} on ${hookName(hook)}`, untap, hook)
     },
     effect: (label, cleanup) => scope.add(label, cleanup),
     watch(paths, handler, options) {
@@ -112,9 +107,8 @@ export function createContext(fiber: Fiber, scope: EffectScope, signal: AbortSig
         throw new YokeError('CONFIG_INVALID', { instance: key, plugin: plugin.name, reason }, { instance: key, plugin: plugin.name })
       }
       const child = kernel.spawn(plugin, checked.value, { key, parent: fiber, site: fiber.site })
-      const dispose = scope.add(`plugin ${child.key}`, () => kernel.remove(child), () => [
-        { label: `${child.state} ${child.label}`, children: child.effects() },
-      ])
+      const tree = () => [{ label: `${child.state} ${child.label}`, children: child.effects() }]
+      const dispose = scope.add(`plugin ${child.key}`, () => kernel.remove(child), tree)
       return Object.assign(dispose, { fiber: child }) as ChildHandle
     },
   }

@@ -29,6 +29,15 @@ export function toDisposer(cleanup: Cleanup): Disposer {
   return dispose
 }
 
+/** Waits for `work` at most `ms`: true when it settled in time (either way), false when time ran out. */
+export async function settledWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms), false)))
+  const done = await Promise.race([work.then(() => true, () => true), late])
+  clearTimeout(timer)
+  return done
+}
+
 /** Runs every cleanup, last first, even when some throw; then throws one AggregateError. */
 export async function disposeAll(cleanups: Iterable<Cleanup>, what: string): Promise<void> {
   const errors: unknown[] = []

@@ -68,14 +68,18 @@ export function tapHook<H extends AnyHook>(hook: H, name: string, fn: TapFn<H>, 
           throw fail(err)
         }
       }
-    : async (...args: unknown[]) => {
-        if (!live) return undefined
+    : (...args: unknown[]) => {
+        if (!live) return Promise.resolve(undefined)
         try {
-          return await (fn as Function)(...args)
+          const out = (fn as Function)(...args)
+          return out instanceof Promise ? out.catch(rethrow) : Promise.resolve(out)
         } catch (err) {
-          throw fail(err)
+          return Promise.reject(fail(err))
         }
       }
+  const rethrow = (err: unknown) => {
+    throw fail(err)
+  }
   const id = ++nextTap
   const tapOptions = { name, stage: options.stage, before: options.before, [TAP_ID]: id }
   if (isSyncHook(hook)) hook.tap(tapOptions, wrapped)

@@ -8,7 +8,7 @@
  */
 import { SyncHook } from 'tapable'
 import type { ErrorSite } from '../errors.ts'
-import { disposeAll } from './disposer.ts'
+import { disposeAll, settledWithin } from './disposer.ts'
 import { Fiber } from './fiber.ts'
 import { defineHooks, hookName, tapsOf, type AnyHook } from './hooks.ts'
 import type { LogLevel } from './context.ts'
@@ -116,10 +116,7 @@ export class Kernel {
 
   /** Unloads the active fibers that use a service of `provider`, before the provider unwinds. */
   async releaseDependents(provider: Fiber): Promise<void> {
-    const dependents = new Set(this.services.namesOf(provider).flatMap((name) => [...this.#dependents(name)]))
-    dependents.delete(provider)
-    if (!dependents.size) return
-    const live = [...dependents].filter((f) => f.state === 'active' || f.state === 'loading')
+    const live = this.dependentsOf(provider).filter((f) => f.state === 'active' || f.state === 'loading')
     await Promise.all(live.map((f) => f.unload('pending')))
   }
 
@@ -137,11 +134,8 @@ export class Kernel {
     const deadline = performance.now() + timeoutMs
     while (performance.now() < deadline) {
       await new Promise((resolve) => setImmediate(resolve))
-      if (fiber.busy) {
-        let timer: NodeJS.Timeout | undefined
-        await Promise.race([fiber.settled().catch(() => {}), new Promise((r) => (timer = setTimeout(r, deadline - performance.now())))])
-        clearTimeout(timer)
-      } else if (!(fiber.state === 'pending' && this.epochOf(fiber) !== undefined)) return
+      if (fiber.busy) await settledWithin(fiber.settled(), deadline - performance.now())
+      else if (!(fiber.state === 'pending' && this.epochOf(fiber) !== undefined)) return
     }
   }
 
@@ -162,7 +156,7 @@ export class Kernel {
     } catch (err) {
       this.log({ level: 'error', fiber, message: `a kernel.state tap failed: ${(err as Error)?.message ?? err}`, error: err })
     }
-    this.schedule(fiber, ...this.services.namesOf(fiber).flatMap((name) => [...this.#dependents(name)]))
+    this.schedule(fiber, ...this.dependentsOf(fiber))
   }
 
   /** Observers of the log must not break what they observe: a throwing tap goes to stderr. */
@@ -174,19 +168,17 @@ export class Kernel {
     }
   }
 
-  /** Counts live resources by kind (taps, watchers, timers) so leaks show in inspect and tests. */
-  count(kind: string, delta: number): void {
+  /** Counts live resources by kind (taps, watchers, timers), and the hooks tapped, so leaks show. */
+  count(kind: string, delta: number, hook?: AnyHook): void {
     this.#counts.set(kind, (this.#counts.get(kind) ?? 0) + delta)
+    if (!hook) return
+    const taps = (this.#hooks.get(hook) ?? 0) + delta
+    if (taps > 0) this.#hooks.set(hook, taps)
+    else this.#hooks.delete(hook)
   }
 
   resources(): Record<string, number> {
     return Object.fromEntries(this.#counts)
-  }
-
-  trackHook(hook: AnyHook, delta: number): void {
-    const n = (this.#hooks.get(hook) ?? 0) + delta
-    if (n > 0) this.#hooks.set(hook, n)
-    else this.#hooks.delete(hook)
   }
 
   /** The kernel's own hooks and every hook plugins tapped, with their taps in call order. */
@@ -209,9 +201,7 @@ export class Kernel {
 
   /** remove(), bounded: resolves false (and warns) when the fiber did not finish in time. */
   async removeWithin(fiber: Fiber, timeoutMs: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined
-    const done = await Promise.race([this.remove(fiber).then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), timeoutMs)))])
-    clearTimeout(timer)
+    const done = await settledWithin(this.remove(fiber), timeoutMs)
     if (!done) this.log({ level: 'warn', fiber, message: `did not finish disposing within ${timeoutMs} ms; going on without it` })
     return done
   }

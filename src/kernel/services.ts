@@ -60,12 +60,7 @@ export class ServiceRegistry {
       const owned = this.#byOwner.get(owner)
       owned?.delete(name)
       if (!owned?.size) this.#byOwner.delete(owner)
-      this.container.register(
-        name,
-        asFunction(() => {
-          throw new YokeError('SERVICE_UNAVAILABLE', { name, who: 'the container (its provider was disposed)' })
-        }),
-      )
+      this.container.register(name, asFunction(() => withdrawn(name)))
       this.onChange(name)
     }
   }
@@ -85,4 +80,8 @@ export class ServiceRegistry {
   list(): Provision[] {
     return [...this.#provisions.values()]
   }
+}
+
+function withdrawn(name: string): never {
+  throw new YokeError('SERVICE_UNAVAILABLE', { name, who: 'the container (its provider was disposed)' })
 }

@@ -77,9 +77,7 @@ export function runtimeView(rt: ToolRuntime, owner: string, track: Track): Runti
   return {
     ...layer(GLOBAL),
     hooks: rt.hooks,
-    get settings() {
-      return rt.settings
-    },
+    get settings() { return rt.settings }, // prettier-ignore
     scope(key, options) {
       const dispose = track(`scope ${key}`, rt.registry.createScope(key, options))
       return { key, ...layer(key), restrict: (mask) => track(`restrict ${key}`, rt.restrict(key, mask)), dispose }
@@ -90,9 +88,7 @@ export function runtimeView(rt: ToolRuntime, owner: string, track: Track): Runti
 export function approvalView(rt: ToolRuntime, track: Track): ApprovalApi {
   return {
     register: (bridge) => track(`approval bridge ${bridge.name}`, rt.approvals.register(bridge)),
-    get bridges() {
-      return rt.approvals.bridges
-    },
+    get bridges() { return rt.approvals.bridges }, // prettier-ignore
   }
 }
 
@@ -120,11 +116,3 @@ export const runtimePlugin = definePlugin({
     ctx.provide('prompt', Object.assign(promptView(prompt, 'host', hostTrack), { [bindToContext]: (c: Consumer) => promptView(prompt, c.key, c.effect) }))
   },
 })
-
-export { ToolRuntime, runtimeSettings } from './runtime.ts'
-export type { CallOptions, RuntimeSettings, ToolChange } from './runtime.ts'
-export { GLOBAL, globToRegExp, type Guard, type Mask } from './registry.ts'
-export type { ApprovalAnswer, ApprovalBridge, ApprovalRequest } from './approval.ts'
-export type { TaskInfo } from './tasks.ts'
-export type { PromptSection } from './prompt.ts'
-export type * from './types.ts'

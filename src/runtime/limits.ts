@@ -28,23 +28,10 @@ export class ConcurrencyGate {
 
   constructor(public limits: GateLimits) {}
 
-  /** Runs `fn` when the tool's class and the caps allow; an abort while waiting rejects. */
-  async run<T>(tool: RegisteredTool, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
-    await new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { tool, start: resolve }
-      const abort = () => {
-        this.#queue.splice(this.#queue.indexOf(waiter), 1)
-        reject(signal.reason)
-      }
-      if (signal.aborted) return reject(signal.reason)
-      waiter.start = () => {
-        signal.removeEventListener('abort', abort)
-        resolve()
-      }
-      signal.addEventListener('abort', abort, { once: true })
-      this.#queue.push(waiter)
-      this.#pump()
-    })
+  /** Runs `fn` when the tool's class and the caps allow; `ended` rejecting while it waits rejects. */
+  async run<T>(tool: RegisteredTool, ended: Promise<never>, fn: () => Promise<T>): Promise<T> {
+    if (!this.#queue.length && this.#fits(tool)) this.#enter(tool)
+    else await this.#wait(tool, ended)
     try {
       return await fn()
     } finally {
@@ -55,19 +42,36 @@ export class ConcurrencyGate {
     }
   }
 
+  #wait(tool: RegisteredTool, ended: Promise<never>): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = { tool, start: resolve }
+      this.#queue.push(waiter)
+      ended.catch((reason) => {
+        const i = this.#queue.indexOf(waiter)
+        if (i < 0) return // it started already
+        this.#queue.splice(i, 1)
+        reject(reason)
+      })
+    })
+  }
+
+  #fits(tool: RegisteredTool): boolean {
+    if (this.#exclusive) return false
+    if (tool.concurrency !== 'safe') return this.#running === 0
+    return this.#running < this.limits.maxConcurrent && (this.#bySource.get(tool.source) ?? 0) < (this.limits.perSource[tool.source] ?? Infinity)
+  }
+
+  #enter(tool: RegisteredTool) {
+    this.#running++
+    this.#exclusive = tool.concurrency !== 'safe'
+    this.#bySource.set(tool.source, (this.#bySource.get(tool.source) ?? 0) + 1)
+  }
+
   /** Starts waiters in order; the first that cannot start holds the others back (no starvation). */
   #pump() {
-    while (this.#queue.length) {
-      const { tool, start } = this.#queue[0]
-      const sourceCap = this.limits.perSource[tool.source] ?? Infinity
-      const fits =
-        !this.#exclusive &&
-        (tool.concurrency === 'safe' ? this.#running < this.limits.maxConcurrent && (this.#bySource.get(tool.source) ?? 0) < sourceCap : this.#running === 0)
-      if (!fits) return
-      this.#queue.shift()
-      this.#running++
-      this.#exclusive = tool.concurrency !== 'safe'
-      this.#bySource.set(tool.source, (this.#bySource.get(tool.source) ?? 0) + 1)
+    while (this.#queue.length && this.#fits(this.#queue[0].tool)) {
+      const { tool, start } = this.#queue.shift()!
+      this.#enter(tool)
       start()
     }
   }
@@ -86,10 +90,14 @@ export interface OutputLimits {
 
 /** Applies the output limit; content over it becomes a preview plus the path of the whole. */
 export function limitOutput(content: ContentPart[], structured: unknown, limits: OutputLimits, name: string) {
+  const limit = Math.min(limits.maxOutputBytes, limits.maxOutputTokens * 4)
+  // fast path: a UTF-16 code unit is at most 3 bytes of UTF-8
+  if (structured === undefined && content.every((p) => p.type === 'text') && content.reduce((n, p) => n + (p as { text: string }).text.length, 0) * 3 <= limit) {
+    return { content, structured }
+  }
   const parts = content.map((p) => (p.type === 'text' ? p.text : JSON.stringify(p)))
   const structuredText = structured === undefined ? '' : JSON.stringify(structured)
   const bytes = parts.reduce((n, t) => n + Buffer.byteLength(t), 0) + Buffer.byteLength(structuredText)
-  const limit = Math.min(limits.maxOutputBytes, limits.maxOutputTokens * 4)
   if (bytes <= limit) return { content, structured }
   mkdirSync(limits.spillDir, { recursive: true })
   const file = join(limits.spillDir, `${name}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.txt`)

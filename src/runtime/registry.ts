@@ -26,7 +26,7 @@ export interface Mask {
 interface Layer {
   parent?: string
   subagent: boolean
-  tools: Map<string, RegisteredTool & { validate: ValidateFunction }>
+  tools: Map<string, RegisteredTool>
   masks: Array<(name: string) => boolean>
   guards: Guard[]
 }
@@ -44,6 +44,7 @@ export const matchesAny = (globs: readonly string[], name: string) => globs.some
 
 export class ToolRegistry {
   readonly #layers = new Map<string, Layer>([[GLOBAL, { subagent: false, tools: new Map(), masks: [], guards: [] }]])
+  readonly #chains = new Map<string, Layer[]>()
 
   constructor(private readonly onChange: (added: string[], removed: string[], scope: string) => void) {}
 
@@ -88,7 +89,7 @@ export class ToolRegistry {
   }
 
   /** The tool `name` as seen from `scope`: the nearest layer wins; global tools pass the masks. */
-  resolve(name: string, scope = GLOBAL): (RegisteredTool & { validate: ValidateFunction }) | undefined {
+  resolve(name: string, scope = GLOBAL): RegisteredTool | undefined {
     for (const layer of this.#chain(scope)) {
       const tool = layer.tools.get(name)
       if (tool && (layer !== this.#global || this.#admitted(name, scope))) return tool
@@ -115,9 +116,11 @@ export class ToolRegistry {
     this.#layer(parent)
     const layer: Layer = { parent, subagent: options.subagent ?? this.#layer(parent).subagent, tools: new Map(), masks: [], guards: [] }
     this.#layers.set(key, layer)
+    this.#chains.clear()
     return () => {
       for (const [k, l] of this.#layers) if (l.parent === key) this.#layers.delete(k) // children go with it
       if (this.#layers.get(key) === layer) this.#layers.delete(key)
+      this.#chains.clear()
     }
   }
 
@@ -141,9 +144,8 @@ export class ToolRegistry {
 
   /** Guards in order: the global layer first, then the scope chain from farthest to nearest. */
   guardsFor(scope: string): Guard[] {
-    return this.#chain(scope)
-      .reverse()
-      .flatMap((l) => l.guards)
+    const chain = this.#chain(scope)
+    return chain.length === 1 ? chain[0].guards : [...chain].reverse().flatMap((l) => l.guards)
   }
 
   get #global() {
@@ -164,8 +166,14 @@ export class ToolRegistry {
     return layer
   }
 
-  /** The layers from `scope` up to global, nearest first. */
+  /** The layers from `scope` up to global, nearest first (cached: scopes change rarely, calls often). */
   #chain(scope: string): Layer[] {
+    let chain = this.#chains.get(scope)
+    if (!chain) this.#chains.set(scope, (chain = this.#walk(scope)))
+    return chain
+  }
+
+  #walk(scope: string): Layer[] {
     const chain: Layer[] = []
     for (let layer = this.#layers.get(scope); layer; layer = layer.parent ? this.#layers.get(layer.parent) : undefined) chain.push(layer)
     if (!chain.includes(this.#global)) chain.push(this.#global)

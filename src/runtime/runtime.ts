@@ -12,12 +12,14 @@ import { join } from 'node:path'
 import { AsyncParallelHook, AsyncSeriesWaterfallHook, SyncHook, SyncWaterfallHook } from 'tapable'
 import { z } from 'zod'
 import { YokeError, type ErrorCode } from '../errors.ts'
+import { settledWithin } from '../kernel/disposer.ts'
 import { defineHooks } from '../kernel/hooks.ts'
 import { Approvals } from './approval.ts'
+import { Deadlines, Flight } from './flight.ts'
 import { ConcurrencyGate, limitOutput } from './limits.ts'
 import { GLOBAL, ToolRegistry, type Guard, type Mask } from './registry.ts'
 import { Tasks } from './tasks.ts'
-import type { CallContext, ContentPart, Executor, PostDecision, PreDecision, ProgressEvent, RegisteredTool, ResultStatus, ToolCall, ToolDefinition, ToolOutput, ToolResult } from './types.ts'
+import type { ContentPart, Executor, PostDecision, PreDecision, ProgressEvent, RegisteredTool, ResultStatus, ToolCall, ToolDefinition, ToolOutput, ToolResult } from './types.ts'
 
 export const runtimeSettings = z
   .object({
@@ -68,8 +70,8 @@ export class ToolRuntime {
   readonly registry = new ToolRegistry((added, removed, scope) => this.hooks.change.call({ added, removed, scope }))
   readonly gate: ConcurrencyGate
   settings: RuntimeSettings
-  /** in-flight calls per tool registration, so unloading can wait for them, then end them */
-  readonly #inFlight = new Map<number, Set<{ done: Promise<unknown>; unload: () => void }>>()
+  /** the calls in flight (with their deadlines), so unloading a tool can wait for its calls, then end them */
+  readonly #deadlines = new Deadlines()
 
   constructor(settings: Partial<RuntimeSettings> = {}, private readonly onError: (message: string, err: unknown) => void = () => {}) {
     this.settings = runtimeSettings.parse(settings)
@@ -81,7 +83,7 @@ export class ToolRuntime {
     this.hooks.postExecute.intercept({
       register: (tap) => {
         const fn = tap.fn as (d: PostDecision, ...rest: unknown[]) => Promise<PostDecision | undefined>
-        return { ...tap, fn: async (d: PostDecision, ...rest: unknown[]) => (d.kind === 'block' ? d : fn(d, ...rest)) }
+        return { ...tap, fn: (d: PostDecision, ...rest: unknown[]) => (d.kind === 'block' ? Promise.resolve(d) : fn(d, ...rest)) }
       },
     })
   }
@@ -100,14 +102,10 @@ export class ToolRuntime {
     return async () => {
       remove()
       this.approvals.forget(tool.id)
-      const calls = [...(this.#inFlight.get(tool.id) ?? [])]
-      if (calls.length) {
-        let timer: NodeJS.Timeout | undefined
-        const grace = new Promise((r) => (timer = setTimeout(r, this.settings.unloadGraceMs)))
-        await Promise.race([Promise.allSettled(calls.map((c) => c.done)), grace])
-        clearTimeout(timer)
-        for (const c of calls) c.unload()
-      }
+      const calls: Flight[] = []
+      this.#deadlines.forEach((f) => f.call.tool === tool && calls.push(f))
+      await settledWithin(Promise.all(calls.map((c) => c.done)), this.settings.unloadGraceMs)
+      for (const c of calls) c.end('UNLOADED')
     }
   }
 
@@ -130,100 +128,86 @@ export class ToolRuntime {
     const tool = this.registry.resolve(name, scope)
     const cloned = cloneArgs(args)
     const call: ToolCall = Object.freeze({ id: `call_${++nextCall}`, name, args: freezeDeep(cloned ?? {}), scope, caller: options.caller ?? 'host', tool })
-    const finish = async (partial: Partial<ToolResult> & { status: ResultStatus }) => {
-      const result = freezeDeep({ callId: call.id, tool: name, ok: partial.status === 'ok', content: [], ...partial, durationMs: Math.round(performance.now() - started) }) as ToolResult
-      await this.hooks.result.promise(call, result).catch((err) => this.onError(`a result hook failed for ${name}`, err))
-      return result
-    }
-    const fail = (status: Exclude<ResultStatus, 'ok'>, params: Record<string, unknown>, err?: unknown) => {
-      const error = err instanceof YokeError && status === 'HOOK_FAILED' ? err : new YokeError(status as ErrorCode, { name, scope, ...params })
-      const text = `${error.code}: ${error.message}\nhint: ${error.hint}`
-      return finish({ status, content: [{ type: 'text', text }], error: { code: error.code, message: error.message, hint: error.hint } })
-    }
+    let outcome: Outcome
     try {
-      // 1 lookup and validation
-      if (!tool) return await fail('UNKNOWN_TOOL', {})
-      if (cloned === undefined) return await fail('INVALID_ARGS', { reason: 'the arguments are not JSON data' })
-      if (!tool.validate(call.args)) return await fail('INVALID_ARGS', { reason: ajvReason(tool.validate.errors) })
-      // 2 pre-execute, 3 approval, 4 guards
-      const decision = await this.hooks.preExecute.promise({ kind: 'allow' }, call)
-      if (decision.kind === 'deny') return await fail('DENIED', { reason: decision.reason })
-      if (decision.kind === 'ask') {
-        const outcome = await this.approvals.request({ call, reason: decision.reason, signal: options.signal ?? new AbortController().signal })
-        if (!outcome.allowed) return await fail('DENIED', { reason: `approval needed (${decision.reason}); ${outcome.why}` })
-      }
-      for (const guard of this.registry.guardsFor(scope)) {
-        const denial = guard(call)
-        if (denial) return await fail('DENIED', { reason: denial })
-      }
-      if (tool.spawnOnly && !this.registry.isSubagent(scope)) {
-        const task = this.tasks.start(call, (signal) => this.#execute(call, tool, { ...options, signal }, started))
-        const text = `${tool.spawnOnlyMessage ?? `${name} runs in the background`} (task ${task.id})`
-        return await finish({ status: 'ok', content: [{ type: 'text', text }], task: task.id })
-      }
-      const result = await this.#execute(call, tool, options, started)
-      return await finish(result)
+      outcome = await this.#stages(call, cloned !== undefined, options, started)
     } catch (err) {
-      // only a throwing tap gets here: fail closed
-      return fail('HOOK_FAILED', { tap: '?', hook: '?', reason: (err as Error)?.message }, err)
+      outcome = failure(call, 'HOOK_FAILED', {}, err) // only a throwing tap gets here: fail closed
     }
+    const result = freezeDeep({ callId: call.id, tool: name, ok: outcome.status === 'ok', content: [], ...outcome, durationMs: Math.round(performance.now() - started) }) as ToolResult
+    if (this.hooks.result.taps.length) await this.hooks.result.promise(call, result).catch((err) => this.onError(`a result hook failed for ${name}`, err))
+    return result
+  }
+
+  /** Stages 1-4, then the body (here or in the background). */
+  async #stages(call: ToolCall, isJson: boolean, options: CallOptions, started: number): Promise<Outcome> {
+    const { tool, scope } = call
+    if (!tool) return failure(call, 'UNKNOWN_TOOL', {})
+    if (!isJson) return failure(call, 'INVALID_ARGS', { reason: 'the arguments are not JSON data' })
+    if (!tool.validate(call.args)) return failure(call, 'INVALID_ARGS', { reason: ajvReason(tool.validate.errors) })
+    const decision = this.hooks.preExecute.taps.length ? await this.hooks.preExecute.promise(ALLOW, call) : ALLOW
+    if (decision.kind === 'deny') return failure(call, 'DENIED', { reason: decision.reason })
+    if (decision.kind === 'ask') {
+      const outcome = await this.approvals.request({ call, reason: decision.reason, signal: options.signal ?? NEVER })
+      if (!outcome.allowed) return failure(call, 'DENIED', { reason: `approval needed (${decision.reason}); ${outcome.why}` })
+    }
+    for (const guard of this.registry.guardsFor(scope)) {
+      const denial = guard(call)
+      if (denial) return failure(call, 'DENIED', { reason: denial })
+    }
+    if (tool.spawnOnly && !this.registry.isSubagent(scope)) {
+      const task = this.tasks.start(call, (signal) => this.#execute(call, tool, { ...options, signal }, started))
+      const text = `${tool.spawnOnlyMessage ?? `${call.name} runs in the background`} (task ${task.id})`
+      return { status: 'ok', content: [{ type: 'text', text }], task: task.id }
+    }
+    return this.#execute(call, tool, options, started)
   }
 
   /** Stages 5-8: run the body under the gate, the timeout and the signals; post-execute; limits. */
-  async #execute(call: ToolCall, tool: RegisteredTool, options: CallOptions, started: number): Promise<Partial<ToolResult> & { status: ResultStatus }> {
-    const ending = new AbortController()
-    let why: 'TIMEOUT' | 'UNLOADED' | undefined
-    const end = (reason: 'TIMEOUT' | 'UNLOADED') => {
-      why ??= reason
-      ending.abort(new YokeError(reason, { name: call.name, ms: timeoutMs }))
-    }
-    const timeoutMs = tool.timeoutMs ?? this.settings.timeoutMs
-    const signal = options.signal ? AbortSignal.any([options.signal, ending.signal]) : ending.signal
-    const timer = setTimeout(() => end('TIMEOUT'), timeoutMs)
-    const ctx: CallContext = {
-      signal,
-      call,
-      progress: (event) => {
-        this.hooks.progress.call(call, event)
-        options.onProgress?.(event)
-      },
-    }
-    const flight = { done: Promise.resolve() as Promise<unknown>, unload: () => end('UNLOADED') }
-    const flights = this.#inFlight.get(tool.id) ?? new Set()
-    this.#inFlight.set(tool.id, flights.add(flight))
-    const aborted = new Promise<never>((_, reject) => {
-      if (signal.aborted) reject(signal.reason)
-      signal.addEventListener('abort', () => reject(signal.reason), { once: true })
-    })
-    aborted.catch(() => {}) // an abort after the call ended rejects nobody
+  async #execute(call: ToolCall, tool: RegisteredTool, options: CallOptions, started: number): Promise<Outcome> {
+    const flight = new Flight(call, tool.timeoutMs ?? this.settings.timeoutMs, options.onProgress ? (c, e) => this.#progress(c, e, options) : this.#reportProgress, options.signal, this.#deadlines)
     let output: ToolOutput
     try {
-      const body: Executor = async (c, cctx) => tool.execute(c.args as Record<string, unknown>, cctx)
-      const executor = await this.hooks.around.promise(body, call)
-      const running = this.gate.run(tool, signal, () => executor(call, ctx))
-      flight.done = running.catch(() => {})
-      output = await Promise.race([running, aborted]) // a body that ignores its signal still ends here
+      const executor = this.hooks.around.taps.length ? await this.hooks.around.promise(runBody, call) : runBody
+      const running = this.gate.run(tool, flight.ended, () => executor(call, flight))
+      flight.done = running.catch(ignore)
+      output = await Promise.race([running, flight.ended]) // a body that ignores its signal still ends here
     } catch (err) {
       if (err instanceof YokeError && err.code === 'HOOK_FAILED') throw err
-      const status = signal.aborted ? (why ?? 'ABORTED') : 'EXEC_FAILED'
-      const error = new YokeError(status, { name: call.name, ms: timeoutMs, reason: (err as Error)?.message ?? String(err) }, { cause: err })
-      return { status, content: [{ type: 'text', text: `${status}: ${error.message}\nhint: ${error.hint}` }], error: { code: status, message: error.message, hint: error.hint } }
+      return failure(call, flight.why ?? 'EXEC_FAILED', { ms: flight.timeoutMs, reason: (err as Error)?.message ?? String(err) }, err)
     } finally {
-      clearTimeout(timer)
-      flights.delete(flight)
-      if (!flights.size) this.#inFlight.delete(tool.id)
+      flight.finish()
     }
-    // 7 post-execute
     let result = normalize(output, call.name)
-    const post = await this.hooks.postExecute.promise({ kind: 'accept' }, call, freezeDeep({ callId: call.id, tool: call.name, ...result, durationMs: Math.round(performance.now() - started) }) as ToolResult)
-    if (post.kind === 'block') {
-      const error = new YokeError('BLOCKED', { name: call.name, reason: post.reason })
-      return { status: 'BLOCKED', content: [{ type: 'text', text: `BLOCKED: ${error.message}` }], error: { code: 'BLOCKED', message: error.message, hint: error.hint } }
+    if (this.hooks.postExecute.taps.length) {
+      const preview = freezeDeep({ callId: call.id, tool: call.name, ok: result.status === 'ok', ...result, durationMs: Math.round(performance.now() - started) }) as ToolResult
+      const post = await this.hooks.postExecute.promise(ACCEPT, call, preview)
+      if (post.kind === 'block') return failure(call, 'BLOCKED', { reason: post.reason })
+      if (post.kind === 'replace') result = normalize(post.result, call.name)
     }
-    if (post.kind === 'replace') result = normalize(post.result, call.name)
-    // 8 finalize: output limits (freezing happens in finish)
+    // 8 finalize: output limits (freezing happens in call)
     return { ...result, ...limitOutput(result.content as ContentPart[], result.structured, this.settings, call.name) }
   }
+
+  readonly #reportProgress = (call: ToolCall, event: ProgressEvent) => this.hooks.progress.call(call, event)
+
+  #progress(call: ToolCall, event: ProgressEvent, options: CallOptions) {
+    this.hooks.progress.call(call, event)
+    options.onProgress?.(event)
+  }
+}
+
+type Outcome = Partial<ToolResult> & { status: ResultStatus }
+const ALLOW: PreDecision = Object.freeze({ kind: 'allow' })
+const ACCEPT: PostDecision = Object.freeze({ kind: 'accept' })
+const NEVER = new AbortController().signal
+const runBody: Executor = async (call, ctx) => call.tool!.execute(call.args as Record<string, unknown>, ctx)
+function ignore() {}
+
+/** A failed outcome: the catalogue's message and hint, as the model and the caller see them. */
+function failure(call: ToolCall, status: Exclude<ResultStatus, 'ok'>, params: Record<string, unknown>, cause?: unknown): Outcome {
+  const error = cause instanceof YokeError && cause.code === status ? cause : new YokeError(status as ErrorCode, { name: call.name, scope: call.scope, tap: '?', hook: '?', reason: (cause as Error)?.message, ...params }, { cause })
+  return { status, content: [{ type: 'text', text: `${error.code}: ${error.message}\nhint: ${error.hint}` }], error: { code: error.code, message: error.message, hint: error.hint } }
 }
 
 /** Tool output → status, content and structured value. */
@@ -240,30 +224,47 @@ function normalize(output: ToolOutput, name: string): Partial<ToolResult> & { st
 }
 
 function tighten(fn: (d: PreDecision, c: ToolCall) => Promise<PreDecision | undefined>) {
-  return async (decision: PreDecision, call: ToolCall) => {
-    if (decision.kind === 'deny') return decision
-    const next = await fn(decision, call)
-    return next && ORDER[next.kind] >= ORDER[decision.kind] ? next : decision
-  }
+  return (decision: PreDecision, call: ToolCall) =>
+    decision.kind === 'deny' ? Promise.resolve(decision) : fn(decision, call).then((next) => (next && ORDER[next.kind] >= ORDER[decision.kind] ? next : decision))
 }
 
 function ajvReason(errors: Array<{ instancePath: string; message?: string }> | null | undefined): string {
   return (errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ') || 'invalid'
 }
 
-/** A frozen copy is what taps and the body see; undefined when the arguments are not JSON data. */
+/**
+ * A copy of `value` as JSON would carry it (undefined and functions dropped, toJSON honoured), or
+ * undefined when it is not JSON data (a cycle, a BigInt). Taps and the body see a frozen copy.
+ */
 function cloneArgs(value: unknown): Record<string, unknown> | undefined {
   try {
-    return JSON.parse(JSON.stringify(value ?? {}))
+    return copyJson(value ?? {}, 0) as Record<string, unknown>
   } catch {
     return undefined
   }
 }
 
-export function freezeDeep<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value)
-    for (const v of Object.values(value)) freezeDeep(v)
+function copyJson(v: unknown, depth: number): unknown {
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return v
+  if (typeof v === 'number') return Number.isFinite(v) ? v : null
+  if (typeof v !== 'object' || depth > 64) throw new Error('not JSON data')
+  if (Array.isArray(v)) return v.map((item) => (item === undefined || typeof item === 'function' ? null : copyJson(item, depth + 1)))
+  const o = v as Record<string, unknown> & { toJSON?: () => unknown }
+  if (typeof o.toJSON === 'function') return copyJson(o.toJSON(), depth + 1)
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(o)) {
+    const item = o[key]
+    if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue
+    if (key === '__proto__') Object.defineProperty(out, key, { value: copyJson(item, depth + 1), enumerable: true, writable: true, configurable: true })
+    else out[key] = copyJson(item, depth + 1)
   }
+  return out
+}
+
+export function freezeDeep<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value
+  Object.freeze(value)
+  if (Array.isArray(value)) for (const item of value) freezeDeep(item)
+  else for (const key of Object.keys(value)) freezeDeep((value as Record<string, unknown>)[key])
   return value
 }

@@ -3,6 +3,7 @@
  * The shapes that cross the tool pipeline: what a tool is, what a call carries, the decisions
  * hooks return, and the one ToolResult every call ends with.
  */
+import type { ValidateFunction } from 'ajv'
 import type { ErrorCode } from '../errors.ts'
 
 export type Risk = 'low' | 'medium' | 'high' | 'critical'
@@ -66,6 +67,8 @@ export interface RegisteredTool extends Readonly<Omit<ToolDefinition, 'concurren
   readonly owner: string
   /** unique per registration: a re-registered tool is a new tool (approval grants are forgotten) */
   readonly id: number
+  /** the compiled input schema */
+  readonly validate: ValidateFunction
 }
 
 export interface ToolCall {

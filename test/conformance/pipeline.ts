@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import type { Disposer } from '../../src/index.ts'
-import type { ToolRuntime } from '../../src/runtime/index.ts'
+import type { ToolRuntime } from '../../src/index.ts'
 import type { PostDecision, PreDecision, ToolResult } from '../../src/runtime/types.ts'
 import { tapHook } from '../../src/kernel/hooks.ts'
 

@@ -1,6 +1,6 @@
 // Native tools (registered by code) through the pipeline conformance suite.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ToolRuntime } from '../../src/runtime/index.ts'
+import { ToolRuntime } from '../../src/index.ts'
 import type { ToolDefinition } from '../../src/runtime/types.ts'
 import { toDisposer } from '../../src/index.ts'
 import { runPipelineConformance, type Behaviour } from '../conformance/pipeline.ts'

@@ -4,7 +4,7 @@ import { runInNewContext } from 'node:vm'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Kernel, toPlugin, type Plugin } from '../../src/index.ts'
-import { runtimePlugin, ToolRuntime, type RuntimeApi } from '../../src/runtime/index.ts'
+import { runtimePlugin, ToolRuntime, type RuntimeApi } from '../../src/index.ts'
 import type { ToolDefinition } from '../../src/runtime/types.ts'
 
 setFlagsFromString('--expose-gc')

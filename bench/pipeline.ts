@@ -1,0 +1,53 @@
+/**
+ * Pipeline overhead: a no-op native tool called through all nine stages, with one tap on each
+ * hook, against a direct call of the same function in the same run. Then throughput with 64
+ * concurrent safe calls.
+ */
+import { ToolRuntime } from '../src/index.ts'
+import { tapHook } from '../src/kernel/hooks.ts'
+import { row } from './stats.ts'
+
+const N = 20_000
+
+export async function pipelineBench() {
+  const rt = new ToolRuntime()
+  const noop = (args: Record<string, unknown>) => args.n as unknown as string
+  rt.register({ name: 'noop', concurrency: 'safe', inputSchema: { type: 'object', properties: { n: { type: 'integer' } } }, execute: noop }, 'bench')
+  tapHook(rt.hooks.preExecute, 'pre', async (d) => d)
+  tapHook(rt.hooks.around, 'around', async (next) => next)
+  tapHook(rt.hooks.postExecute, 'post', async (d) => d)
+  tapHook(rt.hooks.result, 'result', async () => {})
+  rt.guard(() => undefined)
+
+  const direct = async () => {
+    const t0 = process.hrtime.bigint()
+    for (let i = 0; i < N; i++) await noop({ n: i })
+    return Number(process.hrtime.bigint() - t0) / N
+  }
+  const piped = async () => {
+    const t0 = process.hrtime.bigint()
+    for (let i = 0; i < N; i++) await rt.call('noop', { n: i })
+    return Number(process.hrtime.bigint() - t0) / N
+  }
+  await direct()
+  await piped() // warm up
+  const d = await direct()
+  const p = await piped()
+  console.log(`\npipeline overhead, ${N} sequential calls of a no-op tool (one tap on every hook, one guard)`)
+  console.log(row(['', 'direct ns/call', 'pipeline ns/call', 'added µs/call', 'goal']))
+  console.log(row(['sequential', d, p, ((p - d) / 1000).toFixed(2), '≤ 5 µs']))
+
+  const concurrent = async (width: number, calls: number) => {
+    const t0 = performance.now()
+    let next = 0
+    await Promise.all(Array.from({ length: width }, async () => {
+      while (next < calls) await rt.call('noop', { n: next++ })
+    }))
+    return calls / ((performance.now() - t0) / 1000)
+  }
+  rt.configure({ maxConcurrent: 64 })
+  await concurrent(64, 5_000)
+  const perSecond = await concurrent(64, N)
+  const directPerSecond = 1e9 / d
+  console.log(row(['64 concurrent', `${Math.round(directPerSecond).toLocaleString()}/s`, `${Math.round(perSecond).toLocaleString()}/s`, '', '']))
+}

@@ -11,6 +11,9 @@ let shared = []
 export function initialize(data) {
   port = data.port
   shared = data.shared
+  // a ping is answered after every edge reported before it: the port keeps order
+  port.on('message', (message) => message === 'ping' && port.postMessage('pong'))
+  port.unref()
 }
 
 export async function resolve(specifier, context, next) {

@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { register } from 'node:module'
 import { join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { MessageChannel } from 'node:worker_threads'
+import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import { YokeError } from '../errors.ts'
 import { toPlugin, type Plugin } from '../kernel/plugin.ts'
 import { YOKE_ROOT } from './layers.ts'
@@ -61,6 +61,8 @@ export class ModuleLoader {
   #cache = new Map<string, LoadedModule>()
   /** importer URL → the local URLs it imports, for the current pass (reported by loader-hooks.mjs) */
   #imports = new Map<string, Set<string>>()
+  #port?: MessagePort
+  #pongs: Array<() => void> = []
   #pass = 1
   #hooked = false
 
@@ -91,7 +93,7 @@ export class ModuleLoader {
       }
       throw new YokeError('PLUGIN_IMPORT_FAILED', { file: target.file, reason: (err as Error)?.message ?? err }, { cause: err })
     }
-    await new Promise((r) => setImmediate(r)) // let the loader thread's dependency reports arrive
+    if (gen) await this.#drain() // every import edge of this module has been reported
     const deps = gen ? this.#localGraph(url) : []
     const plugin = toPlugin(namespace.default ?? namespace.plugin ?? namespace)
     if (typeof plugin === 'string') throw new YokeError('PLUGIN_INVALID', { file: target.file, reason: plugin })
@@ -104,12 +106,27 @@ export class ModuleLoader {
     if (this.#hooked) return
     this.#hooked = true
     const { port1, port2 } = new MessageChannel()
-    port1.on('message', ({ parent, url }: { parent: string; url: string }) => {
-      this.#imports.set(parent, (this.#imports.get(parent) ?? new Set()).add(url))
+    port1.on('message', (message: { parent: string; url: string } | 'pong') => {
+      if (message === 'pong') return this.#pongs.shift()?.()
+      this.#imports.set(message.parent, (this.#imports.get(message.parent) ?? new Set()).add(message.url))
     })
     port1.unref()
+    this.#port = port1
     const shared = [pathToFileURL(join(YOKE_ROOT, 'src')).href + '/']
     register(new URL('./loader-hooks.mjs', import.meta.url), { data: { port: port2, shared }, transferList: [port2] })
+  }
+
+  /** Resolves once the loader thread has delivered every message it sent before now. */
+  #drain(): Promise<void> {
+    const port = this.#port!
+    port.ref() // keep the process alive for the answer
+    return new Promise((resolve) => {
+      this.#pongs.push(() => {
+        if (!this.#pongs.length) port.unref()
+        resolve()
+      })
+      port.postMessage('ping')
+    })
   }
 
   /** The local files `entry` imports, directly or not. */

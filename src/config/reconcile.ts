@@ -61,7 +61,7 @@ export class Reconciler {
       const spec = wanted.get(key)
       if (spec?.enabled) continue
       if (old.fiber) {
-        await this.#remove(old.fiber)
+        await this.kernel.removeWithin(old.fiber, this.removeMs)
         report.removed.push(key)
       }
       if (spec) this.running.set(key, { spec })
@@ -98,10 +98,10 @@ export class Reconciler {
       return 'unchanged'
     }
     const oldWorked = old?.fiber && old.fiber.state !== 'failed'
-    if (old?.fiber) await this.#remove(old.fiber)
+    if (old?.fiber) await this.kernel.removeWithin(old.fiber, this.removeMs)
     const fiber = await this.#start(spec)
     if (fiber.state === 'failed' && oldWorked) {
-      await this.#remove(fiber)
+      await this.kernel.removeWithin(fiber, this.removeMs)
       const restored = await this.#start(old!.spec)
       this.running.set(spec.key, { spec: old!.spec, fiber: restored, rejected: sig })
       const error = new YokeError('RELOAD_ROLLED_BACK', { instance: spec.key, reason: fiber.error?.message }, { ...spec.site, cause: fiber.error })
@@ -117,10 +117,6 @@ export class Reconciler {
     const fiber = this.kernel.spawn(spec.module!.plugin, spec.config, { key: spec.key, site: spec.site })
     await this.kernel.whenSettled(fiber, this.settleMs)
     return fiber
-  }
-
-  async #remove(fiber: Fiber): Promise<void> {
-    await this.kernel.removeWithin(fiber, this.removeMs)
   }
 
   /** Disposes every running instance, last first. */

@@ -66,16 +66,8 @@ export class ToolRegistry {
     }
     const current = layer.tools.get(def.name)
     if (current) throw fail('TOOL_DUPLICATE', `instance "${current.owner}" already registered it`)
-    const tool = Object.freeze({
-      ...def,
-      source: def.source ?? 'native',
-      risk: def.risk ?? 'low',
-      concurrency: def.concurrency === 'safe' ? 'safe' : 'exclusive', // anything unknown runs alone
-      inputSchema: schema,
-      owner,
-      id: ++nextId,
-      validate,
-    } as const)
+    const concurrency = def.concurrency === 'safe' ? 'safe' : 'exclusive' // anything unknown runs alone
+    const tool: RegisteredTool = Object.freeze({ ...def, source: def.source ?? 'native', risk: def.risk ?? 'low', concurrency, inputSchema: schema, owner, id: ++nextId, validate })
     layer.tools.set(def.name, tool)
     this.onChange([def.name], [], scope)
     return {
@@ -113,7 +105,6 @@ export class ToolRegistry {
   createScope(key: string, options: { parent?: string; subagent?: boolean } = {}): () => void {
     if (this.#layers.has(key)) throw new YokeError('TOOL_INVALID', { name: key, owner: 'scope', scope: key, reason: 'a scope with this key exists' })
     const parent = options.parent ?? GLOBAL
-    this.#layer(parent)
     const layer: Layer = { parent, subagent: options.subagent ?? this.#layer(parent).subagent, tools: new Map(), masks: [], guards: [] }
     this.#layers.set(key, layer)
     this.#chains.clear()

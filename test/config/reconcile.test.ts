@@ -4,6 +4,15 @@ import { after, describe, it } from 'node:test'
 import { Composition } from '../../src/index.ts'
 import { tempProject } from '../helpers/project.ts'
 
+/** Polls `check` every 20 ms; fails after 10 s saying what it waited for. */
+async function until(check: () => boolean, what: string) {
+  const deadline = Date.now() + 10_000
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
 const logsOf = (c: Composition) => {
   const lines: string[] = []
   c.kernel.hooks.log.tap('test', (r) => void lines.push(`${r.fiber?.key ?? '-'}: ${r.message}`))
@@ -12,7 +21,12 @@ const logsOf = (c: Composition) => {
 
 describe('reconcile', () => {
   const projects: Array<{ cleanup(): void }> = []
-  after(() => projects.forEach((p) => p.cleanup()))
+  const compositions: Composition[] = []
+  after(async () => {
+    for (const c of compositions) await c.close().catch(() => {})
+    projects.forEach((p) => p.cleanup())
+  })
+  const track = (c: Composition) => (compositions.push(c), c)
   const project = (files: Record<string, string>) => {
     const p = tempProject(files)
     projects.push(p)
@@ -25,7 +39,7 @@ describe('reconcile', () => {
       'ok.mjs': `export default { name: 'ok', apply(ctx, c) { ctx.logger.info('ok ' + c.v) } }\n`,
       'yoke.config.yaml': 'preset: minimal\nplugins:\n  hang:\n    use: ./hang.mjs\n  ok:\n    use: ./ok.mjs\n    config: { v: 1 }\n',
     })
-    const c = new Composition({ cwd: p.dir, home: p.home, settleMs: 300 })
+    const c = track(new Composition({ cwd: p.dir, home: p.home, settleMs: 300 }))
     const first = await c.start()
     assert.deepEqual(first.added, ['hang', 'ok'])
     assert.equal(c.reconciler.running.get('hang')!.fiber!.state, 'loading')
@@ -43,7 +57,7 @@ describe('reconcile', () => {
       'ok.mjs': `export default { name: 'ok', apply() {} }\n`,
       'yoke.config.yaml': 'preset: minimal\nplugins:\n  picky:\n    use: ./picky.mjs\n  ok:\n    use: ./ok.mjs\n',
     })
-    const c = new Composition({ cwd: p.dir, home: p.home })
+    const c = track(new Composition({ cwd: p.dir, home: p.home }))
     const logs = logsOf(c)
     await c.start()
     p.write('yoke.config.yaml', 'preset: minimal\nplugins:\n  picky:\n    use: ./picky.mjs\n    config: { fail: true }\n  ok:\n    use: ./ok.mjs\n')
@@ -66,19 +80,17 @@ describe('reconcile', () => {
       'helper.mjs': 'export const v = 1\n',
       'yoke.config.yaml': 'preset: minimal\nplugins:\n  a:\n    use: ./a.mjs\n',
     })
-    const c = new Composition({ cwd: p.dir, home: p.home })
+    const c = track(new Composition({ cwd: p.dir, home: p.home }))
     const logs = logsOf(c)
     await c.start()
     await c.watch()
-    const next = () => new Promise<any>((resolve) => c.hooks.reload.tap({ name: 'once', stage: Math.random() }, resolve as any))
-    let reloaded = next()
+    const events: any[] = []
+    c.hooks.reload.tap('record', (e) => void events.push(e))
     p.write('helper.mjs', 'export const v = (\n')
-    const broken = await reloaded
-    assert.equal(broken.failed[0]?.error.code, 'PLUGIN_IMPORT_FAILED')
-    reloaded = next()
+    await until(() => events.some((e) => e.failed[0]?.error.code === 'PLUGIN_IMPORT_FAILED'), 'the broken helper to be reported')
     p.write('helper.mjs', 'export const v = 3\n')
-    const fixed = await reloaded
-    assert.deepEqual(fixed.restarted, ['a'])
+    await until(() => events.some((e) => e.restarted.includes('a')), 'the fixed helper to be applied')
+    assert.ok(logs.includes('a: v3'))
     assert.ok(logs.includes('a: v3'))
     await c.close()
   })
@@ -90,7 +102,7 @@ describe('reconcile', () => {
       'b.mjs': `import { Token, registry } from './shared.mjs'\nexport default { name: 'b', inject: ['token'], apply(ctx) { ctx.logger.info(String(ctx.token instanceof Token) + ' ' + registry.has('a')) } }\n`,
       'yoke.config.yaml': 'preset: minimal\nplugins:\n  a:\n    use: ./a.mjs\n  b:\n    use: ./b.mjs\n',
     })
-    const c = new Composition({ cwd: p.dir, home: p.home })
+    const c = track(new Composition({ cwd: p.dir, home: p.home }))
     const logs = logsOf(c)
     await c.start()
     assert.ok(logs.includes('b: true true'), logs.join('\n'))
@@ -104,7 +116,7 @@ describe('reconcile', () => {
       'yoke.config.yaml': 'preset: minimal\nplugins:\n  constructor:\n    use: ./ok.mjs\n    config: { valueOf: 1, toString: 2, __proto__: 3 }\n',
       '.home/patch.yaml': 'plugins:\n  agent:\n    enabled: false\n',
     })
-    const c = new Composition({ cwd: p.dir, home: p.home })
+    const c = track(new Composition({ cwd: p.dir, home: p.home }))
     const event = await c.start()
     assert.equal(event.ok, true, event.errors.map((e) => e.message).join())
     const spec = c.current!.instances.find((i) => i.key === 'constructor')!
@@ -116,7 +128,7 @@ describe('reconcile', () => {
 
   it('a composition closed while it reloads stays closed', async () => {
     const p = project({ 'ok.mjs': `export default { name: 'ok', apply() {} }\n`, 'yoke.config.yaml': 'preset: minimal\nplugins:\n  ok:\n    use: ./ok.mjs\n' })
-    const c = new Composition({ cwd: p.dir, home: p.home })
+    const c = track(new Composition({ cwd: p.dir, home: p.home }))
     await c.start()
     const watching = c.watch()
     await c.close()

@@ -125,7 +125,7 @@ export const catalogue = {
   },
   DENIED: {
     message: 'the call to {name} was denied: {reason}',
-    hint: 'To allow it, add it to the policy plugin\'s allow list (e.g. allow: ["{name}"]) or approve it when asked.',
+    hint: 'To allow it: {how} (tool "{name}").',
   },
   BLOCKED: {
     message: 'the result of {name} was blocked: {reason}',

@@ -14,6 +14,7 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
     snap.instances.map((i: any) => [i.key, i.plugin, i.state]),
     [
       ['policy', 'policy', 'active'],
+      ['prompt', 'prompt', 'active'],
       ['audit', 'audit-log', 'active'],
       ['greeter', 'greeter', 'active'],
       ['notes', 'notes', 'active'],
@@ -22,7 +23,10 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
   )
   assert.deepEqual(
     snap.services.filter((s: any) => s.owner !== 'yoke:runtime'),
-    [{ name: 'auditLog', owner: 'audit', active: true }],
+    [
+      { name: 'prompt', owner: 'prompt', active: true },
+      { name: 'auditLog', owner: 'audit', active: true },
+    ],
   )
   assert.ok(snap.hooks.find((h: any) => h.hook === 'kernel.state').taps.includes('audit-log'))
   const validate = await runYoke(['config', 'validate', '--config', 'config/yoke.yaml'], { cwd: ROOT, home: home.home })

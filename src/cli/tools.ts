@@ -78,6 +78,12 @@ export const toolsCall: Command = {
       let result: ToolResult
       try {
         result = await view.call(name, toolArgs, { signal: abort.signal, onProgress: (e) => progress(`  ${e.message ?? ''}${e.total ? ` ${e.progress}/${e.total}` : ''}`) })
+        if (result.task) {
+          // a one-shot command waits for a background task's end (Ctrl-C cancels it)
+          progress(`${result.content.map((c) => (c.type === 'text' ? c.text : '')).join('')}; waiting for it…`)
+          abort.signal.addEventListener('abort', () => rt.tasks.cancel(result.task!), { once: true })
+          result = (await rt.tasks.wait(result.task))?.result ?? result
+        }
       } finally {
         process.off('SIGINT', onSigint)
         off()

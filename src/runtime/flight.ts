@@ -12,8 +12,10 @@ export type Ending = 'TIMEOUT' | 'UNLOADED' | 'ABORTED'
 
 export class Flight {
   why?: Ending
-  /** settles when the body does: what an unloading tool waits for */
-  done: Promise<unknown> = Promise.resolve()
+  /** the work under way: what an unloading tool waits for */
+  work?: Promise<unknown>
+  /** called (once, after the grace period) when the flight ends early: gives back a gate slot */
+  release?: () => void
   /** rejects when the flight ends early, so a body that ignores its signal still ends */
   readonly ended: Promise<never>
   #reject!: (reason: unknown) => void
@@ -27,6 +29,7 @@ export class Flight {
     private readonly onProgress: (call: ToolCall, event: ProgressEvent) => void,
     private readonly caller: AbortSignal | undefined,
     private readonly deadlines: Deadlines,
+    private readonly graceMs: number,
   ) {
     this.ended = new Promise<never>((_, reject) => (this.#reject = reject))
     this.ended.catch(ignore) // an end after the body finished rejects nobody
@@ -41,7 +44,7 @@ export class Flight {
     if (!this.#signal) {
       this.#controller = new AbortController()
       if (this.why) this.#controller.abort(this.#reason())
-      this.#signal = this.caller ? AbortSignal.any([this.caller, this.#controller.signal]) : this.#controller.signal
+      this.#signal = this.#controller.signal // the flight listens to the caller's signal and aborts this one
     }
     return this.#signal
   }
@@ -61,6 +64,7 @@ export class Flight {
     const reason = this.#reason()
     this.#controller?.abort(reason)
     this.#reject(reason)
+    if (this.release) setTimeout(this.release, this.graceMs).unref()
   }
 
   finish(): void {
@@ -80,12 +84,17 @@ function ignore() {}
  * one timeout, so a new flight's deadline is rarely the earliest: adding one costs a Set insert
  * rather than a timer.
  */
+export interface Deadline {
+  readonly deadline: number
+  end(why: Ending): void
+}
+
 export class Deadlines {
-  #flights = new Set<Flight>()
+  #flights = new Set<Deadline>()
   #timer?: NodeJS.Timeout
   #armedFor = Infinity
 
-  add(flight: Flight): void {
+  add(flight: Deadline): void {
     this.#flights.add(flight)
     if (flight.deadline < this.#armedFor) this.#arm(flight.deadline)
     else if (this.#flights.size === 1) this.#timer?.ref()
@@ -95,20 +104,21 @@ export class Deadlines {
    * An armed timer stays armed (firing with nothing due is cheaper than re-arming per call), but
    * it keeps the process alive only while a call is in flight.
    */
-  delete(flight: Flight): void {
+  delete(flight: Deadline): void {
     this.#flights.delete(flight)
     if (!this.#flights.size) this.#timer?.unref()
   }
 
   /** Visits every flight in progress. */
-  forEach(fn: (flight: Flight) => void): void {
+  forEach(fn: (flight: Deadline) => void): void {
     for (const flight of this.#flights) fn(flight)
   }
 
   #arm(at: number) {
     clearTimeout(this.#timer)
     this.#armedFor = at
-    this.#timer = at === Infinity ? undefined : setTimeout(() => this.#fire(), Math.max(0, at - performance.now()))
+    const delay = Math.min(Math.max(0, at - performance.now()), 2 ** 31 - 1) // setTimeout's largest delay
+    this.#timer = at === Infinity ? undefined : setTimeout(() => this.#fire(), delay)
     if (!this.#flights.size) this.#timer?.unref()
   }
 

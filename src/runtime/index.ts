@@ -1,14 +1,13 @@
 /**
  * @module runtime
- * The core runtime plugin: provides `runtime` (the tool pipeline), `approval`, `tasks` and
- * `prompt`. Each consuming instance gets a view of them in which every registration (a tool, a
- * guard, a scope, a bridge, a prompt section) is one of its own effects.
+ * The core runtime plugin: provides `runtime` (the tool pipeline), `approval` and `tasks`. Each
+ * consuming instance gets a view of them in which every registration (a tool, a guard, a scope, a
+ * bridge) is one of its own effects.
  */
 import { definePlugin } from '../kernel/plugin.ts'
 import { toDisposer, type Disposer } from '../kernel/disposer.ts'
 import { bindToContext } from '../kernel/services.ts'
 import type { ApprovalBridge } from './approval.ts'
-import { PromptSections, type PromptSection } from './prompt.ts'
 import { GLOBAL, type Guard, type Mask } from './registry.ts'
 import { runtimeSettings, ToolRuntime, type CallOptions, type RuntimeSettings } from './runtime.ts'
 import type { Tasks } from './tasks.ts'
@@ -45,19 +44,11 @@ export interface ApprovalApi {
   readonly bridges: string[]
 }
 
-export interface PromptApi {
-  readonly hooks: PromptSections['hooks']
-  register(section: PromptSection): Disposer
-  list(): ReturnType<PromptSections['list']>
-  render(): string
-}
-
 declare module '../kernel/services.ts' {
   interface Services {
     runtime: RuntimeApi
     approval: ApprovalApi
     tasks: Tasks
-    prompt: PromptApi
   }
 }
 
@@ -92,27 +83,16 @@ export function approvalView(rt: ToolRuntime, track: Track): ApprovalApi {
   }
 }
 
-export function promptView(prompt: PromptSections, owner: string, track: Track): PromptApi {
-  return {
-    hooks: prompt.hooks,
-    register: (section) => track(`prompt section ${section.name}`, prompt.register(section, owner)),
-    list: () => prompt.list(),
-    render: () => prompt.render(),
-  }
-}
-
 /** The core instance (`yoke:runtime`) every composition starts with. */
 export const runtimePlugin = definePlugin({
   name: 'runtime',
-  provides: ['runtime', 'approval', 'tasks', 'prompt'],
+  provides: ['runtime', 'approval', 'tasks'],
   config: runtimeSettings,
   apply(ctx, settings) {
     const rt = new ToolRuntime(settings, (message, err) => ctx.logger.error(message, err))
-    const prompt = new PromptSections()
     // the raw values serve host code; each consuming instance gets its own view (bindToContext)
     ctx.provide('runtime', Object.assign(rt, { [bindToContext]: (c: Consumer) => runtimeView(rt, c.key, c.effect) }) as unknown as RuntimeApi)
     ctx.provide('approval', Object.assign(approvalView(rt, hostTrack), { [bindToContext]: (c: Consumer) => approvalView(rt, c.effect) }))
     ctx.provide('tasks', rt.tasks)
-    ctx.provide('prompt', Object.assign(promptView(prompt, 'host', hostTrack), { [bindToContext]: (c: Consumer) => promptView(prompt, c.key, c.effect) }))
   },
 })

@@ -4,7 +4,8 @@
  * global and per-source cap, first come first served) and the output limit (over it, a preview
  * with a clear marker stays in the result and the whole output is spilled to a file).
  */
-import { appendFileSync, mkdirSync } from 'node:fs'
+import { appendFileSync, mkdirSync, mkdtempSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ContentPart, RegisteredTool } from './types.ts'
 
@@ -28,17 +29,27 @@ export class ConcurrencyGate {
 
   constructor(public limits: GateLimits) {}
 
-  /** Runs `fn` when the tool's class and the caps allow; `ended` rejecting while it waits rejects. */
-  async run<T>(tool: RegisteredTool, ended: Promise<never>, fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` when the tool's class and the caps allow; the flight ending while it waits rejects.
+   * A flight that ends while its body still runs (a body deaf to its signal) gives its slot back
+   * after the grace period (Flight.release), so one stuck body cannot stall every later call.
+   */
+  async run<T>(tool: RegisteredTool, flight: { ended: Promise<never>; release?: () => void }, fn: () => Promise<T>): Promise<T> {
     if (!this.#queue.length && this.#fits(tool)) this.#enter(tool)
-    else await this.#wait(tool, ended)
-    try {
-      return await fn()
-    } finally {
+    else await this.#wait(tool, flight.ended)
+    let held = true
+    const leave = (flight.release = () => {
+      if (!held) return
+      held = false
       this.#running--
       this.#exclusive = false
       this.#bySource.set(tool.source, (this.#bySource.get(tool.source) ?? 1) - 1)
       this.#pump()
+    })
+    try {
+      return await fn()
+    } finally {
+      leave()
     }
   }
 
@@ -46,11 +57,13 @@ export class ConcurrencyGate {
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = { tool, start: resolve }
       this.#queue.push(waiter)
+      this.#pump() // it may fit past waiters held back by their own source's cap
       ended.catch((reason) => {
         const i = this.#queue.indexOf(waiter)
         if (i < 0) return // it started already
         this.#queue.splice(i, 1)
         reject(reason)
+        this.#pump() // it may have held others back
       })
     })
   }
@@ -67,12 +80,19 @@ export class ConcurrencyGate {
     this.#bySource.set(tool.source, (this.#bySource.get(tool.source) ?? 0) + 1)
   }
 
-  /** Starts waiters in order; the first that cannot start holds the others back (no starvation). */
+  /**
+   * Starts waiters in order. An exclusive waiter, or a full gate, holds back everyone behind it
+   * (no starvation); a safe waiter held back only by its own source's cap lets others pass.
+   */
   #pump() {
-    while (this.#queue.length && this.#fits(this.#queue[0].tool)) {
-      const { tool, start } = this.#queue.shift()!
-      this.#enter(tool)
-      start()
+    for (let i = 0; i < this.#queue.length; ) {
+      const { tool, start } = this.#queue[i]
+      if (this.#fits(tool)) {
+        this.#queue.splice(i, 1)
+        this.#enter(tool)
+        start()
+      } else if (tool.concurrency !== 'safe' || this.#exclusive || this.#running >= this.limits.maxConcurrent) return
+      else i++
     }
   }
 }
@@ -92,18 +112,27 @@ export interface OutputLimits {
 export function limitOutput(content: ContentPart[], structured: unknown, limits: OutputLimits, name: string) {
   const limit = Math.min(limits.maxOutputBytes, limits.maxOutputTokens * 4)
   // fast path: a UTF-16 code unit is at most 3 bytes of UTF-8
-  if (structured === undefined && content.every((p) => p.type === 'text') && content.reduce((n, p) => n + (p as { text: string }).text.length, 0) * 3 <= limit) {
-    return { content, structured }
+  if (structured === undefined) {
+    let units = 0
+    for (const part of content) units += part.type === 'text' ? part.text.length : limit
+    if (units * 3 <= limit) return { content, structured }
   }
   const parts = content.map((p) => (p.type === 'text' ? p.text : JSON.stringify(p)))
   const structuredText = structured === undefined ? '' : JSON.stringify(structured)
   const bytes = parts.reduce((n, t) => n + Buffer.byteLength(t), 0) + Buffer.byteLength(structuredText)
   if (bytes <= limit) return { content, structured }
-  mkdirSync(limits.spillDir, { recursive: true })
-  const file = join(limits.spillDir, `${name}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.txt`)
-  for (const text of parts) appendFileSync(file, text + '\n') // part by part: no second copy of the whole
+  const file = join(spillDir(limits.spillDir), `${name}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.txt`)
+  for (const text of parts) appendFileSync(file, text + '\n', { mode: 0o600 }) // part by part: no second copy of the whole
   if (structuredText) appendFileSync(file, structuredText + '\n')
   const preview = Buffer.from((parts.find(Boolean) ?? '').slice(0, limits.previewBytes)).subarray(0, limits.previewBytes).toString()
   const marker = `\n[yoke: output truncated. It was ${bytes} bytes (about ${Math.ceil(bytes / 4)} tokens); the limit is ${limit} bytes. The whole output is in ${file}]`
   return { content: [{ type: 'text' as const, text: preview + marker }], structured: undefined, truncated: { bytes, spilled: file } }
+}
+
+/** Outputs can hold secrets: the spill directory is private, and one someone else made is not used. */
+function spillDir(dir: string): string {
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const stat = statSync(dir)
+  if (stat.uid === process.getuid?.() && (stat.mode & 0o077) === 0) return dir
+  return mkdtempSync(join(tmpdir(), 'yoke-spill-'))
 }

@@ -58,9 +58,11 @@ export class ToolRegistry {
     const schema = def.inputSchema ?? { type: 'object' }
     const schemaProblem = checkSchema(schema)
     if (schemaProblem) throw fail('TOOL_INVALID', schemaProblem)
+    // compiled without its $id: ids of different tools (or of a reloaded one) must not collide in ajv
+    const { $id: _id, ...compiled } = schema
     let validate: ValidateFunction
     try {
-      validate = ajv.compile(schema)
+      validate = ajv.compile(compiled)
     } catch (err) {
       throw fail('TOOL_INVALID', `its input schema does not compile: ${(err as Error).message}`)
     }
@@ -73,6 +75,7 @@ export class ToolRegistry {
     return {
       tool,
       remove: () => {
+        ajv.removeSchema(compiled) // compiled schemas would pile up over reloads
         if (layer.tools.get(def.name) !== tool) return
         layer.tools.delete(def.name)
         this.onChange([], [def.name], scope)
@@ -108,11 +111,16 @@ export class ToolRegistry {
     const layer: Layer = { parent, subagent: options.subagent ?? this.#layer(parent).subagent, tools: new Map(), masks: [], guards: [] }
     this.#layers.set(key, layer)
     this.#chains.clear()
-    return () => {
-      for (const [k, l] of this.#layers) if (l.parent === key) this.#layers.delete(k) // children go with it
-      if (this.#layers.get(key) === layer) this.#layers.delete(key)
-      this.#chains.clear()
-    }
+    return () => this.#removeScope(key, layer)
+  }
+
+  /** Removes a scope and, first, its descendants; their tools are announced as removed. */
+  #removeScope(key: string, layer: Layer) {
+    if (this.#layers.get(key) !== layer) return
+    for (const [k, l] of this.#layers) if (l.parent === key) this.#removeScope(k, l)
+    this.#layers.delete(key)
+    this.#chains.clear()
+    if (layer.tools.size) this.onChange([], [...layer.tools.keys()], key)
   }
 
   isSubagent(scope: string): boolean {
@@ -125,12 +133,12 @@ export class ToolRegistry {
     if (!mask.allow && !mask.deny) throw new YokeError('TOOL_INVALID', { name: 'restrict', owner: 'scope', scope, reason: 'a mask needs allow or deny globs' })
     const allowed = mask.allow && new Set([...this.#global.tools.keys()].filter((n) => matchesAny(mask.allow!, n)))
     const test = (name: string) => (!allowed || allowed.has(name)) && !(mask.deny && matchesAny(mask.deny, name))
-    return this.#add(this.#layer(scope).masks, test)
+    return this.#add(this.#layer(scope), 'masks', test)
   }
 
   /** Adds a guard to a layer. */
   guard(fn: Guard, scope = GLOBAL): () => void {
-    return this.#add(this.#layer(scope).guards, fn)
+    return this.#add(this.#layer(scope), 'guards', fn)
   }
 
   /** Guards in order: the global layer first, then the scope chain from farthest to nearest. */
@@ -143,12 +151,10 @@ export class ToolRegistry {
     return this.#layers.get(GLOBAL)!
   }
 
-  #add<T>(list: T[], item: T): () => void {
-    list.push(item)
-    return () => {
-      const i = list.indexOf(item)
-      if (i >= 0) list.splice(i, 1)
-    }
+  /** Adds to a layer's masks or guards copy-on-write, so a call iterating them is never disturbed. */
+  #add<K extends 'masks' | 'guards'>(layer: Layer, list: K, item: Layer[K][number]): () => void {
+    layer[list] = [...layer[list], item] as Layer[K]
+    return () => void (layer[list] = layer[list].filter((x) => x !== item) as Layer[K])
   }
 
   #layer(scope: string): Layer {

@@ -16,6 +16,7 @@ import { settledWithin } from '../kernel/disposer.ts'
 import { defineHooks } from '../kernel/hooks.ts'
 import { Approvals } from './approval.ts'
 import { Deadlines, Flight } from './flight.ts'
+import { cloneArgs, copyJson, freezeDeep } from './json.ts'
 import { ConcurrencyGate, limitOutput } from './limits.ts'
 import { GLOBAL, ToolRegistry, type Guard, type Mask } from './registry.ts'
 import { Tasks } from './tasks.ts'
@@ -49,6 +50,8 @@ export interface CallOptions {
   /** who is calling: an agent, `cli`, an MCP client */
   caller?: string
   onProgress?: (event: ProgressEvent) => void
+  /** a call made from inside another tool's body: it runs under that call's concurrency slot */
+  parent?: ToolCall
 }
 
 const ORDER = { allow: 0, ask: 1, deny: 2 } as const
@@ -66,7 +69,7 @@ export class ToolRuntime {
     visible: new SyncWaterfallHook<[RegisteredTool[], string]>(['tools', 'scope']),
   })
   readonly approvals = new Approvals()
-  readonly tasks = new Tasks()
+  readonly tasks = new Tasks((message, err) => this.onError(message, err))
   readonly registry = new ToolRegistry((added, removed, scope) => this.hooks.change.call({ added, removed, scope }))
   readonly gate: ConcurrencyGate
   settings: RuntimeSettings
@@ -83,7 +86,8 @@ export class ToolRuntime {
     this.hooks.postExecute.intercept({
       register: (tap) => {
         const fn = tap.fn as (d: PostDecision, ...rest: unknown[]) => Promise<PostDecision | undefined>
-        return { ...tap, fn: (d: PostDecision, ...rest: unknown[]) => (d.kind === 'block' ? Promise.resolve(d) : fn(d, ...rest)) }
+        // block is final; an accept after a replace keeps the replacement (a later tap sees it in d.result)
+        return { ...tap, fn: (d: PostDecision, ...rest: unknown[]) => (d.kind === 'block' ? Promise.resolve(d) : fn(d, ...rest).then((n) => (!n || (n.kind === 'accept' && d.kind === 'replace') ? d : n))) }
       },
     })
   }
@@ -103,8 +107,8 @@ export class ToolRuntime {
       remove()
       this.approvals.forget(tool.id)
       const calls: Flight[] = []
-      this.#deadlines.forEach((f) => f.call.tool === tool && calls.push(f))
-      await settledWithin(Promise.all(calls.map((c) => c.done)), this.settings.unloadGraceMs)
+      this.#deadlines.forEach((f) => f instanceof Flight && f.call.tool === tool && calls.push(f))
+      await settledWithin(Promise.allSettled(calls.map((c) => c.work)), this.settings.unloadGraceMs)
       for (const c of calls) c.end('UNLOADED')
     }
   }
@@ -129,55 +133,65 @@ export class ToolRuntime {
     const cloned = cloneArgs(args)
     const call: ToolCall = Object.freeze({ id: `call_${++nextCall}`, name, args: freezeDeep(cloned ?? {}), scope, caller: options.caller ?? 'host', tool })
     let outcome: Outcome
-    try {
-      outcome = await this.#stages(call, cloned !== undefined, options, started)
-    } catch (err) {
-      outcome = failure(call, 'HOOK_FAILED', {}, err) // only a throwing tap gets here: fail closed
-    }
+    if (!tool) outcome = failure(call, 'UNKNOWN_TOOL', {})
+    else if (cloned === undefined) outcome = failure(call, 'INVALID_ARGS', { reason: 'the arguments are not JSON data' })
+    else if (!tool.validate(call.args)) outcome = failure(call, 'INVALID_ARGS', { reason: ajvReason(tool.validate.errors) })
+    else outcome = await this.#fly(call, tool, options, started, false)
     const result = freezeDeep({ callId: call.id, tool: name, ok: outcome.status === 'ok', content: [], ...outcome, durationMs: Math.round(performance.now() - started) }) as ToolResult
-    if (this.hooks.result.taps.length) await this.hooks.result.promise(call, result).catch((err) => this.onError(`a result hook failed for ${name}`, err))
+    // observe only: the taps start now (in order), the caller does not wait for them to finish
+    if (this.hooks.result.taps.length) this.hooks.result.promise(call, result).catch((err) => this.onError(`a result hook failed for ${name}`, err))
     return result
   }
 
-  /** Stages 1-4, then the body (here or in the background). */
-  async #stages(call: ToolCall, isJson: boolean, options: CallOptions, started: number): Promise<Outcome> {
-    const { tool, scope } = call
-    if (!tool) return failure(call, 'UNKNOWN_TOOL', {})
-    if (!isJson) return failure(call, 'INVALID_ARGS', { reason: 'the arguments are not JSON data' })
-    if (!tool.validate(call.args)) return failure(call, 'INVALID_ARGS', { reason: ajvReason(tool.validate.errors) })
-    const decision = this.hooks.preExecute.taps.length ? await this.hooks.preExecute.promise(ALLOW, call) : ALLOW
-    if (decision.kind === 'deny') return failure(call, 'DENIED', { reason: decision.reason })
-    if (decision.kind === 'ask') {
-      const outcome = await this.approvals.request({ call, reason: decision.reason, signal: options.signal ?? NEVER })
-      if (!outcome.allowed) return failure(call, 'DENIED', { reason: `approval needed (${decision.reason}); ${outcome.why}` })
-    }
-    for (const guard of this.registry.guardsFor(scope)) {
-      const denial = guard(call)
-      if (denial) return failure(call, 'DENIED', { reason: denial })
-    }
-    if (tool.spawnOnly && !this.registry.isSubagent(scope)) {
-      const task = this.tasks.start(call, (signal) => this.#execute(call, tool, { ...options, signal }, started))
-      const text = `${tool.spawnOnlyMessage ?? `${call.name} runs in the background`} (task ${task.id})`
-      return { status: 'ok', content: [{ type: 'text', text }], task: task.id }
-    }
-    return this.#execute(call, tool, options, started)
-  }
-
-  /** Stages 5-8: run the body under the gate, the timeout and the signals; post-execute; limits. */
-  async #execute(call: ToolCall, tool: RegisteredTool, options: CallOptions, started: number): Promise<Outcome> {
-    const flight = new Flight(call, tool.timeoutMs ?? this.settings.timeoutMs, options.onProgress ? (c, e) => this.#progress(c, e, options) : this.#reportProgress, options.signal, this.#deadlines)
-    let output: ToolOutput
+  /**
+   * Runs `work` under a Flight: the caller's abort, the timeout and an unload end it wherever it is
+   * (a tap, an approval, the gate, the body), and the call still gets exactly one outcome.
+   */
+  async #fly(call: ToolCall, tool: RegisteredTool, options: CallOptions, started: number, background: boolean): Promise<Outcome> {
+    const progress = options.onProgress ? (c: ToolCall, e: ProgressEvent) => this.#progress(c, e, options) : this.#reportProgress
+    const flight = new Flight(call, tool.timeoutMs ?? this.settings.timeoutMs, progress, options.signal, this.#deadlines, this.settings.unloadGraceMs)
     try {
-      const executor = this.hooks.around.taps.length ? await this.hooks.around.promise(runBody, call) : runBody
-      const running = this.gate.run(tool, flight.ended, () => executor(call, flight))
-      flight.done = running.catch(ignore)
-      output = await Promise.race([running, flight.ended]) // a body that ignores its signal still ends here
+      const running = background ? this.#execute(call, tool, flight, started) : this.#stages(call, tool, flight, options, started)
+      flight.work = running
+      return await Promise.race([running, flight.ended])
     } catch (err) {
-      if (err instanceof YokeError && err.code === 'HOOK_FAILED') throw err
-      return failure(call, flight.why ?? 'EXEC_FAILED', { ms: flight.timeoutMs, reason: (err as Error)?.message ?? String(err) }, err)
+      if (flight.why) return failure(call, flight.why, { ms: flight.timeoutMs })
+      // a throwing tap fails the call closed; anything else is the body's failure
+      return failure(call, err instanceof YokeError && err.code === 'HOOK_FAILED' ? 'HOOK_FAILED' : 'EXEC_FAILED', { reason: (err as Error)?.message ?? String(err) }, err)
     } finally {
       flight.finish()
     }
+  }
+
+  /** Stages 2-4, then the body (here or, for spawnOnly tools, in a background task). */
+  async #stages(call: ToolCall, tool: RegisteredTool, flight: Flight, options: CallOptions, started: number): Promise<Outcome> {
+    if (flight.why) return flight.ended // the caller gave up before it began
+    const decision = this.hooks.preExecute.taps.length ? await this.hooks.preExecute.promise(ALLOW, call) : ALLOW
+    if (flight.why) return flight.ended
+    if (decision.kind === 'deny') return failure(call, 'DENIED', { reason: decision.reason, how: HOW.denied })
+    if (decision.kind === 'ask') {
+      const outcome = await this.approvals.request({ call, reason: decision.reason, signal: flight.signal })
+      if (!outcome.allowed) return failure(call, 'DENIED', { reason: `approval needed (${decision.reason}); ${outcome.why}`, how: HOW.ask(call.name) })
+    }
+    for (const guard of this.registry.guardsFor(call.scope)) {
+      const denial = guard(call)
+      if (denial) return failure(call, 'DENIED', { reason: denial, how: HOW.guard })
+    }
+    if (tool.spawnOnly && !this.registry.isSubagent(call.scope)) {
+      const task = this.tasks.start(call, (signal) => this.#fly(call, tool, { ...options, signal }, started, true))
+      const text = `${tool.spawnOnlyMessage ?? `${call.name} runs in the background`} (task ${task.id})`
+      return { status: 'ok', content: [{ type: 'text', text }], task: task.id }
+    }
+    return this.#execute(call, tool, flight, started, options.parent)
+  }
+
+  /** Stages 5-8: the body under the gate, post-execute, output limits. */
+  async #execute(call: ToolCall, tool: RegisteredTool, flight: Flight, started: number, parent?: ToolCall): Promise<Outcome> {
+    if (this.registry.resolve(call.name, call.scope) !== tool) return failure(call, 'UNLOADED', {}) // unloaded while it waited
+    const executor = this.hooks.around.taps.length ? await this.hooks.around.promise(runBody, call) : runBody
+    const body = () => (flight.why ? flight.ended : executor(call, flight))
+    // a nested call runs in its parent's slot: waiting for a slot its parent holds would deadlock
+    const output = await (parent ? body() : this.gate.run(tool, flight, body))
     let result = normalize(output, call.name)
     if (this.hooks.postExecute.taps.length) {
       const preview = freezeDeep({ callId: call.id, tool: call.name, ok: result.status === 'ok', ...result, durationMs: Math.round(performance.now() - started) }) as ToolResult
@@ -197,12 +211,16 @@ export class ToolRuntime {
   }
 }
 
+/** What a DENIED result tells the model (and the person) to do, by cause. */
+const HOW = {
+  denied: 'a policy rule or a pre-execute hook denies it; narrow or remove the deny rule that matches',
+  ask: (name: string) => `add allow: ["${name}"] to the policy plugin's config, or approve it when asked`,
+  guard: 'a guard refused it; its reason says why',
+}
 type Outcome = Partial<ToolResult> & { status: ResultStatus }
 const ALLOW: PreDecision = Object.freeze({ kind: 'allow' })
 const ACCEPT: PostDecision = Object.freeze({ kind: 'accept' })
-const NEVER = new AbortController().signal
 const runBody: Executor = async (call, ctx) => call.tool!.execute(call.args as Record<string, unknown>, ctx)
-function ignore() {}
 
 /** A failed outcome: the catalogue's message and hint, as the model and the caller see them. */
 function failure(call: ToolCall, status: Exclude<ResultStatus, 'ok'>, params: Record<string, unknown>, cause?: unknown): Outcome {
@@ -210,17 +228,23 @@ function failure(call: ToolCall, status: Exclude<ResultStatus, 'ok'>, params: Re
   return { status, content: [{ type: 'text', text: `${error.code}: ${error.message}\nhint: ${error.hint}` }], error: { code: error.code, message: error.message, hint: error.hint } }
 }
 
-/** Tool output → status, content and structured value. */
-function normalize(output: ToolOutput, name: string): Partial<ToolResult> & { status: ResultStatus } {
+/** Tool output → status, content and structured value, as fresh JSON data (the body keeps its objects). */
+function normalize(output: ToolOutput, name: string): Outcome {
   if (typeof output === 'string') return { status: 'ok', content: [{ type: 'text', text: output }] }
-  if (output && typeof output === 'object' && Array.isArray((output as { content?: unknown }).content)) {
-    const o = output as { content: ContentPart[]; structured?: unknown; isError?: boolean }
-    if (!o.isError) return { status: 'ok', content: o.content, structured: o.structured }
-    const error = new YokeError('TOOL_ERROR', { name })
-    return { status: 'TOOL_ERROR', content: o.content, structured: o.structured, error: { code: error.code, message: error.message, hint: error.hint } }
-  }
   if (output === undefined) return { status: 'ok', content: [] }
-  return { status: 'ok', content: [{ type: 'text', text: JSON.stringify(output) }], structured: output }
+  try {
+    if (output && typeof output === 'object' && Array.isArray((output as { content?: unknown }).content)) {
+      const o = output as { content: ContentPart[]; structured?: unknown; isError?: boolean }
+      const copy = { content: copyJson(o.content, 0) as ContentPart[], structured: o.structured === undefined ? undefined : copyJson(o.structured, 0) }
+      if (!o.isError) return { status: 'ok', ...copy }
+      const error = new YokeError('TOOL_ERROR', { name })
+      return { status: 'TOOL_ERROR', ...copy, error: { code: error.code, message: error.message, hint: error.hint } }
+    }
+    const structured = copyJson(output, 0)
+    return { status: 'ok', content: [{ type: 'text', text: JSON.stringify(structured) }], structured }
+  } catch (err) {
+    return failure({ name } as ToolCall, 'EXEC_FAILED', { reason: `its output is not JSON data (${(err as Error).message})` })
+  }
 }
 
 function tighten(fn: (d: PreDecision, c: ToolCall) => Promise<PreDecision | undefined>) {
@@ -230,41 +254,4 @@ function tighten(fn: (d: PreDecision, c: ToolCall) => Promise<PreDecision | unde
 
 function ajvReason(errors: Array<{ instancePath: string; message?: string }> | null | undefined): string {
   return (errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ') || 'invalid'
-}
-
-/**
- * A copy of `value` as JSON would carry it (undefined and functions dropped, toJSON honoured), or
- * undefined when it is not JSON data (a cycle, a BigInt). Taps and the body see a frozen copy.
- */
-function cloneArgs(value: unknown): Record<string, unknown> | undefined {
-  try {
-    return copyJson(value ?? {}, 0) as Record<string, unknown>
-  } catch {
-    return undefined
-  }
-}
-
-function copyJson(v: unknown, depth: number): unknown {
-  if (v === null || typeof v === 'string' || typeof v === 'boolean') return v
-  if (typeof v === 'number') return Number.isFinite(v) ? v : null
-  if (typeof v !== 'object' || depth > 64) throw new Error('not JSON data')
-  if (Array.isArray(v)) return v.map((item) => (item === undefined || typeof item === 'function' ? null : copyJson(item, depth + 1)))
-  const o = v as Record<string, unknown> & { toJSON?: () => unknown }
-  if (typeof o.toJSON === 'function') return copyJson(o.toJSON(), depth + 1)
-  const out: Record<string, unknown> = {}
-  for (const key of Object.keys(o)) {
-    const item = o[key]
-    if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue
-    if (key === '__proto__') Object.defineProperty(out, key, { value: copyJson(item, depth + 1), enumerable: true, writable: true, configurable: true })
-    else out[key] = copyJson(item, depth + 1)
-  }
-  return out
-}
-
-export function freezeDeep<T>(value: T): T {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value
-  Object.freeze(value)
-  if (Array.isArray(value)) for (const item of value) freezeDeep(item)
-  else for (const key of Object.keys(value)) freezeDeep((value as Record<string, unknown>)[key])
-  return value
 }

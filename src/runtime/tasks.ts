@@ -5,6 +5,7 @@
  */
 import { SyncHook } from 'tapable'
 import { defineHooks } from '../kernel/hooks.ts'
+import { freezeDeep } from './json.ts'
 import type { ResultStatus, ToolCall, ToolResult } from './types.ts'
 
 export interface TaskInfo {
@@ -20,6 +21,7 @@ export interface TaskInfo {
 type TaskRun = (signal: AbortSignal) => Promise<Partial<ToolResult> & { status: ResultStatus }>
 
 let nextTask = 0
+const KEEP = 100
 
 export class Tasks {
   readonly hooks = defineHooks('tasks', {
@@ -27,6 +29,8 @@ export class Tasks {
     completed: new SyncHook<[TaskInfo]>(['task']),
   })
   readonly #tasks = new Map<string, { info: TaskInfo; abort: AbortController; done: Promise<TaskInfo> }>()
+
+  constructor(private readonly onError: (message: string, err: unknown) => void = () => {}) {}
 
   start(call: ToolCall, run: TaskRun): TaskInfo {
     const info: TaskInfo = { id: `task_${++nextTask}`, tool: call.name, scope: call.scope, status: 'running', startedAt: Date.now() }
@@ -60,10 +64,17 @@ export class Tasks {
   }
 
   #end(info: TaskInfo, result: ToolResult): TaskInfo {
-    info.result = Object.freeze(result)
+    info.result = freezeDeep(result)
     info.endedAt = Date.now()
     info.status = result.ok ? 'done' : result.status === 'ABORTED' ? 'cancelled' : 'failed'
-    this.hooks.completed.call(info)
+    try {
+      this.hooks.completed.call(info)
+    } catch (err) {
+      this.onError(`a tasks.completed tap failed for ${info.id}`, err)
+    }
+    // finished tasks are kept for looking up, the most recent KEEP of them
+    const ended = [...this.#tasks.values()].filter((t) => t.info.status !== 'running')
+    for (const t of ended.slice(0, Math.max(0, ended.length - KEEP))) this.#tasks.delete(t.info.id)
     return info
   }
 }

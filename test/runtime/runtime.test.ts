@@ -3,8 +3,9 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Kernel, toPlugin, type Plugin } from '../../src/index.ts'
+import { Kernel, tapHook, toPlugin, type Plugin } from '../../src/index.ts'
 import { runtimePlugin, ToolRuntime, type RuntimeApi } from '../../src/index.ts'
+import promptPlugin from '../../plugins/prompt/index.ts'
 import type { ToolDefinition } from '../../src/runtime/types.ts'
 
 setFlagsFromString('--expose-gc')
@@ -266,7 +267,7 @@ describe('background tasks and prompt sections', () => {
 
   it('prompt sections render in order and go with their instance', async () => {
     const kernel = new Kernel()
-    kernel.spawn(toPlugin(runtimePlugin) as Plugin, {}, { key: 'yoke:runtime' })
+    kernel.spawn(toPlugin(promptPlugin) as Plugin, {}, { key: 'prompt' })
     const section = (name: string, order: number, text: string) =>
       toPlugin({ name, inject: ['prompt'], apply: (ctx: any) => void ctx.prompt.register({ name, order, text }) }) as Plugin
     kernel.spawn(section('b', 20, 'second'), {}, { key: 'b' })
@@ -323,5 +324,163 @@ describe('plugins and the runtime', () => {
     await kernel.remove(fiber)
     assert.deepEqual(rt.list(), [])
     await kernel.dispose()
+  })
+})
+
+describe('edge cases from review', () => {
+  it('binary and typed-array output becomes JSON, and the body keeps its own objects unfrozen', async () => {
+    const rt = new ToolRuntime()
+    const mine = { notes: ['a'] }
+    rt.register({ name: 'buf', execute: () => Buffer.from('hi') }, 'p')
+    rt.register({ name: 'typed', execute: () => ({ content: [{ type: 'text', text: 'x' }], structured: { bytes: new Uint8Array([1, 2]) } }) }, 'p')
+    rt.register({ name: 'mine', execute: () => ({ content: [{ type: 'text', text: 'x' }], structured: mine }) }, 'p')
+    assert.equal((await rt.call('buf')).status, 'ok')
+    assert.deepEqual((await rt.call('typed')).structured, { bytes: { 0: 1, 1: 2 } })
+    const r = await rt.call('mine')
+    assert.ok(Object.isFrozen(r.structured))
+    mine.notes.push('b') // the tool's own state stays writable
+    assert.deepEqual((r.structured as any).notes, ['a'])
+  })
+
+  it('a hung tap, approval or result hook cannot hang a call: timeout and abort still end it', async () => {
+    const rt = new ToolRuntime({ timeoutMs: 100 })
+    rt.register(echo('t'), 'p')
+    const never = () => new Promise<never>(() => {})
+    const off1 = tapHook(rt.hooks.around, 'hang', never as any)
+    assert.equal((await rt.call('t')).status, 'TIMEOUT')
+    off1()
+    const off2 = tapHook(rt.hooks.preExecute, 'hang', never as any)
+    const controller = new AbortController()
+    setTimeout(() => controller.abort(), 20)
+    assert.equal((await rt.call('t', {}, { signal: controller.signal })).status, 'ABORTED')
+    off2()
+    tapHook(rt.hooks.result, 'hang', never as any)
+    assert.equal((await rt.call('t')).status, 'ok', 'observe-only hooks are not waited for')
+  })
+
+  it('an already-aborted caller signal runs nothing and asks nobody', async () => {
+    const rt = new ToolRuntime()
+    let ran = 0
+    let asked = 0
+    rt.register({ name: 'risky', execute: () => void ran++ }, 'p')
+    rt.hooks.preExecute.tapPromise('ask', async () => ({ kind: 'ask', reason: 'x' }))
+    rt.approvals.register({ name: 'b', ask: async () => (asked++, 'allow-once') })
+    const controller = new AbortController()
+    controller.abort()
+    assert.equal((await rt.call('risky', {}, { signal: controller.signal })).status, 'ABORTED')
+    assert.deepEqual([ran, asked], [0, 0])
+  })
+
+  it('a body deaf to its signal gives its slot back after the grace period', async () => {
+    const rt = new ToolRuntime({ unloadGraceMs: 50 })
+    rt.register({ name: 'deaf', timeoutMs: 30, execute: () => new Promise(() => {}) }, 'p')
+    rt.register({ name: 'quick', concurrency: 'safe', timeoutMs: 1000, execute: () => 'done' }, 'p')
+    assert.equal((await rt.call('deaf')).status, 'TIMEOUT')
+    assert.equal((await rt.call('quick')).status, 'ok')
+  })
+
+  it('a tool body may call other tools, exclusive or not, by passing its call as parent', async () => {
+    const rt = new ToolRuntime({ maxConcurrent: 1 })
+    rt.register({ name: 'inner', execute: () => 'inner done' }, 'p')
+    rt.register({ name: 'outer', timeoutMs: 1000, execute: async (_a, ctx) => text(await rt.call('inner', {}, { parent: ctx.call })) }, 'p')
+    const r = await rt.call('outer')
+    assert.equal(r.status, 'ok')
+    assert.equal(text(r), 'inner done')
+  })
+
+  it('a tool unloaded while its call waits for approval is not run', async () => {
+    const rt = new ToolRuntime()
+    let ran = false
+    let approve = () => {}
+    rt.hooks.preExecute.tapPromise('ask', async () => ({ kind: 'ask', reason: 'x' }))
+    rt.approvals.register({ name: 'slow', ask: () => new Promise((r) => (approve = () => r('allow-once'))) })
+    const undo = rt.register({ name: 'gone', execute: () => void (ran = true) }, 'p')
+    const pending = rt.call('gone')
+    await sleep(10)
+    await undo()
+    approve()
+    assert.equal((await pending).status, 'UNLOADED')
+    assert.equal(ran, false)
+  })
+
+  it('post-execute: an accept after a replace keeps the replacement', async () => {
+    const rt = new ToolRuntime()
+    rt.register({ name: 'secret', execute: () => 'AWS_SECRET=abc' }, 'p')
+    rt.hooks.postExecute.tapPromise('redact', async () => ({ kind: 'replace', result: 'AWS_SECRET=***' }))
+    let seen: unknown
+    rt.hooks.postExecute.tapPromise('later', async (d) => ((seen = d), { kind: 'accept' }))
+    assert.equal(text(await rt.call('secret')), 'AWS_SECRET=***')
+    assert.deepEqual(seen, { kind: 'replace', result: 'AWS_SECRET=***' })
+  })
+
+  it('the gate: an abandoned waiter lets the next start; a source at its cap lets other sources by', async () => {
+    const rt = new ToolRuntime({ maxConcurrent: 8, perSource: { 'mcp:slow': 1 } })
+    let release = () => {}
+    rt.register({ name: 'hold', execute: () => new Promise((r) => (release = () => r('ok'))) }, 'p')
+    rt.register({ name: 'excl', execute: () => 'ok' }, 'p')
+    rt.register({ name: 'safe', concurrency: 'safe', execute: () => 'ok' }, 'p')
+    const holding = rt.call('hold')
+    await sleep(5)
+    const controller = new AbortController()
+    const waiting = rt.call('excl', {}, { signal: controller.signal })
+    const behind = rt.call('safe')
+    controller.abort()
+    assert.equal((await waiting).status, 'ABORTED')
+    release()
+    assert.equal((await holding).status, 'ok')
+    assert.equal((await behind).status, 'ok')
+    let slowRelease = () => {}
+    rt.register({ name: 'slow', source: 'mcp:slow', concurrency: 'safe', execute: () => new Promise((r) => (slowRelease = () => r('ok'))) }, 'p')
+    const first = rt.call('slow')
+    await sleep(5)
+    const second = rt.call('slow') // waits for its source's cap
+    const started = performance.now()
+    assert.equal((await rt.call('safe')).status, 'ok')
+    assert.ok(performance.now() - started < 500, 'the native call was not held behind the capped source')
+    slowRelease()
+    await first
+    slowRelease()
+    await second
+  })
+
+  it('schemas with $id can be registered again after a reload, and by other tools', async () => {
+    const rt = new ToolRuntime()
+    const schema = { $id: 'https://example.com/fetch.json', type: 'object' }
+    const undo = rt.register(echo('fetch', { inputSchema: schema }), 'p')
+    rt.register(echo('fetch2', { inputSchema: schema }), 'p')
+    await undo()
+    rt.register(echo('fetch', { inputSchema: schema }), 'p')
+    assert.equal((await rt.call('fetch')).status, 'ok')
+  })
+
+  it('a guard that removes itself does not skip the next; removing a scope removes its descendants', async () => {
+    const rt = new ToolRuntime()
+    rt.register(echo('t'), 'p')
+    const off = rt.guard(() => void off())
+    rt.guard(() => 'second says no')
+    assert.equal((await rt.call('t')).status, 'DENIED')
+    const removeAgent = rt.registry.createScope('agent')
+    rt.registry.createScope('session', { parent: 'agent' })
+    rt.registry.createScope('turn', { parent: 'session' })
+    rt.restrict('agent', { deny: ['t'] })
+    assert.equal((await rt.call('t', {}, { scope: 'turn' })).status, 'UNKNOWN_TOOL')
+    removeAgent()
+    rt.registry.createScope('turn')
+    assert.equal((await rt.call('t', {}, { scope: 'turn' })).status, 'DENIED', 'a new scope, not the old orphan')
+  })
+
+  it('a throwing tasks.completed tap is reported, not fatal; spilled output is private', async () => {
+    const errors: string[] = []
+    const rt = new ToolRuntime({ maxOutputBytes: 1000 }, (message) => errors.push(message))
+    rt.tasks.hooks.completed.tap('ui', () => {
+      throw new Error('ui gone')
+    })
+    rt.register({ name: 'bg', spawnOnly: true, execute: () => 'x'.repeat(5000) }, 'p')
+    const r = await rt.call('bg')
+    const task = await rt.tasks.wait(r.task!)
+    assert.equal(task!.status, 'done')
+    assert.match(errors.join(), /tasks\.completed tap failed/)
+    const { statSync } = await import('node:fs')
+    assert.equal(statSync(task!.result!.truncated!.spilled!).mode & 0o777, 0o600)
   })
 })

@@ -5,6 +5,12 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 }
 
+/** One table row: the first cell left-aligned, the others right-aligned, never run together. */
 export function row(cells: Array<string | number>): string {
-  return cells.map((c, i) => (typeof c === 'number' ? c.toFixed(c < 10 ? 2 : 1) : c).padStart(i === 0 ? 0 : 13).padEnd(i === 0 ? 18 : 0)).join('')
+  return cells
+    .map((c, i) => {
+      const text = typeof c === 'number' ? c.toFixed(c < 10 ? 2 : 1) : c
+      return i === 0 ? text.padEnd(18) : ' ' + text.padStart(Math.max(12, text.length))
+    })
+    .join('')
 }

@@ -71,10 +71,10 @@ describe('yoke CLI', () => {
     assert.equal(json.ok, true)
     assert.deepEqual(
       json.instances.map((i: any) => [i.key, i.state]),
-      [['ok', 'active'], ['wants', 'pending'], ['boom', 'failed'], ['yoke:runtime', 'active']],
+      [['ok', 'active'], ['wants', 'pending'], ['boom', 'failed'], ['yoke:runtime', 'active'], ['yoke:project', 'active']],
     )
     assert.deepEqual(
-      json.services.filter((s: any) => s.owner !== 'yoke:runtime'),
+      json.services.filter((s: any) => !s.owner.startsWith('yoke:')),
       [{ name: 'thing', owner: 'ok', active: true }],
     )
   })

@@ -204,14 +204,14 @@ describe('yoke dev hot reload', () => {
     assert.deepEqual([...event.removed].sort(), ['counter', 'user'])
     const snap = await inspect()
     assert.deepEqual(snap.resources, { tap: 0, timer: 0, watcher: 0 })
-    assert.deepEqual(snap.services.filter((s: any) => s.owner !== 'yoke:runtime'), [])
+    assert.deepEqual(snap.services.filter((s: any) => !s.owner.startsWith('yoke:')), [])
     assert.deepEqual(
       snap.hooks.find((h: any) => h.hook === 'kernel.state').taps,
       ['yoke dev'],
     )
     assert.deepEqual(
       snap.instances.map((i: any) => i.key),
-      ['other', 'yoke:runtime'],
+      ['other', 'yoke:runtime', 'yoke:project'],
     )
   })
 

@@ -59,7 +59,7 @@ async function cycles(composition: Composition) {
   const { kernel } = composition
   const expected = { resources: kernel.resources(), services: kernel.services.list().length, fibers: kernel.fibers.length }
   assert.deepEqual(expected.resources, { tap: 3, timer: 3, watcher: 1 })
-  assert.equal(expected.services, 2 + 3) // leaky, its child, and the core runtime's three
+  assert.equal(expected.services, 2 + 4) // leaky, its child, the core runtime's three and project
   let baseline = { heap: 0, handles: handles() }
   for (let n = 1; n <= 200; n++) {
     project.write('yoke.config.yaml', config(n))

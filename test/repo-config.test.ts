@@ -19,10 +19,11 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       ['greeter', 'greeter', 'active'],
       ['notes', 'notes', 'active'],
       ['yoke:runtime', 'runtime', 'active'],
+      ['yoke:project', 'project', 'active'],
     ],
   )
   assert.deepEqual(
-    snap.services.filter((s: any) => s.owner !== 'yoke:runtime'),
+    snap.services.filter((s: any) => !s.owner.startsWith('yoke:')),
     [
       { name: 'prompt', owner: 'prompt', active: true },
       { name: 'auditLog', owner: 'audit', active: true },

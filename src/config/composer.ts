@@ -15,10 +15,24 @@ import { toPlugin, type Plugin } from '../kernel/plugin.ts'
 import { runtimePlugin } from '../runtime/index.ts'
 import { runtimeSettings, type ToolRuntime } from '../runtime/runtime.ts'
 import { DebouncedWatcher } from '../kernel/watch.ts'
-import type { LoadOptions } from './layers.ts'
+import { resolve } from 'node:path'
+import type { Context } from '../kernel/context.ts'
+import { yokeHome, type LoadOptions } from './layers.ts'
 import { ModuleLoader } from './modules.ts'
 import { Reconciler, type ReloadReport } from './reconcile.ts'
 import { resolveConfig, type ResolvedConfig } from './resolve.ts'
+
+/** The `project` service: the project's directory and $YOKE_HOME, for plugins that find files. */
+export interface ProjectInfo {
+  dir: string
+  home: string
+}
+
+declare module '../kernel/services.ts' {
+  interface Services {
+    project: ProjectInfo
+  }
+}
 
 export interface ComposeOptions extends LoadOptions {
   /** quiet time after a file change before reloading (default 30 ms) */
@@ -60,7 +74,12 @@ export class Composition {
     this.reconciler = new Reconciler(this.kernel, options.settleMs)
     // the core runtime is there before any configured instance, under a key no preset can use
     this.#core = this.kernel.spawn(toPlugin(runtimePlugin) as Plugin, runtimeSettings.parse({}), { key: 'yoke:runtime' })
+    const project = (this.project = { dir: resolve(options.cwd), home: yokeHome(options) })
+    this.kernel.spawn(toPlugin({ name: 'project', provides: ['project'], apply: (ctx: Context) => void ctx.provide('project', project) }) as Plugin, {}, { key: 'yoke:project' })
   }
+
+  /** Where the composition runs: the `project` service (dir follows the project config when found). */
+  readonly project: ProjectInfo
 
   /** The core tool runtime (host view: registrations are plain disposers). */
   get runtime(): ToolRuntime | undefined {
@@ -114,6 +133,7 @@ export class Composition {
       debug('resolving the config')
       const candidate = await resolveConfig(this.options, this.loader)
       this.candidate = candidate
+      this.project.dir = candidate.stack.projectDir
       debug(`applying (${candidate.errors.length} config errors)`)
       await this.kernel.whenSettled(this.#core, 10_000) // the core runtime is up before instances apply
       if (!candidate.errors.length) this.runtime?.configure(candidate.runtime)

@@ -78,16 +78,5 @@ function describe(path: Path): string {
   return path.length ? path.join('.') : 'the layer'
 }
 
-/** A cheap "did you mean": same letters give or take one edit, or one is a prefix of the other. */
-function similar(a: string, b: string): boolean {
-  if (a.startsWith(b) || b.startsWith(a)) return true
-  if (Math.abs(a.length - b.length) > 1) return false
-  let edits = 0
-  for (let i = 0, j = 0; i < a.length || j < b.length; i++, j++) {
-    if (a[i] === b[j]) continue
-    if (++edits > 1) return false
-    if (a.length > b.length) j--
-    else if (b.length > a.length) i--
-  }
-  return true
-}
+/** A cheap "did you mean": one is a prefix of the other, or they differ in one letter. */
+const similar = (a: string, b: string) => a.startsWith(b) || b.startsWith(a) || (a.length === b.length && [...a].filter((c, i) => c !== b[i]).length === 1)

@@ -132,6 +132,8 @@ describe('yoke CLI', () => {
       assert.deepEqual(
         list.tools.map((t: any) => [t.name, t.source, t.risk, t.concurrency]),
         [
+          ['skills_list', 'skills', 'low', 'safe'],
+          ['skill_read', 'skills', 'low', 'safe'],
           ['note_add', 'native', 'low', 'exclusive'],
           ['note_list', 'native', 'low', 'safe'],
           ['note_clear', 'native', 'high', 'exclusive'],
@@ -157,7 +159,7 @@ describe('yoke CLI', () => {
       assert.equal(badArgs.code, 2)
       assert.match(badArgs.stderr, /USAGE --args is not JSON/)
       const snap = JSON.parse((await yoke(['inspect', '--json'])).stdout)
-      assert.deepEqual([...new Set(snap.tools.map((t: any) => t.source))], ['native'])
+      assert.deepEqual([...new Set(snap.tools.map((t: any) => t.source))], ['skills', 'native'])
       assert.deepEqual(snap.hooks.find((h: any) => h.hook === 'runtime.preExecute').taps, ['policy'])
       assert.deepEqual(snap.hooks.find((h: any) => h.hook === 'runtime.around').taps, [])
     } finally {

@@ -15,6 +15,7 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
     [
       ['policy', 'policy', 'active'],
       ['prompt', 'prompt', 'active'],
+      ['skills', 'skills', 'active'],
       ['audit', 'audit-log', 'active'],
       ['greeter', 'greeter', 'active'],
       ['notes', 'notes', 'active'],
@@ -23,10 +24,12 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
     ],
   )
   assert.deepEqual(
-    snap.services.filter((s: any) => !s.owner.startsWith('yoke:')),
+    snap.services.filter((s: any) => !s.owner.startsWith('yoke:')).sort((a: any, b: any) => a.name.localeCompare(b.name)),
     [
-      { name: 'prompt', owner: 'prompt', active: true },
       { name: 'auditLog', owner: 'audit', active: true },
+      { name: 'prompt', owner: 'prompt', active: true },
+      { name: 'skillFilter', owner: 'skills', active: true },
+      { name: 'skills', owner: 'skills', active: true },
     ],
   )
   assert.ok(snap.hooks.find((h: any) => h.hook === 'kernel.state').taps.includes('audit-log'))

@@ -11,7 +11,7 @@ import type { Fiber } from '../kernel/fiber.ts'
 import type { LogRecord } from '../kernel/kernel.ts'
 import { composeOptions, type Command } from './args.ts'
 import { listen, socketPath } from './control.ts'
-import { printInstances } from './inspect.ts'
+import { printInstances, renderPrompt } from './inspect.ts'
 import { color, displayPath, errorJson, formatError, printJson } from './output.ts'
 
 export const dev: Command = {
@@ -56,6 +56,7 @@ export const dev: Command = {
     await composition.watch()
     const stopControl = await listen(socketPath(composition.current!.stack.projectDir), async (req) => {
       if (req.cmd === 'inspect') return snapshot(composition)
+      if (req.cmd === 'prompt') return renderPrompt(composition)
       if (req.cmd === 'reload') return composition.reload(['(requested)'])
       throw new Error(`unknown command ${req.cmd}`)
     }).catch(() => undefined) // no socket (read-only tmp): dev still runs; inspect composes its own copy

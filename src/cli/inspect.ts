@@ -15,16 +15,18 @@ import { color, displayPath, errorJson, formatError, printJson, progress } from 
 export const inspect: Command = {
   name: 'inspect',
   summary: 'instances and states (and why), services, hooks and taps, resources',
-  usage: 'yoke inspect [--fresh] [--effects] [common flags]',
-  options: { fresh: { type: 'boolean' }, effects: { type: 'boolean' } },
+  usage: 'yoke inspect [--fresh] [--effects] [--prompt] [common flags]',
+  options: { fresh: { type: 'boolean' }, effects: { type: 'boolean' }, prompt: { type: 'boolean' } },
   async run(args) {
     const options = composeOptions(args)
     let snap: Snapshot | undefined
     let source = 'composed now'
+    const what = args.prompt ? 'prompt' : 'inspect'
     // a running dev shows its own layers: ask it only when no flag asks for other ones
     if (!args.fresh && !args.preset && !args.config && !args.patch?.length && !args.set?.length) {
       const { projectDir } = await loadLayers(options)
-      const live = await ask(socketPath(projectDir), 'inspect')
+      const live = await ask(socketPath(projectDir), what)
+      if (live !== undefined && args.prompt) return printPrompt(live as string, args.json, 'live from yoke dev')
       if (live) {
         snap = live as Snapshot
         source = 'live from yoke dev'
@@ -43,6 +45,11 @@ export const inspect: Command = {
         else process.stderr.write(event.errors.map((e) => formatError(e)).join('\n') + '\n')
         return 2
       }
+      if (args.prompt) {
+        const prompt = renderPrompt(composition)
+        await composition.close()
+        return printPrompt(prompt, args.json, source)
+      }
       snap = await snapshot(composition)
       await composition.close()
     }
@@ -50,6 +57,17 @@ export const inspect: Command = {
     else process.stdout.write(color.dim(`(${source})\n`) + (await printInstances(snap, args.cwd ?? process.cwd(), Boolean(args.effects))))
     return 0
   },
+}
+
+/** The system prompt's sections as the model would see them now ('' without a prompt service). */
+export function renderPrompt(composition: Composition): string {
+  return (composition.kernel.services.get('prompt')?.value as { render(): string } | undefined)?.render() ?? ''
+}
+
+function printPrompt(prompt: string, json: boolean | undefined, source: string): number {
+  if (json) printJson({ ok: true, source, prompt })
+  else process.stdout.write(color.dim(`(${source})\n`) + (prompt || color.dim('(empty: no prompt sections)')) + '\n')
+  return 0
 }
 
 const MARK: Record<string, (t: string) => string> = {

@@ -11,12 +11,12 @@ import { promptBridge } from './approval-prompt.ts'
 import { composeOptions, type Command, type ParsedArgs } from './args.ts'
 import { color, errorJson, formatError, printJson, progress } from './output.ts'
 
-/** Composes the config once, runs `work` with its runtime, and disposes it. */
-async function withRuntime(args: ParsedArgs, work: (c: Composition) => Promise<number>): Promise<number> {
+/** Composes the config once, runs `work` with it, and disposes it. */
+export async function withComposition(args: ParsedArgs, work: (c: Composition) => Promise<number>, quiet = false): Promise<number> {
   progress('composing…')
   const composition = new Composition(composeOptions(args))
-  composition.kernel.hooks.log.tap('yoke tools', (r) => {
-    if (r.level === 'warn' || r.level === 'error') process.stderr.write(`${r.level} ${r.fiber ? `${r.fiber.key}: ` : ''}${r.message}\n`)
+  composition.kernel.hooks.log.tap('yoke', (r) => {
+    if (r.level === 'error' || (r.level === 'warn' && !quiet)) process.stderr.write(`${r.level} ${r.fiber ? `${r.fiber.key}: ` : ''}${r.message}\n`)
   })
   try {
     const event = await composition.start()
@@ -36,7 +36,7 @@ export const toolsList: Command = {
   summary: 'the tools a scope sees: name, source, risk, concurrency, owner',
   usage: 'yoke tools list [--json] [common flags]',
   run: (args) =>
-    withRuntime(args, async (composition) => {
+    withComposition(args, async (composition) => {
       const tools = composition.runtime!.list()
       if (args.json) {
         printJson({ ok: true, tools: tools.map((t) => ({ name: t.name, description: t.description, source: t.source, risk: t.risk, concurrency: t.concurrency, owner: t.owner, scope: 'global', inputSchema: t.inputSchema })) })
@@ -67,7 +67,7 @@ export const toolsCall: Command = {
     } catch (err) {
       throw new YokeError('USAGE', { reason: `--args is not JSON: ${(err as Error).message}` })
     }
-    return withRuntime(args, async (composition) => {
+    return withComposition(args, async (composition) => {
       const rt = composition.runtime!
       const bridge = promptBridge()
       const view = runtimeView(rt, 'cli', hostTrack)

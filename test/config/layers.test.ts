@@ -129,13 +129,13 @@ describe('layered config', () => {
     assert.deepEqual(a.errors, [])
     assert.deepEqual(
       a.instances.map((i) => i.key),
-      ['policy', 'prompt', 'fromPkg'],
+      ['policy', 'prompt', 'skills', 'fromPkg'],
     )
     assert.equal(a.instances.find((i) => i.key === 'fromPkg')!.site.line, 6, 'positions inside package.json')
     const b = await resolveConfig({ cwd: dotConfig.dir, home: dotConfig.home, env }, new ModuleLoader())
     assert.deepEqual(
       b.instances.map((i) => i.key),
-      ['policy', 'prompt', 'fromDot'],
+      ['policy', 'prompt', 'skills', 'fromDot'],
     )
     assert.equal(b.stack.projectDir, dotConfig.dir)
   })

@@ -214,3 +214,61 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
     })
   })
 }
+
+/** A source's own tool, as the stage suite exercises it: valid and invalid arguments, and a check of the output. */
+export interface RealTool {
+  runtime: ToolRuntime
+  tool: string
+  validArgs: Record<string, unknown>
+  invalidArgs: Record<string, unknown>
+  check(result: ToolResult): void
+  close(): Promise<void>
+}
+
+/**
+ * The stage conformance suite for tools whose behaviour is their own (skills_list, skill_read, …):
+ * every pipeline stage applies to them exactly as to any other tool.
+ */
+export function runStageConformance(sourceName: string, open: () => Promise<RealTool>) {
+  describe(`stage conformance: ${sourceName}`, () => {
+    let t: RealTool
+    const untaps: Array<() => void> = []
+    before(async () => (t = await open()))
+    after(async () => t.close())
+    afterEach(() => untaps.splice(0).forEach((u) => u()))
+
+    it('validates its arguments, and returns its output frozen', async () => {
+      assert.equal((await t.runtime.call(t.tool, t.invalidArgs)).status, 'INVALID_ARGS')
+      const result = await t.runtime.call(t.tool, t.validArgs)
+      assert.equal(result.status, 'ok', text(result))
+      t.check(result)
+      assert.ok(Object.isFrozen(result) && Object.isFrozen(result.content))
+    })
+
+    it('pre-execute deny and ask, guards, post-execute replace and block all apply', async () => {
+      untaps.push(tapHook(t.runtime.hooks.preExecute, 'deny', async () => ({ kind: 'deny', reason: 'no' }) as PreDecision))
+      assert.equal((await t.runtime.call(t.tool, t.validArgs)).status, 'DENIED')
+      untaps.splice(0).forEach((u) => u())
+      untaps.push(tapHook(t.runtime.hooks.preExecute, 'ask', async () => ({ kind: 'ask', reason: 'sure?' }) as PreDecision))
+      assert.equal((await t.runtime.call(t.tool, t.validArgs)).status, 'DENIED', 'ask with no bridge')
+      untaps.splice(0).forEach((u) => u())
+      untaps.push(t.runtime.guard(() => 'guarded'))
+      assert.equal((await t.runtime.call(t.tool, t.validArgs)).status, 'DENIED')
+      untaps.splice(0).forEach((u) => u())
+      untaps.push(tapHook(t.runtime.hooks.postExecute, 'swap', async () => ({ kind: 'replace', result: 'swapped' }) as PostDecision))
+      assert.equal(text(await t.runtime.call(t.tool, t.validArgs)), 'swapped')
+      untaps.push(tapHook(t.runtime.hooks.postExecute, 'block', async () => ({ kind: 'block', reason: 'blocked' }) as PostDecision))
+      assert.equal((await t.runtime.call(t.tool, t.validArgs)).status, 'BLOCKED')
+    })
+
+    it('the result hook sees it, and a cancelled call does not run', async () => {
+      const seen: string[] = []
+      untaps.push(tapHook(t.runtime.hooks.result, 'see', async (call) => void seen.push(call.name)))
+      await t.runtime.call(t.tool, t.validArgs)
+      assert.deepEqual(seen, [t.tool])
+      const controller = new AbortController()
+      controller.abort()
+      assert.equal((await t.runtime.call(t.tool, t.validArgs, { signal: controller.signal })).status, 'ABORTED')
+    })
+  })
+}

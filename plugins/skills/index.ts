@@ -1,0 +1,133 @@
+/**
+ * skills: SKILL.md packages (the Agent Skills format, with octos's extensions) from layered
+ * directories. The catalog goes into the system prompt, `always` skills' bodies too, and the
+ * model reads a skill (and its files) through `skills_list` and `skill_read`. Edits to the
+ * directories show from the next model turn; no instance restarts.
+ */
+import { existsSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { basename, delimiter, dirname, join, resolve } from 'node:path'
+import { z } from 'zod'
+import { defineHooks, definePlugin, SyncHook } from 'yoke'
+import { renderAlways, renderCatalog } from './catalog.ts'
+import type { Skill, SkillProblem } from './parse.ts'
+import { makeFilter, SkillIndex, type Shadowing, type SkillFilter } from './skill-index.ts'
+import { skillTools } from './tools.ts'
+
+export type { Skill, SkillProblem } from './parse.ts'
+export type { Shadowing, SkillFilter } from './skill-index.ts'
+
+export interface SkillChange {
+  added: string[]
+  changed: string[]
+  removed: string[]
+}
+
+export interface SkillsApi {
+  readonly hooks: { change: SyncHook<[SkillChange]> }
+  /** the skills in use, by name (filtered, highest-priority directory first) */
+  list(): Skill[]
+  get(name: string): Skill | undefined
+  /** names hidden by a higher-priority directory */
+  shadowed(): Shadowing[]
+  /** SKILL.md files that could not be loaded */
+  problems(): SkillProblem[]
+  /** the directories searched, highest priority first */
+  readonly roots: string[]
+  /** reads a skills directory (or one skill's directory) as `yoke skills check` does */
+  check(dir: string): { skills: Skill[]; problems: SkillProblem[] }
+}
+
+declare module 'yoke' {
+  interface Services {
+    skills: SkillsApi
+    /** one decision, shared: which skills (and skill packages) are in use */
+    skillFilter: SkillFilter
+  }
+}
+
+const config = z
+  .object({
+    /** skills directories, highest priority first; relative ones are relative to the project */
+    dirs: z.array(z.string().min(1)).optional(),
+    /** use only these skills (and packages) */
+    only: z.array(z.string().min(1)).optional(),
+    /** never use these */
+    except: z.array(z.string().min(1)).default([]),
+    /** the catalog's share of the system prompt, in characters */
+    catalogChars: z.number().int().min(200).default(8000),
+    /** each description in the catalog is cut to this */
+    descriptionChars: z.number().int().min(20).default(300),
+    watch: z.boolean().default(true),
+  })
+  .strict()
+
+/** Default directories, highest priority first: the project's, the user's, then YOKE_SKILLS_PATH. */
+export function defaultDirs(project: { dir: string; home: string }, env: NodeJS.ProcessEnv = process.env): string[] {
+  const path = (env.YOKE_SKILLS_PATH ?? '').split(delimiter).filter(Boolean)
+  return [join(project.dir, '.agents', 'skills'), join(project.dir, 'skills'), join(project.home, 'skills'), join(homedir(), '.agents', 'skills'), ...path]
+}
+
+export default definePlugin({
+  name: 'skills',
+  inject: ['runtime', 'prompt', 'project'],
+  provides: ['skills', 'skillFilter'],
+  config,
+  apply(ctx, cfg) {
+    const expand = (d: string) => resolve(ctx.project.dir, d.startsWith('~/') ? join(homedir(), d.slice(2)) : d)
+    const roots = [...new Set((cfg.dirs ?? defaultDirs(ctx.project)).map(expand))]
+    const filter = makeFilter(cfg.only, cfg.except)
+    const index = new SkillIndex(roots, filter).scan()
+    const hooks = defineHooks('skills', { change: new SyncHook<[SkillChange]>(['change']) })
+    report(index, ctx.logger)
+
+    ctx.provide('skillFilter', filter)
+    ctx.provide('skills', {
+      hooks,
+      roots,
+      list: () => index.skills,
+      get: (name) => index.get(name),
+      shadowed: () => index.shadowed,
+      problems: () => index.problems,
+      check(dir) {
+        const abs = expand(dir)
+        const single = existsSync(join(abs, 'SKILL.md'))
+        const checked = new SkillIndex([single ? dirname(abs) : abs], single ? makeFilter([basename(abs)], []) : makeFilter(undefined, [])).scan()
+        const problems = single ? checked.problems.filter((p) => dirname(p.file) === abs) : checked.problems
+        return { skills: single ? checked.skills.filter((s) => s.dir === abs) : checked.skills, problems }
+      },
+    })
+    for (const tool of skillTools(() => index)) ctx.runtime.register(tool)
+    ctx.prompt.register({ name: 'skills', order: 20, text: () => renderCatalog(index.skills, cfg.catalogChars, cfg.descriptionChars) })
+    ctx.prompt.register({ name: 'skills-always', order: 21, text: () => renderAlways(index.skills) })
+
+    if (!cfg.watch) return
+    ctx.watch(roots, (changes) => {
+      const before = new Map(index.skills.map((s) => [s.name, JSON.stringify(s)]))
+      const problemsBefore = JSON.stringify(index.problems)
+      index.update(changes.map((c) => c.path))
+      const after = new Map(index.skills.map((s) => [s.name, JSON.stringify(s)]))
+      const change: SkillChange = {
+        added: [...after.keys()].filter((n) => !before.has(n)),
+        removed: [...before.keys()].filter((n) => !after.has(n)),
+        changed: [...after.keys()].filter((n) => before.has(n) && before.get(n) !== after.get(n)),
+      }
+      report(index, ctx.logger, changes.map((c) => c.path))
+      if (!change.added.length && !change.removed.length && !change.changed.length) {
+        if (JSON.stringify(index.problems) !== problemsBefore) ctx.logger.info(`skills unchanged; problems: ${index.problems.length}`)
+        return
+      }
+      const parts = (['added', 'changed', 'removed'] as const).filter((k) => change[k].length).map((k) => `${k} ${change[k].join(', ')}`)
+      ctx.logger.info(`skills ${parts.join('; ')} (${index.skills.length} in all)`)
+      hooks.change.call(change)
+    })
+  },
+})
+
+/** Problems and shadowing go to the log (after a change, only those about the changed files). */
+function report(index: SkillIndex, logger: { warn(m: string): void; error(m: string): void }, only?: string[]) {
+  const touched = (file: string) => !only || only.some((p) => file.startsWith(dirname(p)) || p.startsWith(dirname(file)))
+  for (const p of index.problems) if (touched(p.file)) logger.error(`${p.file}:${p.line}: skipped: ${p.message}`)
+  for (const s of index.skills) for (const w of s.warnings) if (touched(s.file)) logger.warn(`${s.file}: ${w}`)
+  for (const s of index.shadowed) if (touched(s.shadowed)) logger.warn(`skill "${s.name}" in ${s.shadowed} is shadowed by ${s.winner}`)
+}

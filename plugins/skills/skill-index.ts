@@ -1,0 +1,147 @@
+/**
+ * The skill index: every skills directory scanned (highest priority first), one Skill per name
+ * (the highest-priority directory wins, each shadowing reported), availability checked, and the
+ * filter applied. Re-indexing after an edit re-reads only the skill directories that changed.
+ */
+import { accessSync, constants, existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { delimiter, join, relative, sep } from 'node:path'
+import { isProblem, parseSkill, type Skill, type SkillProblem } from './parse.ts'
+
+export interface Shadowing {
+  name: string
+  /** the SKILL.md that is used */
+  winner: string
+  /** the one it hides */
+  shadowed: string
+}
+
+export interface SkillFilter {
+  /** whether the skill (or plugin package) `id` is in use */
+  allows(id: string): boolean
+}
+
+export function makeFilter(only: string[] | undefined, except: string[]): SkillFilter {
+  return { allows: (id) => (!only || only.includes(id)) && !except.includes(id) }
+}
+
+type Parsed = Skill | SkillProblem
+
+export class SkillIndex {
+  /** root → skill directory name → what reading it gave */
+  #read = new Map<string, Map<string, Parsed>>()
+  skills: Skill[] = []
+  shadowed: Shadowing[] = []
+  problems: SkillProblem[] = []
+
+  constructor(
+    readonly roots: string[],
+    readonly filter: SkillFilter,
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {}
+
+  /** Reads every root from scratch. */
+  scan(): this {
+    for (const root of this.roots) {
+      const entries = new Map<string, Parsed>()
+      for (const dirName of subdirectories(root)) {
+        const parsed = readSkill(root, dirName)
+        if (parsed) entries.set(dirName, parsed)
+      }
+      this.#read.set(root, entries)
+    }
+    return this.#merge()
+  }
+
+  /** Re-reads the skill directories that `paths` fall in (a file anywhere inside a skill counts). */
+  update(paths: string[]): this {
+    for (const path of paths) {
+      const root = this.roots.find((r) => path === r || path.startsWith(r + sep))
+      if (!root) continue
+      const entries = this.#read.get(root) ?? new Map<string, Parsed>()
+      this.#read.set(root, entries)
+      const dirName = relative(root, path).split(sep)[0]
+      if (!dirName) {
+        // the root itself appeared or went: read it whole
+        entries.clear()
+        for (const d of subdirectories(root)) {
+          const parsed = readSkill(root, d)
+          if (parsed) entries.set(d, parsed)
+        }
+        continue
+      }
+      const parsed = readSkill(root, dirName)
+      if (parsed) entries.set(dirName, parsed)
+      else entries.delete(dirName)
+    }
+    return this.#merge()
+  }
+
+  get(name: string): Skill | undefined {
+    return this.skills.find((s) => s.name === name)
+  }
+
+  #merge(): this {
+    const byName = new Map<string, Skill>()
+    this.shadowed = []
+    this.problems = []
+    for (const root of this.roots) {
+      for (const parsed of this.#read.get(root)?.values() ?? []) {
+        if (isProblem(parsed)) {
+          this.problems.push(parsed)
+          continue
+        }
+        if (!this.filter.allows(parsed.name)) continue
+        const winner = byName.get(parsed.name)
+        if (winner) this.shadowed.push({ name: parsed.name, winner: winner.file, shadowed: parsed.file })
+        else byName.set(parsed.name, withAvailability(parsed, this.env))
+      }
+    }
+    this.skills = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    return this
+  }
+}
+
+function subdirectories(root: string): string[] {
+  try {
+    return readdirSync(root, { withFileTypes: true })
+      .filter((d) => d.isDirectory() || d.isSymbolicLink())
+      .map((d) => d.name)
+      .sort()
+  } catch {
+    return [] // a missing directory holds no skills
+  }
+}
+
+function readSkill(root: string, dirName: string): Parsed | undefined {
+  const dir = join(root, dirName)
+  const file = join(dir, 'SKILL.md')
+  let content: string
+  try {
+    if (!statSync(file).isFile()) return undefined
+    content = readFileSync(file, 'utf8')
+  } catch {
+    return undefined // not a skill (no SKILL.md), or it went away
+  }
+  return parseSkill(content, { file, dir, dirName, root, hasTools: existsSync(join(dir, 'manifest.json')) })
+}
+
+function withAvailability(skill: Skill, env: NodeJS.ProcessEnv): Skill {
+  const bins = skill.requiresBins.filter((b) => !onPath(b, env))
+  const vars = skill.requiresEnv.filter((v) => env[v] === undefined)
+  const why = [bins.length && `missing on PATH: ${bins.join(', ')}`, vars.length && `environment variables not set: ${vars.join(', ')}`].filter(Boolean).join('; ')
+  return { ...skill, available: !why, why: why || undefined }
+}
+
+function onPath(bin: string, env: NodeJS.ProcessEnv): boolean {
+  if (bin.includes('/')) return executable(bin)
+  return (env.PATH ?? '').split(delimiter).some((dir) => dir && executable(join(dir, bin)))
+}
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK)
+    return statSync(file).isFile()
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,269 @@
+import assert from 'node:assert/strict'
+import { mkdirSync, symlinkSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, describe, it } from 'node:test'
+import skillsPlugin, { defaultDirs } from '../../plugins/skills/index.ts'
+import promptPlugin from '../../plugins/prompt/index.ts'
+import { escapeXml, renderAlways, renderCatalog } from '../../plugins/skills/catalog.ts'
+import { isProblem, parseSkill, readLines, splitFrontmatter, type Skill } from '../../plugins/skills/parse.ts'
+import { makeFilter, SkillIndex } from '../../plugins/skills/skill-index.ts'
+import { Kernel, runtimePlugin, toPlugin, validateConfig, type Plugin, type ToolRuntime } from '../../src/index.ts'
+import { runStageConformance } from '../conformance/pipeline.ts'
+import { ROOT, runYoke, tempProject, type Project } from '../helpers/project.ts'
+
+const loc = (dirName = 'my-skill') => ({ file: `/fake/${dirName}/SKILL.md`, dir: `/fake/${dirName}`, dirName, root: '/fake', hasTools: false })
+const parse = (text: string, dirName?: string) => parseSkill(text, loc(dirName))
+const skill = (text: string, dirName?: string) => {
+  const s = parse(text, dirName)
+  assert.ok(!isProblem(s), JSON.stringify(s))
+  return s as Skill
+}
+const projects: Project[] = []
+after(() => projects.forEach((p) => p.cleanup()))
+const project = (files: Record<string, string>) => {
+  const p = tempProject(files)
+  projects.push(p)
+  return p
+}
+const md = (fm: string, body = 'Body\n') => `---\n${fm}\n---\n${body}`
+
+describe('SKILL.md parsing: the octos cases', () => {
+  it('split_frontmatter', () => {
+    const s = splitFrontmatter('---\nname: test\ndescription: A test\nalways: true\n---\nBody here.\n')!
+    assert.equal(s.body, 'Body here.\n')
+    assert.equal(splitFrontmatter('Just some text.'), undefined)
+    assert.equal(splitFrontmatter('  \n---\nname: foo\n---\nBody\n')!.body, 'Body\n')
+    assert.equal(splitFrontmatter('---\nname: foo\nno closing fence\n'), undefined)
+    assert.equal(splitFrontmatter('---\n---\nBody only\n'), undefined)
+    assert.equal(splitFrontmatter('---\nname: x\n---\nbefore\n---\nafter\n')!.body, 'before\n---\nafter\n', 'a --- line inside the body is kept')
+  })
+
+  it('fm_value, through the line reading used when YAML refuses', () => {
+    assert.equal(readLines('  name:   spaced value  ').name, 'spaced value')
+    assert.equal(readLines('model: gpt-4o # best model').model, 'gpt-4o')
+    assert.equal(readLines('description: key: value pair').description, 'key: value pair')
+    assert.equal(readLines('name: first\nname: second').name, 'first')
+    for (const empty of ['name:', 'name: []', 'name: ~', 'name: ""']) assert.equal(skill(md(`${empty}\ndescription: d`), 'dir').name, 'dir', empty)
+    assert.equal(skill(md('requires_bins: []   # DOT-based pipeline\ndescription: d')).requiresBins.length, 0)
+  })
+
+  it('parse_skill', () => {
+    assert.equal(skill(md('description: d')).name, 'my-skill', 'no name: the directory name')
+    assert.equal(skill(md('description: d\nalways: yes')).always, false)
+    assert.equal(skill(md('description: d\nalways: true')).always, true)
+    assert.equal(parse('no frontmatter at all').constructor, Object)
+    assert.ok(isProblem(parse('no frontmatter at all')))
+  })
+})
+
+describe('SKILL.md parsing: better than octos', () => {
+  it('`#` starts a comment only after whitespace, and quotes are removed', () => {
+    const s = skill(md("description: C# dev tools # trailing comment\nauthor: 'Ann'"))
+    assert.equal(s.description, 'C# dev tools')
+    assert.equal(s.author, 'Ann')
+    assert.equal(skill(md('description: "quoted, with: colon"')).description, 'quoted, with: colon')
+  })
+
+  it('requires_bins and requires_env take a comma list or a YAML list', () => {
+    assert.deepEqual(skill(md('description: d\nrequires_bins: [git, curl]')).requiresBins, ['git', 'curl'])
+    assert.deepEqual(skill(md('description: d\nrequires_bins: git, curl')).requiresBins, ['git', 'curl'])
+    assert.deepEqual(skill(md('description: d\nrequires_env:\n  - A_KEY\n  - B_KEY')).requiresEnv, ['A_KEY', 'B_KEY'])
+  })
+
+  it('a ---- line does not close the frontmatter', () => {
+    const s = splitFrontmatter('---\nname: a\n----\ndescription: b\n---\nbody')!
+    assert.match(s.frontmatter, /description: b/)
+    assert.equal(s.body, 'body')
+  })
+})
+
+describe('the Agent Skills spec', () => {
+  it('a conformant skill loads clean, with every spec field', () => {
+    const s = skill(md('name: pdf-tools\ndescription: Work with PDFs.\nlicense: MIT\ncompatibility: needs python3\nmetadata:\n  author: me\n  version: "1"\nallowed-tools: Bash(git add:*) Read'), 'pdf-tools')
+    assert.deepEqual(s.warnings, [])
+    assert.deepEqual(s.metadata, { author: 'me', version: '1' })
+    assert.deepEqual(s.allowedTools, ['Bash(git add:*)', 'Read'])
+    assert.equal(s.license, 'MIT')
+  })
+
+  it('spec violations load with a warning', () => {
+    assert.match(skill(md('name: Bad_Name\ndescription: d'), 'Bad_Name').warnings.join(), /breaks the spec/)
+    assert.match(skill(md('name: other\ndescription: d'), 'dir').warnings.join(), /differs from its directory "dir"/)
+    assert.match(skill(md(`description: ${'x'.repeat(1100)}`)).warnings.join(), /1100 characters; the spec allows 1,024/)
+    assert.match(skill(md('name: a--b\ndescription: d'), 'a--b').warnings.join(), /breaks the spec/)
+  })
+
+  it('YAML that needs the lenient retry loads, with a warning', () => {
+    const s = skill(md('name: my-skill\ndescription: Use it when: the user asks'))
+    assert.equal(s.description, 'Use it when: the user asks')
+    assert.match(s.warnings.join(), /read line by line/)
+  })
+
+  it('a missing description is skipped with file:line', () => {
+    const p = parse('\n---\nname: x\nversion: 1\n---\nbody')
+    assert.ok(isProblem(p))
+    assert.deepEqual(p, { file: '/fake/my-skill/SKILL.md', line: 3, message: 'no description: the catalog needs one to tell when to use the skill' })
+  })
+})
+
+describe('the index: layering, availability, filter', () => {
+  const p = project({
+    'high/clock-dir/SKILL.md': md('name: clock\ndescription: from high'),
+    'low/clock/SKILL.md': md('name: clock\ndescription: from low'),
+    'low/needs/SKILL.md': md('description: needs things\nrequires_bins: ls, surely-not-a-binary\nrequires_env: YOKE_TEST_UNSET_VAR'),
+    'low/broken/SKILL.md': 'no frontmatter',
+    'low/hidden/SKILL.md': md('description: filtered out\nalways: true'),
+    'low/not-a-skill/readme.txt': 'x',
+  })
+  const roots = [p.path('high'), p.path('low')]
+
+  it('the highest-priority directory wins a name; the shadowing is reported', () => {
+    const index = new SkillIndex(roots, makeFilter(undefined, [])).scan()
+    assert.deepEqual(
+      index.skills.map((s) => s.name),
+      ['clock', 'hidden', 'needs'],
+    )
+    assert.equal(index.get('clock')!.description, 'from high')
+    assert.deepEqual(index.shadowed, [{ name: 'clock', winner: p.path('high/clock-dir/SKILL.md'), shadowed: p.path('low/clock/SKILL.md') }])
+    assert.deepEqual(index.problems.map((x) => x.file), [p.path('low/broken/SKILL.md')])
+  })
+
+  it('availability says why', () => {
+    const needs = new SkillIndex(roots, makeFilter(undefined, []), { PATH: process.env.PATH }).scan().get('needs')!
+    assert.equal(needs.available, false)
+    assert.equal(needs.why, 'missing on PATH: surely-not-a-binary; environment variables not set: YOKE_TEST_UNSET_VAR')
+  })
+
+  it('a filtered skill is absent from the catalog and the always-on set; only/except', () => {
+    const except = new SkillIndex(roots, makeFilter(undefined, ['hidden'])).scan()
+    assert.equal(except.get('hidden'), undefined)
+    assert.doesNotMatch(renderCatalog(except.skills, 8000, 300), /hidden/)
+    assert.equal(renderAlways(except.skills), '')
+    assert.match(renderAlways(new SkillIndex(roots, makeFilter(undefined, [])).scan().skills), /<skill_content name="hidden">\nBody\n<\/skill_content>/)
+    const only = new SkillIndex(roots, makeFilter(['clock'], [])).scan()
+    assert.deepEqual(
+      only.skills.map((s) => s.name),
+      ['clock'],
+    )
+  })
+
+  it('the default directories, highest priority first', () => {
+    const dirs = defaultDirs({ dir: '/proj', home: '/h' }, { YOKE_SKILLS_PATH: '/x:/y' })
+    assert.deepEqual(dirs.slice(0, 3), ['/proj/.agents/skills', '/proj/skills', '/h/skills'])
+    assert.match(dirs[3], /\.agents\/skills$/)
+    assert.deepEqual(dirs.slice(4), ['/x', '/y'])
+  })
+})
+
+describe('the catalog', () => {
+  it('escapes <, &, and quotes; marks tools; states how many were left out of the budget', () => {
+    const s = { ...skill(md('name: a\ndescription: Use <b> & "c" \'d\''), 'a'), hasTools: true, available: false }
+    const catalog = renderCatalog([s], 8000, 300)
+    assert.match(catalog, /<skill available="false" tools="true">/)
+    assert.match(catalog, /<description>Use &lt;b&gt; &amp; &quot;c&quot; &apos;d&apos;<\/description>/)
+    assert.equal(escapeXml('<&>'), '&lt;&amp;&gt;')
+    const many = Array.from({ length: 200 }, (_, i) => skill(md(`name: s${i}\ndescription: ${'w'.repeat(500)}`), `s${i}`))
+    const capped = renderCatalog(many, 8000, 300)
+    assert.ok(capped.length <= 8000, String(capped.length))
+    assert.match(capped, /<omitted count="\d+">skills_list shows all 200<\/omitted>/)
+    assert.ok(!capped.includes('w'.repeat(301)), 'descriptions are capped')
+  })
+})
+
+async function withSkills(files: Record<string, string>, config: Record<string, unknown> = {}) {
+  const p = project(files)
+  const kernel = new Kernel()
+  kernel.spawn(toPlugin(runtimePlugin) as Plugin, {}, { key: 'yoke:runtime' })
+  kernel.spawn(toPlugin(promptPlugin) as Plugin, {}, { key: 'prompt' })
+  kernel.spawn(toPlugin({ name: 'project', apply: (ctx: any) => void ctx.provide('project', { dir: p.dir, home: p.home }) }) as Plugin, {}, { key: 'project' })
+  const plugin = toPlugin(skillsPlugin) as Plugin
+  const checked = validateConfig(plugin, { dirs: ['skills'], watch: false, ...config })
+  assert.ok('value' in checked)
+  kernel.spawn(plugin, checked.value, { key: 'skills' })
+  await kernel.settled()
+  return { p, kernel, rt: kernel.services.get('runtime')!.value as ToolRuntime, prompt: kernel.services.get('prompt')!.value as { render(): string } }
+}
+
+describe('the skills plugin: tools and prompt', () => {
+  it('skill_read finds a skill by its listed name (octos lists time/ as clock but cannot load it)', async () => {
+    const { rt, prompt, kernel } = await withSkills({
+      'skills/time/SKILL.md': md('name: clock\ndescription: Tell the time', 'Use `date`.\n'),
+      'skills/time/references/zones.md': 'UTC, CET',
+      'skills/time/scripts/now.sh': 'date',
+    })
+    const read = await rt.call('skill_read', { name: 'clock' })
+    assert.equal(read.status, 'ok')
+    const text = read.content.map((c: any) => c.text).join('')
+    assert.match(text, /^<skill_content name="clock">\nUse `date`.\n<\/skill_content>\n<skill_resources>\n {2}references\/zones.md\n {2}scripts\/now.sh\n<\/skill_resources>$/)
+    assert.equal((await rt.call('skill_read', { name: 'clock', file: 'references/zones.md' })).content[0].type, 'text')
+    assert.match(prompt.render(), /<name>clock<\/name>/)
+    const list = await rt.call('skills_list', { query: 'time' })
+    assert.deepEqual((list.structured as any).skills.map((s: any) => s.name), ['clock'])
+    await kernel.dispose()
+  })
+
+  it('skill_read refuses ../../etc/passwd, absolute paths and a symlink out of the skill', async () => {
+    const { rt, p, kernel } = await withSkills({ 'skills/safe/SKILL.md': md('description: d'), 'outside.txt': 'secret' })
+    symlinkSync(p.path('outside.txt'), p.path('skills/safe/link.txt'))
+    mkdirSync(p.path('skills/safe/sub'))
+    for (const file of ['../../../../../../../../etc/passwd', '/etc/passwd', 'link.txt', '../safe/../../outside.txt']) {
+      const r = await rt.call('skill_read', { name: 'safe', file })
+      assert.equal(r.status, 'TOOL_ERROR', file)
+      assert.doesNotMatch(JSON.stringify(r.content), /secret|root:/, file)
+    }
+    assert.match(JSON.stringify((await rt.call('skill_read', { name: 'safe', file: 'sub' })).content), /is a directory/)
+    assert.equal((await rt.call('skill_read', { name: 'nope' })).status, 'TOOL_ERROR')
+    await kernel.dispose()
+  })
+})
+
+runStageConformance('skills_list', async () => {
+  const { rt, kernel } = await withSkills({ 'skills/alpha/SKILL.md': md('description: the first letter') })
+  return {
+    runtime: rt,
+    tool: 'skills_list',
+    validArgs: { query: 'first' },
+    invalidArgs: { query: 7 },
+    check: (r) => assert.match((r.content[0] as any).text, /alpha: the first letter/),
+    close: () => kernel.dispose(),
+  }
+})
+
+runStageConformance('skill_read', async () => {
+  const { rt, kernel } = await withSkills({ 'skills/alpha/SKILL.md': md('description: the first letter', 'Alpha body\n') })
+  return {
+    runtime: rt,
+    tool: 'skill_read',
+    validArgs: { name: 'alpha' },
+    invalidArgs: { file: 'x' },
+    check: (r) => assert.match((r.content[0] as any).text, /Alpha body/),
+    close: () => kernel.dispose(),
+  }
+})
+
+describe('yoke skills', () => {
+  it('list, show and check', async () => {
+    const p = project({
+      'yoke.config.yaml': 'preset: base\n',
+      'skills/good/SKILL.md': md('name: good\ndescription: fine'),
+      'skills/bad/SKILL.md': md('name: bad'),
+      '.agents/skills/good/SKILL.md': md('name: good\ndescription: the project one wins'),
+    })
+    const list = JSON.parse((await runYoke(['skills', 'list', '--json'], { cwd: p.dir, home: p.home })).stdout)
+    assert.deepEqual(
+      list.skills.map((s: any) => [s.name, s.description]),
+      [['good', 'the project one wins']],
+    )
+    assert.equal(list.shadowed[0].shadowed, p.path('skills/good/SKILL.md'))
+    assert.match(list.problems[0].message, /no description/)
+    const show = await runYoke(['skills', 'show', 'good'], { cwd: p.dir, home: p.home })
+    assert.match(show.stdout, /the project one wins/)
+    const check = await runYoke(['skills', 'check', 'skills'], { cwd: p.dir, home: p.home })
+    assert.equal(check.code, 1)
+    assert.match(check.stdout, /error skills\/bad\/SKILL\.md:2: no description/)
+    const one = await runYoke(['skills', 'check', 'skills/good'], { cwd: p.dir, home: p.home })
+    assert.equal(one.code, 0, one.stdout)
+    const examples = await runYoke(['skills', 'check', join(ROOT, 'examples', 'skills'), '--json'], { cwd: p.dir, home: p.home })
+    assert.deepEqual(JSON.parse(examples.stdout), { ok: true, skills: 3, problems: [], warnings: [] }, 'the examples are clean')
+  })
+})

@@ -2,9 +2,11 @@
 import { lifecycleBench } from './lifecycle.ts'
 import { pipelineBench } from './pipeline.ts'
 import { reloadBench } from './reload.ts'
+import { skillsBench } from './skills.ts'
 
 console.log(`node ${process.version}, ${new Date().toISOString()}`)
 await lifecycleBench()
 await pipelineBench()
 await reloadBench()
+await skillsBench()
 process.exit(0)

@@ -103,10 +103,10 @@ export default definePlugin({
 
     if (!cfg.watch) return
     ctx.watch(roots, (changes) => {
-      const before = new Map(index.skills.map((s) => [s.name, JSON.stringify(s)]))
+      const before = new Map(index.skills.map((s) => [s.name, s]))
       const problemsBefore = JSON.stringify(index.problems)
       index.update(changes.map((c) => c.path))
-      const after = new Map(index.skills.map((s) => [s.name, JSON.stringify(s)]))
+      const after = new Map(index.skills.map((s) => [s.name, s]))
       const change: SkillChange = {
         added: [...after.keys()].filter((n) => !before.has(n)),
         removed: [...before.keys()].filter((n) => !after.has(n)),

@@ -82,6 +82,7 @@ export class SkillIndex {
 
   #merge(): this {
     const byName = new Map<string, Skill>()
+    const found = new Map<string, boolean>() // bin → on PATH, for this pass
     this.shadowed = []
     this.problems = []
     for (const root of this.roots) {
@@ -93,7 +94,7 @@ export class SkillIndex {
         if (!this.filter.allows(parsed.name)) continue
         const winner = byName.get(parsed.name)
         if (winner) this.shadowed.push({ name: parsed.name, winner: winner.file, shadowed: parsed.file })
-        else byName.set(parsed.name, withAvailability(parsed, this.env))
+        else byName.set(parsed.name, withAvailability(parsed, this.env, found))
       }
     }
     this.skills = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
@@ -125,11 +126,17 @@ function readSkill(root: string, dirName: string): Parsed | undefined {
   return parseSkill(content, { file, dir, dirName, root, hasTools: existsSync(join(dir, 'manifest.json')) })
 }
 
-function withAvailability(skill: Skill, env: NodeJS.ProcessEnv): Skill {
-  const bins = skill.requiresBins.filter((b) => !onPath(b, env))
+/** The same object for an unchanged skill whose availability did not change, so changes compare by identity. */
+const checked = new WeakMap<Skill, Skill>()
+function withAvailability(skill: Skill, env: NodeJS.ProcessEnv, found: Map<string, boolean>): Skill {
+  const bins = skill.requiresBins.filter((b) => !(found.get(b) ?? found.set(b, onPath(b, env)).get(b)))
   const vars = skill.requiresEnv.filter((v) => env[v] === undefined)
-  const why = [bins.length && `missing on PATH: ${bins.join(', ')}`, vars.length && `environment variables not set: ${vars.join(', ')}`].filter(Boolean).join('; ')
-  return { ...skill, available: !why, why: why || undefined }
+  const why = [bins.length && `missing on PATH: ${bins.join(', ')}`, vars.length && `environment variables not set: ${vars.join(', ')}`].filter(Boolean).join('; ') || undefined
+  const previous = checked.get(skill)
+  if (previous && previous.why === why) return previous
+  const result = { ...skill, available: !why, why }
+  checked.set(skill, result)
+  return result
 }
 
 function onPath(bin: string, env: NodeJS.ProcessEnv): boolean {

@@ -217,6 +217,21 @@ describe('the skills plugin: tools and prompt', () => {
   })
 })
 
+describe('the skills plugin: filter and availability', () => {
+  it('a filtered skill is absent from the catalog, the tools and the always-on set', async () => {
+    const { rt, prompt, kernel } = await withSkills(
+      { 'skills/kept/SKILL.md': md('description: kept\nrequires_bins: ls'), 'skills/dropped/SKILL.md': md('description: dropped\nalways: true', 'ALWAYS BODY\n') },
+      { except: ['dropped'] },
+    )
+    assert.doesNotMatch(prompt.render(), /dropped|ALWAYS BODY/)
+    assert.equal((await rt.call('skill_read', { name: 'dropped' })).status, 'TOOL_ERROR')
+    const listed = await rt.call('skills_list', {})
+    assert.deepEqual((listed.structured as any).skills.map((s: any) => [s.name, s.available]), [['kept', true]], 'requires_bins: ls is available')
+    assert.equal((kernel.services.get('skillFilter')!.value as any).allows('dropped'), false)
+    await kernel.dispose()
+  })
+})
+
 runStageConformance('skills_list', async () => {
   const { rt, kernel } = await withSkills({ 'skills/alpha/SKILL.md': md('description: the first letter') })
   return {

@@ -8,13 +8,14 @@ import type { Skill } from './parse.ts'
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' }
 export const escapeXml = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c])
 
+const cut = (s: string, max: number) => (s.length > max ? s.slice(0, max - 1) + '…' : s)
+
 function entry(skill: Skill, descriptionChars: number): string {
-  const description = skill.description.length > descriptionChars ? skill.description.slice(0, descriptionChars - 1) + '…' : skill.description
   return [
     `  <skill available="${skill.available}"${skill.hasTools ? ' tools="true"' : ''}>`,
-    `    <name>${escapeXml(skill.name)}</name>`,
-    `    <description>${escapeXml(description.replace(/\s+/g, ' ').trim())}</description>`,
-    `    <location>${escapeXml(skill.file)}</location>`,
+    `    <name>${escapeXml(cut(skill.name, 100))}</name>`,
+    `    <description>${escapeXml(cut(skill.description.replace(/\s+/g, ' ').trim(), descriptionChars))}</description>`,
+    `    <location>${escapeXml(cut(skill.file, 300))}</location>`,
     '  </skill>',
   ].join('\n')
 }
@@ -27,7 +28,7 @@ export function renderCatalog(skills: Skill[], budget: number, descriptionChars:
   let size = head.length + 10
   for (const skill of skills) {
     const e = entry(skill, descriptionChars)
-    if (size + e.length + 100 > budget) break
+    if (size + e.length + 100 > budget) continue // a smaller entry further on may still fit
     parts.push(e)
     size += e.length + 1
   }
@@ -36,12 +37,18 @@ export function renderCatalog(skills: Skill[], budget: number, descriptionChars:
   return [head, ...parts, '</skills>'].join('\n')
 }
 
-/** The bodies of available `always: true` skills, each wrapped as skill_read would. */
-export function renderAlways(skills: Skill[]): string {
-  return skills
-    .filter((s) => s.always && s.available)
-    .map((s) => wrapBody(s))
-    .join('\n\n')
+/** The bodies of available `always: true` skills, each wrapped as skill_read would, within `budget` characters. */
+export function renderAlways(skills: Skill[], budget: number): string {
+  let left = budget
+  const parts: string[] = []
+  for (const s of skills.filter((s) => s.always && s.available)) {
+    const body = wrapBody(s)
+    if (body.length <= left) parts.push(body)
+    else parts.push(`<skill_content name="${escapeXml(s.name)}" truncated="true">\n${s.body.trim().slice(0, Math.max(0, left - 200))}\n… (the rest: skill_read("${escapeXml(s.name)}"))\n</skill_content>`)
+    left -= body.length
+    if (left <= 200) break
+  }
+  return parts.join('\n\n')
 }
 
 export function wrapBody(skill: Skill): string {

@@ -6,12 +6,12 @@
  */
 import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
-import { basename, delimiter, dirname, join, resolve } from 'node:path'
+import { basename, delimiter, dirname, join, relative, resolve, sep } from 'node:path'
 import { z } from 'zod'
 import { defineHooks, definePlugin, SyncHook } from 'yoke'
 import { renderAlways, renderCatalog } from './catalog.ts'
 import type { Skill, SkillProblem } from './parse.ts'
-import { makeFilter, SkillIndex, type Shadowing, type SkillFilter } from './skill-index.ts'
+import { makeFilter, readSkill, SkillIndex, type Shadowing, type SkillFilter } from './skill-index.ts'
 import { skillTools } from './tools.ts'
 
 export type { Skill, SkillProblem } from './parse.ts'
@@ -58,6 +58,8 @@ const config = z
     catalogChars: z.number().int().min(200).default(8000),
     /** each description in the catalog is cut to this */
     descriptionChars: z.number().int().min(20).default(300),
+    /** the always-on skills' bodies' share of the system prompt, in characters */
+    alwaysChars: z.number().int().min(200).default(20000),
     watch: z.boolean().default(true),
   })
   .strict()
@@ -90,18 +92,26 @@ export default definePlugin({
       shadowed: () => index.shadowed,
       problems: () => index.problems,
       check(dir) {
-        const abs = expand(dir)
-        const single = existsSync(join(abs, 'SKILL.md'))
-        const checked = new SkillIndex([single ? dirname(abs) : abs], single ? makeFilter([basename(abs)], []) : makeFilter(undefined, [])).scan()
-        const problems = single ? checked.problems.filter((p) => dirname(p.file) === abs) : checked.problems
-        return { skills: single ? checked.skills.filter((s) => s.dir === abs) : checked.skills, problems }
+        const abs = expand(dir).replace(/[\\/]SKILL\.md$/, '')
+        if (!existsSync(abs)) return { skills: [], problems: [{ file: abs, line: 0, message: 'no such directory' }] }
+        if (existsSync(join(abs, 'SKILL.md'))) {
+          // one skill, read as it is: no filter, so a name that differs from its directory shows
+          const one = readSkill(dirname(abs), basename(abs))
+          return one && 'name' in one ? { skills: [one], problems: [] } : { skills: [], problems: one ? [one as SkillProblem] : [] }
+        }
+        const checked = new SkillIndex([abs], makeFilter(undefined, [])).scan()
+        const duplicates = checked.shadowed.map((s) => ({ file: s.shadowed, line: 1, message: `a second skill named "${s.name}" (the first is ${s.winner})` }))
+        return { skills: checked.skills, problems: [...checked.problems, ...duplicates] }
       },
     })
     for (const tool of skillTools(() => index)) ctx.runtime.register(tool)
     ctx.prompt.register({ name: 'skills', order: 20, text: () => renderCatalog(index.skills, cfg.catalogChars, cfg.descriptionChars) })
-    ctx.prompt.register({ name: 'skills-always', order: 21, text: () => renderAlways(index.skills) })
+    ctx.prompt.register({ name: 'skills-always', order: 21, text: () => renderAlways(index.skills, cfg.alwaysChars) })
 
     if (!cfg.watch) return
+    // only a skill's own SKILL.md and manifest.json are indexed: deeper files (and whatever a
+    // symlink inside a skill leads to) are not walked
+    const deep = (p: string) => roots.some((r) => p.startsWith(r + sep) && relative(r, p).split(sep).length > 2)
     ctx.watch(roots, (changes) => {
       const before = new Map(index.skills.map((s) => [s.name, s]))
       const problemsBefore = JSON.stringify(index.problems)
@@ -120,7 +130,7 @@ export default definePlugin({
       const parts = (['added', 'changed', 'removed'] as const).filter((k) => change[k].length).map((k) => `${k} ${change[k].join(', ')}`)
       ctx.logger.info(`skills ${parts.join('; ')} (${index.skills.length} in all)`)
       hooks.change.call(change)
-    })
+    }, { ignored: deep })
   },
 })
 

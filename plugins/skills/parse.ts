@@ -15,6 +15,8 @@ export interface Skill {
   file: string
   /** the skills directory it was found in */
   root: string
+  /** the skill directory's real path when it was indexed: skill_read reads only inside it */
+  realDir?: string
   description: string
   body: string
   license?: string
@@ -45,7 +47,7 @@ export interface SkillProblem {
 const NAME_RULE = /^[a-z0-9]+(-[a-z0-9]+)*$/
 
 export function splitFrontmatter(text: string): { frontmatter: string; body: string; line: number } | undefined {
-  const lines = text.split(/\r?\n/)
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/) // a byte-order mark (Notepad) is not content
   let open = 0
   while (open < lines.length && lines[open].trim() === '') open++
   if (lines[open]?.trimEnd() !== '---') return undefined
@@ -70,13 +72,22 @@ export function readLines(frontmatter: string): Record<string, string> {
   return out
 }
 
+/** The frontmatter's fields. YAML's failsafe schema keeps every scalar as the text written (1.10 stays 1.10). */
 function frontmatterValues(frontmatter: string): { values: Record<string, unknown>; lenient: boolean } {
-  try {
-    const parsed = parseYaml(frontmatter, { maxAliasCount: 50 })
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return { values: parsed as Record<string, unknown>, lenient: false }
-  } catch {
-    // unquoted `description: use it when: x` and the like: read it line by line instead
+  const asYaml = (text: string) => {
+    try {
+      const parsed = parseYaml(text, { schema: 'failsafe', maxAliasCount: 50, uniqueKeys: false })
+      return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined
+    } catch {
+      return undefined
+    }
   }
+  const direct = asYaml(frontmatter)
+  if (direct) return { values: direct, lenient: false }
+  // the spec's client guide: quote the values of `key: a: b` lines and try YAML again
+  const quoted = frontmatter.replace(/^([A-Za-z0-9_-]+):[ \t]+([^'"\[{|>\s].*:\s.*)$/gm, (_, key: string, value: string) => `${key}: ${JSON.stringify(value.trim())}`)
+  const retried = asYaml(quoted)
+  if (retried) return { values: retried, lenient: true }
   return { values: readLines(frontmatter), lenient: true }
 }
 
@@ -85,19 +96,23 @@ function present(value: unknown): unknown {
   if (value === null || value === undefined) return undefined
   if (typeof value === 'string') {
     const v = value.trim()
-    return v === '' || v === '[]' || v === '~' || v === '""' || v === "''" ? undefined : v
+    return v === '' || v === '[]' || v === '~' || v === 'null' || v === '""' || v === "''" ? undefined : v
   }
   if (Array.isArray(value) && value.length === 0) return undefined
   return value
 }
 
-const text = (v: unknown) => (present(v) === undefined ? undefined : String(present(v)))
+/** Text fields take text only: a map or a list where text belongs counts as absent. */
+const text = (v: unknown) => {
+  const value = present(v)
+  return typeof value === 'string' ? value : undefined
+}
 
 /** A comma-separated string, a YAML list or a flow list written as text: all become a list. */
 function list(v: unknown): string[] {
   const value = present(v)
   if (value === undefined) return []
-  const items = Array.isArray(value) ? value.map(String) : String(value).replace(/^\[(.*)\]$/, '$1').split(',')
+  const items = Array.isArray(value) ? value.filter((x) => typeof x === 'string') : typeof value === 'string' ? value.replace(/^\[(.*)\]$/, '$1').split(',') : []
   return items.map((s) => s.trim().replace(/^(["'])(.*)\1$/, '$2')).filter(Boolean)
 }
 
@@ -105,12 +120,14 @@ function list(v: unknown): string[] {
 function toolList(v: unknown): string[] | undefined {
   const value = present(v)
   if (value === undefined) return undefined
-  return Array.isArray(value) ? value.map(String) : (String(value).match(/[^\s,(]+(\([^)]*\))?/g) ?? [])
+  if (Array.isArray(value)) return value.filter((x): x is string => typeof x === 'string')
+  return typeof value === 'string' ? (value.match(/[^\s,(]+(\([^)]*\))?/g) ?? []) : undefined
 }
 
 /** Parses a SKILL.md; returns the skill, or the problem that keeps it out. */
 export function parseSkill(content: string, location: { file: string; dir: string; dirName: string; root: string; hasTools: boolean }): Skill | SkillProblem {
   const split = splitFrontmatter(content)
+  if (split && split.frontmatter.length > 64 * 1024) return { file: location.file, line: split.line, message: `the frontmatter is ${split.frontmatter.length} characters; at most 65,536 are read` }
   if (!split) return { file: location.file, line: 1, message: 'no frontmatter: a SKILL.md starts with a --- block holding name and description' }
   const { values, lenient } = frontmatterValues(split.frontmatter)
   const description = text(values.description)
@@ -134,7 +151,7 @@ export function parseSkill(content: string, location: { file: string; dir: strin
     body: split.body,
     license: text(values.license),
     compatibility,
-    metadata: metadata && typeof metadata === 'object' ? Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, String(v)])) : undefined,
+    metadata: metadata && typeof metadata === 'object' && !Array.isArray(metadata) ? Object.fromEntries(Object.entries(metadata).filter(([, v]) => typeof v === 'string')) : undefined,
     allowedTools: toolList(values['allowed-tools']),
     version: text(values.version),
     author: text(values.author),

@@ -3,7 +3,7 @@
  * (the highest-priority directory wins, each shadowing reported), availability checked, and the
  * filter applied. Re-indexing after an edit re-reads only the skill directories that changed.
  */
-import { accessSync, constants, existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { accessSync, constants, existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
 import { delimiter, join, relative, sep } from 'node:path'
 import { isProblem, parseSkill, type Skill, type SkillProblem } from './parse.ts'
 
@@ -52,26 +52,32 @@ export class SkillIndex {
     return this.#merge()
   }
 
-  /** Re-reads the skill directories that `paths` fall in (a file anywhere inside a skill counts). */
+  /**
+   * Re-reads the skills that `paths` touch: a skill directory appearing or going, or its SKILL.md
+   * or manifest.json changing (other files inside a skill are read on demand, not indexed). Each
+   * skill is read once however many paths touch it; an unchanged skill keeps its object.
+   */
   update(paths: string[]): this {
+    const touched = new Map<string, Set<string>>() // root → skill directory names
     for (const path of paths) {
-      const root = this.roots.find((r) => path === r || path.startsWith(r + sep))
-      if (!root) continue
+      for (const root of this.roots) {
+        if (path !== root && !path.startsWith(root + sep)) continue
+        const [dirName = '', file, ...deeper] = relative(root, path).split(sep)
+        if (deeper.length || (file && file !== 'SKILL.md' && file !== 'manifest.json')) continue
+        touched.set(root, (touched.get(root) ?? new Set()).add(dirName))
+      }
+    }
+    for (const [root, dirNames] of touched) {
       const entries = this.#read.get(root) ?? new Map<string, Parsed>()
       this.#read.set(root, entries)
-      const dirName = relative(root, path).split(sep)[0]
-      if (!dirName) {
-        // the root itself appeared or went: read it whole
-        entries.clear()
-        for (const d of subdirectories(root)) {
-          const parsed = readSkill(root, d)
-          if (parsed) entries.set(d, parsed)
-        }
-        continue
+      // the root itself appeared or went: every skill in it is read again
+      const names = dirNames.has('') ? new Set([...entries.keys(), ...subdirectories(root)]) : dirNames
+      for (const dirName of names) {
+        const parsed = readSkill(root, dirName)
+        const old = entries.get(dirName)
+        if (!parsed) entries.delete(dirName)
+        else if (!old || JSON.stringify(old) !== JSON.stringify(parsed)) entries.set(dirName, parsed)
       }
-      const parsed = readSkill(root, dirName)
-      if (parsed) entries.set(dirName, parsed)
-      else entries.delete(dirName)
     }
     return this.#merge()
   }
@@ -113,17 +119,28 @@ function subdirectories(root: string): string[] {
   }
 }
 
-function readSkill(root: string, dirName: string): Parsed | undefined {
+const MAX_SKILL_BYTES = 1024 * 1024
+
+export function readSkill(root: string, dirName: string): Parsed | undefined {
   const dir = join(root, dirName)
   const file = join(dir, 'SKILL.md')
   let content: string
+  let realDir: string
   try {
-    if (!statSync(file).isFile()) return undefined
+    const stat = statSync(file)
+    if (!stat.isFile()) return undefined
+    if (stat.size > MAX_SKILL_BYTES) return { file, line: 1, message: `SKILL.md is ${stat.size} bytes; a skill's instructions may be at most ${MAX_SKILL_BYTES} (put the rest in files it points to)` }
     content = readFileSync(file, 'utf8')
+    realDir = realpathSync(dir)
   } catch {
     return undefined // not a skill (no SKILL.md), or it went away
   }
-  return parseSkill(content, { file, dir, dirName, root, hasTools: existsSync(join(dir, 'manifest.json')) })
+  try {
+    const parsed = parseSkill(content, { file, dir, dirName, root, hasTools: existsSync(join(dir, 'manifest.json')) })
+    return isProblem(parsed) ? parsed : { ...parsed, realDir }
+  } catch (err) {
+    return { file, line: 1, message: `unreadable: ${(err as Error).message}` }
+  }
 }
 
 /** The same object for an unchanged skill whose availability did not change, so changes compare by identity. */

@@ -3,7 +3,7 @@
  * file?)`. A file is read only from inside the skill's directory: `..`, absolute paths and
  * symlinks that lead out are refused.
  */
-import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
 import { isAbsolute, join, relative, resolve, sep } from 'node:path'
 import type { ToolDefinition } from 'yoke'
 import { wrapBody } from './catalog.ts'
@@ -60,23 +60,30 @@ export function skillTools(index: () => SkillIndex): ToolDefinition[] {
 }
 
 function readResource(skill: Skill, file: string) {
-  if (isAbsolute(file)) return refuse(`"${file}" is an absolute path; give a path inside the skill, like references/guide.md`)
-  const target = resolve(skill.dir, file)
+  if (isAbsolute(file) || file.includes('\0')) return refuse(`"${file}" is not a path inside the skill; give one like references/guide.md`)
   let real: string
-  let root: string
   try {
-    root = realpathSync(skill.dir)
-    real = realpathSync(target)
+    // the directory must still be the one indexed: a skill swapped for a symlink reads nothing
+    if (realpathSync(skill.dir) !== skill.realDir) return refuse(`the skill "${skill.name}" changed on disk; read it again once it is re-indexed`)
+    real = realpathSync(resolve(skill.dir, file))
   } catch {
     return refuse(`the skill "${skill.name}" has no file "${file}"`)
   }
+  const root = skill.realDir!
   if (real !== root && !real.startsWith(root + sep)) return refuse(`"${file}" is outside the skill "${skill.name}"; only its own files can be read`)
-  const stat = statSync(real)
-  if (stat.isDirectory()) return refuse(`"${file}" is a directory; skill_read without file lists the skill's files`)
-  if (stat.size > MAX_FILE_BYTES) return refuse(`"${file}" is ${stat.size} bytes; skill_read reads files of at most ${MAX_FILE_BYTES} bytes`)
-  const bytes = readFileSync(real)
-  if (bytes.includes(0)) return refuse(`"${file}" is a binary file (${stat.size} bytes); use it from a script instead of reading it`)
-  return bytes.toString('utf8')
+  let fd: number | undefined
+  try {
+    fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK) // a FIFO must not block the process
+    const stat = fstatSync(fd)
+    if (stat.isDirectory()) return refuse(`"${file}" is a directory; skill_read without file lists the skill's files`)
+    if (!stat.isFile()) return refuse(`"${file}" is not a regular file`)
+    if (stat.size > MAX_FILE_BYTES) return refuse(`"${file}" is ${stat.size} bytes; skill_read reads files of at most ${MAX_FILE_BYTES} bytes`)
+    const bytes = readFileSync(fd)
+    if (bytes.includes(0)) return refuse(`"${file}" is a binary file (${stat.size} bytes); use it from a script instead of reading it`)
+    return bytes.toString('utf8')
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
 }
 
 /** The skill's files other than SKILL.md, relative, breadth-first, at most MAX_RESOURCES. */
@@ -95,7 +102,7 @@ function listResources(skill: Skill): string[] {
       if (e.name.startsWith('.') || e.name === 'node_modules') continue
       const path = join(dir, e.name)
       if (e.isDirectory()) queue.push(path)
-      else if (path !== skill.file && out.length < MAX_RESOURCES) out.push(relative(skill.dir, path))
+      else if (e.isFile() && path !== skill.file && out.length < MAX_RESOURCES) out.push(relative(skill.dir, path))
     }
   }
   return out

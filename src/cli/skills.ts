@@ -98,7 +98,7 @@ export const skillsCheck: Command = {
       const warnings = checked.flatMap((s) => s.warnings.map((w) => ({ file: s.file, warning: w })))
       if (args.json) printJson({ ok: !problems.length, skills: checked.length, problems, warnings })
       else {
-        for (const p of problems) process.stdout.write(`${color.red('error')} ${displayPath(p.file, cwdOf(args))}:${p.line}: ${p.message}\n`)
+        for (const p of problems) process.stdout.write(`${color.red('error')} ${displayPath(p.file, cwdOf(args))}${p.line ? `:${p.line}` : ''}: ${p.message}\n`)
         for (const w of warnings) process.stdout.write(`${color.yellow('warning')} ${displayPath(w.file, cwdOf(args))}: ${w.warning}\n`)
         process.stdout.write(`${checked.length} skills checked: ${problems.length} errors, ${warnings.length} warnings\n`)
       }

@@ -40,7 +40,7 @@ export class DebouncedWatcher {
     const ignored = (p: string) => !(wanted(p) || ancestors.has(p)) || Boolean(options.ignored?.(p))
     // awaitWriteFinish: a file written in place (truncate, then write) is reported once it stops
     // changing, so a half-written config is not read as an empty one
-    this.#watcher = watch([...roots], { ignoreInitial: true, ignored, atomic: 50, awaitWriteFinish: { stabilityThreshold: 40, pollInterval: 10 } })
+    this.#watcher = watch([...roots], { ignoreInitial: true, ignored, atomic: 50, ignorePermissionErrors: true, awaitWriteFinish: { stabilityThreshold: 40, pollInterval: 10 } })
     this.#ready = new Promise((resolve) => this.#watcher.once('ready', () => resolve()))
     const flush = () => {
       this.#timer = undefined
@@ -69,6 +69,7 @@ export class DebouncedWatcher {
     this.#closed = true
     clearTimeout(this.#timer)
     await this.#watcher.close()
+    this.#watcher.on('error', () => {}) // close() drops listeners; a scan still in flight may yet fail
   }
 }
 

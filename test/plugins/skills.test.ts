@@ -138,8 +138,8 @@ describe('the index: layering, availability, filter', () => {
     const except = new SkillIndex(roots, makeFilter(undefined, ['hidden'])).scan()
     assert.equal(except.get('hidden'), undefined)
     assert.doesNotMatch(renderCatalog(except.skills, 8000, 300), /hidden/)
-    assert.equal(renderAlways(except.skills), '')
-    assert.match(renderAlways(new SkillIndex(roots, makeFilter(undefined, [])).scan().skills), /<skill_content name="hidden">\nBody\n<\/skill_content>/)
+    assert.equal(renderAlways(except.skills, 20000), '')
+    assert.match(renderAlways(new SkillIndex(roots, makeFilter(undefined, [])).scan().skills, 20000), /<skill_content name="hidden">\nBody\n<\/skill_content>/)
     const only = new SkillIndex(roots, makeFilter(['clock'], [])).scan()
     assert.deepEqual(
       only.skills.map((s) => s.name),
@@ -280,5 +280,46 @@ describe('yoke skills', () => {
     assert.equal(one.code, 0, one.stdout)
     const examples = await runYoke(['skills', 'check', join(ROOT, 'examples', 'skills'), '--json'], { cwd: p.dir, home: p.home })
     assert.deepEqual(JSON.parse(examples.stdout), { ok: true, skills: 3, problems: [], warnings: [] }, 'the examples are clean')
+  })
+})
+
+describe('hostile skills (from review)', () => {
+  it('odd values: a map where text belongs, a BOM, numbers kept as written, lists through the lenient retry', () => {
+    assert.ok(isProblem(parse(md('description: {toString: 1}'))), 'a map is not a description')
+    assert.equal(skill(md('name: {toString: 1}\ndescription: d'), 'dir').name, 'dir')
+    assert.equal(skill('\uFEFF' + md('description: saved by Notepad')).description, 'saved by Notepad')
+    assert.equal(skill(md('description: d\nversion: 1.10')).version, '1.10')
+    const lenient = skill(md('description: Use when: the user asks\nrequires_env:\n  - SURELY_UNSET'))
+    assert.deepEqual(lenient.requiresEnv, ['SURELY_UNSET'])
+    assert.equal(skill(md('description: >\n  Summarise things.\nnote: a: b')).description, 'Summarise things.')
+    assert.ok(isProblem(parse(md(`description: d\n${'k: v\n'.repeat(20000)}`))), 'a huge frontmatter is refused, fast')
+  })
+
+  it('skill_read refuses a FIFO and a skill directory swapped for a symlink; one long name hides nothing', async () => {
+    const { execFileSync } = await import('node:child_process')
+    const { renameSync } = await import('node:fs')
+    const { rt, p, kernel } = await withSkills({ 'skills/x/SKILL.md': md('description: d'), 'secret/secret.txt': 'TOP SECRET', 'secret/SKILL.md': md('description: d') })
+    execFileSync('mkfifo', [p.path('skills/x/pipe')])
+    assert.match(JSON.stringify((await rt.call('skill_read', { name: 'x', file: 'pipe' })).content), /not a regular file/)
+    renameSync(p.path('skills/x'), p.path('moved'))
+    symlinkSync(p.path('secret'), p.path('skills/x'))
+    const swapped = await rt.call('skill_read', { name: 'x', file: 'secret.txt' })
+    assert.equal(swapped.status, 'TOOL_ERROR')
+    assert.doesNotMatch(JSON.stringify(swapped.content), /TOP SECRET/)
+    await kernel.dispose()
+    const long = { ...skill(md('description: d'), 'a'), name: 'a'.repeat(9000) }
+    const catalog = renderCatalog([long, skill(md('description: d'), 'beta'), skill(md('description: d'), 'gamma')], 2000, 300)
+    assert.match(catalog, /<name>beta<\/name>/)
+    assert.ok(catalog.length <= 2000)
+  })
+
+  it('nested roots both see an edit; a file deep inside a skill is not an index change', async () => {
+    const p = project({ 'skills/vendor/tool/SKILL.md': md('description: v1'), 'skills/own/SKILL.md': md('description: own') })
+    const index = new SkillIndex([p.path('skills/vendor'), p.path('skills')], makeFilter(undefined, [])).scan()
+    const before = index.get('own')
+    p.write('skills/vendor/tool/SKILL.md', md('description: v2'))
+    index.update([p.path('skills/vendor/tool/SKILL.md'), p.path('skills/own/references/deep/x.md')])
+    assert.equal(index.get('tool')!.description, 'v2')
+    assert.equal(index.get('own'), before, 'untouched skills keep their object (no false "changed")')
   })
 })

@@ -4,9 +4,9 @@
  * same kind of write (what any watcher pays before yoke does anything).
  */
 import { watch } from 'chokidar'
-import { Composition } from '../src/index.ts'
+import { Composition, tapHook } from '../src/index.ts'
 import { tempProject } from '../test/helpers/project.ts'
-import { percentile, row, sleep } from './stats.ts'
+import { percentile, row, timeEdits } from './stats.ts'
 
 const EDITS = 50
 const PLUGIN = (v: number) => `export default { name: 'p${v}', apply(ctx, config) { ctx.provide(ctx.key, config) } }\n`
@@ -16,40 +16,22 @@ async function rawChokidar(file: string, write: (i: number) => void, settle = fa
   const awaitWriteFinish = settle ? { stabilityThreshold: 40, pollInterval: 10 } : false
   const watcher = watch(file, { ignoreInitial: true, atomic: 50, awaitWriteFinish })
   await new Promise<void>((r) => watcher.once('ready', () => r()))
-  const times: number[] = []
-  for (let i = 0; i < EDITS; i++) {
-    const seen = new Promise((r) => watcher.once('all', r))
-    const t0 = performance.now()
-    write(i)
-    await seen
-    times.push(performance.now() - t0)
-    await sleep(60)
-  }
+  const times = await timeEdits(EDITS, write, () => new Promise((r) => watcher.once('all', r)), 60)
   await watcher.close()
   return times
 }
 
 /** Times write → the reload event after which `applied(i)` holds (earlier reloads do not count). */
-async function yokeReload(composition: Composition, write: (i: number) => void, applied: (i: number) => boolean): Promise<number[]> {
-  const times: number[] = []
-  for (let i = 0; i < EDITS; i++) {
-    const reloaded = new Promise<void>((resolve) => {
-      const tap = () => {
+function yokeReload(composition: Composition, write: (i: number) => void, applied: (i: number) => boolean): Promise<number[]> {
+  const reloaded = (i: number) =>
+    new Promise<void>((resolve) => {
+      const untap = tapHook(composition.hooks.reload, 'bench', () => {
         if (!applied(i)) return
-        const at = composition.hooks.reload.taps.findIndex((t) => t.fn === tap)
-        composition.hooks.reload.taps.splice(at, 1)
-        ;(composition.hooks.reload as any)._resetCompilation()
+        untap()
         resolve()
-      }
-      composition.hooks.reload.tap('bench', tap)
+      })
     })
-    const t0 = performance.now()
-    write(i)
-    await reloaded
-    times.push(performance.now() - t0)
-    await sleep(60)
-  }
-  return times
+  return timeEdits(EDITS, write, reloaded, 60)
 }
 
 export async function reloadBench() {

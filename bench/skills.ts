@@ -11,7 +11,7 @@ import promptPlugin from '../plugins/prompt/index.ts'
 import { makeFilter, SkillIndex } from '../plugins/skills/skill-index.ts'
 import { Kernel, runtimePlugin, toPlugin, validateConfig, type Plugin } from '../src/index.ts'
 import { tempProject } from '../test/helpers/project.ts'
-import { percentile, row, sleep } from './stats.ts'
+import { percentile, row, sleep, timeEdits } from './stats.ts'
 
 const COUNT = 1000
 const EDITS = 30
@@ -50,28 +50,20 @@ export async function skillsBench() {
     const skills = kernel.services.get('skills')!.value as { hooks: { change: { tap(n: string, f: () => void): void } } }
     let changed = () => {}
     skills.hooks.change.tap('bench', () => changed())
-    const timeEdits = async (edit: (i: number) => void, wait: () => Promise<void>) => {
-      const times: number[] = []
-      for (let i = 0; i < EDITS; i++) {
-        const done = wait()
-        const t0 = performance.now()
-        edit(i)
-        await done
-        times.push(performance.now() - t0)
-        await sleep(80)
-      }
-      return times
-    }
     const yoke = await timeEdits(
+      EDITS,
       (i) => project.write(`skills/skill-${i}/SKILL.md`, skillMd(i, 1)),
       () => new Promise<void>((r) => (changed = r)),
+      80,
     )
     await kernel.dispose()
     const watcher = watch(root, { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 40, pollInterval: 10 } })
     await new Promise<void>((r) => watcher.once('ready', () => r()))
     const finish = await timeEdits(
+      EDITS,
       (i) => project.write(`skills/skill-${i}/SKILL.md`, skillMd(i, 2)),
       () => new Promise<void>((r) => watcher.once('change', () => r())),
+      80,
     )
     await watcher.close()
 

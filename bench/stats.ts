@@ -14,3 +14,20 @@ export function row(cells: Array<string | number>): string {
     })
     .join('')
 }
+
+/**
+ * Times `count` edits: for each, `wait(i)` is armed, `edit(i)` runs, and the time until the wait
+ * settles is recorded; `gapMs` of quiet follows each edit so the next starts clean.
+ */
+export async function timeEdits(count: number, edit: (i: number) => void, wait: (i: number) => Promise<unknown>, gapMs: number): Promise<number[]> {
+  const times: number[] = []
+  for (let i = 0; i < count; i++) {
+    const done = wait(i)
+    const t0 = performance.now()
+    edit(i)
+    await done
+    times.push(performance.now() - t0)
+    await sleep(gapMs)
+  }
+  return times
+}

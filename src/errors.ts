@@ -151,6 +151,22 @@ export const catalogue = {
     message: '{name} reported an error',
     hint: "The tool's output says what went wrong.",
   },
+  SERVER_UNAVAILABLE: {
+    message: 'MCP server "{server}" is unavailable, {state}',
+    hint: 'Try again in a few seconds or use another tool; `yoke mcp list` shows the server\'s state and last error.',
+  },
+  MCP_NAME_CONFLICT: {
+    message: 'MCP server name "{name}" is used by instance "{first}" and again by instance "{second}"',
+    hint: 'Each mcp-client instance needs its own serverName: rename one of them.',
+  },
+  MCP_CONNECT_FAILED: {
+    message: 'MCP server "{server}" could not start: {reason}',
+    hint: 'Check its command or url, then `yoke mcp list`; with failOnStartupError: false it is retried with backoff.',
+  },
+  URL_REFUSED: {
+    message: 'refused to connect to {url}: {reason}',
+    hint: 'URLs from packages may not reach private, loopback, link-local or metadata addresses, nor redirect; put the server in your own config to reach a local one.',
+  },
   PROMPT_DUPLICATE: {
     message: 'prompt section "{name}" is already registered by {owner}',
     hint: 'Section names are unique: rename one of them.',

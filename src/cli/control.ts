@@ -10,7 +10,8 @@ import { createConnection, createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-export type ControlHandler = (request: { cmd: string }) => Promise<unknown>
+export type ControlRequest = { cmd: string; [key: string]: unknown }
+export type ControlHandler = (request: ControlRequest) => Promise<unknown>
 
 export function socketPath(projectDir: string): string {
   const dir = join(tmpdir(), `yoke-${process.getuid?.() ?? 'user'}`)
@@ -29,7 +30,7 @@ export async function listen(path: string, handler: ControlHandler): Promise<() 
       if (buffer.length > 64 * 1024) return socket.destroy()
       const nl = buffer.indexOf('\n')
       if (nl < 0) return
-      let request: { cmd: string }
+      let request: ControlRequest
       try {
         request = JSON.parse(buffer.slice(0, nl))
       } catch {
@@ -51,7 +52,7 @@ export async function listen(path: string, handler: ControlHandler): Promise<() 
 }
 
 /** Asks a running dev; undefined when none answers within `timeoutMs`. */
-export function ask(path: string, cmd: string, timeoutMs = 5000): Promise<unknown | undefined> {
+export function ask(path: string, request: string | ControlRequest, timeoutMs = 5000): Promise<unknown | undefined> {
   return new Promise((resolve) => {
     const socket = createConnection(path)
     let buffer = ''
@@ -62,7 +63,7 @@ export function ask(path: string, cmd: string, timeoutMs = 5000): Promise<unknow
     }
     const timer = setTimeout(() => done(undefined), timeoutMs)
     socket.setEncoding('utf8')
-    socket.on('connect', () => socket.write(JSON.stringify({ cmd }) + '\n'))
+    socket.on('connect', () => socket.write(JSON.stringify(typeof request === 'string' ? { cmd: request } : request) + '\n'))
     socket.on('data', (chunk) => (buffer += chunk))
     socket.on('end', () => {
       try {

@@ -2,7 +2,7 @@
  * @module cli/dev
  * `yoke dev`: runs the composed harness with hot reload, prints what loaded and every reload;
  * `--events json` writes one JSON object per line (loaded, reload, error, state, log) instead.
- * It also answers `yoke inspect` on a control socket, and shuts down cleanly on SIGINT/SIGTERM.
+ * It also answers `yoke inspect` and `yoke mcp list|restart` on a control socket, and shuts down cleanly on SIGINT/SIGTERM.
  */
 import { Composition, type ReloadEvent } from '../config/composer.ts'
 import { snapshot } from './snapshot.ts'
@@ -12,6 +12,7 @@ import type { LogRecord } from '../kernel/kernel.ts'
 import { composeOptions, type Command } from './args.ts'
 import { listen, socketPath } from './control.ts'
 import { printInstances, renderPrompt } from './inspect.ts'
+import { hubOf } from './mcp.ts'
 import { color, displayPath, errorJson, formatError, printJson } from './output.ts'
 
 export const dev: Command = {
@@ -58,6 +59,8 @@ export const dev: Command = {
       if (req.cmd === 'inspect') return snapshot(composition)
       if (req.cmd === 'prompt') return renderPrompt(composition)
       if (req.cmd === 'reload') return composition.reload(['(requested)'])
+      if (req.cmd === 'mcp-list') return hubOf(composition).list()
+      if (req.cmd === 'mcp-restart') return { restarted: hubOf(composition).restart(String(req.name)), servers: hubOf(composition).list().map((s) => s.name) }
       throw new Error(`unknown command ${req.cmd}`)
     }).catch(() => undefined) // no socket (read-only tmp): dev still runs; inspect composes its own copy
     if (!json) {

@@ -44,9 +44,10 @@ export const toolsList: Command = {
       }
       if (!tools.length) process.stdout.write(color.dim('no tools: add a plugin that registers some to the preset\n'))
       const width = Math.max(...tools.map((t) => t.name.length), 4) + 2
+      const sourceWidth = Math.max(...tools.map((t) => t.source.length), 12) + 2
       for (const t of tools) {
         const risk = t.risk === 'low' ? color.dim('low') : color.yellow(t.risk)
-        process.stdout.write(`${t.name.padEnd(width)}${t.source.padEnd(14)}${risk.padEnd(t.risk === 'low' ? 3 : 4)} ${color.dim(`${t.concurrency} · ${t.owner}`)}\n${t.description ? `  ${color.dim(t.description.split('\n')[0])}\n` : ''}`)
+        process.stdout.write(`${t.name.padEnd(width)}${t.source.padEnd(sourceWidth)}${risk.padEnd(t.risk === 'low' ? 3 : 4)} ${color.dim(`${t.concurrency} · ${t.owner}`)}\n${t.description ? `  ${color.dim(t.description.split('\n')[0])}\n` : ''}`)
       }
       return 0
     }),

@@ -58,8 +58,8 @@ export class ToolRegistry {
     const schema = def.inputSchema ?? { type: 'object' }
     const schemaProblem = checkSchema(schema)
     if (schemaProblem) throw fail('TOOL_INVALID', schemaProblem)
-    // compiled without its $id: ids of different tools (or of a reloaded one) must not collide in ajv
-    const { $id: _id, ...compiled } = schema
+    // compiled without $id and $schema (servers declare other dialects): ids of different tools (or of a reloaded one) must not collide in ajv
+    const { $id: _id, $schema: _dialect, ...compiled } = schema
     let validate: ValidateFunction
     try {
       validate = ajv.compile(compiled)
@@ -183,7 +183,7 @@ export class ToolRegistry {
 }
 
 /** Refuses schemas that are not objects, nest deeper than 10 or serialize to more than 64 KiB. */
-function checkSchema(schema: unknown): string | undefined {
+export function checkSchema(schema: unknown): string | undefined {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return 'its input schema is not a JSON object'
   if ('type' in schema && (schema as { type: unknown }).type !== 'object') return 'its input schema must have type "object"'
   let text: string

@@ -55,6 +55,7 @@ export interface CallOptions {
 }
 
 const ORDER = { allow: 0, ask: 1, deny: 2 } as const
+const BODY_CODES = new Set<string>(['HOOK_FAILED', 'TIMEOUT', 'SERVER_UNAVAILABLE'])
 let nextCall = 0
 
 export class ToolRuntime {
@@ -156,8 +157,8 @@ export class ToolRuntime {
       return await Promise.race([running, flight.ended])
     } catch (err) {
       if (flight.why) return failure(call, flight.why, { ms: flight.timeoutMs })
-      // a throwing tap fails the call closed; anything else is the body's failure
-      return failure(call, err instanceof YokeError && err.code === 'HOOK_FAILED' ? 'HOOK_FAILED' : 'EXEC_FAILED', { reason: (err as Error)?.message ?? String(err) }, err)
+      // a throwing tap fails the call closed; a body may end with one of BODY_CODES; anything else is EXEC_FAILED
+      return failure(call, err instanceof YokeError && BODY_CODES.has(err.code) ? (err.code as 'TIMEOUT') : 'EXEC_FAILED', { reason: (err as Error)?.message ?? String(err) }, err)
     } finally {
       flight.finish()
     }

@@ -1,0 +1,88 @@
+/**
+ * The config of one mcp-client instance (one MCP server), and the names and environment rules
+ * that every server shares.
+ */
+import { createHash } from 'node:crypto'
+import { z } from 'zod'
+
+export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/
+
+/** Variables that make a process load foreign code (octos's list): never passed to a server. */
+export const BLOCKED_ENV = new Set([
+  'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'DYLD_INSERT_LIBRARIES', 'DYLD_LIBRARY_PATH', 'DYLD_FRAMEWORK_PATH',
+  'DYLD_FALLBACK_LIBRARY_PATH', 'DYLD_VERSIONED_LIBRARY_PATH', 'NODE_OPTIONS', 'PYTHONSTARTUP', 'PYTHONPATH',
+  'PERL5OPT', 'RUBYOPT', 'RUBYLIB', 'JAVA_TOOL_OPTIONS', 'BASH_ENV', 'ENV', 'ZDOTDIR',
+]) // prettier-ignore
+
+const ms = (fallback: number) => z.number().int().positive().default(fallback)
+
+export const mcpClientConfig = z
+  .object({
+    /** `^[A-Za-z0-9_-]{1,32}$`: the middle of every tool name, `mcp__<serverName>__<tool>` */
+    serverName: z.string().regex(SERVER_NAME, 'serverName must be 1-32 characters of A-Z a-z 0-9 _ -'),
+    /** default: stdio with `command`, else Streamable HTTP falling back to SSE */
+    transport: z.enum(['stdio', 'http', 'sse']).optional(),
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).default([]),
+    /** added to a scrubbed environment (HOME, LOGNAME, PATH, SHELL, TERM, USER) */
+    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a variable name'), z.string()).default({}),
+    cwd: z.string().min(1).optional(),
+    url: z.url({ protocol: /^https?$/ }).optional(),
+    headers: z.record(z.string().min(1), z.string()).default({}),
+    /** globs over the server's own tool names: only these (default all) */
+    enabledTools: z.array(z.string().min(1)).optional(),
+    /** globs over the server's own tool names, applied after enabledTools */
+    disabledTools: z.array(z.string().min(1)).default([]),
+    /** bounds the connection (spawn, handshake) and tools/list */
+    startupMs: ms(30_000),
+    /** a call with no progress for this long times out (progress resets it) */
+    callMs: ms(60_000),
+    /** a call times out after this long however much progress it reports (default 10 × callMs) */
+    maxCallMs: z.number().int().positive().optional(),
+    reconnect: z
+      .object({ initialDelayMs: ms(500), maxDelayMs: ms(30_000), maxAttempts: z.number().int().nonnegative().default(10) })
+      .strict()
+      .prefault({}),
+    /** true: the instance fails when the server cannot start; false: it is reported and retried */
+    failOnStartupError: z.boolean().default(false),
+    /** `safe` calls may overlap; `exclusive` ones run alone */
+    concurrency: z.enum(['safe', 'exclusive']).default('safe'),
+    /** the most calls in flight to this server at once */
+    maxConcurrent: z.number().int().positive().optional(),
+    /** default: low for tools annotated readOnlyHint, else medium */
+    risk: z.enum(['low', 'medium', 'high', 'critical']).optional(),
+    /** descriptions are cut to this (a long one floods the model's context) */
+    descriptionChars: z.number().int().min(80).default(2048),
+    /** the largest message a stdio server may send */
+    maxMessageBytes: z.number().int().positive().default(64 * 1024 * 1024),
+    /** refuse private, loopback, link-local and metadata addresses and redirects (for URLs from packages) */
+    ssrfGuard: z.boolean().default(false),
+  })
+  .strict()
+  .superRefine((cfg, issues) => {
+    const problem = (message: string, path: string[] = []) => issues.addIssue({ code: 'custom', message, path })
+    const kind = transportOf(cfg)
+    if (cfg.command && cfg.url) problem('give either command (stdio) or url (HTTP), not both')
+    else if (kind === 'stdio' && !cfg.command) problem('a stdio server needs command', ['command'])
+    else if (kind !== 'stdio' && !cfg.url) problem(`an ${kind} server needs url`, ['url'])
+    for (const name of Object.keys(cfg.env)) if (BLOCKED_ENV.has(name.toUpperCase())) problem(`${name} may not be set: it makes a process load foreign code`, ['env', name])
+  })
+
+export type McpClientConfig = z.output<typeof mcpClientConfig>
+
+export function transportOf(cfg: Pick<McpClientConfig, 'transport' | 'command' | 'url'>): 'stdio' | 'http' | 'sse' {
+  return cfg.transport ?? (cfg.url && !cfg.command ? 'http' : 'stdio')
+}
+
+/**
+ * `mcp__<server>__<raw>`. A name that had to change (characters outside A-Z a-z 0-9 _ -) or is
+ * longer than 64 is cut and suffixed with 12 hex of sha256(server \0 raw), so two different raw
+ * names never meet. The raw name is kept beside it for the wire: never parse it back.
+ */
+export function publicToolName(server: string, raw: string): string {
+  const plain = `mcp__${server}__${raw}`
+  const clean = plain.replace(/[^A-Za-z0-9_-]/gu, '_')
+  if (clean === plain && clean.length <= 64) return clean
+  const hash = createHash('sha256').update(`${server}\0${raw}`).digest('hex').slice(0, 12)
+  return `${clean.slice(0, 64 - 13)}_${hash}`
+}

@@ -1,0 +1,93 @@
+/**
+ * HTTP transports (Streamable HTTP, and SSE for older servers) and the fetch they use. For URLs
+ * that come from packages rather than the user's own config, every request is checked: the host,
+ * literal or resolved, may not be private, loopback, link-local or a metadata address, and
+ * redirects are refused (octos's SSRF rules).
+ */
+import { lookup } from 'node:dns/promises'
+import { BlockList, isIP } from 'node:net'
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { YokeError } from 'yoke'
+
+const PRIVATE = new BlockList()
+for (const [net, bits] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) PRIVATE.addSubnet(net, bits, 'ipv4') // prettier-ignore
+// ::/96 holds ::, ::1 and the IPv4-compatible forms; BlockList maps ::ffff:a.b.c.d onto the IPv4 rules itself
+for (const [net, bits] of [['::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['64:ff9b::', 96]] as const) PRIVATE.addSubnet(net, bits, 'ipv6')
+
+export function isPrivateAddress(address: string): boolean {
+  const family = isIP(address)
+  return family === 0 || PRIVATE.check(address, family === 4 ? 'ipv4' : 'ipv6')
+}
+
+/** Throws URL_REFUSED when the URL's host is, or resolves to, an address that must not be reached. */
+export async function checkUrl(url: string | URL, resolve = lookup): Promise<void> {
+  const { hostname, href } = new URL(url)
+  const host = hostname.replace(/^\[|\]$/g, '')
+  const refuse = (reason: string) => new YokeError('URL_REFUSED', { url: href, reason })
+  if (/^localhost\.?$/i.test(host) || /\.localhost\.?$/i.test(host)) throw refuse('localhost is a loopback name')
+  if (isIP(host)) {
+    if (isPrivateAddress(host)) throw refuse(`${host} is a private, loopback or reserved address`)
+    return
+  }
+  let addresses: Array<{ address: string }>
+  try {
+    addresses = await resolve(host, { all: true, verbatim: true })
+  } catch (err) {
+    throw refuse(`${host} does not resolve (${(err as Error).message})`)
+  }
+  const bad = addresses.find((a) => isPrivateAddress(a.address))
+  if (bad) throw refuse(`${host} resolves to ${bad.address}, a private, loopback or reserved address`)
+}
+
+/** fetch that checks every request's host and refuses redirects. */
+export function guardedFetch(): FetchLike {
+  return async (url, init) => {
+    await checkUrl(url)
+    const response = await fetch(url, { ...init, redirect: 'manual' })
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel().catch(() => {})
+      throw new YokeError('URL_REFUSED', { url: String(url), reason: `it redirects (HTTP ${response.status}) and redirects are refused` })
+    }
+    return response
+  }
+}
+
+export interface HttpOptions {
+  url: string
+  headers: Record<string, string>
+  ssrfGuard: boolean
+}
+
+export function streamableTransport(options: HttpOptions): StreamableHTTPClientTransport {
+  return new StreamableHTTPClientTransport(new URL(options.url), {
+    requestInit: { headers: options.headers },
+    fetch: options.ssrfGuard ? guardedFetch() : undefined,
+    // our supervisor reconnects; the SDK's own retries of the event stream would only hide an outage
+    reconnectionOptions: { initialReconnectionDelay: 1000, maxReconnectionDelay: 30_000, reconnectionDelayGrowFactor: 1.5, maxRetries: 0 },
+  })
+}
+
+export function sseTransport(options: HttpOptions): SSEClientTransport {
+  const fetcher = options.ssrfGuard ? guardedFetch() : undefined
+  return new SSEClientTransport(new URL(options.url), {
+    requestInit: { headers: options.headers },
+    fetch: fetcher,
+    eventSourceInit: { fetch: (url, init) => (fetcher ?? fetch)(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...options.headers } }) },
+  })
+}
+
+/** A Streamable HTTP answer that means "this server speaks the older SSE transport". */
+export function wantsSse(err: unknown): boolean {
+  const code = (err as StreamableHTTPError)?.code
+  return err instanceof StreamableHTTPError && typeof code === 'number' && code >= 400 && code < 500 && code !== 401 && code !== 403
+}
+
+/** A session the server no longer knows (it restarted, or expired the session): reconnect. */
+export function sessionExpired(err: unknown): boolean {
+  return err instanceof StreamableHTTPError && err.code === 404
+}

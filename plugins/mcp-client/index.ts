@@ -1,0 +1,117 @@
+/**
+ * mcp-client: one MCP server (stdio, Streamable HTTP or SSE) whose tools run through the runtime's
+ * pipeline like any other, as `mcp__<server>__<tool>`. A supervisor keeps it connected (backoff,
+ * an outage budget, then giving up until restarted); during an outage its calls end at once with
+ * SERVER_UNAVAILABLE saying what is going on. Every instance joins the `mcp` registry.
+ */
+import { createRequire } from 'node:module'
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { definePlugin, YokeError, type CallContext, type ToolOutput } from 'yoke'
+import type { McpServerHandle } from '../mcp/index.ts'
+import { mcpClientConfig, transportOf, type McpClientConfig } from './config.ts'
+import { sessionExpired } from './http.ts'
+import { Session } from './session.ts'
+import { Supervisor } from './supervisor.ts'
+import { ServerTools, toOutput } from './tools.ts'
+
+export { mcpClientConfig, publicToolName, type McpClientConfig } from './config.ts'
+export { toOutput } from './tools.ts'
+
+const { version } = createRequire(import.meta.url)('yoke/package.json') as { version: string }
+
+export default definePlugin({
+  name: 'mcp-client',
+  inject: ['runtime', 'mcp', 'project'],
+  config: mcpClientConfig,
+  async apply(ctx, cfg) {
+    const server = cfg.serverName
+    const tools = new ServerTools(cfg, ctx.runtime, (raw, args, call) => callTool(raw, args, call), (m) => ctx.logger.warn(m), ctx.signal)
+    const supervisor: Supervisor = new Supervisor(cfg.reconnect, {
+      open: () => Session.open(cfg, { projectDir: ctx.project.dir, version, onToolsChanged: resync, onError: (err) => ctx.logger.debug(`MCP server "${server}": ${err.message}`) }),
+      ready: (session) => tools.sync(session.client),
+      async gaveUp() {
+        ctx.logger.error(`MCP server "${server}" ${supervisor.describe()}; its tools are unregistered`)
+        await tools.clear()
+      },
+      changed: (state) => {
+        if (state === 'reconnecting' && supervisor.attempt === 1) ctx.logger.warn(`MCP server "${server}" disconnected (${supervisor.lastError}); reconnecting`)
+        if (state === 'connected' && supervisor.generation > 1) ctx.logger.info(`MCP server "${server}" connected again (${tools.count} tools)`)
+        ctx.mcp.changed(server)
+      },
+    })
+    const handle: McpServerHandle = {
+      name: server,
+      instance: ctx.key,
+      timeoutMs: cfg.callMs,
+      client: () => (supervisor.state === 'connected' ? supervisor.session?.client : undefined),
+      restart: () => supervisor.restart(),
+      status: () => {
+        const session = supervisor.session
+        const info = supervisor.state === 'connected' ? session?.client.getServerVersion() : undefined
+        return {
+          name: server,
+          instance: ctx.key,
+          transport: session?.kind ?? transportOf(cfg),
+          state: supervisor.state,
+          detail: supervisor.describe(),
+          attempt: supervisor.attempt,
+          maxAttempts: cfg.reconnect.maxAttempts,
+          lastError: supervisor.lastError,
+          tools: tools.count,
+          problems: tools.problems,
+          pid: session?.pid,
+          sessionId: session?.sessionId,
+          server: info && { name: info.name, version: info.version },
+        }
+      },
+    }
+    ctx.mcp.add(handle)
+    ctx.effect(`mcp ${server} connection`, () => supervisor.close())
+    const failed = await supervisor.start()
+    if (failed && cfg.failOnStartupError) throw new YokeError('MCP_CONNECT_FAILED', { server, reason: failed.message })
+    if (failed && !ctx.signal.aborted) ctx.logger.warn(`MCP server "${server}" could not start (${failed.message}); ${supervisor.describe()}`)
+
+    function resync() {
+      const session = supervisor.session
+      if (!session || supervisor.state !== 'connected') return // the sync on (re)connect will see the new list
+      tools.sync(session.client).catch((err) => {
+        if (!session.isLost) ctx.logger.warn(`MCP server "${server}": re-reading its tools failed (${(err as Error).message}); the previous tools stay`)
+      })
+    }
+
+    async function callTool(raw: string, args: Record<string, unknown>, call: CallContext, retried = false): Promise<ToolOutput> {
+      const session = supervisor.session
+      if (!session || supervisor.state !== 'connected') throw unavailable(cfg, supervisor.describe())
+      try {
+        const result = await session.client.callTool({ name: raw, arguments: args }, undefined, {
+          timeout: cfg.callMs,
+          resetTimeoutOnProgress: true,
+          maxTotalTimeout: cfg.maxCallMs ?? cfg.callMs * 10,
+          signal: call.signal,
+          onprogress: ({ progress, total, message }) => call.progress({ progress, total, message }),
+        })
+        return toOutput(result)
+      } catch (err) {
+        if (call.signal.aborted) throw call.signal.reason // the runtime already knows why (abort, timeout, unload)
+        if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+          // callMs passed without progress, or maxCallMs in all
+          const ms = /total/i.test(err.message) ? (cfg.maxCallMs ?? cfg.callMs * 10) : cfg.callMs
+          throw new YokeError('TIMEOUT', { name: call.call.name, ms }, { cause: err })
+        }
+        if (sessionExpired(err) && !retried) {
+          // the server forgot our HTTP session (it restarted): it never ran the call, so reconnect and send it again
+          supervisor.restart()
+          if (await supervisor.connected(cfg.startupMs)) return callTool(raw, args, call, true)
+        }
+        if (session.isLost || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)) {
+          throw unavailable(cfg, `the connection closed during the call (${session.why ?? 'connection closed'}); reconnecting`)
+        }
+        throw new Error(`MCP server "${server}" answered: ${(err as Error).message}`)
+      }
+    }
+  },
+})
+
+function unavailable(cfg: McpClientConfig, state: string) {
+  return new YokeError('SERVER_UNAVAILABLE', { server: cfg.serverName, state })
+}

@@ -1,0 +1,132 @@
+/**
+ * One connection to one MCP server: a fresh SDK Client over a fresh transport (the SDK closes a
+ * client whose initialization failed, so nothing is reused). Streamable HTTP falls back to SSE
+ * when the server answers 4xx to it. `lost` settles once, with why the connection ended.
+ */
+import { basename } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { ListRootsRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { transportOf, type McpClientConfig } from './config.ts'
+import { sseTransport, streamableTransport, wantsSse } from './http.ts'
+import { ProcessTransport, serverEnv } from './stdio.ts'
+
+export type TransportKind = 'stdio' | 'http' | 'sse'
+
+export interface SessionHost {
+  projectDir: string
+  version: string
+  /** the server announced that its tool list changed */
+  onToolsChanged(): void
+  /** a transport or protocol error that did not end the connection (logged) */
+  onError(err: Error): void
+}
+
+export class Session {
+  readonly lost: Promise<Error>
+  #lose!: (why: Error) => void
+  #checking = false
+  isLost = false
+  /** why it ended, once it has */
+  why?: string
+
+  private constructor(
+    readonly client: Client,
+    readonly transport: Transport,
+    readonly kind: TransportKind,
+  ) {
+    this.lost = new Promise((resolve) => (this.#lose = resolve))
+  }
+
+  /** the Streamable HTTP session id */
+  get sessionId(): string | undefined {
+    return this.transport.sessionId
+  }
+
+  get pid(): number | undefined {
+    return this.transport instanceof ProcessTransport ? this.transport.pid : undefined
+  }
+
+  /** Connects within `startupMs` or throws; a stdio server that fails is killed. */
+  static async open(cfg: McpClientConfig, host: SessionHost, kind: TransportKind = transportOf(cfg)): Promise<Session> {
+    const session = new Session(new Client({ name: 'yoke', version: host.version }, { capabilities: { roots: {} } }), makeTransport(cfg, kind), kind)
+    const { client } = session
+    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(host.projectDir).href, name: basename(host.projectDir) }] }))
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => host.onToolsChanged())
+    client.onclose = () => session.#ended(new Error(session.#closeReason()))
+    client.onerror = (err) => {
+      host.onError(err)
+      session.#check()
+    }
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer to the handshake within ${cfg.startupMs} ms (startupMs)`)), cfg.startupMs)
+    })
+    try {
+      await Promise.race([client.connect(session.transport, { timeout: cfg.startupMs }), late])
+      return session
+    } catch (err) {
+      await session.close()
+      if (kind === 'http' && !cfg.transport && wantsSse(err)) return Session.open(cfg, host, 'sse')
+      throw new Error(describe(err, session))
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#ended(new Error('closed'))
+    await this.client.close().catch(() => {})
+  }
+
+  /** Marks the connection lost (an HTTP session the server forgot) and closes it. */
+  drop(why: string): void {
+    this.#ended(new Error(why))
+    void this.client.close().catch(() => {})
+  }
+
+  #ended(why: Error) {
+    if (this.isLost) return
+    this.isLost = true
+    this.why = why.message
+    this.#lose(why)
+  }
+
+  /** After a transport error, a ping tells a dead server (an HTTP one sends no close) from a hiccup. */
+  #check() {
+    if (this.#checking || this.isLost) return
+    this.#checking = true
+    this.client
+      .ping({ timeout: 5000 })
+      .catch((err) => this.drop(`the server stopped answering (${(err as Error).message})`))
+      .finally(() => (this.#checking = false))
+  }
+
+  #closeReason(): string {
+    const t = this.transport
+    if (!(t instanceof ProcessTransport)) return 'the connection closed'
+    const how = t.exit ? (t.exit.signal ? `was killed by ${t.exit.signal}` : `exited with code ${t.exit.code}`) : 'closed its output'
+    return `the server process ${how}${t.stderr.length ? ` (stderr: ${t.stderr.at(-1)})` : ''}`
+  }
+}
+
+function makeTransport(cfg: McpClientConfig, kind: TransportKind): Transport {
+  if (kind === 'stdio') return new ProcessTransport({ command: cfg.command!, args: cfg.args, env: serverEnv(cfg.env), cwd: cfg.cwd, maxMessageBytes: cfg.maxMessageBytes })
+  const options = { url: cfg.url!, headers: cfg.headers, ssrfGuard: cfg.ssrfGuard }
+  return kind === 'http' ? streamableTransport(options) : sseTransport(options)
+}
+
+/** The failure, with the server's last stderr line when it has one (usually the real reason). */
+function describe(err: unknown, session: Session): string {
+  const message = (err as Error)?.message ?? String(err)
+  const t = session.transport
+  if (t instanceof ProcessTransport) {
+    const code = (err as NodeJS.ErrnoException)?.code
+    if (code === 'ENOENT') return `command not found: ${JSON.stringify(t.options.command)}`
+    const tail = t.stderr.at(-1)
+    const exit = t.exit ? `; the process exited with code ${t.exit.code ?? t.exit.signal}` : ''
+    return `${message}${exit}${tail ? ` (stderr: ${tail})` : ''}`
+  }
+  return message
+}

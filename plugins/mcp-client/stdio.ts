@@ -1,0 +1,151 @@
+/**
+ * The stdio transport, written for what the SDK's StdioClientTransport leaves out: the server runs
+ * in a process group of its own so closing kills its whole tree (a server started through `npx`
+ * is a grandchild), the environment is scrubbed, a message may be as large as configured (the
+ * SDK caps it at 10 MiB and re-concatenates its buffer on every chunk), and the last lines of
+ * stderr are kept to explain a failure.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { settledWithin } from 'yoke'
+import { BLOCKED_ENV } from './config.ts'
+
+export interface ProcessOptions {
+  command: string
+  args: string[]
+  env: Record<string, string>
+  cwd?: string
+  maxMessageBytes: number
+  /** how long a server gets to exit after its stdin closes (default 500), and after SIGTERM (4 ×) */
+  graceMs?: number
+}
+
+/** What every server gets from our environment (the SDK's safe defaults); the entry adds the rest. */
+const INHERITED = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'TZ', 'TMPDIR']
+
+export function serverEnv(extra: Record<string, string>, from: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const name of INHERITED) if (from[name] !== undefined && !from[name]!.startsWith('()')) env[name] = from[name]!
+  for (const [name, value] of Object.entries(extra)) if (!BLOCKED_ENV.has(name.toUpperCase())) env[name] = value
+  return env
+}
+
+export class ProcessTransport implements Transport {
+  onclose?: () => void
+  onerror?: (error: Error) => void
+  onmessage?: (message: JSONRPCMessage) => void
+  /** the last lines the server wrote to stderr */
+  readonly stderr: string[] = []
+  exit?: { code: number | null; signal: string | null }
+  #child?: ChildProcess
+  #exited?: Promise<void>
+  #pending: Buffer[] = []
+  #pendingBytes = 0
+  #closed = false
+
+  constructor(readonly options: ProcessOptions) {}
+
+  get pid(): number | undefined {
+    return this.#child?.pid
+  }
+
+  async start(): Promise<void> {
+    const { command, args, env, cwd } = this.options
+    const child = spawn(command, args, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, shell: false, windowsHide: true })
+    this.#child = child
+    this.#exited = new Promise((resolve) => child.once('close', () => resolve()))
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve)
+      child.once('error', reject)
+    })
+    child.on('error', (err) => this.onerror?.(err))
+    child.once('exit', (code, signal) => (this.exit = { code, signal }))
+    child.once('close', () => this.#ended())
+    child.stdin!.on('error', (err) => this.onerror?.(err)) // EPIPE when the server died
+    child.stdout!.on('data', (chunk: Buffer) => this.#read(chunk))
+    let partial = ''
+    child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+      const lines = (partial + text).split('\n')
+      partial = lines.pop()!.slice(-500)
+      for (const line of lines) if (line.trim()) this.stderr.push(line.slice(0, 500))
+      this.stderr.splice(0, this.stderr.length - 20)
+    })
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.#child?.stdin
+    if (!stdin?.writable) return Promise.reject(new Error('the server process is not running'))
+    return new Promise((resolve) => (stdin.write(serializeMessage(message)) ? resolve() : stdin.once('drain', resolve)))
+  }
+
+  /** Ends stdin, then SIGTERM and SIGKILL to the whole process group, each after a grace period. */
+  async close(): Promise<void> {
+    const child = this.#child
+    if (!child || this.#closed) return this.#ended()
+    // a well-behaved server exits when its input ends; many keep timers alive and need SIGTERM
+    const grace = this.options.graceMs ?? 500
+    child.stdin!.end()
+    if (child.exitCode === null && child.signalCode === null && !(await settledWithin(this.#exited!, grace))) {
+      killGroup(child.pid!, 'SIGTERM')
+      if (!(await settledWithin(this.#exited!, grace * 4))) killGroup(child.pid!, 'SIGKILL')
+    }
+    killGroup(child.pid!, 'SIGTERM') // what the server left behind in its group
+    const stragglers = setTimeout(() => killGroup(child.pid!, 'SIGKILL'), grace * 4)
+    stragglers.unref()
+    await this.#exited
+    this.#ended()
+  }
+
+  /** Splits stdout into lines; only a complete line is parsed, and no line may outgrow the cap. */
+  #read(chunk: Buffer) {
+    let start = 0
+    let end = chunk.indexOf(10)
+    while (end !== -1) {
+      const piece = chunk.subarray(start, end)
+      const line = this.#pending.length ? Buffer.concat([...this.#pending, piece]).toString('utf8') : piece.toString('utf8')
+      this.#pending = []
+      this.#pendingBytes = 0
+      this.#deliver(line)
+      start = end + 1
+      end = chunk.indexOf(10, start)
+    }
+    if (start < chunk.length) {
+      this.#pending.push(chunk.subarray(start))
+      this.#pendingBytes += chunk.length - start
+      if (this.#pendingBytes > this.options.maxMessageBytes) {
+        this.#pending = []
+        this.onerror?.(new Error(`the server sent a message over ${this.options.maxMessageBytes} bytes (maxMessageBytes); closing the connection`))
+        void this.close()
+      }
+    }
+  }
+
+  #deliver(line: string) {
+    if (!line.trim()) return
+    let message: JSONRPCMessage
+    try {
+      message = deserializeMessage(line.endsWith('\r') ? line.slice(0, -1) : line)
+    } catch {
+      this.onerror?.(new Error(`the server wrote a line that is not JSON-RPC: ${JSON.stringify(line.slice(0, 120))}`))
+      return
+    }
+    this.onmessage?.(message)
+  }
+
+  #ended() {
+    if (this.#closed) return
+    this.#closed = true
+    this.onclose?.()
+  }
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals) {
+  try {
+    process.kill(-pid, signal)
+  } catch {
+    // the group is gone already
+  }
+}
+

@@ -1,0 +1,212 @@
+/**
+ * A server's tools in the runtime. A sync fetches every page of tools/list, builds the whole next
+ * generation, then swaps: unchanged tools keep their registration (calls in flight are not
+ * disturbed), changed ones are replaced, the rest come and go. A list the server got wrong (two
+ * tools with one name, a name another instance holds) leaves the previous generation in place.
+ * Syncs run one at a time; a request during one queues at most one more.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Tool } from '@modelcontextprotocol/sdk/types.js'
+import { checkSchema, globToRegExp, type CallContext, type ContentPart, type Disposer, type RuntimeApi, type ToolDefinition, type ToolOutput } from 'yoke'
+import { publicToolName, type McpClientConfig } from './config.ts'
+
+/** A tools/list the server got wrong: reported, and the previous generation stays. */
+export class ListProblem extends Error {}
+
+export type CallBody = (raw: string, args: Record<string, unknown>, ctx: CallContext) => Promise<ToolOutput>
+
+interface Entry {
+  raw: string
+  fingerprint: string
+  def: ToolDefinition
+  dispose?: Disposer
+}
+
+const MAX_TOOLS = 5000
+
+export class ServerTools {
+  #registered = new Map<string, Entry>()
+  #running?: Promise<void>
+  #queued?: Promise<void>
+  /** what the last sync skipped or refused, for `yoke mcp list` */
+  problems: string[] = []
+  readonly #wanted: (raw: string) => boolean
+
+  constructor(
+    private readonly cfg: McpClientConfig,
+    private readonly runtime: RuntimeApi,
+    private readonly body: CallBody,
+    private readonly warn: (message: string) => void,
+    private readonly signal: AbortSignal,
+  ) {
+    const only = cfg.enabledTools?.map(globToRegExp)
+    const never = cfg.disabledTools.map(globToRegExp)
+    this.#wanted = (raw) => (!only || only.some((g) => g.test(raw))) && !never.some((g) => g.test(raw))
+  }
+
+  get count(): number {
+    return this.#registered.size
+  }
+
+  names(): string[] {
+    return [...this.#registered.keys()]
+  }
+
+  /** Serialized: a sync asked for while one runs waits for it; several such requests share one. */
+  sync(client: Client): Promise<void> {
+    if (this.#queued) return this.#queued
+    if (!this.#running) return (this.#running = this.#sync(client).finally(() => (this.#running = undefined)))
+    const after = this.#running.catch(() => {})
+    return (this.#queued = after.then(() => {
+      this.#queued = undefined
+      return this.sync(client)
+    }))
+  }
+
+  /** Unregisters every tool (the server gave up, or is going away). */
+  async clear(): Promise<void> {
+    const entries = [...this.#registered.values()]
+    this.#registered = new Map()
+    await Promise.all(entries.map((e) => e.dispose?.()))
+  }
+
+  async #sync(client: Client): Promise<void> {
+    const listed = await listAll(client, this.cfg.startupMs)
+    if (this.signal.aborted) return
+    try {
+      await this.#swap(this.#build(listed))
+    } catch (err) {
+      if (!(err instanceof ListProblem)) throw err
+      this.problems = [err.message]
+      this.warn(`MCP server "${this.cfg.serverName}": ${err.message}`)
+    }
+  }
+
+  #build(listed: Tool[]): Map<string, Entry> {
+    const server = this.cfg.serverName
+    const next = new Map<string, Entry>()
+    const raws = new Set<string>()
+    const before = new Set(this.problems)
+    this.problems = []
+    const skip = (raw: string, why: string) => {
+      const problem = `skipped tool "${raw}": ${why}`
+      this.problems.push(problem)
+      if (!before.has(problem)) this.warn(`MCP server "${server}": ${problem}`) // once, not on every re-sync
+    }
+    for (const tool of listed) {
+      if (raws.has(tool.name)) throw new ListProblem(`tools/list names "${tool.name}" twice; the previous tools stay registered`)
+      raws.add(tool.name)
+      if (!this.#wanted(tool.name)) continue
+      if (tool.execution?.taskSupport === 'required') {
+        skip(tool.name, 'it runs only as an MCP task, which yoke does not support yet')
+        continue
+      }
+      const problem = checkSchema(tool.inputSchema)
+      if (problem) {
+        skip(tool.name, problem)
+        continue
+      }
+      const name = publicToolName(server, tool.name)
+      const def = this.#define(name, tool)
+      const { execute: _body, ...shape } = def
+      next.set(name, { raw: tool.name, def, fingerprint: JSON.stringify(shape) })
+    }
+    return next
+  }
+
+  #define(name: string, tool: Tool): ToolDefinition {
+    const { cfg, body } = this
+    const description = tool.description ?? tool.title ?? ''
+    const annotations = { ...tool.annotations, ...(tool.title && { title: tool.title }), mcpServer: cfg.serverName, mcpTool: tool.name }
+    return {
+      name,
+      description: description.length > cfg.descriptionChars ? `${description.slice(0, cfg.descriptionChars - 1)}…` : description,
+      inputSchema: tool.inputSchema as Record<string, unknown>,
+      outputSchema: tool.outputSchema as Record<string, unknown> | undefined,
+      source: `mcp:${cfg.serverName}`,
+      risk: cfg.risk ?? (tool.annotations?.readOnlyHint ? 'low' : 'medium'),
+      concurrency: cfg.concurrency,
+      timeoutMs: cfg.maxCallMs ?? cfg.callMs * 10,
+      annotations,
+      execute: (args, ctx) => body(tool.name, args, ctx),
+    }
+  }
+
+  async #swap(next: Map<string, Entry>): Promise<void> {
+    const current = this.#registered
+    const fresh = new Map<string, Entry>()
+    try {
+      for (const [name, entry] of next) if (!current.has(name)) fresh.set(name, this.#register(entry))
+    } catch (err) {
+      await Promise.all([...fresh.values()].map((e) => e.dispose?.()))
+      throw new ListProblem(`${(err as Error).message}; the previous tools stay registered`)
+    }
+    for (const [name, old] of current) {
+      const entry = next.get(name)
+      if (entry?.fingerprint === old.fingerprint) {
+        fresh.set(name, old)
+        continue
+      }
+      void old.dispose?.() // takes the name out at once; calls in flight finish on their own
+      if (!entry) continue
+      try {
+        fresh.set(name, this.#register(entry))
+      } catch (err) {
+        this.problems.push(`dropped tool "${entry.raw}": ${(err as Error).message}`)
+        this.warn(`MCP server "${this.cfg.serverName}": dropped tool "${entry.raw}": ${(err as Error).message}`)
+      }
+    }
+    this.#registered = fresh
+  }
+
+  #register(entry: Entry): Entry {
+    return { ...entry, dispose: this.runtime.register(entry.def) }
+  }
+}
+
+/** Every page of tools/list, all within `ms`. */
+async function listAll(client: Client, ms: number): Promise<Tool[]> {
+  const deadline = Date.now() + ms
+  const tools: Tool[] = []
+  const cursors = new Set<string>()
+  let cursor: string | undefined
+  do {
+    const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: Math.max(1, deadline - Date.now()) })
+    tools.push(...page.tools)
+    cursor = page.nextCursor
+    if (cursor !== undefined && cursors.has(cursor)) throw new ListProblem(`tools/list repeats the cursor ${JSON.stringify(cursor)}`)
+    if (tools.length > MAX_TOOLS) throw new ListProblem(`tools/list goes on past ${MAX_TOOLS} tools`)
+    if (cursor !== undefined) cursors.add(cursor)
+  } while (cursor !== undefined)
+  return tools
+}
+
+type McpContent = { type: string; text?: string; data?: string; mimeType?: string; uri?: string; name?: string; resource?: { uri: string; mimeType?: string; text?: string; blob?: string } }
+
+/**
+ * An MCP call result as tool output: text parts joined with newlines; images and audio become a
+ * short placeholder (their base64 would flood the model's context); embedded resources become
+ * links; structuredContent is kept; isError makes it an error result.
+ */
+export function toOutput(result: { content?: unknown; structuredContent?: unknown; isError?: unknown; toolResult?: unknown }): ToolOutput {
+  if (!Array.isArray(result.content) && 'toolResult' in result) return { content: [{ type: 'text', text: JSON.stringify(result.toolResult) }] }
+  const parts: ContentPart[] = []
+  let text: string[] = []
+  const flush = () => {
+    if (text.length) parts.push({ type: 'text', text: text.join('\n') })
+    text = []
+  }
+  for (const item of (result.content ?? []) as McpContent[]) {
+    if (item.type === 'text') text.push(item.text ?? '')
+    else if (item.type === 'image' || item.type === 'audio') text.push(`[${item.type} ${item.mimeType ?? ''}, ${Math.floor(((item.data ?? '').length * 3) / 4)} bytes]`)
+    else if (item.type === 'resource' && item.resource) {
+      flush()
+      parts.push({ type: 'resource_link', uri: item.resource.uri, ...(item.resource.mimeType && { mimeType: item.resource.mimeType }) })
+    } else if (item.type === 'resource_link' && item.uri) {
+      flush()
+      parts.push({ type: 'resource_link', uri: item.uri, ...(item.name && { name: item.name }), ...(item.mimeType && { mimeType: item.mimeType }) })
+    } else text.push(`[${String(item.type)} content]`)
+  }
+  flush()
+  return { content: parts, structured: result.structuredContent, isError: result.isError === true }
+}

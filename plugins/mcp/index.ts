@@ -1,0 +1,112 @@
+/**
+ * mcp: the registry of MCP servers that every `mcp-client` instance joins. It keeps server names
+ * unique, answers `yoke mcp list` and `yoke mcp restart`, and offers the connected servers'
+ * resources and prompts to the model through five tools, registered only while some connected
+ * server has resources or prompts (no server, no tools in the model's context).
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { z } from 'zod'
+import { bindToContext, definePlugin, SyncHook, YokeError, type Context, type Disposer } from 'yoke'
+import { promptTools, resourceTools } from './tools.ts'
+
+export interface McpServerStatus {
+  name: string
+  instance: string
+  transport: 'stdio' | 'http' | 'sse'
+  state: 'connecting' | 'connected' | 'reconnecting' | 'gave-up' | 'closed'
+  /** "reconnecting, attempt 3 of 10 (last error: …)" */
+  detail: string
+  attempt: number
+  maxAttempts: number
+  lastError?: string
+  tools: number
+  /** what the last tool sync skipped or refused */
+  problems: string[]
+  pid?: number
+  /** the Streamable HTTP session */
+  sessionId?: string
+  /** the server's own name and version, from the handshake */
+  server?: { name: string; version: string }
+}
+
+/** What an mcp-client instance registers. */
+export interface McpServerHandle {
+  readonly name: string
+  readonly instance: string
+  status(): McpServerStatus
+  /** the SDK client while connected */
+  client(): Client | undefined
+  /** per-request timeout for the hub's resource and prompt requests */
+  readonly timeoutMs: number
+  restart(): void
+}
+
+export interface McpHub {
+  readonly hooks: { change: SyncHook<[McpServerStatus]> }
+  /** Joins a server; a name already in use is MCP_NAME_CONFLICT naming both instances. */
+  add(handle: McpServerHandle): Disposer
+  /** A server's state changed. */
+  changed(name: string): void
+  list(): McpServerStatus[]
+  get(name: string): McpServerHandle | undefined
+  /** false when no server has that name */
+  restart(name: string): boolean
+}
+
+declare module 'yoke' {
+  interface Services {
+    mcp: McpHub
+  }
+}
+
+export default definePlugin({
+  name: 'mcp',
+  inject: ['runtime'],
+  provides: ['mcp'],
+  config: z.object({}).strict().prefault({}),
+  apply(ctx) {
+    const servers = new Map<string, McpServerHandle>()
+    const hooks = { change: new SyncHook<[McpServerStatus]>(['status']) }
+    const offered = { resources: undefined as Disposer[] | undefined, prompts: undefined as Disposer[] | undefined }
+    const connected = (kind: 'resources' | 'prompts') => [...servers.values()].some((s) => s.client()?.getServerCapabilities()?.[kind])
+    // the resource and prompt tools exist while some connected server can answer them
+    const offer = () => {
+      for (const kind of ['resources', 'prompts'] as const) {
+        const want = connected(kind)
+        if (want && !offered[kind]) offered[kind] = (kind === 'resources' ? resourceTools : promptTools)(hub).map((t) => ctx.runtime.register(t))
+        else if (!want && offered[kind]) {
+          for (const dispose of offered[kind]!) void dispose()
+          offered[kind] = undefined
+        }
+      }
+    }
+    const hub: McpHub = {
+      hooks,
+      add(handle) {
+        const held = servers.get(handle.name)
+        if (held) throw new YokeError('MCP_NAME_CONFLICT', { name: handle.name, first: held.instance, second: handle.instance })
+        servers.set(handle.name, handle)
+        return ctx.effect(`mcp server ${handle.name}`, () => {
+          if (servers.get(handle.name) === handle) servers.delete(handle.name)
+          if (!ctx.signal.aborted) offer()
+        })
+      },
+      changed(name) {
+        const server = servers.get(name)
+        if (!server || ctx.signal.aborted) return
+        offer()
+        hooks.change.call(server.status())
+      },
+      list: () => [...servers.values()].map((s) => s.status()).sort((a, b) => a.name.localeCompare(b.name)),
+      get: (name) => servers.get(name),
+      restart(name) {
+        const server = servers.get(name)
+        server?.restart()
+        return server !== undefined
+      },
+    }
+    // each consumer's add() is its own effect too, so a disposed instance always gives its name back
+    ctx.provide('mcp', Object.assign(hub, { [bindToContext]: (c: Context) => ({ ...hub, add: (h: McpServerHandle) => c.effect(`mcp server ${h.name}`, hub.add(h)) }) }))
+  },
+})
+

@@ -1,0 +1,119 @@
+/**
+ * @module cli/mcp
+ * `yoke mcp list` (each server's state, last error and tool count: live from a running dev, else
+ * composed once), `yoke mcp restart NAME` (in the running dev), and `yoke mcp import FILE`
+ * (.mcp.json, claude_desktop_config.json or a Codex config.toml as mcp-client entries; printed,
+ * or added to the project config with --write, comments kept).
+ */
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { isMap, parseDocument } from 'yaml'
+import type { Composition } from '../config/composer.ts'
+import { loadLayers } from '../config/layers.ts'
+import { YokeError } from '../errors.ts'
+import { importFile, toYaml, type ImportResult } from '../../plugins/mcp-client/import.ts'
+import type { McpHub, McpServerStatus } from '../../plugins/mcp/index.ts'
+import { composeOptions, type Command, type ParsedArgs } from './args.ts'
+import { ask, socketPath } from './control.ts'
+import { color, displayPath, printJson } from './output.ts'
+import { withComposition } from './tools.ts'
+
+export function hubOf(composition: Composition): McpHub {
+  const hub = composition.kernel.services.get('mcp')?.value as McpHub | undefined
+  if (!hub) throw new YokeError('USAGE', { reason: 'no mcp instance is running: add `mcp: { use: mcp }` to the preset (base has it)' })
+  return hub
+}
+
+/** Asks the dev running in this project, when one answers and no flag asks for other layers. */
+async function askDev(args: ParsedArgs, request: { cmd: string; [key: string]: unknown }): Promise<unknown> {
+  if (args.preset || args.config || args.patch?.length || args.set?.length) return undefined
+  const { projectDir } = await loadLayers(composeOptions(args))
+  return ask(socketPath(projectDir), request)
+}
+
+export const mcpList: Command = {
+  name: 'mcp list',
+  summary: "MCP servers: state (connected, reconnecting n of m, gave up), last error, tools",
+  usage: 'yoke mcp list [--fresh] [--json] [common flags]',
+  options: { fresh: { type: 'boolean' } },
+  async run(args) {
+    const live = args.fresh ? undefined : ((await askDev(args, { cmd: 'mcp-list' })) as McpServerStatus[] | undefined)
+    if (live) return printServers(live, args, 'live from yoke dev')
+    return withComposition(args, async (composition) => printServers(hubOf(composition).list(), args, 'composed now'), true)
+  },
+}
+
+export const mcpRestart: Command = {
+  name: 'mcp restart',
+  summary: 'reconnect one MCP server in the running yoke dev (and revive one that gave up)',
+  usage: 'yoke mcp restart NAME [common flags]',
+  positionals: 1,
+  async run(args, [name]) {
+    if (!name) throw new YokeError('USAGE', { reason: 'yoke mcp restart needs the server name (see yoke mcp list)' })
+    const answer = (await askDev(args, { cmd: 'mcp-restart', name })) as { restarted: boolean; servers: string[] } | undefined
+    if (!answer) throw new YokeError('USAGE', { reason: 'no yoke dev is running in this project: restart acts on a running dev (a config edit restarts a server too)' })
+    if (!answer.restarted) throw new YokeError('USAGE', { reason: `no MCP server is named "${name}"; the servers are: ${answer.servers.join(', ') || 'none'}` })
+    if (args.json) printJson({ ok: true, restarted: name })
+    else process.stdout.write(`restarting ${name}\n`)
+    return 0
+  },
+}
+
+export const mcpImport: Command = {
+  name: 'mcp import',
+  summary: 'convert .mcp.json, claude_desktop_config.json or a Codex config.toml into mcp-client entries',
+  usage: 'yoke mcp import FILE [--write] [--json] [common flags]',
+  positionals: 1,
+  options: { write: { type: 'boolean' } },
+  async run(args, [file]) {
+    if (!file) throw new YokeError('USAGE', { reason: 'yoke mcp import needs a file: .mcp.json, claude_desktop_config.json or a Codex config.toml' })
+    const result = importFile(join(args.cwd ?? process.cwd(), file))
+    const written = args.write ? await writeEntries(args, result) : undefined
+    if (args.json) printJson({ ok: true, ...result, ...(written && { written }) })
+    else if (written) {
+      for (const w of result.warnings) process.stderr.write(color.yellow(`warning: ${w}\n`))
+      process.stdout.write(`${displayPath(written.file, args.cwd ?? process.cwd())}: added ${written.added.join(', ') || 'nothing'}${written.kept.length ? `; kept existing ${written.kept.join(', ')}` : ''}\n`)
+    } else process.stdout.write(toYaml(result))
+    return 0
+  },
+}
+
+/** Adds the imported entries to the project config (created when there is none), atomically. */
+async function writeEntries(args: ParsedArgs, result: ImportResult) {
+  const stack = await loadLayers(composeOptions(args))
+  const file = stack.layers.find((l) => l.kind === 'project')?.file ?? join(stack.projectDir, 'yoke.config.yaml')
+  if (existsSync(file) && !/\.ya?ml$/.test(file)) throw new YokeError('USAGE', { reason: `--write edits YAML configs; ${file} is not one: paste the output of yoke mcp import instead` })
+  const doc = parseDocument(existsSync(file) ? readFileSync(file, 'utf8') : '')
+  if (doc.errors.length) throw new YokeError('CONFIG_SYNTAX', { reason: doc.errors[0]!.message }, { file })
+  if (!isMap(doc.get('plugins'))) doc.set('plugins', doc.createNode({}))
+  const added: string[] = []
+  const kept: string[] = []
+  for (const server of result.servers) {
+    if (doc.hasIn(['plugins', server.key])) kept.push(server.key)
+    else {
+      doc.setIn(['plugins', server.key], doc.createNode({ use: 'mcp-client', ...(!server.enabled && { enabled: false }), config: server.config }))
+      added.push(server.key)
+    }
+  }
+  const temp = `${file}.${process.pid}.tmp`
+  writeFileSync(temp, doc.toString())
+  renameSync(temp, file)
+  return { file, added, kept }
+}
+
+function printServers(servers: McpServerStatus[], args: ParsedArgs, source: string): number {
+  if (args.json) {
+    printJson({ ok: true, source, servers })
+    return 0
+  }
+  process.stdout.write(color.dim(`(${source})\n`))
+  if (!servers.length) process.stdout.write(color.dim('no MCP servers: add an mcp-client instance (see README, "Add an MCP server")\n'))
+  const width = Math.max(8, ...servers.map((s) => s.name.length)) + 2
+  for (const s of servers) {
+    const state = s.state === 'connected' ? color.green('connected') : s.state === 'reconnecting' || s.state === 'connecting' ? color.yellow(s.detail) : color.red(s.detail)
+    const about = [s.transport, s.server && `${s.server.name} ${s.server.version}`, s.pid && `pid ${s.pid}`, `${s.tools} tools`, `instance ${s.instance}`].filter(Boolean).join(' · ')
+    process.stdout.write(`${s.name.padEnd(width)}${state}\n  ${color.dim(about)}\n`)
+    for (const problem of s.problems) process.stdout.write(`  ${color.yellow(problem)}\n`)
+  }
+  return 0
+}

@@ -1,0 +1,87 @@
+/**
+ * MCP test helpers: a kernel with the runtime, the `mcp` registry and mcp-client instances added
+ * one by one, and the real servers the tests spawn.
+ */
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import mcpHub, { type McpHub, type McpServerStatus } from '../../plugins/mcp/index.ts'
+import mcpClient from '../../plugins/mcp-client/index.ts'
+import { Kernel, runtimePlugin, toPlugin, validateConfig, type Fiber, type LogRecord, type Plugin, type ToolRuntime, type ToolResult } from '../../src/index.ts'
+import { ROOT } from './project.ts'
+
+export const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js')
+export const MEMORY = join(ROOT, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js')
+export const FIXTURE = join(ROOT, 'test/fixtures/mcp/server.mjs')
+
+export const text = (r: ToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
+
+export interface McpHarness {
+  kernel: Kernel
+  rt: ToolRuntime
+  hub: McpHub
+  logs: LogRecord[]
+  /** adds an mcp-client instance and waits for its apply */
+  add(key: string, config: Record<string, unknown>): Promise<Fiber>
+  remove(key: string): Promise<void>
+  status(name: string): McpServerStatus
+  /** polls `check` every 20 ms until it is true, failing after `ms` */
+  until(what: string, check: () => boolean, ms?: number): Promise<void>
+  close(): Promise<void>
+}
+
+export async function mcpHarness(projectDir = ROOT): Promise<McpHarness> {
+  const kernel = new Kernel()
+  const logs: LogRecord[] = []
+  kernel.hooks.log.tap('test', (r) => void logs.push(r))
+  kernel.spawn(toPlugin(runtimePlugin) as Plugin, { unloadGraceMs: 200 }, { key: 'yoke:runtime' })
+  kernel.spawn(toPlugin({ name: 'project', provides: ['project'], apply: (ctx: any) => void ctx.provide('project', { dir: projectDir, home: join(projectDir, '.home') }) }) as Plugin, {}, { key: 'yoke:project' })
+  kernel.spawn(toPlugin(mcpHub) as Plugin, {}, { key: 'mcp' })
+  await kernel.settled()
+  const fibers = new Map<string, Fiber>()
+  const plugin = toPlugin(mcpClient) as Plugin
+  const harness: McpHarness = {
+    kernel,
+    logs,
+    rt: kernel.services.get('runtime')!.value as ToolRuntime,
+    hub: kernel.services.get('mcp')!.value as McpHub,
+    async add(key, config) {
+      const checked = validateConfig(plugin, config)
+      assert.ok('value' in checked, JSON.stringify(checked))
+      const fiber = kernel.spawn(plugin, checked.value, { key })
+      fibers.set(key, fiber)
+      await kernel.whenSettled(fiber, 60_000)
+      return fiber
+    },
+    async remove(key) {
+      await kernel.remove(fibers.get(key)!)
+      fibers.delete(key)
+    },
+    status(name) {
+      const found = harness.hub.list().find((s) => s.name === name)
+      assert.ok(found, `no server ${name}`)
+      return found
+    },
+    async until(what, check, ms = 15_000) {
+      const end = Date.now() + ms
+      while (!check()) {
+        if (Date.now() > end) assert.fail(`timed out after ${ms} ms waiting for ${what}`)
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    },
+    close: () => kernel.dispose(),
+  }
+  return harness
+}
+
+export const everything = (serverName = 'everything', extra: Record<string, unknown> = {}) => ({ serverName, command: process.execPath, args: [EVERYTHING, 'stdio'], ...extra })
+export const fixture = (serverName: string, mode = 'normal', extra: Record<string, unknown> = {}) => ({ serverName, command: process.execPath, args: [FIXTURE, mode], ...extra })
+
+/** true while a process with this pid exists */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,329 @@
+// mcp-client over stdio against real servers: server-everything and server-memory from npm, and
+// the SDK-based fixture server with its hostile modes.
+import assert from 'node:assert/strict'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { mcpClientConfig, publicToolName } from '../../plugins/mcp-client/index.ts'
+import { serverEnv } from '../../plugins/mcp-client/stdio.ts'
+import { alive, everything, fixture, mcpHarness, MEMORY, text, type McpHarness } from '../helpers/mcp.ts'
+
+describe('tool names', () => {
+  it('mcp__<server>__<raw>, with invalid characters and long names made unique by a hash', () => {
+    assert.equal(publicToolName('github', 'create_issue'), 'mcp__github__create_issue')
+    const dotted = publicToolName('fs', 'read.file')
+    assert.match(dotted, /^mcp__fs__read_file_[0-9a-f]{12}$/)
+    assert.notEqual(dotted, publicToolName('fs', 'read_file'), 'a changed name never meets the name it was changed into')
+    const unicode = publicToolName('srv', 'résumé😀')
+    assert.match(unicode, /^mcp__srv__r_sum___[0-9a-f]{12}$/, 'one _ per character, not per UTF-16 unit')
+    const long = publicToolName('server', 'a'.repeat(80))
+    const long2 = publicToolName('server', `${'a'.repeat(79)}b`)
+    assert.equal(long.length, 64)
+    assert.match(long, /^[A-Za-z0-9_-]{1,64}$/)
+    assert.notEqual(long, long2, 'two long names with one prefix stay apart')
+    assert.equal(publicToolName('s', 'x'.repeat(56)).length, 64, 'exactly 64 needs no hash')
+    assert.equal(publicToolName('s', 'x'.repeat(56)), `mcp__s__${'x'.repeat(56)}`)
+    assert.match(publicToolName('s', 'x'.repeat(57)), /_[0-9a-f]{12}$/, '65 does')
+  })
+
+  it('serverName, transports and env are checked in the config', () => {
+    const bad = (config: Record<string, unknown>) => {
+      const r = mcpClientConfig.safeParse(config)
+      assert.ok(!r.success, JSON.stringify(config))
+      return r.error.issues.map((i) => i.message).join('; ')
+    }
+    assert.match(bad({ serverName: 'has space', command: 'x' }), /1-32 characters/)
+    assert.match(bad({ serverName: 'x'.repeat(33), command: 'x' }), /1-32 characters/)
+    assert.match(bad({ serverName: 's', command: 'x', url: 'http://a/' }), /not both/)
+    assert.match(bad({ serverName: 's' }), /needs command/)
+    assert.match(bad({ serverName: 's', transport: 'http' }), /needs url/)
+    assert.match(bad({ serverName: 's', command: 'x', env: { LD_PRELOAD: '/evil.so' } }), /LD_PRELOAD may not be set/)
+    assert.match(bad({ serverName: 's', url: 'file:///etc/passwd' }), /./)
+    assert.ok(mcpClientConfig.safeParse({ serverName: 'ok_name-1', url: 'https://example.com/mcp' }).success)
+  })
+
+  it('a server gets a scrubbed environment: the safe defaults plus its entry, never a hijack variable', () => {
+    const env = serverEnv({ FOO: 'bar', NODE_OPTIONS: '--require evil' }, { PATH: '/bin', HOME: '/h', GITHUB_TOKEN: 'secret', LD_PRELOAD: 'x', BASH_FUNC: '() { :; }' })
+    assert.deepEqual(env, { PATH: '/bin', HOME: '/h', FOO: 'bar' })
+  })
+})
+
+describe('mcp-client: server-everything over stdio', () => {
+  let h: McpHarness
+  before(async () => {
+    h = await mcpHarness()
+    await h.add('everything', everything('everything', { env: { FROM_ENTRY: 'yes' } }))
+  })
+  after(() => h.close())
+
+  it('lists its tools under mcp__everything__ and calls echo and get-sum through the pipeline', async () => {
+    assert.equal(h.status('everything').state, 'connected')
+    const names = h.rt.list().map((t) => t.name)
+    for (const raw of ['echo', 'get-sum', 'trigger-long-running-operation', 'get-structured-content']) assert.ok(names.includes(`mcp__everything__${raw}`), raw)
+    assert.ok(!names.includes('mcp__everything__simulate-research-query'), 'a task-only tool is skipped')
+    assert.match(h.status('everything').problems.join('\n'), /simulate-research-query.*MCP task/)
+    const echo = await h.rt.call('mcp__everything__echo', { message: 'hello' })
+    assert.equal(echo.status, 'ok')
+    assert.equal(text(echo), 'Echo: hello')
+    assert.equal(text(await h.rt.call('mcp__everything__get-sum', { a: 2, b: 40 })), 'The sum of 2 and 40 is 42.')
+    const invalid = await h.rt.call('mcp__everything__get-sum', { a: 'two' })
+    assert.equal(invalid.status, 'INVALID_ARGS', 'the upstream schema is checked before the call leaves')
+    const tool = h.rt.list().find((t) => t.name === 'mcp__everything__echo')!
+    assert.equal(tool.source, 'mcp:everything')
+    assert.equal((tool.annotations as Record<string, unknown>).mcpTool, 'echo')
+  })
+
+  it('keeps structured content, and turns images into placeholders', async () => {
+    const structured = await h.rt.call('mcp__everything__get-structured-content', { location: 'Chicago' })
+    assert.equal(structured.status, 'ok')
+    assert.equal(typeof (structured.structured as { temperature: number }).temperature, 'number')
+    const image = await h.rt.call('mcp__everything__get-tiny-image', {})
+    assert.match(text(image), /\[image image\/png, \d+ bytes\]/)
+    assert.ok(!text(image).includes('iVBOR'), 'no base64 in the text')
+    const links = await h.rt.call('mcp__everything__get-resource-links', { count: 2 })
+    assert.equal(links.content.filter((c) => c.type === 'resource_link').length, 2)
+  })
+
+  it('relays progress from trigger-long-running-operation', async () => {
+    const events: unknown[] = []
+    const result = await h.rt.call('mcp__everything__trigger-long-running-operation', { duration: 0.4, steps: 4 }, { onProgress: (e) => events.push(e) })
+    assert.equal(result.status, 'ok', text(result))
+    assert.ok(events.length >= 2, `progress events: ${JSON.stringify(events)}`)
+    assert.deepEqual(Object.keys(events[0] as object).sort(), ['message', 'progress', 'total'])
+  })
+
+  it('a call past callMs with no progress is TIMEOUT, and the server keeps working', async () => {
+    await h.add('slow', everything('slow', { callMs: 300 }))
+    const started = Date.now()
+    // no progress without a progressToken: the operation is silent, so callMs ends it
+    const result = await h.rt.call('mcp__slow__trigger-long-running-operation', { duration: 5, steps: 1 })
+    assert.equal(result.status, 'TIMEOUT', text(result))
+    assert.match(result.error!.message, /300 ms/)
+    assert.ok(Date.now() - started < 3000)
+    assert.equal(text(await h.rt.call('mcp__slow__echo', { message: 'still here' })), 'Echo: still here')
+    await h.remove('slow')
+  })
+
+  it('reads resources and prompts through the mcp tools', async () => {
+    const listed = await h.rt.call('list_mcp_resources', {})
+    const items = (listed.structured as { items: Array<{ server: string; uri: string }> }).items
+    assert.ok(items.some((r) => r.server === 'everything' && r.uri.startsWith('demo://resource/static/')), JSON.stringify(items).slice(0, 300))
+    const templates = await h.rt.call('list_mcp_resource_templates', { server: 'everything' })
+    assert.match(text(templates), /demo:\/\/resource\/dynamic\/text\/\{resourceId\}/)
+    const read = await h.rt.call('read_mcp_resource', { server: 'everything', uri: 'demo://resource/dynamic/text/2' })
+    assert.match(text(read), /Resource 2/)
+    const prompts = await h.rt.call('list_mcp_prompts', {})
+    assert.match(text(prompts), /args-prompt/)
+    const prompt = await h.rt.call('get_mcp_prompt', { server: 'everything', name: 'args-prompt', arguments: { city: 'Lisbon' } })
+    assert.match(text(prompt), /user: .*Lisbon/)
+    const nobody = await h.rt.call('read_mcp_resource', { server: 'nobody', uri: 'x://y' })
+    assert.equal(nobody.status, 'EXEC_FAILED')
+    assert.match(nobody.error!.message, /no MCP server is named "nobody"; the servers are: everything/)
+  })
+
+  it('answers roots/list with the project directory, and the server sees only a scrubbed environment', async () => {
+    assert.match(text(await h.rt.call('mcp__everything__get-roots-list', {})), /file:\/\/\/.*main/)
+    process.env.YOKE_TEST_SECRET_TOKEN = 'must-not-leak'
+    try {
+      await h.add('envcheck', everything('envcheck', { env: { FROM_ENTRY: 'yes' } }))
+      const env = JSON.parse(text(await h.rt.call('mcp__envcheck__get-env', {}))) as Record<string, string>
+      assert.equal(env.FROM_ENTRY, 'yes')
+      assert.equal(env.YOKE_TEST_SECRET_TOKEN, undefined)
+      assert.equal(env.NODE_OPTIONS, undefined)
+      assert.ok(env.PATH)
+      await h.remove('envcheck')
+    } finally {
+      delete process.env.YOKE_TEST_SECRET_TOKEN
+    }
+  })
+
+  it('a second instance with a server name in use fails at load, naming both instances', async () => {
+    const fiber = await h.add('again', everything('everything'))
+    assert.equal(fiber.state, 'failed')
+    assert.equal(fiber.error?.code, 'MCP_NAME_CONFLICT')
+    assert.match(String(fiber.error?.message), /"everything" is used by instance "everything" and again by instance "again"/)
+    assert.equal(h.status('everything').state, 'connected', 'the first one is untouched')
+    await h.remove('again')
+  })
+})
+
+describe('mcp-client: supervision and hostile servers', () => {
+  let h: McpHarness
+  let dir: string
+  before(async () => {
+    h = await mcpHarness()
+    dir = mkdtempSync(join(tmpdir(), 'yoke-mcp-'))
+    await h.add('healthy', fixture('healthy'))
+  })
+  after(async () => {
+    await h.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const healthy = async () => assert.equal(text(await h.rt.call('mcp__healthy__echo', { text: 'ok' })), 'ok', 'the other server is unharmed')
+
+  it('a timeout and an abort both reach the server as notifications/cancelled, and are told apart', async () => {
+    const mark = join(dir, 'cancel.log')
+    await h.add('cancel', fixture('cancel', 'normal', { env: { MARK_FILE: mark }, callMs: 200, maxCallMs: 400 }))
+    const timedOut = await h.rt.call('mcp__cancel__sleep', { ms: 5000 })
+    assert.equal(timedOut.status, 'TIMEOUT')
+    const controller = new AbortController()
+    setTimeout(() => controller.abort(), 150)
+    const aborted = await h.rt.call('mcp__cancel__sleep', { ms: 5000 }, { signal: controller.signal })
+    assert.equal(aborted.status, 'ABORTED')
+    await h.until('both cancellations logged by the server', () => (readFileSync(mark, 'utf8').match(/^cancelled /gm) ?? []).length === 2, 5000)
+    await h.remove('cancel')
+  })
+
+  it('killing the server mid-call ends the call with SERVER_UNAVAILABLE within 1 s; it reconnects and its tools stay', async () => {
+    await h.add('victim', fixture('victim', 'normal', { reconnect: { initialDelayMs: 50 } }))
+    const pid = h.status('victim').pid!
+    const call = h.rt.call('mcp__victim__sleep', { ms: 10_000 })
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    const killedAt = Date.now()
+    process.kill(pid, 'SIGKILL')
+    const result = await call
+    assert.equal(result.status, 'SERVER_UNAVAILABLE')
+    assert.ok(Date.now() - killedAt < 1000, `ended ${Date.now() - killedAt} ms after the kill`)
+    assert.match(result.error!.message, /"victim" is unavailable.*killed by SIGKILL.*reconnecting/)
+    await h.until('reconnected', () => h.status('victim').state === 'connected')
+    assert.notEqual(h.status('victim').pid, pid)
+    assert.equal(text(await h.rt.call('mcp__victim__echo', { text: 'back' })), 'back')
+    await healthy()
+    await h.remove('victim')
+  })
+
+  it('during an outage calls end at once, saying which attempt it is', async () => {
+    await h.add('flaky', fixture('flaky', 'normal', { reconnect: { initialDelayMs: 5000 } }))
+    process.kill(h.status('flaky').pid!, 'SIGKILL')
+    await h.until('reconnecting', () => h.status('flaky').state === 'reconnecting')
+    const started = Date.now()
+    const result = await h.rt.call('mcp__flaky__echo', { text: 'x' })
+    assert.equal(result.status, 'SERVER_UNAVAILABLE')
+    assert.ok(Date.now() - started < 200)
+    assert.match(result.error!.message, /unavailable, reconnecting, attempt 1 of 10/)
+    assert.match(result.error!.hint!, /yoke mcp list/)
+    await h.remove('flaky')
+  })
+
+  it('a crash-looping server gives up after its budget, its tools go, and restart revives it', async () => {
+    await h.add('loop', fixture('loop', 'crash', { env: { CRASH_MS: '150' }, reconnect: { initialDelayMs: 20, maxDelayMs: 1000, maxAttempts: 3 } }))
+    await h.until('gave up', () => h.status('loop').state === 'gave-up', 20_000)
+    assert.ok(!h.rt.list().some((t) => t.name.startsWith('mcp__loop__')), 'tools unregistered')
+    assert.match(h.status('loop').detail, /gave up after 3 attempts.*exited with code 7.*yoke mcp restart/)
+    assert.ok(h.logs.some((l) => l.level === 'error' && /"loop" it gave up/.test(l.message)))
+    assert.equal((await h.rt.call('mcp__loop__echo', { text: 'x' })).status, 'UNKNOWN_TOOL')
+    assert.ok(h.hub.restart('loop'))
+    await h.until('connected again', () => h.status('loop').state === 'connected' && h.status('loop').tools > 0)
+    await healthy()
+    await h.remove('loop')
+  })
+
+  it('garbage on stdout is reported and skipped; the server still works', async () => {
+    await h.add('garbage', fixture('garbage', 'garbage'))
+    assert.equal(h.status('garbage').state, 'connected')
+    assert.equal(text(await h.rt.call('mcp__garbage__echo', { text: 'fine' })), 'fine')
+    assert.ok(h.logs.some((l) => /not JSON-RPC: "this is not json"/.test(l.message)))
+    await h.remove('garbage')
+  })
+
+  it('a server that exits during the handshake is reported with its stderr and retried; nothing else is harmed', async () => {
+    await h.add('quitter', fixture('quitter', 'exit-handshake', { reconnect: { initialDelayMs: 5000 } }))
+    const status = h.status('quitter')
+    assert.equal(status.state, 'reconnecting')
+    assert.match(status.lastError!, /code 3.*fixture: refusing to start/)
+    assert.ok(h.logs.some((l) => l.level === 'warn' && /"quitter" could not start/.test(l.message)))
+    await healthy()
+    await h.remove('quitter')
+  })
+
+  it('failOnStartupError: true fails the instance instead', async () => {
+    const fiber = await h.add('strict', fixture('strict', 'exit-handshake', { failOnStartupError: true }))
+    assert.equal(fiber.state, 'failed')
+    assert.equal(fiber.error?.code, 'MCP_CONNECT_FAILED')
+    assert.match(String(fiber.error?.message), /MCP server "strict" could not start: .*refusing to start/)
+    await h.remove('strict')
+  })
+
+  it('a server that never answers tools/list fails its startup within startupMs', async () => {
+    const started = Date.now()
+    await h.add('mute', fixture('mute', 'no-list', { startupMs: 400, reconnect: { initialDelayMs: 5000 } }))
+    assert.ok(Date.now() - started < 3000)
+    assert.equal(h.status('mute').state, 'reconnecting')
+    assert.match(h.status('mute').lastError!, /timed out/i)
+    await healthy()
+    await h.remove('mute')
+  })
+
+  it('duplicate raw names leave the previous generation (none here) and say why', async () => {
+    await h.add('dupes', fixture('dupes', 'duplicates'))
+    assert.equal(h.status('dupes').state, 'connected')
+    assert.equal(h.status('dupes').tools, 0)
+    assert.match(h.status('dupes').problems.join(), /names "echo" twice; the previous tools stay registered/)
+    await h.remove('dupes')
+  })
+
+  it('a schema 11 levels deep skips that tool only', async () => {
+    await h.add('deep', fixture('deep', 'deep'))
+    const names = h.rt.list().map((t) => t.name)
+    assert.ok(!names.includes('mcp__deep__deep'))
+    assert.ok(names.includes('mcp__deep__echo'))
+    assert.match(h.status('deep').problems.join(), /skipped tool "deep": its input schema nests 11 levels deep; the limit is 10/)
+    await h.remove('deep')
+  })
+
+  it('an 11 MB response arrives whole (the buffer is above the SDK 10 MiB) and is bounded by the output limits', async () => {
+    await h.add('big', fixture('big'))
+    const result = await h.rt.call('mcp__big__big', { bytes: 11 * 1024 * 1024 })
+    assert.equal(result.status, 'ok', text(result).slice(0, 300))
+    assert.ok(result.truncated && result.truncated.bytes >= 11 * 1024 * 1024)
+    assert.ok(readFileSync(result.truncated.spilled!, 'utf8').includes('x'.repeat(11 * 1024 * 1024)))
+    await h.remove('big')
+  })
+
+  it('a message over maxMessageBytes closes that connection only', async () => {
+    await h.add('capped', fixture('capped', 'normal', { maxMessageBytes: 1024 * 1024, reconnect: { initialDelayMs: 50 } }))
+    const result = await h.rt.call('mcp__capped__big', { bytes: 2 * 1024 * 1024 })
+    assert.equal(result.status, 'SERVER_UNAVAILABLE')
+    assert.ok(h.logs.some((l) => /over 1048576 bytes \(maxMessageBytes\)/.test(l.message)))
+    await h.until('reconnected', () => h.status('capped').state === 'connected')
+    await healthy()
+    await h.remove('capped')
+  })
+
+  it('a list_changed notification re-syncs: the changed tool is replaced, the rest untouched', async () => {
+    await h.add('changing', fixture('changing', 'normal', { env: { CHANGE_AFTER_MS: '300' } }))
+    const before = h.rt.list().filter((t) => t.name.startsWith('mcp__changing__'))
+    assert.match(before.find((t) => t.name === 'mcp__changing__echo')!.description!, /v1/)
+    await h.until('v2', () => /v2/.test(h.rt.list().find((t) => t.name === 'mcp__changing__echo')?.description ?? ''))
+    const afterSync = h.rt.list().filter((t) => t.name.startsWith('mcp__changing__'))
+    assert.equal(afterSync.find((t) => t.name === 'mcp__changing__pid')!.id, before.find((t) => t.name === 'mcp__changing__pid')!.id, 'an unchanged tool keeps its registration')
+    assert.equal(text(await h.rt.call('mcp__changing__echo', { text: 'new' })), 'new')
+    await h.remove('changing')
+  })
+
+  it('server-to-client requests: roots answered, anything undeclared gets a JSON-RPC error', async () => {
+    assert.match(text(await h.rt.call('mcp__healthy__ask-client', { method: 'roots/list' })), /"roots":\[\{"uri":"file:\/\//)
+    assert.match(text(await h.rt.call('mcp__healthy__ask-client', { method: 'sampling/createMessage' })), /error -32601/)
+    assert.match(text(await h.rt.call('mcp__healthy__ask-client', { method: 'elicitation/create' })), /error -32601/)
+  })
+
+  it('closing an instance kills the whole process tree (a server started through a wrapper, as npx does)', async () => {
+    await h.add('wrapped', fixture('wrapped', 'wrapper'))
+    const wrapper = h.status('wrapped').pid!
+    const server = Number(text(await h.rt.call('mcp__wrapped__pid', {})))
+    assert.notEqual(server, wrapper)
+    assert.ok(alive(server))
+    await h.remove('wrapped')
+    await h.until('the grandchild is gone', () => !alive(server) && !alive(wrapper), 10_000)
+  })
+
+  it('server-memory from npm: create entities and read the graph', async () => {
+    await h.add('memory', { serverName: 'memory', command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') } })
+    const created = await h.rt.call('mcp__memory__create_entities', { entities: [{ name: 'yoke', entityType: 'project', observations: ['composes plugins'] }] })
+    assert.equal(created.status, 'ok', text(created))
+    const graph = await h.rt.call('mcp__memory__read_graph', {})
+    assert.match(text(graph), /composes plugins/)
+    await h.remove('memory')
+  })
+})

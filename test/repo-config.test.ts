@@ -16,6 +16,7 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       ['policy', 'policy', 'active'],
       ['prompt', 'prompt', 'active'],
       ['skills', 'skills', 'active'],
+      ['mcp', 'mcp', 'active'],
       ['audit', 'audit-log', 'active'],
       ['greeter', 'greeter', 'active'],
       ['notes', 'notes', 'active'],

@@ -47,8 +47,6 @@ export const mcpClientConfig = z
     failOnStartupError: z.boolean().default(false),
     /** `safe` calls may overlap; `exclusive` ones run alone */
     concurrency: z.enum(['safe', 'exclusive']).default('safe'),
-    /** the most calls in flight to this server at once */
-    maxConcurrent: z.number().int().positive().optional(),
     /** default: low for tools annotated readOnlyHint, else medium */
     risk: z.enum(['low', 'medium', 'high', 'critical']).optional(),
     /** descriptions are cut to this (a long one floods the model's context) */

@@ -2,9 +2,12 @@
  * HTTP transports (Streamable HTTP, and SSE for older servers) and the fetch they use. For URLs
  * that come from packages rather than the user's own config, every request is checked: the host,
  * literal or resolved, may not be private, loopback, link-local or a metadata address, and
- * redirects are refused (octos's SSRF rules).
+ * redirects are refused (octos's SSRF rules). The resolved addresses are checked where the socket
+ * connects (undici with our lookup), so DNS rebinding between check and connection is caught too.
  */
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import { lookup } from 'node:dns/promises'
+import { Agent, fetch as undiciFetch } from 'undici'
 import { BlockList, isIP } from 'node:net'
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -17,7 +20,10 @@ for (const [net, bits] of [
   ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) PRIVATE.addSubnet(net, bits, 'ipv4') // prettier-ignore
 // ::/96 holds ::, ::1 and the IPv4-compatible forms; BlockList maps ::ffff:a.b.c.d onto the IPv4 rules itself
-for (const [net, bits] of [['::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['64:ff9b::', 96]] as const) PRIVATE.addSubnet(net, bits, 'ipv6')
+// 64:ff9b::/96 and 64:ff9b:1::/48 (NAT64), 2002::/16 (6to4) and 100::/64 can carry or reach an IPv4 address
+for (const [net, bits] of [['::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2002::', 16], ['100::', 64]] as const) {
+  PRIVATE.addSubnet(net, bits, 'ipv6')
+}
 
 export function isPrivateAddress(address: string): boolean {
   const family = isIP(address)
@@ -44,11 +50,31 @@ export async function checkUrl(url: string | URL, resolve = lookup): Promise<voi
   if (bad) throw refuse(`${host} resolves to ${bad.address}, a private, loopback or reserved address`)
 }
 
-/** fetch that checks every request's host and refuses redirects. */
-export function guardedFetch(): FetchLike {
+type Lookup = typeof dnsLookup
+
+/**
+ * A lookup for the connection itself: the addresses the socket will use are the ones checked, so
+ * a name that resolves to a public address for the check and to a private one for the connection
+ * (DNS rebinding) is still refused.
+ */
+export function guardedLookup(resolve: Lookup = dnsLookup) {
+  return (hostname: string, options: LookupOptions, callback: (err: Error | null, address?: string | LookupAddress[], family?: number) => void) => {
+    resolve(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err)
+      const bad = addresses.find((a) => isPrivateAddress(a.address))
+      if (bad) return callback(new YokeError('URL_REFUSED', { url: hostname, reason: `${hostname} resolves to ${bad.address}, a private, loopback or reserved address` }))
+      if (options.all) callback(null, addresses)
+      else callback(null, addresses[0]!.address, addresses[0]!.family)
+    })
+  }
+}
+
+/** fetch that checks every request's host (before it, and again as it connects) and refuses redirects. */
+export function guardedFetch(check: (url: string | URL) => Promise<void> = checkUrl, resolve?: Lookup): FetchLike {
+  const dispatcher = new Agent({ connect: { lookup: guardedLookup(resolve) as never } })
   return async (url, init) => {
-    await checkUrl(url)
-    const response = await fetch(url, { ...init, redirect: 'manual' })
+    await check(url)
+    const response = (await undiciFetch(url, { ...(init as object), redirect: 'manual', dispatcher })) as unknown as Response
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => {})
       throw new YokeError('URL_REFUSED', { url: String(url), reason: `it redirects (HTTP ${response.status}) and redirects are refused` })
@@ -77,7 +103,14 @@ export function sseTransport(options: HttpOptions): SSEClientTransport {
   return new SSEClientTransport(new URL(options.url), {
     requestInit: { headers: options.headers },
     fetch: fetcher,
-    eventSourceInit: { fetch: (url, init) => (fetcher ?? fetch)(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...options.headers } }) },
+    eventSourceInit: {
+      // the event stream's request keeps its own headers (Accept: text/event-stream) and gets ours
+      fetch: (url, init) => {
+        const headers = new Headers(init?.headers)
+        for (const [name, value] of Object.entries(options.headers)) headers.set(name, value)
+        return (fetcher ?? fetch)(url, { ...init, headers })
+      },
+    },
   })
 }
 
@@ -87,7 +120,10 @@ export function wantsSse(err: unknown): boolean {
   return err instanceof StreamableHTTPError && typeof code === 'number' && code >= 400 && code < 500 && code !== 401 && code !== 403
 }
 
-/** A session the server no longer knows (it restarted, or expired the session): reconnect. */
+/**
+ * A session the server no longer knows (it restarted, or ended the session): the spec says 404;
+ * servers built on the SDK's examples answer 400 "No valid session ID". The request was not run.
+ */
 export function sessionExpired(err: unknown): boolean {
-  return err instanceof StreamableHTTPError && err.code === 404
+  return err instanceof StreamableHTTPError && (err.code === 404 || (err.code === 400 && /session/i.test(err.message)))
 }

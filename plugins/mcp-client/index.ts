@@ -27,7 +27,7 @@ export default definePlugin({
     const server = cfg.serverName
     const tools = new ServerTools(cfg, ctx.runtime, (raw, args, call) => callTool(raw, args, call), (m) => ctx.logger.warn(m), ctx.signal)
     const supervisor: Supervisor = new Supervisor(cfg.reconnect, {
-      open: () => Session.open(cfg, { projectDir: ctx.project.dir, version, onToolsChanged: resync, onError: (err) => ctx.logger.debug(`MCP server "${server}": ${err.message}`) }),
+      open: (signal) => Session.open(cfg, { projectDir: ctx.project.dir, version, onToolsChanged: resync, onError: (err) => ctx.logger.debug(`MCP server "${server}": ${err.message}`) }, signal),
       ready: (session) => tools.sync(session.client),
       async gaveUp() {
         ctx.logger.error(`MCP server "${server}" ${supervisor.describe()}; its tools are unregistered`)
@@ -38,6 +38,7 @@ export default definePlugin({
         if (state === 'connected' && supervisor.generation > 1) ctx.logger.info(`MCP server "${server}" connected again (${tools.count} tools)`)
         ctx.mcp.changed(server)
       },
+      failed: (what, err) => ctx.logger.error(`MCP server "${server}": ${what} failed: ${(err as Error)?.message ?? err}`, err),
     })
     const handle: McpServerHandle = {
       name: server,
@@ -67,13 +68,15 @@ export default definePlugin({
     }
     ctx.mcp.add(handle)
     ctx.effect(`mcp ${server} connection`, () => supervisor.close())
-    const failed = await supervisor.start()
+    // an instance removed while its server starts does not wait for the attempt to end
+    const failed = await Promise.race([supervisor.start(), new Promise<undefined>((resolve) => ctx.signal.addEventListener('abort', () => resolve(undefined), { once: true }))])
     if (failed && cfg.failOnStartupError) throw new YokeError('MCP_CONNECT_FAILED', { server, reason: failed.message })
     if (failed && !ctx.signal.aborted) ctx.logger.warn(`MCP server "${server}" could not start (${failed.message}); ${supervisor.describe()}`)
 
     function resync() {
       const session = supervisor.session
-      if (!session || supervisor.state !== 'connected') return // the sync on (re)connect will see the new list
+      if (!session || session.isLost) return // the sync of the next connection will see the new list
+      // queued behind a sync under way (the one on connect, too)
       tools.sync(session.client).catch((err) => {
         if (!session.isLost) ctx.logger.warn(`MCP server "${server}": re-reading its tools failed (${(err as Error).message}); the previous tools stay`)
       })
@@ -99,9 +102,10 @@ export default definePlugin({
           throw new YokeError('TIMEOUT', { name: call.call.name, ms }, { cause: err })
         }
         if (sessionExpired(err) && !retried) {
-          // the server forgot our HTTP session (it restarted): it never ran the call, so reconnect and send it again
-          supervisor.restart()
-          if (await supervisor.connected(cfg.startupMs)) return callTool(raw, args, call, true)
+          // the server refused this very call for an unknown session (it restarted): it never ran it,
+          // so send it again on a new session. A call merely in flight when that happened is not resent.
+          session.drop('the server forgot the session', true)
+          if (await supervisor.connected(cfg.startupMs, session)) return callTool(raw, args, call, true)
         }
         if (session.isLost || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)) {
           throw unavailable(cfg, `the connection closed during the call (${session.why ?? 'connection closed'}); reconnecting`)

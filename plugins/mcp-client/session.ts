@@ -9,7 +9,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ListRootsRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { transportOf, type McpClientConfig } from './config.ts'
-import { sseTransport, streamableTransport, wantsSse } from './http.ts'
+import { sessionExpired, sseTransport, streamableTransport, wantsSse } from './http.ts'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js'
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
+import { settledWithin } from 'yoke'
 import { ProcessTransport, serverEnv } from './stdio.ts'
 
 export type TransportKind = 'stdio' | 'http' | 'sse'
@@ -30,6 +34,8 @@ export class Session {
   isLost = false
   /** why it ended, once it has */
   why?: string
+  /** it ended because the server forgot the session: reconnect at once, it is not an outage */
+  expired = false
 
   private constructor(
     readonly client: Client,
@@ -48,10 +54,10 @@ export class Session {
     return this.transport instanceof ProcessTransport ? this.transport.pid : undefined
   }
 
-  /** Connects within `startupMs` or throws; a stdio server that fails is killed. */
-  static async open(cfg: McpClientConfig, host: SessionHost, kind: TransportKind = transportOf(cfg)): Promise<Session> {
-    const session = new Session(new Client({ name: 'yoke', version: host.version }, { capabilities: { roots: {} } }), makeTransport(cfg, kind), kind)
-    const { client } = session
+  /** Connects within `startupMs` or throws; a stdio server that fails is killed. `signal` aborts the attempt. */
+  static async open(cfg: McpClientConfig, host: SessionHost, signal?: AbortSignal, kind: TransportKind = transportOf(cfg)): Promise<Session> {
+    const client = new Client({ name: 'yoke', version: host.version }, { capabilities: { roots: {} }, jsonSchemaValidator: tolerantValidator })
+    const session = new Session(client, makeTransport(cfg, kind), kind)
     client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(host.projectDir).href, name: basename(host.projectDir) }] }))
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => host.onToolsChanged())
     client.onclose = () => session.#ended(new Error(session.#closeReason()))
@@ -60,28 +66,39 @@ export class Session {
       session.#check()
     }
     let timer: NodeJS.Timeout | undefined
+    let onAbort: (() => void) | undefined
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer to the handshake within ${cfg.startupMs} ms (startupMs)`)), cfg.startupMs)
+      onAbort = () => reject(signal!.reason)
+      signal?.addEventListener('abort', onAbort, { once: true })
     })
     try {
-      await Promise.race([client.connect(session.transport, { timeout: cfg.startupMs }), late])
+      signal?.throwIfAborted()
+      await Promise.race([client.connect(session.transport, { timeout: cfg.startupMs, signal }), late])
       return session
     } catch (err) {
       await session.close()
-      if (kind === 'http' && !cfg.transport && wantsSse(err)) return Session.open(cfg, host, 'sse')
+      if (kind === 'http' && !cfg.transport && wantsSse(err) && !signal?.aborted) return Session.open(cfg, host, signal, 'sse')
       throw new Error(describe(err, session))
     } finally {
       clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort!)
     }
   }
 
+  /** Ends the connection; an HTTP session is ended on the server too (bounded: a dead server is not waited for). */
   async close(): Promise<void> {
+    const wasLive = !this.isLost
     this.#ended(new Error('closed'))
+    if (wasLive && this.transport instanceof StreamableHTTPClientTransport && this.sessionId) {
+      await settledWithin(this.transport.terminateSession(), 1000)
+    }
     await this.client.close().catch(() => {})
   }
 
-  /** Marks the connection lost (an HTTP session the server forgot) and closes it. */
-  drop(why: string): void {
+  /** Marks the connection lost and closes it; `expired`: the server forgot our HTTP session. */
+  drop(why: string, expired = false): void {
+    this.expired ||= expired
     this.#ended(new Error(why))
     void this.client.close().catch(() => {})
   }
@@ -99,7 +116,7 @@ export class Session {
     this.#checking = true
     this.client
       .ping({ timeout: 5000 })
-      .catch((err) => this.drop(`the server stopped answering (${(err as Error).message})`))
+      .catch((err) => this.drop(sessionExpired(err) ? 'the server forgot the session' : `the server stopped answering (${(err as Error).message})`, sessionExpired(err)))
       .finally(() => (this.#checking = false))
   }
 
@@ -129,4 +146,22 @@ function describe(err: unknown, session: Session): string {
     return `${message}${exit}${tail ? ` (stderr: ${tail})` : ''}`
   }
   return message
+}
+
+const ajvProvider = new AjvJsonSchemaValidator()
+
+/**
+ * The SDK compiles every tool's outputSchema inside listTools and throws on the first that does
+ * not compile, losing the whole list; this one lets that tool's calls fail instead (and the tool
+ * sync skips it).
+ */
+export const tolerantValidator: jsonSchemaValidator = {
+  getValidator(schema) {
+    try {
+      return ajvProvider.getValidator(schema)
+    } catch (err) {
+      const errorMessage = `the server's outputSchema does not compile: ${(err as Error).message}`
+      return () => ({ valid: false, data: undefined, errorMessage })
+    }
+  },
 }

@@ -44,6 +44,7 @@ export class ProcessTransport implements Transport {
   #pending: Buffer[] = []
   #pendingBytes = 0
   #closed = false
+  #corked = false
 
   constructor(readonly options: ProcessOptions) {}
 
@@ -55,14 +56,22 @@ export class ProcessTransport implements Transport {
     const { command, args, env, cwd } = this.options
     const child = spawn(command, args, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, shell: false, windowsHide: true })
     this.#child = child
-    this.#exited = new Promise((resolve) => child.once('close', () => resolve()))
+    // the server's end is its exit: a grandchild that inherited stdout must not keep it "open"
+    this.#exited = new Promise((resolve) => {
+      child.once('close', resolve)
+      child.once('exit', () => setTimeout(() => {
+        child.stdout!.destroy()
+        child.stderr!.destroy()
+        resolve()
+      }, 100).unref()) // prettier-ignore
+    })
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve)
       child.once('error', reject)
     })
     child.on('error', (err) => this.onerror?.(err))
     child.once('exit', (code, signal) => (this.exit = { code, signal }))
-    child.once('close', () => this.#ended())
+    void this.#exited.then(() => this.#ended())
     child.stdin!.on('error', (err) => this.onerror?.(err)) // EPIPE when the server died
     child.stdout!.on('data', (chunk: Buffer) => this.#read(chunk))
     let partial = ''
@@ -77,6 +86,15 @@ export class ProcessTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#child?.stdin
     if (!stdin?.writable) return Promise.reject(new Error('the server process is not running'))
+    // messages sent in one tick leave in one write: fewer syscalls and wake-ups under load
+    if (!this.#corked) {
+      this.#corked = true
+      stdin.cork()
+      process.nextTick(() => {
+        this.#corked = false
+        stdin.uncork()
+      })
+    }
     return new Promise((resolve) => (stdin.write(serializeMessage(message)) ? resolve() : stdin.once('drain', resolve)))
   }
 
@@ -91,10 +109,12 @@ export class ProcessTransport implements Transport {
       killGroup(child.pid!, 'SIGTERM')
       if (!(await settledWithin(this.#exited!, grace * 4))) killGroup(child.pid!, 'SIGKILL')
     }
-    killGroup(child.pid!, 'SIGTERM') // what the server left behind in its group
-    const stragglers = setTimeout(() => killGroup(child.pid!, 'SIGKILL'), grace * 4)
-    stragglers.unref()
-    await this.#exited
+    await settledWithin(this.#exited!, grace * 4)
+    // what the server left behind in its group (a wrapper's child): SIGTERM, then SIGKILL if it stays
+    if (killGroup(child.pid!, 'SIGTERM') && !(await groupGone(child.pid!, grace * 4))) {
+      killGroup(child.pid!, 'SIGKILL')
+      await groupGone(child.pid!, 1000)
+    }
     this.#ended()
   }
 
@@ -141,11 +161,22 @@ export class ProcessTransport implements Transport {
   }
 }
 
-function killGroup(pid: number, signal: NodeJS.Signals) {
+/** Polls until no process of the group is left (true), or `ms` pass (false). */
+async function groupGone(pid: number, ms: number): Promise<boolean> {
+  for (let waited = 0; waited < ms; waited += 50) {
+    if (!killGroup(pid, 0)) return true
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return !killGroup(pid, 0)
+}
+
+/** Signals the process group led by `pid`; false when no process of it is left. */
+function killGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
   try {
     process.kill(-pid, signal)
+    return true
   } catch {
-    // the group is gone already
+    return false
   }
 }
 

@@ -2,7 +2,8 @@
  * Keeps one server connected. Each connection is a generation; a lost one is reopened after
  * initialDelayMs, doubling up to maxDelayMs. maxAttempts failures in a row spend the outage
  * budget; a connection that stayed up longer than maxDelayMs refills it (a crash-looping server
- * does not). When the budget is spent the supervisor gives up until `restart()`.
+ * does not). When the budget is spent the supervisor gives up until `restart()`. Closing or
+ * restarting aborts a connection attempt under way.
  */
 import type { Session } from './session.ts'
 
@@ -15,11 +16,14 @@ export interface ReconnectPolicy {
 }
 
 export interface SupervisorHooks {
-  open(): Promise<Session>
+  /** opens a connection; `signal` aborts the attempt (close, restart) */
+  open(signal: AbortSignal): Promise<Session>
   /** runs on every new connection before it counts as connected (the tool sync); a throw fails the attempt */
   ready(session: Session): Promise<void>
   gaveUp(): Promise<void>
   changed(state: ServerState): void
+  /** a hook threw: reported, and the loop goes on */
+  failed(what: string, err: unknown): void
 }
 
 export class Supervisor {
@@ -32,6 +36,8 @@ export class Supervisor {
   connectedAt?: number
   #closed = false
   #restarting = false
+  /** aborts the connection attempt under way */
+  #attempt?: AbortController
   #wake?: () => void
   #waiters = new Set<() => void>()
 
@@ -42,19 +48,27 @@ export class Supervisor {
 
   /** Starts the loop; resolves after the first attempt with its error, if it failed. */
   start(): Promise<Error | undefined> {
-    return new Promise((resolve) => void this.#run(resolve))
+    return new Promise((resolve) => {
+      this.#run(resolve).catch((err) => {
+        this.hooks.failed('the connection loop', err)
+        resolve(err instanceof Error ? err : new Error(String(err)))
+      })
+    })
   }
 
   /** Reconnects now with a full budget (and revives a supervisor that gave up). */
   restart(): void {
+    if (this.#closed) return
     this.#restarting = true
     this.attempt = 0
+    this.#attempt?.abort(new Error('restarted'))
     this.session?.drop('restarted')
     this.#wake?.()
   }
 
   async close(): Promise<void> {
     this.#closed = true
+    this.#attempt?.abort(new Error('closed'))
     this.#wake?.()
     const session = this.session
     this.session = undefined
@@ -62,16 +76,19 @@ export class Supervisor {
     this.#set('closed')
   }
 
-  /** Waits until connected (true), or until `ms` pass or the supervisor gives up or closes (false). */
-  connected(ms: number): Promise<boolean> {
-    if (this.state === 'connected') return Promise.resolve(true)
+  /** Waits until a connection other than `previous` is up (true), or `ms` pass, or it gives up or closes (false). */
+  connected(ms: number, previous?: Session): Promise<boolean> {
+    const up = () => this.state === 'connected' && this.session !== undefined && this.session !== previous && !this.session.isLost
+    if (up()) return Promise.resolve(true)
     return new Promise((resolve) => {
       const done = () => {
+        if (!up() && this.state !== 'gave-up' && this.state !== 'closed' && !timedOut) return
         clearTimeout(timer)
         this.#waiters.delete(done)
-        resolve(this.state === 'connected')
+        resolve(up())
       }
-      const timer = setTimeout(done, ms)
+      let timedOut = false
+      const timer = setTimeout(() => ((timedOut = true), done()), ms)
       this.#waiters.add(done)
     })
   }
@@ -94,23 +111,26 @@ export class Supervisor {
       let session: Session | undefined
       let failure: Error | undefined
       this.#restarting = false // a restart asked for before this attempt is this attempt
+      const attempt = (this.#attempt = new AbortController())
       try {
         this.generation++
-        session = this.session = await this.hooks.open()
+        session = this.session = await this.hooks.open(attempt.signal)
         if (this.#closed) break
         await this.hooks.ready(session)
         if (session.isLost) throw await session.lost
+        if (attempt.signal.aborted) throw attempt.signal.reason
         this.connectedAt = Date.now()
         this.#set('connected')
         settleFirst()
         const why = await session.lost
         if (this.#closed) break
+        if (session.expired) this.#restarting = true // not an outage: a new session at once
         if (!this.#restarting) failure = why
         // a connection that stayed up refills the budget; a crash loop does not
         if (Date.now() - this.connectedAt >= this.policy.maxDelayMs) this.attempt = 0
       } catch (err) {
         if (this.#closed) break
-        failure = err instanceof Error ? err : new Error(String(err))
+        if (!this.#restarting) failure = err instanceof Error ? err : new Error(String(err))
       }
       // the next state first, so the caller of the first attempt and the observers see it at once
       const restart = this.#restarting
@@ -118,11 +138,11 @@ export class Supervisor {
       if (!restart) this.attempt++
       const gaveUp = !restart && this.attempt > this.policy.maxAttempts
       this.#set(restart ? 'connecting' : gaveUp ? 'gave-up' : 'reconnecting')
-      settleFirst(failure)
+      if (!restart) settleFirst(failure)
       if (this.session === session) this.session = undefined
       await session?.close()
       if (gaveUp) {
-        await this.hooks.gaveUp()
+        await this.hooks.gaveUp().catch((err) => this.hooks.failed('giving up', err))
         await this.#sleep(Infinity) // until restart() or close()
       } else if (!restart) await this.#sleep(Math.min(this.policy.initialDelayMs * 2 ** (this.attempt - 1), this.policy.maxDelayMs))
     }
@@ -133,8 +153,12 @@ export class Supervisor {
   #set(state: ServerState) {
     if (this.state === state && state !== 'reconnecting') return
     this.state = state
-    for (const waiter of [...this.#waiters]) if (state === 'connected' || state === 'gave-up' || state === 'closed') waiter()
-    this.hooks.changed(state)
+    for (const waiter of [...this.#waiters]) waiter()
+    try {
+      this.hooks.changed(state)
+    } catch (err) {
+      this.hooks.failed('a state observer', err)
+    }
   }
 
   #sleep(ms: number): Promise<void> {

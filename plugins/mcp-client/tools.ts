@@ -9,6 +9,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
 import { checkSchema, globToRegExp, type CallContext, type ContentPart, type Disposer, type RuntimeApi, type ToolDefinition, type ToolOutput } from 'yoke'
 import { publicToolName, type McpClientConfig } from './config.ts'
+import { tolerantValidator } from './session.ts'
 
 /** A tools/list the server got wrong: reported, and the previous generation stays. */
 export class ListProblem extends Error {}
@@ -101,7 +102,7 @@ export class ServerTools {
         skip(tool.name, 'it runs only as an MCP task, which yoke does not support yet')
         continue
       }
-      const problem = checkSchema(tool.inputSchema)
+      const problem = checkSchema(tool.inputSchema) ?? (tool.outputSchema && outputSchemaProblem(tool.outputSchema))
       if (problem) {
         skip(tool.name, problem)
         continue
@@ -162,6 +163,14 @@ export class ServerTools {
   #register(entry: Entry): Entry {
     return { ...entry, dispose: this.runtime.register(entry.def) }
   }
+}
+
+/** What is wrong with an outputSchema: the input schema's limits, and it must compile. */
+function outputSchemaProblem(schema: object): string | undefined {
+  const problem = checkSchema(schema)
+  if (problem) return problem.replace('its input schema', 'its outputSchema')
+  const check = tolerantValidator.getValidator(schema as never)(undefined)
+  return check.errorMessage?.startsWith("the server's outputSchema does not compile") ? check.errorMessage : undefined
 }
 
 /** Every page of tools/list, all within `ms`. */

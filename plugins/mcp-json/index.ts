@@ -6,7 +6,7 @@
  */
 import { resolve } from 'node:path'
 import { z } from 'zod'
-import { definePlugin, type ChildHandle } from 'yoke'
+import { definePlugin, interpolate, type ChildHandle } from 'yoke'
 import mcpClient from '../mcp-client/index.ts'
 import { importFile, type ImportedServer } from '../mcp-client/import.ts'
 
@@ -39,7 +39,14 @@ export default definePlugin({
         if ((err as { code?: string }).code === 'CONFIG_NOT_FOUND') servers = []
         else return ctx.logger.error(`${cfg.file} was not loaded; the running servers are kept`, err)
       }
-      const next = new Map(servers.map((s) => [s.serverName, JSON.stringify({ ...cfg.defaults, ...s.config })]))
+      // ${VAR} expands as Claude Code does it: an unset variable is reported and kept as written
+      const next = new Map(
+        servers.map((s) => {
+          const { value, errors } = interpolate({ ...cfg.defaults, ...s.config }, process.env, new Map())
+          for (const e of errors) ctx.logger.warn(`${cfg.file}: server "${s.serverName}": ${e.message}`)
+          return [s.serverName, JSON.stringify(value)]
+        }),
+      )
       for (const [name, { spec, child }] of children) {
         if (next.get(name) === spec) continue
         children.delete(name)

@@ -6,14 +6,15 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { z } from 'zod'
-import { bindToContext, definePlugin, SyncHook, YokeError, type Context, type Disposer } from 'yoke'
+import { bindToContext, definePlugin, SyncHook, YokeError, type Context, type Disposer, type ToolDefinition } from 'yoke'
 import { promptTools, resourceTools } from './tools.ts'
 
 export interface McpServerStatus {
   name: string
   instance: string
   transport: 'stdio' | 'http' | 'sse'
-  state: 'connecting' | 'connected' | 'reconnecting' | 'gave-up' | 'closed'
+  /** `failed`: an instance that never joined (shown by yoke mcp list) */
+  state: 'connecting' | 'connected' | 'reconnecting' | 'gave-up' | 'closed' | 'failed'
   /** "reconnecting, attempt 3 of 10 (last error: …)" */
   detail: string
   attempt: number
@@ -73,11 +74,20 @@ export default definePlugin({
     const offer = () => {
       for (const kind of ['resources', 'prompts'] as const) {
         const want = connected(kind)
-        if (want && !offered[kind]) offered[kind] = (kind === 'resources' ? resourceTools : promptTools)(hub).map((t) => ctx.runtime.register(t))
+        if (want && !offered[kind]) offered[kind] = (kind === 'resources' ? resourceTools : promptTools)(hub).flatMap((t) => register(t))
         else if (!want && offered[kind]) {
           for (const dispose of offered[kind]!) void dispose()
           offered[kind] = undefined
         }
+      }
+    }
+    // a name another instance holds costs that tool only
+    const register = (tool: ToolDefinition): Disposer[] => {
+      try {
+        return [ctx.runtime.register(tool)]
+      } catch (err) {
+        ctx.logger.error(`${tool.name} is not offered: ${(err as Error).message}`)
+        return []
       }
     }
     const hub: McpHub = {
@@ -95,7 +105,11 @@ export default definePlugin({
         const server = servers.get(name)
         if (!server || ctx.signal.aborted) return
         offer()
-        hooks.change.call(server.status())
+        try {
+          hooks.change.call(server.status())
+        } catch (err) {
+          ctx.logger.error(`a tap on mcp.change threw: ${(err as Error)?.message ?? err}`, err)
+        }
       },
       list: () => [...servers.values()].map((s) => s.status()).sort((a, b) => a.name.localeCompare(b.name)),
       get: (name) => servers.get(name),

@@ -12,7 +12,7 @@ import type { LogRecord } from '../kernel/kernel.ts'
 import { composeOptions, type Command } from './args.ts'
 import { listen, socketPath } from './control.ts'
 import { printInstances, renderPrompt } from './inspect.ts'
-import { hubOf } from './mcp.ts'
+import { hubOf, mcpServers } from './mcp.ts'
 import { color, displayPath, errorJson, formatError, printJson } from './output.ts'
 
 export const dev: Command = {
@@ -59,7 +59,7 @@ export const dev: Command = {
       if (req.cmd === 'inspect') return snapshot(composition)
       if (req.cmd === 'prompt') return renderPrompt(composition)
       if (req.cmd === 'reload') return composition.reload(['(requested)'])
-      if (req.cmd === 'mcp-list') return hubOf(composition).list()
+      if (req.cmd === 'mcp-list') return mcpServers(composition)
       if (req.cmd === 'mcp-restart') return { restarted: hubOf(composition).restart(String(req.name)), servers: hubOf(composition).list().map((s) => s.name) }
       throw new Error(`unknown command ${req.cmd}`)
     }).catch(() => undefined) // no socket (read-only tmp): dev still runs; inspect composes its own copy

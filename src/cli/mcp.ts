@@ -6,7 +6,7 @@
  * or added to the project config with --write, comments kept).
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { isMap, parseDocument } from 'yaml'
 import type { Composition } from '../config/composer.ts'
 import { loadLayers } from '../config/layers.ts'
@@ -24,6 +24,23 @@ export function hubOf(composition: Composition): McpHub {
   return hub
 }
 
+/**
+ * Every MCP server: the registry's, plus mcp-client instances that never joined it (failed at
+ * load: a taken name, failOnStartupError, a bad config; or waiting for a service) with why.
+ */
+export function mcpServers(composition: Composition): McpServerStatus[] {
+  const listed = hubOf(composition).list()
+  const joined = new Set(listed.map((s) => s.instance))
+  const others = composition.kernel.fibers
+    .filter((f) => f.plugin.name === 'mcp-client' && !joined.has(f.key) && (f.state === 'failed' || f.state === 'pending'))
+    .map((f): McpServerStatus => {
+      const cfg = (f.config ?? {}) as { serverName?: string; url?: string }
+      const why = f.state === 'failed' ? f.error?.message ?? 'failed' : 'waiting for a service'
+      return { name: cfg.serverName ?? f.key, instance: f.key, transport: cfg.url ? 'http' : 'stdio', state: 'failed', detail: `failed: ${why}`, attempt: 0, maxAttempts: 0, lastError: why, tools: 0, problems: [] }
+    })
+  return [...listed, ...others]
+}
+
 /** Asks the dev running in this project, when one answers and no flag asks for other layers. */
 async function askDev(args: ParsedArgs, request: { cmd: string; [key: string]: unknown }): Promise<unknown> {
   if (args.preset || args.config || args.patch?.length || args.set?.length) return undefined
@@ -39,7 +56,7 @@ export const mcpList: Command = {
   async run(args) {
     const live = args.fresh ? undefined : ((await askDev(args, { cmd: 'mcp-list' })) as McpServerStatus[] | undefined)
     if (live) return printServers(live, args, 'live from yoke dev')
-    return withComposition(args, async (composition) => printServers(hubOf(composition).list(), args, 'composed now'), true)
+    return withComposition(args, async (composition) => printServers(mcpServers(composition), args, 'composed now'), true)
   },
 }
 
@@ -67,7 +84,7 @@ export const mcpImport: Command = {
   options: { write: { type: 'boolean' } },
   async run(args, [file]) {
     if (!file) throw new YokeError('USAGE', { reason: 'yoke mcp import needs a file: .mcp.json, claude_desktop_config.json or a Codex config.toml' })
-    const result = importFile(join(args.cwd ?? process.cwd(), file))
+    const result = importFile(resolve(args.cwd ?? process.cwd(), file))
     const written = args.write ? await writeEntries(args, result) : undefined
     if (args.json) printJson({ ok: true, ...result, ...(written && { written }) })
     else if (written) {

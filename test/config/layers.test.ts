@@ -129,7 +129,7 @@ describe('layered config', () => {
     assert.deepEqual(a.errors, [])
     assert.deepEqual(
       a.instances.map((i) => i.key),
-      ['policy', 'prompt', 'skills', 'fromPkg'],
+      ['policy', 'prompt', 'skills', 'mcp', 'fromPkg'],
     )
     assert.equal(a.instances.find((i) => i.key === 'fromPkg')!.site.line, 6, 'positions inside package.json')
     const b = await resolveConfig({ cwd: dotConfig.dir, home: dotConfig.home, env }, new ModuleLoader())

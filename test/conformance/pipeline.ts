@@ -24,6 +24,8 @@ export type Behaviour = 'echo' | 'fail' | 'sleep' | 'progress' | 'big'
 export interface ToolSource {
   runtime: ToolRuntime
   register(name: string, behaviour: Behaviour, options?: { inputSchema?: Record<string, unknown>; risk?: 'low' | 'high'; concurrency?: 'safe' | 'exclusive'; timeoutMs?: number }): Promise<Disposer>
+  /** the name the tool registered as `name` is called by (MCP: mcp__<server>__<name>) */
+  publicName?(name: string): string
   close(): Promise<void>
 }
 
@@ -33,6 +35,7 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
   describe(`pipeline conformance: ${sourceName}`, () => {
     let source: ToolSource
     let rt: ToolRuntime
+    const n = (name: string) => source.publicName?.(name) ?? name
     const untaps: Array<() => void> = []
     const tap = <H extends Parameters<typeof tapHook>[0]>(hook: H, name: string, fn: Parameters<typeof tapHook<H>>[2], options?: Parameters<typeof tapHook>[3]) => {
       untaps.push(tapHook(hook, name, fn, options))
@@ -56,15 +59,15 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
       assert.equal(unknown.status, 'UNKNOWN_TOOL')
       assert.equal(unknown.ok, false)
       assert.match(text(unknown), /hint: /)
-      const invalid = await rt.call('echo', { msg: 42 })
+      const invalid = await rt.call(n('echo'), { msg: 42 })
       assert.equal(invalid.status, 'INVALID_ARGS')
       assert.match(invalid.error!.message, /\/msg must be string/)
-      const missing = await rt.call('echo', {})
+      const missing = await rt.call(n('echo'), {})
       assert.equal(missing.status, 'INVALID_ARGS')
     })
 
     it('the allowed path returns the output, frozen, with a duration', async () => {
-      const result = await rt.call('echo', { msg: 'hi' })
+      const result = await rt.call(n('echo'), { msg: 'hi' })
       assert.equal(result.status, 'ok', text(result))
       assert.deepEqual(JSON.parse(text(result)), { msg: 'hi' })
       assert.ok(Object.isFrozen(result) && Object.isFrozen(result.content) && Object.isFrozen(result.content[0]))
@@ -77,14 +80,14 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
       tap(rt.hooks.preExecute, 'b', async (d) => (order.push('b'), d))
       tap(rt.hooks.preExecute, 'a', async (d) => (order.push('a'), d), { before: 'b' })
       tap(rt.hooks.preExecute, 'first', async (d) => (order.push('first'), d), { stage: -10 })
-      assert.equal((await rt.call('echo', { msg: 'x' })).status, 'ok')
+      assert.equal((await rt.call(n('echo'), { msg: 'x' })).status, 'ok')
       assert.deepEqual(order, ['first', 'a', 'b', 'late'])
       reset()
       let bodyRan = false
-      tap(rt.hooks.result, 'watch', async (call, result) => void (bodyRan ||= call.name === 'echo' && result.ok))
-      tap(rt.hooks.preExecute, 'denier', async (_d, call) => (call.name === 'echo' ? ({ kind: 'deny', reason: 'no echo today' }) as PreDecision : undefined))
+      tap(rt.hooks.result, 'watch', async (call, result) => void (bodyRan ||= call.name === n('echo') && result.ok))
+      tap(rt.hooks.preExecute, 'denier', async (_d, call) => (call.name === n('echo') ? ({ kind: 'deny', reason: 'no echo today' }) as PreDecision : undefined))
       tap(rt.hooks.preExecute, 'allower', async () => ({ kind: 'allow' }) as PreDecision)
-      const denied = await rt.call('echo', { msg: 'x' })
+      const denied = await rt.call(n('echo'), { msg: 'x' })
       assert.equal(denied.status, 'DENIED')
       assert.match(denied.error!.message, /no echo today/)
       assert.match(denied.error!.hint!, /narrow or remove the deny rule/)
@@ -92,7 +95,7 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
       reset()
       tap(rt.hooks.preExecute, 'asker', async () => ({ kind: 'ask', reason: 'sure?' }) as PreDecision)
       tap(rt.hooks.preExecute, 'relaxer', async () => ({ kind: 'allow' }) as PreDecision)
-      const asked = await rt.call('echo', { msg: 'x' })
+      const asked = await rt.call(n('echo'), { msg: 'x' })
       assert.equal(asked.status, 'DENIED', 'ask stays ask, and with no bridge it is denied')
       assert.match(asked.error!.message, /no approval bridge/)
       reset()
@@ -103,27 +106,27 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
       let answer: 'allow-once' | 'deny' = 'allow-once'
       const seen: string[] = []
       const off = rt.approvals.register({ name: 'test', ask: async ({ call, reason }) => (seen.push(`${call.name}: ${reason}`), answer) })
-      assert.equal((await rt.call('echo', { msg: 'x' })).status, 'ok')
+      assert.equal((await rt.call(n('echo'), { msg: 'x' })).status, 'ok')
       answer = 'deny'
-      const refused = await rt.call('echo', { msg: 'x' })
+      const refused = await rt.call(n('echo'), { msg: 'x' })
       assert.equal(refused.status, 'DENIED')
       assert.match(refused.error!.message, /refused through "test"/)
-      assert.deepEqual(seen, ['echo: sure?', 'echo: sure?'])
+      assert.deepEqual(seen, [`${n('echo')}: sure?`, `${n('echo')}: sure?`])
       off()
       reset()
     })
 
     it('stage 4: guards are deny-only and the first denial wins', async () => {
       const seen: string[] = []
-      const g1 = rt.guard((call) => (seen.push('g1'), call.name === 'echo' ? 'guard one says no' : undefined))
+      const g1 = rt.guard((call) => (seen.push('g1'), call.name === n('echo') ? 'guard one says no' : undefined))
       const g2 = rt.guard(() => (seen.push('g2'), 'guard two says no'))
-      const result = await rt.call('echo', { msg: 'x' })
+      const result = await rt.call(n('echo'), { msg: 'x' })
       assert.equal(result.status, 'DENIED')
       assert.match(result.error!.message, /guard one says no/)
       assert.deepEqual(seen, ['g1'])
       g1()
       g2()
-      assert.equal((await rt.call('echo', { msg: 'x' })).status, 'ok')
+      assert.equal((await rt.call(n('echo'), { msg: 'x' })).status, 'ok')
     })
 
     it('stage 5: around taps wrap the executor; a later tap wraps the earlier ones', async () => {
@@ -138,18 +141,18 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
         log.push('second in')
         return next(call, ctx)
       })
-      assert.equal((await rt.call('echo', { msg: 'x' })).status, 'ok')
+      assert.equal((await rt.call(n('echo'), { msg: 'x' })).status, 'ok')
       assert.deepEqual(log, ['second in', 'first in', 'first out'])
       reset()
     })
 
     it('stage 7: post-execute may replace or block the result, and block is final', async () => {
-      tap(rt.hooks.postExecute, 'redact', async (_d, call) => (call.name === 'echo' ? ({ kind: 'replace', result: 'redacted' }) as PostDecision : undefined))
-      const replaced = await rt.call('echo', { msg: 'secret' })
+      tap(rt.hooks.postExecute, 'redact', async (_d, call) => (call.name === n('echo') ? ({ kind: 'replace', result: 'redacted' }) as PostDecision : undefined))
+      const replaced = await rt.call(n('echo'), { msg: 'secret' })
       assert.equal(text(replaced), 'redacted')
       tap(rt.hooks.postExecute, 'blocker', async () => ({ kind: 'block', reason: 'not today' }) as PostDecision)
       tap(rt.hooks.postExecute, 'unblocker', async () => ({ kind: 'accept' }) as PostDecision)
-      const blocked = await rt.call('echo', { msg: 'x' })
+      const blocked = await rt.call(n('echo'), { msg: 'x' })
       assert.equal(blocked.status, 'BLOCKED')
       assert.match(text(blocked), /not today/)
       reset()
@@ -158,7 +161,7 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
     it('stage 9: the result hook sees every result, frozen', async () => {
       const seen: ToolResult[] = []
       tap(rt.hooks.result, 'audit', async (_call, result) => void seen.push(result))
-      await rt.call('echo', { msg: 'x' })
+      await rt.call(n('echo'), { msg: 'x' })
       await rt.call('no_such_tool')
       assert.deepEqual(
         seen.map((r) => r.status),
@@ -172,22 +175,22 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
     it('exactly one result in every failure path: throwing taps, a failing body, timeout, abort', async () => {
       const results: string[] = []
       tap(rt.hooks.result, 'count', async (_c, r) => void results.push(r.status))
-      const failed = await rt.call('fail', {})
+      const failed = await rt.call(n('fail'), {})
       assert.ok(['EXEC_FAILED', 'TOOL_ERROR'].includes(failed.status), failed.status)
       for (const hook of ['preExecute', 'around', 'postExecute'] as const) {
         const off = tapHook(rt.hooks[hook] as any, `thrower-${hook}`, async () => {
           throw new Error(`${hook} tap broke`)
         })
-        const r = await rt.call('echo', { msg: 'x' })
+        const r = await rt.call(n('echo'), { msg: 'x' })
         assert.equal(r.status, 'HOOK_FAILED', hook)
         assert.match(text(r), new RegExp(`${hook} tap broke`))
         off()
       }
-      const timedOut = await rt.call('sleep', { ms: 5000 })
+      const timedOut = await rt.call(n('sleep'), { ms: 5000 })
       assert.equal(timedOut.status, 'TIMEOUT')
       const controller = new AbortController()
       setTimeout(() => controller.abort(), 50)
-      const aborted = await rt.call('sleep', { ms: 5000 }, { signal: controller.signal })
+      const aborted = await rt.call(n('sleep'), { ms: 5000 }, { signal: controller.signal })
       assert.equal(aborted.status, 'ABORTED')
       assert.deepEqual(results, [failed.status, 'HOOK_FAILED', 'HOOK_FAILED', 'HOOK_FAILED', 'TIMEOUT', 'ABORTED'])
       reset()
@@ -197,7 +200,7 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
       const hooked: unknown[] = []
       const direct: unknown[] = []
       tap(rt.hooks.progress, 'p', (_call, event) => void hooked.push(event))
-      const result = await rt.call('progress', {}, { onProgress: (e) => direct.push(e) })
+      const result = await rt.call(n('progress'), {}, { onProgress: (e) => direct.push(e) })
       assert.equal(result.status, 'ok')
       assert.equal(hooked.length, 3)
       assert.equal(direct.length, 3)
@@ -205,7 +208,7 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
     })
 
     it('output over the limit becomes a preview plus a spill file', async () => {
-      const result = await rt.call('big', { bytes: 2_000_000 })
+      const result = await rt.call(n('big'), { bytes: 2_000_000 })
       assert.equal(result.status, 'ok')
       assert.ok(result.truncated && result.truncated.bytes >= 2_000_000)
       assert.ok(text(result).length < rt.settings.previewBytes + 500)

@@ -3,6 +3,7 @@
  * one by one, and the real servers the tests spawn.
  */
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import mcpHub, { type McpHub, type McpServerStatus } from '../../plugins/mcp/index.ts'
 import mcpClient from '../../plugins/mcp-client/index.ts'
@@ -29,11 +30,11 @@ export interface McpHarness {
   close(): Promise<void>
 }
 
-export async function mcpHarness(projectDir = ROOT): Promise<McpHarness> {
+export async function mcpHarness(projectDir = ROOT, runtime: Record<string, unknown> = {}): Promise<McpHarness> {
   const kernel = new Kernel()
   const logs: LogRecord[] = []
   kernel.hooks.log.tap('test', (r) => void logs.push(r))
-  kernel.spawn(toPlugin(runtimePlugin) as Plugin, { unloadGraceMs: 200 }, { key: 'yoke:runtime' })
+  kernel.spawn(toPlugin(runtimePlugin) as Plugin, { unloadGraceMs: 200, ...runtime }, { key: 'yoke:runtime' })
   kernel.spawn(toPlugin({ name: 'project', provides: ['project'], apply: (ctx: any) => void ctx.provide('project', { dir: projectDir, home: join(projectDir, '.home') }) }) as Plugin, {}, { key: 'yoke:project' })
   kernel.spawn(toPlugin(mcpHub) as Plugin, {}, { key: 'mcp' })
   await kernel.settled()
@@ -76,12 +77,16 @@ export async function mcpHarness(projectDir = ROOT): Promise<McpHarness> {
 export const everything = (serverName = 'everything', extra: Record<string, unknown> = {}) => ({ serverName, command: process.execPath, args: [EVERYTHING, 'stdio'], ...extra })
 export const fixture = (serverName: string, mode = 'normal', extra: Record<string, unknown> = {}) => ({ serverName, command: process.execPath, args: [FIXTURE, mode], ...extra })
 
-/** true while a process with this pid exists */
+/** true while a process with this pid runs (a zombie waiting for a reaper does not count) */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch {
     return false
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
+  } catch {
+    return true // no /proc: kill(0) is all there is
   }
 }

@@ -1,0 +1,168 @@
+// MCP servers in a running `yoke dev`: hot reload restarts only the edited server, a watched
+// .mcp.json (mcp-json), and the CLI: yoke mcp list / restart / import.
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { after, before, describe, it } from 'node:test'
+import { parse } from 'yaml'
+import { FIXTURE } from '../helpers/mcp.ts'
+import { DevProcess, ROOT, runYoke, tempProject, type Project } from '../helpers/project.ts'
+
+const server = (name: string, env: Record<string, string> = {}) =>
+  `  ${name}:\n    use: mcp-client\n    config:\n      serverName: ${name}\n      command: ${JSON.stringify(process.execPath)}\n      args: [${JSON.stringify(FIXTURE)}]\n      env: ${JSON.stringify(env)}\n`
+const mcpJson = (servers: Record<string, Record<string, string>>) =>
+  JSON.stringify({ mcpServers: Object.fromEntries(Object.entries(servers).map(([name, env]) => [name, { command: process.execPath, args: [FIXTURE], env }])) }, null, 2)
+
+describe('MCP servers in yoke dev', () => {
+  let project: Project
+  let dev: DevProcess
+  const list = async () => {
+    const r = await runYoke(['mcp', 'list', '--json', '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    assert.equal(r.code, 0, r.stderr)
+    const out = JSON.parse(r.stdout) as { source: string; servers: Array<{ name: string; state: string; pid: number; tools: number }> }
+    return { source: out.source, by: Object.fromEntries(out.servers.map((s) => [s.name, s])) }
+  }
+  const connected = async (names: string[], timeoutMs = 15_000) => {
+    const end = Date.now() + timeoutMs
+    for (;;) {
+      const { by } = await list()
+      if (names.every((n) => by[n]?.state === 'connected')) return by
+      if (Date.now() > end) assert.fail(`not all connected: ${JSON.stringify(by)}`)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+
+  before(async () => {
+    project = tempProject({
+      'yoke.config.yaml': `plugins:\n${server('alpha')}${server('beta')}  fromfile:\n    use: mcp-json\n`,
+      '.mcp.json': mcpJson({ gamma: {} }),
+    })
+    dev = new DevProcess([], { cwd: project.dir, home: project.home })
+    await dev.ready(30_000)
+  })
+  after(async () => {
+    await dev.stop()
+    project.cleanup()
+  })
+
+  it('yoke mcp list shows the live servers with their pids and tools', async () => {
+    const { source } = await list()
+    assert.equal(source, 'live from yoke dev')
+    const by = await connected(['alpha', 'beta', 'gamma'])
+    assert.ok(by.alpha!.pid > 0 && by.alpha!.tools === 6)
+    const text = await runYoke(['mcp', 'list', '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    assert.match(text.stdout, /alpha\s+connected\n\s+stdio · fixture 1\.0\.0 · pid \d+ · 6 tools · instance alpha/)
+  })
+
+  it('editing one entry restarts that server only: the others keep their process', async () => {
+    const before = await connected(['alpha', 'beta', 'gamma'])
+    const event = await dev.reloadAfter(() => project.writeAtomic('yoke.config.yaml', `plugins:\n${server('alpha')}${server('beta', { EDITED: '1' })}  fromfile:\n    use: mcp-json\n`))
+    assert.deepEqual(event.restarted, ['beta'])
+    const after = await connected(['alpha', 'beta', 'gamma'])
+    assert.equal(after.alpha!.pid, before.alpha!.pid, 'alpha kept its process')
+    assert.equal(after.gamma!.pid, before.gamma!.pid, 'gamma kept its process')
+    assert.notEqual(after.beta!.pid, before.beta!.pid, 'beta restarted')
+  })
+
+  it('mcp-json: an edit restarts the changed server, adds new ones, and a broken file keeps them running', async () => {
+    const before = await connected(['alpha', 'gamma'])
+    project.writeAtomic('.mcp.json', mcpJson({ gamma: { EDITED: '1' }, delta: {} }))
+    const after = await connected(['gamma', 'delta'])
+    assert.notEqual(after.gamma!.pid, before.gamma!.pid)
+    assert.equal(after.alpha!.pid, before.alpha!.pid)
+    const seen = dev.events.length
+    project.writeAtomic('.mcp.json', '{ "mcpServers": { "gamma": ')
+    const error = await dev.next((e) => e.type === 'log' && e.level === 'error' && /\.mcp\.json was not loaded/.test(e.message), 15_000, seen)
+    assert.match(JSON.stringify(error.error), /not valid JSON/)
+    const still = await connected(['gamma', 'delta'])
+    assert.equal(still.gamma!.pid, after.gamma!.pid)
+  })
+
+  it('yoke mcp restart NAME reconnects that server in the running dev', async () => {
+    const before = await connected(['alpha'])
+    const r = await runYoke(['mcp', 'restart', 'alpha', '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    assert.equal(r.code, 0, r.stderr)
+    assert.match(r.stdout, /restarting alpha/)
+    const end = Date.now() + 15_000
+    let now = await connected(['alpha'])
+    while (now.alpha!.pid === before.alpha!.pid && Date.now() < end) now = await connected(['alpha'])
+    assert.notEqual(now.alpha!.pid, before.alpha!.pid)
+    const wrong = await runYoke(['mcp', 'restart', 'nope', '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    assert.equal(wrong.code, 2)
+    assert.match(wrong.stderr, /no MCP server is named "nope"; the servers are: alpha, beta, delta, gamma/)
+  })
+})
+
+describe('yoke mcp without a running dev', () => {
+  let project: Project
+  before(() => {
+    project = tempProject({ 'yoke.config.yaml': `plugins:\n${server('solo')}` })
+  })
+  after(() => project.cleanup())
+
+  it('mcp list composes once; mcp restart says a dev is needed', async () => {
+    const r = await runYoke(['mcp', 'list', '--json', '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    assert.equal(r.code, 0, r.stderr)
+    const out = JSON.parse(r.stdout)
+    assert.equal(out.source, 'composed now')
+    assert.equal(out.servers[0].state, 'connected')
+    const restart = await runYoke(['mcp', 'restart', 'solo', '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    assert.equal(restart.code, 2)
+    assert.match(restart.stderr, /no yoke dev is running in this project/)
+  })
+
+  it('mcp-json expands ${VAR} in its entries, as Claude Code does', async () => {
+    const json = tempProject({
+      'yoke.config.yaml': 'plugins:\n  fromfile:\n    use: mcp-json\n',
+      '.mcp.json': JSON.stringify({ mcpServers: { withenv: { command: process.execPath, args: [FIXTURE], env: { TOKEN: '${YOKE_TEST_TOKEN}', OTHER: '${YOKE_TEST_UNSET:-fallback}' } } } }),
+    })
+    try {
+      const call = (name: string) => runYoke(['tools', 'call', 'mcp__withenv__env', '--args', JSON.stringify({ name }), '--cwd', json.dir], { cwd: json.dir, home: json.home, env: { YOKE_TEST_TOKEN: 'abc' } })
+      const token = await call('TOKEN')
+      assert.equal(token.code, 0, token.stderr)
+      assert.match(token.stdout, /^abc$/m)
+      assert.match((await call('OTHER')).stdout, /^fallback$/m)
+    } finally {
+      json.cleanup()
+    }
+  })
+
+  it('a failed instance shows in mcp list with why', async () => {
+    const twice = tempProject({ 'yoke.config.yaml': `plugins:\n${server('solo')}${server('solo').replace('  solo:', '  again:')}` })
+    try {
+      const r = await runYoke(['mcp', 'list', '--json', '--cwd', twice.dir], { cwd: twice.dir, home: twice.home })
+      assert.equal(r.code, 0, r.stderr)
+      const servers = JSON.parse(r.stdout).servers as Array<{ instance: string; state: string; detail: string }>
+      const again = servers.find((s) => s.instance === 'again')!
+      assert.equal(again.state, 'failed')
+      assert.match(again.detail, /"solo" is used by instance "solo" and again by instance "again"/)
+    } finally {
+      twice.cleanup()
+    }
+  })
+
+  it('tools call reaches an MCP tool in a one-shot composition', async () => {
+    const r = await runYoke(['tools', 'call', 'mcp__solo__echo', '--args', '{"text":"one shot"}', '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    assert.equal(r.code, 0, r.stderr)
+    assert.match(r.stdout, /one shot/)
+  })
+
+  it('mcp import prints entries, and --write adds them to the project config keeping its comments', async () => {
+    const fixtures = `${ROOT}test/fixtures/mcp-import`
+    const printed = await runYoke(['mcp', 'import', `${fixtures}/config.toml`, '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    assert.equal(printed.code, 0, printed.stderr)
+    const yaml = parse(printed.stdout) as { plugins: Record<string, { use: string; config: { serverName: string } }> }
+    assert.ok(Object.values(yaml.plugins).every((p) => p.use === 'mcp-client' && p.config.serverName))
+    project.write('yoke.config.yaml', `# my servers\nplugins:\n${server('solo')}`)
+    const written = await runYoke(['mcp', 'import', `${fixtures}/project.mcp.json`, '--write', '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    assert.equal(written.code, 0, written.stderr)
+    assert.match(written.stdout, /added mcp-/)
+    const config = readFileSync(project.path('yoke.config.yaml'), 'utf8')
+    assert.match(config, /^# my servers/)
+    assert.ok(Object.keys((parse(config) as { plugins: object }).plugins).length > 1)
+    const valid = await runYoke(['config', 'validate', '--cwd', project.dir], { cwd: project.dir, home: project.home, env: { GITHUB_TOKEN: 'x', API_KEY: 'y', DOCS_TOKEN: 'z' } })
+    assert.equal(valid.code, 0, valid.stdout + valid.stderr)
+    const broken = await runYoke(['mcp', 'import', `${fixtures}/broken.json`, '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    assert.equal(broken.code, 2)
+    assert.match(broken.stderr, /broken\.json:\d+:\d+/)
+  })
+})

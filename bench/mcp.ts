@@ -1,8 +1,8 @@
 /**
  * MCP bridge overhead, side by side with a bare SDK client in the same run: server-everything's
- * `echo` called through yoke (mcp-client + the whole pipeline) and through the SDK alone, each on
- * its own server process. Latency: the two alternate call by call, so the machine's drift hits
- * both alike. Throughput: calls/s at 32 concurrent, alternating rounds. Then five stdio servers
+ * `echo` called through yoke (mcp-client + the whole pipeline), through the SDK alone, and through
+ * the SDK with the options yoke passes on every call (a signal, progress, timeouts), each on its
+ * own server process. Latency: the three interleave call by call, so drift hits all alike. Throughput: calls/s at 32 concurrent, alternating rounds. Then five stdio servers
  * started together against the slowest started alone, for yoke and for the bare SDK (on a machine
  * with fewer cores than servers, the servers' own startup competes for CPU: the SDK row shows that
  * bound).
@@ -42,33 +42,35 @@ async function rawClient(): Promise<Client> {
 
 export async function mcpBench() {
   const raw = await rawClient()
+  const rawWithOptions = await rawClient()
   // the runtime's default cap is 16 calls in flight; 32 concurrent calls need a cap above 32
   const h = await mcpHarness(undefined, { maxConcurrent: 64 })
   await h.add('everything', everything())
   const viaSdk: Call = () => raw.callTool({ name: 'echo', arguments: { message: 'hi' } })
+  // what yoke asks of every call: cancellation (a signal), progress (which makes a progressToken), timeouts
+  const viaSdkWithOptions: Call = () =>
+    rawWithOptions.callTool({ name: 'echo', arguments: { message: 'hi' } }, undefined, { signal: new AbortController().signal, onprogress: () => {}, resetTimeoutOnProgress: true, timeout: 60_000, maxTotalTimeout: 600_000 })
   const viaYoke: Call = async () => {
     const r = await h.rt.call('mcp__everything__echo', { message: 'hi' })
     if (!r.ok) throw new Error(r.error?.message)
   }
-  for (let i = 0; i < 300; i++) await Promise.all([viaSdk(), viaYoke()]) // warm-up
-  const sdk: number[] = []
-  const yoke: number[] = []
-  for (let i = 0; i < SEQUENTIAL; i++) {
-    sdk.push(await timed(viaSdk))
-    yoke.push(await timed(viaYoke))
+  for (let i = 0; i < 300; i++) await Promise.all([viaSdk(), viaSdkWithOptions(), viaYoke()]) // warm-up
+  const sides = [viaSdk, viaSdkWithOptions, viaYoke]
+  const times: number[][] = [[], [], []]
+  for (let i = 0; i < SEQUENTIAL; i++) for (let j = 0; j < 3; j++) times[(i + j) % 3]!.push(await timed(sides[(i + j) % 3]!)) // rotating order
+  const rates: number[][] = [[], [], []]
+  for (let round = 0; round < 5; round++) for (let j = 0; j < 3; j++) rates[j]!.push(await throughput(sides[j]!, CONCURRENT_CALLS / 5, WIDTH))
+  const [sdk, withOptions, yoke] = times as [number[], number[], number[]]
+  const [sdkRate, optionsRate, yokeRate] = rates.map(median) as [number, number, number]
+  console.log(`\nMCP echo (server-everything, stdio), through yoke vs a bare SDK client; ${SEQUENTIAL} sequential calls each (interleaved), ${CONCURRENT_CALLS} at ${WIDTH} concurrent (runtime.maxConcurrent 64)`)
+  console.log(row(['', 'bare SDK', 'SDK + options', 'yoke', 'yoke / SDK', 'yoke / +opts', 'goal']))
+  for (const p of [50, 99]) {
+    const [a, b, c] = [percentile(sdk, p), percentile(withOptions, p), percentile(yoke, p)]
+    console.log(row([`p${p} µs`, a, b, c, (c / a).toFixed(2), (c / b).toFixed(2), p === 50 ? '≤ 1.05' : '']))
   }
-  const sdkRate: number[] = []
-  const yokeRate: number[] = []
-  for (let round = 0; round < 5; round++) {
-    sdkRate.push(await throughput(viaSdk, CONCURRENT_CALLS / 5, WIDTH))
-    yokeRate.push(await throughput(viaYoke, CONCURRENT_CALLS / 5, WIDTH))
-  }
-  console.log(`\nMCP echo (server-everything, stdio), through yoke vs a bare SDK client; ${SEQUENTIAL} sequential calls each (alternating), ${CONCURRENT_CALLS} at ${WIDTH} concurrent (runtime.maxConcurrent 64)`)
-  console.log(row(['', 'bare SDK', 'yoke', 'ratio', 'goal']))
-  console.log(row(['p50 µs', percentile(sdk, 50), percentile(yoke, 50), (percentile(yoke, 50) / percentile(sdk, 50)).toFixed(2), '≤ 1.05']))
-  console.log(row(['p99 µs', percentile(sdk, 99), percentile(yoke, 99), (percentile(yoke, 99) / percentile(sdk, 99)).toFixed(2), '']))
-  console.log(row([`calls/s @${WIDTH}`, median(sdkRate), median(yokeRate), (median(yokeRate) / median(sdkRate)).toFixed(2), '≥ 0.95']))
+  console.log(row([`calls/s @${WIDTH}`, sdkRate, optionsRate, yokeRate, (yokeRate / sdkRate).toFixed(2), (yokeRate / optionsRate).toFixed(2), '≥ 0.95']))
   await raw.close()
+  await rawWithOptions.close()
   await h.close()
 
   const alone = { sdk: [] as number[], yoke: [] as number[] }

@@ -1,5 +1,6 @@
 // npm run bench: every benchmark, each against its baseline measured in the same run.
 import { lifecycleBench } from './lifecycle.ts'
+import { mcpBench } from './mcp.ts'
 import { pipelineBench } from './pipeline.ts'
 import { reloadBench } from './reload.ts'
 import { skillsBench } from './skills.ts'
@@ -9,4 +10,5 @@ await lifecycleBench()
 await pipelineBench()
 await reloadBench()
 await skillsBench()
+await mcpBench()
 process.exit(0)

@@ -28,6 +28,7 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
     snap.services.filter((s: any) => !s.owner.startsWith('yoke:')).sort((a: any, b: any) => a.name.localeCompare(b.name)),
     [
       { name: 'auditLog', owner: 'audit', active: true },
+      { name: 'mcp', owner: 'mcp', active: true },
       { name: 'prompt', owner: 'prompt', active: true },
       { name: 'skillFilter', owner: 'skills', active: true },
       { name: 'skills', owner: 'skills', active: true },

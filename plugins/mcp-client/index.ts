@@ -12,6 +12,7 @@ import { mcpClientConfig, transportOf, type McpClientConfig } from './config.ts'
 import { sessionExpired } from './http.ts'
 import { Session } from './session.ts'
 import { Supervisor } from './supervisor.ts'
+import { SdkCall } from './call.ts'
 import { ServerTools, toOutput } from './tools.ts'
 
 export { mcpClientConfig, publicToolName, type McpClientConfig } from './config.ts'
@@ -85,17 +86,18 @@ export default definePlugin({
     async function callTool(raw: string, args: Record<string, unknown>, call: CallContext, retried = false): Promise<ToolOutput> {
       const session = supervisor.session
       if (!session || supervisor.state !== 'connected') throw unavailable(cfg, supervisor.describe())
+      const link = new SdkCall(call)
       try {
         const result = await session.client.callTool({ name: raw, arguments: args }, undefined, {
           timeout: cfg.callMs,
           resetTimeoutOnProgress: true,
           maxTotalTimeout: cfg.maxCallMs ?? cfg.callMs * 10,
-          signal: call.signal,
-          onprogress: ({ progress, total, message }) => call.progress({ progress, total, message }),
+          signal: link as unknown as AbortSignal,
+          onprogress: link.onprogress,
         })
         return toOutput(result)
       } catch (err) {
-        if (call.signal.aborted) throw call.signal.reason // the runtime already knows why (abort, timeout, unload)
+        if (link.aborted) throw link.reason // the runtime already knows why (abort, timeout, unload)
         if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
           // callMs passed without progress, or maxCallMs in all
           const ms = /total/i.test(err.message) ? (cfg.maxCallMs ?? cfg.callMs * 10) : cfg.callMs

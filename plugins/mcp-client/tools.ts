@@ -200,22 +200,22 @@ type McpContent = { type: string; text?: string; data?: string; mimeType?: strin
 export function toOutput(result: { content?: unknown; structuredContent?: unknown; isError?: unknown; toolResult?: unknown }): ToolOutput {
   if (!Array.isArray(result.content) && 'toolResult' in result) return { content: [{ type: 'text', text: JSON.stringify(result.toolResult) }] }
   const parts: ContentPart[] = []
-  let text: string[] = []
-  const flush = () => {
-    if (text.length) parts.push({ type: 'text', text: text.join('\n') })
-    text = []
-  }
+  let text: string | undefined // text parts in a row, joined
   for (const item of (result.content ?? []) as McpContent[]) {
-    if (item.type === 'text') text.push(item.text ?? '')
-    else if (item.type === 'image' || item.type === 'audio') text.push(`[${item.type} ${item.mimeType ?? ''}, ${Math.floor(((item.data ?? '').length * 3) / 4)} bytes]`)
-    else if (item.type === 'resource' && item.resource) {
-      flush()
-      parts.push({ type: 'resource_link', uri: item.resource.uri, ...(item.resource.mimeType && { mimeType: item.resource.mimeType }) })
-    } else if (item.type === 'resource_link' && item.uri) {
-      flush()
-      parts.push({ type: 'resource_link', uri: item.uri, ...(item.name && { name: item.name }), ...(item.mimeType && { mimeType: item.mimeType }) })
-    } else text.push(`[${String(item.type)} content]`)
+    let line: string | undefined
+    let link: ContentPart | undefined
+    if (item.type === 'text') line = item.text ?? ''
+    else if (item.type === 'image' || item.type === 'audio') line = `[${item.type} ${item.mimeType ?? ''}, ${Math.floor(((item.data ?? '').length * 3) / 4)} bytes]`
+    else if (item.type === 'resource' && item.resource) link = { type: 'resource_link', uri: item.resource.uri, ...(item.resource.mimeType && { mimeType: item.resource.mimeType }) }
+    else if (item.type === 'resource_link' && item.uri) link = { type: 'resource_link', uri: item.uri, ...(item.name && { name: item.name }), ...(item.mimeType && { mimeType: item.mimeType }) }
+    else line = `[${String(item.type)} content]`
+    if (line !== undefined) text = text === undefined ? line : `${text}\n${line}`
+    else {
+      if (text !== undefined) parts.push({ type: 'text', text })
+      text = undefined
+      parts.push(link!)
+    }
   }
-  flush()
+  if (text !== undefined) parts.push({ type: 'text', text })
   return { content: parts, structured: result.structuredContent, isError: result.isError === true }
 }

@@ -53,6 +53,10 @@ export class Flight {
     this.onProgress(this.call, event)
   }
 
+  onEnd(fn: (reason: Error) => void): void {
+    this.ended.catch(fn)
+  }
+
   /** The caller's signal aborted (EventTarget listener object). */
   handleEvent(): void {
     this.end('ABORTED')

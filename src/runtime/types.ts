@@ -32,6 +32,8 @@ export interface CallContext {
   /** aborted on caller abort, timeout, or the tool being unloaded */
   signal: AbortSignal
   progress(event: ProgressEvent): void
+  /** calls `fn` if the call ends early: `signal` without an AbortController per call, for hot paths */
+  onEnd(fn: (reason: Error) => void): void
   call: ToolCall
 }
 

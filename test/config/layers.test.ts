@@ -135,7 +135,7 @@ describe('layered config', () => {
     const b = await resolveConfig({ cwd: dotConfig.dir, home: dotConfig.home, env }, new ModuleLoader())
     assert.deepEqual(
       b.instances.map((i) => i.key),
-      ['policy', 'prompt', 'skills', 'fromDot'],
+      ['policy', 'prompt', 'skills', 'mcp', 'fromDot'],
     )
     assert.equal(b.stack.projectDir, dotConfig.dir)
   })

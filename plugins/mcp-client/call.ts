@@ -1,0 +1,36 @@
+/**
+ * One call's link to the SDK: the part of an AbortSignal that the SDK's request() reads (aborted,
+ * reason, throwIfAborted, an abort listener) and the progress callback, over the call's cheap
+ * onEnd. A real AbortSignal per call costs an AbortController and an EventTarget listener, which
+ * shows at thousands of calls a second. The cancellation tests keep this honest against the
+ * pinned SDK (1.32.2).
+ */
+import type { CallContext } from 'yoke'
+
+export class SdkCall {
+  aborted = false
+  reason: unknown
+  #listeners: Array<() => void> = []
+
+  constructor(private readonly call: CallContext) {
+    call.onEnd((why) => this.#abort(why))
+  }
+
+  readonly onprogress = (p: { progress: number; total?: number; message?: string }) => this.call.progress({ progress: p.progress, total: p.total, message: p.message })
+
+  throwIfAborted(): void {
+    if (this.aborted) throw this.reason
+  }
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    this.#listeners.push(listener)
+  }
+
+  removeEventListener(): void {}
+
+  #abort(why: Error) {
+    this.aborted = true
+    this.reason = why
+    for (const listener of this.#listeners) listener()
+  }
+}

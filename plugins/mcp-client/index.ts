@@ -107,7 +107,9 @@ export default definePlugin({
           // the server refused this very call for an unknown session (it restarted): it never ran it,
           // so send it again on a new session. A call merely in flight when that happened is not resent.
           session.drop('the server forgot the session', true)
-          if (await supervisor.connected(cfg.startupMs, session)) return callTool(raw, args, call, true)
+          const back = await Promise.race([supervisor.connected(cfg.startupMs, session), new Promise<false>((resolve) => call.onEnd(() => resolve(false)))])
+          if (link.aborted) throw link.reason // the caller gave up meanwhile: nothing is sent again
+          if (back) return callTool(raw, args, call, true)
         }
         if (session.isLost || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)) {
           throw unavailable(cfg, `the connection closed during the call (${session.why ?? 'connection closed'}); reconnecting`)

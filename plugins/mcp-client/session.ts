@@ -3,6 +3,7 @@
  * client whose initialization failed, so nothing is reused). Streamable HTTP falls back to SSE
  * when the server answers 4xx to it. `lost` settles once, with why the connection ended.
  */
+import { existsSync } from 'node:fs'
 import { basename } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -31,6 +32,7 @@ export class Session {
   readonly lost: Promise<Error>
   #lose!: (why: Error) => void
   #checking = false
+  #terminated = false
   isLost = false
   /** why it ended, once it has */
   why?: string
@@ -88,12 +90,14 @@ export class Session {
 
   /** Ends the connection; an HTTP session is ended on the server too (bounded: a dead server is not waited for). */
   async close(): Promise<void> {
-    const wasLive = !this.isLost
     this.#ended(new Error('closed'))
-    if (wasLive && this.transport instanceof StreamableHTTPClientTransport && this.sessionId) {
+    if (!this.#terminated && !this.expired && this.transport instanceof StreamableHTTPClientTransport && this.sessionId) {
+      this.#terminated = true
       await settledWithin(this.transport.terminateSession(), 1000)
     }
     await this.client.close().catch(() => {})
+    // after a server exits on its own the client has let go of the transport; its group still needs ending
+    if (this.transport instanceof ProcessTransport) await this.transport.close()
   }
 
   /** Marks the connection lost and closes it; `expired`: the server forgot our HTTP session. */
@@ -140,6 +144,7 @@ function describe(err: unknown, session: Session): string {
   const t = session.transport
   if (t instanceof ProcessTransport) {
     const code = (err as NodeJS.ErrnoException)?.code
+    if (code === 'ENOENT' && t.options.cwd && !existsSync(t.options.cwd)) return `the working directory does not exist: ${t.options.cwd}`
     if (code === 'ENOENT') return `command not found: ${JSON.stringify(t.options.command)}`
     const tail = t.stderr.at(-1)
     const exit = t.exit ? `; the process exited with code ${t.exit.code ?? t.exit.signal}` : ''

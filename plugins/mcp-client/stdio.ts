@@ -45,6 +45,8 @@ export class ProcessTransport implements Transport {
   #pendingBytes = 0
   #closed = false
   #corked = false
+  #drain?: Promise<void>
+  #closing?: Promise<void>
 
   constructor(readonly options: ProcessOptions) {}
 
@@ -95,13 +97,31 @@ export class ProcessTransport implements Transport {
         stdin.uncork()
       })
     }
-    return new Promise((resolve) => (stdin.write(serializeMessage(message)) ? resolve() : stdin.once('drain', resolve)))
+    if (stdin.write(serializeMessage(message))) return Promise.resolve()
+    // one wait for the pipe to drain, shared by every send that filled it; a dead server ends it too
+    return (this.#drain ??= new Promise<void>((resolve) => {
+      const done = () => {
+        stdin.off('drain', done).off('close', done)
+        this.#drain = undefined
+        resolve()
+      }
+      stdin.on('drain', done).on('close', done)
+    }))
   }
 
-  /** Ends stdin, then SIGTERM and SIGKILL to the whole process group, each after a grace period. */
-  async close(): Promise<void> {
-    const child = this.#child
-    if (!child || this.#closed) return this.#ended()
+  /**
+   * Ends stdin, then SIGTERM and SIGKILL to the whole process group, each after a grace period.
+   * It runs even when the server already exited on its own: what it started in its group goes too.
+   */
+  close(): Promise<void> {
+    if (!this.#child) {
+      this.#ended()
+      return Promise.resolve()
+    }
+    return (this.#closing ??= this.#stop(this.#child))
+  }
+
+  async #stop(child: ChildProcess): Promise<void> {
     // a well-behaved server exits when its input ends; many keep timers alive and need SIGTERM
     const grace = this.options.graceMs ?? 500
     child.stdin!.end()

@@ -39,6 +39,7 @@ export class Supervisor {
   /** aborts the connection attempt under way */
   #attempt?: AbortController
   #wake?: () => void
+  #loop?: Promise<void>
   #waiters = new Set<() => void>()
 
   constructor(
@@ -49,7 +50,7 @@ export class Supervisor {
   /** Starts the loop; resolves after the first attempt with its error, if it failed. */
   start(): Promise<Error | undefined> {
     return new Promise((resolve) => {
-      this.#run(resolve).catch((err) => {
+      this.#loop = this.#run(resolve).catch((err) => {
         this.hooks.failed('the connection loop', err)
         resolve(err instanceof Error ? err : new Error(String(err)))
       })
@@ -62,10 +63,12 @@ export class Supervisor {
     this.#restarting = true
     this.attempt = 0
     this.#attempt?.abort(new Error('restarted'))
-    this.session?.drop('restarted')
+    void this.session?.close() // ends an HTTP session on the server too
+    this.#set('connecting')
     this.#wake?.()
   }
 
+  /** Ends the connection and the loop; returns once the server's process (if any) is gone. */
   async close(): Promise<void> {
     this.#closed = true
     this.#attempt?.abort(new Error('closed'))
@@ -73,6 +76,7 @@ export class Supervisor {
     const session = this.session
     this.session = undefined
     await session?.close()
+    await this.#loop // it may be closing a session of its own (a failed attempt, one opened just now)
     this.#set('closed')
   }
 

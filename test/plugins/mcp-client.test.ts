@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { mcpClientConfig, publicToolName } from '../../plugins/mcp-client/index.ts'
 import { serverEnv } from '../../plugins/mcp-client/stdio.ts'
-import { alive, everything, fixture, mcpHarness, MEMORY, text, type McpHarness } from '../helpers/mcp.ts'
+import { alive, everything, fixture, FIXTURE, mcpHarness, MEMORY, text, type McpHarness } from '../helpers/mcp.ts'
 
 describe('tool names', () => {
   it('mcp__<server>__<raw>, with invalid characters and long names made unique by a hash', () => {
@@ -326,6 +326,40 @@ describe('mcp-client: supervision and hostile servers', () => {
     await h.remove('stubborn')
     assert.ok(!alive(server), 'gone when remove resolves, not on a timer after')
     assert.match(readFileSync(mark, 'utf8'), /ignored SIGTERM/)
+  })
+
+  it('what a crashed server started in its group is killed, not leaked across restarts', async () => {
+    const pidFile = join(dir, 'helper.pid')
+    await h.add('helper', {
+      serverName: 'helper',
+      command: 'sh',
+      args: ['-c', `sleep 300 & echo $! >> ${pidFile}; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(FIXTURE)} crash`],
+      env: { CRASH_MS: '300' },
+      reconnect: { initialDelayMs: 50, maxAttempts: 2 },
+    })
+    await h.until('gave up', () => h.status('helper').state === 'gave-up', 15_000)
+    const helpers = readFileSync(pidFile, 'utf8').trim().split('\n').map(Number)
+    assert.ok(helpers.length >= 2)
+    await h.until('every helper gone', () => helpers.every((pid) => !alive(pid)), 5000)
+    await h.remove('helper')
+  })
+
+  it('restart shows at once: a server that gave up is connecting, not gave-up', async () => {
+    await h.add('gone', fixture('gone', 'exit-handshake', { reconnect: { initialDelayMs: 20, maxAttempts: 1 } }))
+    await h.until('gave up', () => h.status('gone').state === 'gave-up')
+    h.hub.restart('gone')
+    assert.equal(h.status('gone').state, 'connecting')
+    await h.until('gave up again', () => h.status('gone').state === 'gave-up')
+    await h.remove('gone')
+  })
+
+  it('dispose returns only once the server process is gone, even mid-attempt', async () => {
+    const mark = join(dir, 'mid.log')
+    await h.add('mid', fixture('mid', 'stubborn', { env: { MARK_FILE: mark, LIST_DELAY_MS: '60000' }, startupMs: 500, reconnect: { initialDelayMs: 10 } }))
+    const pids = () => [...readFileSync(mark, 'utf8').matchAll(/start (\d+)/g)].map((m) => Number(m[1]))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    await h.remove('mid')
+    for (const pid of pids()) assert.ok(!alive(pid), `server ${pid} outlived its instance`)
   })
 
   it('a process in its own session holding the server\'s stdout delays nothing: a kill still ends the call, close still returns', async () => {

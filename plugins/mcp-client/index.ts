@@ -114,6 +114,12 @@ export default definePlugin({
         if (session.isLost || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)) {
           throw unavailable(cfg, `the connection closed during the call (${session.why ?? 'connection closed'}); reconnecting`)
         }
+        // a JSON-RPC error, or a result the SDK refused (a zod error), is the server's answer; anything
+        // else (fetch failed, HTTP 5xx) means it could not be reached
+        if (!(err instanceof McpError) && !Array.isArray((err as { issues?: unknown })?.issues)) {
+          session.drop(`a request failed (${(err as Error)?.message ?? err})`)
+          throw unavailable(cfg, `the request failed (${(err as Error)?.message ?? err}); reconnecting`)
+        }
         throw new Error(`MCP server "${server}" answered: ${(err as Error).message}`)
       }
     }

@@ -79,6 +79,18 @@ describe('mcp-client over HTTP (server-everything)', () => {
     assert.equal(long.status, 'ok')
     assert.ok(events.length >= 2)
     assert.match(text(await h.rt.call('read_mcp_resource', { server: 'web', uri: 'demo://resource/dynamic/text/1' })), /Resource 1/)
+    assert.match(text(await h.rt.call('get_mcp_prompt', { server: 'web', name: 'simple-prompt' })), /user: /)
+    assert.equal((await h.rt.call('mcp__web__get-structured-content', { location: 'Chicago' })).status, 'ok')
+  })
+
+  it('a timeout over HTTP ends the call and leaves the session working', async () => {
+    await h.add('webslow', { serverName: 'webslow', url: `http://127.0.0.1:${port}/mcp`, callMs: 300 })
+    const started = Date.now()
+    const result = await h.rt.call('mcp__webslow__trigger-long-running-operation', { duration: 5, steps: 1 })
+    assert.equal(result.status, 'TIMEOUT')
+    assert.ok(Date.now() - started < 3000)
+    assert.equal(text(await h.rt.call('mcp__webslow__echo', { message: 'after' })), 'Echo: after')
+    await h.remove('webslow')
   })
 
   it('a session the server ended is re-established at once, outside the backoff', async () => {

@@ -4,10 +4,12 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { mcpClientConfig, publicToolName } from '../../plugins/mcp-client/index.ts'
 import { serverEnv } from '../../plugins/mcp-client/stdio.ts'
 import { alive, everything, fixture, FIXTURE, mcpHarness, MEMORY, text, type McpHarness } from '../helpers/mcp.ts'
+import { ROOT } from '../helpers/project.ts'
 
 describe('tool names', () => {
   it('mcp__<server>__<raw>, with invalid characters and long names made unique by a hash', () => {
@@ -123,7 +125,7 @@ describe('mcp-client: server-everything over stdio', () => {
   })
 
   it('answers roots/list with the project directory, and the server sees only a scrubbed environment', async () => {
-    assert.match(text(await h.rt.call('mcp__everything__get-roots-list', {})), /file:\/\/\/.*main/)
+    assert.ok(text(await h.rt.call('mcp__everything__get-roots-list', {})).includes(pathToFileURL(ROOT).href.replace(/\/$/, '')))
     process.env.YOKE_TEST_SECRET_TOKEN = 'must-not-leak'
     try {
       await h.add('envcheck', everything('envcheck', { env: { FROM_ENTRY: 'yes' } }))

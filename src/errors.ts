@@ -155,6 +155,14 @@ export const catalogue = {
     message: 'MCP server "{server}" is unavailable, {state}',
     hint: 'Try again in a few seconds or use another tool; `yoke mcp list` shows the server\'s state and last error.',
   },
+  INTEGRITY_FAILED: {
+    message: '{name} was refused: {reason}',
+    hint: 'The executable is not the one that was verified: reinstall the package, or update manifest.json sha256 if you changed it on purpose.',
+  },
+  MANIFEST_INVALID: {
+    message: '{reason}',
+    hint: 'Fix manifest.json at the position shown (`yoke plugins check DIR` lists every problem); the other packages keep working.',
+  },
   MCP_NAME_CONFLICT: {
     message: 'MCP server name "{name}" is used by instance "{first}" and again by instance "{second}"',
     hint: 'Each mcp-client instance needs its own serverName: rename one of them.',

@@ -55,7 +55,7 @@ export interface CallOptions {
 }
 
 const ORDER = { allow: 0, ask: 1, deny: 2 } as const
-const BODY_CODES = new Set<string>(['HOOK_FAILED', 'TIMEOUT', 'SERVER_UNAVAILABLE'])
+const BODY_CODES = new Set<string>(['HOOK_FAILED', 'TIMEOUT', 'SERVER_UNAVAILABLE', 'INTEGRITY_FAILED'])
 let nextCall = 0
 
 export class ToolRuntime {

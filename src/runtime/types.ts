@@ -88,7 +88,7 @@ export type PostDecision = { kind: 'accept' } | { kind: 'replace'; result: ToolO
 /** Runs the body; `around` taps wrap it. */
 export type Executor = (call: ToolCall, ctx: CallContext) => Promise<ToolOutput>
 
-export type ResultStatus = 'ok' | Extract<ErrorCode, 'UNKNOWN_TOOL' | 'INVALID_ARGS' | 'DENIED' | 'BLOCKED' | 'TIMEOUT' | 'ABORTED' | 'UNLOADED' | 'SERVER_UNAVAILABLE' | 'EXEC_FAILED' | 'TOOL_ERROR' | 'HOOK_FAILED'>
+export type ResultStatus = 'ok' | Extract<ErrorCode, 'UNKNOWN_TOOL' | 'INVALID_ARGS' | 'DENIED' | 'BLOCKED' | 'TIMEOUT' | 'ABORTED' | 'UNLOADED' | 'SERVER_UNAVAILABLE' | 'INTEGRITY_FAILED' | 'EXEC_FAILED' | 'TOOL_ERROR' | 'HOOK_FAILED'>
 
 export interface ToolResult {
   readonly callId: string

@@ -1,0 +1,291 @@
+/**
+ * Reading a package's manifest.json (octos's format, reference/octos.md §2) into a `Manifest`, with
+ * every problem at file:line:col. JSON.parse decides whether the text is JSON and gives the values;
+ * the same text parsed as YAML (JSON is YAML) gives each value's position. Unknown fields are
+ * ignored, like octos. A bad tool or extras entry is skipped with a warning and the rest loads; a
+ * bad top-level field makes the whole manifest unusable.
+ */
+import { LineCounter, parseDocument, type Document } from 'yaml'
+import { z } from 'zod'
+import { envNameProblem } from '../shared/env.ts'
+
+const RISKS = ['low', 'medium', 'high', 'critical'] as const
+export type Risk = (typeof RISKS)[number]
+
+export interface ManifestTool {
+  name: string
+  description: string
+  /** `input_schema`, default `{"type":"object"}` */
+  inputSchema: Record<string, unknown>
+  /** `env` and its alias `env_allowlist`, merged: non-empty selects strict mode */
+  env: string[]
+  /** undefined for an absent or unknown literal: only high and critical ask for approval */
+  risk?: Risk
+  /** an unknown `concurrency_class` runs exclusive (fail-closed, octos #718) */
+  concurrency: 'safe' | 'exclusive'
+  spawnOnly: boolean
+  spawnOnlyMessage?: string
+}
+
+export interface ManifestHook {
+  event: string
+  /** argv, run without a shell */
+  command: string[]
+  timeoutMs: number
+  toolFilter: string[]
+}
+
+/** Exactly one of `command` (stdio) and `url` (HTTP). `env` lists names whose values come from our environment. */
+export interface ManifestMcpServer {
+  command?: string
+  args: string[]
+  env: string[]
+  url?: string
+  headers: Record<string, string>
+}
+
+export interface Manifest {
+  /** `id` if non-blank, else `name` */
+  id: string
+  name: string
+  version: string
+  tools: ManifestTool[]
+  /** lowercase hex of the executable; absent for unsigned packages */
+  sha256?: string
+  timeoutSecs?: number
+  requiresNetwork: boolean
+  binaries: Record<string, { url: string; sha256?: string }>
+  mcpServers: ManifestMcpServer[]
+  hooks: ManifestHook[]
+  promptsInclude: string[]
+}
+
+export interface ManifestProblem {
+  file: string
+  line: number
+  col: number
+  message: string
+  /** the tool a warning is about */
+  tool?: string
+}
+
+export const HOOK_EVENTS: ReadonlySet<string> = new Set([
+  'before_tool_call', 'after_tool_call', 'before_llm_call', 'after_llm_call', 'on_resume', 'on_turn_end',
+  'before_spawn_verify', 'on_spawn_verify', 'on_spawn_complete', 'on_spawn_failure', 'user_prompt_submit',
+]) // prettier-ignore
+
+// Custom messages are predicates ("must …", "is …"): they read after the field's name.
+const HEX64 = /^[0-9a-fA-F]{64}$/
+const sha256 = z
+  .string()
+  .refine((s) => s.trim() !== '', { message: 'must be a non-empty hex digest (omit the field for unsigned plugins)', abort: true })
+  .refine((s) => HEX64.test(s), 'must be 64 hex digits (the sha256 of the file)')
+  .transform((s) => s.toLowerCase())
+const positiveInt = z.number().int('must be a positive integer').positive('must be a positive integer')
+// the package name becomes a path (`<dir>/<name>`, the hash ledger): it must stay one path segment
+const plainName = z.string().refine((s) => s.trim() !== '' && s !== '.' && s !== '..' && !/[/\\\p{Cc}]/u.test(s), "must be a plain name (not blank, '.' or '..'; no '/', '\\' or control characters)")
+const envNames = z.array(z.string()).superRefine((names, ctx) =>
+  names.forEach((name, i) => {
+    const problem = envNameProblem(name)
+    if (problem) ctx.addIssue({ code: 'custom', message: `is ${JSON.stringify(name)}: ${problem}`, path: [i] })
+  }),
+)
+
+const topLevel = z.object({
+  id: z.string().nullish(),
+  name: plainName.nullish(),
+  version: z.string(),
+  tools: z.array(z.unknown()).default([]),
+  sha256: sha256.nullish(),
+  timeout_secs: positiveInt.nullish(),
+  requires_network: z.boolean().default(false),
+  binaries: z.record(z.string(), z.object({ url: z.string().min(1, 'must not be empty'), sha256: sha256.nullish() })).default({}),
+  mcp_servers: z.array(z.unknown()).default([]),
+  hooks: z.array(z.unknown()).default([]),
+  prompts: z.object({ include: z.array(z.unknown()).default([]) }).nullish(),
+})
+
+const toolEntry = z.object({
+  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 _ -'),
+  description: z.string(),
+  input_schema: z.record(z.string(), z.unknown()).nullish(),
+  env: envNames.nullish(),
+  env_allowlist: envNames.nullish(),
+  risk: z.string().nullish(),
+  concurrency_class: z.string().nullish(),
+  spawn_only: z.boolean().default(false),
+  spawn_only_message: z.string().nullish(),
+})
+
+const hookEntry = z.object({
+  event: z.string().refine((event) => HOOK_EVENTS.has(event), { error: (iss) => `is not a known hook event: ${JSON.stringify(iss.input)}` }),
+  command: z.array(z.string()).min(1, 'must not be empty').refine((argv) => argv[0]?.trim() !== '', 'must start with a program'),
+  timeout_ms: positiveInt.default(5000),
+  tool_filter: z.array(z.string()).default([]),
+})
+
+const mcpEntry = z
+  .object({
+    command: z.string().min(1, 'must not be empty').nullish(),
+    args: z.array(z.string()).default([]),
+    env: envNames.default([]),
+    url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).nullish(),
+    headers: z.record(z.string(), z.string()).default({}),
+  })
+  .refine((s) => (s.command == null) !== (s.url == null), 'must have exactly one of command and url')
+
+type Path = (string | number)[]
+const ARTICLE: Record<string, string> = { object: 'an object', record: 'an object', array: 'an array', int: 'an integer', boolean: 'true or false' }
+
+/** Text, file and positions of one manifest: turns paths into problems. */
+class Located {
+  constructor(readonly file: string, private readonly doc: Document | undefined, private readonly lines: LineCounter) {} // prettier-ignore
+
+  /** The value at `path`, else its nearest written ancestor (a missing field points at its object). */
+  at(path: Path, message: string, tool?: string): ManifestProblem {
+    let node: unknown
+    for (let p = path; !node && p.length > 0; p = p.slice(0, -1)) node = this.doc?.getIn(p, true)
+    const range = (node as { range?: [number, number, number] } | undefined)?.range ?? (this.doc?.contents?.range as [number, number, number] | undefined)
+    const { line, col } = this.lines.linePos(range?.[0] ?? 0)
+    return present({ file: this.file, line, col, message, tool })
+  }
+
+  /** One problem per zod issue. With `skipped` (the entry's name), paths are told relative to `base`. */
+  issues(error: z.ZodError, base: Path, skipped?: string, tool?: string): ManifestProblem[] {
+    return error.issues.map((issue) => {
+      const rel = issue.path as Path
+      const path = [...base, ...rel]
+      const where = skipped === undefined ? label(path) : label(rel, '')
+      const what =
+        issue.code !== 'invalid_type'
+          ? issue.message
+          : this.doc?.hasIn(path) || rel.length === 0
+            ? `must be ${ARTICLE[issue.expected] ?? `a ${issue.expected}`}`
+            : 'is required'
+      // custom messages are predicates ("must …", "is …"): they read after the field's name
+      const message = where === '' ? what : /^(must|is) /.test(what) ? `${where} ${what}` : `${where}: ${what}`
+      return this.at(path, skipped === undefined ? message : `${skipped} skipped: ${message}`, tool)
+    })
+  }
+}
+
+/** `manifest.tools[2].env[0]`; with root '', `env[0]` */
+const label = (path: Path, root = 'manifest') =>
+  path.reduce<string>((s, p) => (typeof p === 'number' ? `${s}[${p}]` : s === '' ? p : `${s}.${p}`), root)
+
+/** Where JSON.parse stopped. Node 20 gives no position for an unexpected token, but quotes up to 10 characters either side of it. */
+function jsonErrorOffset(message: string, text: string): number | undefined {
+  const position = /position (\d+)/.exec(message)
+  if (position) return Number(position[1])
+  if (/end of JSON input/.test(message)) return text.length
+  const quoted = /^Unexpected token '[\s\S]{1,2}', (\.\.\.)?"([\s\S]*)"(\.\.\.)? is not valid JSON$/.exec(message)
+  const start = quoted ? text.indexOf(quoted[2]) : -1
+  if (!quoted || start < 0) return undefined
+  if (quoted[1]) return start + 10
+  if (quoted[3]) return start + quoted[2].length - 10
+  return undefined // the whole (short) text is quoted: the token could be anywhere
+}
+
+/**
+ * Parses one manifest.json. `manifest` is undefined when the manifest as a whole is unusable; a bad
+ * tool, hook, MCP server or prompt entry is only skipped, with a warning.
+ *
+ * @example
+ * const { manifest, errors, warnings } = parseManifest(readFileSync(file, 'utf8'), file)
+ */
+export function parseManifest(text: string, file: string): { manifest?: Manifest; errors: ManifestProblem[]; warnings: ManifestProblem[] } {
+  text = text.replace(/^\uFEFF/, '') // a byte-order mark (Notepad) is not content
+  const lines = new LineCounter()
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false })
+  const loc = new Located(file, doc.errors.length ? undefined : doc, lines)
+  const fail = (problem: ManifestProblem) => ({ errors: [problem], warnings: [] })
+
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (err) {
+    const msg = (err as Error).message
+    const offset = jsonErrorOffset(msg, text) ?? doc.errors[0]?.pos[0] ?? 0
+    // V8 quotes the text around the error, newlines included: keep the report on one line
+    return fail({ ...loc.at([], ''), ...lines.linePos(offset), message: `not valid JSON: ${msg.replace(/\n/g, '\\n')}` })
+  }
+  // JSON.parse lets a later duplicate win silently; octos (serde) refuses a duplicate field
+  const duplicate = doc.errors.find((e) => e.code === 'DUPLICATE_KEY')
+  if (duplicate) {
+    const key = /^"(?:[^"\\]|\\.)*"/.exec(text.slice(duplicate.pos[0]))?.[0] ?? ''
+    return fail({ ...loc.at([], ''), ...lines.linePos(duplicate.pos[0]), message: `duplicate key ${key}`.trim() })
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail(loc.at([], 'manifest must be a JSON object'))
+
+  const top = topLevel.safeParse(value)
+  if (!top.success) return { errors: loc.issues(top.error, []).sort(byPosition), warnings: [] }
+  const m = top.data
+  const id = m.id?.trim() ? m.id : m.name
+  if (!id) return fail(loc.at(['name'], 'manifest.name is required (or a non-blank id)'))
+
+  const warnings: ManifestProblem[] = []
+  const manifest: Manifest = {
+    id,
+    name: m.name ?? id,
+    version: m.version,
+    tools: readTools(m.tools, loc, warnings),
+    ...present({ sha256: m.sha256, timeoutSecs: m.timeout_secs }),
+    requiresNetwork: m.requires_network,
+    binaries: Object.fromEntries(Object.entries(m.binaries).map(([platform, b]) => [platform, present(b)])),
+    mcpServers: entries(m.mcp_servers, 'mcp_servers', mcpEntry, loc, warnings).map((e) => present(e.value)),
+    hooks: entries(m.hooks, 'hooks', hookEntry, loc, warnings).map(({ value: h }) => ({ event: h.event, command: h.command, timeoutMs: h.timeout_ms, toolFilter: h.tool_filter })),
+    promptsInclude: entries(m.prompts?.include ?? [], 'prompts.include', z.string().min(1, 'must not be empty'), loc, warnings).map((e) => e.value),
+  }
+  return { manifest, errors: [], warnings: warnings.sort(byPosition) }
+}
+
+/** Each entry of a list that parses, with its path; the others become warnings (a tool is named by its name if it has one). */
+function entries<T>(list: unknown[], key: string, schema: z.ZodType<T>, loc: Located, warnings: ManifestProblem[]) {
+  return list.flatMap((raw, i) => {
+    const parsed = schema.safeParse(raw)
+    const path = [...key.split('.'), i]
+    if (parsed.success) return [{ value: parsed.data, path }]
+    const name = key === 'tools' && typeof (raw as { name?: unknown })?.name === 'string' ? (raw as { name: string }).name : undefined
+    warnings.push(...loc.issues(parsed.error, path, name === undefined ? label(path) : `tool ${JSON.stringify(name)}`, name))
+    return []
+  })
+}
+
+function readTools(list: unknown[], loc: Located, warnings: ManifestProblem[]): ManifestTool[] {
+  const seen = new Set<string>()
+  return entries(list, 'tools', toolEntry, loc, warnings).flatMap(({ value: t, path }): ManifestTool[] => {
+    if (seen.has(t.name)) {
+      warnings.push(loc.at([...path, 'name'], `tool ${JSON.stringify(t.name)} skipped: a tool of that name comes earlier in this manifest`, t.name))
+      return []
+    }
+    seen.add(t.name)
+    const risk = t.risk?.trim().toLowerCase()
+    const concurrency = t.concurrency_class?.trim().toLowerCase() ?? ''
+    if (!['', 'safe', 'exclusive'].includes(concurrency)) {
+      warnings.push(loc.at([...path, 'concurrency_class'], `tool ${JSON.stringify(t.name)}: unknown concurrency_class ${JSON.stringify(t.concurrency_class)}, runs exclusive`, t.name))
+    }
+    const tool = {
+      name: t.name,
+      description: t.description,
+      inputSchema: t.input_schema ?? { type: 'object' },
+      env: [...new Set([...(t.env ?? []), ...(t.env_allowlist ?? [])])],
+      risk: RISKS.find((r) => r === risk), // an unknown literal is unspecified: it must not force approval
+      concurrency: concurrency === '' || concurrency === 'safe' ? ('safe' as const) : ('exclusive' as const),
+      spawnOnly: t.spawn_only,
+      spawnOnlyMessage: t.spawn_only_message,
+    }
+    return [present(tool)]
+  })
+}
+
+/** The object without its absent (undefined or null) fields, so results hold no `key: undefined`. */
+function present<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], null> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v != null)) as { [K in keyof T]: Exclude<T[K], null> }
+}
+
+const byPosition = (a: ManifestProblem, b: ManifestProblem) => a.line - b.line || a.col - b.col
+
+/** octos `has_extras`: the package brings more than tools (an extras-only package is valid). */
+export function hasExtras(m: Manifest): boolean {
+  return m.mcpServers.length > 0 || m.hooks.length > 0 || m.promptsInclude.length > 0
+}

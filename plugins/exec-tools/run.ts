@@ -1,0 +1,165 @@
+/**
+ * One run of a package executable, octos's protocol: `exe <tool>` in a process group of its own,
+ * JSON arguments on stdin, the result on stdout (JSON, or plain text), progress on stderr, one
+ * line at a time (protocol v2 JSON lines, or plain lines). Timeout and cancellation kill the
+ * whole group, grandchildren included; so does the tool's own exit (no orphans). Output is bounded
+ * while it streams: past `maxStdoutBytes` the tool is stopped, so a flood costs no memory.
+ */
+import { spawn } from 'node:child_process'
+import { resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import type { CallContext, ContentPart, ProgressEvent, ToolOutput } from 'yoke'
+
+export interface RunSpec {
+  exe: string
+  tool: string
+  args: Record<string, unknown>
+  env: Record<string, string>
+  cwd: string
+  maxStdoutBytes: number
+}
+
+export interface Ran {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  /** stdout passed maxStdoutBytes and the tool was stopped */
+  flooded: boolean
+  /** the last lines of stderr (bounded) */
+  stderr: string[]
+}
+
+const STDERR_LINES = 50
+const LINE_CHARS = 4000
+
+export function runExecutable(spec: RunSpec, call: CallContext): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(spec.exe, [spec.tool], { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true })
+    const chunks: Buffer[] = []
+    let bytes = 0
+    let flooded = false
+    const stderr: string[] = []
+    let partial = ''
+    const killGroup = () => {
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL')
+      } catch {
+        // the group is gone already
+      }
+    }
+    call.onEnd(killGroup) // timeout, cancellation, unload
+    child.once('error', reject) // spawn failed (ENOENT, EACCES)
+    child.stdin!.on('error', () => {}) // a tool that never reads its input
+    child.stdin!.end(JSON.stringify(spec.args))
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (flooded) return
+      if (bytes + chunk.length > spec.maxStdoutBytes) {
+        flooded = true
+        chunks.push(chunk.subarray(0, spec.maxStdoutBytes - bytes))
+        bytes = spec.maxStdoutBytes
+        return killGroup()
+      }
+      chunks.push(chunk)
+      bytes += chunk.length
+    })
+    child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+      const lines = (partial + text).split('\n')
+      partial = lines.pop()!.slice(-LINE_CHARS)
+      for (const line of lines) {
+        const event = progressOf(line.slice(0, LINE_CHARS))
+        if (!event) continue
+        call.progress(event)
+        stderr.push(event.message!)
+        if (stderr.length > STDERR_LINES) stderr.shift()
+      }
+    })
+    let done = false
+    const finish = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (done) return
+      done = true
+      killGroup() // what the tool left running in its group
+      if (partial.trim()) stderr.push(partial)
+      resolve({ code, signal, stdout: Buffer.concat(chunks).toString('utf8'), flooded, stderr })
+    }
+    child.once('close', finish)
+    // a grandchild that inherited stdout must not keep the call open after the tool exits
+    child.once('exit', (code, signal) => setTimeout(() => finish(code, signal), 100).unref())
+  })
+}
+
+/**
+ * A stderr line as a progress event. Protocol v2 JSON lines: progress {stage, pct | progress/total,
+ * message}, phase {phase, message}, cost {provider, input_tokens, output_tokens, usd}, artifact
+ * {kind, path}, log {level, message}; anything else (plain text, unknown types) is the line itself.
+ */
+export function progressOf(line: string): ProgressEvent | undefined {
+  const text = line.trimEnd()
+  if (!text.trim()) return undefined
+  let v: Record<string, unknown>
+  try {
+    v = text.startsWith('{') ? JSON.parse(text) : undefined
+  } catch {
+    return { message: text }
+  }
+  if (!v || typeof v !== 'object') return { message: text }
+  const s = (key: string) => (v[key] === undefined ? '' : String(v[key]))
+  switch (v.type) {
+    case 'progress': {
+      const pct = typeof v.pct === 'number' ? v.pct : typeof v.progress === 'number' && typeof v.total === 'number' && v.total > 0 ? (v.progress / v.total) * 100 : undefined
+      const head = [v.stage && `[${s('stage')}]`, pct !== undefined && `${Math.round(pct)}%`].filter(Boolean).join(' ')
+      return { ...(pct !== undefined && { progress: Math.round(pct), total: 100 }), message: [head, s('message')].filter(Boolean).join(' '), kind: 'progress' }
+    }
+    case 'phase':
+      return { message: `[${s('phase') || s('name')}] ${s('message')}`.trimEnd(), kind: 'phase' }
+    case 'cost':
+      return { message: `[cost] ${s('provider')}: in=${s('input_tokens')} out=${s('output_tokens')} ($${s('usd')})`, kind: 'cost', cost: { provider: v.provider, inputTokens: v.input_tokens, outputTokens: v.output_tokens, usd: v.usd } }
+    case 'artifact':
+      return { message: `[artifact:${s('kind')}] ${s('path')}`, kind: 'artifact', path: v.path }
+    case 'log':
+      return { message: `[${s('level') || 'info'}] ${s('message')}`, kind: 'log' }
+    default:
+      return { message: text }
+  }
+}
+
+const NAMED_OUTPUT = /^[a-z][a-z0-9_]*$/
+
+/**
+ * The tool's result, octos's way. JSON stdout: `output` (else the raw stdout), `success` (else
+ * exit code 0), `file_modified` (else a "Report saved to: " line), `files_to_send`,
+ * `named_outputs`; plain stdout: the text plus stderr, success by exit code. Reported files come
+ * back as resource links.
+ */
+export function resultOf(ran: Ran, what: string, cwd: string): ToolOutput {
+  const died = ran.signal ? `${what} was killed by ${ran.signal}` : undefined
+  if (ran.flooded) return failed(`${what} wrote more than the output limit to stdout and was stopped; the first part:\n${ran.stdout}`)
+  let parsed: Record<string, unknown> | undefined
+  try {
+    const value = JSON.parse(ran.stdout)
+    if (value && typeof value === 'object' && !Array.isArray(value)) parsed = value
+  } catch {
+    // plain text
+  }
+  if (!parsed) {
+    const text = [ran.stdout.trimEnd(), ...(ran.stderr.length ? [ran.stderr.join('\n')] : []), ...(died ? [died] : [])].filter(Boolean).join('\n')
+    return { content: [{ type: 'text', text }], structured: { exitCode: ran.code, signal: ran.signal }, isError: ran.code !== 0 }
+  }
+  const named = parsed.named_outputs
+  if (named !== undefined && (typeof named !== 'object' || named === null || Object.entries(named).some(([k, v]) => !NAMED_OUTPUT.test(k) || typeof v !== 'string'))) {
+    return failed(`${what} emitted malformed named_outputs: keys must match [a-z][a-z0-9_]* and values must be strings`)
+  }
+  const output = typeof parsed.output === 'string' ? parsed.output : parsed.output === undefined ? ran.stdout : JSON.stringify(parsed.output)
+  const success = typeof parsed.success === 'boolean' ? parsed.success : ran.code === 0
+  const fileModified = typeof parsed.file_modified === 'string' ? parsed.file_modified : /^Report saved to: (.+)$/m.exec(output)?.[1]
+  const files = [...(Array.isArray(parsed.files_to_send) ? parsed.files_to_send.filter((f): f is string => typeof f === 'string') : []), ...(fileModified ? [fileModified] : [])]
+  const links: ContentPart[] = [...new Set(files)].map((file) => ({ type: 'resource_link', uri: pathToFileURL(resolve(cwd, file)).href, name: file }))
+  return {
+    content: [{ type: 'text', text: died ? `${output}\n${died}` : output }, ...links],
+    structured: { success, exitCode: ran.code, ...(fileModified && { file_modified: fileModified }), ...(files.length && { files_to_send: files }), ...(named !== undefined && { named_outputs: named }) },
+    isError: !success || Boolean(died),
+  }
+
+  function failed(text: string): ToolOutput {
+    return { content: [{ type: 'text', text }], structured: { exitCode: ran.code, signal: ran.signal }, isError: true }
+  }
+}

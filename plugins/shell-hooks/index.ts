@@ -1,0 +1,149 @@
+/**
+ * shell-hooks: octos-style hooks, programs run on tool events. Each hook is an argv (no shell)
+ * that gets a JSON payload on stdin. `before_tool_call`: exit 0 allows, 1 denies with stdout as the
+ * reason, 2 replaces the arguments with stdout's JSON object. `after_tool_call` observes. A hook
+ * that fails or times out never blocks; three failures in a row disable it with a warning. Hooks
+ * are taps on the runtime's hooks, so they apply to every tool source. The LLM events attach to the
+ * agent loop once one exists; until then they are reported and wait.
+ */
+import { resolve } from 'node:path'
+import { execa } from 'execa'
+import { z } from 'zod'
+import { definePlugin, type PreDecision, type ToolCall, type ToolResult } from 'yoke'
+import { toolEnv } from '../shared/env.ts'
+
+export const HOOK_EVENTS = ['before_tool_call', 'after_tool_call', 'before_llm_call', 'after_llm_call', 'on_resume', 'on_turn_end', 'before_spawn_verify', 'on_spawn_verify', 'on_spawn_complete', 'on_spawn_failure', 'user_prompt_submit'] as const
+
+const hook = z
+  .object({
+    event: z.enum(HOOK_EVENTS),
+    /** argv: the program and its arguments; `./` and `../` resolve from baseDir */
+    command: z.array(z.string().min(1)).min(1),
+    timeout_ms: z.number().int().positive().default(5000),
+    /** exact tool names (tool events only); empty: every tool */
+    tool_filter: z.array(z.string().min(1)).default([]),
+  })
+  .strict()
+export type ShellHook = z.input<typeof hook>
+
+const config = z
+  .object({
+    hooks: z.array(hook).default([]),
+    /** where relative commands resolve (a package directory); default the project directory */
+    baseDir: z.string().optional(),
+  })
+  .strict()
+
+/** Tools whose arguments and results never leave yoke in a payload (octos's list). */
+const SENSITIVE = new Set(['shell', 'write_file', 'read_file'])
+const MAX_FIELD = 1024
+const BREAKER = 3
+
+interface Outcome {
+  code?: number
+  stdout: string
+  failure?: string
+}
+
+export default definePlugin({
+  name: 'shell-hooks',
+  inject: ['runtime', 'project'],
+  config,
+  apply(ctx, cfg) {
+    const baseDir = cfg.baseDir ?? ctx.project.dir
+    const rewrites = new WeakMap<ToolCall, Record<string, unknown>>()
+    let rewriting = false
+    cfg.hooks.forEach((h, index) => {
+      const name = `${h.event}#${index} ${h.command.join(' ')}`
+      const argv = h.command.map((part, i) => (i === 0 && /^\.\.?\//.test(part) ? resolve(baseDir, part) : part))
+      let failures = 0
+      const applies = (tool: string) => !h.tool_filter.length || h.tool_filter.includes(tool)
+      /** Runs the hook; failures (crash, timeout, bad exit code) are counted and never block. */
+      const run = async (payload: Record<string, unknown>): Promise<Outcome | undefined> => {
+        if (failures >= BREAKER) return undefined
+        const outcome = await runHook(argv, payload, h.timeout_ms, baseDir)
+        if (!outcome.failure) {
+          failures = 0
+          return outcome
+        }
+        failures++
+        ctx.logger.warn(`hook ${name} failed: ${outcome.failure}${failures >= BREAKER ? `; disabled after ${BREAKER} failures in a row` : ''}`)
+        return undefined
+      }
+      if (h.event === 'before_tool_call') {
+        ctx.tap(ctx.runtime.hooks.preExecute, `shell-hook ${name}`, async (decision: PreDecision, call: ToolCall) => {
+          if (!applies(call.name)) return decision
+          const outcome = await run({ schema_version: 1, event: h.event, tool_name: call.name, tool_id: call.id, arguments: redactArgs(call) })
+          if (outcome?.code === 1) return { kind: 'deny', reason: outcome.stdout.trim() || `the hook ${h.command.join(' ')} denied it` } as PreDecision
+          if (outcome?.code === 2) {
+            const args = parseArgs(outcome.stdout)
+            if (!args || (call.tool && !call.tool.validate(args))) ctx.logger.warn(`hook ${name} returned arguments that are not a JSON object matching ${call.name}'s schema; the call keeps its own`)
+            else rewrites.set(call, args)
+          }
+          return decision
+        })
+        rewriting = true
+      } else if (h.event === 'after_tool_call') {
+        ctx.tap(ctx.runtime.hooks.result, `shell-hook ${name}`, async (call: ToolCall, result: ToolResult) => {
+          if (!applies(call.name) || result.status === 'UNKNOWN_TOOL') return
+          await run({ schema_version: 1, event: h.event, tool_name: call.name, tool_id: call.id, result: redactResult(call, result), success: result.ok, duration_ms: result.durationMs })
+        })
+      } else ctx.logger.info(`hook ${name}: ${h.event} has no source yet (the agent loop brings the LLM events); it waits`)
+    })
+    // rewritten arguments reach the body: the pipeline's around stage hands it a call with them
+    if (rewriting) {
+      ctx.tap(ctx.runtime.hooks.around, 'shell-hooks rewrite', async (next) => async (call, callCtx) => {
+        const args = rewrites.get(call)
+        return next(args ? Object.freeze({ ...call, args }) : call, callCtx)
+      })
+    }
+  },
+})
+
+/** One run: the payload on stdin, bounded by the timeout; the environment is scrubbed of secrets. */
+async function runHook(argv: string[], payload: Record<string, unknown>, timeoutMs: number, cwd: string): Promise<Outcome> {
+  const [file, ...args] = argv
+  const r = await execa(file!, args, {
+    input: JSON.stringify(payload),
+    timeout: timeoutMs,
+    killSignal: 'SIGKILL',
+    reject: false,
+    cwd,
+    env: toolEnv({ allow: [] }),
+    extendEnv: false,
+    maxBuffer: 1024 * 1024,
+    stripFinalNewline: false,
+  })
+  const stdout = String(r.stdout ?? '')
+  if (r.timedOut) return { stdout, failure: `hook timed out after ${timeoutMs}ms` }
+  if (r.failed && r.exitCode === undefined) return { stdout, failure: r.shortMessage ?? r.message }
+  if (r.exitCode === 0 || r.exitCode === 1 || r.exitCode === 2) return { code: r.exitCode, stdout }
+  return { stdout, failure: `exit code ${r.exitCode}${r.stderr ? `: ${String(r.stderr).trim().split('\n').at(-1)}` : ''}` }
+}
+
+function parseArgs(text: string): Record<string, unknown> | undefined {
+  try {
+    const value = JSON.parse(text)
+    return value && typeof value === 'object' && !Array.isArray(value) ? value : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function redactArgs(call: ToolCall): unknown {
+  return SENSITIVE.has(call.name) ? { redacted: true, reason: 'sensitive tool' } : truncate(call.args)
+}
+
+function redactResult(call: ToolCall, result: ToolResult): string {
+  if (SENSITIVE.has(call.name)) return '[redacted: sensitive tool output]'
+  return truncate(result.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n')) as string
+}
+
+/** Strings over 1 KiB are cut (octos: "... (truncated)"). */
+function truncate(value: unknown): unknown {
+  if (typeof value === 'string') return Buffer.byteLength(value) > MAX_FIELD ? `${Buffer.from(value).subarray(0, MAX_FIELD).toString('utf8')}... (truncated)` : value
+  if (Array.isArray(value)) return value.map(truncate)
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, truncate(v)]))
+  return value
+}
+

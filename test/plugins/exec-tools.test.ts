@@ -1,0 +1,300 @@
+// exec-tools with real executables on disk: the protocol, integrity, environment, limits and
+// extras (octos.md §2, §3), each as a test.
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { closeSync, openSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { alive } from '../helpers/mcp.ts'
+import { execHarness, nodeExe, type ExecHarness } from '../helpers/exec.ts'
+import policy from '../../plugins/policy/index.ts'
+import type { TaskInfo } from '../../src/index.ts'
+import { IntegrityGate, verify } from '../../plugins/exec-tools/executable.ts'
+
+const text = (r: { content: readonly { type: string; text?: string }[] }) => r.content.map((c) => c.text ?? '').join('')
+
+describe('exec-tools: the protocol', () => {
+  let h: ExecHarness
+  before(async () => {
+    h = await execHarness({
+      proto: {
+        manifest: {
+          name: 'proto',
+          version: '1.0.0',
+          tools: [
+            { name: 'p_echo', description: 'echo', input_schema: { type: 'object', properties: { x: { type: 'number' } } } },
+            { name: 'p_plain', description: 'plain text' },
+            { name: 'p_fail', description: 'fails' },
+            { name: 'p_segv', description: 'dies by signal' },
+            { name: 'p_files', description: 'reports files' },
+            { name: 'p_named', description: 'bad named outputs' },
+            { name: 'p_progress', description: 'progress lines' },
+            { name: 'p_unknown_class', description: 'typo', concurrency_class: 'exclusiv' },
+            { name: 'p_bg', description: 'background', spawn_only: true },
+          ],
+        },
+        exe: nodeExe(`
+          const fs = await import('node:fs')
+          switch (tool) {
+            case 'p_echo': process.stdout.write(JSON.stringify({ output: JSON.stringify({ tool, args, cwd: process.cwd(), work: process.env.YOKE_WORK_DIR, octos: process.env.OCTOS_WORK_DIR }) })); break
+            case 'p_plain': process.stderr.write('a note\\n'); process.stdout.write('just text'); break
+            case 'p_fail': process.stdout.write('it broke'); process.exit(3)
+            case 'p_segv': process.kill(process.pid, 'SIGSEGV'); break
+            case 'p_files': fs.writeFileSync('out.txt', 'x'); process.stdout.write(JSON.stringify({ output: 'Report saved to: report.md', files_to_send: ['out.txt', 42] })); break
+            case 'p_named': process.stdout.write(JSON.stringify({ output: 'x', named_outputs: { Bad: 'v' } })); break
+            case 'p_progress':
+              for (const l of [JSON.stringify({ type: 'progress', stage: 'render', pct: 40, message: 'frames' }), JSON.stringify({ type: 'phase', phase: 'upload', message: 'sending' }), JSON.stringify({ type: 'cost', provider: 'openai', input_tokens: 10, output_tokens: 5, usd: 0.01 }), JSON.stringify({ type: 'artifact', kind: 'image', path: 'a.png' }), JSON.stringify({ type: 'log', level: 'warn', message: 'slow' }), JSON.stringify({ type: 'mystery' }), '{not json', '', 'plain line'])
+                process.stderr.write(l + '\\n')
+              process.stdout.write(JSON.stringify({ output: 'done' })); break
+            case 'p_unknown_class': process.stdout.write('ran'); break
+            case 'p_bg': setTimeout(() => process.stdout.write(JSON.stringify({ output: 'background done' })), 100); break
+          }`),
+      },
+    })
+  })
+  after(() => h.close())
+
+  it('spawns `exe <tool>` with JSON on stdin, in the work directory, with YOKE_WORK_DIR and OCTOS_WORK_DIR', async () => {
+    const r = await h.rt.call('p_echo', { x: 1 })
+    assert.equal(r.status, 'ok', text(r))
+    const seen = JSON.parse(text(r))
+    assert.equal(seen.tool, 'p_echo')
+    assert.deepEqual(seen.args, { x: 1 })
+    assert.equal(seen.cwd, join(h.root, '.yoke/work/proto'))
+    assert.equal(seen.work, seen.cwd)
+    assert.equal(seen.octos, seen.cwd)
+    assert.equal((await h.rt.call('p_echo', { x: 'not a number' })).status, 'INVALID_ARGS', 'validated against input_schema first')
+  })
+
+  it('non-JSON stdout is the output (with stderr), success by exit code; a crash by signal says so', async () => {
+    const plain = await h.rt.call('p_plain', {})
+    assert.equal(plain.status, 'ok')
+    assert.equal(text(plain), 'just text\na note')
+    const fail = await h.rt.call('p_fail', {})
+    assert.equal(fail.status, 'TOOL_ERROR')
+    assert.match(text(fail), /it broke/)
+    assert.equal((fail.structured as { exitCode: number }).exitCode, 3)
+    const segv = await h.rt.call('p_segv', {})
+    assert.equal(segv.status, 'TOOL_ERROR')
+    assert.match(text(segv), /was killed by SIGSEGV/)
+  })
+
+  it('files_to_send and file_modified come back as links; malformed named_outputs is an error', async () => {
+    const files = await h.rt.call('p_files', {})
+    assert.equal(files.status, 'ok')
+    const links = files.content.filter((c) => c.type === 'resource_link').map((c) => (c as { uri: string }).uri)
+    assert.deepEqual(links, [`file://${join(h.root, '.yoke/work/proto/out.txt')}`, `file://${join(h.root, '.yoke/work/proto/report.md')}`])
+    assert.equal((files.structured as { file_modified: string }).file_modified, 'report.md')
+    const named = await h.rt.call('p_named', {})
+    assert.equal(named.status, 'TOOL_ERROR')
+    assert.match(text(named), /malformed named_outputs/)
+  })
+
+  it('stderr lines become progress events (protocol v2 and plain lines)', async () => {
+    const events: Array<{ message?: string; progress?: number }> = []
+    await h.rt.call('p_progress', {}, { onProgress: (e) => events.push(e) })
+    assert.deepEqual(
+      events.map((e) => e.message),
+      ['[render] 40% frames', '[upload] sending', '[cost] openai: in=10 out=5 ($0.01)', '[artifact:image] a.png', '[warn] slow', '{"type":"mystery"}', '{not json', 'plain line'],
+    )
+    assert.equal(events[0]!.progress, 40)
+  })
+
+  it('an unknown concurrency_class runs exclusive; spawn_only runs in the background', async () => {
+    const tools = new Map(h.rt.list().map((t) => [t.name, t]))
+    assert.equal(tools.get('p_unknown_class')!.concurrency, 'exclusive')
+    assert.equal(tools.get('p_echo')!.concurrency, 'safe')
+    assert.ok(h.logs.some((l) => /exclusiv/.test(l.message)), 'the typo is reported')
+    const bg = await h.rt.call('p_bg', {})
+    assert.equal(bg.status, 'ok')
+    assert.match(text(bg), /SUCCESS: Task is now running in background.*\nOutput directory: /s)
+    const task = await new Promise<TaskInfo>((resolve) => h.rt.tasks.hooks.completed.tap('t', (info) => resolve(info)))
+    assert.match(text(task.result!), /background done/)
+  })
+})
+
+describe('exec-tools: integrity', () => {
+  let h: ExecHarness
+  const good = nodeExe(`process.stdout.write('v1')`)
+  before(async () => {
+    h = await execHarness({
+      signed: { manifest: { name: 'signed', version: '1', tools: [{ name: 's_run', description: 'x' }] }, exe: good },
+      linked: { manifest: { name: 'linked', version: '1', tools: [{ name: 'l_run', description: 'x' }] }, files: { 'real.js': good }, links: { linked: 'real.js' } },
+      wrong: { manifest: { name: 'wrong', version: '1', sha256: 'a'.repeat(64), tools: [{ name: 'w_run', description: 'x' }] }, exe: good },
+    })
+  })
+  after(() => h.close())
+
+  it('a symlinked executable is refused; a hash mismatch at load is refused; both report why', async () => {
+    const names = h.rt.list().map((t) => t.name)
+    assert.ok(names.includes('s_run'))
+    assert.ok(!names.includes('w_run'))
+    assert.ok(!names.includes('l_run'))
+    assert.match(h.api.list().find((p) => p.id === 'linked')!.errors[0]!.message, /is a symlink; symlinks are refused/)
+    const wrong = h.api.list().find((p) => p.id === 'wrong')!
+    assert.equal(wrong.state, 'failed')
+    assert.match(wrong.errors[0]!.message, /hash mismatch: the manifest says a{64}, the file is [0-9a-f]{64}/)
+  })
+
+  it('a binary swapped after load is refused at the next call (rename, in-place write with the mtime put back)', async () => {
+    const exe = join(h.root, 'packages/signed/signed')
+    assert.equal(text(await h.rt.call('s_run', {})), 'v1')
+    // in place, same size, mtime restored: ctime still moves
+    const before = statSync(exe)
+    writeFileSync(exe, good.replace("'v1'", "'v2'"))
+    utimesSync(exe, before.atime, before.mtime)
+    const swapped = await h.rt.call('s_run', {})
+    assert.equal(swapped.status, 'INTEGRITY_FAILED')
+    assert.match(swapped.error!.message, /changed after it was verified \(expected [0-9a-f]{64}, got [0-9a-f]{64}\)/)
+    // restored bytes are accepted again; then a rename swap is caught too
+    writeFileSync(exe, good)
+    assert.equal(text(await h.rt.call('s_run', {})), 'v1')
+    writeFileSync(`${exe}.new`, good.replace("'v1'", "'v3'"), { mode: 0o755 })
+    renameSync(`${exe}.new`, exe)
+    assert.equal((await h.rt.call('s_run', {})).status, 'INTEGRITY_FAILED')
+    writeFileSync(exe, good)
+  })
+
+  it('a file over 100 MB is refused without being read', async () => {
+    const big = join(h.root, 'big-exe')
+    const fd = openSync(big, 'w')
+    closeSync(fd)
+    execFileSync('truncate', ['-s', '101M', big]) // sparse: nothing written
+    const io = () => Number(/rchar: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))![1])
+    const readBefore = io()
+    await assert.rejects(verify(big), /is 105906176 bytes; an executable may be at most 100000000/)
+    assert.ok(io() - readBefore < 1_000_000, 'its bytes were not read')
+  })
+
+  it('an unchanged 5 MB executable costs one lstat per check, not a re-read; a touched one is hashed again and passes', async () => {
+    // measured on the gate itself: a reaped child's reads count in this process's /proc/self/io too
+    const exe = join(h.root, 'large-exe')
+    writeFileSync(exe, good + `// ${'x'.repeat(5_000_000)}\n`, { mode: 0o755 })
+    const gate = new IntegrityGate(await verify(exe))
+    const io = () => Number(/rchar: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))![1])
+    let before = io()
+    await gate.check()
+    assert.ok(io() - before < 100_000, `read ${io() - before} bytes to check an unchanged executable`)
+    const now = new Date(Date.now() + 5000)
+    utimesSync(exe, now, now)
+    before = io()
+    await gate.check()
+    assert.ok(io() - before >= 5_000_000, 'a touched executable is hashed again')
+    before = io()
+    await gate.check()
+    assert.ok(io() - before < 100_000, 'and its new stamps are trusted after that')
+  })
+})
+
+describe('exec-tools: environment, approval, limits', () => {
+  let h: ExecHarness
+  const envExe = nodeExe(`process.stdout.write(JSON.stringify({ output: JSON.stringify(process.env) }))`)
+  const saved = { ...process.env }
+  before(async () => {
+    Object.assign(process.env, { LD_PRELOAD: '/evil.so', NODE_OPTIONS: '--require /evil.js', PYTHONPATH: '/evil', BASH_ENV: '/evil.sh', GITHUB_TOKEN: 'ghp_secret', PLAIN_SETTING: 'visible', DEPLOY_KEY: 'k' })
+    h = await execHarness(
+      {
+        envy: {
+          manifest: {
+            name: 'envy',
+            version: '1',
+            tools: [
+              { name: 'env_default', description: 'default mode' },
+              { name: 'env_strict', description: 'strict mode', env: ['GITHUB_TOKEN'] },
+              { name: 'env_hijack', description: 'allowlists a hijack variable', env: ['LD_PRELOAD'] },
+              { name: 'env_risky', description: 'high risk', risk: 'high' },
+              { name: 'env_odd_risk', description: 'unknown risk literal', risk: 'spicy' },
+            ],
+          },
+          exe: envExe,
+        },
+        hang: {
+          manifest: { name: 'hang', version: '1', timeout_secs: 1, tools: [{ name: 'hang_forever', description: 'forks a sleeping grandchild and hangs' }, { name: 'flood', description: 'writes 1 GB' }] },
+          exe: `#!/bin/sh\ncase "$1" in\n  hang_forever) sleep 300 & echo $! > grandchild.pid; sleep 300 ;;\n  flood) exec head -c 1073741824 /dev/zero ;;\nesac\n`,
+        },
+      },
+      { maxStdoutBytes: 4 * 1024 * 1024 },
+      [[policy, {}, 'policy']],
+    )
+  })
+  after(async () => {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k]
+    await h.close()
+  })
+  const envOf = async (tool: string) => JSON.parse(text(await h.rt.call(tool, {}))) as Record<string, string>
+
+  it('the hijack variables never reach a tool; a tool that allowlists one is skipped', async () => {
+    assert.ok(!h.rt.list().some((t) => t.name === 'env_hijack'))
+    assert.ok(h.logs.some((l) => /env_hijack/.test(l.message) && /process-hijack/.test(l.message)), 'the skip is reported')
+    for (const tool of ['env_default', 'env_strict']) {
+      const env = await envOf(tool)
+      for (const name of ['LD_PRELOAD', 'NODE_OPTIONS', 'PYTHONPATH', 'BASH_ENV']) assert.equal(env[name], undefined, `${name} reached ${tool}`)
+    }
+  })
+
+  it('a secret reaches a tool only when its env lists it; a non-empty env is strict', async () => {
+    const loose = await envOf('env_default')
+    assert.equal(loose.GITHUB_TOKEN, undefined)
+    assert.equal(loose.DEPLOY_KEY, undefined)
+    assert.equal(loose.PLAIN_SETTING, 'visible')
+    const strict = await envOf('env_strict')
+    assert.equal(strict.GITHUB_TOKEN, 'ghp_secret')
+    assert.equal(strict.PLAIN_SETTING, undefined, 'strict: only the listed names and the essentials')
+    assert.ok(strict.PATH && strict.YOKE_WORK_DIR)
+  })
+
+  it('high risk asks the approval bridge; a refusal and a missing bridge are DENIED; an unknown risk literal does not ask', async () => {
+    const none = await h.rt.call('env_risky', {})
+    assert.equal(none.status, 'DENIED')
+    assert.match(none.error!.message, /no approval bridge/)
+    const asked: string[] = []
+    let answer: 'allow-once' | 'deny' = 'deny'
+    const off = h.rt.approvals.register({ name: 'test', ask: async ({ call }) => (asked.push(call.name), answer) })
+    assert.equal((await h.rt.call('env_risky', {})).status, 'DENIED')
+    answer = 'allow-once'
+    assert.equal((await h.rt.call('env_risky', {})).status, 'ok')
+    assert.equal((await h.rt.call('env_odd_risk', {})).status, 'ok')
+    assert.deepEqual(asked, ['env_risky', 'env_risky'])
+    off()
+  })
+
+  it('at timeout the whole process group dies, grandchild included; on cancellation too', async () => {
+    const pidFile = join(h.root, '.yoke/work/hang/grandchild.pid')
+    const timedOut = await h.rt.call('hang_forever', {})
+    assert.equal(timedOut.status, 'TIMEOUT')
+    const grandchild = Number(readFileSync(pidFile, 'utf8'))
+    await waitFor(() => !alive(grandchild), 3000, `grandchild ${grandchild} still alive after the timeout`)
+    const controller = new AbortController()
+    const call = h.rt.call('hang_forever', {}, { signal: controller.signal })
+    await waitFor(() => {
+      try {
+        return Number(readFileSync(pidFile, 'utf8')) !== grandchild
+      } catch {
+        return false
+      }
+    }, 3000, 'the second run did not start')
+    const second = Number(readFileSync(pidFile, 'utf8'))
+    controller.abort()
+    assert.equal((await call).status, 'ABORTED')
+    await waitFor(() => !alive(second), 3000, `grandchild ${second} still alive after the cancellation`)
+  })
+
+  it('a tool writing 1 GB to stdout ends with a bounded result and a bounded heap', async () => {
+    const heap = process.memoryUsage().rss
+    const started = Date.now()
+    const flood = await h.rt.call('flood', {})
+    assert.equal(flood.status, 'TOOL_ERROR')
+    assert.match(text(flood), /wrote more than the output limit to stdout and was stopped/)
+    assert.ok(process.memoryUsage().rss - heap < 200 * 1024 * 1024, `rss grew by ${(process.memoryUsage().rss - heap) >> 20} MiB`)
+    assert.ok(Date.now() - started < 10_000)
+    assert.ok(flood.truncated, 'the runtime output limit spilled the rest')
+  })
+})
+
+async function waitFor(check: () => boolean, ms: number, what: string) {
+  const end = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > end) assert.fail(what)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}

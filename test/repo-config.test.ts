@@ -20,14 +20,20 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       ['audit', 'audit-log', 'active'],
       ['greeter', 'greeter', 'active'],
       ['notes', 'notes', 'active'],
+      ['packages', 'exec-tools', 'active'],
       ['yoke:runtime', 'runtime', 'active'],
       ['yoke:project', 'project', 'active'],
+      ['packages/house-rules', 'exec-package', 'active'],
+      ['packages/sys-info', 'exec-package', 'active'],
+      ['packages/text-tools', 'exec-package', 'active'],
+      ['packages/house-rules/hooks', 'shell-hooks', 'active'],
     ],
   )
   assert.deepEqual(
     snap.services.filter((s: any) => !s.owner.startsWith('yoke:')).sort((a: any, b: any) => a.name.localeCompare(b.name)),
     [
       { name: 'auditLog', owner: 'audit', active: true },
+      { name: 'execTools', owner: 'packages', active: true },
       { name: 'mcp', owner: 'mcp', active: true },
       { name: 'prompt', owner: 'prompt', active: true },
       { name: 'skillFilter', owner: 'skills', active: true },

@@ -8,7 +8,7 @@ import { existsSync, readdirSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, join, resolve, sep } from 'node:path'
 import { z } from 'zod'
-import { definePlugin, type ChildHandle } from 'yoke'
+import { definePlugin, YokeError, type ChildHandle } from 'yoke'
 import { defaultDirs } from '../skills/index.ts'
 import { loadPackage, packagePlugin, type Package, type PackageFailure } from './package.ts'
 import type { ManifestProblem } from './manifest.ts'
@@ -91,7 +91,9 @@ export default definePlugin({
         if (state === 'loaded') next.set(id, result)
         if (state === 'loaded') for (const w of result.warnings) ctx.logger.warn(`package ${id}: ${w.file}:${w.line}:${w.col}: ${w.message}`)
       }
-      for (const failure of infos.filter((i) => i.state === 'failed')) for (const e of failure.errors) ctx.logger.error(`package ${failure.id}: ${e.file}:${e.line}:${e.col}: ${e.message}`)
+      for (const failure of infos.filter((i) => i.state === 'failed')) {
+        for (const e of failure.errors) ctx.logger.error(`package ${failure.id} is not loaded`, new YokeError('MANIFEST_INVALID', { reason: e.message }, { file: e.file, line: e.line, col: e.col }))
+      }
       for (const [id, { pkg, child }] of running) {
         if (next.get(id)?.fingerprint === pkg.fingerprint && next.get(id)?.dir === pkg.dir) continue
         running.delete(id)

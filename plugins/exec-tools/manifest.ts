@@ -83,7 +83,8 @@ const sha256 = z
   .transform((s) => s.toLowerCase())
 const positiveInt = z.number().int('must be a positive integer').positive('must be a positive integer')
 // the package name becomes a path (`<dir>/<name>`, the hash ledger): it must stay one path segment
-const plainName = z.string().refine((s) => s.trim() !== '' && s !== '.' && s !== '..' && !/[/\\\p{Cc}]/u.test(s), "must be a plain name (not blank, '.' or '..'; no '/', '\\' or control characters)")
+const PLAIN = "must be a plain name (not blank, '.' or '..'; no '/', '\\' or control characters)"
+const isPlain = (s: string) => s !== '.' && s !== '..' && !/[/\\\p{Cc}]/u.test(s)
 const envNames = z.array(z.string()).superRefine((names, ctx) =>
   names.forEach((name, i) => {
     const problem = envNameProblem(name)
@@ -92,8 +93,8 @@ const envNames = z.array(z.string()).superRefine((names, ctx) =>
 )
 
 const topLevel = z.object({
-  id: z.string().nullish(),
-  name: plainName.nullish(),
+  id: z.string().refine(isPlain, PLAIN).nullish(), // blank: use the name
+  name: z.string().refine((s) => s.trim() !== '' && isPlain(s), PLAIN).nullish(),
   version: z.string(),
   tools: z.array(z.unknown()).default([]),
   sha256: sha256.nullish(),
@@ -181,9 +182,8 @@ function jsonErrorOffset(message: string, text: string): number | undefined {
   const quoted = /^Unexpected token '[\s\S]{1,2}', (\.\.\.)?"([\s\S]*)"(\.\.\.)? is not valid JSON$/.exec(message)
   const start = quoted ? text.indexOf(quoted[2]) : -1
   if (!quoted || start < 0) return undefined
-  if (quoted[1]) return start + 10
-  if (quoted[3]) return start + quoted[2].length - 10
-  return undefined // the whole (short) text is quoted: the token could be anywhere
+  // when the whole (short) text is quoted, the token could be anywhere
+  return quoted[1] ? start + 10 : quoted[3] ? start + quoted[2].length - 10 : undefined
 }
 
 /**
@@ -261,9 +261,8 @@ function readTools(list: unknown[], loc: Located, warnings: ManifestProblem[]): 
     seen.add(t.name)
     const risk = t.risk?.trim().toLowerCase()
     const concurrency = t.concurrency_class?.trim().toLowerCase() ?? ''
-    if (!['', 'safe', 'exclusive'].includes(concurrency)) {
+    if (!['', 'safe', 'exclusive'].includes(concurrency))
       warnings.push(loc.at([...path, 'concurrency_class'], `tool ${JSON.stringify(t.name)}: unknown concurrency_class ${JSON.stringify(t.concurrency_class)}, runs exclusive`, t.name))
-    }
     const tool = {
       name: t.name,
       description: t.description,

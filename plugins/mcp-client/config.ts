@@ -4,15 +4,12 @@
  */
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
+import { BLOCKED_ENV } from '../shared/env.ts'
+
+export { BLOCKED_ENV }
 
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/
 
-/** Variables that make a process load foreign code (octos's list): never passed to a server. */
-export const BLOCKED_ENV = new Set([
-  'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'DYLD_INSERT_LIBRARIES', 'DYLD_LIBRARY_PATH', 'DYLD_FRAMEWORK_PATH',
-  'DYLD_FALLBACK_LIBRARY_PATH', 'DYLD_VERSIONED_LIBRARY_PATH', 'NODE_OPTIONS', 'PYTHONSTARTUP', 'PYTHONPATH',
-  'PERL5OPT', 'RUBYOPT', 'RUBYLIB', 'JAVA_TOOL_OPTIONS', 'BASH_ENV', 'ENV', 'ZDOTDIR',
-]) // prettier-ignore
 
 const ms = (fallback: number) => z.number().int().positive().default(fallback)
 

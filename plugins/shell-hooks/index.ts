@@ -100,22 +100,27 @@ export default definePlugin({
   },
 })
 
-/** One run: the payload on stdin, bounded by the timeout; the environment is scrubbed of secrets. */
+/**
+ * One run: the payload on stdin, bounded by the timeout; the environment is scrubbed of secrets.
+ * The hook runs in a process group of its own, so a timeout ends what it started too (a `sleep`
+ * holding its output would otherwise keep the run open).
+ */
 async function runHook(argv: string[], payload: Record<string, unknown>, timeoutMs: number, cwd: string): Promise<Outcome> {
   const [file, ...args] = argv
-  const r = await execa(file!, args, {
-    input: JSON.stringify(payload),
-    timeout: timeoutMs,
-    killSignal: 'SIGKILL',
-    reject: false,
-    cwd,
-    env: toolEnv({ allow: [] }),
-    extendEnv: false,
-    maxBuffer: 1024 * 1024,
-    stripFinalNewline: false,
-  })
+  const sub = execa(file!, args, { input: JSON.stringify(payload), reject: false, cwd, env: toolEnv({ allow: [] }), extendEnv: false, maxBuffer: 1024 * 1024, stripFinalNewline: false, detached: true })
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    try {
+      process.kill(-sub.pid!, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }, timeoutMs)
+  const r = await sub
+  clearTimeout(timer)
   const stdout = String(r.stdout ?? '')
-  if (r.timedOut) return { stdout, failure: `hook timed out after ${timeoutMs}ms` }
+  if (timedOut) return { stdout, failure: `hook timed out after ${timeoutMs}ms` }
   if (r.failed && r.exitCode === undefined) return { stdout, failure: r.shortMessage ?? r.message }
   if (r.exitCode === 0 || r.exitCode === 1 || r.exitCode === 2) return { code: r.exitCode, stdout }
   return { stdout, failure: `exit code ${r.exitCode}${r.stderr ? `: ${String(r.stderr).trim().split('\n').at(-1)}` : ''}` }

@@ -36,7 +36,7 @@ export function writePackage(root: string, dir: string, spec: PackageSpec): stri
   }
   for (const [rel, text] of Object.entries(spec.files ?? {})) {
     mkdirSync(join(path, rel, '..'), { recursive: true })
-    writeFileSync(join(path, rel), text)
+    writeFileSync(join(path, rel), text, { mode: text.startsWith('#!') ? 0o755 : 0o644 }) // scripts are executable
   }
   for (const [name, target] of Object.entries(spec.links ?? {})) symlinkSync(target, join(path, name))
   return path
@@ -49,6 +49,8 @@ export interface ExecHarness {
   api: ExecToolsApi
   logs: LogRecord[]
   fiber: Fiber
+  /** another exec-tools instance over `dirs` (waits for its apply) */
+  spawnExec(key: string, dirs: string[]): Promise<Fiber>
   close(): Promise<void>
 }
 
@@ -83,6 +85,13 @@ export async function execHarness(packages: Record<string, PackageSpec>, config:
     api: kernel.services.get('execTools')!.value as ExecToolsApi,
     logs,
     fiber,
+    async spawnExec(key, dirs) {
+      const more = validateConfig(plugin, { dirs, watch: false, ...config })
+      assert.ok('value' in more, JSON.stringify(more))
+      const spawned = kernel.spawn(plugin, more.value, { key })
+      await kernel.whenSettled(spawned, 30_000)
+      return spawned
+    },
     async close() {
       await kernel.dispose()
       rmSync(root, { recursive: true, force: true })

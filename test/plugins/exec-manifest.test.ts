@@ -117,6 +117,7 @@ describe('manifest.json: name and id', () => {
       assert.match(r.errors[0].message, /^manifest\.name must be a plain name/)
       assert.deepEqual(at(r.errors[0]), posOf(text, JSON.stringify(name)))
     }
+    assert.match(parse(json({ id: '../../etc', version: '1' })).errors[0].message, /^manifest\.id must be a plain name/, 'an id can become the name')
   })
 })
 

@@ -298,3 +298,54 @@ async function waitFor(check: () => boolean, ms: number, what: string) {
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
+
+describe('exec-tools: hot reload', () => {
+  let h: ExecHarness
+  const exe = (v: string) => nodeExe(`process.stdout.write(${JSON.stringify(v)})`)
+  const ids = () => Object.fromEntries(h.rt.list().map((t) => [t.name, t.id]))
+  before(async () => {
+    h = await execHarness(
+      {
+        alpha: { manifest: { name: 'alpha', version: '1', tools: [{ name: 'a_run', description: 'alpha v1' }] }, exe: exe('alpha') },
+        beta: { manifest: { name: 'beta', version: '1', tools: [{ name: 'b_run', description: 'beta' }] }, exe: exe('beta v1') },
+      },
+      { watch: true },
+    )
+    await new Promise((resolve) => setTimeout(resolve, 400)) // the watcher arms after the first scan
+  })
+  after(() => h.close())
+
+  it('editing a manifest re-registers that package only', async () => {
+    const before = ids()
+    writeFileSync(join(h.root, 'packages/alpha/manifest.json'), JSON.stringify({ name: 'alpha', version: '2', tools: [{ name: 'a_run', description: 'alpha v2' }] }))
+    await waitFor(() => h.rt.list().find((t) => t.name === 'a_run')?.description === 'alpha v2', 10_000, 'alpha did not reload')
+    const after = ids()
+    assert.notEqual(after.a_run, before.a_run)
+    assert.equal(after.b_run, before.b_run, 'beta kept its registration')
+  })
+
+  it('replacing an executable re-registers that package only; a touch alone changes nothing', async () => {
+    const before = ids()
+    const file = join(h.root, 'packages/beta/beta')
+    writeFileSync(`${file}.new`, exe('beta v2'), { mode: 0o755 })
+    renameSync(`${file}.new`, file)
+    await waitFor(() => ids().b_run !== before.b_run, 10_000, 'beta did not reload')
+    assert.equal(text(await h.rt.call('b_run', {})), 'beta v2')
+    assert.equal(ids().a_run, before.a_run)
+    const touched = ids()
+    const now = new Date()
+    utimesSync(file, now, now)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    assert.equal(ids().b_run, touched.b_run, 'same bytes: no restart')
+  })
+
+  it('a broken manifest is reported with file:line:col; the package goes and the others stay', async () => {
+    const before = ids()
+    writeFileSync(join(h.root, 'packages/alpha/manifest.json'), '{ "name": "alpha", "version": ')
+    await waitFor(() => !ids().a_run, 10_000, 'alpha was not unloaded')
+    assert.equal(ids().b_run, before.b_run)
+    const failed = h.api.list().find((p) => p.dir.endsWith('alpha'))!
+    assert.equal(failed.state, 'failed')
+    assert.ok(h.logs.some((l) => l.level === 'error' && (l.error as { code?: string })?.code === 'MANIFEST_INVALID' && /manifest\.json/.test((l.error as { location?: string }).location ?? '')))
+  })
+})

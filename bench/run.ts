@@ -1,4 +1,5 @@
 // npm run bench: every benchmark, each against its baseline measured in the same run.
+import { execBench } from './exec.ts'
 import { lifecycleBench } from './lifecycle.ts'
 import { mcpBench } from './mcp.ts'
 import { pipelineBench } from './pipeline.ts'
@@ -11,4 +12,5 @@ await pipelineBench()
 await reloadBench()
 await skillsBench()
 await mcpBench()
+await execBench()
 process.exit(0)

@@ -50,6 +50,8 @@ const config = z
     /** a tool that writes more than this to stdout is stopped */
     maxStdoutBytes: z.number().int().positive().default(16 * 1024 * 1024),
     watch: z.boolean().default(true),
+    /** only packages whose manifest pins the executable's sha256 load; extras-only packages (nothing to pin) are refused */
+    requireSigned: z.boolean().default(false),
   })
   .strict()
 
@@ -76,7 +78,7 @@ export default definePlugin({
       for (const dir of scan()) {
         const previous = [...running.values()].find((r) => r.pkg.dir === dir)?.pkg
         const stale = !touched || touched.some((p) => p === dir || p.startsWith(dir + sep)) || !previous
-        loaded.set(dir, stale ? await loadPackage(dir) : previous!)
+        loaded.set(dir, stale ? await loadPackage(dir, cfg.requireSigned) : previous!)
       }
       const next = new Map<string, Package>()
       infos = []

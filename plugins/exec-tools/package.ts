@@ -38,7 +38,7 @@ export interface PackageFailure {
 }
 
 /** Reads and verifies the package in `dir`. */
-export async function loadPackage(dir: string): Promise<Package | PackageFailure> {
+export async function loadPackage(dir: string, requireSigned = false): Promise<Package | PackageFailure> {
   const file = join(dir, 'manifest.json')
   const fail = (message: string, at: Partial<ManifestProblem> = {}): PackageFailure => ({ dir, errors: [{ file, line: 1, col: 1, message, ...at }] })
   let text: string
@@ -50,6 +50,8 @@ export async function loadPackage(dir: string): Promise<Package | PackageFailure
   }
   const { manifest, errors, warnings } = parseManifest(text, file)
   if (!manifest) return { dir, errors }
+  // octos's require_signed: an unpinned executable, or extras that nothing pins, are refused
+  if (requireSigned && !manifest.sha256) return fail(`${manifest.id} is not signed (no sha256) and requireSigned is on${manifest.tools.length ? '' : ': an extras-only package cannot be signed'}`)
   let exe: Package['exe']
   if (manifest.tools.length) {
     const found = findExecutable(dir, manifest.name)

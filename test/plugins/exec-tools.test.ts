@@ -8,6 +8,8 @@ import { after, before, describe, it } from 'node:test'
 import { alive } from '../helpers/mcp.ts'
 import { execHarness, nodeExe, type ExecHarness } from '../helpers/exec.ts'
 import policy from '../../plugins/policy/index.ts'
+import skills from '../../plugins/skills/index.ts'
+import { createHash } from 'node:crypto'
 import type { TaskInfo } from '../../src/index.ts'
 import { IntegrityGate, verify } from '../../plugins/exec-tools/executable.ts'
 
@@ -347,5 +349,53 @@ describe('exec-tools: hot reload', () => {
     const failed = h.api.list().find((p) => p.dir.endsWith('alpha'))!
     assert.equal(failed.state, 'failed')
     assert.ok(h.logs.some((l) => l.level === 'error' && (l.error as { code?: string })?.code === 'MANIFEST_INVALID' && /manifest\.json/.test((l.error as { location?: string }).location ?? '')))
+  })
+})
+
+describe('exec-tools: signing and the skill filter', () => {
+  it('requireSigned refuses an unsigned package and an extras-only one; a signed one loads', async () => {
+    const body = nodeExe(`process.stdout.write('signed ok')`)
+    const h = await execHarness(
+      {
+        plain: { manifest: { name: 'plain', version: '1', tools: [{ name: 'plain_run', description: 'x' }] }, exe: body },
+        extrasonly: { manifest: { name: 'extrasonly', version: '1', tools: [], prompts: { include: ['*.md'] } }, files: { 'a.md': 'x' } },
+      },
+      { requireSigned: true },
+    )
+    try {
+      const by = Object.fromEntries(h.api.list().map((p) => [p.id, p]))
+      assert.equal(by.plain!.state, 'failed')
+      assert.match(by.plain!.errors[0]!.message, /is not signed \(no sha256\) and requireSigned is on/)
+      assert.match(by.extrasonly!.errors[0]!.message, /an extras-only package cannot be signed/)
+    } finally {
+      await h.close()
+    }
+    const signed = await execHarness({ signed: { manifest: { name: 'signed', version: '1', sha256: createHash('sha256').update(body).digest('hex'), tools: [{ name: 'signed_run', description: 'x' }] }, exe: body } }, { requireSigned: true })
+    try {
+      assert.equal(text(await signed.rt.call('signed_run', {})), 'signed ok')
+    } finally {
+      await signed.close()
+    }
+  })
+
+  it('a package beside SKILL.md is a skill with tools="true", and the skill filter leaves out both', async () => {
+    const h = await execHarness(
+      {
+        kept: { manifest: { name: 'kept', version: '1', tools: [{ name: 'kept_run', description: 'x' }] }, exe: nodeExe(`process.stdout.write('k')`), files: { 'SKILL.md': '---\nname: kept\ndescription: A kept package.\n---\nUse kept_run.\n' } },
+        dropped: { manifest: { name: 'dropped', version: '1', tools: [{ name: 'dropped_run', description: 'x' }] }, exe: nodeExe(`process.stdout.write('d')`), files: { 'SKILL.md': '---\nname: dropped\ndescription: A dropped package.\n---\nx\n' } },
+      },
+      {},
+      [[skills, { dirs: ['packages'], except: ['dropped'], watch: false }, 'skills']],
+    )
+    try {
+      const prompt = (h.kernel.services.get('prompt')!.value as { render(): string }).render()
+      assert.match(prompt, /<skill available="true" tools="true">\s*<name>kept<\/name>/)
+      assert.doesNotMatch(prompt, /dropped/)
+      assert.equal(h.api.list().find((p) => p.id === 'dropped')!.state, 'filtered')
+      assert.ok(!h.rt.list().some((t) => t.name === 'dropped_run'))
+      assert.equal(text(await h.rt.call('kept_run', {})), 'k')
+    } finally {
+      await h.close()
+    }
   })
 })

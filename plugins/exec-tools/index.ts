@@ -107,7 +107,13 @@ export default definePlugin({
       }
     }
 
-    ctx.provide('execTools', { roots, list: () => infos })
+    // a package whose child failed to apply shows as failed, with why
+    const list = () =>
+      infos.map((i) => {
+        const fiber = i.state === 'loaded' ? running.get(i.id)?.child.fiber : undefined
+        return fiber?.state === 'failed' ? { ...i, state: 'failed' as const, errors: [...i.errors, { file: join(i.dir, 'manifest.json'), line: 1, col: 1, message: fiber.error?.message ?? 'it failed to start' }] } : i
+      })
+    ctx.provide('execTools', { roots, list })
     await (queue = sync())
     if (cfg.watch) {
       ctx.watch(roots, (changes) => {

@@ -186,6 +186,25 @@ function jsonErrorOffset(message: string, text: string): number | undefined {
   return quoted[1] ? start + 10 : quoted[3] ? start + quoted[2].length - 10 : undefined
 }
 
+const MAX_DEPTH = 64
+
+/** The offset where brackets (outside strings) first open past `max` levels, or undefined. */
+function nestingPast(text: string, max: number): number | undefined {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92) i++ // a backslash escapes the next character
+      else if (c === 34) inString = false
+    } else if (c === 34) inString = true
+    else if (c === 123 || c === 91) {
+      if (++depth > max) return i
+    } else if (c === 125 || c === 93) depth--
+  }
+  return undefined
+}
+
 /**
  * Parses one manifest.json. `manifest` is undefined when the manifest as a whole is unusable; a bad
  * tool, hook, MCP server or prompt entry is only skipped, with a warning.
@@ -195,6 +214,14 @@ function jsonErrorOffset(message: string, text: string): number | undefined {
  */
 export function parseManifest(text: string, file: string): { manifest?: Manifest; errors: ManifestProblem[]; warnings: ManifestProblem[] } {
   text = text.replace(/^\uFEFF/, '') // a byte-order mark (Notepad) is not content
+  // yaml's parser recurses per level, and a few thousand levels can abort the whole process:
+  // a manifest is refused, by a linear scan, before any parser sees nesting that deep
+  const tooDeep = nestingPast(text, MAX_DEPTH)
+  if (tooDeep !== undefined) {
+    const at = new LineCounter()
+    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) at.addNewLine(i + 1)
+    return { errors: [{ file, ...at.linePos(tooDeep), message: `manifest.json nests deeper than ${MAX_DEPTH} levels` }], warnings: [] }
+  }
   const lines = new LineCounter()
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false })
   const loc = new Located(file, doc.errors.length ? undefined : doc, lines)

@@ -6,11 +6,10 @@
  * so a changed package restarts alone.
  */
 import { createHash } from 'node:crypto'
-import { mkdirSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync } from 'node:fs'
 import { join, relative, resolve, sep } from 'node:path'
 import { definePlugin, globToRegExp, YokeError, type CallContext, type ToolDefinition } from 'yoke'
 import mcpClient from '../mcp-client/index.ts'
-import { SERVER_NAME } from '../mcp-client/config.ts'
 import shellHooks from '../shell-hooks/index.ts'
 import { toolEnv } from '../shared/env.ts'
 import { findExecutable, IntegrityError, IntegrityGate, verify } from './executable.ts'
@@ -21,6 +20,7 @@ export const DEFAULT_TIMEOUT_SECS = 600
 const SPAWN_ONLY_MESSAGE = 'SUCCESS: Task is now running in background. The result will be delivered to the user automatically. No further action needed.'
 const PROMPT_FILE_BYTES = 64 * 1024
 const PROMPT_FILES = 50
+const MANIFEST_BYTES = 1024 * 1024
 
 export interface Package {
   dir: string
@@ -28,7 +28,9 @@ export interface Package {
   warnings: ManifestProblem[]
   /** the verified executable; none for an extras-only package */
   exe?: { path: string; sha256: string; gate: IntegrityGate }
-  /** changes when the manifest or the executable's bytes change */
+  /** the files of prompts.include, read at load */
+  prompts: Array<{ rel: string; text: string }>
+  /** changes when the manifest, the executable's bytes or a prompt file change */
   fingerprint: string
 }
 
@@ -43,8 +45,7 @@ export async function loadPackage(dir: string, requireSigned = false): Promise<P
   const fail = (message: string, at: Partial<ManifestProblem> = {}): PackageFailure => ({ dir, errors: [{ file, line: 1, col: 1, message, ...at }] })
   let text: string
   try {
-    if (statSync(file).size > 1024 * 1024) return fail('manifest.json is over 1 MiB')
-    text = readFileSync(file, 'utf8')
+    text = readManifest(file)
   } catch (err) {
     return fail(`cannot read manifest.json: ${(err as Error).message}`)
   }
@@ -63,8 +64,29 @@ export async function loadPackage(dir: string, requireSigned = false): Promise<P
       return fail(`${manifest.id}: integrity check failed: ${(err as Error).message}`)
     }
   }
-  const fingerprint = createHash('sha256').update(text).update('\0').update(exe?.sha256 ?? '').digest('hex')
-  return { dir, manifest, warnings, exe, fingerprint }
+  const promptWarnings: ManifestProblem[] = []
+  const prompts = promptFiles({ dir, manifest }, (message) => promptWarnings.push({ file, line: 1, col: 1, message }))
+  // prompt files count as the package: editing one restarts it
+  const fingerprint = createHash('sha256').update(text).update('\0').update(exe?.sha256 ?? '').update(JSON.stringify(prompts)).digest('hex')
+  return { dir, manifest, warnings: [...warnings, ...promptWarnings], exe, prompts, fingerprint }
+}
+
+/**
+ * The manifest's text: a regular file (not a link to /dev/zero, not a FIFO that never ends), read
+ * through one descriptor with a cap, so what was checked is what is read.
+ */
+function readManifest(file: string): string {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+  try {
+    const st = fstatSync(fd)
+    if (!st.isFile()) throw new Error('it is not a regular file')
+    if (st.size > MANIFEST_BYTES) throw new Error(`it is ${st.size} bytes; the limit is ${MANIFEST_BYTES}`)
+    const buffer = Buffer.alloc(st.size)
+    const read = readSync(fd, buffer, 0, st.size, 0)
+    return buffer.subarray(0, read).toString('utf8')
+  } finally {
+    closeSync(fd)
+  }
 }
 
 export interface PackageSettings {
@@ -90,17 +112,16 @@ export const packagePlugin = definePlugin({
       }
     }
     const prompt = ctx.get('prompt')
-    for (const { rel, text } of promptFiles(pkg, (m) => ctx.logger.warn(`package ${manifest.id}: ${m}`))) {
+    for (const { rel, text } of pkg.prompts) {
       if (prompt) prompt.register({ name: `package:${manifest.id}:${rel}`, order: 300, text })
       else ctx.logger.warn(`package ${manifest.id}: prompts.include needs the prompt plugin in the preset`)
     }
     manifest.mcpServers.forEach((server, i) => {
-      const serverName = `${manifest.id}${manifest.mcpServers.length > 1 ? `_${i + 1}` : ''}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 32)
+      const serverName = packageServerName(manifest.id, i, manifest.mcpServers.length)
       const command = server.command && /^\.\.?\//.test(server.command) ? resolve(pkg.dir, server.command) : server.command
       // env names take their values from our environment; a URL from a package is SSRF-checked
       const env = Object.fromEntries(server.env.filter((name) => process.env[name] !== undefined).map((name) => [name, process.env[name]!]))
       const config = server.url ? { serverName, url: server.url, headers: server.headers, ssrfGuard: true } : { serverName, command, args: server.args, env, cwd: pkg.dir }
-      if (!SERVER_NAME.test(serverName)) return ctx.logger.warn(`package ${manifest.id}: MCP server name "${serverName}" is not usable`)
       try {
         ctx.plugin(mcpClient, config, { key: `mcp-${i + 1}` })
       } catch (err) {
@@ -114,6 +135,17 @@ export const packagePlugin = definePlugin({
     mkdirSync(workDir, { recursive: true })
   },
 })
+
+/**
+ * `pkg-<id>` (and `-<n>` when the package has several): the prefix keeps packages off the names of
+ * the user's own servers; a name that had to change or be cut gets a hash, so two packages never meet.
+ */
+export function packageServerName(id: string, index: number, count: number): string {
+  const plain = `pkg-${id}${count > 1 ? `-${index + 1}` : ''}`
+  const clean = plain.replace(/[^A-Za-z0-9_-]/g, '_')
+  if (clean === plain && clean.length <= 32) return clean
+  return `${clean.slice(0, 23)}-${createHash('sha256').update(plain).digest('hex').slice(0, 8)}`
+}
 
 function toolDefinition(pkg: Package, name: string, workDir: string, maxStdoutBytes: number): ToolDefinition {
   const { manifest, exe } = pkg
@@ -138,6 +170,7 @@ function toolDefinition(pkg: Package, name: string, workDir: string, maxStdoutBy
       }
       // read at each call: the allowlist decides, from the environment as it is now
       const env = toolEnv({ allow: tool.env, extra: { YOKE_WORK_DIR: workDir, OCTOS_WORK_DIR: workDir } })
+      mkdirSync(workDir, { recursive: true }) // someone may have cleaned .yoke/work since the last call
       const ran = await runExecutable({ exe: exe!.path, tool: tool.name, args, env, cwd: workDir, maxStdoutBytes }, call)
       return resultOf(ran, `${manifest.id}/${tool.name}`, workDir)
     },
@@ -145,7 +178,7 @@ function toolDefinition(pkg: Package, name: string, workDir: string, maxStdoutBy
 }
 
 /** `prompts.include` globs, relative to the package; a match outside it (`..`, a symlink out) is refused. */
-export function promptFiles(pkg: Package, warn: (message: string) => void): Array<{ rel: string; text: string }> {
+export function promptFiles(pkg: Pick<Package, 'dir' | 'manifest'>, warn: (message: string) => void): Array<{ rel: string; text: string }> {
   const root = realpathSync(pkg.dir)
   const patterns = pkg.manifest.promptsInclude.filter((p) => {
     const bad = p.startsWith('/') || p.split(/[\\/]/).includes('..')
@@ -162,10 +195,16 @@ export function promptFiles(pkg: Package, warn: (message: string) => void): Arra
       const rel = relative(pkg.dir, path).split(sep).join('/')
       if (entry.isDirectory() && depth < 8 && !entry.name.startsWith('.')) walk(path, depth + 1)
       else if ((entry.isFile() || entry.isSymbolicLink()) && globs.some((g) => g.test(rel))) {
-        const real = realpathSync(path)
-        if (!real.startsWith(root + sep)) warn(`prompts.include: ${rel} points outside the package; it is ignored`)
-        else if (statSync(real).size > PROMPT_FILE_BYTES) warn(`prompts.include: ${rel} is over ${PROMPT_FILE_BYTES} bytes; it is ignored`)
-        else found.push({ rel, text: readFileSync(real, 'utf8') })
+        try {
+          const real = realpathSync(path)
+          const st = statSync(real)
+          if (!real.startsWith(root + sep)) warn(`prompts.include: ${rel} points outside the package; it is ignored`)
+          else if (!st.isFile()) warn(`prompts.include: ${rel} is not a regular file; it is ignored`)
+          else if (st.size > PROMPT_FILE_BYTES) warn(`prompts.include: ${rel} is over ${PROMPT_FILE_BYTES} bytes; it is ignored`)
+          else found.push({ rel, text: readFileSync(real, 'utf8') })
+        } catch (err) {
+          warn(`prompts.include: ${rel} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it is ignored`)
+        }
       }
     }
   }

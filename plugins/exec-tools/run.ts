@@ -19,25 +19,69 @@ export interface RunSpec {
   maxStdoutBytes: number
 }
 
+export interface ProcessSpec {
+  file: string
+  args: string[]
+  env: Record<string, string>
+  cwd: string
+  /** written to stdin, which is then closed */
+  input: string
+  maxStdoutBytes: number
+  /** kills the group after this long (the run then reports timedOut) */
+  timeoutMs?: number
+  /** each stderr line (the first STDERR_EVENTS of them) */
+  onStderrLine?: (line: string) => void
+  /** receives the group's kill, for ends decided elsewhere (a call's timeout or cancellation) */
+  onKill?: (kill: () => void) => void
+}
+
 export interface Ran {
   code: number | null
   signal: NodeJS.Signals | null
   stdout: string
-  /** stdout passed maxStdoutBytes and the tool was stopped */
+  /** stdout passed maxStdoutBytes and the process was stopped */
   flooded: boolean
+  timedOut: boolean
   /** the last lines of stderr (bounded) */
   stderr: string[]
 }
 
 const STDERR_LINES = 50
+const STDERR_EVENTS = 10_000
+const STDERR_BYTES = 8 * 1024 * 1024
 const LINE_CHARS = 4000
 
+/** A tool run: `exe <tool>` with the arguments as JSON; stderr lines become progress events. */
 export function runExecutable(spec: RunSpec, call: CallContext): Promise<Ran> {
+  return runProcess({
+    file: spec.exe,
+    args: [spec.tool],
+    env: spec.env,
+    cwd: spec.cwd,
+    input: JSON.stringify(spec.args),
+    maxStdoutBytes: spec.maxStdoutBytes,
+    onStderrLine: (line) => {
+      const event = progressOf(line)
+      if (event) call.progress(event)
+    },
+    onKill: (kill) => call.onEnd(kill), // timeout, cancellation, unload
+  })
+}
+
+/**
+ * Runs a program in a process group of its own and ends the whole group: at a timeout, at a kill
+ * from outside, when stdout floods, and when the program exits (what it started goes with it). The
+ * run is over when the program has exited, even if something that escaped the group (setsid) still
+ * holds its output.
+ */
+export function runProcess(spec: ProcessSpec): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(spec.exe, [spec.tool], { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true })
+    const child = spawn(spec.file, spec.args, { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true })
     const chunks: Buffer[] = []
     let bytes = 0
     let flooded = false
+    let timedOut = false
+    let events = 0
     const stderr: string[] = []
     let partial = ''
     const killGroup = () => {
@@ -47,10 +91,21 @@ export function runExecutable(spec: RunSpec, call: CallContext): Promise<Ran> {
         // the group is gone already
       }
     }
-    call.onEnd(killGroup) // timeout, cancellation, unload
-    child.once('error', reject) // spawn failed (ENOENT, EACCES)
-    child.stdin!.on('error', () => {}) // a tool that never reads its input
-    child.stdin!.end(JSON.stringify(spec.args))
+    const line = (text: string) => {
+      const cut = text.slice(0, LINE_CHARS)
+      if (!cut.trim()) return
+      stderr.push(cut)
+      if (stderr.length > STDERR_LINES) stderr.shift()
+      if (events++ < STDERR_EVENTS) spec.onStderrLine?.(cut)
+    }
+    spec.onKill?.(killGroup)
+    const timer = spec.timeoutMs === undefined ? undefined : setTimeout(() => ((timedOut = true), killGroup()), spec.timeoutMs)
+    child.once('error', (err) => {
+      clearTimeout(timer)
+      reject(err) // spawn failed (ENOENT, EACCES)
+    })
+    child.stdin!.on('error', () => {}) // a program that never reads its input
+    child.stdin!.end(spec.input)
     child.stdout!.on('data', (chunk: Buffer) => {
       if (flooded) return
       if (bytes + chunk.length > spec.maxStdoutBytes) {
@@ -62,27 +117,26 @@ export function runExecutable(spec: RunSpec, call: CallContext): Promise<Ran> {
       chunks.push(chunk)
       bytes += chunk.length
     })
+    let stderrBytes = 0
     child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+      if ((stderrBytes += text.length) > STDERR_BYTES) return // drained, no longer read: a flood costs no CPU
       const lines = (partial + text).split('\n')
       partial = lines.pop()!.slice(-LINE_CHARS)
-      for (const line of lines) {
-        const event = progressOf(line.slice(0, LINE_CHARS))
-        if (!event) continue
-        call.progress(event)
-        stderr.push(event.message!)
-        if (stderr.length > STDERR_LINES) stderr.shift()
-      }
+      for (const l of lines) line(l)
     })
     let done = false
     const finish = (code: number | null, signal: NodeJS.Signals | null) => {
       if (done) return
       done = true
-      killGroup() // what the tool left running in its group
-      if (partial.trim()) stderr.push(partial)
-      resolve({ code, signal, stdout: Buffer.concat(chunks).toString('utf8'), flooded, stderr })
+      clearTimeout(timer)
+      killGroup() // what the program left running in its group
+      child.stdout!.destroy()
+      child.stderr!.destroy()
+      line(partial)
+      resolve({ code, signal, stdout: Buffer.concat(chunks).toString('utf8'), flooded, timedOut, stderr })
     }
     child.once('close', finish)
-    // a grandchild that inherited stdout must not keep the call open after the tool exits
+    // a grandchild that inherited stdout must not keep the run open after the program exits
     child.once('exit', (code, signal) => setTimeout(() => finish(code, signal), 100).unref())
   })
 }

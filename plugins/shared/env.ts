@@ -84,7 +84,8 @@ export function toolEnv({ allow, from = process.env, extra = {} }: ToolEnvOption
   const passes = (name: string) => {
     if (isBlockedEnv(name)) return false // whatever the allowlist says
     if (listed.has(upper(name))) return true
-    return strict ? isEssential(name) : !isSecretName(name)
+    // a secret passes only when listed: OCTOS_API_KEY is not "essential" for being OCTOS_*
+    return !isSecretName(name) && (!strict || isEssential(name))
   }
   const out = new Map<string, string>()
   for (const [name, value] of Object.entries(from)) if (value !== undefined && passes(name)) out.set(name, value)

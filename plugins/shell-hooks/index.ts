@@ -7,9 +7,9 @@
  * agent loop once one exists; until then they are reported and wait.
  */
 import { resolve } from 'node:path'
-import { execa } from 'execa'
 import { z } from 'zod'
 import { definePlugin, type PreDecision, type ToolCall, type ToolResult } from 'yoke'
+import { runProcess } from '../exec-tools/run.ts'
 import { toolEnv } from '../shared/env.ts'
 
 export const HOOK_EVENTS = ['before_tool_call', 'after_tool_call', 'before_llm_call', 'after_llm_call', 'on_resume', 'on_turn_end', 'before_spawn_verify', 'on_spawn_verify', 'on_spawn_complete', 'on_spawn_failure', 'user_prompt_submit'] as const
@@ -19,7 +19,7 @@ const hook = z
     event: z.enum(HOOK_EVENTS),
     /** argv: the program and its arguments; `./` and `../` resolve from baseDir */
     command: z.array(z.string().min(1)).min(1),
-    timeout_ms: z.number().int().positive().default(5000),
+    timeout_ms: z.number().int().positive().max(600_000).default(5000),
     /** exact tool names (tool events only); empty: every tool */
     tool_filter: z.array(z.string().min(1)).default([]),
   })
@@ -51,17 +51,15 @@ export default definePlugin({
   config,
   apply(ctx, cfg) {
     const baseDir = cfg.baseDir ?? ctx.project.dir
-    const rewrites = new WeakMap<ToolCall, Record<string, unknown>>()
-    let rewriting = false
     cfg.hooks.forEach((h, index) => {
       const name = `${h.event}#${index} ${h.command.join(' ')}`
       const argv = h.command.map((part, i) => (i === 0 && /^\.\.?\//.test(part) ? resolve(baseDir, part) : part))
       let failures = 0
       const applies = (tool: string) => !h.tool_filter.length || h.tool_filter.includes(tool)
-      /** Runs the hook; failures (crash, timeout, bad exit code) are counted and never block. */
-      const run = async (payload: Record<string, unknown>): Promise<Outcome | undefined> => {
+      /** Runs the hook; failures (a crash, a timeout, an exit code the event does not take) are counted and never block. */
+      const run = async (payload: Record<string, unknown>, codes: number[]): Promise<Outcome | undefined> => {
         if (failures >= BREAKER) return undefined
-        const outcome = await runHook(argv, payload, h.timeout_ms, baseDir)
+        const outcome = await runHook(argv, payload, h.timeout_ms, baseDir, codes)
         if (!outcome.failure) {
           failures = 0
           return outcome
@@ -73,57 +71,43 @@ export default definePlugin({
       if (h.event === 'before_tool_call') {
         ctx.tap(ctx.runtime.hooks.preExecute, `shell-hook ${name}`, async (decision: PreDecision, call: ToolCall) => {
           if (!applies(call.name)) return decision
-          const outcome = await run({ schema_version: 1, event: h.event, tool_name: call.name, tool_id: call.id, arguments: redactArgs(call) })
+          const outcome = await run({ schema_version: 1, event: h.event, tool_name: call.name, tool_id: call.id, arguments: redactArgs(call) }, [0, 1, 2])
           if (outcome?.code === 1) return { kind: 'deny', reason: outcome.stdout.trim() || `the hook ${h.command.join(' ')} denied it` } as PreDecision
           if (outcome?.code === 2) {
+            // the runtime puts them into the call before approval and guards, so both see what will run
             const args = parseArgs(outcome.stdout)
-            if (!args || (call.tool && !call.tool.validate(args))) ctx.logger.warn(`hook ${name} returned arguments that are not a JSON object matching ${call.name}'s schema; the call keeps its own`)
-            else rewrites.set(call, args)
+            if (args && (!call.tool || call.tool.validate(args))) return { ...decision, args }
+            ctx.logger.warn(`hook ${name} returned arguments that are not a JSON object matching ${call.name}'s schema; the call keeps its own`)
           }
           return decision
         })
-        rewriting = true
       } else if (h.event === 'after_tool_call') {
         ctx.tap(ctx.runtime.hooks.result, `shell-hook ${name}`, async (call: ToolCall, result: ToolResult) => {
           if (!applies(call.name) || result.status === 'UNKNOWN_TOOL') return
-          await run({ schema_version: 1, event: h.event, tool_name: call.name, tool_id: call.id, result: redactResult(call, result), success: result.ok, duration_ms: result.durationMs })
+          await run({ schema_version: 1, event: h.event, tool_name: call.name, tool_id: call.id, result: redactResult(call, result), success: result.ok, duration_ms: result.durationMs }, [0])
         })
       } else ctx.logger.info(`hook ${name}: ${h.event} has no source yet (the agent loop brings the LLM events); it waits`)
     })
-    // rewritten arguments reach the body: the pipeline's around stage hands it a call with them
-    if (rewriting) {
-      ctx.tap(ctx.runtime.hooks.around, 'shell-hooks rewrite', async (next) => async (call, callCtx) => {
-        const args = rewrites.get(call)
-        return next(args ? Object.freeze({ ...call, args }) : call, callCtx)
-      })
-    }
   },
 })
 
 /**
- * One run: the payload on stdin, bounded by the timeout; the environment is scrubbed of secrets.
- * The hook runs in a process group of its own, so a timeout ends what it started too (a `sleep`
- * holding its output would otherwise keep the run open).
+ * One run: the payload on stdin, bounded by the timeout, with an environment scrubbed of secrets;
+ * the hook's process group goes when it ends (nothing it started outlives it). An exit code outside
+ * `codes` (octos: 1 and 2 only mean something before a tool call) is a failure.
  */
-async function runHook(argv: string[], payload: Record<string, unknown>, timeoutMs: number, cwd: string): Promise<Outcome> {
+async function runHook(argv: string[], payload: Record<string, unknown>, timeoutMs: number, cwd: string, codes: number[]): Promise<Outcome> {
   const [file, ...args] = argv
-  const sub = execa(file!, args, { input: JSON.stringify(payload), reject: false, cwd, env: toolEnv({ allow: [] }), extendEnv: false, maxBuffer: 1024 * 1024, stripFinalNewline: false, detached: true })
-  let timedOut = false
-  const timer = setTimeout(() => {
-    timedOut = true
-    try {
-      process.kill(-sub.pid!, 'SIGKILL')
-    } catch {
-      // already gone
-    }
-  }, timeoutMs)
-  const r = await sub
-  clearTimeout(timer)
-  const stdout = String(r.stdout ?? '')
-  if (timedOut) return { stdout, failure: `hook timed out after ${timeoutMs}ms` }
-  if (r.failed && r.exitCode === undefined) return { stdout, failure: r.shortMessage ?? r.message }
-  if (r.exitCode === 0 || r.exitCode === 1 || r.exitCode === 2) return { code: r.exitCode, stdout }
-  return { stdout, failure: `exit code ${r.exitCode}${r.stderr ? `: ${String(r.stderr).trim().split('\n').at(-1)}` : ''}` }
+  let r
+  try {
+    r = await runProcess({ file: file!, args, env: toolEnv({ allow: [] }), cwd, input: JSON.stringify(payload), maxStdoutBytes: 1024 * 1024, timeoutMs })
+  } catch (err) {
+    return { stdout: '', failure: (err as Error).message }
+  }
+  if (r.timedOut) return { stdout: r.stdout, failure: `hook timed out after ${timeoutMs}ms` }
+  if (r.signal) return { stdout: r.stdout, failure: `killed by ${r.signal}` }
+  if (r.code !== null && codes.includes(r.code)) return { code: r.code, stdout: r.stdout }
+  return { stdout: r.stdout, failure: `exit code ${r.code}${r.stderr.length ? `: ${r.stderr.at(-1)}` : ''}` }
 }
 
 function parseArgs(text: string): Record<string, unknown> | undefined {

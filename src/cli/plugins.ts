@@ -8,7 +8,7 @@ import { existsSync, readdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { checkSchema } from '../runtime/registry.ts'
 import { YokeError } from '../errors.ts'
-import { loadPackage, promptFiles, type ExecToolsApi, type PackageInfo } from '../../plugins/exec-tools/index.ts'
+import { loadPackage, type ExecToolsApi, type PackageInfo } from '../../plugins/exec-tools/index.ts'
 import type { Command } from './args.ts'
 import { color, displayPath, printJson } from './output.ts'
 import { withComposition } from './tools.ts'
@@ -53,7 +53,6 @@ export const pluginsCheck: Command = {
           const problem = checkSchema(tool.inputSchema)
           if (problem) errors.push({ file, line: 1, col: 1, tool: tool.name, message: `tool ${tool.name}: ${problem}` })
         }
-        promptFiles(pkg, (message) => warnings.push({ file, line: 1, col: 1, message }))
         if (!pkg.manifest.sha256 && pkg.exe) warnings.push({ file, line: 1, col: 1, message: `unsigned: add "sha256": "${pkg.exe.sha256}" to pin the executable` })
       }
       results.push({ dir: d, id: 'manifest' in pkg ? pkg.manifest.id : undefined, tools: 'manifest' in pkg ? pkg.manifest.tools.map((t) => t.name) : [], errors, warnings })

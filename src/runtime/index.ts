@@ -71,7 +71,7 @@ export function runtimeView(rt: ToolRuntime, owner: string, track: Track): Runti
     get settings() { return rt.settings }, // prettier-ignore
     scope(key, options) {
       const dispose = track(`scope ${key}`, rt.registry.createScope(key, options))
-      return { key, ...layer(key), restrict: (mask) => track(`restrict ${key}`, rt.restrict(key, mask)), dispose }
+      return { key, ...layer(key), restrict: (mask) => track(`restrict ${key}`, rt.registry.restrict(key, mask)), dispose }
     },
   }
 }

@@ -43,7 +43,8 @@ export function globToRegExp(glob: string): RegExp {
 export const matchesAny = (globs: readonly string[], name: string) => globs.some((g) => globToRegExp(g).test(name))
 
 export class ToolRegistry {
-  readonly #layers = new Map<string, Layer>([[GLOBAL, { subagent: false, tools: new Map(), masks: [], guards: [] }]])
+  readonly #global: Layer = { subagent: false, tools: new Map(), masks: [], guards: [] }
+  readonly #layers = new Map<string, Layer>([[GLOBAL, this.#global]])
   readonly #chains = new Map<string, Layer[]>()
 
   constructor(private readonly onChange: (added: string[], removed: string[], scope: string) => void) {}
@@ -145,10 +146,6 @@ export class ToolRegistry {
   guardsFor(scope: string): Guard[] {
     const chain = this.#chain(scope)
     return chain.length === 1 ? chain[0].guards : [...chain].reverse().flatMap((l) => l.guards)
-  }
-
-  get #global() {
-    return this.#layers.get(GLOBAL)!
   }
 
   /** Adds to a layer's masks or guards copy-on-write, so a call iterating them is never disturbed. */

@@ -18,7 +18,7 @@ import { Approvals } from './approval.ts'
 import { Deadlines, Flight } from './flight.ts'
 import { cloneArgs, copyJson, freezeDeep } from './json.ts'
 import { ConcurrencyGate, limitOutput } from './limits.ts'
-import { GLOBAL, ToolRegistry, type Guard, type Mask } from './registry.ts'
+import { GLOBAL, ToolRegistry, type Guard } from './registry.ts'
 import { Tasks } from './tasks.ts'
 import type { ContentPart, Executor, PostDecision, PreDecision, ProgressEvent, RegisteredTool, ResultStatus, ToolCall, ToolDefinition, ToolOutput, ToolResult } from './types.ts'
 
@@ -122,10 +122,6 @@ export class ToolRuntime {
     return this.registry.guard(fn, scope)
   }
 
-  restrict(scope: string, mask: Mask): () => void {
-    return this.registry.restrict(scope, mask)
-  }
-
   /** Runs one call through the whole pipeline. Always resolves, to exactly one frozen result. */
   async call(name: string, args: unknown = {}, options: CallOptions = {}): Promise<ToolResult> {
     const started = performance.now()
@@ -170,6 +166,12 @@ export class ToolRuntime {
     const decision = this.hooks.preExecute.taps.length ? await this.hooks.preExecute.promise(ALLOW, call) : ALLOW
     if (flight.why) return flight.ended
     if (decision.kind === 'deny') return failure(call, 'DENIED', { reason: decision.reason, how: HOW.denied })
+    if (decision.args) {
+      // a tap rewrote the arguments: approval, guards and the body all see the new ones, checked again
+      const args = freezeDeep(cloneArgs(decision.args) ?? {})
+      if (!tool.validate(args)) return failure(call, 'INVALID_ARGS', { reason: `as rewritten before the call: ${ajvReason(tool.validate.errors)}` })
+      call = Object.freeze({ ...call, args })
+    }
     if (decision.kind === 'ask') {
       const outcome = await this.approvals.request({ call, reason: decision.reason, signal: flight.signal })
       if (!outcome.allowed) return failure(call, 'DENIED', { reason: `approval needed (${decision.reason}); ${outcome.why}`, how: HOW.ask(call.name) })
@@ -250,7 +252,7 @@ function normalize(output: ToolOutput, name: string): Outcome {
 
 function tighten(fn: (d: PreDecision, c: ToolCall) => Promise<PreDecision | undefined>) {
   return (decision: PreDecision, call: ToolCall) =>
-    decision.kind === 'deny' ? Promise.resolve(decision) : fn(decision, call).then((next) => (next && ORDER[next.kind] >= ORDER[decision.kind] ? next : decision))
+    decision.kind === 'deny' ? Promise.resolve(decision) : fn(decision, call).then((next) => (next && ORDER[next.kind] >= ORDER[decision.kind] ? (decision.args && !next.args ? { ...next, args: decision.args } : next) : decision))
 }
 
 function ajvReason(errors: Array<{ instancePath: string; message?: string }> | null | undefined): string {

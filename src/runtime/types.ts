@@ -83,7 +83,8 @@ export interface ToolCall {
   readonly tool?: RegisteredTool
 }
 
-export type PreDecision = { kind: 'allow' } | { kind: 'deny'; reason: string } | { kind: 'ask'; reason: string }
+/** `args`: new arguments for the call (a rewrite): checked against the schema, then seen by approval, guards and the body */
+export type PreDecision = ({ kind: 'allow' } | { kind: 'deny'; reason: string } | { kind: 'ask'; reason: string }) & { args?: Record<string, unknown> }
 export type PostDecision = { kind: 'accept' } | { kind: 'replace'; result: ToolOutput } | { kind: 'block'; reason: string }
 /** Runs the body; `around` taps wrap it. */
 export type Executor = (call: ToolCall, ctx: CallContext) => Promise<ToolOutput>

@@ -54,9 +54,10 @@ export interface ExecHarness {
   close(): Promise<void>
 }
 
-export async function execHarness(packages: Record<string, PackageSpec>, config: Record<string, unknown> = {}, extra: Array<[unknown, unknown, string]> = []): Promise<ExecHarness> {
+export async function execHarness(packages: Record<string, PackageSpec>, config: Record<string, unknown> = {}, extra: Array<[unknown, unknown, string]> = [], prepare?: (root: string) => void): Promise<ExecHarness> {
   const root = mkdtempSync(join(tmpdir(), 'yoke-exec-'))
   for (const [dir, spec] of Object.entries(packages)) writePackage(join(root, 'packages'), dir, spec)
+  prepare?.(root)
   mkdirSync(join(root, 'packages'), { recursive: true })
   const kernel = new Kernel()
   const logs: LogRecord[] = []

@@ -127,3 +127,10 @@ describe('plugin environment: toolEnv', () => {
     assert.deepEqual({ ...process.env }, before)
   })
 })
+
+describe('plugin environment: strict mode and secrets', () => {
+  it('a secret-looking essential (OCTOS_*, YOKE_*, LC_*) still needs listing', () => {
+    const env = toolEnv({ allow: ['MY_SETTING'], from: { OCTOS_API_KEY: 'x', YOKE_GITHUB_TOKEN: 'y', LC_SECRET: 'z', LC_ALL: 'C', OCTOS_WORK_DIR: '/w', MY_SETTING: '1', PATH: '/bin' } })
+    assert.deepEqual(Object.keys(env).sort(), ['LC_ALL', 'MY_SETTING', 'OCTOS_WORK_DIR', 'PATH'])
+  })
+})

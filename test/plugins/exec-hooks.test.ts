@@ -31,6 +31,7 @@ describe('shell hooks', () => {
     const badRewrite = hookScript(dir, 'bad-rewrite.sh', 'echo \'{"msg": 42}\'; exit 2')
     const broken = hookScript(dir, 'broken.sh', 'exit 7')
     const slow = hookScript(dir, 'slow.sh', 'sleep 5')
+    const escaper = hookScript(dir, 'escaper.sh', `${process.execPath} -e "require('child_process').spawn('sleep', ['30'], { detached: true, stdio: ['ignore', 'inherit', 'ignore'] }).unref()"; exit 0`)
     const after = hookScript(dir, 'after.sh', 'exit 0')
     const allow = hookScript(dir, 'allow.sh', 'exit 0')
     h = await execHarness(
@@ -39,7 +40,7 @@ describe('shell hooks', () => {
           manifest: {
             name: 'echoes',
             version: '1',
-            tools: ['h_allowed', 'h_denied', 'h_rewritten', 'h_bad_rewrite', 'h_broken', 'h_slow', 'read_file'].map((name) => ({ name, description: name, input_schema: { type: 'object', properties: { msg: { type: 'string' } } } })),
+            tools: ['h_allowed', 'h_denied', 'h_rewritten', 'h_bad_rewrite', 'h_broken', 'h_slow', 'h_escaper', 'read_file'].map((name) => ({ name, description: name, input_schema: { type: 'object', properties: { msg: { type: 'string' } } } })),
           },
           exe: nodeExe(`process.stdout.write(JSON.stringify({ output: tool + ': ' + (args.msg ?? '') }))`),
         },
@@ -56,6 +57,7 @@ describe('shell hooks', () => {
               { event: 'before_tool_call', command: [badRewrite], tool_filter: ['h_bad_rewrite'] },
               { event: 'before_tool_call', command: [broken], tool_filter: ['h_broken'] },
               { event: 'before_tool_call', command: [slow], tool_filter: ['h_slow'], timeout_ms: 200 },
+              { event: 'before_tool_call', command: [escaper], tool_filter: ['h_escaper'] },
               { event: 'after_tool_call', command: [after], tool_filter: ['h_allowed', 'read_file'] },
               { event: 'before_llm_call', command: [allow] },
             ],
@@ -83,8 +85,12 @@ describe('shell hooks', () => {
     assert.match(r.error!.message, /no secrets today/)
   })
 
-  it('exit 2 replaces the arguments with stdout JSON; arguments that fail the schema are ignored with a warning', async () => {
+  it('exit 2 replaces the arguments with stdout JSON, before approval and guards; arguments that fail the schema are ignored with a warning', async () => {
+    const guarded: unknown[] = []
+    const off = h.rt.guard((call) => void (call.name === 'h_rewritten' && guarded.push(call.args)))
     assert.equal(text(await h.rt.call('h_rewritten', { msg: 'original' })), 'h_rewritten: rewritten by the hook')
+    off()
+    assert.deepEqual(guarded, [{ msg: 'rewritten by the hook' }], 'the guard saw what the body ran with')
     assert.equal(text(await h.rt.call('h_bad_rewrite', { msg: 'original' })), 'h_bad_rewrite: original')
     assert.ok(h.logs.some((l) => /not a JSON object matching h_bad_rewrite's schema/.test(l.message)))
   })
@@ -97,6 +103,12 @@ describe('shell hooks', () => {
     for (let i = 0; i < 4; i++) assert.equal((await h.rt.call('h_broken', { msg: String(i) })).status, 'ok')
     assert.equal(logOf('broken.sh').length, 3, 'the fourth call did not run the disabled hook')
     assert.ok(h.logs.some((l) => l.level === 'warn' && /exit code 7; disabled after 3 failures in a row/.test(l.message)))
+  })
+
+  it('a hook that leaves a process holding its output (setsid) does not hold the call', async () => {
+    const started = Date.now()
+    assert.equal((await h.rt.call('h_escaper', {})).status, 'ok')
+    assert.ok(Date.now() - started < 2000, `took ${Date.now() - started} ms`)
   })
 
   it('after_tool_call sees the result, success and duration; sensitive tools are redacted; LLM hooks wait for an agent loop', async () => {
@@ -125,7 +137,7 @@ describe('package extras', () => {
           version: '1',
           tools: [],
           prompts: { include: ['prompts/*.md', '../../*', '/etc/*'] },
-          hooks: [{ event: 'before_tool_call', command: ['./guard.sh'], tool_filter: ['mcp__extras__echo'] }],
+          hooks: [{ event: 'before_tool_call', command: ['./guard.sh'], tool_filter: ['mcp__pkg-extras__echo'] }],
           mcp_servers: [{ command: './server.mjs', args: [], env: ['YOKE_TEST_EXTRA', 'YOKE_TEST_UNSET'] }],
         },
         files: {
@@ -153,14 +165,14 @@ describe('package extras', () => {
   })
 
   it('mcp_servers start as child mcp-client instances (./ commands inside the package), and the package hook guards their tools', async () => {
-    for (let waited = 0; waited < 15_000 && !h.rt.list().some((t) => t.name === 'mcp__extras__echo'); waited += 50) await new Promise((resolve) => setTimeout(resolve, 50))
-    const ok = await h.rt.call('mcp__extras__echo', { text: 'via the package' })
+    for (let waited = 0; waited < 15_000 && !h.rt.list().some((t) => t.name === 'mcp__pkg-extras__echo'); waited += 50) await new Promise((resolve) => setTimeout(resolve, 50))
+    const ok = await h.rt.call('mcp__pkg-extras__echo', { text: 'via the package' })
     assert.equal(ok.status, 'ok', text(ok))
     assert.equal(text(ok), 'via the package')
-    const denied = await h.rt.call('mcp__extras__echo', { text: 'forbidden' })
+    const denied = await h.rt.call('mcp__pkg-extras__echo', { text: 'forbidden' })
     assert.equal(denied.status, 'DENIED')
     assert.match(denied.error!.message, /the package guard said no/)
-    assert.equal(text(await h.rt.call('mcp__extras__env', { name: 'YOKE_TEST_EXTRA' })), 'from yoke', 'env names take their values from our environment')
-    assert.equal(text(await h.rt.call('mcp__extras__env', { name: 'YOKE_TEST_UNSET' })), '(unset)')
+    assert.equal(text(await h.rt.call('mcp__pkg-extras__env', { name: 'YOKE_TEST_EXTRA' })), 'from yoke', 'env names take their values from our environment')
+    assert.equal(text(await h.rt.call('mcp__pkg-extras__env', { name: 'YOKE_TEST_UNSET' })), '(unset)')
   })
 })

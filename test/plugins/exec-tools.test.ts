@@ -2,7 +2,7 @@
 // extras (octos.md §2, §3), each as a test.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { closeSync, openSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { closeSync, openSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { alive } from '../helpers/mcp.ts'
@@ -310,6 +310,7 @@ describe('exec-tools: hot reload', () => {
       {
         alpha: { manifest: { name: 'alpha', version: '1', tools: [{ name: 'a_run', description: 'alpha v1' }] }, exe: exe('alpha') },
         beta: { manifest: { name: 'beta', version: '1', tools: [{ name: 'b_run', description: 'beta' }] }, exe: exe('beta v1') },
+        gamma: { manifest: { name: 'gamma', version: '1', tools: [], prompts: { include: ['*.md'] } }, files: { 'rules.md': 'OLD RULES' } },
       },
       { watch: true },
     )
@@ -339,6 +340,13 @@ describe('exec-tools: hot reload', () => {
     utimesSync(file, now, now)
     await new Promise((resolve) => setTimeout(resolve, 500))
     assert.equal(ids().b_run, touched.b_run, 'same bytes: no restart')
+  })
+
+  it('editing a prompt file restarts its package, and the section follows', async () => {
+    const prompt = h.kernel.services.get('prompt')!.value as { render(): string }
+    assert.match(prompt.render(), /OLD RULES/)
+    writeFileSync(join(h.root, 'packages/gamma/rules.md'), 'NEW RULES')
+    await waitFor(() => /NEW RULES/.test(prompt.render()), 10_000, 'the prompt section did not follow the file')
   })
 
   it('a broken manifest is reported with file:line:col; the package goes and the others stay', async () => {
@@ -394,6 +402,38 @@ describe('exec-tools: signing and the skill filter', () => {
       assert.equal(h.api.list().find((p) => p.id === 'dropped')!.state, 'filtered')
       assert.ok(!h.rt.list().some((t) => t.name === 'dropped_run'))
       assert.equal(text(await h.rt.call('kept_run', {})), 'k')
+    } finally {
+      await h.close()
+    }
+  })
+})
+
+describe('exec-tools: hostile packages', () => {
+  it('a deeply nested manifest, a manifest linked to /dev/zero and a FIFO are refused quickly; a dangling prompt link only warns', async () => {
+    const deep = `{"name":"deep","version":"1","tools":[],"x":${'['.repeat(5000)}${']'.repeat(5000)}}`
+    const started = Date.now()
+    const h = await execHarness({
+      deep1: { manifest: {}, files: {} },
+      deep2: { manifest: {} },
+      zero: { manifest: {} },
+      fifo: { manifest: {} },
+      prompts: { manifest: { name: 'prompts', version: '1', tools: [], prompts: { include: ['*.md'] } }, files: { 'ok.md': 'fine' }, links: { 'gone.md': '/nonexistent/file.md' } },
+    }, {}, [], (root) => {
+      writeFileSync(join(root, 'packages/deep1/manifest.json'), deep)
+      writeFileSync(join(root, 'packages/deep2/manifest.json'), deep)
+      rmSync(join(root, 'packages/zero/manifest.json'))
+      symlinkSync('/dev/zero', join(root, 'packages/zero/manifest.json'))
+      rmSync(join(root, 'packages/fifo/manifest.json'))
+      execFileSync('mkfifo', [join(root, 'packages/fifo/manifest.json')])
+    })
+    try {
+      assert.ok(Date.now() - started < 10_000)
+      const by = Object.fromEntries(h.api.list().map((p) => [p.dir.split('/').at(-1), p]))
+      assert.match(by.deep1!.errors[0]!.message, /nests deeper than 64 levels/)
+      assert.match(by.zero!.errors[0]!.message, /not a regular file|ELOOP/)
+      assert.match(by.fifo!.errors[0]!.message, /not a regular file/)
+      assert.equal(by.prompts!.state, 'loaded')
+      assert.ok(h.logs.some((l) => /gone\.md cannot be read/.test(l.message)))
     } finally {
       await h.close()
     }

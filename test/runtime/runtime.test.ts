@@ -83,8 +83,8 @@ describe('scopes', () => {
     for (const n of ['read_a', 'write_a', 'mcp__github__issues']) rt.register(echo(n), 'g')
     rt.registry.createScope('denied')
     rt.registry.createScope('allowed')
-    rt.restrict('denied', { deny: ['write_*', 'mcp__github__*'] })
-    rt.restrict('allowed', { allow: ['read_*'] })
+    rt.registry.restrict('denied', { deny: ['write_*', 'mcp__github__*'] })
+    rt.registry.restrict('allowed', { allow: ['read_*'] })
     const names = (scope: string) => rt.list(scope).map((t) => t.name).sort()
     assert.deepEqual(names('denied'), ['read_a'])
     assert.deepEqual(names('allowed'), ['read_a'])
@@ -96,8 +96,8 @@ describe('scopes', () => {
     assert.equal((await rt.call('write_a', {}, { scope: 'denied' })).status, 'UNKNOWN_TOOL')
     rt.register(echo('write_mine'), 'local', 'denied')
     assert.ok(names('denied').includes('write_mine'), 'scope-local tools are not masked')
-    assert.throws(() => rt.restrict('global', { deny: ['x'] }), /global layer cannot be restricted/)
-    assert.throws(() => rt.restrict('denied', {}), /needs allow or deny/)
+    assert.throws(() => rt.registry.restrict('global', { deny: ['x'] }), /global layer cannot be restricted/)
+    assert.throws(() => rt.registry.restrict('denied', {}), /needs allow or deny/)
   })
 })
 
@@ -462,7 +462,7 @@ describe('edge cases from review', () => {
     const removeAgent = rt.registry.createScope('agent')
     rt.registry.createScope('session', { parent: 'agent' })
     rt.registry.createScope('turn', { parent: 'session' })
-    rt.restrict('agent', { deny: ['t'] })
+    rt.registry.restrict('agent', { deny: ['t'] })
     assert.equal((await rt.call('t', {}, { scope: 'turn' })).status, 'UNKNOWN_TOOL')
     removeAgent()
     rt.registry.createScope('turn')
@@ -482,5 +482,27 @@ describe('edge cases from review', () => {
     assert.match(errors.join(), /tasks\.completed tap failed/)
     const { statSync } = await import('node:fs')
     assert.equal(statSync(task!.result!.truncated!.spilled!).mode & 0o777, 0o600)
+  })
+})
+
+describe('rewritten arguments', () => {
+  it('a pre-execute tap may rewrite the arguments: checked against the schema, seen by approval, guards and the body', async () => {
+    const rt = new ToolRuntime()
+    const ran: unknown[] = []
+    rt.register({ name: 'w', inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] }, execute: (args) => (ran.push(args), 'ok') })
+    let rewrite: Record<string, unknown> = { n: 2 }
+    tapHook(rt.hooks.preExecute, 'rewriter', async (d) => ({ ...d, args: rewrite }))
+    tapHook(rt.hooks.preExecute, 'asker', async () => ({ kind: 'ask' as const, reason: 'check' }))
+    const approved: unknown[] = []
+    const guarded: unknown[] = []
+    rt.approvals.register({ name: 'record', ask: async ({ call }) => (approved.push(call.args), 'allow-once') })
+    rt.guard((call) => void guarded.push(call.args))
+    assert.equal((await rt.call('w', { n: 1 })).status, 'ok')
+    assert.deepEqual([approved, guarded, ran], [[{ n: 2 }], [{ n: 2 }], [{ n: 2 }]], 'a later tap (ask) kept the rewrite')
+    rewrite = { n: 'two' }
+    const bad = await rt.call('w', { n: 1 })
+    assert.equal(bad.status, 'INVALID_ARGS')
+    assert.match(bad.error!.message, /as rewritten before the call: \/n must be number/)
+    assert.equal(ran.length, 1)
   })
 })

@@ -12,6 +12,7 @@ import { definePlugin, globToRegExp, YokeError, type CallContext, type ToolDefin
 import mcpClient from '../mcp-client/index.ts'
 import shellHooks from '../shell-hooks/index.ts'
 import { toolEnv } from '../shared/env.ts'
+import { riskyPattern } from '../shared/schema.ts'
 import { findExecutable, IntegrityError, IntegrityGate, verify } from './executable.ts'
 import { parseManifest, type Manifest, type ManifestProblem } from './manifest.ts'
 import { resultOf, runExecutable } from './run.ts'
@@ -105,6 +106,11 @@ export const packagePlugin = definePlugin({
     const { manifest } = pkg
     const workDir = join(settings.workRoot, manifest.id)
     for (const tool of manifest.tools) {
+      const risky = riskyPattern(tool.inputSchema)
+      if (risky) {
+        ctx.logger.warn(`package ${manifest.id}: tool ${tool.name} is not registered: ${risky}`)
+        continue
+      }
       try {
         ctx.runtime.register(toolDefinition(pkg, tool.name, workDir, settings.maxStdoutBytes))
       } catch (err) {

@@ -8,6 +8,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
 import { checkSchema, globToRegExp, type CallContext, type ContentPart, type Disposer, type RuntimeApi, type ToolDefinition, type ToolOutput } from 'yoke'
+import { riskyPattern } from '../shared/schema.ts'
 import { publicToolName, type McpClientConfig } from './config.ts'
 import { tolerantValidator } from './session.ts'
 
@@ -102,7 +103,7 @@ export class ServerTools {
         skip(tool.name, 'it runs only as an MCP task, which yoke does not support yet')
         continue
       }
-      const problem = checkSchema(tool.inputSchema) ?? (tool.outputSchema && outputSchemaProblem(tool.outputSchema))
+      const problem = checkSchema(tool.inputSchema) ?? riskyPattern(tool.inputSchema) ?? (tool.outputSchema && outputSchemaProblem(tool.outputSchema))
       if (problem) {
         skip(tool.name, problem)
         continue

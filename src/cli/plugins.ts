@@ -7,6 +7,7 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { checkSchema } from '../runtime/registry.ts'
+import { riskyPattern } from '../../plugins/shared/schema.ts'
 import { YokeError } from '../errors.ts'
 import { loadPackage, type ExecToolsApi, type PackageInfo } from '../../plugins/exec-tools/index.ts'
 import type { Command } from './args.ts'
@@ -50,7 +51,7 @@ export const pluginsCheck: Command = {
       if ('manifest' in pkg) {
         const file = join(d, 'manifest.json')
         for (const tool of pkg.manifest.tools) {
-          const problem = checkSchema(tool.inputSchema)
+          const problem = checkSchema(tool.inputSchema) ?? riskyPattern(tool.inputSchema)
           if (problem) errors.push({ file, line: 1, col: 1, tool: tool.name, message: `tool ${tool.name}: ${problem}` })
         }
         if (!pkg.manifest.sha256 && pkg.exe) warnings.push({ file, line: 1, col: 1, message: `unsigned: add "sha256": "${pkg.exe.sha256}" to pin the executable` })

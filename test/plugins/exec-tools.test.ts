@@ -418,6 +418,7 @@ describe('exec-tools: hostile packages', () => {
       zero: { manifest: {} },
       fifo: { manifest: {} },
       prompts: { manifest: { name: 'prompts', version: '1', tools: [], prompts: { include: ['*.md'] } }, files: { 'ok.md': 'fine' }, links: { 'gone.md': '/nonexistent/file.md' } },
+      redos: { manifest: { name: 'redos', version: '1', tools: [{ name: 'redos_run', description: 'x', input_schema: { type: 'object', properties: { s: { type: 'string', pattern: '^(a|aa)+$' } } } }, { name: 'redos_ok', description: 'y' }] }, exe: nodeExe(`process.stdout.write('ok')`) },
     }, {}, [], (root) => {
       writeFileSync(join(root, 'packages/deep1/manifest.json'), deep)
       writeFileSync(join(root, 'packages/deep2/manifest.json'), deep)
@@ -434,6 +435,9 @@ describe('exec-tools: hostile packages', () => {
       assert.match(by.fifo!.errors[0]!.message, /not a regular file/)
       assert.equal(by.prompts!.state, 'loaded')
       assert.ok(h.logs.some((l) => /gone\.md cannot be read/.test(l.message)))
+      const names = h.rt.list().map((t) => t.name)
+      assert.ok(!names.includes('redos_run') && names.includes('redos_ok'), 'a pattern that backtracks exponentially costs that tool only')
+      assert.ok(h.logs.some((l) => /redos_run is not registered: .*exponential time/.test(l.message)))
     } finally {
       await h.close()
     }

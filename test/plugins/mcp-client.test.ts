@@ -265,10 +265,12 @@ describe('mcp-client: supervision and hostile servers', () => {
     await h.remove('dupes')
   })
 
-  it('a schema 11 levels deep skips that tool only', async () => {
+  it('a schema 11 levels deep, or with a pattern that backtracks exponentially, skips that tool only', async () => {
     await h.add('deep', fixture('deep', 'deep'))
     const names = h.rt.list().map((t) => t.name)
     assert.ok(!names.includes('mcp__deep__deep'))
+    assert.ok(!names.includes('mcp__deep__redos'))
+    assert.match(h.status('deep').problems.join(), /skipped tool "redos": its input schema has the pattern "\^\(a\|aa\)\+\$", which can take exponential time/)
     assert.ok(names.includes('mcp__deep__echo'))
     assert.match(h.status('deep').problems.join(), /skipped tool "deep": its input schema nests 11 levels deep; the limit is 10/)
     await h.remove('deep')

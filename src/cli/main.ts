@@ -9,13 +9,13 @@ import { COMMON_HELP, parseCommandArgs, type Command } from './args.ts'
 import { configPrint, configValidate } from './config.ts'
 import { dev } from './dev.ts'
 import { inspect } from './inspect.ts'
-import { mcpImport, mcpList, mcpRestart } from './mcp.ts'
+import { mcpAdd, mcpImport, mcpList, mcpRemove, mcpRestart } from './mcp.ts'
 import { pluginsCheck, pluginsList } from './plugins.ts'
 import { skillsCheck, skillsList, skillsShow } from './skills.ts'
 import { toolsCall, toolsList } from './tools.ts'
 import { errorJson, formatError, printJson } from './output.ts'
 
-const COMMANDS: Command[] = [dev, configPrint, configValidate, inspect, toolsList, toolsCall, skillsList, skillsShow, skillsCheck, mcpList, mcpRestart, mcpImport, pluginsList, pluginsCheck]
+const COMMANDS: Command[] = [dev, configPrint, configValidate, inspect, toolsList, toolsCall, skillsList, skillsShow, skillsCheck, mcpList, mcpRestart, mcpAdd, mcpRemove, mcpImport, pluginsList, pluginsCheck]
 
 function topHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2

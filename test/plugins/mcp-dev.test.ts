@@ -146,6 +146,34 @@ describe('yoke mcp without a running dev', () => {
     assert.match(r.stdout, /one shot/)
   })
 
+  it('mcp add writes a valid entry (keeping comments) that connects; mcp remove takes it out; bad input changes nothing', async () => {
+    const p = tempProject({ 'yoke.config.yaml': '# mine\nplugins: {}\n' })
+    try {
+      const run = (...argv: string[]) => runYoke([...argv, '--cwd', p.dir], { cwd: p.dir, home: p.home })
+      const added = await run('mcp', 'add', 'fx', '--env', 'MARK=1', '--', process.execPath, FIXTURE)
+      assert.equal(added.code, 0, added.stderr)
+      const text = readFileSync(p.path('yoke.config.yaml'), 'utf8')
+      assert.match(text, /^# mine\nplugins:\n  mcp-fx:\n    use: mcp-client\n/)
+      const list = JSON.parse((await run('mcp', 'list', '--json')).stdout)
+      assert.equal(list.servers[0].state, 'connected')
+      const again = await run('mcp', 'add', 'fx', '--', 'node')
+      assert.equal(again.code, 2)
+      assert.match(again.stderr, /already has an instance "mcp-fx"/)
+      const invalid = await run('mcp', 'add', 'has space', '--url', 'http://x/')
+      assert.equal(invalid.code, 2)
+      assert.match(invalid.stderr, /serverName: serverName must be 1-32 characters/)
+      assert.equal(readFileSync(p.path('yoke.config.yaml'), 'utf8'), text, 'a refused add writes nothing')
+      const removed = await run('mcp', 'remove', 'fx')
+      assert.equal(removed.code, 0, removed.stderr)
+      assert.equal(readFileSync(p.path('yoke.config.yaml'), 'utf8'), '# mine\nplugins: {}\n')
+      const missing = await run('mcp', 'remove', 'fx')
+      assert.equal(missing.code, 2)
+      assert.match(missing.stderr, /no MCP server "fx"; it has: none/)
+    } finally {
+      p.cleanup()
+    }
+  })
+
   it('mcp import prints entries, and --write adds them to the project config keeping its comments', async () => {
     const fixtures = `${ROOT}test/fixtures/mcp-import`
     const printed = await runYoke(['mcp', 'import', `${fixtures}/config.toml`, '--cwd', project.dir], { cwd: project.dir, home: project.home })

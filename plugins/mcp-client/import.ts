@@ -6,11 +6,10 @@
  * except importFile, which reads one bounded file. An unusable file throws; an unusable entry is
  * skipped with a warning, so one bad server does not cost the others.
  */
-import { readFileSync, statSync } from 'node:fs'
 import { basename, extname } from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { Document } from 'yaml'
-import { YokeError } from 'yoke'
+import { readConfigText, YokeError } from 'yoke'
 import { BLOCKED_ENV, SERVER_NAME } from './config.ts'
 
 export interface ImportedServer {
@@ -30,7 +29,6 @@ export interface ImportResult {
 }
 
 /** Same bound as yoke's own config files: these hold choices, not data. */
-const MAX_BYTES = 1024 * 1024
 /** mcp-client's env keys, and names that go inside `${…}` (yoke's interpolation takes no others) */
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
@@ -268,26 +266,9 @@ export function importText(text: string, file: string): ImportResult {
   return { format, servers, warnings }
 }
 
-/** Reads and converts one file: regular files of at most 1 MiB of UTF-8 only. */
+/** Reads and converts one file: a regular file of at most 1 MiB of UTF-8 (the config reader's rules and errors). */
 export function importFile(path: string): ImportResult {
-  let size: number
-  try {
-    // stat before opening: opening a FIFO or device would block or read without end
-    const stat = statSync(path)
-    if (!stat.isFile()) throw Object.assign(new Error('it is not a regular file'), { code: 'ENOTFILE' })
-    size = stat.size
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'CONFIG_NOT_FOUND' : 'CONFIG_READ_FAILED'
-    throw new YokeError(code, { kind: 'file', name: path, file: path, reason: (err as Error).message }, { file: path, cause: err })
-  }
-  if (size > MAX_BYTES) throw new YokeError('CONFIG_TOO_LARGE', { file: path, size, limit: MAX_BYTES }, { file: path })
-  let text: string
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(path))
-  } catch {
-    throw new YokeError('CONFIG_NOT_TEXT', { file: path, reason: 'invalid UTF-8' }, { file: path })
-  }
-  return importText(text, path)
+  return importText(readConfigText(path), path)
 }
 
 /**

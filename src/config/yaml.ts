@@ -29,7 +29,10 @@ export interface ParsedFile {
 
 export const pathKey = (path: Path) => path.join('\u001f')
 
-export function readConfigFile(file: string): ParsedFile {
+export const readConfigFile = (file: string): ParsedFile => parseConfigText(readConfigText(file), file)
+
+/** A config file's text: a regular file, at most 1 MiB, UTF-8 without NUL; else the catalogue's error. */
+export function readConfigText(file: string): string {
   let size: number
   try {
     const stat = statSync(file)
@@ -40,16 +43,15 @@ export function readConfigFile(file: string): ParsedFile {
     throw new YokeError(code, { kind: 'file', name: file, file, reason: (err as Error).message }, { file, cause: err })
   }
   if (size > LIMITS.bytes) throw new YokeError('CONFIG_TOO_LARGE', { file, size, limit: LIMITS.bytes }, { file })
-  const bytes = readFileSync(file)
   let text: string
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    text = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(file))
   } catch {
     throw new YokeError('CONFIG_NOT_TEXT', { file, reason: 'invalid UTF-8' }, { file, line: 1, col: 1 })
   }
   const nul = text.indexOf('\u0000')
   if (nul >= 0) throw new YokeError('CONFIG_NOT_TEXT', { file, reason: 'it contains NUL bytes' }, { file, ...lineCol(text, nul) })
-  return parseConfigText(text, file)
+  return text
 }
 
 export function parseConfigText(text: string, file: string): ParsedFile {

@@ -42,9 +42,10 @@ export class Fiber {
     return `instance "${this.key}" (plugin ${this.plugin.name})`
   }
 
-  get busy() {
-    return this.#transition !== undefined
-  }
+  /** pending because apply said it must wait (PLUGIN_WAITING), not for a service: it retries when its services change */
+  get waiting() { return this.error?.code === 'PLUGIN_WAITING' } // prettier-ignore
+
+  get busy() { return this.#transition !== undefined } // prettier-ignore
 
   /** Resolves when the fiber is not in the middle of loading or unloading. */
   async settled(): Promise<void> {
@@ -72,9 +73,10 @@ export class Fiber {
         if (this.state !== 'loading') return // disposed while apply ran: unload undoes its effects next
         this.#setState('active')
       } catch (err) {
-        this.error = asYokeError(err, 'PLUGIN_APPLY_FAILED', { instance: this.key, plugin: this.plugin.name }, this.#errorSite())
+        // PLUGIN_WAITING: the plugin cannot run yet (a key is not set): pending with the reason, not failed
+        this.error = err instanceof YokeError && err.code === 'PLUGIN_WAITING' ? err : asYokeError(err, 'PLUGIN_APPLY_FAILED', { instance: this.key, plugin: this.plugin.name }, this.#errorSite())
         await this.#close(scope, abort)
-        if (this.state === 'loading') this.#setState('failed')
+        if (this.state === 'loading') this.#setState(this.waiting ? 'pending' : 'failed')
       }
     })
   }

@@ -108,7 +108,7 @@ export class Kernel {
       const epoch = this.epochOf(fiber)
       const report = (err: unknown) => this.log({ level: 'error', fiber, message: `transition failed: ${(err as Error)?.message ?? err}`, error: err })
       if (fiber.state === 'active' && epoch !== fiber.epoch) fiber.unload('pending').catch(report)
-      else if (fiber.state === 'pending' && epoch !== undefined) fiber.load(epoch).catch(report)
+      else if (fiber.state === 'pending' && epoch !== undefined && !(fiber.waiting && epoch === fiber.epoch)) fiber.load(epoch).catch(report)
       // a failed fiber gets another chance when a service it injects is replaced
       else if (fiber.state === 'failed' && epoch !== undefined && epoch !== fiber.epoch) fiber.load(epoch).catch(report)
     }
@@ -135,7 +135,7 @@ export class Kernel {
     while (performance.now() < deadline) {
       await new Promise((resolve) => setImmediate(resolve))
       if (fiber.busy) await settledWithin(fiber.settled(), deadline - performance.now())
-      else if (!(fiber.state === 'pending' && this.epochOf(fiber) !== undefined)) return
+      else if (!(fiber.state === 'pending' && this.epochOf(fiber) !== undefined && !fiber.waiting)) return
     }
   }
 

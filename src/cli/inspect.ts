@@ -93,7 +93,7 @@ export async function printInstances(snap: Snapshot, cwd: string, effects = true
       out.push(`      ${color.yellow('waits for')} service "${w.service}": ${who}`)
     }
     if (i.error) {
-      out.push(`      ${color.red(i.error.code)} ${i.error.message}`)
+      out.push(`      ${(i.error.code === 'PLUGIN_WAITING' ? color.yellow : color.red)(i.error.code)} ${i.error.message}`)
       if (i.error.location) out.push(`      ${color.dim('at')} ${rel(i.error.location)}`)
       out.push(`      ${color.dim('hint')} ${i.error.hint}`)
     }

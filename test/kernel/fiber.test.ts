@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { SyncHook } from 'tapable'
 import { z } from 'zod'
-import { definePlugin, Kernel, toPlugin, type Context, type LogRecord, type Plugin } from '../../src/index.ts'
+import { definePlugin, Kernel, toPlugin, YokeError, type Context, type LogRecord, type Plugin } from '../../src/index.ts'
 
 const plugin = (p: Record<string, unknown>) => toPlugin(p) as Plugin
 
@@ -27,6 +27,41 @@ describe('fibers and services', () => {
     await kernel.settled()
     assert.equal(consumer.state, 'active')
     assert.deepEqual(seen, [42])
+  })
+
+  it('an apply that throws PLUGIN_WAITING stays pending with its reason, is not retried in a loop, and retries when a service it injects changes', async () => {
+    const { kernel, logs } = kernelWithLog()
+    let applies = 0
+    let key: string | undefined
+    const waiter = kernel.spawn(
+      plugin({
+        name: 'needs-key',
+        inject: ['clock'],
+        apply: (ctx: Context) => {
+          applies++
+          if (!key) throw new YokeError('PLUGIN_WAITING', { instance: ctx.key, reason: 'the API key variable TEST_KEY is not set', what: 'export TEST_KEY=…' })
+          ctx.provide('model', { key })
+        },
+      }),
+      {},
+      { key: 'model' },
+    )
+    const clock = kernel.spawn(plugin({ name: 'clock', apply: (ctx: Context) => void ctx.provide('clock', { now: () => 1 }) }), {}, { key: 'clock' })
+    await kernel.settled()
+    await kernel.whenSettled(waiter, 2000) // returns at once for a waiting instance
+    assert.equal(waiter.state, 'pending')
+    assert.equal(waiter.error?.code, 'PLUGIN_WAITING')
+    assert.match(waiter.error!.message, /instance "model" is waiting: the API key variable TEST_KEY is not set/)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    assert.equal(applies, 1, 'a waiting instance is not applied again and again')
+    assert.ok(!logs.some((l) => l.level === 'error'), 'waiting is not an error')
+    key = 'k'
+    await kernel.remove(clock)
+    kernel.spawn(plugin({ name: 'clock', apply: (ctx: Context) => void ctx.provide('clock', { now: () => 2 }) }), {}, { key: 'clock2' })
+    await kernel.settled()
+    assert.equal(waiter.state, 'active')
+    assert.equal(waiter.error, undefined)
+    assert.equal(applies, 2)
   })
 
   it('withdrawing a service makes its users pending; a replacement re-applies them', async () => {

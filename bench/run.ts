@@ -1,4 +1,5 @@
 // npm run bench: every benchmark, each against its baseline measured in the same run.
+import { agentBench } from './agent.ts'
 import { execBench } from './exec.ts'
 import { lifecycleBench } from './lifecycle.ts'
 import { mcpBench } from './mcp.ts'
@@ -13,4 +14,5 @@ await reloadBench()
 await skillsBench()
 await mcpBench()
 await execBench()
+await agentBench()
 process.exit(0)

@@ -83,6 +83,10 @@ export const catalogue = {
     message: 'instance "{instance}" (plugin {plugin}) failed to apply: {reason}',
     hint: 'The error and its cause say why; the other instances keep running.',
   },
+  PLUGIN_WAITING: {
+    message: 'instance "{instance}" is waiting: {reason}',
+    hint: 'It stays pending until what it waits for is there; {what}.',
+  },
   RELOAD_ROLLED_BACK: {
     message: 'instance "{instance}" could not restart with its new version ({reason}); the previous version was restored',
     hint: 'Fix the change; the previous version keeps running until the new one applies.',
@@ -178,6 +182,34 @@ export const catalogue = {
   PROMPT_DUPLICATE: {
     message: 'prompt section "{name}" is already registered by {owner}',
     hint: 'Section names are unique: rename one of them.',
+  },
+  MODEL_FAILED: {
+    message: '{provider} model {model} failed: {reason}',
+    hint: 'Check the key, baseUrl and model name; 429 and 5xx answers were already retried with backoff.',
+  },
+  MODEL_TIMEOUT: {
+    message: '{provider} model {model} did not answer within {ms} ms',
+    hint: 'Raise the provider instance\'s timeoutMs, or check that the server at baseUrl is up.',
+  },
+  REPLAY_MISMATCH: {
+    message: 'replay of {cassette} differs at turn {turn} (lane {lane}): {difference}',
+    hint: 'The request no longer matches the recording (a prompt, tool or result changed): record the cassette again with `yoke run --record FILE`.',
+  },
+  CASSETTE_INVALID: {
+    message: 'cassette {where}: {reason}',
+    hint: 'A cassette is JSON lines written by `--record`; record it again rather than editing it by hand.',
+  },
+  AGENT_UNAVAILABLE: {
+    message: 'no agent to run: {reason}',
+    hint: 'Add an agent loop (agent-loop) and a model provider (openai, anthropic or replay) to the preset; `yoke inspect` shows why an instance is pending.',
+  },
+  RUN_NOT_FOUND: {
+    message: 'no run {id} in {dir}',
+    hint: '`yoke runs list` shows the recorded runs.',
+  },
+  MCP_VIEW_UNKNOWN: {
+    message: 'no MCP view named "{view}" (views: {views})',
+    hint: 'Views are configured in the mcp-server instance\'s `views`; the default view is `default`.',
   },
 } as const satisfies Record<string, ErrorSpec>
 

@@ -3,12 +3,15 @@
  * that gets a JSON payload on stdin. `before_tool_call`: exit 0 allows, 1 denies with stdout as the
  * reason, 2 replaces the arguments with stdout's JSON object. `after_tool_call` observes. A hook
  * that fails or times out never blocks; three failures in a row disable it with a warning. Hooks
- * are taps on the runtime's hooks, so they apply to every tool source. The LLM events attach to the
- * agent loop once one exists; until then they are reported and wait.
+ * are taps on the runtime's hooks, so they apply to every tool source. The LLM events
+ * (before_llm_call, after_llm_call, on_turn_end, user_prompt_submit) tap the agent loop's hooks
+ * from a child instance that waits for the `agent` service, so they attach whenever a loop runs.
  */
 import { resolve } from 'node:path'
 import { z } from 'zod'
-import { definePlugin, type PreDecision, type ToolCall, type ToolResult } from 'yoke'
+import { definePlugin, type InjectedContext, type Logger, type PreDecision, type ToolCall, type ToolResult } from 'yoke'
+import type { ModelInfo, TurnInfo } from '../agent-loop/types.ts'
+import type { ModelRequest, ModelResponse } from '../shared/model.ts'
 import { runProcess } from '../exec-tools/run.ts'
 import { toolEnv } from '../shared/env.ts'
 
@@ -45,51 +48,105 @@ interface Outcome {
   failure?: string
 }
 
+/** Events the agent loop brings: they attach once an `agent` service exists (a child instance waits for it). */
+const AGENT_EVENTS = new Set(['before_llm_call', 'after_llm_call', 'on_turn_end', 'user_prompt_submit'])
+
 export default definePlugin({
   name: 'shell-hooks',
   inject: ['runtime', 'project'],
   config,
   apply(ctx, cfg) {
     const baseDir = cfg.baseDir ?? ctx.project.dir
-    cfg.hooks.forEach((h, index) => {
-      const name = `${h.event}#${index} ${h.command.join(' ')}`
-      const argv = h.command.map((part, i) => (i === 0 && /^\.\.?\//.test(part) ? resolve(baseDir, part) : part))
-      let failures = 0
-      const applies = (tool: string) => !h.tool_filter.length || h.tool_filter.includes(tool)
-      /** Runs the hook; failures (a crash, a timeout, an exit code the event does not take) are counted and never block. */
-      const run = async (payload: Record<string, unknown>, codes: number[]): Promise<Outcome | undefined> => {
-        if (failures >= BREAKER) return undefined
-        const outcome = await runHook(argv, payload, h.timeout_ms, baseDir, codes)
-        if (!outcome.failure) {
-          failures = 0
-          return outcome
-        }
-        failures++
-        ctx.logger.warn(`hook ${name} failed: ${outcome.failure}${failures >= BREAKER ? `; disabled after ${BREAKER} failures in a row` : ''}`)
-        return undefined
-      }
+    const hooks = cfg.hooks.map((h, index) => runner(h, index, baseDir, ctx.logger))
+    for (const h of hooks) {
       if (h.event === 'before_tool_call') {
-        ctx.tap(ctx.runtime.hooks.preExecute, `shell-hook ${name}`, async (decision: PreDecision, call: ToolCall) => {
-          if (!applies(call.name)) return decision
-          const outcome = await run({ schema_version: 1, event: h.event, tool_name: call.name, tool_id: call.id, arguments: redactArgs(call) }, [0, 1, 2])
-          if (outcome?.code === 1) return { kind: 'deny', reason: outcome.stdout.trim() || `the hook ${h.command.join(' ')} denied it` } as PreDecision
+        ctx.tap(ctx.runtime.hooks.preExecute, `shell-hook ${h.name}`, async (decision: PreDecision, call: ToolCall) => {
+          if (!h.applies(call.name)) return decision
+          const outcome = await h.run({ tool_name: call.name, tool_id: call.id, arguments: redactArgs(call) }, [0, 1, 2])
+          if (outcome?.code === 1) return { kind: 'deny', reason: outcome.stdout.trim() || `the hook ${h.command} denied it` } as PreDecision
           if (outcome?.code === 2) {
             // the runtime puts them into the call before approval and guards, so both see what will run
             const args = parseArgs(outcome.stdout)
             if (args && (!call.tool || call.tool.validate(args))) return { ...decision, args }
-            ctx.logger.warn(`hook ${name} returned arguments that are not a JSON object matching ${call.name}'s schema; the call keeps its own`)
+            ctx.logger.warn(`hook ${h.name} returned arguments that are not a JSON object matching ${call.name}'s schema; the call keeps its own`)
           }
           return decision
         })
       } else if (h.event === 'after_tool_call') {
-        ctx.tap(ctx.runtime.hooks.result, `shell-hook ${name}`, async (call: ToolCall, result: ToolResult) => {
-          if (!applies(call.name) || result.status === 'UNKNOWN_TOOL') return
-          await run({ schema_version: 1, event: h.event, tool_name: call.name, tool_id: call.id, result: redactResult(call, result), success: result.ok, duration_ms: result.durationMs }, [0])
+        ctx.tap(ctx.runtime.hooks.result, `shell-hook ${h.name}`, async (call: ToolCall, result: ToolResult) => {
+          if (!h.applies(call.name) || result.status === 'UNKNOWN_TOOL') return
+          await h.run({ tool_name: call.name, tool_id: call.id, result: redactResult(call, result), success: result.ok, duration_ms: result.durationMs }, [0])
         })
-      } else ctx.logger.info(`hook ${name}: ${h.event} has no source yet (the agent loop brings the LLM events); it waits`)
-    })
+      } else if (!AGENT_EVENTS.has(h.event)) ctx.logger.info(`hook ${h.name}: ${h.event} has no source yet (spawn verification events); it waits`)
+    }
+    const agentHooks = hooks.filter((h) => AGENT_EVENTS.has(h.event))
+    if (agentHooks.length) ctx.plugin({ name: 'shell-hooks-agent', inject: ['agent'], apply: (child: InjectedContext<['agent']>) => tapAgent(child, agentHooks) }, {}, { key: 'agent-events' })
   },
 })
+
+type Runner = ReturnType<typeof runner>
+
+/** One configured hook: its argv resolved, and a run that counts failures (three in a row disable it). */
+function runner(h: z.output<typeof hook>, index: number, baseDir: string, logger: Logger) {
+  const name = `${h.event}#${index} ${h.command.join(' ')}`
+  const argv = h.command.map((part, i) => (i === 0 && /^\.\.?\//.test(part) ? resolve(baseDir, part) : part))
+  let failures = 0
+  return {
+    event: h.event,
+    name,
+    command: h.command.join(' '),
+    applies: (tool: string) => !h.tool_filter.length || h.tool_filter.includes(tool),
+    /** Runs the hook; failures (a crash, a timeout, an exit code the event does not take) are counted and never block. */
+    async run(fields: Record<string, unknown>, codes: number[]): Promise<Outcome | undefined> {
+      if (failures >= BREAKER) return undefined
+      const outcome = await runHook(argv, { schema_version: 1, event: h.event, ...fields }, h.timeout_ms, baseDir, codes)
+      if (!outcome.failure) {
+        failures = 0
+        return outcome
+      }
+      failures++
+      logger.warn(`hook ${name} failed: ${outcome.failure}${failures >= BREAKER ? `; disabled after ${BREAKER} failures in a row` : ''}`)
+      return undefined
+    },
+  }
+}
+
+/** The LLM events, with octos's payload fields. Exit 1 denies before_llm_call and user_prompt_submit; user_prompt_submit's stdout (exit 0) is added to the prompt. */
+function tapAgent(ctx: InjectedContext<['agent']>, hooks: Runner[]) {
+  const { hooks: agent } = ctx.agent
+  const denied = (h: Runner, outcome: Outcome) => new Error(`${h.event} hook ${h.command} denied it${outcome.stdout.trim() ? `: ${outcome.stdout.trim()}` : ''}`)
+  for (const h of hooks) {
+    const tapName = `shell-hook ${h.name}`
+    if (h.event === 'before_llm_call') {
+      ctx.tap(agent.beforeModel, tapName, async (request: ModelRequest, info: TurnInfo) => {
+        const outcome = await h.run({ model: info.model, message_count: request.messages.length, iteration: info.turn, session_id: info.runId }, [0, 1])
+        if (outcome?.code === 1) throw denied(h, outcome)
+        return request
+      })
+    } else if (h.event === 'after_llm_call') {
+      ctx.tap(agent.afterModel, tapName, async (response: ModelResponse, info: ModelInfo) => {
+        const { usage } = info
+        await h.run({
+          model: response.model, iteration: info.turn, stop_reason: response.stopReason, has_tool_calls: response.toolCalls.length > 0,
+          input_tokens: response.usage.inputTokens, output_tokens: response.usage.outputTokens, provider_name: info.provider, latency_ms: info.latencyMs,
+          cumulative_input_tokens: usage.inputTokens, cumulative_output_tokens: usage.outputTokens, session_cost: usage.costUsd, response_cost: response.usage.costUsd, session_id: info.runId,
+        }, [0]) // prettier-ignore
+        return response
+      })
+    } else if (h.event === 'on_turn_end') {
+      ctx.tap(agent.turnEnd, tapName, async (info: TurnInfo, response: ModelResponse) => {
+        await h.run({ iteration: info.turn, model: info.model, has_tool_calls: response.toolCalls.length > 0, session_id: info.runId }, [0])
+      })
+    } else if (h.event === 'user_prompt_submit') {
+      ctx.tap(agent.userPrompt, tapName, async (prompt: string, info: TurnInfo) => {
+        const outcome = await h.run({ prompt: truncate(prompt), session_id: info.runId }, [0, 1])
+        if (outcome?.code === 1) throw denied(h, outcome)
+        const context = outcome?.stdout.trim()
+        return context ? `${prompt}\n\n${context}` : prompt
+      })
+    }
+  }
+}
 
 /**
  * One run: the payload on stdin, bounded by the timeout, with an environment scrubbed of secrets;

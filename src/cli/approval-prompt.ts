@@ -7,15 +7,18 @@ import { createInterface, type Interface } from 'node:readline'
 import type { ApprovalAnswer, ApprovalBridge } from '../runtime/approval.ts'
 import { on } from './output.ts'
 
-export function promptBridge(input: NodeJS.ReadableStream = process.stdin, output: NodeJS.WriteStream = process.stderr): ApprovalBridge & { close(): void } {
+/** `shared`: lines already being read by someone else (`yoke chat`), so both take turns on one input. */
+export function promptBridge(input: NodeJS.ReadableStream = process.stdin, output: NodeJS.WriteStream = process.stderr, shared?: AsyncIterator<string>): ApprovalBridge & { close(): void } {
   let rl: Interface | undefined
-  let lines: AsyncIterator<string> | undefined
+  let lines: AsyncIterator<string> | undefined = shared
   const c = on(output)
   return {
     name: 'terminal',
     async ask({ call, reason, signal }) {
-      rl ??= createInterface({ input, terminal: false })
-      lines ??= rl[Symbol.asyncIterator]()
+      if (!lines) {
+        rl = createInterface({ input, terminal: false })
+        lines = rl[Symbol.asyncIterator]()
+      }
       const args = JSON.stringify(call.args)
       output.write(`${c.yellow('?')} ${c.bold(call.name)} ${c.dim(args.length > 200 ? args.slice(0, 200) + '…' : args)}\n  ${reason}\n  allow? [y] once  [s] for this session  [N] no: `)
       const aborted = new Promise<undefined>((resolve) => signal.addEventListener('abort', () => resolve(undefined), { once: true }))

@@ -7,15 +7,18 @@ import { readFileSync } from 'node:fs'
 import { YokeError } from '../errors.ts'
 import { COMMON_HELP, parseCommandArgs, type Command } from './args.ts'
 import { configPrint, configValidate } from './config.ts'
+import { agentChat, agentRun } from './agent.ts'
 import { dev } from './dev.ts'
 import { inspect } from './inspect.ts'
 import { mcpAdd, mcpImport, mcpList, mcpRemove, mcpRestart } from './mcp.ts'
 import { pluginsCheck, pluginsList } from './plugins.ts'
+import { runsList, runsShow } from './runs.ts'
+import { serve } from './serve.ts'
 import { skillsCheck, skillsList, skillsShow } from './skills.ts'
 import { toolsCall, toolsList } from './tools.ts'
 import { errorJson, formatError, printJson } from './output.ts'
 
-const COMMANDS: Command[] = [dev, configPrint, configValidate, inspect, toolsList, toolsCall, skillsList, skillsShow, skillsCheck, mcpList, mcpRestart, mcpAdd, mcpRemove, mcpImport, pluginsList, pluginsCheck]
+const COMMANDS: Command[] = [dev, configPrint, configValidate, inspect, toolsList, toolsCall, skillsList, skillsShow, skillsCheck, mcpList, mcpRestart, mcpAdd, mcpRemove, mcpImport, pluginsList, pluginsCheck, agentRun, agentChat, runsList, runsShow, serve]
 
 function topHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2

@@ -1,0 +1,144 @@
+/**
+ * agent-loop: the agent as a plugin. Provides the `agent` service: `run(task, options)` returns
+ * the run's events and its result. The loop meets everything else only through services: tools
+ * and calls through `runtime`, the system prompt through `prompt`, the model through `model`
+ * (any provider plugin, or `replay`), background tasks through `tasks`. A preset may swap this
+ * plugin for any other that provides `agent`.
+ */
+import { resolve } from 'node:path'
+import { z } from 'zod'
+import { AsyncSeriesHook, AsyncSeriesWaterfallHook, defineHooks, definePlugin, GLOBAL, type ScopeHandle, type ToolCall } from 'yoke'
+import { CassetteWriter } from '../shared/cassette.ts'
+import { laneSchema } from '../shared/lanes.ts'
+import type { ModelClient, ModelRequest, ModelResponse } from '../shared/model.ts'
+import { EventQueue } from './events.ts'
+import { Run } from './loop.ts'
+import { spawnTool } from './spawn.ts'
+import { newRunId, Transcript } from './transcript.ts'
+import type { AgentApi, AgentEvent, AgentHooks, AgentRun, ModelInfo, RunOptions, StepInfo, StepResult, TurnInfo } from './types.ts'
+
+export type * from './types.ts'
+
+const config = z
+  .object({
+    budget: z
+      .object({
+        maxTurns: z.number().int().positive().default(24),
+        maxTokens: z.number().int().positive().default(500_000),
+        maxMs: z.number().int().positive().default(15 * 60_000),
+      })
+      .strict()
+      .default({ maxTurns: 24, maxTokens: 500_000, maxMs: 15 * 60_000 }),
+    /** max output tokens per model request (the provider's default when unset) */
+    maxTokensPerRequest: z.number().int().positive().optional(),
+    temperature: z.number().min(0).max(2).optional(),
+    /** where transcripts go (relative: to the project); false: none */
+    transcripts: z.union([z.string().min(1), z.literal(false)]).default('.yoke/runs'),
+    /** a system prompt section of the loop's own (order 0) */
+    instructions: z.string().optional(),
+    /** models a subagent may run on; the `spawn` tool offers them, `goal_verifier` checks goals */
+    subProviders: z.array(laneSchema).default([]),
+    /** register the `spawn` tool (subagents on the main model or a sub-provider lane) */
+    spawn: z.boolean().default(true),
+    /** a subagent's budget */
+    subagentBudget: z
+      .object({ maxTurns: z.number().int().positive().default(12), maxTokens: z.number().int().positive().default(200_000), maxMs: z.number().int().positive().default(5 * 60_000) })
+      .strict()
+      .default({ maxTurns: 12, maxTokens: 200_000, maxMs: 5 * 60_000 }),
+  })
+  .strict()
+export type AgentLoopConfig = z.output<typeof config>
+
+/** Internal run options: a subagent shares its parent's cassette, and its calls run in the spawn call's slot. */
+interface StartOptions extends RunOptions {
+  cassette?: CassetteWriter
+  parentCall?: ToolCall
+}
+
+export default definePlugin({
+  name: 'agent-loop',
+  inject: ['runtime', 'model', 'tasks', 'project'],
+  provides: ['agent'],
+  config,
+  apply(ctx, cfg) {
+    const hooks: AgentHooks = defineHooks('agent', {
+      /** the task as the user gave it; a tap may rewrite it (add context, expand a command) */
+      userPrompt: new AsyncSeriesWaterfallHook<[string, TurnInfo]>(['prompt', 'info']),
+      /** the request about to go to the model; a tap may rewrite messages, tools, anything */
+      beforeModel: new AsyncSeriesWaterfallHook<[ModelRequest, TurnInfo]>(['request', 'info']),
+      /** the model's answer with latency and usage so far; a tap may rewrite it */
+      afterModel: new AsyncSeriesWaterfallHook<[ModelResponse, ModelInfo]>(['response', 'info']),
+      /** a tool call is about to run (policy belongs in runtime.hooks.preExecute) */
+      beforeStep: new AsyncSeriesHook<[StepInfo]>(['step']),
+      afterStep: new AsyncSeriesHook<[StepInfo, StepResult]>(['step', 'result']),
+      /** a turn is over: its tool results are in the conversation */
+      turnEnd: new AsyncSeriesHook<[TurnInfo, ModelResponse]>(['info', 'response']),
+    })
+    if (cfg.instructions) ctx.get('prompt')?.register({ name: 'agent-instructions', order: 0, text: cfg.instructions })
+    const runsDir = cfg.transcripts === false ? undefined : resolve(ctx.project.dir, cfg.transcripts)
+    /** runs in progress, by id: a spawn call finds its parent run (and its cassette) by the caller */
+    const live = new Map<string, { model: ModelClient; cassette?: CassetteWriter; scope: string }>()
+
+    const start = (task: string, options: StartOptions = {}): AgentRun => {
+      const id = newRunId()
+      const lane = options.lane ?? 'main'
+      const cancel = new AbortController()
+      const deadline = new AbortController()
+      const budget = { ...cfg.budget, ...options.budget }
+      const timer = setTimeout(() => deadline.abort(new Error(`the time budget is spent (${budget.maxMs} ms)`)), budget.maxMs)
+      const ended = () => cancel.abort(new Error('the agent-loop instance was unloaded'))
+      ctx.signal.addEventListener('abort', ended, { once: true })
+      const forward = () => cancel.abort(options.signal?.reason)
+      if (options.signal?.aborted) forward()
+      else options.signal?.addEventListener('abort', forward, { once: true })
+      const signal = AbortSignal.any([cancel.signal, deadline.signal])
+
+      const queue = new EventQueue<AgentEvent>()
+      const emit = (event: AgentEvent) => {
+        try {
+          options.onEvent?.(event)
+        } catch (err) {
+          ctx.logger.warn(`an onEvent callback threw: ${(err as Error)?.message ?? err}`)
+        }
+        queue.push(event)
+      }
+      const warn = (err: unknown) => ctx.logger.warn(`run ${id}: transcript writing stopped: ${(err as Error)?.message ?? err}`)
+      let transcript: Transcript | undefined
+      let own: CassetteWriter | undefined
+      let result: AgentRun['result']
+      try {
+        transcript = runsDir ? new Transcript(runsDir, id, warn) : undefined
+        own = options.record ? new CassetteWriter(options.record) : undefined
+        const cassette = own ?? options.cassette
+        const base = options.model ?? ctx.model
+        const model = cassette ? cassette.wrap(base, lane) : base
+        const layer = options.scope ?? ctx.runtime
+        const scope = (options.scope as ScopeHandle | undefined)?.key ?? GLOBAL
+        live.set(id, { model: base, cassette, scope })
+        emit({ type: 'start', runId: id, task, transcript: transcript?.file, model: model.model, lane })
+        transcript?.write('start', { runId: id, task, scope, lane, provider: model.provider, model: model.model, budget, record: options.record, caller: options.caller })
+        const run = new Run(id, { tasks: ctx.tasks, prompt: ctx.get('prompt'), hooks, logger: ctx.logger, maxTokensPerRequest: cfg.maxTokensPerRequest, temperature: cfg.temperature }, model, { ...options, layer, scope, lane, budget, cancelSignal: cancel.signal }, signal, emit, transcript)
+        result = run.execute(task)
+      } catch (err) {
+        result = Promise.reject(err)
+      }
+      const settled = result.finally(() => {
+        clearTimeout(timer)
+        ctx.signal.removeEventListener('abort', ended)
+        options.signal?.removeEventListener('abort', forward)
+        live.delete(id)
+        transcript?.close()
+        own?.close()
+      })
+      settled.then(
+        (r) => emit({ type: 'end', result: r }),
+        () => {},
+      ).finally(() => queue.end())
+      return { id, result: settled, cancel: (reason) => cancel.abort(new Error(reason ?? 'cancelled')), [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator]() }
+    }
+
+    const api: AgentApi = { hooks, run: (task, options) => start(task, options) }
+    ctx.provide('agent', api)
+    if (cfg.spawn) ctx.runtime.register(spawnTool({ lanes: cfg.subProviders, budget: cfg.subagentBudget, runtime: ctx.runtime, live, start, logger: ctx.logger, resolvePath: (p) => resolve(ctx.project.dir, p) }))
+  },
+})

@@ -1,0 +1,124 @@
+/**
+ * The `agent` service contract: what a loop plugin provides (agent-loop, or any replacement) and
+ * what the CLI, the MCP endpoint and embedders use. A replacement loop provides the same shape.
+ */
+import type { ProgressEvent, ResultStatus, ScopeHandle } from 'yoke'
+import type { ChatMessage, ModelClient, ModelRequest, ModelResponse, ModelToolCall, Usage } from '../shared/model.ts'
+
+export interface Budget {
+  /** model turns (requests) per run */
+  maxTurns: number
+  /** input + output tokens over the run */
+  maxTokens: number
+  /** wall time of the run */
+  maxMs: number
+}
+
+export type RunStatus = 'done' | 'budget' | 'cancelled' | 'failed'
+
+/** What every agent hook gets besides its subject: which run, turn, scope and lane. */
+export interface TurnInfo {
+  readonly runId: string
+  readonly turn: number
+  readonly scope: string
+  /** `main`, or the sub-provider lane of a subagent */
+  readonly lane: string
+  readonly model: string
+  readonly provider: string
+}
+
+/** afterModel's info: the request's latency and the run's usage so far (this response included). */
+export interface ModelInfo extends TurnInfo {
+  readonly latencyMs: number
+  readonly usage: RunUsage
+}
+
+export interface StepInfo extends TurnInfo {
+  readonly call: ModelToolCall
+}
+
+export interface StepResult {
+  readonly id: string
+  readonly name: string
+  readonly status: ResultStatus
+  readonly ok: boolean
+  readonly text: string
+  readonly durationMs: number
+}
+
+export interface RunUsage extends Usage {
+  requests: number
+}
+
+export interface RunResult {
+  readonly runId: string
+  readonly status: RunStatus
+  /** why it ended when not `done`: the budget reached, the cancel reason, the error */
+  readonly reason?: string
+  /** the final answer (the last assistant text) */
+  readonly text: string
+  readonly turns: number
+  readonly usage: RunUsage
+  readonly durationMs: number
+  /** the transcript file (JSONL), when the run wrote one */
+  readonly transcript?: string
+  /** the conversation, to continue it (`history` of the next run) */
+  readonly messages: readonly ChatMessage[]
+}
+
+export type AgentEvent =
+  | { type: 'start'; runId: string; task: string; transcript?: string; model: string; lane: string }
+  | { type: 'turn'; turn: number; tools: number }
+  | { type: 'text'; turn: number; delta: string }
+  | { type: 'model'; turn: number; usage: Usage; stopReason: string; latencyMs: number }
+  | { type: 'tool-call'; turn: number; id: string; name: string; args: unknown }
+  | { type: 'tool-progress'; turn: number; id: string; name: string; progress: ProgressEvent }
+  | { type: 'tool-result'; turn: number; result: StepResult }
+  | { type: 'task-done'; task: string; tool: string; status: string }
+  | { type: 'end'; result: RunResult }
+
+export interface RunOptions {
+  /** the runtime scope whose visible tools the model gets and where its calls run (default: global) */
+  scope?: ScopeHandle
+  signal?: AbortSignal
+  /** the conversation so far (a chat session passes the previous run's `messages`) */
+  history?: readonly ChatMessage[]
+  /** tee every model exchange to this JSONL cassette */
+  record?: string
+  budget?: Partial<Budget>
+  /** another model (a sub-provider lane); default the `model` service */
+  model?: ModelClient
+  lane?: string
+  /** who runs it, for tool calls' `caller` (default `agent`) */
+  caller?: string
+  /** also called with each event (the iterator is the other way to read them) */
+  onEvent?: (event: AgentEvent) => void
+}
+
+/** A run in progress: iterate its events, await its result, or cancel it. */
+export interface AgentRun extends AsyncIterable<AgentEvent> {
+  readonly id: string
+  readonly result: Promise<RunResult>
+  cancel(reason?: string): void
+}
+
+export interface AgentApi {
+  readonly hooks: AgentHooks
+  run(task: string, options?: RunOptions): AgentRun
+}
+
+/** The hooks a loop declares (agent-loop's are tapable hooks; see plugins/agent-loop/README.md). */
+export interface AgentHooks {
+  userPrompt: import('tapable').AsyncSeriesWaterfallHook<[string, TurnInfo]>
+  beforeModel: import('tapable').AsyncSeriesWaterfallHook<[ModelRequest, TurnInfo]>
+  afterModel: import('tapable').AsyncSeriesWaterfallHook<[ModelResponse, ModelInfo]>
+  beforeStep: import('tapable').AsyncSeriesHook<[StepInfo]>
+  afterStep: import('tapable').AsyncSeriesHook<[StepInfo, StepResult]>
+  turnEnd: import('tapable').AsyncSeriesHook<[TurnInfo, ModelResponse]>
+}
+
+declare module 'yoke' {
+  interface Services {
+    agent: AgentApi
+  }
+}

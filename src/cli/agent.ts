@@ -1,0 +1,206 @@
+/**
+ * @module cli/agent
+ * `yoke run "TASK"` runs one agent task and streams it: the answer on stdout, each tool call with
+ * its progress and outcome on stderr. `yoke chat` is the same loop, interactive, with history.
+ * Both use whatever provides the `agent` service; Ctrl-C cancels the running turn cleanly.
+ */
+import { resolve } from 'node:path'
+import { createInterface } from 'node:readline'
+import type { AgentApi, AgentEvent, AgentRun, RunResult } from '../../plugins/agent-loop/types.ts'
+import type { ChatMessage } from '../../plugins/shared/model.ts'
+import type { Composition } from '../config/composer.ts'
+import { YokeError } from '../errors.ts'
+import { hostTrack, runtimeView } from '../runtime/index.ts'
+import { promptBridge } from './approval-prompt.ts'
+import type { Command, ParsedArgs } from './args.ts'
+import { color, displayPath, formatError, on, printJson } from './output.ts'
+import { snapshot } from './snapshot.ts'
+import { withComposition } from './tools.ts'
+
+/** The agent service, or AGENT_UNAVAILABLE saying which instance is missing or waiting and why. */
+async function agentOf(composition: Composition): Promise<AgentApi> {
+  const agent = composition.kernel.services.get('agent')
+  if (agent && agent.owner.state === 'active') return agent.value as AgentApi
+  const snap = await snapshot(composition)
+  const waiting = snap.instances.filter((i) => i.state === 'pending' || i.state === 'failed')
+  const reasons = waiting.map((i) => `instance "${i.key}" is ${i.state}${i.error ? `: ${i.error.message}` : i.waitingFor?.length ? ` (waiting for ${i.waitingFor.map((w) => w.service).join(', ')})` : ''}`)
+  throw new YokeError('AGENT_UNAVAILABLE', { reason: reasons.length ? reasons.join('; ') : 'no instance provides the `agent` service' })
+}
+
+function budgetOf(args: ParsedArgs) {
+  const turns = args['max-turns'] as string | undefined
+  if (turns === undefined) return undefined
+  if (!/^[1-9]\d*$/.test(turns)) throw new YokeError('USAGE', { reason: `--max-turns takes a positive whole number, not "${turns}"` })
+  return { maxTurns: Number(turns) }
+}
+
+/** Prints a run's events for people: text to stdout as it streams, tool activity to stderr. */
+function printer(out: NodeJS.WriteStream = process.stdout, err: NodeJS.WriteStream = process.stderr) {
+  const c = on(err)
+  let midLine = false
+  const note = (line: string) => {
+    if (midLine) out.write('\n')
+    midLine = false
+    err.write(line + '\n')
+  }
+  return (event: AgentEvent) => {
+    switch (event.type) {
+      case 'text':
+        out.write(event.delta)
+        midLine = !event.delta.endsWith('\n')
+        break
+      case 'tool-call': {
+        const args = JSON.stringify(event.args) ?? ''
+        note(`${c.cyan('→')} ${c.bold(event.name)} ${c.dim(args.length > 160 ? args.slice(0, 160) + '…' : args)}`)
+        break
+      }
+      case 'tool-progress': {
+        const p = event.progress
+        note(c.dim(`  ${event.name}: ${p.message ?? ''}${p.total ? ` ${p.progress}/${p.total}` : p.progress !== undefined ? ` ${p.progress}` : ''}`))
+        break
+      }
+      case 'tool-result': {
+        const r = event.result
+        note(r.ok ? `${c.green('✓')} ${r.name} ${c.dim(`${r.durationMs} ms`)}` : `${c.red('✗')} ${r.name} ${c.red(r.status)} ${c.dim(r.text.split('\n')[0]!.slice(0, 200))}`)
+        break
+      }
+      case 'task-done':
+        note(c.dim(`  background task ${event.task} (${event.tool}) ${event.status}`))
+        break
+      case 'end':
+        if (midLine) out.write('\n')
+        midLine = false
+    }
+  }
+}
+
+function summary(result: RunResult, cwd: string, stream = process.stderr): string {
+  const c = on(stream)
+  const cost = result.usage.costUsd !== undefined ? ` · $${result.usage.costUsd.toFixed(4)}` : ''
+  const head = result.status === 'done' ? c.green('done') : c.red(result.status)
+  const why = result.reason && result.status !== 'done' ? `: ${result.reason}` : ''
+  const transcript = result.transcript ? ` · transcript ${displayPath(result.transcript, cwd)}` : ''
+  return `${head}${why}\n${c.dim(`${result.turns} turn(s) · ${result.usage.inputTokens} in / ${result.usage.outputTokens} out tokens${cost} · ${result.durationMs} ms${transcript}`)}`
+}
+
+/** Runs one task to its end; the first Ctrl-C cancels it (the run ends `cancelled`, its transcript closed), a second exits. */
+async function runTask(run: AgentRun): Promise<RunResult> {
+  let presses = 0
+  const onSigint = () => {
+    if (++presses > 1) process.exit(130)
+    process.stderr.write(color.dim('\ncancelling… (Ctrl-C again to quit at once)\n', process.stderr))
+    run.cancel('cancelled with Ctrl-C')
+  }
+  process.on('SIGINT', onSigint)
+  try {
+    return await run.result
+  } finally {
+    process.off('SIGINT', onSigint)
+  }
+}
+
+export const agentRun: Command = {
+  name: 'run',
+  summary: 'one agent task: streams the answer and each tool call; exit 0 when it is done',
+  usage: 'yoke run "TASK" [--record FILE] [--max-turns N] [--json] [common flags]',
+  options: { record: { type: 'string' }, 'max-turns': { type: 'string' } },
+  positionals: 1,
+  async run(args, positionals) {
+    const [task] = positionals
+    if (!task?.trim()) throw new YokeError('USAGE', { reason: 'yoke run needs the task, e.g. yoke run "summarise README.md"' })
+    const budget = budgetOf(args)
+    const cwd = resolve(args.cwd ?? process.cwd())
+    return withComposition(
+      args,
+      async (composition) => {
+        const agent = await agentOf(composition)
+        const bridge = promptBridge()
+        const off = composition.runtime!.approvals.register(bridge)
+        try {
+          const run = agent.run(task, { budget, record: args.record ? resolve(cwd, args.record as string) : undefined, caller: 'cli', onEvent: args.json ? undefined : printer() })
+          const result = await runTask(run)
+          if (args.json) printJson({ ok: result.status === 'done', ...result })
+          else process.stderr.write(summary(result, cwd) + '\n')
+          return result.status === 'done' ? 0 : 1
+        } finally {
+          off()
+          bridge.close()
+        }
+      },
+      true,
+    )
+  },
+}
+
+const CHAT_HELP = '/tools  the tools the agent sees\n/skills  the skills\n/reload  recompose the config (picks up edits)\n/new  forget the conversation\n/exit  leave (or Ctrl-D)'
+
+export const agentChat: Command = {
+  name: 'chat',
+  summary: 'an interactive agent session with history; /tools, /skills, /reload, /exit',
+  usage: 'yoke chat [--record FILE] [--max-turns N] [common flags]',
+  options: { record: { type: 'string' }, 'max-turns': { type: 'string' } },
+  async run(args) {
+    const budget = budgetOf(args)
+    const cwd = resolve(args.cwd ?? process.cwd())
+    return withComposition(
+      args,
+      async (composition) => {
+        await agentOf(composition) // fail early, before the first prompt
+        const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: Boolean(process.stdin.isTTY) })
+        const lines = rl[Symbol.asyncIterator]()
+        // approvals read their answer from the same input as the chat
+        const bridge = promptBridge(process.stdin, process.stderr, lines)
+        const off = composition.runtime!.approvals.register(bridge)
+        const c = on(process.stderr)
+        let history: readonly ChatMessage[] = []
+        let turns = 0
+        process.stderr.write(c.dim(`yoke chat: type a task, or /help. ${CHAT_HELP.split('\n').length} commands.\n`))
+        try {
+          for (;;) {
+            process.stderr.write(c.bold('you> '))
+            const next = await lines.next()
+            if (next.done) break
+            const line = next.value.trim()
+            if (!line) continue
+            if (line === '/exit' || line === '/quit') break
+            if (line === '/help') process.stderr.write(CHAT_HELP + '\n')
+            else if (line === '/new') (history = []), process.stderr.write(c.dim('a new conversation\n'))
+            else if (line === '/tools') listTools(composition)
+            else if (line === '/skills') listSkills(composition)
+            else if (line === '/reload') {
+              const event = await composition.reload(['/reload'])
+              const changed = [...event.added, ...event.restarted, ...event.removed]
+              process.stderr.write(event.ok ? c.dim(`reloaded in ${event.durationMs} ms${changed.length ? `: ${changed.join(', ')} changed` : ', nothing changed'}\n`) : event.errors.map((e) => formatError(e)).join('\n') + '\n')
+            } else if (line.startsWith('/')) process.stderr.write(`unknown command ${line}\n${CHAT_HELP}\n`)
+            else {
+              const agent = await agentOf(composition).catch((err) => (process.stderr.write(formatError(err) + '\n'), undefined))
+              if (!agent) continue
+              const record = args.record ? resolve(cwd, `${args.record}${turns ? `.${turns}` : ''}`) : undefined
+              const result = await runTask(agent.run(line, { history, budget, record, caller: 'cli', onEvent: printer() }))
+              turns++
+              history = result.messages
+              process.stderr.write(summary(result, cwd) + '\n')
+            }
+          }
+        } finally {
+          off()
+          bridge.close()
+          rl.close()
+        }
+        return 0
+      },
+      true,
+    )
+  },
+}
+
+function listTools(composition: Composition) {
+  const view = runtimeView(composition.runtime!, 'cli', hostTrack)
+  for (const t of view.list()) process.stderr.write(`${t.name.padEnd(32)}${color.dim(t.source, process.stderr)}\n`)
+}
+
+function listSkills(composition: Composition) {
+  const skills = composition.kernel.services.get('skills')?.value as { list(): Array<{ name: string; description: string }> } | undefined
+  if (!skills) return void process.stderr.write('no skills service in this preset\n')
+  for (const s of skills.list()) process.stderr.write(`${s.name.padEnd(32)}${color.dim(s.description.split('\n')[0]!.slice(0, 100), process.stderr)}\n`)
+}

@@ -1,0 +1,118 @@
+/**
+ * @module cli/runs
+ * `yoke runs list` and `yoke runs show ID`: the transcripts agent runs leave under the project's
+ * `.yoke/runs/` (JSON lines: start, turn, model, message, tool-call, tool-result, task-done, end).
+ * A transcript without an `end` line is a run that is still going, or one that was killed.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { loadLayers } from '../config/layers.ts'
+import { YokeError } from '../errors.ts'
+import { composeOptions, type Command, type ParsedArgs } from './args.ts'
+import { on, printJson } from './output.ts'
+
+type TranscriptRecord = Record<string, unknown> & { type: string; at: number }
+
+async function runsDir(args: ParsedArgs): Promise<string> {
+  if (args.dir) return resolve(args.cwd ?? process.cwd(), args.dir as string)
+  const stack = await loadLayers(composeOptions(args))
+  return join(stack.projectDir, '.yoke', 'runs')
+}
+
+/** The records of one transcript; a torn last line (a killed run) is left out. */
+function readTranscript(file: string): TranscriptRecord[] {
+  const records: TranscriptRecord[] = []
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (!line.trim()) continue
+    try {
+      records.push(JSON.parse(line))
+    } catch {
+      // the line a crash cut short
+    }
+  }
+  return records
+}
+
+function summarize(id: string, records: TranscriptRecord[]) {
+  const start: Partial<TranscriptRecord> = records.find((r) => r.type === 'start') ?? {}
+  const end = records.findLast((r) => r.type === 'end')
+  return {
+    id,
+    task: start.task as string | undefined,
+    model: start.model as string | undefined,
+    startedAt: typeof start.at === 'number' ? new Date(start.at).toISOString() : undefined,
+    status: (end?.status as string | undefined) ?? 'unfinished',
+    turns: end?.turns as number | undefined,
+    tools: records.filter((r) => r.type === 'tool-call').length,
+    usage: end?.usage,
+    durationMs: end?.durationMs as number | undefined,
+  }
+}
+
+export const runsList: Command = {
+  name: 'runs list',
+  summary: 'agent runs recorded in the project (newest first): task, status, turns, tools',
+  usage: 'yoke runs list [--dir DIR] [--json] [common flags]',
+  options: { dir: { type: 'string' } },
+  async run(args) {
+    const dir = await runsDir(args)
+    let files: string[] = []
+    try {
+      files = readdirSync(dir).filter((f) => f.endsWith('.jsonl'))
+    } catch {
+      // no runs yet
+    }
+    const runs = files
+      .sort()
+      .reverse()
+      .map((f) => summarize(f.slice(0, -'.jsonl'.length), readTranscript(join(dir, f))))
+    if (args.json) printJson({ ok: true, dir, runs })
+    else if (!runs.length) process.stdout.write(`no runs in ${dir} yet: \`yoke run "TASK"\` records one\n`)
+    else {
+      const c = on(process.stdout)
+      for (const r of runs) {
+        const status = r.status === 'done' ? c.green(r.status) : r.status === 'unfinished' ? c.yellow(r.status) : c.red(r.status)
+        const task = (r.task ?? '').replace(/\s+/g, ' ')
+        process.stdout.write(`${r.id}  ${status.padEnd(10)} ${c.dim(`${r.turns ?? '?'} turn(s), ${r.tools} tool call(s)`)}  ${task.length > 70 ? task.slice(0, 70) + '…' : task}\n`)
+      }
+    }
+    return 0
+  },
+}
+
+export const runsShow: Command = {
+  name: 'runs show',
+  summary: 'one run: the conversation, each tool call and result, timings and usage',
+  usage: 'yoke runs show ID [--dir DIR] [--json] [common flags]',
+  options: { dir: { type: 'string' } },
+  positionals: 1,
+  async run(args, positionals) {
+    const [id] = positionals
+    if (!id) throw new YokeError('USAGE', { reason: 'yoke runs show needs a run id (`yoke runs list` shows them)' })
+    const dir = await runsDir(args)
+    const file = join(dir, `${id}.jsonl`)
+    if (!/^[\w.-]+$/.test(id) || !statSync(file, { throwIfNoEntry: false })?.isFile()) throw new YokeError('RUN_NOT_FOUND', { id, dir })
+    const records = readTranscript(file)
+    if (args.json) {
+      printJson({ ok: true, ...summarize(id, records), records })
+      return 0
+    }
+    const c = on(process.stdout)
+    const out = (line: string) => process.stdout.write(line + '\n')
+    for (const r of records) {
+      if (r.type === 'start') out(`${c.bold(`run ${id}`)} ${c.dim(`${r.provider} ${r.model} · lane ${r.lane} · scope ${r.scope}`)}`)
+      else if (r.type === 'turn') out(c.dim(`— turn ${r.turn} (${r.tools} tools offered)`))
+      else if (r.type === 'message') {
+        const m = r.message as { role: string; content: string; toolCalls?: unknown[] }
+        if (m.role === 'user') out(`${c.cyan('user')} ${m.content}`)
+        else if (m.role === 'assistant' && m.content) out(`${c.green('assistant')} ${m.content}`)
+      } else if (r.type === 'model') out(c.dim(`  model ${r.latencyMs} ms, ${JSON.stringify(r.usage)}, ${r.stopReason}`))
+      else if (r.type === 'tool-call') out(`  ${c.cyan('→')} ${r.name} ${c.dim(JSON.stringify(r.args))}${r.tool ? c.dim(` [${(r.tool as { source: string; hash: string }).source} ${(r.tool as { hash: string }).hash}]`) : ''}`)
+      else if (r.type === 'tool-result') out(`  ${r.ok ? c.green('✓') : c.red('✗')} ${r.name} ${r.ok ? '' : `${r.status} `}${c.dim(`${r.durationMs} ms`)}`)
+      else if (r.type === 'task-done') out(c.dim(`  background task ${r.task} (${r.tool}) ${r.status}`))
+      else if (r.type === 'end') out(`${r.status === 'done' ? c.green('done') : c.red(String(r.status))}${r.reason ? `: ${r.reason}` : ''} ${c.dim(`${r.turns} turn(s), ${r.durationMs} ms, ${JSON.stringify(r.usage)}`)}`)
+    }
+    if (!records.some((r) => r.type === 'end')) out(c.yellow('unfinished: the run is still going, or it was killed'))
+    return 0
+  },
+}

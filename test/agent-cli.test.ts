@@ -1,0 +1,184 @@
+// `yoke run`, `yoke runs`, record/replay and a replacement loop, end to end: the CLI as a real
+// process, the model a real HTTP server in this test speaking the OpenAI wire format.
+import assert from 'node:assert/strict'
+import { chmodSync, readFileSync } from 'node:fs'
+import { after, before, describe, it } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { Composition } from '../src/index.ts'
+import { modelServer, type ModelServer, type RecordedRequest, type ScriptTurn } from './helpers/model-server.ts'
+import { runYoke, runYokeWithInput, tempProject, type Project } from './helpers/project.ts'
+
+const MINIMAL_LOOP = fileURLToPath(new URL('./fixtures/agent/minimal-loop.mjs', import.meta.url))
+const ENV = { TEST_OPENAI_KEY: 'sk-test' }
+
+const TOOLS = `export default {
+  name: 'shout-tools',
+  inject: ['runtime'],
+  apply(ctx) {
+    ctx.runtime.register({ name: 'shout', description: 'upper-cases text', concurrency: 'safe', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, execute: (a) => a.text.toUpperCase() })
+  },
+}
+`
+
+const config = (loop: string, model: string, extra = '') => `preset: base
+plugins:
+  model:
+${model}
+  agent:
+    use: ${loop}
+${extra}
+  tools:
+    use: ./tools.mjs
+  llm-hooks:
+    use: shell-hooks
+    config:
+      hooks:
+        - { event: before_llm_call, command: [./hook.sh] }
+`
+const openaiModel = (url: string) => `    use: openai\n    config: { model: gpt-test, apiKeyEnv: TEST_OPENAI_KEY, baseUrl: "${url}", maxRetries: 0 }`
+const SHOUT: ScriptTurn[] = [{ text: 'Shouting.', toolCalls: [{ id: 'call_1', name: 'shout', args: { text: 'hi' } }] }, { text: 'The answer is HI.', usage: { inputTokens: 12, outputTokens: 5 } }]
+
+describe('yoke run, runs, record and replay', () => {
+  let server: ModelServer
+  let p: Project
+  before(async () => {
+    server = await modelServer([])
+    p = tempProject({ 'tools.mjs': TOOLS, 'hook.sh': '#!/bin/sh\ncat >> llm-calls.jsonl\necho >> llm-calls.jsonl\n' })
+    chmodSync(p.path('hook.sh'), 0o755)
+    p.write('yoke.config.yaml', config('agent-loop', openaiModel(server.openaiBaseUrl)))
+    p.write('replay.yaml', config('agent-loop', '    use: replay\n    config: { cassette: ./cassette.jsonl }'))
+    p.write('changed.yaml', config('agent-loop', '    use: replay\n    config: { cassette: ./cassette.jsonl }', '    config: { instructions: "Be brief." }'))
+  })
+  after(async () => {
+    await server?.close()
+    p?.cleanup()
+  })
+
+  it('yoke run streams the answer and each tool call, records a cassette, and exits 0', async () => {
+    server.push(...SHOUT)
+    const r = await runYoke(['run', 'shout hi please', '--record', 'cassette.jsonl'], { cwd: p.dir, env: ENV })
+    assert.equal(r.code, 0, r.stderr)
+    assert.equal(r.stdout, 'Shouting.\nThe answer is HI.\n')
+    assert.match(r.stderr, /→ shout \{"text":"hi"\}/)
+    assert.match(r.stderr, /✓ shout/)
+    assert.match(r.stderr, /done\n2 turn\(s\) · 22 in \/ 10 out tokens/)
+    assert.match(r.stderr, /transcript \.yoke\/runs\/\d{8}-\d{6}-\w+\.jsonl/)
+    const exchanges = readFileSync(p.path('cassette.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    assert.deepEqual(exchanges.map((e) => [e.lane, e.turn]), [['main', 1], ['main', 2]])
+    // the shell hook saw both model calls
+    const calls = readFileSync(p.path('llm-calls.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    assert.deepEqual(calls.map((c) => [c.event, c.iteration, c.message_count]), [['before_llm_call', 1, 1], ['before_llm_call', 2, 3]])
+  })
+
+  it('yoke runs list and show read the transcript', async () => {
+    const list = await runYoke(['runs', 'list', '--json'], { cwd: p.dir, env: ENV })
+    assert.equal(list.code, 0, list.stderr)
+    const { runs } = JSON.parse(list.stdout)
+    assert.equal(runs.length, 1)
+    assert.equal(runs[0].status, 'done')
+    assert.equal(runs[0].task, 'shout hi please')
+    assert.equal(runs[0].tools, 1)
+    const show = await runYoke(['runs', 'show', runs[0].id], { cwd: p.dir, env: ENV })
+    assert.equal(show.code, 0, show.stderr)
+    assert.match(show.stdout, /→ shout \{"text":"hi"\} \[native [0-9a-f]{12}\]/)
+    assert.match(show.stdout, /assistant The answer is HI\./)
+    const missing = await runYoke(['runs', 'show', 'nope'], { cwd: p.dir, env: ENV })
+    assert.equal(missing.code, 1)
+    assert.match(missing.stderr, /RUN_NOT_FOUND no run nope/)
+  })
+
+  it('replays the cassette offline with the same result; a changed prompt fails naming the turn and the difference', async () => {
+    const live = JSON.parse((await runYoke(['runs', 'list', '--json'], { cwd: p.dir })).stdout).runs[0]
+    const replayed = await runYoke(['run', 'shout hi please', '--config', 'replay.yaml', '--json'], { cwd: p.dir, env: {} })
+    assert.equal(replayed.code, 0, replayed.stderr)
+    const result = JSON.parse(replayed.stdout)
+    assert.equal(result.status, 'done')
+    assert.equal(result.text, 'The answer is HI.')
+    assert.deepEqual(result.usage, { inputTokens: 22, outputTokens: 10, requests: 2 })
+    const liveMessages = JSON.parse((await runYoke(['runs', 'show', live.id, '--json'], { cwd: p.dir })).stdout).records.filter((r: any) => r.type === 'message').map((r: any) => r.message)
+    assert.deepEqual(result.messages, liveMessages, 'the replayed conversation is the recorded one, tool result included')
+    const changed = await runYoke(['run', 'shout hi please', '--config', 'changed.yaml'], { cwd: p.dir, env: {} })
+    assert.equal(changed.code, 1)
+    assert.match(changed.stderr, /failed: replay of .*cassette\.jsonl differs at turn 1 \(lane main\): request\.system: recorded "", now "Be brief\."/)
+  })
+
+  it('a replacement loop (a plain .mjs plugin providing agent) works with the same tools and shell hooks', async () => {
+    const q = tempProject({ 'tools.mjs': TOOLS, 'hook.sh': '#!/bin/sh\ncat >> llm-calls.jsonl\necho >> llm-calls.jsonl\n', 'yoke.config.yaml': config(MINIMAL_LOOP, openaiModel(server.openaiBaseUrl)) })
+    chmodSync(q.path('hook.sh'), 0o755)
+    try {
+      server.push(...SHOUT)
+      const r = await runYoke(['run', 'shout hi please'], { cwd: q.dir, env: ENV })
+      assert.equal(r.code, 0, r.stderr)
+      assert.equal(r.stdout, 'Shouting.\nThe answer is HI.\n')
+      assert.match(r.stderr, /✓ shout/)
+      const calls = readFileSync(q.path('llm-calls.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))
+      assert.equal(calls.length, 2, 'the shell hook tapped the replacement loop')
+      const last = server.requests.at(-1) as RecordedRequest
+      assert.equal(last.body.messages.at(-1).content, 'HI', 'the tool ran through the runtime')
+    } finally {
+      q.cleanup()
+    }
+  })
+
+  it('without a usable model, yoke run says which instance waits and for what (exit 1)', async () => {
+    const r = await runYoke(['run', 'hello'], { cwd: p.dir, env: { TEST_OPENAI_KEY: '' } })
+    assert.equal(r.code, 1)
+    assert.match(r.stderr, /AGENT_UNAVAILABLE no agent to run: .*instance "model" is pending: .*TEST_OPENAI_KEY is not set/)
+    const usage = await runYoke(['run'], { cwd: p.dir, env: ENV })
+    assert.equal(usage.code, 2)
+  })
+
+  it('yoke chat keeps the history between prompts and answers /tools and /exit', async () => {
+    server.push({ text: 'Hello there.' }, { text: 'You said hello before.' })
+    const n = server.requests.length
+    const r = await runYokeWithInput(['chat'], { cwd: p.dir, env: ENV }, 'hello\n/tools\nwhat did I say?\n/exit\n')
+    assert.equal(r.code, 0, r.stderr)
+    assert.equal(r.stdout, 'Hello there.\nYou said hello before.\n')
+    assert.match(r.stderr, /shout\s+native/)
+    const second = server.requests[n + 1]!.body.messages.filter((m: any) => m.role !== 'system').map((m: any) => m.content)
+    assert.deepEqual(second, ['hello', 'Hello there.', 'what did I say?'])
+  })
+})
+
+describe('a hot reload during a run', () => {
+  it('a tool added while a turn runs is offered from the next turn, not earlier', async () => {
+    const p = tempProject({ 'late.mjs': "export default { name: 'late', inject: ['runtime'], apply(ctx) { ctx.runtime.register({ name: 'late_tool', description: 'arrived late', execute: () => 'late and ok' }) } }\n" })
+    const base = (url: string) => `preset: base\nplugins:\n  model:\n${openaiModel(url)}\n  agent:\n    use: agent-loop\n`
+    const server = await modelServer([
+      { toolCalls: [{ name: 'install', args: {} }, { name: 'late_tool', args: {} }] },
+      { toolCalls: [{ name: 'late_tool', args: {} }] },
+      { text: 'finished' },
+    ])
+    p.write('yoke.config.yaml', base(server.openaiBaseUrl))
+    process.env.TEST_OPENAI_KEY = 'sk-test'
+    const composition = new Composition({ cwd: p.dir, home: p.home })
+    try {
+      assert.ok((await composition.start()).ok)
+      const rt = composition.runtime!
+      const off = rt.register({
+        name: 'install',
+        description: 'adds a plugin to the config and reloads',
+        async execute() {
+          p.write('yoke.config.yaml', `${base(server.openaiBaseUrl)}  late:\n    use: ./late.mjs\n`)
+          const event = await composition.reload(['test'])
+          return event.added.join(',')
+        },
+      })
+      const agent = composition.kernel.services.get('agent')!.value as any
+      const result = await agent.run('install and use it').result
+      off()
+      assert.equal(result.status, 'done', result.reason)
+      const offered = server.requests.map((r) => (r.body.tools ?? []).map((t: any) => t.function.name))
+      assert.ok(!offered[0].includes('late_tool'), 'not offered in the turn it was added')
+      assert.ok(offered[1].includes('late_tool'), 'offered from the next turn')
+      const first = server.requests[1]!.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content)
+      assert.deepEqual(first[0], 'late')
+      assert.match(first[1], /UNKNOWN_TOOL.*not.*offered this turn|among the tools offered this turn/)
+      assert.equal(server.requests[2]!.body.messages.at(-1).content, 'late and ok')
+    } finally {
+      await composition.close()
+      await server.close()
+      p.cleanup()
+    }
+  })
+})

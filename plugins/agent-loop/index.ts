@@ -7,15 +7,15 @@
  */
 import { resolve } from 'node:path'
 import { z } from 'zod'
-import { AsyncSeriesHook, AsyncSeriesWaterfallHook, defineHooks, definePlugin, GLOBAL, type ScopeHandle, type ToolCall } from 'yoke'
+import { AsyncSeriesHook, AsyncSeriesWaterfallHook, defineHooks, definePlugin, GLOBAL, type ScopeHandle } from 'yoke'
 import { CassetteWriter } from '../shared/cassette.ts'
 import { laneSchema } from '../shared/lanes.ts'
-import type { ModelClient, ModelRequest, ModelResponse } from '../shared/model.ts'
+import type { ModelRequest, ModelResponse } from '../shared/model.ts'
 import { EventQueue } from './events.ts'
 import { Run } from './loop.ts'
-import { spawnTool } from './spawn.ts'
+import { spawnTool, type LiveRun } from './spawn.ts'
 import { newRunId, Transcript } from './transcript.ts'
-import type { AgentApi, AgentEvent, AgentHooks, AgentRun, ModelInfo, RunOptions, StepInfo, StepResult, TurnInfo } from './types.ts'
+import type { AgentApi, AgentEvent, AgentHooks, AgentRun, ModelInfo, RunOptions, RunResult, StepInfo, StepResult, TurnInfo } from './types.ts'
 
 export type * from './types.ts'
 
@@ -25,7 +25,7 @@ const config = z
       .object({
         maxTurns: z.number().int().positive().default(24),
         maxTokens: z.number().int().positive().default(500_000),
-        maxMs: z.number().int().positive().default(15 * 60_000),
+        maxMs: z.number().int().positive().max(2 ** 31 - 1).default(15 * 60_000),
       })
       .strict()
       .default({ maxTurns: 24, maxTokens: 500_000, maxMs: 15 * 60_000 }),
@@ -49,11 +49,14 @@ const config = z
   .strict()
 export type AgentLoopConfig = z.output<typeof config>
 
-/** Internal run options: a subagent shares its parent's cassette, and its calls run in the spawn call's slot. */
+/** Internal run options: a subagent shares its parent's cassette. */
 interface StartOptions extends RunOptions {
   cassette?: CassetteWriter
-  parentCall?: ToolCall
 }
+
+/** setTimeout's longest delay; a longer budget is as good as none */
+const MAX_TIMER = 2 ** 31 - 1
+const definedOnly = <T extends object>(o: T | undefined): Partial<T> => Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>
 
 export default definePlugin({
   name: 'agent-loop',
@@ -77,17 +80,18 @@ export default definePlugin({
     if (cfg.instructions) ctx.get('prompt')?.register({ name: 'agent-instructions', order: 0, text: cfg.instructions })
     const runsDir = cfg.transcripts === false ? undefined : resolve(ctx.project.dir, cfg.transcripts)
     /** runs in progress, by id: a spawn call finds its parent run (and its cassette) by the caller */
-    const live = new Map<string, { model: ModelClient; cassette?: CassetteWriter; scope: string }>()
+    const live = new Map<string, LiveRun>()
 
     const start = (task: string, options: StartOptions = {}): AgentRun => {
       const id = newRunId()
       const lane = options.lane ?? 'main'
       const cancel = new AbortController()
       const deadline = new AbortController()
-      const budget = { ...cfg.budget, ...options.budget }
-      const timer = setTimeout(() => deadline.abort(new Error(`the time budget is spent (${budget.maxMs} ms)`)), budget.maxMs)
+      const budget = { ...cfg.budget, ...definedOnly(options.budget) }
+      const timer = setTimeout(() => deadline.abort(new Error(`the time budget is spent (${budget.maxMs} ms)`)), Math.min(budget.maxMs, MAX_TIMER))
       const ended = () => cancel.abort(new Error('the agent-loop instance was unloaded'))
-      ctx.signal.addEventListener('abort', ended, { once: true })
+      if (ctx.signal.aborted) ended()
+      else ctx.signal.addEventListener('abort', ended, { once: true })
       const forward = () => cancel.abort(options.signal?.reason)
       if (options.signal?.aborted) forward()
       else options.signal?.addEventListener('abort', forward, { once: true })
@@ -105,35 +109,41 @@ export default definePlugin({
       const warn = (err: unknown) => ctx.logger.warn(`run ${id}: transcript writing stopped: ${(err as Error)?.message ?? err}`)
       let transcript: Transcript | undefined
       let own: CassetteWriter | undefined
-      let result: AgentRun['result']
+      let result: Promise<RunResult>
+      const base = options.model ?? ctx.model
       try {
-        transcript = runsDir ? new Transcript(runsDir, id, warn) : undefined
+        // the cassette first: a bad --record path fails the run before a transcript exists
         own = options.record ? new CassetteWriter(options.record) : undefined
+        transcript = runsDir ? new Transcript(runsDir, id, warn) : undefined
         const cassette = own ?? options.cassette
-        const base = options.model ?? ctx.model
         const model = cassette ? cassette.wrap(base, lane) : base
         const layer = options.scope ?? ctx.runtime
         const scope = (options.scope as ScopeHandle | undefined)?.key ?? GLOBAL
-        live.set(id, { model: base, cassette, scope })
         emit({ type: 'start', runId: id, task, transcript: transcript?.file, model: model.model, lane })
         transcript?.write('start', { runId: id, task, scope, lane, provider: model.provider, model: model.model, budget, record: options.record, caller: options.caller })
         const run = new Run(id, { tasks: ctx.tasks, prompt: ctx.get('prompt'), hooks, logger: ctx.logger, maxTokensPerRequest: cfg.maxTokensPerRequest, temperature: cfg.temperature }, model, { ...options, layer, scope, lane, budget, cancelSignal: cancel.signal }, signal, emit, transcript)
+        live.set(id, { model: base, cassette, scope, addUsage: (usage) => run.addUsage(usage) })
         result = run.execute(task)
       } catch (err) {
-        result = Promise.reject(err)
+        // a run that could not start still ends with one RunResult
+        const reason = `the run could not start: ${(err as Error)?.message ?? err}`
+        transcript?.write('end', { status: 'failed', reason })
+        result = Promise.resolve({ runId: id, status: 'failed', reason, text: '', turns: 0, usage: { inputTokens: 0, outputTokens: 0, requests: 0 }, durationMs: 0, transcript: transcript?.file, messages: [] })
       }
       const settled = result.finally(() => {
         clearTimeout(timer)
         ctx.signal.removeEventListener('abort', ended)
         options.signal?.removeEventListener('abort', forward)
         live.delete(id)
-        transcript?.close()
-        own?.close()
+        for (const close of [() => transcript?.close(), () => own?.close()]) {
+          try {
+            close()
+          } catch (err) {
+            ctx.logger.warn(`run ${id}: closing its files failed: ${(err as Error)?.message ?? err}`)
+          }
+        }
       })
-      settled.then(
-        (r) => emit({ type: 'end', result: r }),
-        () => {},
-      ).finally(() => queue.end())
+      settled.then((r) => emit({ type: 'end', result: r })).finally(() => queue.end())
       return { id, result: settled, cancel: (reason) => cancel.abort(new Error(reason ?? 'cancelled')), [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator]() }
     }
 

@@ -7,7 +7,7 @@
  * cancel, or an error, and always with exactly one RunResult and a closed transcript.
  */
 import { createHash } from 'node:crypto'
-import type { Logger, ProgressEvent, RegisteredTool, TaskInfo, ToolCall, ToolLayer, ToolResult } from 'yoke'
+import type { Logger, ProgressEvent, RegisteredTool, TaskInfo, ToolLayer, ToolResult } from 'yoke'
 import type { ChatMessage, ModelClient, ModelRequest, ModelResponse, ModelTool, ModelToolCall } from '../shared/model.ts'
 import type { PromptApi } from '../prompt/index.ts'
 import type { Transcript } from './transcript.ts'
@@ -54,7 +54,7 @@ export class Run {
     readonly id: string,
     private readonly deps: LoopDeps,
     private readonly model: ModelClient,
-    private readonly options: Omit<RunOptions, 'scope'> & { layer: ToolLayer; scope: string; lane: string; budget: Budget; cancelSignal: AbortSignal; parentCall?: ToolCall },
+    private readonly options: Omit<RunOptions, 'scope'> & { layer: ToolLayer; scope: string; lane: string; budget: Budget; cancelSignal: AbortSignal },
     private readonly signal: AbortSignal,
     private readonly emit: (event: AgentEvent) => void,
     private readonly transcript?: Transcript,
@@ -100,8 +100,9 @@ export class Run {
     this.#turn++
     const info = this.#info()
     // the tools of this turn: read once, so a tool added while the turn runs shows from the next one
+    // sorted by name: the request does not depend on registration order (replay, prompt caching)
     const scoped = new Map<string, RegisteredTool>()
-    for (const tool of this.options.layer.list()) scoped.set(tool.name, tool)
+    for (const tool of this.options.layer.list().sort((a, b) => (a.name < b.name ? -1 : 1))) scoped.set(tool.name, tool)
     this.emit({ type: 'turn', turn: this.#turn, tools: scoped.size })
     this.transcript?.write('turn', { turn: this.#turn, tools: scoped.size })
     let request: ModelRequest = {
@@ -120,11 +121,11 @@ export class Run {
     this.emit({ type: 'model', turn: info.turn, usage: response.usage, stopReason: response.stopReason, latencyMs })
     this.transcript?.write('model', { turn: info.turn, model: response.model, stopReason: response.stopReason, usage: response.usage, latencyMs })
     this.#push({ role: 'assistant', content: response.text, ...(response.toolCalls.length ? { toolCalls: response.toolCalls } : {}) })
-    if (response.text) this.#text = response.text
+    if (response.text || !response.toolCalls.length) this.#text = response.text
     if (response.toolCalls.length) await this.#runCalls(response.toolCalls, scoped, info)
     await this.deps.hooks.turnEnd.promise(info, response)
     if (response.toolCalls.length) return true
-    if (!this.#pending.size) return false
+    if (!this.#pending.size && !this.#finished.length) return false
     await this.#waitForTask()
     return true
   }
@@ -173,7 +174,7 @@ export class Run {
     if (!tool) return fail('UNKNOWN_TOOL', `there is no tool "${call.name}" among the tools offered this turn`)
     if (typeof call.args === 'string') return fail('INVALID_ARGS', `the arguments are not a JSON object: ${call.args.slice(0, 200)}`)
     const onProgress = (progress: ProgressEvent) => this.emit({ type: 'tool-progress', turn: info.turn, id: call.id, name: call.name, progress })
-    const result = await this.options.layer.call(call.name, call.args, { signal: this.signal, caller: this.options.caller ?? `agent:${this.id}`, onProgress, parent: this.options.parentCall })
+    const result = await this.options.layer.call(call.name, call.args, { signal: this.signal, caller: `agent:${this.id}`, onProgress })
     if (result.task) this.#track(result.task)
     return { id: call.id, name: call.name, status: result.status, ok: result.ok, text: resultText(result), durationMs: result.durationMs }
   }
@@ -223,14 +224,20 @@ export class Run {
   }
 
   #count(response: ModelResponse) {
-    this.#usage.requests++
-    this.#usage.inputTokens += response.usage.inputTokens
-    this.#usage.outputTokens += response.usage.outputTokens
-    if (response.usage.costUsd !== undefined) this.#usage.costUsd = (this.#usage.costUsd ?? 0) + response.usage.costUsd
+    this.addUsage({ ...response.usage, requests: 1 })
   }
 
+  /** Counts a model's usage against this run: its own requests, and its subagents' and verifier's. */
+  addUsage(usage: RunUsage | (ModelResponse['usage'] & { requests: number })) {
+    this.#usage.requests += usage.requests
+    this.#usage.inputTokens += usage.inputTokens
+    this.#usage.outputTokens += usage.outputTokens
+    if (usage.costUsd !== undefined) this.#usage.costUsd = (this.#usage.costUsd ?? 0) + usage.costUsd
+  }
+
+  /** Messages are frozen: a tap that wants another conversation returns a new request, it cannot edit the run's history. */
   #push(message: ChatMessage) {
-    this.#messages.push(message)
+    this.#messages.push(Object.freeze(message))
     this.transcript?.write('message', { turn: this.#turn, message })
   }
 

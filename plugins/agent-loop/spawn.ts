@@ -4,18 +4,26 @@
  * not nest), on the main model or a sub-provider lane the model picks from the schema. With a
  * `goal`, the `goal_verifier` lane (or the main model) checks whether the answer reaches it.
  */
-import type { Logger, RuntimeApi, ToolCall, ToolDefinition } from 'yoke'
-import type { CassetteWriter } from '../shared/cassette.ts'
+import type { Logger, RuntimeApi, ToolDefinition } from 'yoke'
+import { createReplayModel, type CassetteWriter } from '../shared/cassette.ts'
 import { createLaneModel, GOAL_VERIFIER, type Lane } from '../shared/lanes.ts'
 import type { ModelClient } from '../shared/model.ts'
-import type { AgentRun, Budget, RunOptions } from './types.ts'
+import type { AgentRun, Budget, RunOptions, RunUsage } from './types.ts'
+
+/** A run in progress, as spawn sees its parent: its model, cassette, scope, and where to count a child's usage. */
+export interface LiveRun {
+  model: ModelClient
+  cassette?: CassetteWriter
+  scope: string
+  addUsage(usage: RunUsage): void
+}
 
 interface SpawnDeps {
   lanes: Lane[]
   budget: Budget
   runtime: RuntimeApi
-  live: Map<string, { model: ModelClient; cassette?: CassetteWriter; scope: string }>
-  start(task: string, options: RunOptions & { cassette?: CassetteWriter; parentCall?: ToolCall }): AgentRun
+  live: Map<string, LiveRun>
+  start(task: string, options: RunOptions & { cassette?: CassetteWriter }): AgentRun
   logger: Logger
   resolvePath(path: string): string
 }
@@ -25,9 +33,11 @@ let nextChild = 0
 
 export function spawnTool(deps: SpawnDeps): ToolDefinition {
   const models = new Map<string, ModelClient>()
-  const laneModel = (key: string, fallback: ModelClient): ModelClient => {
+  /** A lane's model: under a replay main model, the lanes replay from the same cassette (offline stays offline). */
+  const laneModel = (key: string, main: ModelClient): ModelClient => {
     const lane = deps.lanes.find((l) => l.key === key)
-    if (!lane) return fallback
+    if (!lane) return main
+    if (main.provider === 'replay' && main.cassette) return createReplayModel({ cassette: main.cassette, lane: key })
     let model = models.get(key)
     if (!model) models.set(key, (model = createLaneModel(lane, deps.resolvePath)))
     return model
@@ -49,24 +59,31 @@ export function spawnTool(deps: SpawnDeps): ToolDefinition {
     },
     risk: 'medium',
     concurrency: 'safe',
+    // the child's own budget ends it first; the call's timeout is the backstop
+    timeoutMs: deps.budget.maxMs + 10_000,
     async execute(args, ctx) {
       const parent = deps.live.get(ctx.call.caller.replace(/^agent:/, ''))
       const main = parent?.model
       if (!main) throw new Error('spawn runs inside an agent run (its caller is not a run in progress)')
+      // the child's calls go through the concurrency gate themselves: holding a slot while waiting for them could deadlock
+      ctx.release?.()
       const lane = typeof args.lane === 'string' ? args.lane : 'main'
       const model = laneModel(lane, main)
       const scope = deps.runtime.scope(`${ctx.call.scope}/spawn-${++nextChild}`, { parent: ctx.call.scope, subagent: true })
       try {
         scope.restrict({ deny: ['spawn'] })
-        const child = deps.start(String(args.task), { scope, signal: ctx.signal, lane, model, budget: deps.budget, cassette: parent.cassette, parentCall: ctx.call })
+        const child = deps.start(String(args.task), { scope, signal: ctx.signal, lane, model, budget: deps.budget, cassette: parent.cassette })
         for await (const event of child) {
           if (event.type === 'tool-call') ctx.progress({ message: `subagent ${child.id}: ${event.name}` })
         }
         const result = await child.result
+        parent.addUsage(result.usage)
         const structured: Record<string, unknown> = { runId: result.runId, status: result.status, lane, model: model.model, turns: result.turns, usage: result.usage, transcript: result.transcript }
         let text = result.status === 'done' ? result.text : `the subagent ended ${result.status}: ${result.reason}${result.text ? `\n${result.text}` : ''}`
         if (typeof args.goal === 'string' && result.status === 'done') {
-          const verdict = await verify(laneModel(GOAL_VERIFIER, main), args.goal, result.text, ctx.signal)
+          const verifier = laneModel(GOAL_VERIFIER, main)
+          const verdict = await verify(parent.cassette?.wrap(verifier, GOAL_VERIFIER) ?? verifier, args.goal, result.text, ctx.signal)
+          parent.addUsage({ ...verdict.usage, requests: 1 })
           structured.goal = { reached: verdict.reached, verdict: verdict.text, verifier: verdict.model }
           text += `\n\n[goal ${verdict.reached ? 'reached' : 'NOT reached'} according to ${verdict.model}: ${verdict.text}]`
         }
@@ -81,5 +98,5 @@ export function spawnTool(deps: SpawnDeps): ToolDefinition {
 async function verify(model: ModelClient, goal: string, answer: string, signal: AbortSignal) {
   const response = await model.complete({ system: VERIFY, messages: [{ role: 'user', content: `Goal:\n${goal}\n\nResult:\n${answer}` }], tools: [] }, { signal })
   const text = response.text.trim()
-  return { reached: /^REACHED\b/i.test(text), text, model: `${model.provider} ${model.model}` }
+  return { reached: /^REACHED\b/i.test(text), text, model: `${model.provider} ${model.model}`, usage: response.usage }
 }

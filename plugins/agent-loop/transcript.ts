@@ -6,6 +6,7 @@
  */
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
 
 export class Transcript {
   readonly file: string
@@ -39,8 +40,8 @@ export class Transcript {
   }
 }
 
-/** Run ids sort by time: `20261129-161502-k3f9`. */
+/** Run ids sort by time: `20261129-161502-9f3a0c11`. */
 export function newRunId(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)
-  return `${stamp}-${Math.random().toString(36).slice(2, 6)}`
+  return `${stamp}-${randomBytes(4).toString('hex')}`
 }

@@ -17,7 +17,7 @@ export interface Exchange {
 
 /** One cassette file being written; lanes (the main loop, subagents) share it, each counting its own turns. */
 export class CassetteWriter {
-  readonly #fd: number
+  #fd: number | undefined
   readonly #turns = new Map<string, number>()
 
   constructor(readonly file: string) {
@@ -34,14 +34,18 @@ export class CassetteWriter {
         const turn = (this.#turns.get(lane) ?? 0) + 1
         this.#turns.set(lane, turn)
         const exchange: Exchange = { v: 1, lane, turn, request, response }
-        writeSync(this.#fd, JSON.stringify(exchange) + '\n')
+        // a subagent still unwinding after its parent closed the cassette has nothing to write to
+        if (this.#fd !== undefined) writeSync(this.#fd, JSON.stringify(exchange) + '\n')
         return response
       },
     }
   }
 
   close(): void {
-    closeSync(this.#fd)
+    if (this.#fd === undefined) return
+    const fd = this.#fd
+    this.#fd = undefined
+    closeSync(fd)
   }
 }
 
@@ -87,6 +91,7 @@ export function createReplayModel(options: { cassette: string; lane?: string; mo
   const played = new Map<string, number>()
   return {
     provider: 'replay',
+    cassette: options.cassette,
     model: options.model ?? exchanges[0]?.response.model ?? 'replay',
     async complete(request: ModelRequest, opts: CompleteOptions = {}) {
       opts.signal?.throwIfAborted()

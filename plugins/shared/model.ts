@@ -67,6 +67,8 @@ export interface ModelClient {
   /** `openai`, `anthropic`, `replay`, … */
   readonly provider: string
   readonly model: string
+  /** replay only: the cassette it plays (sub-provider lanes replay from it too) */
+  readonly cassette?: string
   complete(request: ModelRequest, options?: CompleteOptions): Promise<ModelResponse>
 }
 

@@ -11,7 +11,7 @@ import type { ChatMessage } from '../../plugins/shared/model.ts'
 import type { Composition } from '../config/composer.ts'
 import { YokeError } from '../errors.ts'
 import { hostTrack, runtimeView } from '../runtime/index.ts'
-import { promptBridge } from './approval-prompt.ts'
+import { LineReader, promptBridge } from './approval-prompt.ts'
 import type { Command, ParsedArgs } from './args.ts'
 import { color, displayPath, formatError, on, printJson } from './output.ts'
 import { snapshot } from './snapshot.ts'
@@ -34,19 +34,24 @@ function budgetOf(args: ParsedArgs) {
   return { maxTurns: Number(turns) }
 }
 
-/** Prints a run's events for people: text to stdout as it streams, tool activity to stderr. */
+/**
+ * Prints a run's events for people: the model's text as it streams, tool activity on stderr. On a
+ * terminal the text streams to stdout; piped, it streams to stderr and stdout gets only the final
+ * answer, so `yoke run … > answer.txt` holds just that.
+ */
 function printer(out: NodeJS.WriteStream = process.stdout, err: NodeJS.WriteStream = process.stderr) {
   const c = on(err)
+  const stream = out.isTTY ? out : err
   let midLine = false
   const note = (line: string) => {
-    if (midLine) out.write('\n')
+    if (midLine) stream.write('\n')
     midLine = false
     err.write(line + '\n')
   }
   return (event: AgentEvent) => {
     switch (event.type) {
       case 'text':
-        out.write(event.delta)
+        stream.write(event.delta)
         midLine = !event.delta.endsWith('\n')
         break
       case 'tool-call': {
@@ -68,8 +73,9 @@ function printer(out: NodeJS.WriteStream = process.stdout, err: NodeJS.WriteStre
         note(c.dim(`  background task ${event.task} (${event.tool}) ${event.status}`))
         break
       case 'end':
-        if (midLine) out.write('\n')
+        if (midLine) stream.write('\n')
         midLine = false
+        if (stream !== out && event.result.text) out.write(event.result.text.endsWith('\n') ? event.result.text : `${event.result.text}\n`)
     }
   }
 }
@@ -147,7 +153,10 @@ export const agentChat: Command = {
       async (composition) => {
         await agentOf(composition) // fail early, before the first prompt
         const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: Boolean(process.stdin.isTTY) })
-        const lines = rl[Symbol.asyncIterator]()
+        const lines = new LineReader(rl)
+        // on a terminal, readline takes Ctrl-C: it cancels the running turn, or leaves at the prompt
+        let current: AgentRun | undefined
+        rl.on('SIGINT', () => (current ? current.cancel('cancelled with Ctrl-C') : rl.close()))
         // approvals read their answer from the same input as the chat
         const bridge = promptBridge(process.stdin, process.stderr, lines)
         const off = composition.runtime!.approvals.register(bridge)
@@ -159,8 +168,8 @@ export const agentChat: Command = {
           for (;;) {
             process.stderr.write(c.bold('you> '))
             const next = await lines.next()
-            if (next.done) break
-            const line = next.value.trim()
+            if (next === undefined) break
+            const line = next.trim()
             if (!line) continue
             if (line === '/exit' || line === '/quit') break
             if (line === '/help') process.stderr.write(CHAT_HELP + '\n')
@@ -176,7 +185,8 @@ export const agentChat: Command = {
               const agent = await agentOf(composition).catch((err) => (process.stderr.write(formatError(err) + '\n'), undefined))
               if (!agent) continue
               const record = args.record ? resolve(cwd, `${args.record}${turns ? `.${turns}` : ''}`) : undefined
-              const result = await runTask(agent.run(line, { history, budget, record, caller: 'cli', onEvent: printer() }))
+              current = agent.run(line, { history, budget, record, caller: 'cli', onEvent: printer() })
+              const result = await runTask(current).finally(() => (current = undefined))
               turns++
               history = result.messages
               process.stderr.write(summary(result, cwd) + '\n')

@@ -7,31 +7,69 @@ import { createInterface, type Interface } from 'node:readline'
 import type { ApprovalAnswer, ApprovalBridge } from '../runtime/approval.ts'
 import { on } from './output.ts'
 
-/** `shared`: lines already being read by someone else (`yoke chat`), so both take turns on one input. */
-export function promptBridge(input: NodeJS.ReadableStream = process.stdin, output: NodeJS.WriteStream = process.stderr, shared?: AsyncIterator<string>): ApprovalBridge & { close(): void } {
-  let rl: Interface | undefined
-  let lines: AsyncIterator<string> | undefined = shared
+/**
+ * Lines of one input handed to one reader at a time: `yoke chat` and its approval prompts take
+ * turns on stdin. A read given up (its signal aborted) takes no line: the next reader gets it.
+ */
+export class LineReader {
+  readonly #buffer: string[] = []
+  readonly #waiting: Array<(line: string | undefined) => void> = []
+  #ended = false
+
+  constructor(readonly rl: Interface) {
+    rl.on('line', (line) => (this.#waiting.length ? this.#waiting.shift()!(line) : this.#buffer.push(line)))
+    rl.on('close', () => {
+      this.#ended = true
+      for (const resolve of this.#waiting.splice(0)) resolve(undefined)
+    })
+  }
+
+  /** The next line; undefined at the end of input or when `signal` aborts first. */
+  next(signal?: AbortSignal): Promise<string | undefined> {
+    if (this.#buffer.length) return Promise.resolve(this.#buffer.shift())
+    if (this.#ended || signal?.aborted) return Promise.resolve(undefined)
+    return new Promise((resolve) => {
+      const take = (line: string | undefined) => {
+        signal?.removeEventListener('abort', giveUp)
+        resolve(line)
+      }
+      const giveUp = () => {
+        const i = this.#waiting.indexOf(take)
+        if (i >= 0) this.#waiting.splice(i, 1)
+        resolve(undefined)
+      }
+      this.#waiting.push(take)
+      signal?.addEventListener('abort', giveUp, { once: true })
+    })
+  }
+
+  get ended(): boolean {
+    return this.#ended && !this.#buffer.length
+  }
+}
+
+/** `shared`: a reader someone else also reads (`yoke chat`), so both take turns on one input. */
+export function promptBridge(input: NodeJS.ReadableStream = process.stdin, output: NodeJS.WriteStream = process.stderr, shared?: LineReader): ApprovalBridge & { close(): void } {
+  let lines = shared
   const c = on(output)
   return {
     name: 'terminal',
     async ask({ call, reason, signal }) {
-      if (!lines) {
-        rl = createInterface({ input, terminal: false })
-        lines = rl[Symbol.asyncIterator]()
-      }
+      lines ??= new LineReader(createInterface({ input, terminal: false }))
       const args = JSON.stringify(call.args)
       output.write(`${c.yellow('?')} ${c.bold(call.name)} ${c.dim(args.length > 200 ? args.slice(0, 200) + '…' : args)}\n  ${reason}\n  allow? [y] once  [s] for this session  [N] no: `)
-      const aborted = new Promise<undefined>((resolve) => signal.addEventListener('abort', () => resolve(undefined), { once: true }))
-      const next = await Promise.race([lines.next(), aborted])
-      if (next?.done) {
+      const line = await lines.next(signal)
+      if (line === undefined && !signal.aborted) {
         output.write('\n')
         throw new Error('no answer: the input ended')
       }
-      const answer = next ? next.value.trim().toLowerCase() : ''
+      const answer = line?.trim().toLowerCase() ?? ''
       const decision: ApprovalAnswer = answer === 'y' || answer === 'yes' ? 'allow-once' : answer === 's' || answer === 'session' ? 'allow-session' : 'deny'
-      output.write(`${next ? '' : '\n'}  ${decision === 'deny' ? c.red('denied') : c.green(decision === 'allow-once' ? 'allowed once' : 'allowed for this session')}\n`)
+      output.write(`${line === undefined ? '\n' : ''}  ${decision === 'deny' ? c.red('denied') : c.green(decision === 'allow-once' ? 'allowed once' : 'allowed for this session')}\n`)
       return decision
     },
-    close: () => rl?.close(),
+    close: () => {
+      if (!shared) lines?.rl.close()
+    },
   }
 }

@@ -4,7 +4,7 @@
  * `.yoke/runs/` (JSON lines: start, turn, model, message, tool-call, tool-result, task-done, end).
  * A transcript without an `end` line is a run that is still going, or one that was killed.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { loadLayers } from '../config/layers.ts'
 import { YokeError } from '../errors.ts'
@@ -19,8 +19,13 @@ async function runsDir(args: ParsedArgs): Promise<string> {
   return join(stack.projectDir, '.yoke', 'runs')
 }
 
-/** The records of one transcript; a torn last line (a killed run) is left out. */
+const MAX_TRANSCRIPT = 64 * 1024 * 1024
+
+/** The records of one transcript; a torn last line (a killed run) is left out. Only regular files are read. */
 function readTranscript(file: string): TranscriptRecord[] {
+  const stat = lstatSync(file)
+  if (!stat.isFile()) throw new Error('not a regular file')
+  if (stat.size > MAX_TRANSCRIPT) throw new Error(`over ${MAX_TRANSCRIPT} bytes`)
   const records: TranscriptRecord[] = []
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (!line.trim()) continue
@@ -49,6 +54,14 @@ function summarize(id: string, records: TranscriptRecord[]) {
   }
 }
 
+/** A transcript holds model and tool output: its control characters are shown escaped, never sent to the terminal. */
+function printable<T>(value: T): T {
+  if (typeof value === 'string') return value.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`) as T
+  if (Array.isArray(value)) return value.map(printable) as T
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, printable(v)])) as T
+  return value
+}
+
 export const runsList: Command = {
   name: 'runs list',
   summary: 'agent runs recorded in the project (newest first): task, status, turns, tools',
@@ -65,7 +78,14 @@ export const runsList: Command = {
     const runs = files
       .sort()
       .reverse()
-      .map((f) => summarize(f.slice(0, -'.jsonl'.length), readTranscript(join(dir, f))))
+      .map((f) => {
+        const id = f.slice(0, -'.jsonl'.length)
+        try {
+          return summarize(id, readTranscript(join(dir, f)))
+        } catch (err) {
+          return { ...summarize(id, []), status: `unreadable (${(err as Error).message})` }
+        }
+      })
     if (args.json) printJson({ ok: true, dir, runs })
     else if (!runs.length) process.stdout.write(`no runs in ${dir} yet: \`yoke run "TASK"\` records one\n`)
     else {
@@ -73,7 +93,7 @@ export const runsList: Command = {
       for (const r of runs) {
         const status = r.status === 'done' ? c.green(r.status) : r.status === 'unfinished' ? c.yellow(r.status) : c.red(r.status)
         const task = (r.task ?? '').replace(/\s+/g, ' ')
-        process.stdout.write(`${r.id}  ${status.padEnd(10)} ${c.dim(`${r.turns ?? '?'} turn(s), ${r.tools} tool call(s)`)}  ${task.length > 70 ? task.slice(0, 70) + '…' : task}\n`)
+        process.stdout.write(`${r.id}  ${status.padEnd(10)} ${c.dim(`${r.turns ?? '?'} turn(s), ${r.tools} tool call(s)`)}  ${printable(task.length > 70 ? task.slice(0, 70) + '…' : task)}\n`)
       }
     }
     return 0
@@ -92,14 +112,19 @@ export const runsShow: Command = {
     const dir = await runsDir(args)
     const file = join(dir, `${id}.jsonl`)
     if (!/^[\w.-]+$/.test(id) || !statSync(file, { throwIfNoEntry: false })?.isFile()) throw new YokeError('RUN_NOT_FOUND', { id, dir })
-    const records = readTranscript(file)
+    let records: TranscriptRecord[]
+    try {
+      records = readTranscript(file)
+    } catch (err) {
+      throw new YokeError('RUN_NOT_FOUND', { id: `${id} (${(err as Error).message})`, dir })
+    }
     if (args.json) {
       printJson({ ok: true, ...summarize(id, records), records })
       return 0
     }
     const c = on(process.stdout)
     const out = (line: string) => process.stdout.write(line + '\n')
-    for (const r of records) {
+    for (const r of records.map(printable)) {
       if (r.type === 'start') out(`${c.bold(`run ${id}`)} ${c.dim(`${r.provider} ${r.model} · lane ${r.lane} · scope ${r.scope}`)}`)
       else if (r.type === 'turn') out(c.dim(`— turn ${r.turn} (${r.tools} tools offered)`))
       else if (r.type === 'message') {

@@ -34,6 +34,8 @@ export interface CallContext {
   progress(event: ProgressEvent): void
   /** calls `fn` if the call ends early: `signal` without an AbortController per call, for hot paths */
   onEnd(fn: (reason: Error) => void): void
+  /** gives this call's concurrency slot back before the body ends: for a body that waits on other calls (a subagent) */
+  release?(): void
   call: ToolCall
 }
 

@@ -272,9 +272,11 @@ describe('agent-loop runs', () => {
       ],
     })
     try {
-      const { result } = await h2.run('get a report written')
+      const { result } = await h2.run('get a report written', { caller: 'cli' })
       assert.equal(result.status, 'done', result.reason)
       assert.equal(result.text, 'The helper wrote it.')
+      // the child's and the verifier's tokens count in the parent's usage (2 main + 2 helper + 1 verifier requests)
+      assert.equal(result.usage.requests, 5)
       // the lanes are in the spawn tool's schema, with their descriptions
       const spawnTool = local.requests[0]!.body.tools.find((t: any) => t.function.name === 'spawn').function
       assert.deepEqual(spawnTool.parameters.properties.lane.enum, ['main', 'helper'])
@@ -292,6 +294,54 @@ describe('agent-loop runs', () => {
       await h2.close()
       await local.close()
     }
+  })
+
+  it('a background task that ends while the final answer is being written still reaches the model', async () => {
+    const quick: ToolDefinition = { name: 'quick_report', description: 'background, 30 ms', spawnOnly: true, execute: async () => (await new Promise((r) => setTimeout(r, 30)), 'quick report ready') }
+    const off = h.rt.register(quick)
+    try {
+      server.push({ toolCalls: [{ name: 'quick_report', args: {} }] }, { text: 'Waiting for it.', delayMs: 200 }, { text: 'Got the quick report.' })
+      const n = server.requests.length
+      const { result, events } = await h.run('quick one')
+      assert.equal(result.status, 'done', result.reason)
+      assert.equal(result.text, 'Got the quick report.')
+      assert.equal(result.turns, 3)
+      assert.match(server.requests[n + 2]!.body.messages.at(-1).content, /finished: done\]\nquick report ready/)
+      assert.equal(events.filter((e) => e.type === 'task-done').length, 1)
+    } finally {
+      await off()
+    }
+  })
+
+  it('subagents take the concurrency gate like any caller: their exclusive calls never overlap', async () => {
+    const log: Array<{ name: string; start: number; end: number }> = []
+    const script = (req: RecordedRequest): ScriptTurn => {
+      const msgs = req.body.messages.filter((m: any) => m.role !== 'system')
+      const isChild = /^child/.test(msgs[0].content)
+      const turn = msgs.filter((m: any) => m.role === 'assistant').length
+      if (!isChild) return turn === 0 ? { toolCalls: [{ name: 'spawn', args: { task: 'child A' } }, { name: 'spawn', args: { task: 'child B' } }] } : { text: 'both done' }
+      return turn === 0 ? { toolCalls: [{ name: 'write_c', args: { n: 1 } }] } : { text: `${msgs[0].content} done` }
+    }
+    const local = await modelServer(script)
+    const h2 = await agentHarness({ model: providers.openai(local), extra: [[toolsPlugin(log), {}, 'tools']] })
+    try {
+      const { result } = await h2.run('two children')
+      assert.equal(result.status, 'done', result.reason)
+      const writes = log.filter((l) => l.name === 'write_c')
+      assert.equal(writes.length, 2)
+      const [x, y] = writes.sort((a, b) => a.start - b.start)
+      assert.ok(y!.start >= x!.end - 1, `exclusive calls overlapped: ${x!.start}-${x!.end} and ${y!.start}-${y!.end}`)
+    } finally {
+      await h2.close()
+      await local.close()
+    }
+  })
+
+  it('a run that cannot start (a --record path that cannot be written) ends failed with the reason', async () => {
+    const { result, events } = await h.run('record me', { record: join(h.root, 'no/such/dir/cassette.jsonl') })
+    assert.equal(result.status, 'failed')
+    assert.match(result.reason!, /the run could not start: ENOENT/)
+    assert.deepEqual(events.map((e) => e.type), ['end'])
   })
 
   it('cancelling mid-tool-call aborts the tool, ends the run cancelled, and completes the transcript', async () => {

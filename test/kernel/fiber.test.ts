@@ -40,7 +40,7 @@ describe('fibers and services', () => {
         apply: (ctx: Context) => {
           applies++
           if (!key) throw new YokeError('PLUGIN_WAITING', { instance: ctx.key, reason: 'the API key variable TEST_KEY is not set', what: 'export TEST_KEY=…' })
-          ctx.provide('model', { key })
+          ctx.provide('keyed', { key })
         },
       }),
       {},

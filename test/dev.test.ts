@@ -1,8 +1,9 @@
 // Hot reload, driven through `yoke dev --events json` in a temporary project (DESIGN §5).
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { readFileSync, statSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
-import { DevProcess, runYoke, sleep, tempProject, type DevEvent } from './helpers/project.ts'
+import { DevProcess, runYoke, sleep, tempProject, YOKE, type DevEvent } from './helpers/project.ts'
 
 // A plugin that holds one of every kind of registration: service, tap, watcher, timer.
 const COUNTER = (version: string) => `
@@ -229,5 +230,66 @@ describe('yoke dev hot reload', () => {
   it('an editor-style atomic save (write temp, rename) reloads', async () => {
     const event = await dev.reloadAfter(() => project.writeAtomic('.home/patch.yaml', 'plugins:\n  other:\n    config: { word: atomic }\n'))
     assert.deepEqual(event.restarted, ['other'])
+  })
+})
+
+describe('yoke dev without --events: a readable summary once ready, then every reload', () => {
+  const SUMMARY_CONFIG = (extra = '') => `preset: minimal
+plugins:
+  endpoint:
+    use: ./endpoint.mjs
+  clock:
+    use: ./clock.mjs
+  waiter:
+    use: ./waiter.mjs
+  thrower:
+    use: ./thrower.mjs
+${extra}`
+  const project = tempProject({
+    // stands in for the mcp-server plugin: the summary reads the service's url and tokenHint
+    'endpoint.mjs': `export default { name: 'endpoint', provides: ['mcpServer'], apply(ctx) { ctx.provide('mcpServer', { url: 'http://127.0.0.1:7777/mcp', tokenHint: 'yk_ab…' }) } }\n`,
+    'clock.mjs': `export default { name: 'clock', inject: ['runtime'], apply(ctx) { ctx.runtime.register({ name: 'clock_now', description: 'now', inputSchema: { type: 'object' }, execute: () => 'now' }) } }\n`,
+    'waiter.mjs': `export default { name: 'waiter', inject: ['weather'], apply() {} }\n`,
+    'thrower.mjs': `export default { name: 'thrower', apply() { throw new Error('kaboom') } }\n`,
+    'yoke.config.yaml': SUMMARY_CONFIG(),
+  })
+  after(() => project.cleanup())
+
+  it('lists instances (and why pending or failed), tools by source and the MCP endpoint; reloads follow', async () => {
+    const child = spawn(process.execPath, [YOKE, 'dev'], { cwd: project.dir, env: { ...process.env, NO_COLOR: '1', YOKE_HOME: project.home, TMPDIR: project.dir } })
+    let stdout = ''
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    child.stdout.on('data', (d) => (stdout += d))
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+    const until = async (what: RegExp, ms = 20_000) => {
+      const end = Date.now() + ms
+      while (!what.test(stdout)) {
+        if (Date.now() > end || child.exitCode !== null) assert.fail(`no ${what} within ${ms} ms\n${stdout}\n${stderr}`)
+        await sleep(20)
+      }
+    }
+    try {
+      await until(/ ready in [\d.]+ s · watching for changes/)
+      const summary = stdout.slice(stdout.indexOf('\nconfig ') + 1)
+      assert.match(summary, /^config preset yoke:presets\/minimal\.yaml · project yoke\.config\.yaml$/m)
+      assert.match(summary, /^instances 2 active · 1 pending · 1 failed$/m)
+      assert.match(summary, /^ {2}waiter +pending +waiter ← \.\/waiter\.mjs\n {6}waits for service "weather": no instance and no built-in plugin provides it$/m)
+      assert.match(summary, /^ {2}thrower +failed +thrower ← \.\/thrower\.mjs\n {6}PLUGIN_APPLY_FAILED .*kaboom\n {6}at yoke\.config\.yaml:\d+:\d+/m)
+      assert.match(summary, /^tools 1\n {2}native +clock_now$/m)
+      assert.match(summary, /^mcp endpoint\n {2}http:\/\/127\.0\.0\.1:7777\/mcp · token yk_ab…$/m)
+      assert.doesNotMatch(summary, /^(skills|mcp servers)/m, 'no skills or mcp registry in minimal: no section')
+      assert.doesNotMatch(stdout, /\u001b\[/, 'no colour with NO_COLOR')
+
+      const before = stdout.length
+      project.write('yoke.config.yaml', SUMMARY_CONFIG().replace(/ {2}thrower:\n {4}use: \.\/thrower\.mjs\n/, ''))
+      await until(/reload \(yoke\.config\.yaml\): removed thrower/)
+      assert.doesNotMatch(stdout.slice(before), /^instances/m, 'the summary is printed once')
+    } finally {
+      child.kill('SIGINT')
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+      assert.equal(await exited, 0, stderr)
+      clearTimeout(timer)
+    }
   })
 })

@@ -1,7 +1,8 @@
 // The repository's own config (what `npm start` runs) and the examples it loads by path.
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { after, it } from 'node:test'
-import { ROOT, runYoke, tempProject } from './helpers/project.ts'
+import { ROOT, runYoke, tempProject, YOKE } from './helpers/project.ts'
 
 const home = tempProject()
 after(() => home.cleanup())
@@ -21,6 +22,7 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       ['greeter', 'greeter', 'active'],
       ['notes', 'notes', 'active'],
       ['packages', 'exec-tools', 'active'],
+      ['workspace', 'mcp-client', 'active'],
       ['yoke:runtime', 'runtime', 'active'],
       ['yoke:project', 'project', 'active'],
       ['packages/house-rules', 'exec-package', 'active'],
@@ -41,6 +43,9 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
     ],
   )
   assert.ok(snap.hooks.find((h: any) => h.hook === 'kernel.state').taps.includes('audit-log'))
+  assert.ok(snap.hooks.find((h: any) => h.hook === 'runtime.preExecute').taps.some((t: string) => t.startsWith('shell-hook before_tool_call')), "house-rules' shell hook")
+  const sources = new Set(snap.tools.map((t: any) => t.source))
+  for (const source of ['native', 'skills', 'exec:text-tools', 'exec:sys-info', 'mcp:workspace']) assert.ok(sources.has(source), `tools from ${source}`)
   const validate = await runYoke(['config', 'validate', '--config', 'config/yoke.yaml'], { cwd: ROOT, home: home.home })
   assert.equal(validate.code, 0, validate.stderr)
 })
@@ -68,4 +73,56 @@ it('use: resolves an installed npm package (ESM exports) from the project', asyn
   } finally {
     project.cleanup()
   }
+})
+
+it('the example MCP server answers through the pipeline', async () => {
+  const run = await runYoke(['tools', 'call', 'mcp__workspace__search_text', '--json', '--config', 'config/yoke.yaml', '--args', JSON.stringify({ query: 'name: commit-messages', glob: 'SKILL.md' })], { cwd: ROOT, home: home.home, env: { HOME: home.dir } })
+  assert.equal(run.code, 0, run.stdout + run.stderr)
+  const out = JSON.parse(run.stdout)
+  assert.equal(out.status, 'ok', run.stdout)
+  assert.match(JSON.stringify(out.content), /examples\/skills\/commit-messages\/SKILL\.md:2: name: commit-messages/)
+})
+
+it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every source and prints a summary of them', async () => {
+  // HOME and YOKE_HOME isolated (no user skills or patch leak in), TMPDIR too (the control socket)
+  const env = { ...process.env, NO_COLOR: '1', HOME: home.dir, YOKE_HOME: home.home, TMPDIR: home.dir }
+  const child = spawn(process.execPath, [YOKE, 'dev', '--config', 'config/yoke.yaml'], { cwd: ROOT, env })
+  let stdout = ''
+  let stderr = ''
+  child.stderr.on('data', (d) => (stderr += d))
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`npm start was not ready within 60 s\n${stdout}\n${stderr}`)), 60_000)
+      child.stdout.on('data', (d) => {
+        stdout += d
+        if (/ ready in [\d.]+ s · watching for changes/.test(stdout)) {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+      void exited.then((code) => reject(new Error(`yoke dev exited (${code}) before it was ready\n${stdout}\n${stderr}`)))
+    })
+  } finally {
+    child.kill('SIGINT')
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+    assert.equal(await exited, 0, stderr)
+    clearTimeout(timer)
+  }
+  const section = (title: string) => stdout.split(new RegExp(`^${title}\\b.*$`, 'm'))[1]?.split(/^\S/m)[0] ?? ''
+  assert.match(stdout, /^config preset presets\/base\.yaml · project config\/yoke\.yaml$/m)
+  assert.match(stdout, /^instances 13 active$/m)
+  for (const key of ['policy', 'skills', 'audit', 'notes', 'packages', 'workspace', 'packages/house-rules/hooks']) {
+    assert.match(section('instances'), new RegExp(`^  ${key} +active `, 'm'), key)
+  }
+  assert.match(section('instances'), /^  workspace +active +mcp-client$/m)
+  const tools = section('tools')
+  assert.match(tools, /^  native +note_add, note_list, note_clear \(high\), note_wait$/m)
+  assert.match(tools, /^  skills +skills_list, skill_read$/m)
+  assert.match(tools, /^  exec:text-tools +word_count, slugify$/m)
+  assert.match(tools, /^  exec:sys-info +disk_free$/m)
+  assert.match(tools, /^  mcp:workspace +mcp__workspace__\{list_files, read_file, search_text, file_info\}$/m)
+  assert.match(section('skills'), /^  commit-messages, csv-insights, http-debugging, text-tools$/m)
+  assert.match(section('mcp servers'), /^  workspace +connected · stdio · workspace 1\.0\.0 · 4 tools$/m)
+  assert.doesNotMatch(stdout + stderr, /\b(warn|error)\b/)
 })

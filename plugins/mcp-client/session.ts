@@ -4,7 +4,7 @@
  * when the server answers 4xx to it. `lost` settles once, with why the connection ended.
  */
 import { existsSync } from 'node:fs'
-import { basename } from 'node:path'
+import { basename, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
@@ -59,7 +59,7 @@ export class Session {
   /** Connects within `startupMs` or throws; a stdio server that fails is killed. `signal` aborts the attempt. */
   static async open(cfg: McpClientConfig, host: SessionHost, signal?: AbortSignal, kind: TransportKind = transportOf(cfg)): Promise<Session> {
     const client = new Client({ name: 'yoke', version: host.version }, { capabilities: { roots: {} }, jsonSchemaValidator: tolerantValidator })
-    const session = new Session(client, makeTransport(cfg, kind), kind)
+    const session = new Session(client, makeTransport(cfg, kind, host.projectDir), kind)
     client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(host.projectDir).href, name: basename(host.projectDir) }] }))
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => host.onToolsChanged())
     client.onclose = () => session.#ended(new Error(session.#closeReason()))
@@ -132,8 +132,9 @@ export class Session {
   }
 }
 
-function makeTransport(cfg: McpClientConfig, kind: TransportKind): Transport {
-  if (kind === 'stdio') return new ProcessTransport({ command: cfg.command!, args: cfg.args, env: serverEnv(cfg.env), cwd: cfg.cwd, maxMessageBytes: cfg.maxMessageBytes })
+/** A stdio server runs in the project directory, or in `cwd` relative to it (as Claude Code runs .mcp.json servers). */
+function makeTransport(cfg: McpClientConfig, kind: TransportKind, projectDir: string): Transport {
+  if (kind === 'stdio') return new ProcessTransport({ command: cfg.command!, args: cfg.args, env: serverEnv(cfg.env), cwd: resolve(projectDir, cfg.cwd ?? '.'), maxMessageBytes: cfg.maxMessageBytes })
   const options = { url: cfg.url!, headers: cfg.headers, ssrfGuard: cfg.ssrfGuard }
   return kind === 'http' ? streamableTransport(options) : sseTransport(options)
 }

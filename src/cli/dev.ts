@@ -1,7 +1,8 @@
 /**
  * @module cli/dev
- * `yoke dev`: runs the composed harness with hot reload, prints what loaded and every reload;
- * `--events json` writes one JSON object per line (loaded, reload, error, state, log) instead.
+ * `yoke dev`: runs the composed harness with hot reload; prints what loaded, a summary once it is
+ * ready (cli/summary), and every reload; `--events json` writes one JSON object per line (loaded,
+ * reload, error, state, log, ready, stopped) instead.
  * It also answers `yoke inspect` and `yoke mcp list|restart` on a control socket, and shuts down cleanly on SIGINT/SIGTERM.
  */
 import { Composition, type ReloadEvent } from '../config/composer.ts'
@@ -11,9 +12,10 @@ import type { Fiber } from '../kernel/fiber.ts'
 import type { LogRecord } from '../kernel/kernel.ts'
 import { composeOptions, type Command } from './args.ts'
 import { listen, socketPath } from './control.ts'
-import { printInstances, renderPrompt } from './inspect.ts'
+import { renderPrompt } from './inspect.ts'
 import { hubOf, mcpServers } from './mcp.ts'
 import { color, displayPath, errorJson, formatError, printJson } from './output.ts'
+import { summary } from './summary.ts'
 
 export const dev: Command = {
   name: 'dev',
@@ -63,15 +65,17 @@ export const dev: Command = {
       if (req.cmd === 'mcp-restart') return { restarted: hubOf(composition).restart(String(req.name)), servers: hubOf(composition).list().map((s) => s.name) }
       throw new Error(`unknown command ${req.cmd}`)
     }).catch(() => undefined) // no socket (read-only tmp): dev still runs; inspect composes its own copy
-    if (!json) {
-      process.stdout.write(await printInstances(await snapshot(composition), cwd))
-      process.stdout.write(color.dim(`watching for changes · Ctrl-C to stop\n`))
-    } else printJson({ type: 'ready', pid: process.pid })
-
-    await new Promise<void>((resolve) => {
+    // listen before saying ready: whoever reads "ready" may signal at once
+    const stop = new Promise<void>((resolve) => {
       process.once('SIGINT', resolve)
       process.once('SIGTERM', resolve)
     })
+    if (!json) {
+      process.stdout.write(summary(composition, await snapshot(composition), cwd))
+      process.stdout.write(`${time()} ${color.green('ready')} in ${(performance.now() / 1000).toFixed(1)} s ${color.dim('· watching for changes · yoke inspect shows more · Ctrl-C to stop')}\n`)
+    } else printJson({ type: 'ready', pid: process.pid })
+
+    await stop
     await stopControl?.()
     try {
       await composition.close()

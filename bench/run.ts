@@ -1,6 +1,7 @@
 // npm run bench: every benchmark, each against its baseline measured in the same run.
 import { agentBench } from './agent.ts'
 import { execBench } from './exec.ts'
+import { gatewayBench } from './gateway.ts'
 import { lifecycleBench } from './lifecycle.ts'
 import { mcpBench } from './mcp.ts'
 import { pipelineBench } from './pipeline.ts'
@@ -14,5 +15,6 @@ await reloadBench()
 await skillsBench()
 await mcpBench()
 await execBench()
+await gatewayBench()
 await agentBench()
 process.exit(0)

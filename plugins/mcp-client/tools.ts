@@ -193,10 +193,16 @@ async function listAll(client: Client, ms: number): Promise<Tool[]> {
 
 type McpContent = { type: string; text?: string; data?: string; mimeType?: string; uri?: string; name?: string; resource?: { uri: string; mimeType?: string; text?: string; blob?: string } }
 
+/** The short text that stands before an image or audio part, for readers of text only. */
+export function mediaPlaceholder(part: { type: string; data?: string; mimeType?: string }): string {
+  return `[${part.type} ${part.mimeType ?? ''}, ${Math.floor(((part.data ?? '').length * 3) / 4)} bytes]`
+}
+
 /**
- * An MCP call result as tool output: text parts joined with newlines; images and audio become a
- * short placeholder (their base64 would flood the model's context); embedded resources become
- * links; structuredContent is kept; isError makes it an error result.
+ * An MCP call result as tool output: text parts joined with newlines; images and audio are kept
+ * (an MCP gateway passes them on), each after a short placeholder for text-only readers (their
+ * base64 would flood a model's context); embedded resources become links; structuredContent is
+ * kept; isError makes it an error result.
  */
 export function toOutput(result: { content?: unknown; structuredContent?: unknown; isError?: unknown; toolResult?: unknown }): ToolOutput {
   if (!Array.isArray(result.content) && 'toolResult' in result) return { content: [{ type: 'text', text: JSON.stringify(result.toolResult) }] }
@@ -206,7 +212,12 @@ export function toOutput(result: { content?: unknown; structuredContent?: unknow
     let line: string | undefined
     let link: ContentPart | undefined
     if (item.type === 'text') line = item.text ?? ''
-    else if (item.type === 'image' || item.type === 'audio') line = `[${item.type} ${item.mimeType ?? ''}, ${Math.floor(((item.data ?? '').length * 3) / 4)} bytes]`
+    else if ((item.type === 'image' || item.type === 'audio') && typeof item.data === 'string' && item.mimeType) {
+      if (text !== undefined) parts.push({ type: 'text', text })
+      text = undefined
+      parts.push({ type: 'text', text: mediaPlaceholder(item) }, { type: item.type, data: item.data, mimeType: item.mimeType })
+      continue
+    } else if (item.type === 'image' || item.type === 'audio') line = mediaPlaceholder(item)
     else if (item.type === 'resource' && item.resource) link = { type: 'resource_link', uri: item.resource.uri, ...(item.resource.mimeType && { mimeType: item.resource.mimeType }) }
     else if (item.type === 'resource_link' && item.uri) link = { type: 'resource_link', uri: item.uri, ...(item.name && { name: item.name }), ...(item.mimeType && { mimeType: item.mimeType }) }
     else line = `[${String(item.type)} content]`

@@ -1,0 +1,60 @@
+/**
+ * The config of an mcp-server instance: where HTTP listens, the views (endpoints with their own
+ * allow/deny globs), the bearer token, and the limits on requests and sessions.
+ */
+import { z } from 'zod'
+
+export const VIEW_NAME = /^[A-Za-z0-9_-]{1,64}$/
+export const DEFAULT_VIEW = 'default'
+
+const globs = z.array(z.string().min(1))
+
+export const viewConfig = z
+  .object({
+    /** tool-name globs: only these tools (default all that the scope sees) */
+    allow: globs.optional(),
+    /** tool-name globs taken out, after allow */
+    deny: globs.optional(),
+    /** offer the skills as prompts and their files as resources */
+    skills: z.boolean().default(true),
+  })
+  .strict()
+
+const httpConfig = z
+  .object({
+    enabled: z.boolean().default(true),
+    /** loopback by default: anything else exposes the tools to the network (the token still applies) */
+    host: z.string().min(1).default('127.0.0.1'),
+    /** 0: any free port (the service and `yoke serve` print the URL) */
+    port: z.number().int().min(0).max(65535).default(0),
+    /** the default view's path; other views are at `<path>/<view>` */
+    path: z.string().regex(/^\/[A-Za-z0-9_./-]*$/, 'a path like /mcp').default('/mcp'),
+  })
+  .strict()
+
+export const mcpServerConfig = z
+  .object({
+    /** Streamable HTTP (stateful sessions), or false for stdio only (`yoke serve --stdio`) */
+    http: z.union([z.literal(false), httpConfig]).prefault({}),
+    /** named endpoints; `default` (at `path`) serves everything the scope sees unless configured here */
+    views: z.record(z.string().regex(VIEW_NAME, 'view names are 1-64 characters of A-Z a-z 0-9 _ -'), viewConfig).default({}),
+    /** the bearer token; default: read from tokenEnv, else from (or generated into) $YOKE_HOME/mcp-token */
+    token: z.string().min(16, 'a token needs at least 16 characters').optional(),
+    /** the environment variable that holds the token */
+    tokenEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a variable name').optional(),
+    /** requests with a bigger body are answered 413 before they are read */
+    maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
+    /** a session with no request and no open stream for this long is closed */
+    idleSessionMs: z.number().int().positive().default(30 * 60_000),
+    /** the most sessions at once; an initialize past it is answered 503 */
+    maxSessions: z.number().int().positive().default(256),
+    /** the runtime scope whose tools are served (default the global one) */
+    scope: z.string().min(1).default('global'),
+    /** how long tool changes settle before clients are told (tools/list_changed) */
+    changeDebounceMs: z.number().int().nonnegative().default(100),
+  })
+  .strict()
+
+export type McpServerConfig = z.output<typeof mcpServerConfig>
+export type ViewConfig = z.output<typeof viewConfig>
+export type HttpConfig = Exclude<McpServerConfig['http'], false>

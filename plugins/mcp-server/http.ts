@@ -1,0 +1,190 @@
+/**
+ * The Streamable HTTP endpoint, stateful: one SDK Server and transport per session, kept in a map
+ * (a stateless server cannot carry cancellation, progress or elicitation to the right handler).
+ * Each request is checked in order: the bearer token (401), the path's view (404), the body's size
+ * (413, before it is read, from Content-Length, or while it streams), JSON (400), the session
+ * (404 for one we do not know, or that belongs to another view). Idle sessions are closed.
+ */
+import { randomUUID } from 'node:crypto'
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import { YokeError } from 'yoke'
+import { DEFAULT_VIEW, type HttpConfig } from './config.ts'
+import type { McpSession } from './session.ts'
+import type { Token } from './token.ts'
+import type { View } from './views.ts'
+
+export interface EndpointHost {
+  views: Map<string, View>
+  token: Token
+  maxBodyBytes: number
+  idleSessionMs: number
+  maxSessions: number
+  /** a new session for `view` (not yet connected) */
+  open(view: View, id: string): McpSession
+  debug(message: string): void
+}
+
+interface Tracked {
+  session: McpSession
+  transport: StreamableHTTPServerTransport
+  lastSeen: number
+  /** requests being handled and streams open: a session with any is not idle */
+  active: number
+}
+
+export class HttpEndpoint {
+  readonly sessions = new Map<string, Tracked>()
+  #server?: HttpServer
+  #sweep?: NodeJS.Timeout
+  base = ''
+
+  constructor(
+    private readonly cfg: HttpConfig,
+    private readonly host: EndpointHost,
+  ) {}
+
+  /** Listens; resolves to the base URL (`http://host:port`). */
+  async listen(): Promise<string> {
+    const server = (this.#server = createServer((req, res) => {
+      this.#handle(req, res).catch((err) => {
+        this.host.debug(`HTTP ${req.method} ${req.url}: ${(err as Error)?.message ?? err}`)
+        if (!res.headersSent) reply(res, 500, -32603, 'Internal error')
+        else res.end()
+      })
+    }))
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(this.cfg.port, this.cfg.host, () => {
+        server.off('error', reject)
+        resolve()
+      })
+    }).catch((err: NodeJS.ErrnoException) => {
+      const why = err.code === 'EADDRINUSE' ? `port ${this.cfg.port} is in use (another yoke?); set http.port, or 0 for any free port` : err.message
+      throw new Error(`the MCP endpoint cannot listen on ${this.cfg.host}:${this.cfg.port}: ${why}`)
+    })
+    const { address, port } = server.address() as AddressInfo
+    this.base = `http://${address.includes(':') ? `[${address}]` : address}:${port}`
+    const every = Math.max(10, Math.min(60_000, this.host.idleSessionMs / 2))
+    this.#sweep = setInterval(() => this.#closeIdle(), every)
+    this.#sweep.unref()
+    return this.base
+  }
+
+  urlOf(view: string): string {
+    return `${this.base}${view === DEFAULT_VIEW ? this.cfg.path : `${this.cfg.path.replace(/\/$/, '')}/${view}`}`
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweep)
+    const server = this.#server
+    await Promise.all([...this.sessions.values()].map((t) => t.session.close()))
+    if (!server) return
+    const closed = new Promise((resolve) => server.close(resolve))
+    server.closeAllConnections()
+    await closed
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse) {
+    if (!this.host.token.check(req.headers.authorization)) {
+      return reply(res, 401, -32001, 'Unauthorized: send Authorization: Bearer <token> (see the mcp-server README for where the token is)', { 'www-authenticate': 'Bearer realm="yoke"' })
+    }
+    const view = this.#route(req.url ?? '/')
+    if (typeof view === 'string') return reply(res, 404, -32601, view)
+    let body: unknown
+    if (req.method === 'POST') {
+      const read = await readBody(req, this.host.maxBodyBytes)
+      if (read === 'too large') return reply(res, 413, -32600, `Request body too large: at most ${this.host.maxBodyBytes} bytes`, { connection: 'close' })
+      try {
+        body = JSON.parse(read)
+      } catch {
+        return reply(res, 400, -32700, 'Parse error: the body is not JSON')
+      }
+    }
+    const sid = req.headers['mcp-session-id']
+    if (typeof sid === 'string') {
+      const tracked = this.sessions.get(sid)
+      if (!tracked || tracked.session.closed || tracked.session.view !== view) return reply(res, 404, -32001, 'Session not found: initialize a new session')
+      return this.#serve(tracked, req, res, body)
+    }
+    if (req.method !== 'POST' || !isInitializeRequest(body)) return reply(res, 400, -32000, 'Bad Request: no mcp-session-id header; start with an initialize request')
+    if (this.sessions.size >= this.host.maxSessions) return reply(res, 503, -32000, `Too many sessions (maxSessions ${this.host.maxSessions}); close one or try later`)
+    const id = randomUUID()
+    const session = this.host.open(view, id)
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id })
+    const tracked: Tracked = { session, transport, lastSeen: Date.now(), active: 0 }
+    this.sessions.set(id, tracked)
+    void session.ended.then(() => this.sessions.delete(id))
+    await session.connect(transport)
+    await this.#serve(tracked, req, res, body)
+    if (!transport.sessionId) await session.close() // the initialize was refused: no session came of it
+  }
+
+  async #serve(tracked: Tracked, req: IncomingMessage, res: ServerResponse, body: unknown) {
+    tracked.active++
+    tracked.lastSeen = Date.now()
+    res.once('close', () => {
+      tracked.active--
+      tracked.lastSeen = Date.now()
+    })
+    await tracked.transport.handleRequest(req, res, body)
+  }
+
+  /** The view a path names, or why it names none. */
+  #route(url: string): View | string {
+    const path = url.split('?')[0]!.replace(/\/+$/, '') || '/'
+    const root = this.cfg.path.replace(/\/+$/, '') || '/'
+    if (path === root) return this.host.views.get(DEFAULT_VIEW)!
+    const prefix = root === '/' ? '/' : `${root}/`
+    let name: string | undefined
+    try {
+      name = path.startsWith(prefix) ? decodeURIComponent(path.slice(prefix.length)) : undefined
+    } catch {
+      return `Not found: ${path} is not a well-encoded path`
+    }
+    const view = name === undefined ? undefined : this.host.views.get(name)
+    if (view) return view
+    if (name === undefined) return `Not found: the MCP endpoint is ${this.cfg.path}`
+    return new YokeError('MCP_VIEW_UNKNOWN', { view: name, views: [...this.host.views.keys()].join(', ') }).message
+  }
+
+  #closeIdle() {
+    const before = Date.now() - this.host.idleSessionMs
+    for (const [id, t] of this.sessions) {
+      if (t.active > 0 || t.lastSeen > before) continue
+      this.host.debug(`MCP session ${id} idle for ${this.host.idleSessionMs} ms: closed`)
+      this.sessions.delete(id)
+      void t.session.close()
+    }
+  }
+}
+
+/** The body as text, or 'too large' (from Content-Length before reading, or once it passes the limit). */
+function readBody(req: IncomingMessage, max: number): Promise<string | 'too large'> {
+  const declared = Number(req.headers['content-length'])
+  if (declared > max) {
+    req.resume() // drained, not kept; the connection closes after the answer
+    return Promise.resolve('too large')
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length
+      if (size > max) {
+        req.removeAllListeners('data')
+        req.resume()
+        resolve('too large')
+      } else chunks.push(chunk)
+    })
+    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    req.once('error', reject)
+  })
+}
+
+function reply(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers })
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }))
+}

@@ -1,0 +1,69 @@
+/**
+ * The bearer token HTTP clients must send: from config (`token`), from an environment variable
+ * (`tokenEnv`), or from `$YOKE_HOME/mcp-token`, generated there (mode 0600) on first start.
+ * Tokens are compared in constant time (as SHA-256 digests, so lengths never differ).
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+export interface Token {
+  /** true when `header` (an Authorization header) carries the token */
+  check(header: string | undefined): boolean
+  /** where the token is, for people (`in ~/.yoke/mcp-token`, `from $VAR`): never the token itself */
+  hint: string
+  /** set when this start generated it (to be shown once) */
+  generated?: { token: string; file: string }
+}
+
+export function resolveToken(cfg: { token?: string; tokenEnv?: string }, home: string, env: NodeJS.ProcessEnv = process.env): Token {
+  if (cfg.token) return bearer(cfg.token, "from the mcp-server instance's config (token)")
+  if (cfg.tokenEnv) {
+    const value = env[cfg.tokenEnv]
+    if (!value || value.length < 16) throw new Error(`tokenEnv names ${cfg.tokenEnv}, which is ${value ? 'shorter than 16 characters' : 'not set'}; set it to a long random string (e.g. \`openssl rand -base64 32\`)`)
+    return bearer(value, `from $${cfg.tokenEnv}`)
+  }
+  const file = join(home, 'mcp-token')
+  const existing = readTokenFile(file)
+  if (existing) return bearer(existing, `in ${file}`)
+  const token = randomBytes(32).toString('base64url')
+  mkdirSync(home, { recursive: true, mode: 0o700 })
+  try {
+    writeFileSync(file, token + '\n', { mode: 0o600, flag: 'wx' }) // wx: another yoke that got there first wins
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`cannot write the MCP token to ${file}: ${(err as Error).message}`)
+    const theirs = readTokenFile(file)
+    if (!theirs) throw new Error(`${file} exists but holds no token; delete it to have one generated`)
+    return bearer(theirs, `in ${file}`)
+  }
+  return { ...bearer(token, `in ${file}`), generated: { token, file } }
+}
+
+function readTokenFile(file: string): string | undefined {
+  let text: string
+  try {
+    const stat = statSync(file)
+    if (stat.size > 4096) throw new Error(`${file} is ${stat.size} bytes; a token file holds one line`)
+    // a token others can read is no secret: tighten it (it is ours, in $YOKE_HOME)
+    if (stat.mode & 0o077) chmodSync(file, 0o600)
+    text = readFileSync(file, 'utf8').trim()
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw err
+  }
+  return text || undefined
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest()
+
+function bearer(token: string, from: string): Token {
+  const want = digest(token)
+  return {
+    hint: from,
+    check(header) {
+      const m = header && /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)
+      // compared even when absent, so a missing header takes as long as a wrong one
+      return timingSafeEqual(digest(m ? m[1]! : ''), want) && !!m
+    },
+  }
+}

@@ -1,0 +1,171 @@
+// `yoke serve` as a real process, driven by real clients: the MCP Inspector CLI (a separate
+// process) over stdio and over HTTP, and the SDK client across a hot reload that adds an MCP
+// server and a skill.
+import assert from 'node:assert/strict'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { after, before, describe, it } from 'node:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { PromptListChangedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { FIXTURE } from './helpers/mcp.ts'
+import { ROOT, tempProject, YOKE, type Project } from './helpers/project.ts'
+
+const INSPECTOR = join(ROOT, 'node_modules/@modelcontextprotocol/inspector/cli/build/cli.js')
+
+const CALC = `export default {
+  name: 'calc',
+  inject: ['runtime'],
+  apply(ctx) {
+    ctx.runtime.register({
+      name: 'add', description: 'adds two numbers', concurrency: 'safe',
+      inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+      execute: ({ a, b }) => String(a + b),
+    })
+    ctx.runtime.register({ name: 'shout', inputSchema: { type: 'object', properties: { text: { type: 'string' } } }, execute: ({ text }) => String(text).toUpperCase() })
+  },
+}
+`
+const CONFIG = `preset: base
+plugins:
+  calc:
+    use: ./calc.mjs
+  skills:
+    config: { dirs: [./skills] }
+  gateway:
+    use: mcp-server
+    config:
+      views:
+        math: { allow: [add] }
+`
+const FX = `  fx:
+    use: mcp-client
+    config: { serverName: fx, command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(FIXTURE)}, normal] }
+`
+
+/**
+ * The Inspector CLI, as a separate process. Its working directory matters: it reads its own
+ * package.json from `../package.json` relative to the cwd when that exists (a bug in 1.0.3), so it
+ * runs in the project directory, whose parent (the temp dir) has none.
+ */
+function inspector(project: Project, args: string[]): Promise<{ code: number; json: any; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [INSPECTOR, '--cli', ...args], { cwd: project.dir, timeout: 30_000, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout, stderr) => {
+      if (err && err.killed) return reject(new Error(`the inspector timed out: ${stderr}`))
+      let json: unknown
+      try {
+        json = JSON.parse(stdout)
+      } catch {
+        json = undefined
+      }
+      resolve({ code: err ? Number(err.code ?? 1) : 0, json, stderr: `${stdout}\n${stderr}` })
+    })
+  })
+}
+
+describe('yoke serve --stdio, driven by the MCP Inspector CLI', () => {
+  let project: Project
+  before(() => {
+    project = tempProject({ 'calc.mjs': CALC, 'yoke.config.yaml': 'preset: base\nplugins:\n  calc:\n    use: ./calc.mjs\n' })
+  })
+  after(() => project.cleanup())
+  // the config has no mcp-server instance: yoke serve adds one (the Inspector has a --config of its own)
+  const serveArgs = () => ['-e', `YOKE_HOME=${project.home}`, process.execPath, YOKE, 'serve', '--stdio', '--cwd', project.dir]
+
+  it('lists and calls the tools; stdout carries protocol messages only', async () => {
+    const list = await inspector(project, [...serveArgs(), '--method', 'tools/list'])
+    assert.equal(list.code, 0, list.stderr)
+    const names = list.json.tools.map((t: { name: string }) => t.name)
+    assert.ok(names.includes('add') && names.includes('skills_list'), names.join(', '))
+    assert.deepEqual(list.json.tools.find((t: { name: string }) => t.name === 'add').inputSchema.required, ['a', 'b'])
+    const call = await inspector(project, [...serveArgs(), '--method', 'tools/call', '--tool-name', 'add', '--tool-arg', 'a=2', '--tool-arg', 'b=3'])
+    assert.equal(call.code, 0, call.stderr)
+    assert.deepEqual(call.json.content, [{ type: 'text', text: '5' }])
+  })
+})
+
+describe('yoke serve over HTTP: the Inspector CLI, views, and a hot reload under a connected client', () => {
+  let project: Project
+  let child: ChildProcess
+  let info: { url: string; views: Record<string, string> }
+  let stderr = ''
+  before(async () => {
+    project = tempProject({ 'calc.mjs': CALC, 'yoke.config.yaml': CONFIG })
+    child = spawn(process.execPath, [YOKE, 'serve', '--http', '127.0.0.1:0', '--json'], { cwd: project.dir, env: { ...process.env, NO_COLOR: '1', YOKE_HOME: project.home } })
+    child.stderr!.on('data', (d) => (stderr += d))
+    const line = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`yoke serve did not start:\n${stderr}`)), 20_000)
+      createInterface({ input: child.stdout! }).once('line', (l) => {
+        clearTimeout(timer)
+        resolve(l)
+      })
+    })
+    info = JSON.parse(line)
+  })
+  after(async () => {
+    if (child.exitCode === null) child.kill('SIGKILL')
+    project.cleanup()
+  })
+  const token = () => readFileSync(join(project.home, 'mcp-token'), 'utf8').trim()
+
+  it('prints the URL on stderr and binds loopback', () => {
+    assert.match(info.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
+    assert.ok(stderr.includes(`MCP endpoint ${info.url}`), stderr)
+    assert.equal(info.views.math, `${info.url}/math`)
+  })
+
+  it('the Inspector CLI lists and calls over HTTP with the bearer token; a view shows only its tools', async () => {
+    const header = ['--transport', 'http', '--header', `Authorization: Bearer ${token()}`]
+    const list = await inspector(project, [info.url, ...header, '--method', 'tools/list'])
+    assert.equal(list.code, 0, list.stderr)
+    assert.ok(list.json.tools.some((t: { name: string }) => t.name === 'shout'))
+    const call = await inspector(project, [info.url, ...header, '--method', 'tools/call', '--tool-name', 'shout', '--tool-arg', 'text=hi'])
+    assert.deepEqual(call.json.content, [{ type: 'text', text: 'HI' }])
+    const math = await inspector(project, [info.views.math, ...header, '--method', 'tools/list'])
+    assert.deepEqual(math.json.tools.map((t: { name: string }) => t.name), ['add'])
+    const refused = await inspector(project, [info.url, '--transport', 'http', '--method', 'tools/list'])
+    assert.notEqual(refused.code, 0)
+    assert.match(refused.stderr, /401|Unauthorized/)
+  })
+
+  it('a hot reload that adds an MCP server and a skill reaches a connected client; its session survives', async () => {
+    let toolsChanged = 0
+    let promptsChanged = 0
+    const client = new Client({ name: 'reload-test', version: '1' })
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void toolsChanged++)
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => void promptsChanged++)
+    const transport = new StreamableHTTPClientTransport(new URL(info.url), { requestInit: { headers: { Authorization: `Bearer ${token()}` } } })
+    await client.connect(transport)
+    const session = transport.sessionId
+    assert.ok(!(await client.listTools()).tools.some((t) => t.name === 'mcp__fx__echo'))
+
+    project.writeAtomic('yoke.config.yaml', CONFIG + FX)
+    await waitFor('tools/list_changed after adding an MCP server', () => toolsChanged > 0, 20_000)
+    assert.ok((await client.listTools()).tools.some((t) => t.name === 'mcp__fx__echo'))
+    const echo = await client.callTool({ name: 'mcp__fx__echo', arguments: { text: 'through the reload' } })
+    assert.deepEqual(echo.content, [{ type: 'text', text: 'through the reload' }])
+    assert.equal(transport.sessionId, session, 'the same session')
+
+    project.write('skills/fresh/SKILL.md', '---\nname: fresh\ndescription: A skill added while serving.\n---\nDo the fresh thing.\n')
+    await waitFor('prompts/list_changed after adding a skill', () => promptsChanged > 0, 15_000)
+    assert.ok((await client.listPrompts()).prompts.some((p) => p.name === 'fresh'))
+    await client.close()
+  })
+
+  it('stops cleanly on SIGINT', async () => {
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    child.kill('SIGINT')
+    const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 10_000).unref())])
+    assert.equal(code, 0, stderr)
+  })
+})
+
+async function waitFor(what: string, check: () => boolean, ms: number) {
+  const end = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}

@@ -182,3 +182,12 @@ describe('a hot reload during a run', () => {
     }
   })
 })
+
+describe('examples/agent-replay', () => {
+  it('runs offline with no key: the recorded cassette replays through the live loop and tools', async () => {
+    const r = await runYoke(['run', '--config', 'examples/agent-replay/yoke.yaml', '--set', 'plugins.agent.config.transcripts=false', 'Remember that the demo is on Friday, then tell me what my notes say.'], { env: { OPENAI_API_KEY: '' } })
+    assert.equal(r.code, 0, r.stderr)
+    assert.equal(r.stdout, 'Your notes say:\n1. The demo is on Friday.\n')
+    assert.match(r.stderr, /✓ note_add[\s\S]*✓ note_list[\s\S]*done\n3 turn\(s\)/)
+  })
+})

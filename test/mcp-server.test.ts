@@ -12,6 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ElicitRequestSchema, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import mcpServer, { type McpServerApi } from '../plugins/mcp-server/index.ts'
+import type { ToolRuntime } from '../src/index.ts'
 import policyPlugin from '../plugins/policy/index.ts'
 import promptPlugin from '../plugins/prompt/index.ts'
 import skillsPlugin from '../plugins/skills/index.ts'
@@ -185,8 +186,19 @@ describe('mcp-server: a gateway to server-everything over Streamable HTTP', () =
     assert.equal(blocked.isError, true)
     assert.match(textOf(blocked), /did not declare the elicitation capability/)
     assert.match(textOf(blocked), /allow: \["mcp__everything__get-env"\]/)
-    const approval = h.kernel.services.get('approval')!.value as { bridges: string[] }
-    assert.deepEqual(approval.bridges, [], 'the bridge is there only while one of its calls waits')
+    // the MCP bridge answers only its sessions' calls: another caller's ask goes to the bridge before it
+    const rt = h.kernel.services.get('runtime')!.value as unknown as ToolRuntime
+    const off = rt.approvals.register({ name: 'terminal', ask: async () => 'allow-once' })
+    try {
+      const approval = h.kernel.services.get('approval')!.value as { bridges: string[] }
+      assert.deepEqual(approval.bridges, ['mcp-server (elicitation)', 'terminal'])
+      const local = await rt.call('mcp__everything__get-env', {}, { caller: 'cli' })
+      assert.equal(local.status, 'ok', JSON.stringify(local.error))
+      const overMcp = await mute.callTool({ name: 'mcp__everything__get-env', arguments: {} })
+      assert.match(textOf(overMcp), /did not declare the elicitation capability/, 'an MCP call is still put to its own client')
+    } finally {
+      off()
+    }
   })
 
   it('views: a tool denied in a view is neither listed nor callable there; an unknown view is 404', async () => {
@@ -305,9 +317,12 @@ describe('mcp-server: access and hostile input', () => {
     const { client } = await connect(url, { token: token() })
     const hooks = h.rt.hooks
     const ours = () => [...hooks.preExecute.taps, ...hooks.change.taps].filter((t) => t.name === 'mcp-server').length
-    assert.equal(ours(), 2)
+    const bridges = () => h.rt.approvals.bridges.filter((b) => b.startsWith('mcp-server'))
+    assert.equal(ours(), 1)
+    assert.equal(bridges().length, 1)
     await h.kernel.remove(gateway)
     assert.equal(ours(), 0)
+    assert.equal(bridges().length, 0)
     assert.equal(h.kernel.services.get('mcpServer'), undefined)
     await assert.rejects(raw(url, { body: INIT, headers: { authorization: `Bearer ${token()}` } }), /ECONNREFUSED/)
     await assert.rejects(client.callTool({ name: 'ping', arguments: {} }))

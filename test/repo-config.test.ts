@@ -1,6 +1,9 @@
 // The repository's own config (what `npm start` runs) and the examples it loads by path.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { after, it } from 'node:test'
 import { ROOT, runYoke, tempProject, YOKE } from './helpers/project.ts'
 
@@ -8,9 +11,13 @@ const home = tempProject()
 after(() => home.cleanup())
 
 it('config/yoke.yaml composes offline: the TypeScript example provides a service and taps a hook', async () => {
-  const run = await runYoke(['inspect', '--json', '--fresh', '--config', 'config/yoke.yaml'], { cwd: ROOT, home: home.home })
+  const run = await runYoke(['inspect', '--json', '--fresh', '--config', 'config/yoke.yaml'], { cwd: ROOT, home: home.home, env: { OPENAI_API_KEY: '' } })
   assert.equal(run.code, 0, run.stderr)
   const snap = JSON.parse(run.stdout)
+  // no key: the model waits, saying for what, and the agent waits for the model
+  const model = snap.instances.find((i: any) => i.key === 'model')
+  assert.equal(model.error.code, 'PLUGIN_WAITING')
+  assert.match(model.error.message, /OPENAI_API_KEY is not set/)
   assert.deepEqual(
     snap.instances.map((i: any) => [i.key, i.plugin, i.state]),
     [
@@ -18,6 +25,9 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       ['prompt', 'prompt', 'active'],
       ['skills', 'skills', 'active'],
       ['mcp', 'mcp', 'active'],
+      ['model', 'openai', 'pending'],
+      ['agent', 'agent-loop', 'pending'],
+      ['serve', 'mcp-server', 'active'],
       ['audit', 'audit-log', 'active'],
       ['greeter', 'greeter', 'active'],
       ['notes', 'notes', 'active'],
@@ -37,6 +47,7 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       { name: 'auditLog', owner: 'audit', active: true },
       { name: 'execTools', owner: 'packages', active: true },
       { name: 'mcp', owner: 'mcp', active: true },
+      { name: 'mcpServer', owner: 'serve', active: true },
       { name: 'prompt', owner: 'prompt', active: true },
       { name: 'skillFilter', owner: 'skills', active: true },
       { name: 'skills', owner: 'skills', active: true },
@@ -85,7 +96,7 @@ it('the example MCP server answers through the pipeline', async () => {
 
 it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every source and prints a summary of them', async () => {
   // HOME and YOKE_HOME isolated (no user skills or patch leak in), TMPDIR too (the control socket)
-  const env = { ...process.env, NO_COLOR: '1', HOME: home.dir, YOKE_HOME: home.home, TMPDIR: home.dir }
+  const env = { ...process.env, NO_COLOR: '1', HOME: home.dir, YOKE_HOME: home.home, TMPDIR: home.dir, YOKE_MCP_PORT: '0', OPENAI_API_KEY: '' }
   const child = spawn(process.execPath, [YOKE, 'dev', '--config', 'config/yoke.yaml'], { cwd: ROOT, env })
   let stdout = ''
   let stderr = ''
@@ -103,6 +114,28 @@ it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every so
       })
       void exited.then((code) => reject(new Error(`yoke dev exited (${code}) before it was ready\n${stdout}\n${stderr}`)))
     })
+    // the main job: a client lists the tools over the MCP endpoint and calls one of each source
+    const [, url, tokenFile] = /^mcp endpoint\n {2}(\S+) · token in (\S+)$/m.exec(stdout) ?? []
+    assert.ok(url && tokenFile, `the summary shows the endpoint and where the token is\n${stdout}`)
+    const client = new Client({ name: 'npm-start-test', version: '1.0.0' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${readFileSync(tokenFile, 'utf8').trim()}` } } }))
+    try {
+      const { tools } = await client.listTools()
+      for (const name of ['skills_list', 'word_count', 'note_list', 'mcp__workspace__list_files']) assert.ok(tools.some((t) => t.name === name), name)
+      const calls: Array<[string, Record<string, unknown>, RegExp]> = [
+        ['skills_list', {}, /commit-messages/],
+        ['word_count', { text: 'one two three' }, /3/],
+        ['mcp__workspace__list_files', { path: 'examples' }, /mcp-server/],
+        ['note_list', {}, /no notes/],
+      ]
+      for (const [name, args, expected] of calls) {
+        const result = (await client.callTool({ name, arguments: args }, undefined, { timeout: 20_000 })) as { isError?: boolean; content: Array<{ type: string; text?: string }> }
+        assert.ok(!result.isError, `${name}: ${JSON.stringify(result.content)}`)
+        assert.match(result.content.map((c) => c.text ?? '').join('\n'), expected, name)
+      }
+    } finally {
+      await client.close()
+    }
   } finally {
     child.kill('SIGINT')
     const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
@@ -110,8 +143,9 @@ it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every so
     clearTimeout(timer)
   }
   const section = (title: string) => stdout.split(new RegExp(`^${title}\\b.*$`, 'm'))[1]?.split(/^\S/m)[0] ?? ''
-  assert.match(stdout, /^config preset presets\/base\.yaml · project config\/yoke\.yaml$/m)
-  assert.match(stdout, /^instances 13 active$/m)
+  assert.match(stdout, /^config preset presets\/base\.yaml · preset presets\/default\.yaml · project config\/yoke\.yaml$/m)
+  assert.match(stdout, /^instances 14 active · 2 pending$/m)
+  assert.match(section('instances'), /^  model +pending +openai\n +PLUGIN_WAITING .*OPENAI_API_KEY is not set$/m)
   for (const key of ['policy', 'skills', 'audit', 'notes', 'packages', 'workspace', 'packages/house-rules/hooks']) {
     assert.match(section('instances'), new RegExp(`^  ${key} +active `, 'm'), key)
   }
@@ -125,4 +159,5 @@ it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every so
   assert.match(section('skills'), /^  commit-messages, csv-insights, http-debugging, text-tools$/m)
   assert.match(section('mcp servers'), /^  workspace +connected · stdio · workspace 1\.0\.0 · 4 tools$/m)
   assert.doesNotMatch(stdout + stderr, /\b(warn|error)\b/)
+  assert.match(stderr, /generated the bearer token for MCP clients/)
 })

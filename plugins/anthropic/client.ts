@@ -7,8 +7,6 @@
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk'
 import type { ChatMessage, CompleteOptions, ModelClient, ModelRequest, ModelResponse, ModelToolCall, StopReason } from '../shared/model.ts'
 import {
-  DEFAULT_MAX_RETRIES,
-  DEFAULT_TIMEOUT_MS,
   WireError,
   cappedRetryFetch,
   isRecord,
@@ -22,7 +20,7 @@ import {
   sdkLogger,
   withCost,
   type ProviderOptions,
-  type RequestInfo,
+  requestInfo,
 } from '../shared/provider.ts'
 
 type WireMessage = Anthropic.MessageParam
@@ -48,14 +46,7 @@ const errors = { APIError, APIUserAbortError, APIConnectionError, APIConnectionT
  */
 export function createAnthropicModel(options: AnthropicOptions): ModelClient {
   const { model, apiKey } = options
-  const info: RequestInfo = {
-    provider: 'anthropic',
-    model,
-    baseUrl: options.baseUrl ?? ANTHROPIC_BASE_URL,
-    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
-    apiKey,
-  }
+  const info = requestInfo('anthropic', options, ANTHROPIC_BASE_URL)
   const client = new Anthropic({
     // a key passed in code is the client's only credential: ANTHROPIC_AUTH_TOKEN and profiles are not read
     apiKey: apiKey ?? 'unused',

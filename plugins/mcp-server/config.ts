@@ -25,8 +25,8 @@ const httpConfig = z
     enabled: z.boolean().default(true),
     /** loopback by default: anything else exposes the tools to the network (the token still applies) */
     host: z.string().min(1).default('127.0.0.1'),
-    /** 0: any free port (the service and `yoke serve` print the URL) */
-    port: z.number().int().min(0).max(65535).default(0),
+    /** 0: any free port (the service and `yoke serve` print the URL); a string from ${VAR} is read as a number */
+    port: z.coerce.number().int().min(0).max(65535).default(0),
     /** the default view's path; other views are at `<path>/<view>` */
     path: z.string().regex(/^\/[A-Za-z0-9_./-]*$/, 'a path like /mcp').default('/mcp'),
   })

@@ -13,7 +13,7 @@ import type { Readable, Writable } from 'node:stream'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { definePlugin, YokeError, type Disposer } from 'yoke'
 import type { SkillsApi } from '../skills/index.ts'
-import { ApprovalRelay } from './approval.ts'
+import { approvalBridge } from './approval.ts'
 import { DEFAULT_VIEW, mcpServerConfig, viewConfig } from './config.ts'
 import { HttpEndpoint } from './http.ts'
 import { McpSession, type SessionHost } from './session.ts'
@@ -60,13 +60,10 @@ export default definePlugin({
     const viewOf = (name: string) => views.get(name) ?? fail(new YokeError('MCP_VIEW_UNKNOWN', { view: name, views: [...views.keys()].join(', ') }))
 
     const sessions = new Map<string, McpSession>() // by caller
-    const relay = new ApprovalRelay(ctx.approval, (caller) => sessions.get(caller))
-    // last of the pre-execute taps: it sees the final decision (a policy's ask) and never changes it
-    ctx.tap(ctx.runtime.hooks.preExecute, 'mcp-server', relay.onDecision, { stage: 1000 })
+    ctx.approval.register(approvalBridge((caller) => sessions.get(caller)))
     const host: SessionHost = {
       version,
       skills: () => ctx.get('skills'),
-      settled: (callId) => relay.settled(callId),
       closed: (session) => sessions.delete(session.caller),
       warn: (message) => ctx.logger.debug(message), // a client's bad input is its problem, not the log's
     }

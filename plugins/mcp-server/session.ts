@@ -28,8 +28,6 @@ import type { View } from './views.ts'
 export interface SessionHost {
   version: string
   skills(): SkillsApi | undefined
-  /** a call of this session finished (the approval relay forgets it) */
-  settled(callId: string): void
   closed(session: McpSession): void
   warn(message: string): void
 }
@@ -122,7 +120,6 @@ export class McpSession {
     this.requests.set(extra.requestId, { tool: name, requestId: extra.requestId })
     try {
       const result = await this.scope.call(name, args, { signal: extra.signal, caller: this.caller, onProgress })
-      this.host.settled(result.callId)
       return toCallToolResult(result, this.view.tools().get(name))
     } finally {
       this.requests.delete(extra.requestId)

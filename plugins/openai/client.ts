@@ -6,8 +6,6 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
 import type { ChatMessage, CompleteOptions, ModelClient, ModelRequest, ModelResponse, ModelToolCall, StopReason } from '../shared/model.ts'
 import {
-  DEFAULT_MAX_RETRIES,
-  DEFAULT_TIMEOUT_MS,
   WireError,
   cappedRetryFetch,
   optArray,
@@ -19,7 +17,7 @@ import {
   request,
   sdkLogger,
   type ProviderOptions,
-  type RequestInfo,
+  requestInfo,
   withCost,
 } from '../shared/provider.ts'
 
@@ -48,14 +46,7 @@ const errors = { APIError, APIUserAbortError, APIConnectionError, APIConnectionT
  */
 export function createOpenAIModel(options: OpenAIOptions): ModelClient {
   const { model, apiKey } = options
-  const info: RequestInfo = {
-    provider: 'openai',
-    model,
-    baseUrl: options.baseUrl ?? OPENAI_BASE_URL,
-    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
-    apiKey,
-  }
+  const info = requestInfo('openai', options, OPENAI_BASE_URL)
   const client = new OpenAI({
     apiKey: apiKey ?? 'unused',
     // null: never read OPENAI_ORG_ID, OPENAI_PROJECT_ID, OPENAI_ADMIN_KEY from the environment

@@ -154,6 +154,18 @@ export interface RequestInfo {
   apiKey?: string
 }
 
+/** A provider's request info from its options, with the defaults filled in. */
+export function requestInfo(provider: string, options: ProviderOptions, defaultBaseUrl: string): RequestInfo {
+  return {
+    provider,
+    model: options.model,
+    baseUrl: options.baseUrl ?? defaultBaseUrl,
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
+    apiKey: options.apiKey,
+  }
+}
+
 /** What a request body gets: the signal for the SDK, and `alive()` whenever the server sent something. */
 export interface Attempt {
   readonly signal: AbortSignal

@@ -8,6 +8,7 @@ import { Composition } from '../config/composer.ts'
 import { loadLayers } from '../config/layers.ts'
 import { snapshot, type Snapshot } from './snapshot.ts'
 import type { EffectNode } from '../kernel/disposer.ts'
+import { withoutEndpoint } from './serve.ts'
 import { composeOptions, type Command } from './args.ts'
 import { ask, socketPath } from './control.ts'
 import { color, displayPath, errorJson, formatError, printJson, progress } from './output.ts'
@@ -34,7 +35,7 @@ export const inspect: Command = {
     }
     if (!snap) {
       progress('composing…')
-      const composition = new Composition(options)
+      const composition = new Composition(await withoutEndpoint(options))
       composition.kernel.hooks.log.tap('yoke inspect', (record) => {
         if (record.level === 'warn' || record.level === 'error') process.stderr.write(`${record.level} ${record.fiber ? `${record.fiber.key}: ` : ''}${record.message}\n`)
       })

@@ -88,12 +88,27 @@ function parseHostPort(value: string): { host: string; port: number } {
   return { host: m[1], port }
 }
 
+/**
+ * Options for a one-shot command (`yoke run`, `tools call`, `inspect --fresh`, …): the configured
+ * mcp-server instances run without their HTTP endpoint, which belongs to `yoke dev` and `yoke serve`
+ * (a one-shot command would otherwise take the port a running `yoke dev` holds).
+ */
+export async function withoutEndpoint(options: ReturnType<typeof composeOptions>): Promise<ReturnType<typeof composeOptions>> {
+  const stack = await loadLayers(options)
+  if (stack.errors.length) return options
+  const plugins = (mergeLayers(stack.layers).value.plugins ?? {}) as Record<string, { use?: string } | null>
+  const keys = Object.entries(plugins).filter(([, entry]) => entry && isServer(entry.use)).map(([key]) => key)
+  return keys.length ? { ...options, sets: [...(options.sets ?? []), ...keys.map((key) => `plugins.${key}.config.http=false`)] } : options
+}
+
+const isServer = (use: string | undefined) => use === PLUGIN || /(^|[\\/])mcp-server([\\/]index\.ts)?$/.test(use ?? '')
+
 /** The instance key of the configured mcp-server, or the key to add one under. */
 async function serverKey(options: ReturnType<typeof composeOptions>): Promise<{ name: string; add?: boolean; disabled?: boolean }> {
   const stack = await loadLayers(options)
   if (stack.errors.length) return { name: PLUGIN } // the composition reports them
   const plugins = (mergeLayers(stack.layers).value.plugins ?? {}) as Record<string, { use?: string; enabled?: boolean } | null>
-  const ours = Object.entries(plugins).filter(([, entry]) => entry && (entry.use === PLUGIN || /(^|[\\/])mcp-server([\\/]index\.ts)?$/.test(entry.use ?? '')))
+  const ours = Object.entries(plugins).filter(([, entry]) => entry && isServer(entry.use))
   const found = ours.find(([, entry]) => entry!.enabled !== false) ?? ours[0]
   if (found) return { name: found[0], disabled: found[1]!.enabled === false }
   return { name: plugins[PLUGIN] === undefined ? PLUGIN : 'yoke-serve', add: true }

@@ -9,12 +9,13 @@ import { hostTrack, runtimeView } from '../runtime/index.ts'
 import type { ToolResult } from '../runtime/types.ts'
 import { promptBridge } from './approval-prompt.ts'
 import { composeOptions, type Command, type ParsedArgs } from './args.ts'
+import { withoutEndpoint } from './serve.ts'
 import { color, errorJson, formatError, printJson, progress } from './output.ts'
 
 /** Composes the config once, runs `work` with it, and disposes it. */
 export async function withComposition(args: ParsedArgs, work: (c: Composition) => Promise<number>, quiet = false): Promise<number> {
   progress('composing…')
-  const composition = new Composition(composeOptions(args))
+  const composition = new Composition(await withoutEndpoint(composeOptions(args)))
   composition.kernel.hooks.log.tap('yoke', (r) => {
     if (r.level === 'error' || (r.level === 'warn' && !quiet)) process.stderr.write(`${r.level} ${r.fiber ? `${r.fiber.key}: ` : ''}${r.message}\n`)
   })

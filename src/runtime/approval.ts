@@ -1,7 +1,8 @@
 /**
  * @module runtime/approval
  * The approval service. Bridges (a TTY prompt, an MCP elicitation, a UI) register themselves; a
- * call that needs approval asks the most recent bridge. "Allow for this session" grants are kept
+ * call that needs approval asks the most recent bridge that says it handles the call (a bridge for
+ * one kind of caller, such as an MCP server's sessions), else the most recent bridge for all calls. "Allow for this session" grants are kept
  * per scope and per registration of the tool, so a reloaded tool is asked about again.
  */
 import type { ToolCall } from './types.ts'
@@ -16,6 +17,8 @@ export interface ApprovalRequest {
 
 export interface ApprovalBridge {
   name: string
+  /** which calls it answers; a bridge without it answers any call no specific bridge handles */
+  handles?(call: ToolCall): boolean
   ask(request: ApprovalRequest): Promise<ApprovalAnswer>
 }
 
@@ -35,14 +38,12 @@ export class Approvals {
     }
   }
 
-  get bridges(): string[] {
-    return this.#bridges.map((b) => b.name)
-  }
+  get bridges(): string[] { return this.#bridges.map((b) => b.name) } // prettier-ignore
 
   async request(request: ApprovalRequest): Promise<ApprovalOutcome> {
     const grant = `${request.call.scope}\0${request.call.tool?.id}`
     if (this.#grants.has(grant)) return { allowed: true, how: 'allow-session' }
-    const bridge = this.#bridges.at(-1)
+    const bridge = this.#bridges.findLast((b) => b.handles?.(request.call)) ?? this.#bridges.findLast((b) => !b.handles)
     if (!bridge) return { allowed: false, why: 'no approval bridge is registered to ask' }
     let answer: ApprovalAnswer
     try {

@@ -122,7 +122,7 @@ describe('shell hooks', () => {
     const sensitive = afters.find((p) => p.tool_name === 'read_file')
     assert.equal(sensitive.result, '[redacted: sensitive tool output]')
     assert.deepEqual(logOf('allow.sh').find((p) => p.tool_name === 'read_file').arguments, { redacted: true, reason: 'sensitive tool' })
-    const waiting = h.kernel.fibers.find((f) => f.key === 'agent-events')
+    const waiting = h.kernel.fibers.find((f) => f.key.endsWith('/agent-events'))
     assert.equal(waiting?.state, 'pending', 'the LLM hooks wait in a child instance for the agent service')
     assert.deepEqual(waiting?.plugin.inject, ['agent'])
   })

@@ -179,6 +179,18 @@ describe('approvals', () => {
     await rt.call('t')
     assert.equal(asked, 3, 'a reloaded tool is asked about again')
   })
+
+  it('a bridge that handles some callers answers those calls; the others go to the newest bridge for all', async () => {
+    const rt = new ToolRuntime()
+    rt.hooks.preExecute.tapPromise('ask all', async () => ({ kind: 'ask', reason: 'policy' }))
+    const answered: string[] = []
+    rt.approvals.register({ name: 'mcp', handles: (call) => call.caller.startsWith('mcp:'), ask: async ({ call }) => (answered.push(`mcp ${call.caller}`), 'deny') })
+    rt.approvals.register({ name: 'terminal', ask: async ({ call }) => (answered.push(`terminal ${call.caller}`), 'allow-once') })
+    rt.register(echo('t'), 'p')
+    assert.equal((await rt.call('t', {}, { caller: 'cli' })).status, 'ok')
+    assert.equal((await rt.call('t', {}, { caller: 'mcp:default:1' })).status, 'DENIED')
+    assert.deepEqual(answered, ['terminal cli', 'mcp mcp:default:1'])
+  })
 })
 
 describe('limits', () => {

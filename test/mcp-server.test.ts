@@ -3,15 +3,16 @@
 // progress and cancellation both ways, policy and elicitation, views, tool and skill changes,
 // access control and hostile input.
 import assert from 'node:assert/strict'
-import { readFileSync, statSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
-import { networkInterfaces } from 'node:os'
+import { networkInterfaces, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ElicitRequestSchema, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import mcpServer, { type McpServerApi } from '../plugins/mcp-server/index.ts'
+import { resolveToken } from '../plugins/mcp-server/token.ts'
 import type { ToolRuntime } from '../src/index.ts'
 import policyPlugin from '../plugins/policy/index.ts'
 import promptPlugin from '../plugins/prompt/index.ts'
@@ -265,6 +266,25 @@ describe('mcp-server: access and hostile input', () => {
     }
   })
 
+  it('a token file that is a link, or too short, is refused; two starts at once agree on one token', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'yoke-token-'))
+    try {
+      writeFileSync(join(dir, 'secret.txt'), 'not meant to be a token at all\n')
+      symlinkSync(join(dir, 'secret.txt'), join(dir, 'mcp-token'))
+      assert.throws(() => resolveToken({}, dir), /mcp-token is not a regular file/)
+      rmSync(join(dir, 'mcp-token'))
+      writeFileSync(join(dir, 'mcp-token'), 'short\n')
+      assert.throws(() => resolveToken({}, dir), /shorter than 16 characters/)
+      rmSync(join(dir, 'mcp-token'))
+      const [a, b] = [resolveToken({}, dir), resolveToken({}, dir)]
+      assert.ok(a.generated && !b.generated)
+      assert.ok(b.check(`Bearer ${a.generated.token}`))
+      assert.deepEqual(readdirSync(dir).sort(), ['mcp-token', 'secret.txt'], 'no temporary file is left')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('no token or a wrong one: 401; a body over 4 MiB: 413; the server keeps serving', async () => {
     const none = await raw(url, { body: INIT })
     assert.equal(none.status, 401)
@@ -275,6 +295,14 @@ describe('mcp-server: access and hostile input', () => {
     assert.equal(big.status, 413)
     const chunked = await raw(url, { body: Buffer.alloc(5 * 1024 * 1024, 0x20), headers: { authorization: `Bearer ${token()}`, 'transfer-encoding': 'chunked' } })
     assert.equal(chunked.status, 413, 'a body with no Content-Length is cut off once it passes the limit')
+    // DNS rebinding and web pages: a loopback endpoint refuses a foreign Host or Origin, even with the token
+    const auth = { authorization: `Bearer ${token()}` }
+    const rebound = await raw(url, { body: INIT, headers: { ...auth, host: 'evil.example:80' } })
+    assert.equal(rebound.status, 403)
+    assert.match(JSON.parse(rebound.body).error.message, /Host "evil\.example:80" is not this machine.s loopback address/)
+    assert.equal((await raw(url, { body: INIT, headers: { ...auth, origin: 'https://evil.example' } })).status, 403)
+    assert.equal((await raw(url, { body: INIT, headers: { ...auth, origin: 'null' } })).status, 403)
+    assert.equal((await raw(url, { body: INIT, headers: { ...auth, origin: 'http://localhost:6274' } })).status, 200, 'a loopback origin (the Inspector UI) is accepted')
     const { client } = await connect(url, { token: token() })
     assert.equal(textOf(await client.callTool({ name: 'ping', arguments: {} })), 'pong')
     await client.close()

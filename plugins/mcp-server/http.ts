@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { isIP, type AddressInfo } from 'node:net'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import { YokeError } from 'yoke'
@@ -33,6 +33,30 @@ interface Tracked {
   lastSeen: number
   /** requests being handled and streams open: a session with any is not idle */
   active: number
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || (isIP(host) === 4 && host.startsWith('127.'))
+}
+
+/**
+ * DNS rebinding and browser pages (the MCP spec's advice for local servers): a loopback endpoint
+ * answers only requests addressed to a loopback name, and only from no origin or a loopback one.
+ */
+function foreignRequest(req: IncomingMessage): string | undefined {
+  const hostname = (value: string) => value.replace(/:\d+$/, '')
+  const host = req.headers.host
+  if (host && !isLoopback(hostname(host))) return `the Host "${host}" is not this machine's loopback address`
+  const origin = req.headers.origin
+  if (origin === undefined) return undefined
+  let url: URL | undefined
+  try {
+    url = new URL(origin)
+  } catch {
+    // not a URL: refused below
+  }
+  if (!url || !/^https?:$/.test(url.protocol) || !isLoopback(url.hostname)) return `requests from the origin "${origin}" are not accepted (only loopback origins)`
+  return undefined
 }
 
 export class HttpEndpoint {
@@ -88,6 +112,8 @@ export class HttpEndpoint {
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse) {
+    const foreign = isLoopback(this.cfg.host) ? foreignRequest(req) : undefined
+    if (foreign) return reply(res, 403, -32000, `Forbidden: ${foreign}`)
     if (!this.host.token.check(req.headers.authorization)) {
       return reply(res, 401, -32001, 'Unauthorized: send Authorization: Bearer <token> (see the mcp-server README for where the token is)', { 'www-authenticate': 'Bearer realm="yoke"' })
     }

@@ -8,14 +8,13 @@
  * offered as prompts, and their files as resources.
  */
 import { createRequire } from 'node:module'
-import { isIP } from 'node:net'
 import type { Readable, Writable } from 'node:stream'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { definePlugin, YokeError, type Disposer } from 'yoke'
 import type { SkillsApi } from '../skills/index.ts'
 import { approvalBridge } from './approval.ts'
 import { DEFAULT_VIEW, mcpServerConfig, viewConfig } from './config.ts'
-import { HttpEndpoint } from './http.ts'
+import { HttpEndpoint, isLoopback } from './http.ts'
 import { McpSession, type SessionHost } from './session.ts'
 import { resolveToken } from './token.ts'
 import { View } from './views.ts'
@@ -159,6 +158,3 @@ function fail(err: Error): never {
   throw err
 }
 
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'))
-}

@@ -4,7 +4,7 @@
  * Tokens are compared in constant time (as SHA-256 digests, so lengths never differ).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, linkSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 export interface Token {
@@ -28,13 +28,19 @@ export function resolveToken(cfg: { token?: string; tokenEnv?: string }, home: s
   if (existing) return bearer(existing, `in ${file}`)
   const token = randomBytes(32).toString('base64url')
   mkdirSync(home, { recursive: true, mode: 0o700 })
+  // written whole to a private temporary file, then linked into place: a reader never sees it half
+  // written, and link fails if another yoke got there first (theirs wins)
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`
   try {
-    writeFileSync(file, token + '\n', { mode: 0o600, flag: 'wx' }) // wx: another yoke that got there first wins
+    writeFileSync(temp, token + '\n', { mode: 0o600, flag: 'wx' })
+    linkSync(temp, file)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`cannot write the MCP token to ${file}: ${(err as Error).message}`)
     const theirs = readTokenFile(file)
     if (!theirs) throw new Error(`${file} exists but holds no token; delete it to have one generated`)
     return bearer(theirs, `in ${file}`)
+  } finally {
+    rmSync(temp, { force: true })
   }
   return { ...bearer(token, `in ${file}`), generated: { token, file } }
 }
@@ -42,11 +48,15 @@ export function resolveToken(cfg: { token?: string; tokenEnv?: string }, home: s
 function readTokenFile(file: string): string | undefined {
   let text: string
   try {
-    const stat = statSync(file)
+    const stat = lstatSync(file)
+    // a link could point the server at any file, and make it the token
+    if (!stat.isFile()) throw new Error(`${file} is not a regular file (a link or something else); delete it to have a token generated`)
     if (stat.size > 4096) throw new Error(`${file} is ${stat.size} bytes; a token file holds one line`)
+    if (process.getuid && stat.uid !== process.getuid()) throw new Error(`${file} belongs to another user; delete it to have a token generated`)
     // a token others can read is no secret: tighten it (it is ours, in $YOKE_HOME)
     if (stat.mode & 0o077) chmodSync(file, 0o600)
     text = readFileSync(file, 'utf8').trim()
+    if (text && text.length < 16) throw new Error(`${file} holds a token shorter than 16 characters; delete it to have one generated`)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw err

@@ -1,12 +1,13 @@
 // `yoke run`, `yoke runs`, record/replay and a replacement loop, end to end: the CLI as a real
 // process, the model a real HTTP server in this test speaking the OpenAI wire format.
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { chmodSync, readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { Composition } from '../src/index.ts'
 import { modelServer, type ModelServer, type RecordedRequest, type ScriptTurn } from './helpers/model-server.ts'
-import { runYoke, runYokeWithInput, tempProject, type Project } from './helpers/project.ts'
+import { runYoke, runYokeWithInput, tempProject, YOKE, type Project } from './helpers/project.ts'
 
 const MINIMAL_LOOP = fileURLToPath(new URL('./fixtures/agent/minimal-loop.mjs', import.meta.url))
 const ENV = { TEST_OPENAI_KEY: 'sk-test' }
@@ -115,6 +116,42 @@ describe('yoke run, runs, record and replay', () => {
       assert.equal(calls.length, 2, 'the shell hook tapped the replacement loop')
       const last = server.requests.at(-1) as RecordedRequest
       assert.equal(last.body.messages.at(-1).content, 'HI', 'the tool ran through the runtime')
+    } finally {
+      q.cleanup()
+    }
+  })
+
+  it('Ctrl-C during a tool call cancels the run: the tool is aborted, exit 1, the transcript ends cancelled', async () => {
+    const q = tempProject({
+      'tools.mjs': "export default { name: 'slow', inject: ['runtime'], apply(ctx) { ctx.runtime.register({ name: 'wait_forever', description: 'waits until cancelled', execute: (_a, call) => new Promise((_r, reject) => call.signal.addEventListener('abort', () => reject(new Error('stopped')))) }) } }\n",
+      'yoke.config.yaml': `preset: minimal\nplugins:\n  model:\n${openaiModel(server.openaiBaseUrl)}\n  agent:\n    use: agent-loop\n  tools:\n    use: ./tools.mjs\n`,
+    })
+    try {
+      server.push({ text: 'Waiting.', toolCalls: [{ name: 'wait_forever', args: {} }] })
+      const child = spawn(process.execPath, [YOKE, 'run', 'wait please'], { cwd: q.dir, env: { ...process.env, ...ENV, NO_COLOR: '1', YOKE_HOME: q.home } })
+      let stderr = ''
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no tool call within 30 s: ${stderr}`)), 30_000)
+        child.stderr.on('data', (d) => {
+          stderr += d
+          if (stderr.includes('→ wait_forever')) {
+            clearTimeout(timer)
+            resolve()
+          }
+        })
+      })
+      child.kill('SIGINT')
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000)
+      assert.equal(await exited, 1, stderr)
+      clearTimeout(timer)
+      assert.match(stderr, /cancelling…/)
+      assert.match(stderr, /✗ wait_forever ABORTED/)
+      assert.match(stderr, /cancelled: cancelled with Ctrl-C/)
+      const [file] = /\.yoke\/runs\/\S+\.jsonl/.exec(stderr) ?? []
+      const lines = readFileSync(q.path(file!), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+      assert.equal(lines.at(-1).type, 'end')
+      assert.equal(lines.at(-1).status, 'cancelled')
     } finally {
       q.cleanup()
     }

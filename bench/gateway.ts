@@ -146,3 +146,5 @@ export async function gatewayBench() {
   await h.close()
   direct.child.kill()
 }
+
+if (import.meta.url === `file://${process.argv[1]}`) await gatewayBench().then(() => process.exit(0))

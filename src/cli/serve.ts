@@ -66,7 +66,9 @@ export const serve: Command = {
       await composition.watch()
       if (stdio) {
         process.stderr.write(`yoke serve: MCP over stdio (view ${view})\n`)
-        await Promise.race([service.serveStdio(process.stdin, process.stdout, { view }), stop])
+        const ended = await Promise.race([service.serveStdio(process.stdin, process.stdout, { view }).then(() => 'session' as const), stop.then(() => 'signal' as const)])
+        // the session also ends when a reload restarts the mcp-server instance itself: say so
+        if (ended === 'session' && !process.stdin.readableEnded) process.stderr.write(`yoke serve: the stdio session ended (the ${PLUGIN} instance "${key.name}" restarted or stopped); the client has to start a new one\n`)
         return 0
       }
       const url = service.urlOf(view)

@@ -172,6 +172,8 @@ export class Run {
   async #callTool(call: ModelToolCall, tool: RegisteredTool | undefined, info: TurnInfo): Promise<StepResult> {
     const fail = (status: StepResult['status'], text: string): StepResult => ({ id: call.id, name: call.name, status, ok: false, text: `Error (${status}): ${text}`, durationMs: 0 })
     if (!tool) return fail('UNKNOWN_TOOL', `there is no tool "${call.name}" among the tools offered this turn`)
+    // never mid-turn: a tool reloaded since the turn began is not the one the model was shown
+    if (this.options.layer.list().find((t) => t.name === call.name)?.id !== tool.id) return fail('UNLOADED', `${call.name} was reloaded or removed during this turn; its current version, if any, is offered from the next turn`)
     if (typeof call.args === 'string') return fail('INVALID_ARGS', `the arguments are not a JSON object: ${call.args.slice(0, 200)}`)
     const onProgress = (progress: ProgressEvent) => this.emit({ type: 'tool-progress', turn: info.turn, id: call.id, name: call.name, progress })
     const result = await this.options.layer.call(call.name, call.args, { signal: this.signal, caller: `agent:${this.id}`, onProgress })

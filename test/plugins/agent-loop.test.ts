@@ -313,6 +313,26 @@ describe('agent-loop runs', () => {
     }
   })
 
+  it('a tool reloaded during a turn is not run in its new version before the next turn', async () => {
+    const version = (v: number): ToolDefinition => ({ name: 'ver', description: `version ${v}`, concurrency: 'safe', execute: () => `ran v${v}` })
+    let undo = h.rt.register(version(1))
+    const reload: ToolDefinition = { name: 'reload_ver', description: 'reloads ver', concurrency: 'exclusive', execute: async () => (await undo(), (undo = h.rt.register(version(2))), 'reloaded') }
+    const offReload = h.rt.register(reload)
+    try {
+      server.push({ toolCalls: [{ name: 'reload_ver', args: {} }, { name: 'ver', args: {} }] }, { toolCalls: [{ name: 'ver', args: {} }] }, { text: 'ok' })
+      const n = server.requests.length
+      const { result } = await h.run('reload and call')
+      assert.equal(result.status, 'done', result.reason)
+      const [reloaded, stale] = toolResults(server.requests[n + 1]!).slice(-2)
+      assert.equal(reloaded, 'reloaded')
+      assert.match(stale!, /^Error \(UNLOADED\): ver was reloaded or removed during this turn/)
+      assert.equal(toolResults(server.requests[n + 2]!).at(-1), 'ran v2')
+    } finally {
+      await offReload()
+      await undo()
+    }
+  })
+
   it('subagents take the concurrency gate like any caller: their exclusive calls never overlap', async () => {
     const log: Array<{ name: string; start: number; end: number }> = []
     const script = (req: RecordedRequest): ScriptTurn => {

@@ -2,7 +2,7 @@
 // process, the model a real HTTP server in this test speaking the OpenAI wire format.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { chmodSync, readFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { Composition } from '../src/index.ts'
@@ -226,5 +226,31 @@ describe('examples/agent-replay', () => {
     assert.equal(r.code, 0, r.stderr)
     assert.equal(r.stdout, 'Your notes say:\n1. The demo is on Friday.\n')
     assert.match(r.stderr, /✓ note_add[\s\S]*✓ note_list[\s\S]*done\n3 turn\(s\)/)
+  })
+})
+
+describe('yoke runs with odd transcripts', () => {
+  it('lists around a file it cannot read, and shows control characters escaped, never raw', async () => {
+    const p = tempProject({ 'yoke.config.yaml': 'preset: minimal\n' })
+    try {
+      const at = Date.now()
+      p.write('.yoke/runs/20261129-000000-aaaa.jsonl', [
+        { type: 'start', at, runId: '20261129-000000-aaaa', task: 'evil \u001b]0;pwned\u0007 task', provider: 'openai', model: 'm\u001b[31m', lane: 'main', scope: 'global' },
+        { type: 'message', at, turn: 1, message: { role: 'assistant', content: 'all \u001b[2J tests passed' } },
+        { type: 'end', at, status: 'done', turns: 1, durationMs: 1, usage: { inputTokens: 1, outputTokens: 1, requests: 1 } },
+      ].map((r) => JSON.stringify(r)).join('\n') + '\n')
+      mkdirSync(p.path('.yoke/runs/20261129-000001-bbbb.jsonl')) // a directory with a transcript's name
+      const list = await runYoke(['runs', 'list'], { cwd: p.dir })
+      assert.equal(list.code, 0, list.stderr)
+      assert.match(list.stdout, /20261129-000001-bbbb {2}unreadable \(not a regular file\)/)
+      assert.match(list.stdout, /20261129-000000-aaaa {2}done/)
+      assert.ok(!list.stdout.includes('\u001b'), 'no escape sequence reaches the terminal')
+      const show = await runYoke(['runs', 'show', '20261129-000000-aaaa'], { cwd: p.dir })
+      assert.equal(show.code, 0, show.stderr)
+      assert.ok(!show.stdout.includes('\u001b'), 'no escape sequence reaches the terminal')
+      assert.match(show.stdout, /assistant all \\x1b\[2J tests passed/)
+    } finally {
+      p.cleanup()
+    }
   })
 })

@@ -43,7 +43,15 @@ function printer(out: NodeJS.WriteStream = process.stdout, err: NodeJS.WriteStre
   const c = on(err)
   const stream = out.isTTY ? out : err
   let midLine = false
+  // progress: on a terminal one line updated in place; otherwise at most a line a second per call
+  let progressShown = false
+  const lastProgress = new Map<string, number>()
+  const clearProgress = () => {
+    if (progressShown) err.write('\r\u001b[2K')
+    progressShown = false
+  }
   const note = (line: string) => {
+    clearProgress()
     if (midLine) stream.write('\n')
     midLine = false
     err.write(line + '\n')
@@ -51,6 +59,7 @@ function printer(out: NodeJS.WriteStream = process.stdout, err: NodeJS.WriteStre
   return (event: AgentEvent) => {
     switch (event.type) {
       case 'text':
+        clearProgress()
         stream.write(event.delta)
         midLine = !event.delta.endsWith('\n')
         break
@@ -61,7 +70,14 @@ function printer(out: NodeJS.WriteStream = process.stdout, err: NodeJS.WriteStre
       }
       case 'tool-progress': {
         const p = event.progress
-        note(c.dim(`  ${event.name}: ${p.message ?? ''}${p.total ? ` ${p.progress}/${p.total}` : p.progress !== undefined ? ` ${p.progress}` : ''}`))
+        const line = c.dim(`  ${event.name}: ${p.message ?? ''}${p.total ? ` ${p.progress}/${p.total}` : p.progress !== undefined ? ` ${p.progress}` : ''}`)
+        if (err.isTTY && !midLine) {
+          err.write(`\r\u001b[2K${line}`)
+          progressShown = true
+        } else if (Date.now() - (lastProgress.get(event.id) ?? 0) >= 1000) {
+          lastProgress.set(event.id, Date.now())
+          note(line)
+        }
         break
       }
       case 'tool-result': {

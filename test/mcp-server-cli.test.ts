@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { after, before, describe, it } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { PromptListChangedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { FIXTURE } from './helpers/mcp.ts'
@@ -83,6 +84,27 @@ describe('yoke serve --stdio, driven by the MCP Inspector CLI', () => {
     const call = await inspector(project, [...serveArgs(), '--method', 'tools/call', '--tool-name', 'add', '--tool-arg', 'a=2', '--tool-arg', 'b=3'])
     assert.equal(call.code, 0, call.stderr)
     assert.deepEqual(call.json.content, [{ type: 'text', text: '5' }])
+  })
+})
+
+describe('yoke serve --stdio when its own instance restarts', () => {
+  it('the session ends and stderr says why', async () => {
+    const project = tempProject({ 'calc.mjs': CALC, 'yoke.config.yaml': 'preset: minimal\nplugins:\n  calc:\n    use: ./calc.mjs\n  gateway:\n    use: mcp-server\n    config: { changeDebounceMs: 50 }\n' })
+    const transport = new StdioClientTransport({ command: process.execPath, args: [YOKE, 'serve', '--stdio'], cwd: project.dir, env: { ...(process.env as Record<string, string>), NO_COLOR: '1', YOKE_HOME: project.home }, stderr: 'pipe' })
+    let stderr = ''
+    transport.stderr!.on('data', (d) => (stderr += d))
+    const client = new Client({ name: 'restart-test', version: '1' })
+    const closed = new Promise<void>((resolve) => (client.onclose = resolve))
+    try {
+      await client.connect(transport)
+      assert.ok((await client.listTools()).tools.some((t) => t.name === 'add'))
+      project.write('yoke.config.yaml', 'preset: minimal\nplugins:\n  calc:\n    use: ./calc.mjs\n  gateway:\n    use: mcp-server\n    config: { changeDebounceMs: 60 }\n')
+      await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error(`the session did not end:\n${stderr}`)), 20_000))])
+      assert.match(stderr, /yoke serve: the stdio session ended \(the mcp-server instance "gateway" restarted or stopped\)/)
+    } finally {
+      await client.close().catch(() => {})
+      project.cleanup()
+    }
   })
 })
 

@@ -52,6 +52,10 @@ export const mcpClientConfig = z
     maxMessageBytes: z.number().int().positive().default(64 * 1024 * 1024),
     /** refuse private, loopback, link-local and metadata addresses and redirects (for URLs from packages) */
     ssrfGuard: z.boolean().default(false),
+    /** let the server ask the `model` service for completions (MCP sampling); off by default: it spends your tokens */
+    sampling: z.boolean().default(false),
+    /** the most output tokens one sampling request may ask for */
+    samplingMaxTokens: z.number().int().positive().default(4096),
   })
   .strict()
   .superRefine((cfg, issues) => {

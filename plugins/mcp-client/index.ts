@@ -10,6 +10,7 @@ import { definePlugin, YokeError, type CallContext, type ToolOutput } from 'yoke
 import type { McpServerHandle } from '../mcp/index.ts'
 import { mcpClientConfig, transportOf, type McpClientConfig } from './config.ts'
 import { sessionExpired } from './http.ts'
+import { answerSampling } from './sampling.ts'
 import { Session } from './session.ts'
 import { Supervisor } from './supervisor.ts'
 import { SdkCall } from './call.ts'
@@ -26,9 +27,17 @@ export default definePlugin({
   config: mcpClientConfig,
   async apply(ctx, cfg) {
     const server = cfg.serverName
+    // sampling, when opted in: the model is read per request (it may come, go or be replaced)
+    const sample = cfg.sampling
+      ? async (params: Parameters<typeof answerSampling>[1], signal: AbortSignal) => {
+          const { result, usage } = await answerSampling(ctx.get('model'), params, cfg.samplingMaxTokens, signal)
+          ctx.logger.info(`MCP server "${server}" sampled ${result.model} (${usage.inputTokens} in / ${usage.outputTokens} out tokens)`)
+          return result
+        }
+      : undefined
     const tools = new ServerTools(cfg, ctx.runtime, (raw, args, call) => callTool(raw, args, call), (m) => ctx.logger.warn(m), ctx.signal)
     const supervisor: Supervisor = new Supervisor(cfg.reconnect, {
-      open: (signal) => Session.open(cfg, { projectDir: ctx.project.dir, version, onToolsChanged: resync, onError: (err) => ctx.logger.debug(`MCP server "${server}": ${err.message}`) }, signal),
+      open: (signal) => Session.open(cfg, { projectDir: ctx.project.dir, version, onToolsChanged: resync, onError: (err) => ctx.logger.debug(`MCP server "${server}": ${err.message}`), sample }, signal),
       ready: (session) => tools.sync(session.client),
       async gaveUp() {
         ctx.logger.error(`MCP server "${server}" ${supervisor.describe()}; its tools are unregistered`)

@@ -8,7 +8,7 @@ import { basename, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { ListRootsRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { CreateMessageRequestSchema, ListRootsRequestSchema, ToolListChangedNotificationSchema, type CreateMessageRequest, type CreateMessageResult } from '@modelcontextprotocol/sdk/types.js'
 import { transportOf, type McpClientConfig } from './config.ts'
 import { sessionExpired, sseTransport, streamableTransport, wantsSse } from './http.ts'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -26,6 +26,8 @@ export interface SessionHost {
   onToolsChanged(): void
   /** a transport or protocol error that did not end the connection (logged) */
   onError(err: Error): void
+  /** answers sampling/createMessage; when absent, sampling is not declared */
+  sample?(params: CreateMessageRequest['params'], signal: AbortSignal): Promise<CreateMessageResult>
 }
 
 export class Session {
@@ -58,9 +60,10 @@ export class Session {
 
   /** Connects within `startupMs` or throws; a stdio server that fails is killed. `signal` aborts the attempt. */
   static async open(cfg: McpClientConfig, host: SessionHost, signal?: AbortSignal, kind: TransportKind = transportOf(cfg)): Promise<Session> {
-    const client = new Client({ name: 'yoke', version: host.version }, { capabilities: { roots: {} }, jsonSchemaValidator: tolerantValidator })
+    const client = new Client({ name: 'yoke', version: host.version }, { capabilities: { roots: {}, ...(host.sample ? { sampling: {} } : {}) }, jsonSchemaValidator: tolerantValidator })
     const session = new Session(client, makeTransport(cfg, kind, host.projectDir), kind)
     client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(host.projectDir).href, name: basename(host.projectDir) }] }))
+    if (host.sample) client.setRequestHandler(CreateMessageRequestSchema, (request, extra) => host.sample!(request.params, extra.signal))
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => host.onToolsChanged())
     client.onclose = () => session.#ended(new Error(session.#closeReason()))
     client.onerror = (err) => {

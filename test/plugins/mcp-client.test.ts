@@ -10,6 +10,15 @@ import { mcpClientConfig, publicToolName } from '../../plugins/mcp-client/index.
 import { serverEnv } from '../../plugins/mcp-client/stdio.ts'
 import { alive, everything, fixture, FIXTURE, mcpHarness, MEMORY, text, type McpHarness } from '../helpers/mcp.ts'
 import { ROOT } from '../helpers/project.ts'
+import { modelServer } from '../helpers/model-server.ts'
+import openai from '../../plugins/openai/index.ts'
+import { toPlugin, validateConfig, type Plugin } from '../../src/index.ts'
+
+function validateConfigOrThrow(plugin: unknown, config: unknown): unknown {
+  const checked = validateConfig(toPlugin(plugin) as Plugin, config)
+  if (!('value' in checked)) throw new Error(JSON.stringify(checked))
+  return checked.value
+}
 
 describe('tool names', () => {
   it('mcp__<server>__<raw>, with invalid characters and long names made unique by a hash', () => {
@@ -310,6 +319,29 @@ describe('mcp-client: supervision and hostile servers', () => {
     assert.match(text(await h.rt.call('mcp__healthy__ask-client', { method: 'roots/list' })), /"roots":\[\{"uri":"file:\/\//)
     assert.match(text(await h.rt.call('mcp__healthy__ask-client', { method: 'sampling/createMessage' })), /error -32601/)
     assert.match(text(await h.rt.call('mcp__healthy__ask-client', { method: 'elicitation/create' })), /error -32601/)
+  })
+
+  it('sampling, when opted in, is answered by the model service (a real provider on the wire), capped, and refused without a model', async () => {
+    const server = await modelServer([{ text: 'sampled answer', usage: { inputTokens: 9, outputTokens: 2 } }])
+    process.env.TEST_SAMPLING_KEY = 'sk-test'
+    const model = h.kernel.spawn(toPlugin(openai) as Plugin, validateConfigOrThrow(openai, { model: 'gpt-sample', apiKeyEnv: 'TEST_SAMPLING_KEY', baseUrl: server.openaiBaseUrl, maxRetries: 0 }), { key: 'sampling-model' })
+    try {
+      await h.kernel.whenSettled(model, 10_000)
+      await h.add('sampler', fixture('sampler', 'normal', { sampling: true, samplingMaxTokens: 50 }))
+      const params = { messages: [{ role: 'user', content: { type: 'text', text: 'say something' } }], systemPrompt: 'be brief', maxTokens: 500 }
+      const answer = JSON.parse(text(await h.rt.call('mcp__sampler__ask-client', { method: 'sampling/createMessage', params })))
+      assert.deepEqual(answer, { role: 'assistant', content: { type: 'text', text: 'sampled answer' }, model: 'gpt-sample', stopReason: 'endTurn' })
+      const sent = server.requests[0]!.body
+      assert.deepEqual(sent.messages, [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'say something' }])
+      assert.equal(sent.max_tokens, 50, "the server's maxTokens is capped by samplingMaxTokens")
+      assert.ok(h.logs.some((l) => /MCP server "sampler" sampled gpt-sample \(9 in \/ 2 out tokens\)/.test(l.message)))
+      await h.kernel.remove(model)
+      assert.match(text(await h.rt.call('mcp__sampler__ask-client', { method: 'sampling/createMessage', params })), /error -32603: .*no model to sample with/)
+    } finally {
+      await h.remove('sampler')
+      await h.kernel.remove(model).catch(() => {})
+      await server.close()
+    }
   })
 
   it('closing an instance kills the whole process tree (a server started through a wrapper, as npx does)', async () => {

@@ -19,30 +19,12 @@ import { CallToolRequestSchema, isInitializeRequest } from '@modelcontextprotoco
 import mcpServer, { type McpServerApi } from '../plugins/mcp-server/index.ts'
 import { toPlugin, validateConfig, type Plugin } from '../src/index.ts'
 import { EVERYTHING, everything, mcpHarness } from '../test/helpers/mcp.ts'
-import { percentile, row, sleep } from './stats.ts'
+import { median, percentile, row, sleep, throughput, timed, type Call } from './stats.ts'
 
 const SEQUENTIAL = 2000
 const CONCURRENT_CALLS = 5000
 const WIDTH = 32
 const TOKEN = 'bench-token-0123456789abcdef'
-
-type Call = () => Promise<unknown>
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
-
-async function timed(call: Call): Promise<number> {
-  const t0 = performance.now()
-  await call()
-  return (performance.now() - t0) * 1000
-}
-
-async function throughput(call: Call, calls: number, width: number): Promise<number> {
-  let next = 0
-  const t0 = performance.now()
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next++ < calls) await call()
-  })) // prettier-ignore
-  return calls / ((performance.now() - t0) / 1000)
-}
 
 async function freePort(): Promise<number> {
   const server = createServer()

@@ -10,29 +10,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { EVERYTHING, everything, mcpHarness } from '../test/helpers/mcp.ts'
-import { percentile, row } from './stats.ts'
+import { median, percentile, row, throughput, timed, type Call } from './stats.ts'
 
 const SEQUENTIAL = 3000
 const CONCURRENT_CALLS = 6000
 const WIDTH = 32
-
-type Call = () => Promise<unknown>
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
-
-async function timed(call: Call): Promise<number> {
-  const t0 = performance.now()
-  await call()
-  return (performance.now() - t0) * 1000
-}
-
-async function throughput(call: Call, calls: number, width: number): Promise<number> {
-  let next = 0
-  const t0 = performance.now()
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next++ < calls) await call()
-  })) // prettier-ignore
-  return calls / ((performance.now() - t0) / 1000)
-}
 
 async function rawClient(): Promise<Client> {
   const client = new Client({ name: 'bench', version: '1' })

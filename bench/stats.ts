@@ -31,3 +31,23 @@ export async function timeEdits(count: number, edit: (i: number) => void, wait: 
   }
   return times
 }
+
+export type Call = () => Promise<unknown>
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
+
+/** One call's duration in µs. */
+export async function timed(call: Call): Promise<number> {
+  const t0 = performance.now()
+  await call()
+  return (performance.now() - t0) * 1000
+}
+
+/** Calls per second with `width` callers in parallel, `calls` in all. */
+export async function throughput(call: Call, calls: number, width: number): Promise<number> {
+  let next = 0
+  const t0 = performance.now()
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next++ < calls) await call()
+  })) // prettier-ignore
+  return calls / ((performance.now() - t0) / 1000)
+}

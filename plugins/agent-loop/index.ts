@@ -121,7 +121,7 @@ export default definePlugin({
         const scope = (options.scope as ScopeHandle | undefined)?.key ?? GLOBAL
         emit({ type: 'start', runId: id, task, transcript: transcript?.file, model: model.model, lane })
         transcript?.write('start', { runId: id, task, scope, lane, provider: model.provider, model: model.model, budget, record: options.record, caller: options.caller })
-        const run = new Run(id, { tasks: ctx.tasks, prompt: ctx.get('prompt'), hooks, logger: ctx.logger, maxTokensPerRequest: cfg.maxTokensPerRequest, temperature: cfg.temperature }, model, { ...options, layer, scope, lane, budget, cancelSignal: cancel.signal }, signal, emit, transcript)
+        const run = new Run(id, { tasks: ctx.tasks, prompt: () => ctx.get('prompt'), hooks, logger: ctx.logger, maxTokensPerRequest: cfg.maxTokensPerRequest, temperature: cfg.temperature }, model, { ...options, layer, scope, lane, budget, cancelSignal: cancel.signal }, signal, emit, transcript)
         live.set(id, { model: base, cassette, scope, addUsage: (usage) => run.addUsage(usage) })
         result = run.execute(task)
       } catch (err) {

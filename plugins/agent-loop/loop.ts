@@ -15,7 +15,8 @@ import type { AgentEvent, AgentHooks, Budget, RunOptions, RunResult, RunStatus, 
 
 export interface LoopDeps {
   tasks: { wait(id: string): Promise<TaskInfo | undefined>; cancel(id: string): boolean }
-  prompt?: PromptApi
+  /** read at each turn: the prompt instance may be reloaded while a run goes on */
+  prompt(): PromptApi | undefined
   hooks: AgentHooks
   logger: Logger
   maxTokensPerRequest?: number
@@ -106,7 +107,7 @@ export class Run {
     this.emit({ type: 'turn', turn: this.#turn, tools: scoped.size })
     this.transcript?.write('turn', { turn: this.#turn, tools: scoped.size })
     let request: ModelRequest = {
-      system: this.deps.prompt?.render() ?? '',
+      system: this.deps.prompt()?.render() ?? '',
       messages: this.#messages.slice(),
       tools: [...scoped.values()].map(toModelTool),
       ...(this.deps.maxTokensPerRequest ? { maxTokens: this.deps.maxTokensPerRequest } : {}),

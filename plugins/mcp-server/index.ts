@@ -7,6 +7,7 @@
  * both ways; tool changes (hot reload) reach connected clients as tools/list_changed. Skills are
  * offered as prompts, and their files as resources.
  */
+import { randomUUID } from 'node:crypto'
 import { createRequire } from 'node:module'
 import type { Readable, Writable } from 'node:stream'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
@@ -138,7 +139,8 @@ export default definePlugin({
         return sessions.size
       },
       async serveStdio(input, output, options = {}) {
-        const session = open(viewOf(options.view ?? DEFAULT_VIEW), `stdio-${++stdio}`)
+        // unique across reloads too: "allow for this session" grants are kept by scope name
+        const session = open(viewOf(options.view ?? DEFAULT_VIEW), `stdio-${++stdio}-${randomUUID().slice(0, 8)}`)
         const end = () => void session.close()
         input.once('end', end)
         input.once('close', end)

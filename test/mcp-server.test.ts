@@ -7,6 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, 
 import { request } from 'node:http'
 import { networkInterfaces, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -18,7 +19,9 @@ import policyPlugin from '../plugins/policy/index.ts'
 import promptPlugin from '../plugins/prompt/index.ts'
 import skillsPlugin from '../plugins/skills/index.ts'
 import { toPlugin, validateConfig, type Fiber, type Plugin, type ToolResult } from '../src/index.ts'
-import { everything, fixture, mcpHarness, type McpHarness } from './helpers/mcp.ts'
+import { EVERYTHING, everything, fixture, mcpHarness, type McpHarness } from './helpers/mcp.ts'
+
+const TEE = fileURLToPath(new URL('./fixtures/mcp/tee.mjs', import.meta.url))
 import { tempProject, type Project } from './helpers/project.ts'
 
 const TOKEN = 'test-token-0123456789abcdef'
@@ -83,7 +86,8 @@ describe('mcp-server: a gateway to server-everything over Streamable HTTP', () =
     project = tempProject()
     h = await mcpHarness(project.dir)
     h.rt.hooks.result.tap('test', (_call, result) => void results.push(result))
-    await h.add('everything', everything())
+    // through a transparent pipe that records what reaches server-everything (its cancellations)
+    await h.add('everything', everything('everything', { args: [TEE, EVERYTHING, 'stdio'], env: { TEE_FILE: project.path('to-everything.jsonl') } }))
     await h.add('fx', fixture('fx', 'normal', { env: { MARK_FILE: project.path('marks.txt') } }))
     await spawn(h, policyPlugin, { deny: ['mcp__everything__get-sum'], ask: ['mcp__everything__get-env'] }, 'policy')
     await spawn(h, mcpServer, { token: TOKEN, views: { safe: { allow: ['mcp__everything__*', 'late_*'], deny: ['*echo*'] } } }, 'gateway')
@@ -143,6 +147,7 @@ describe('mcp-server: a gateway to server-everything over Streamable HTTP', () =
     const longCall = client.callTool({ name: 'mcp__everything__trigger-long-running-operation', arguments: { duration: 5, steps: 50 } }, undefined, { signal: abort.signal, onprogress: () => abort.abort('enough'), timeout: 10_000 })
     await assert.rejects(longCall)
     await until('the yoke call to end ABORTED', () => results.some((r) => r.tool === 'mcp__everything__trigger-long-running-operation' && r.status === 'ABORTED'))
+    await until('server-everything to receive notifications/cancelled', () => readFileSync(project.path('to-everything.jsonl'), 'utf8').includes('"method":"notifications/cancelled"'))
     // the fixture server marks a request it saw cancelled (notifications/cancelled aborted its handler)
     const sleeper = new AbortController()
     const sleep = client.callTool({ name: 'mcp__fx__sleep', arguments: { ms: 5000 } }, undefined, { signal: sleeper.signal, onprogress: () => sleeper.abort('enough'), timeout: 10_000 })

@@ -293,3 +293,23 @@ ${extra}`
     }
   })
 })
+
+describe('a TypeScript plugin outside a "type": "module" package', () => {
+  it('an edit runs the new code and a syntax error is reported (it is loaded as ESM, not as cached CommonJS)', async () => {
+    const plugin = (word: string) => `import { tag } from './tag.ts'\nexport default { name: 'hi', apply(ctx: { logger: { info(m: string): void } }) { ctx.logger.info(tag + '${word}') } }\n`
+    const project = tempProject({ 'plugins/tag.ts': "export const tag: string = 'hi-'\n", 'plugins/hi.ts': plugin('one'), 'yoke.config.yaml': 'preset: minimal\nplugins:\n  hi:\n    use: ./plugins/hi.ts\n' })
+    const dev = new DevProcess([], { cwd: project.dir, home: project.home })
+    try {
+      await dev.ready()
+      assert.ok(dev.events.some((e) => e.type === 'log' && e.message === 'hi-one'))
+      const edited = await dev.reloadAfter(() => project.write('plugins/hi.ts', plugin('two')))
+      assert.deepEqual(edited.restarted, ['hi'])
+      assert.ok(dev.events.some((e) => e.type === 'log' && e.message === 'hi-two'), 'the new code ran')
+      const broken = await dev.reloadAfter(() => project.write('plugins/hi.ts', 'export default { name: "hi", apply( }\n'))
+      assert.equal(broken.failed[0]?.error.code, 'PLUGIN_IMPORT_FAILED')
+    } finally {
+      assert.equal(await dev.stop(), 0, dev.stderr)
+      project.cleanup()
+    }
+  })
+})

@@ -7,6 +7,8 @@ import { pathToFileURL } from 'node:url'
 
 let port
 let shared = []
+// a local .ts plugin is ESM (the plugin contract) even outside a "type": "module" package; as CommonJS a reload would get the cached copy
+const esm = (r) => (r.url.includes('yoke-gen=') && /\.ts$/.test(r.url.split('?')[0]) ? { ...r, format: 'module' } : r)
 
 export function initialize(data) {
   port = data.port
@@ -22,12 +24,13 @@ export async function resolve(specifier, context, next) {
     const [dir, pkg] = JSON.parse(decodeURIComponent(specifier.slice('yoke-from:'.length)))
     return next(pkg, { ...context, parentURL: pathToFileURL(`${dir}/package.json`).href })
   }
-  const result = await next(specifier, context)
+  const result = esm(await next(specifier, context))
   const gen = context.parentURL && /[?&]yoke-gen=(\d+)/.exec(context.parentURL)?.[1]
   const url = result.url
-  if (!gen || !url.startsWith('file:') || url.includes('/node_modules/') || url.includes('yoke-gen=')) return result
+  if (!gen || !url.startsWith('file:') || url.includes('/node_modules/')) return result
   if (shared.some((prefix) => url.startsWith(prefix))) return result
-  const versioned = `${url}${url.includes('?') ? '&' : '?'}yoke-gen=${gen}`
+  // tsx may already carry the parent's query over to a child (outside a "type": "module" package)
+  const versioned = url.includes('yoke-gen=') ? url : `${url}${url.includes('?') ? '&' : '?'}yoke-gen=${gen}`
   port.postMessage({ parent: context.parentURL, url: versioned })
-  return { ...result, url: versioned }
+  return esm({ ...result, url: versioned })
 }

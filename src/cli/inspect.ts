@@ -23,8 +23,8 @@ export const inspect: Command = {
     let snap: Snapshot | undefined
     let source = 'composed now'
     const what = args.prompt ? 'prompt' : 'inspect'
-    // a running dev shows its own layers: ask it only when no flag asks for other ones
-    if (!args.fresh && !args.preset && !args.config && !args.patch?.length && !args.set?.length) {
+    // a running dev shows its own layers: ask it only when no flag asks for other ones (`--config` names the project)
+    if (!args.fresh && !args.preset && !args.patch?.length && !args.set?.length) {
       const { projectDir } = await loadLayers(options)
       const live = await ask(socketPath(projectDir), what)
       if (live !== undefined && args.prompt) return printPrompt(live as string, args.json, 'live from yoke dev')

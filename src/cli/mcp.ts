@@ -42,9 +42,9 @@ export function mcpServers(composition: Composition): McpServerStatus[] {
   return [...listed, ...others]
 }
 
-/** Asks the dev running in this project, when one answers and no flag asks for other layers. */
+/** Asks the dev running in this project (`--config` names the project), when one answers and no flag asks for other layers. */
 async function askDev(args: ParsedArgs, request: { cmd: string; [key: string]: unknown }): Promise<unknown> {
-  if (args.preset || args.config || args.patch?.length || args.set?.length) return undefined
+  if (args.preset || args.patch?.length || args.set?.length) return undefined
   const { projectDir } = await loadLayers(composeOptions(args))
   return ask(socketPath(projectDir), request)
 }

@@ -47,6 +47,9 @@ describe('MCP servers in yoke dev', () => {
   it('yoke mcp list shows the live servers with their pids and tools', async () => {
     const { source } = await list()
     assert.equal(source, 'live from yoke dev')
+    // --config names the same project (as npm start does): still the live dev
+    const named = await runYoke(['mcp', 'list', '--json', '--config', project.path('yoke.config.yaml')], { cwd: ROOT, home: project.home })
+    assert.equal(JSON.parse(named.stdout).source, 'live from yoke dev', named.stderr)
     const by = await connected(['alpha', 'beta', 'gamma'])
     assert.ok(by.alpha!.pid > 0 && by.alpha!.tools === 6)
     const text = await runYoke(['mcp', 'list', '--cwd', project.dir], { cwd: project.dir, home: project.home })

@@ -100,7 +100,7 @@ describe('yoke run, runs, record and replay', () => {
     assert.deepEqual(result.messages, liveMessages, 'the replayed conversation is the recorded one, tool result included')
     const changed = await runYoke(['run', 'shout hi please', '--config', 'changed.yaml'], { cwd: p.dir, env: {} })
     assert.equal(changed.code, 1)
-    assert.match(changed.stderr, /failed: replay of .*cassette\.jsonl differs at turn 1 \(lane main\): request\.system: recorded "", now "Be brief\."/)
+    assert.match(changed.stderr, /failed: REPLAY_MISMATCH replay of .*cassette\.jsonl differs at turn 1 \(lane main\): request\.system: recorded "", now "Be brief\."/)
   })
 
   it('a replacement loop (a plain .mjs plugin providing agent) works with the same tools and shell hooks', async () => {

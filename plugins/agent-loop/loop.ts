@@ -7,7 +7,7 @@
  * cancel, or an error, and always with exactly one RunResult and a closed transcript.
  */
 import { createHash } from 'node:crypto'
-import type { Logger, ProgressEvent, RegisteredTool, TaskInfo, ToolLayer, ToolResult } from 'yoke'
+import { YokeError, type Logger, type ProgressEvent, type RegisteredTool, type TaskInfo, type ToolLayer, type ToolResult } from 'yoke'
 import type { ChatMessage, ModelClient, ModelRequest, ModelResponse, ModelTool, ModelToolCall } from '../shared/model.ts'
 import type { PromptApi } from '../prompt/index.ts'
 import type { Transcript } from './transcript.ts'
@@ -249,7 +249,8 @@ export class Run {
     if (err instanceof Stop) return { status: err.status, reason: err.message }
     if (this.options.cancelSignal.aborted) return { status: 'cancelled', reason: reasonText(this.options.cancelSignal.reason) ?? 'cancelled' }
     if (this.signal.aborted) return { status: 'budget', reason: `the time budget is spent (${this.options.budget.maxMs} ms)` }
-    return { status: 'failed', reason: (err as Error)?.message ?? String(err) }
+    // a catalogue error keeps its code in the reason: REPLAY_MISMATCH, MODEL_FAILED, …
+    return { status: 'failed', reason: err instanceof YokeError ? `${err.code} ${err.message}` : ((err as Error)?.message ?? String(err)) }
   }
 }
 

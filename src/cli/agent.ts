@@ -158,7 +158,7 @@ const CHAT_HELP = '/tools  the tools the agent sees\n/skills  the skills\n/reloa
 
 export const agentChat: Command = {
   name: 'chat',
-  summary: 'an interactive agent session with history; /tools, /skills, /reload, /exit',
+  summary: 'an interactive agent session with history; /tools, /skills, /reload, /new, /exit',
   usage: 'yoke chat [--record FILE] [--max-turns N] [common flags]',
   options: { record: { type: 'string' }, 'max-turns': { type: 'string' } },
   async run(args) {

@@ -18,21 +18,13 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import mcpServer, { type McpServerApi } from '../plugins/mcp-server/index.ts'
 import { toPlugin, validateConfig, type Plugin } from '../src/index.ts'
-import { EVERYTHING, everything, mcpHarness } from '../test/helpers/mcp.ts'
+import { EVERYTHING, freePort, everything, mcpHarness } from '../test/helpers/mcp.ts'
 import { median, percentile, row, sleep, throughput, timed, type Call } from './stats.ts'
 
 const SEQUENTIAL = 2000
 const CONCURRENT_CALLS = 5000
 const WIDTH = 32
 const TOKEN = 'bench-token-0123456789abcdef'
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 /** server-everything's own Streamable HTTP endpoint, once it answers. */
 async function everythingHttp(): Promise<{ child: ChildProcess; url: string }> {

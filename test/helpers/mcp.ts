@@ -2,6 +2,8 @@
  * MCP test helpers: a kernel with the runtime, the `mcp` registry and mcp-client instances added
  * one by one, and the real servers the tests spawn.
  */
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -89,4 +91,13 @@ export function alive(pid: number): boolean {
   } catch {
     return true // no /proc: kill(0) is all there is
   }
+}
+
+/** A port nothing listens on right now (for a server that cannot be told to pick one). */
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
 }

@@ -10,15 +10,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { checkUrl, guardedFetch, isPrivateAddress } from '../../plugins/mcp-client/http.ts'
-import { EVERYTHING, mcpHarness, text, type McpHarness } from '../helpers/mcp.ts'
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
+import { EVERYTHING, freePort, mcpHarness, text, type McpHarness } from '../helpers/mcp.ts'
 
 /** server-everything in `mode` on `port`, resolved once it listens. */
 function everythingHttp(mode: 'streamableHttp' | 'sse', port: number): Promise<ChildProcess> {

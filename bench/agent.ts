@@ -18,7 +18,9 @@ const ROUNDS = 3
 
 const script = (req: RecordedRequest): ScriptTurn => {
   const turn = req.body.messages.filter((m: { role: string }) => m.role === 'assistant').length
-  return turn < TURNS ? { toolCalls: [{ id: `c${turn}`, name: `tool_${turn % TOOLS}`, args: { n: turn } }] } : { text: 'done' }
+  return turn < TURNS
+    ? { toolCalls: [{ id: `c${turn}`, name: `tool_${turn % TOOLS}`, args: { n: turn } }] }
+    : { text: 'done' }
 }
 
 function toolsPlugin() {
@@ -29,7 +31,11 @@ function toolsPlugin() {
     inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
     execute: (args) => `ok ${args.n}`,
   }))
-  return { name: 'bench-tools', inject: ['runtime'], apply: (ctx: any) => defs.forEach((d) => ctx.runtime.register(d)) }
+  return {
+    name: 'bench-tools',
+    inject: ['runtime'],
+    apply: (ctx: any) => defs.forEach((d) => ctx.runtime.register(d)),
+  }
 }
 
 /** A model client that adds up the time spent inside `complete`. */
@@ -49,11 +55,22 @@ function timed(inner: ModelClient, total: { ms: number }): ModelClient {
 }
 
 export async function agentBench(): Promise<void> {
-  console.log(`\nagent loop: ${TOOLS} tools, ${TURNS} turns with one tool call each, zero-latency OpenAI-wire server (ms per turn)`)
+  console.log(
+    `\nagent loop: ${TOOLS} tools, ${TURNS} turns with one tool call each, zero-latency OpenAI-wire server (ms per turn)`,
+  )
   const server = await modelServer(script)
-  const client = createOpenAIModel({ model: 'gpt-bench', apiKey: 'sk-bench', baseUrl: server.openaiBaseUrl, maxRetries: 0 })
+  const client = createOpenAIModel({
+    model: 'gpt-bench',
+    apiKey: 'sk-bench',
+    baseUrl: server.openaiBaseUrl,
+    maxRetries: 0,
+  })
   const inModel = { ms: 0 }
-  const timedModel = { name: 'timed-openai', provides: ['model'], apply: (ctx: any) => void ctx.provide('model', timed(client, inModel)) }
+  const timedModel = {
+    name: 'timed-openai',
+    provides: ['model'],
+    apply: (ctx: any) => void ctx.provide('model', timed(client, inModel)),
+  }
   const h = await agentHarness({ model: [timedModel, {}], extra: [[toolsPlugin(), {}, 'tools']] })
   const perTurn: number[] = []
   const overhead: number[] = []
@@ -66,16 +83,32 @@ export async function agentBench(): Promise<void> {
       const t0 = performance.now()
       const result = await h.agent().run('benchmark', { budget: { maxTurns: TURNS + 5 } }).result
       const total = performance.now() - t0
-      if (result.status !== 'done' || result.turns !== TURNS + 1) throw new Error(`the benchmark run ended ${result.status} after ${result.turns} turns: ${result.reason}`)
+      if (result.status !== 'done' || result.turns !== TURNS + 1)
+        throw new Error(
+          `the benchmark run ended ${result.status} after ${result.turns} turns: ${result.reason}`,
+        )
       perTurn.push(total / result.turns)
       overhead.push((total - inModel.ms) / result.turns)
       // the baseline: the same requests (the recorded conversation, turn by turn) straight to the client
-      const tools = h.rt.list().map((t) => ({ name: t.name, description: t.description ?? '', inputSchema: t.inputSchema }))
+      const tools = h.rt.list().map((t) => ({
+        name: t.name,
+        description: t.description ?? '',
+        inputSchema: t.inputSchema,
+      }))
       const messages = result.messages
       const d0 = performance.now()
       for (let turn = 0; turn <= TURNS; turn++) {
-        const upTo = messages.findIndex((m, i) => i > 0 && m.role === 'assistant' && messages.slice(0, i).filter((x) => x.role === 'assistant').length === turn)
-        const request: ModelRequest = { system: '', messages: messages.slice(0, upTo === -1 ? messages.length : upTo), tools }
+        const upTo = messages.findIndex(
+          (m, i) =>
+            i > 0 &&
+            m.role === 'assistant' &&
+            messages.slice(0, i).filter((x) => x.role === 'assistant').length === turn,
+        )
+        const request: ModelRequest = {
+          system: '',
+          messages: messages.slice(0, upTo === -1 ? messages.length : upTo),
+          tools,
+        }
         await client.complete(request)
       }
       direct.push((performance.now() - d0) / (TURNS + 1))
@@ -86,8 +119,19 @@ export async function agentBench(): Promise<void> {
   }
   const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!
   console.log(row(['', 'loop', 'model only', 'loop − model', 'ratio', 'goal']))
-  console.log(row(['per turn (median)', median(perTurn), median(direct), median(overhead), `${(median(perTurn) / median(direct)).toFixed(2)}×`, '≤ 2 ms']))
-  console.log(`  rounds: loop ${perTurn.map((v) => v.toFixed(2)).join(' / ')} ms, overhead ${overhead.map((v) => v.toFixed(2)).join(' / ')} ms, direct ${direct.map((v) => v.toFixed(2)).join(' / ')} ms`)
+  console.log(
+    row([
+      'per turn (median)',
+      median(perTurn),
+      median(direct),
+      median(overhead),
+      `${(median(perTurn) / median(direct)).toFixed(2)}×`,
+      '≤ 2 ms',
+    ]),
+  )
+  console.log(
+    `  rounds: loop ${perTurn.map((v) => v.toFixed(2)).join(' / ')} ms, overhead ${overhead.map((v) => v.toFixed(2)).join(' / ')} ms, direct ${direct.map((v) => v.toFixed(2)).join(' / ')} ms`,
+  )
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await agentBench().then(() => process.exit(0))

@@ -32,7 +32,16 @@ async function micros(fn: () => Promise<unknown>): Promise<number> {
 }
 
 export async function execBench() {
-  const h = await execHarness({ tiny: { manifest: { name: 'tiny', version: '1', tools: [{ name: 'tiny_run', description: 'x', concurrency_class: 'safe' }] }, exe: SCRIPT } })
+  const h = await execHarness({
+    tiny: {
+      manifest: {
+        name: 'tiny',
+        version: '1',
+        tools: [{ name: 'tiny_run', description: 'x', concurrency_class: 'safe' }],
+      },
+      exe: SCRIPT,
+    },
+  })
   const exe = join(h.root, 'packages/tiny/tiny')
   const viaYoke = async () => {
     const r = await h.rt.call('tiny_run', { n: 1 })
@@ -51,9 +60,20 @@ export async function execBench() {
       yoke.push(await micros(viaYoke))
     }
   }
-  console.log(`\nplugin executable (a sh script, JSON in and out), ${CALLS} calls each, interleaved`)
+  console.log(
+    `\nplugin executable (a sh script, JSON in and out), ${CALLS} calls each, interleaved`,
+  )
   console.log(row(['', 'raw spawn µs', 'yoke µs', 'ratio', 'goal']))
-  for (const p of [50, 99]) console.log(row([`p${p}`, percentile(bare, p), percentile(yoke, p), (percentile(yoke, p) / percentile(bare, p)).toFixed(2), p === 50 ? '≤ 1.3' : '']))
+  for (const p of [50, 99])
+    console.log(
+      row([
+        `p${p}`,
+        percentile(bare, p),
+        percentile(yoke, p),
+        (percentile(yoke, p) / percentile(bare, p)).toFixed(2),
+        p === 50 ? '≤ 1.3' : '',
+      ]),
+    )
 
   console.log('\nintegrity check before each spawn, per call (median of 20)')
   console.log(row(['executable', 'unchanged µs', 'touched µs']))

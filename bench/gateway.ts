@@ -29,7 +29,10 @@ const TOKEN = 'bench-token-0123456789abcdef'
 /** server-everything's own Streamable HTTP endpoint, once it answers. */
 async function everythingHttp(): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort()
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' })
+  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: 'ignore',
+  })
   for (let i = 0; i < 300; i++) {
     try {
       await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(500) })
@@ -52,9 +55,14 @@ async function floorServer(): Promise<{ http: HttpServer; url: string }> {
     const id = req.headers['mcp-session-id'] as string | undefined
     let transport = id ? sessions.get(id) : undefined
     if (!transport && isInitializeRequest(body)) {
-      const t = (transport = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (sid) => void sessions.set(sid, t) }))
+      const t = (transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (sid) => void sessions.set(sid, t),
+      }))
       const server = new Server({ name: 'floor', version: '1' }, { capabilities: { tools: {} } })
-      server.setRequestHandler(CallToolRequestSchema, (r) => ({ content: [{ type: 'text', text: `Echo: ${r.params.arguments?.message}` }] }))
+      server.setRequestHandler(CallToolRequestSchema, (r) => ({
+        content: [{ type: 'text', text: `Echo: ${r.params.arguments?.message}` }],
+      }))
       await server.connect(transport)
     }
     if (!transport) return void res.writeHead(404).end()
@@ -73,7 +81,12 @@ const fetchWithoutSignal: typeof fetch = (url, init) => fetch(url, { ...init, si
 
 async function httpClient(url: string, headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: 'bench', version: '1' })
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers }, fetch: fetchWithoutSignal }))
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers },
+      fetch: fetchWithoutSignal,
+    }),
+  )
   return client
 }
 
@@ -96,24 +109,52 @@ export async function gatewayBench() {
   const viaDirect: Call = () => rawClient.callTool({ name: 'echo', arguments: { message: 'hi' } })
   const viaFloor: Call = () => floorClient.callTool({ name: 'echo', arguments: { message: 'hi' } })
   const viaYoke: Call = async () => {
-    const r = await yokeClient.callTool({ name: 'mcp__everything__echo', arguments: { message: 'hi' } })
+    const r = await yokeClient.callTool({
+      name: 'mcp__everything__echo',
+      arguments: { message: 'hi' },
+    })
     if (r.isError) throw new Error(JSON.stringify(r.content))
   }
   const sides = [viaDirect, viaYoke, viaFloor]
   for (let i = 0; i < 300; i++) await Promise.all(sides.map((s) => s())) // warm-up
   const times: number[][] = [[], [], []]
-  for (let i = 0; i < SEQUENTIAL; i++) for (let j = 0; j < 3; j++) times[(i + j) % 3]!.push(await timed(sides[(i + j) % 3]!)) // rotating order
+  for (let i = 0; i < SEQUENTIAL; i++)
+    for (let j = 0; j < 3; j++) times[(i + j) % 3]!.push(await timed(sides[(i + j) % 3]!)) // rotating order
   const rates: number[][] = [[], [], []]
-  for (let round = 0; round < 5; round++) for (let j = 0; j < 3; j++) rates[j]!.push(await throughput(sides[j]!, CONCURRENT_CALLS / 5, WIDTH))
+  for (let round = 0; round < 5; round++)
+    for (let j = 0; j < 3; j++)
+      rates[j]!.push(await throughput(sides[j]!, CONCURRENT_CALLS / 5, WIDTH))
   const [sdk, yoke, bare] = times as [number[], number[], number[]]
   const [sdkRate, yokeRate, bareRate] = rates.map(median) as [number, number, number]
-  console.log(`\nMCP gateway: echo over Streamable HTTP, through yoke (mcp-server → pipeline → mcp-client → server-everything over stdio) vs server-everything's own endpoint; ${SEQUENTIAL} sequential calls each (interleaved), ${CONCURRENT_CALLS} at ${WIDTH} concurrent`)
+  console.log(
+    `\nMCP gateway: echo over Streamable HTTP, through yoke (mcp-server → pipeline → mcp-client → server-everything over stdio) vs server-everything's own endpoint; ${SEQUENTIAL} sequential calls each (interleaved), ${CONCURRENT_CALLS} at ${WIDTH} concurrent`,
+  )
   console.log(row(['', 'direct', 'yoke', 'SDK floor', 'yoke / direct', 'yoke / floor', 'goal']))
   for (const p of [50, 99]) {
     const [a, b, c] = [percentile(sdk, p), percentile(yoke, p), percentile(bare, p)]
-    console.log(row([`p${p} µs`, a, b, c, (b / a).toFixed(2), (b / c).toFixed(2), p === 50 ? '≤ 1.15 (direct)' : '']))
+    console.log(
+      row([
+        `p${p} µs`,
+        a,
+        b,
+        c,
+        (b / a).toFixed(2),
+        (b / c).toFixed(2),
+        p === 50 ? '≤ 1.15 (direct)' : '',
+      ]),
+    )
   }
-  console.log(row([`calls/s @${WIDTH}`, sdkRate, yokeRate, bareRate, (yokeRate / sdkRate).toFixed(2), (yokeRate / bareRate).toFixed(2), '']))
+  console.log(
+    row([
+      `calls/s @${WIDTH}`,
+      sdkRate,
+      yokeRate,
+      bareRate,
+      (yokeRate / sdkRate).toFixed(2),
+      (yokeRate / bareRate).toFixed(2),
+      '',
+    ]),
+  )
   await Promise.all([rawClient.close(), floorClient.close(), yokeClient.close()])
   floor.http.closeAllConnections()
   floor.http.close()
@@ -121,4 +162,5 @@ export async function gatewayBench() {
   direct.child.kill()
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await gatewayBench().then(() => process.exit(0))
+if (import.meta.url === `file://${process.argv[1]}`)
+  await gatewayBench().then(() => process.exit(0))

@@ -20,7 +20,10 @@ function byHand(): [number, number] {
     const timer = setInterval(() => {}, 60_000)
     undo.push(() => {
       services.delete(`s${i}`)
-      hook.taps.splice(hook.taps.findIndex((t) => t.fn === fn), 1)
+      hook.taps.splice(
+        hook.taps.findIndex((t) => t.fn === fn),
+        1,
+      )
       ;(hook as any)._resetCompilation()
       clearInterval(timer)
     })
@@ -57,6 +60,22 @@ export async function lifecycleBench() {
   const kernel = await withKernel()
   console.log(`\napply and dispose ${N} plugin instances (each: a service, a tap, a timer)`)
   console.log(row(['', 'by hand (ms)', 'kernel (ms)', 'per instance', 'ratio']))
-  console.log(row(['apply', hand[0], kernel[0], `${((kernel[0] / N) * 1000).toFixed(0)} µs`, `${(kernel[0] / hand[0]).toFixed(1)}×`]))
-  console.log(row(['dispose', hand[1], kernel[1], `${((kernel[1] / N) * 1000).toFixed(0)} µs`, `${(kernel[1] / hand[1]).toFixed(1)}×`]))
+  console.log(
+    row([
+      'apply',
+      hand[0],
+      kernel[0],
+      `${((kernel[0] / N) * 1000).toFixed(0)} µs`,
+      `${(kernel[0] / hand[0]).toFixed(1)}×`,
+    ]),
+  )
+  console.log(
+    row([
+      'dispose',
+      hand[1],
+      kernel[1],
+      `${((kernel[1] / N) * 1000).toFixed(0)} µs`,
+      `${(kernel[1] / hand[1]).toFixed(1)}×`,
+    ]),
+  )
 }

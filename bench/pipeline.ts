@@ -12,7 +12,15 @@ const N = 20_000
 export async function pipelineBench() {
   const rt = new ToolRuntime()
   const noop = (args: Record<string, unknown>) => args.n as unknown as string
-  rt.register({ name: 'noop', concurrency: 'safe', inputSchema: { type: 'object', properties: { n: { type: 'integer' } } }, execute: noop }, 'bench')
+  rt.register(
+    {
+      name: 'noop',
+      concurrency: 'safe',
+      inputSchema: { type: 'object', properties: { n: { type: 'integer' } } },
+      execute: noop,
+    },
+    'bench',
+  )
   tapHook(rt.hooks.preExecute, 'pre', async (d) => d)
   tapHook(rt.hooks.around, 'around', async (next) => next)
   tapHook(rt.hooks.postExecute, 'post', async (d) => d)
@@ -36,21 +44,33 @@ export async function pipelineBench() {
   const median = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1]
   const d = median(rounds.map((x) => x[0]))
   const p = median(rounds.map((x) => x[1]))
-  console.log(`\npipeline overhead, ${N} sequential calls of a no-op tool (one tap on every hook, one guard), median of 7 rounds`)
+  console.log(
+    `\npipeline overhead, ${N} sequential calls of a no-op tool (one tap on every hook, one guard), median of 7 rounds`,
+  )
   console.log(row(['', 'direct ns/call', 'pipeline ns/call', 'added µs/call', 'goal']))
   console.log(row(['sequential', d, p, ((p - d) / 1000).toFixed(2), '≤ 5 µs']))
 
   const concurrent = async (width: number, calls: number) => {
     const t0 = performance.now()
     let next = 0
-    await Promise.all(Array.from({ length: width }, async () => {
-      while (next < calls) await rt.call('noop', { n: next++ })
-    }))
+    await Promise.all(
+      Array.from({ length: width }, async () => {
+        while (next < calls) await rt.call('noop', { n: next++ })
+      }),
+    )
     return calls / ((performance.now() - t0) / 1000)
   }
   rt.configure({ maxConcurrent: 64 })
   await concurrent(64, 5_000)
   const perSecond = await concurrent(64, N)
   const directPerSecond = 1e9 / d
-  console.log(row(['64 concurrent', `${Math.round(directPerSecond).toLocaleString()}/s`, `${Math.round(perSecond).toLocaleString()}/s`, '', '']))
+  console.log(
+    row([
+      '64 concurrent',
+      `${Math.round(directPerSecond).toLocaleString()}/s`,
+      `${Math.round(perSecond).toLocaleString()}/s`,
+      '',
+      '',
+    ]),
+  )
 }

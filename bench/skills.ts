@@ -15,10 +15,13 @@ import { percentile, row, sleep, timeEdits } from './stats.ts'
 
 const COUNT = 1000
 const EDITS = 30
-const skillMd = (i: number, v = 0) => `---\nname: skill-${i}\ndescription: Generated skill number ${i}, version ${v}. Use it when testing the index.\nrequires_bins: ls\n---\n# Skill ${i}\n\n${'Some instructions. '.repeat(20)}\n`
+const skillMd = (i: number, v = 0) =>
+  `---\nname: skill-${i}\ndescription: Generated skill number ${i}, version ${v}. Use it when testing the index.\nrequires_bins: ls\n---\n# Skill ${i}\n\n${'Some instructions. '.repeat(20)}\n`
 
 export async function skillsBench() {
-  const files = Object.fromEntries(Array.from({ length: COUNT }, (_, i) => [`skills/skill-${i}/SKILL.md`, skillMd(i)]))
+  const files = Object.fromEntries(
+    Array.from({ length: COUNT }, (_, i) => [`skills/skill-${i}/SKILL.md`, skillMd(i)]),
+  )
   const project = tempProject(files)
   const root = project.path('skills')
   try {
@@ -41,13 +44,22 @@ export async function skillsBench() {
     const kernel = new Kernel()
     kernel.spawn(toPlugin(runtimePlugin) as Plugin, {}, { key: 'yoke:runtime' })
     kernel.spawn(toPlugin(promptPlugin) as Plugin, {}, { key: 'prompt' })
-    kernel.spawn(toPlugin({ name: 'project', apply: (ctx: any) => void ctx.provide('project', { dir: project.dir, home: project.home }) }) as Plugin, {}, { key: 'project' })
+    kernel.spawn(
+      toPlugin({
+        name: 'project',
+        apply: (ctx: any) => void ctx.provide('project', { dir: project.dir, home: project.home }),
+      }) as Plugin,
+      {},
+      { key: 'project' },
+    )
     const plugin = toPlugin(skillsPlugin) as Plugin
     const cfg = validateConfig(plugin, { dirs: ['skills'] })
     kernel.spawn(plugin, 'value' in cfg ? cfg.value : {}, { key: 'skills' })
     await kernel.settled()
     await sleep(500) // the watcher's initial scan
-    const skills = kernel.services.get('skills')!.value as { hooks: { change: { tap(n: string, f: () => void): void } } }
+    const skills = kernel.services.get('skills')!.value as {
+      hooks: { change: { tap(n: string, f: () => void): void } }
+    }
     let changed = () => {}
     skills.hooks.change.tap('bench', () => changed())
     const yoke = await timeEdits(
@@ -57,7 +69,10 @@ export async function skillsBench() {
       80,
     )
     await kernel.dispose()
-    const watcher = watch(root, { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 40, pollInterval: 10 } })
+    const watcher = watch(root, {
+      ignoreInitial: true,
+      awaitWriteFinish: { stabilityThreshold: 40, pollInterval: 10 },
+    })
     await new Promise<void>((r) => watcher.once('ready', () => r()))
     const finish = await timeEdits(
       EDITS,
@@ -67,12 +82,26 @@ export async function skillsBench() {
     )
     await watcher.close()
 
-    console.log(`\nskills: index ${COUNT} generated skills cold (median of 5), against reading the same files`)
+    console.log(
+      `\nskills: index ${COUNT} generated skills cold (median of 5), against reading the same files`,
+    )
     console.log(row(['', 'read files ms', 'index ms', 'ratio', 'goal']))
     console.log(row(['cold index', raw, indexed, `${(indexed / raw).toFixed(1)}×`, '≤ 200 ms']))
-    console.log(`one edit, file write → catalog change event, ${EDITS} edits (ms); baseline: chokidar with the same write-finish wait`)
+    console.log(
+      `one edit, file write → catalog change event, ${EDITS} edits (ms); baseline: chokidar with the same write-finish wait`,
+    )
     console.log(row(['', 'finish p50', 'p95', 'yoke p50', 'p95', 'yoke/finish', 'goal p50']))
-    console.log(row(['edit', percentile(finish, 50), percentile(finish, 95), percentile(yoke, 50), percentile(yoke, 95), `${(percentile(yoke, 50) / percentile(finish, 50)).toFixed(2)}×`, '≤ 150']))
+    console.log(
+      row([
+        'edit',
+        percentile(finish, 50),
+        percentile(finish, 95),
+        percentile(yoke, 50),
+        percentile(yoke, 95),
+        `${(percentile(yoke, 50) / percentile(finish, 50)).toFixed(2)}×`,
+        '≤ 150',
+      ]),
+    )
   } finally {
     project.cleanup()
   }

@@ -19,7 +19,12 @@ export function row(cells: Array<string | number>): string {
  * Times `count` edits: for each, `wait(i)` is armed, `edit(i)` runs, and the time until the wait
  * settles is recorded; `gapMs` of quiet follows each edit so the next starts clean.
  */
-export async function timeEdits(count: number, edit: (i: number) => void, wait: (i: number) => Promise<unknown>, gapMs: number): Promise<number[]> {
+export async function timeEdits(
+  count: number,
+  edit: (i: number) => void,
+  wait: (i: number) => Promise<unknown>,
+  gapMs: number,
+): Promise<number[]> {
   const times: number[] = []
   for (let i = 0; i < count; i++) {
     const done = wait(i)
@@ -46,8 +51,10 @@ export async function timed(call: Call): Promise<number> {
 export async function throughput(call: Call, calls: number, width: number): Promise<number> {
   let next = 0
   const t0 = performance.now()
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next++ < calls) await call()
-  })) // prettier-ignore
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next++ < calls) await call()
+    }),
+  )
   return calls / ((performance.now() - t0) / 1000)
 }

@@ -88,7 +88,8 @@ export const catalogue = {
     hint: 'It stays pending until what it waits for is there; {what}.',
   },
   RELOAD_ROLLED_BACK: {
-    message: 'instance "{instance}" could not restart with its new version ({reason}); the previous version was restored',
+    message:
+      'instance "{instance}" could not restart with its new version ({reason}); the previous version was restored',
     hint: 'Fix the change; the previous version keeps running until the new one applies.',
   },
   SERVICE_CONFLICT: {
@@ -97,7 +98,7 @@ export const catalogue = {
   },
   SERVICE_UNAVAILABLE: {
     message: 'service "{name}" is not available to {who}',
-    hint: 'List the service in the plugin\'s inject array so the instance waits for it, or use ctx.get() for an optional read.',
+    hint: "List the service in the plugin's inject array so the instance waits for it, or use ctx.get() for an optional read.",
   },
   HOOK_FAILED: {
     message: 'tap "{tap}" on hook {hook} threw: {reason}',
@@ -108,7 +109,8 @@ export const catalogue = {
     hint: 'Every other disposer still ran; the causes are listed in the AggregateError.',
   },
   EFFECT_AFTER_DISPOSE: {
-    message: '{what} was registered on instance "{instance}" after it was disposed; it was disposed at once',
+    message:
+      '{what} was registered on instance "{instance}" after it was disposed; it was disposed at once',
     hint: 'A plugin kept working after its instance ended: stop timers and callbacks in its disposer.',
   },
   TOOL_INVALID: {
@@ -157,7 +159,7 @@ export const catalogue = {
   },
   SERVER_UNAVAILABLE: {
     message: 'MCP server "{server}" is unavailable, {state}',
-    hint: 'Try again in a few seconds or use another tool; `yoke mcp list` shows the server\'s state and last error.',
+    hint: "Try again in a few seconds or use another tool; `yoke mcp list` shows the server's state and last error.",
   },
   INTEGRITY_FAILED: {
     message: '{name} was refused: {reason}',
@@ -168,7 +170,8 @@ export const catalogue = {
     hint: 'Fix manifest.json at the position shown (`yoke plugins check DIR` lists every problem); the other packages keep working.',
   },
   MCP_NAME_CONFLICT: {
-    message: 'MCP server name "{name}" is used by instance "{first}" and again by instance "{second}"',
+    message:
+      'MCP server name "{name}" is used by instance "{first}" and again by instance "{second}"',
     hint: 'Each mcp-client instance needs its own serverName: rename one of them.',
   },
   MCP_CONNECT_FAILED: {
@@ -189,7 +192,7 @@ export const catalogue = {
   },
   MODEL_TIMEOUT: {
     message: '{provider} model {model} did not answer within {ms} ms',
-    hint: 'Raise the provider instance\'s timeoutMs, or check that the server at baseUrl is up.',
+    hint: "Raise the provider instance's timeoutMs, or check that the server at baseUrl is up.",
   },
   REPLAY_MISMATCH: {
     message: 'replay of {cassette} differs at turn {turn} (lane {lane}): {difference}',
@@ -209,7 +212,7 @@ export const catalogue = {
   },
   MCP_VIEW_UNKNOWN: {
     message: 'no MCP view named "{view}" (views: {views})',
-    hint: 'Views are configured in the mcp-server instance\'s `views`; the default view is `default`.',
+    hint: "Views are configured in the mcp-server instance's `views`; the default view is `default`.",
   },
 } as const satisfies Record<string, ErrorSpec>
 
@@ -235,7 +238,11 @@ export class YokeError extends Error {
   readonly hint: string
   readonly site: ErrorSite
 
-  constructor(code: ErrorCode, params: Record<string, unknown> = {}, options: YokeErrorOptions = {}) {
+  constructor(
+    code: ErrorCode,
+    params: Record<string, unknown> = {},
+    options: YokeErrorOptions = {},
+  ) {
     const { cause, ...site } = options
     super(fill(catalogue[code].message, params), cause === undefined ? undefined : { cause })
     this.name = 'YokeError'
@@ -264,11 +271,18 @@ export class YokeError extends Error {
 }
 
 function fill(template: string, params: Record<string, unknown>): string {
-  return template.replace(/\{(\w+)\}/g, (whole, key: string) => (key in params ? String(params[key]) : whole))
+  return template.replace(/\{(\w+)\}/g, (whole, key: string) =>
+    key in params ? String(params[key]) : whole,
+  )
 }
 
 /** Normalises anything thrown into a YokeError, keeping a YokeError's code and adding site details. */
-export function asYokeError(err: unknown, fallback: ErrorCode, params: Record<string, unknown>, site: ErrorSite = {}) {
+export function asYokeError(
+  err: unknown,
+  fallback: ErrorCode,
+  params: Record<string, unknown>,
+  site: ErrorSite = {},
+) {
   if (err instanceof YokeError) {
     for (const [k, v] of Object.entries(site)) {
       const key = k as keyof ErrorSite
@@ -280,7 +294,8 @@ export function asYokeError(err: unknown, fallback: ErrorCode, params: Record<st
 }
 
 export function messageOf(err: unknown): string {
-  if (err instanceof AggregateError) return `${err.message}: ${err.errors.map(messageOf).join('; ')}`
+  if (err instanceof AggregateError)
+    return `${err.message}: ${err.errors.map(messageOf).join('; ')}`
   if (err instanceof Error) return err.message
   return String(err)
 }

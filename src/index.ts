@@ -3,7 +3,13 @@
  * The public API. Built-in plugins use only what is exported here.
  */
 export { definePlugin, toPlugin, validateConfig } from './kernel/plugin.ts'
-export type { ApplyResult, ConfigSchema, InjectedContext, Plugin, PluginDefinition } from './kernel/plugin.ts'
+export type {
+  ApplyResult,
+  ConfigSchema,
+  InjectedContext,
+  Plugin,
+  PluginDefinition,
+} from './kernel/plugin.ts'
 export type { ChildHandle, ChildOptions, Context, Logger, LogLevel } from './kernel/context.ts'
 export { bindToContext } from './kernel/services.ts'
 export type { Services, ServiceName, Provision, ContextBound } from './kernel/services.ts'

@@ -6,7 +6,12 @@ import { chmodSync, mkdirSync, readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { Composition } from '../src/index.ts'
-import { modelServer, type ModelServer, type RecordedRequest, type ScriptTurn } from './helpers/model-server.ts'
+import {
+  modelServer,
+  type ModelServer,
+  type RecordedRequest,
+  type ScriptTurn,
+} from './helpers/model-server.ts'
 import { runYoke, runYokeWithInput, tempProject, YOKE, type Project } from './helpers/project.ts'
 
 const MINIMAL_LOOP = fileURLToPath(new URL('./fixtures/agent/minimal-loop.mjs', import.meta.url))
@@ -36,19 +41,36 @@ ${extra}
       hooks:
         - { event: before_llm_call, command: [./hook.sh] }
 `
-const openaiModel = (url: string) => `    use: openai\n    config: { model: gpt-test, apiKeyEnv: TEST_OPENAI_KEY, baseUrl: "${url}", maxRetries: 0 }`
-const SHOUT: ScriptTurn[] = [{ text: 'Shouting.', toolCalls: [{ id: 'call_1', name: 'shout', args: { text: 'hi' } }] }, { text: 'The answer is HI.', usage: { inputTokens: 12, outputTokens: 5 } }]
+const openaiModel = (url: string) =>
+  `    use: openai\n    config: { model: gpt-test, apiKeyEnv: TEST_OPENAI_KEY, baseUrl: "${url}", maxRetries: 0 }`
+const SHOUT: ScriptTurn[] = [
+  { text: 'Shouting.', toolCalls: [{ id: 'call_1', name: 'shout', args: { text: 'hi' } }] },
+  { text: 'The answer is HI.', usage: { inputTokens: 12, outputTokens: 5 } },
+]
 
 describe('yoke run, runs, record and replay', () => {
   let server: ModelServer
   let p: Project
   before(async () => {
     server = await modelServer([])
-    p = tempProject({ 'tools.mjs': TOOLS, 'hook.sh': '#!/bin/sh\ncat >> llm-calls.jsonl\necho >> llm-calls.jsonl\n' })
+    p = tempProject({
+      'tools.mjs': TOOLS,
+      'hook.sh': '#!/bin/sh\ncat >> llm-calls.jsonl\necho >> llm-calls.jsonl\n',
+    })
     chmodSync(p.path('hook.sh'), 0o755)
     p.write('yoke.config.yaml', config('agent-loop', openaiModel(server.openaiBaseUrl)))
-    p.write('replay.yaml', config('agent-loop', '    use: replay\n    config: { cassette: ./cassette.jsonl }'))
-    p.write('changed.yaml', config('agent-loop', '    use: replay\n    config: { cassette: ./cassette.jsonl }', '    config: { instructions: "Be brief." }'))
+    p.write(
+      'replay.yaml',
+      config('agent-loop', '    use: replay\n    config: { cassette: ./cassette.jsonl }'),
+    )
+    p.write(
+      'changed.yaml',
+      config(
+        'agent-loop',
+        '    use: replay\n    config: { cassette: ./cassette.jsonl }',
+        '    config: { instructions: "Be brief." }',
+      ),
+    )
   })
   after(async () => {
     await server?.close()
@@ -57,18 +79,40 @@ describe('yoke run, runs, record and replay', () => {
 
   it('yoke run streams the answer and each tool call, records a cassette, and exits 0', async () => {
     server.push(...SHOUT)
-    const r = await runYoke(['run', 'shout hi please', '--record', 'cassette.jsonl'], { cwd: p.dir, env: ENV })
+    const r = await runYoke(['run', 'shout hi please', '--record', 'cassette.jsonl'], {
+      cwd: p.dir,
+      env: ENV,
+    })
     assert.equal(r.code, 0, r.stderr)
     assert.equal(r.stdout, 'The answer is HI.\n', 'piped, stdout carries only the final answer')
     assert.match(r.stderr, /^Shouting\.\n→ shout \{"text":"hi"\}/m)
     assert.match(r.stderr, /✓ shout/)
     assert.match(r.stderr, /done\n2 turn\(s\) · 22 in \/ 10 out tokens/)
     assert.match(r.stderr, /transcript \.yoke\/runs\/\d{8}-\d{6}-\w+\.jsonl/)
-    const exchanges = readFileSync(p.path('cassette.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
-    assert.deepEqual(exchanges.map((e) => [e.lane, e.turn]), [['main', 1], ['main', 2]])
+    const exchanges = readFileSync(p.path('cassette.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+    assert.deepEqual(
+      exchanges.map((e) => [e.lane, e.turn]),
+      [
+        ['main', 1],
+        ['main', 2],
+      ],
+    )
     // the shell hook saw both model calls
-    const calls = readFileSync(p.path('llm-calls.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))
-    assert.deepEqual(calls.map((c) => [c.event, c.iteration, c.message_count]), [['before_llm_call', 1, 1], ['before_llm_call', 2, 3]])
+    const calls = readFileSync(p.path('llm-calls.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+    assert.deepEqual(
+      calls.map((c) => [c.event, c.iteration, c.message_count]),
+      [
+        ['before_llm_call', 1, 1],
+        ['before_llm_call', 2, 3],
+      ],
+    )
   })
 
   it('yoke runs list and show read the transcript', async () => {
@@ -89,22 +133,44 @@ describe('yoke run, runs, record and replay', () => {
   })
 
   it('replays the cassette offline with the same result; a changed prompt fails naming the turn and the difference', async () => {
-    const live = JSON.parse((await runYoke(['runs', 'list', '--json'], { cwd: p.dir })).stdout).runs[0]
-    const replayed = await runYoke(['run', 'shout hi please', '--config', 'replay.yaml', '--json'], { cwd: p.dir, env: {} })
+    const live = JSON.parse((await runYoke(['runs', 'list', '--json'], { cwd: p.dir })).stdout)
+      .runs[0]
+    const replayed = await runYoke(
+      ['run', 'shout hi please', '--config', 'replay.yaml', '--json'],
+      { cwd: p.dir, env: {} },
+    )
     assert.equal(replayed.code, 0, replayed.stderr)
     const result = JSON.parse(replayed.stdout)
     assert.equal(result.status, 'done')
     assert.equal(result.text, 'The answer is HI.')
     assert.deepEqual(result.usage, { inputTokens: 22, outputTokens: 10, requests: 2 })
-    const liveMessages = JSON.parse((await runYoke(['runs', 'show', live.id, '--json'], { cwd: p.dir })).stdout).records.filter((r: any) => r.type === 'message').map((r: any) => r.message)
-    assert.deepEqual(result.messages, liveMessages, 'the replayed conversation is the recorded one, tool result included')
-    const changed = await runYoke(['run', 'shout hi please', '--config', 'changed.yaml'], { cwd: p.dir, env: {} })
+    const liveMessages = JSON.parse(
+      (await runYoke(['runs', 'show', live.id, '--json'], { cwd: p.dir })).stdout,
+    )
+      .records.filter((r: any) => r.type === 'message')
+      .map((r: any) => r.message)
+    assert.deepEqual(
+      result.messages,
+      liveMessages,
+      'the replayed conversation is the recorded one, tool result included',
+    )
+    const changed = await runYoke(['run', 'shout hi please', '--config', 'changed.yaml'], {
+      cwd: p.dir,
+      env: {},
+    })
     assert.equal(changed.code, 1)
-    assert.match(changed.stderr, /failed: REPLAY_MISMATCH replay of .*cassette\.jsonl differs at turn 1 \(lane main\): request\.system: recorded "", now "Be brief\."/)
+    assert.match(
+      changed.stderr,
+      /failed: REPLAY_MISMATCH replay of .*cassette\.jsonl differs at turn 1 \(lane main\): request\.system: recorded "", now "Be brief\."/,
+    )
   })
 
   it('a replacement loop (a plain .mjs plugin providing agent) works with the same tools and shell hooks', async () => {
-    const q = tempProject({ 'tools.mjs': TOOLS, 'hook.sh': '#!/bin/sh\ncat >> llm-calls.jsonl\necho >> llm-calls.jsonl\n', 'yoke.config.yaml': config(MINIMAL_LOOP, openaiModel(server.openaiBaseUrl)) })
+    const q = tempProject({
+      'tools.mjs': TOOLS,
+      'hook.sh': '#!/bin/sh\ncat >> llm-calls.jsonl\necho >> llm-calls.jsonl\n',
+      'yoke.config.yaml': config(MINIMAL_LOOP, openaiModel(server.openaiBaseUrl)),
+    })
     chmodSync(q.path('hook.sh'), 0o755)
     try {
       server.push(...SHOUT)
@@ -112,7 +178,11 @@ describe('yoke run, runs, record and replay', () => {
       assert.equal(r.code, 0, r.stderr)
       assert.equal(r.stdout, 'The answer is HI.\n')
       assert.match(r.stderr, /✓ shout/)
-      const calls = readFileSync(q.path('llm-calls.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))
+      const calls = readFileSync(q.path('llm-calls.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
       assert.equal(calls.length, 2, 'the shell hook tapped the replacement loop')
       const last = server.requests.at(-1) as RecordedRequest
       assert.equal(last.body.messages.at(-1).content, 'HI', 'the tool ran through the runtime')
@@ -123,16 +193,23 @@ describe('yoke run, runs, record and replay', () => {
 
   it('Ctrl-C during a tool call cancels the run: the tool is aborted, exit 1, the transcript ends cancelled', async () => {
     const q = tempProject({
-      'tools.mjs': "export default { name: 'slow', inject: ['runtime'], apply(ctx) { ctx.runtime.register({ name: 'wait_forever', description: 'waits until cancelled', execute: (_a, call) => new Promise((_r, reject) => call.signal.addEventListener('abort', () => reject(new Error('stopped')))) }) } }\n",
+      'tools.mjs':
+        "export default { name: 'slow', inject: ['runtime'], apply(ctx) { ctx.runtime.register({ name: 'wait_forever', description: 'waits until cancelled', execute: (_a, call) => new Promise((_r, reject) => call.signal.addEventListener('abort', () => reject(new Error('stopped')))) }) } }\n",
       'yoke.config.yaml': `preset: minimal\nplugins:\n  model:\n${openaiModel(server.openaiBaseUrl)}\n  agent:\n    use: agent-loop\n  tools:\n    use: ./tools.mjs\n`,
     })
     try {
       server.push({ text: 'Waiting.', toolCalls: [{ name: 'wait_forever', args: {} }] })
-      const child = spawn(process.execPath, [YOKE, 'run', 'wait please'], { cwd: q.dir, env: { ...process.env, ...ENV, NO_COLOR: '1', YOKE_HOME: q.home } })
+      const child = spawn(process.execPath, [YOKE, 'run', 'wait please'], {
+        cwd: q.dir,
+        env: { ...process.env, ...ENV, NO_COLOR: '1', YOKE_HOME: q.home },
+      })
       let stderr = ''
       const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no tool call within 30 s: ${stderr}`)), 30_000)
+        const timer = setTimeout(
+          () => reject(new Error(`no tool call within 30 s: ${stderr}`)),
+          30_000,
+        )
         child.stderr.on('data', (d) => {
           stderr += d
           if (stderr.includes('→ wait_forever')) {
@@ -149,7 +226,10 @@ describe('yoke run, runs, record and replay', () => {
       assert.match(stderr, /✗ wait_forever ABORTED/)
       assert.match(stderr, /cancelled: cancelled with Ctrl-C/)
       const [file] = /\.yoke\/runs\/\S+\.jsonl/.exec(stderr) ?? []
-      const lines = readFileSync(q.path(file!), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+      const lines = readFileSync(q.path(file!), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
       assert.equal(lines.at(-1).type, 'end')
       assert.equal(lines.at(-1).status, 'cancelled')
     } finally {
@@ -160,7 +240,10 @@ describe('yoke run, runs, record and replay', () => {
   it('without a usable model, yoke run says which instance waits and for what (exit 1)', async () => {
     const r = await runYoke(['run', 'hello'], { cwd: p.dir, env: { TEST_OPENAI_KEY: '' } })
     assert.equal(r.code, 1)
-    assert.match(r.stderr, /AGENT_UNAVAILABLE no agent to run: .*instance "model" is pending: .*TEST_OPENAI_KEY is not set/)
+    assert.match(
+      r.stderr,
+      /AGENT_UNAVAILABLE no agent to run: .*instance "model" is pending: .*TEST_OPENAI_KEY is not set/,
+    )
     const usage = await runYoke(['run'], { cwd: p.dir, env: ENV })
     assert.equal(usage.code, 2)
   })
@@ -168,21 +251,36 @@ describe('yoke run, runs, record and replay', () => {
   it('yoke chat keeps the history between prompts and answers /tools and /exit', async () => {
     server.push({ text: 'Hello there.' }, { text: 'You said hello before.' })
     const n = server.requests.length
-    const r = await runYokeWithInput(['chat'], { cwd: p.dir, env: ENV }, 'hello\n/tools\nwhat did I say?\n/exit\n')
+    const r = await runYokeWithInput(
+      ['chat'],
+      { cwd: p.dir, env: ENV },
+      'hello\n/tools\nwhat did I say?\n/exit\n',
+    )
     assert.equal(r.code, 0, r.stderr)
     assert.equal(r.stdout, 'Hello there.\nYou said hello before.\n')
     assert.match(r.stderr, /shout\s+native/)
-    const second = server.requests[n + 1]!.body.messages.filter((m: any) => m.role !== 'system').map((m: any) => m.content)
+    const second = server.requests[n + 1]!.body.messages.filter(
+      (m: any) => m.role !== 'system',
+    ).map((m: any) => m.content)
     assert.deepEqual(second, ['hello', 'Hello there.', 'what did I say?'])
   })
 })
 
 describe('a hot reload during a run', () => {
   it('a tool added while a turn runs is offered from the next turn, not earlier', async () => {
-    const p = tempProject({ 'late.mjs': "export default { name: 'late', inject: ['runtime'], apply(ctx) { ctx.runtime.register({ name: 'late_tool', description: 'arrived late', execute: () => 'late and ok' }) } }\n" })
-    const base = (url: string) => `preset: base\nplugins:\n  model:\n${openaiModel(url)}\n  agent:\n    use: agent-loop\n`
+    const p = tempProject({
+      'late.mjs':
+        "export default { name: 'late', inject: ['runtime'], apply(ctx) { ctx.runtime.register({ name: 'late_tool', description: 'arrived late', execute: () => 'late and ok' }) } }\n",
+    })
+    const base = (url: string) =>
+      `preset: base\nplugins:\n  model:\n${openaiModel(url)}\n  agent:\n    use: agent-loop\n`
     const server = await modelServer([
-      { toolCalls: [{ name: 'install', args: {} }, { name: 'late_tool', args: {} }] },
+      {
+        toolCalls: [
+          { name: 'install', args: {} },
+          { name: 'late_tool', args: {} },
+        ],
+      },
       { toolCalls: [{ name: 'late_tool', args: {} }] },
       { text: 'finished' },
     ])
@@ -205,12 +303,19 @@ describe('a hot reload during a run', () => {
       const result = await agent.run('install and use it').result
       off()
       assert.equal(result.status, 'done', result.reason)
-      const offered = server.requests.map((r) => (r.body.tools ?? []).map((t: any) => t.function.name))
+      const offered = server.requests.map((r) =>
+        (r.body.tools ?? []).map((t: any) => t.function.name),
+      )
       assert.ok(!offered[0].includes('late_tool'), 'not offered in the turn it was added')
       assert.ok(offered[1].includes('late_tool'), 'offered from the next turn')
-      const first = server.requests[1]!.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content)
+      const first = server.requests[1]!.body.messages.filter((m: any) => m.role === 'tool').map(
+        (m: any) => m.content,
+      )
       assert.deepEqual(first[0], 'late')
-      assert.match(first[1], /UNKNOWN_TOOL.*not.*offered this turn|among the tools offered this turn/)
+      assert.match(
+        first[1],
+        /UNKNOWN_TOOL.*not.*offered this turn|among the tools offered this turn/,
+      )
       assert.equal(server.requests[2]!.body.messages.at(-1).content, 'late and ok')
     } finally {
       await composition.close()
@@ -222,7 +327,17 @@ describe('a hot reload during a run', () => {
 
 describe('examples/agent-replay', () => {
   it('runs offline with no key: the recorded cassette replays through the live loop and tools', async () => {
-    const r = await runYoke(['run', '--config', 'examples/agent-replay/yoke.yaml', '--set', 'plugins.agent.config.transcripts=false', 'Remember that the demo is on Friday, then tell me what my notes say.'], { env: { OPENAI_API_KEY: '' } })
+    const r = await runYoke(
+      [
+        'run',
+        '--config',
+        'examples/agent-replay/yoke.yaml',
+        '--set',
+        'plugins.agent.config.transcripts=false',
+        'Remember that the demo is on Friday, then tell me what my notes say.',
+      ],
+      { env: { OPENAI_API_KEY: '' } },
+    )
     assert.equal(r.code, 0, r.stderr)
     assert.equal(r.stdout, 'Your notes say:\n1. The demo is on Friday.\n')
     assert.match(r.stderr, /✓ note_add[\s\S]*✓ note_list[\s\S]*done\n3 turn\(s\)/)
@@ -234,11 +349,37 @@ describe('yoke runs with odd transcripts', () => {
     const p = tempProject({ 'yoke.config.yaml': 'preset: minimal\n' })
     try {
       const at = Date.now()
-      p.write('.yoke/runs/20261129-000000-aaaa.jsonl', [
-        { type: 'start', at, runId: '20261129-000000-aaaa', task: 'evil \u001b]0;pwned\u0007 task', provider: 'openai', model: 'm\u001b[31m', lane: 'main', scope: 'global' },
-        { type: 'message', at, turn: 1, message: { role: 'assistant', content: 'all \u001b[2J tests passed' } },
-        { type: 'end', at, status: 'done', turns: 1, durationMs: 1, usage: { inputTokens: 1, outputTokens: 1, requests: 1 } },
-      ].map((r) => JSON.stringify(r)).join('\n') + '\n')
+      p.write(
+        '.yoke/runs/20261129-000000-aaaa.jsonl',
+        [
+          {
+            type: 'start',
+            at,
+            runId: '20261129-000000-aaaa',
+            task: 'evil \u001b]0;pwned\u0007 task',
+            provider: 'openai',
+            model: 'm\u001b[31m',
+            lane: 'main',
+            scope: 'global',
+          },
+          {
+            type: 'message',
+            at,
+            turn: 1,
+            message: { role: 'assistant', content: 'all \u001b[2J tests passed' },
+          },
+          {
+            type: 'end',
+            at,
+            status: 'done',
+            turns: 1,
+            durationMs: 1,
+            usage: { inputTokens: 1, outputTokens: 1, requests: 1 },
+          },
+        ]
+          .map((r) => JSON.stringify(r))
+          .join('\n') + '\n',
+      )
       mkdirSync(p.path('.yoke/runs/20261129-000001-bbbb.jsonl')) // a directory with a transcript's name
       const list = await runYoke(['runs', 'list'], { cwd: p.dir })
       assert.equal(list.code, 0, list.stderr)

@@ -7,7 +7,8 @@ const project = tempProject({
   'ok.mjs': `export default { name: 'ok', provides: ['thing'], apply(ctx) { ctx.provide('thing', 1) } }\n`,
   'wants.mjs': `export default { name: 'wants', inject: ['thing', 'missing'], apply() {} }\n`,
   'boom.mjs': `export default { name: 'boom', apply() { throw new Error('kaboom') } }\n`,
-  'yoke.config.yaml': 'preset: minimal\nplugins:\n  ok:\n    use: ./ok.mjs\n  wants:\n    use: ./wants.mjs\n  boom:\n    use: ./boom.mjs\n',
+  'yoke.config.yaml':
+    'preset: minimal\nplugins:\n  ok:\n    use: ./ok.mjs\n  wants:\n    use: ./wants.mjs\n  boom:\n    use: ./boom.mjs\n',
 })
 after(() => project.cleanup())
 const run = (...args: string[]) => runYoke(args, { cwd: project.dir, home: project.home })
@@ -16,7 +17,8 @@ describe('yoke CLI', () => {
   it('--help lists the commands; every command has --help', async () => {
     const top = await run('--help')
     assert.equal(top.code, 0)
-    for (const cmd of ['dev', 'config print', 'config validate', 'inspect']) assert.match(top.stdout, new RegExp(`^  ${cmd} `, 'm'))
+    for (const cmd of ['dev', 'config print', 'config validate', 'inspect'])
+      assert.match(top.stdout, new RegExp(`^  ${cmd} `, 'm'))
     assert.match(top.stdout, /Exit codes: 0 done, 1 the operation failed, 2 usage or config error/)
     for (const cmd of [['dev'], ['config', 'print'], ['config', 'validate'], ['inspect']]) {
       const help = await run(...cmd, '--help')
@@ -61,17 +63,29 @@ describe('yoke CLI', () => {
     assert.match(human.stdout, /\(composed now\)/)
     assert.match(human.stdout, /ok\s+active/)
     assert.match(human.stdout, /wants\s+pending/)
-    assert.match(human.stdout, /waits for service "missing": no instance and no built-in plugin provides it/)
+    assert.match(
+      human.stdout,
+      /waits for service "missing": no instance and no built-in plugin provides it/,
+    )
     assert.doesNotMatch(human.stdout, /waits for service "thing"/)
     assert.match(human.stdout, /boom\s+failed/)
-    assert.match(human.stdout, /PLUGIN_APPLY_FAILED instance "boom" \(plugin boom\) failed to apply: kaboom/)
+    assert.match(
+      human.stdout,
+      /PLUGIN_APPLY_FAILED instance "boom" \(plugin boom\) failed to apply: kaboom/,
+    )
     assert.match(human.stdout, /at yoke\.config\.yaml:8:10/)
     assert.match(human.stdout, /thing ← ok/)
     const json = JSON.parse((await run('inspect', '--json')).stdout)
     assert.equal(json.ok, true)
     assert.deepEqual(
       json.instances.map((i: any) => [i.key, i.state]),
-      [['ok', 'active'], ['wants', 'pending'], ['boom', 'failed'], ['yoke:runtime', 'active'], ['yoke:project', 'active']],
+      [
+        ['ok', 'active'],
+        ['wants', 'pending'],
+        ['boom', 'failed'],
+        ['yoke:runtime', 'active'],
+        ['yoke:project', 'active'],
+      ],
     )
     assert.deepEqual(
       json.services.filter((s: any) => !s.owner.startsWith('yoke:')),
@@ -80,10 +94,14 @@ describe('yoke CLI', () => {
   })
 
   it('--set and --patch reach every command; a config error exits 2', async () => {
-    const disabled = JSON.parse((await run('inspect', '--json', '--set', 'plugins.boom.enabled=false')).stdout)
+    const disabled = JSON.parse(
+      (await run('inspect', '--json', '--set', 'plugins.boom.enabled=false')).stdout,
+    )
     assert.equal(disabled.instances.find((i: any) => i.key === 'boom').state, 'disabled')
     project.write('off.yaml', 'plugins:\n  wants: null\n')
-    const patched = JSON.parse((await run('config', 'print', '--json', '--patch', 'off.yaml')).stdout)
+    const patched = JSON.parse(
+      (await run('config', 'print', '--json', '--patch', 'off.yaml')).stdout,
+    )
     assert.deepEqual(Object.keys(patched.config.plugins), ['ok', 'boom'])
     const bad = await run('inspect', '--set', 'plugins.ok.use=./nowhere.mjs')
     assert.equal(bad.code, 2)
@@ -110,13 +128,19 @@ describe('yoke CLI', () => {
 
   it('a TypeScript plugin loads by path outside an ESM package', async () => {
     const plain = tempProject({
-      'typed.ts': 'const greeting: string = "hi"\nexport default { name: "typed", apply(ctx: { provide(n: string, v: unknown): void }) { ctx.provide("greeting", greeting) } }\n',
+      'typed.ts':
+        'const greeting: string = "hi"\nexport default { name: "typed", apply(ctx: { provide(n: string, v: unknown): void }) { ctx.provide("greeting", greeting) } }\n',
       'yoke.config.yaml': 'plugins:\n  typed:\n    use: ./typed.ts\n',
     })
     try {
-      const result = await runYoke(['inspect', '--json', '--fresh'], { cwd: plain.dir, home: plain.home })
+      const result = await runYoke(['inspect', '--json', '--fresh'], {
+        cwd: plain.dir,
+        home: plain.home,
+      })
       assert.equal(result.code, 0, result.stderr)
-      assert.ok(JSON.parse(result.stdout).services.some((s: any) => s.name === 'greeting' && s.active))
+      assert.ok(
+        JSON.parse(result.stdout).services.some((s: any) => s.name === 'greeting' && s.active),
+      )
     } finally {
       plain.cleanup()
     }
@@ -126,7 +150,8 @@ describe('yoke CLI', () => {
     const tools = tempProject({
       'yoke.config.yaml': `preset: base\nplugins:\n  notes:\n    use: ${JSON.stringify(ROOT + 'examples/plugins/notes/index.ts')}\n`,
     })
-    const yoke = (args: string[], input?: string) => runYokeWithInput(args, { cwd: tools.dir, home: tools.home }, input)
+    const yoke = (args: string[], input?: string) =>
+      runYokeWithInput(args, { cwd: tools.dir, home: tools.home }, input)
     try {
       const list = JSON.parse((await yoke(['tools', 'list', '--json'])).stdout)
       assert.deepEqual(
@@ -151,7 +176,10 @@ describe('yoke CLI', () => {
       assert.match(approved.stderr, /note_clear is high risk[\s\S]*allowed once/)
       const refused = await yoke(['tools', 'call', 'note_clear'], 'n\n')
       assert.equal(refused.code, 1)
-      assert.match(refused.stderr, /DENIED: the call to note_clear was denied: approval needed \(note_clear is high risk\); refused through "terminal"/)
+      assert.match(
+        refused.stderr,
+        /DENIED: the call to note_clear was denied: approval needed \(note_clear is high risk\); refused through "terminal"/,
+      )
       const noInput = await yoke(['tools', 'call', 'note_clear'], '')
       assert.equal(noInput.code, 1)
       assert.match(noInput.stderr, /no answer: the input ended/)
@@ -160,7 +188,9 @@ describe('yoke CLI', () => {
       assert.match(badArgs.stderr, /USAGE --args is not JSON/)
       const snap = JSON.parse((await yoke(['inspect', '--json'])).stdout)
       assert.deepEqual([...new Set(snap.tools.map((t: any) => t.source))], ['skills', 'native'])
-      assert.deepEqual(snap.hooks.find((h: any) => h.hook === 'runtime.preExecute').taps, ['policy'])
+      assert.deepEqual(snap.hooks.find((h: any) => h.hook === 'runtime.preExecute').taps, [
+        'policy',
+      ])
       assert.deepEqual(snap.hooks.find((h: any) => h.hook === 'runtime.around').taps, [])
     } finally {
       tools.cleanup()

@@ -100,7 +100,12 @@ describe('yoke dev hot reload', () => {
 
   it('an invalid edit keeps the running generation and reports where; the fix applies', async () => {
     const running = byKey(dev.events.filter((e) => e.type === 'reload').at(-1)!)
-    const bad = await dev.reloadAfter(() => project.write('yoke.config.yaml', CONFIG(3).replace('config: { step: 3 }', 'config: { step: 3')))
+    const bad = await dev.reloadAfter(() =>
+      project.write(
+        'yoke.config.yaml',
+        CONFIG(3).replace('config: { step: 3 }', 'config: { step: 3'),
+      ),
+    )
     assert.equal(bad.ok, false)
     assert.equal(bad.errors[0].code, 'CONFIG_SYNTAX')
     assert.match(bad.errors[0].location, /yoke\.config\.yaml:\d+:\d+$/)
@@ -115,14 +120,21 @@ describe('yoke dev hot reload', () => {
     const event = await dev.reloadAfter(() => project.write('plugins/counter.mjs', COUNTER('v2')))
     assert.deepEqual(event.restarted, ['counter'])
     assert.ok(dev.events.some((e) => e.type === 'log' && e.message === 'counter v2 step=3'))
-    const viaImport = await dev.reloadAfter(() => project.write('plugins/lib.mjs', `export const label = 'other v2'\n`))
+    const viaImport = await dev.reloadAfter(() =>
+      project.write('plugins/lib.mjs', `export const label = 'other v2'\n`),
+    )
     assert.deepEqual(viaImport.restarted, ['other'])
     assert.ok(dev.events.some((e) => e.type === 'log' && e.message === 'other v2 hi'))
   })
 
   it('a syntax error in a module keeps the old code running', async () => {
     const before = byKey(dev.events.filter((e) => e.type === 'reload').at(-1)!)
-    const event = await dev.reloadAfter(() => project.write('plugins/counter.mjs', COUNTER('v3').replace('apply(ctx, config) {', 'apply(ctx, config) {{')))
+    const event = await dev.reloadAfter(() =>
+      project.write(
+        'plugins/counter.mjs',
+        COUNTER('v3').replace('apply(ctx, config) {', 'apply(ctx, config) {{'),
+      ),
+    )
     assert.equal(event.failed[0].instance, 'counter')
     assert.equal(event.failed[0].error.code, 'PLUGIN_IMPORT_FAILED')
     const now = byKey(event)
@@ -134,29 +146,47 @@ describe('yoke dev hot reload', () => {
   })
 
   it('a dependent goes pending when its provider is disabled, and inspect explains the wait', async () => {
-    const disabled = await dev.reloadAfter(() => project.write('yoke.config.yaml', CONFIG(3).replace('config: { step: 3 }', 'config: { step: 3 }\n    enabled: false')))
+    const disabled = await dev.reloadAfter(() =>
+      project.write(
+        'yoke.config.yaml',
+        CONFIG(3).replace('config: { step: 3 }', 'config: { step: 3 }\n    enabled: false'),
+      ),
+    )
     assert.deepEqual(disabled.removed, ['counter'])
     assert.equal(byKey(disabled).user.state, 'pending')
     assert.equal(byKey(disabled).counter.state, 'disabled')
     const snap = await inspect()
     const user = snap.instances.find((i: any) => i.key === 'user')
     assert.equal(user.state, 'pending')
-    assert.deepEqual(user.waitingFor, [{ service: 'counter', providers: [{ instance: 'counter', state: 'disabled' }] }])
+    assert.deepEqual(user.waitingFor, [
+      { service: 'counter', providers: [{ instance: 'counter', state: 'disabled' }] },
+    ])
     const human = await runYoke(['inspect'], { cwd: project.dir, home: project.home })
-    assert.match(human.stdout, /waits for service "counter": provided by instance "counter" \(disabled\)/)
+    assert.match(
+      human.stdout,
+      /waits for service "counter": provided by instance "counter" \(disabled\)/,
+    )
     const on = await dev.reloadAfter(() => project.write('yoke.config.yaml', CONFIG(3)))
     assert.deepEqual(on.added, ['counter'])
     assert.equal(byKey(on).user.state, 'active')
   })
 
   it('a plugin whose apply throws is failed alone; inspect shows its error, key and file:line', async () => {
-    project.write('plugins/thrower.mjs', `export default { name: 'thrower', apply() { throw new Error('kaboom') } }\n`)
-    const event = await dev.reloadAfter(() => project.write('yoke.config.yaml', CONFIG(3, '  thrower:\n    use: ./plugins/thrower.mjs\n')))
+    project.write(
+      'plugins/thrower.mjs',
+      `export default { name: 'thrower', apply() { throw new Error('kaboom') } }\n`,
+    )
+    const event = await dev.reloadAfter(() =>
+      project.write('yoke.config.yaml', CONFIG(3, '  thrower:\n    use: ./plugins/thrower.mjs\n')),
+    )
     assert.deepEqual(event.added, ['thrower'])
     assert.equal(event.failed[0].error.code, 'PLUGIN_APPLY_FAILED')
     const states = byKey(event)
     assert.equal(states.thrower.state, 'failed')
-    assert.deepEqual([states.counter.state, states.user.state, states.other.state], ['active', 'active', 'active'])
+    assert.deepEqual(
+      [states.counter.state, states.user.state, states.other.state],
+      ['active', 'active', 'active'],
+    )
     const snap = await inspect()
     const thrower = snap.instances.find((i: any) => i.key === 'thrower')
     assert.equal(thrower.error.code, 'PLUGIN_APPLY_FAILED')
@@ -167,17 +197,36 @@ describe('yoke dev hot reload', () => {
 
   it('a change whose new version fails to apply is rolled back to the running version', async () => {
     const running = byKey(dev.events.filter((e) => e.type === 'reload').at(-1)!)
-    project.write('plugins/picky.mjs', `export default { name: 'picky', apply(ctx, config) { if (config.fail) throw new Error('refused'); ctx.logger.info('picky ok') } }\n`)
-    const added = await dev.reloadAfter(() => project.write('yoke.config.yaml', CONFIG(3, '  picky:\n    use: ./plugins/picky.mjs\n')))
+    project.write(
+      'plugins/picky.mjs',
+      `export default { name: 'picky', apply(ctx, config) { if (config.fail) throw new Error('refused'); ctx.logger.info('picky ok') } }\n`,
+    )
+    const added = await dev.reloadAfter(() =>
+      project.write('yoke.config.yaml', CONFIG(3, '  picky:\n    use: ./plugins/picky.mjs\n')),
+    )
     assert.equal(byKey(added).picky.state, 'active')
-    const bad = await dev.reloadAfter(() => project.write('yoke.config.yaml', CONFIG(3, '  picky:\n    use: ./plugins/picky.mjs\n    config: { fail: true }\n')))
+    const bad = await dev.reloadAfter(() =>
+      project.write(
+        'yoke.config.yaml',
+        CONFIG(3, '  picky:\n    use: ./plugins/picky.mjs\n    config: { fail: true }\n'),
+      ),
+    )
     assert.equal(bad.failed[0].error.code, 'RELOAD_ROLLED_BACK')
     assert.match(bad.failed[0].error.message, /refused/)
     assert.equal(byKey(bad).picky.state, 'active', 'the previous version runs again')
     assert.equal(byKey(bad).counter.fiber, running.counter.fiber)
-    const swapped = await dev.reloadAfter(() => project.write('yoke.config.yaml', CONFIG(3, '  picky:\n    use: ./plugins/other.mjs\n    config: { word: swapped }\n')))
+    const swapped = await dev.reloadAfter(() =>
+      project.write(
+        'yoke.config.yaml',
+        CONFIG(3, '  picky:\n    use: ./plugins/other.mjs\n    config: { word: swapped }\n'),
+      ),
+    )
     assert.deepEqual(swapped.restarted, ['picky'], 'a changed use: is a change')
-    assert.ok(dev.events.some((e) => e.type === 'log' && e.instance === 'picky' && e.message === 'other v2 swapped'))
+    assert.ok(
+      dev.events.some(
+        (e) => e.type === 'log' && e.instance === 'picky' && e.message === 'other v2 swapped',
+      ),
+    )
   })
 
   it('50 rapid edits end in the final state', async () => {
@@ -187,9 +236,15 @@ describe('yoke dev hot reload', () => {
       if (i % 10 === 0) await sleep(5)
     }
     const deadline = Date.now() + 20000
-    while (Date.now() < deadline && !dev.events.slice(after).some((e) => e.type === 'log' && e.message === 'counter v4 step=150')) await sleep(50)
+    while (
+      Date.now() < deadline &&
+      !dev.events.slice(after).some((e) => e.type === 'log' && e.message === 'counter v4 step=150')
+    )
+      await sleep(50)
     await sleep(400) // nothing may follow the final state
-    const logs = dev.events.slice(after).filter((e) => e.type === 'log' && e.message.startsWith('counter v4'))
+    const logs = dev.events
+      .slice(after)
+      .filter((e) => e.type === 'log' && e.message.startsWith('counter v4'))
     assert.equal(logs.at(-1)?.message, 'counter v4 step=150')
     const reloads = dev.events.slice(after).filter((e) => e.type === 'reload')
     assert.ok(reloads.length < 50, `debounced: ${reloads.length} reloads for 50 edits`)
@@ -200,16 +255,19 @@ describe('yoke dev hot reload', () => {
     const beforeSnap = await inspect()
     assert.deepEqual(beforeSnap.resources, { tap: 1, timer: 1, watcher: 1 })
     const event = await dev.reloadAfter(() =>
-      project.write('yoke.config.yaml', `preset: minimal\nplugins:\n  other:\n    use: ./plugins/other.mjs\n    config: { word: hi }\n`),
+      project.write(
+        'yoke.config.yaml',
+        `preset: minimal\nplugins:\n  other:\n    use: ./plugins/other.mjs\n    config: { word: hi }\n`,
+      ),
     )
     assert.deepEqual([...event.removed].sort(), ['counter', 'user'])
     const snap = await inspect()
     assert.deepEqual(snap.resources, { tap: 0, timer: 0, watcher: 0 })
-    assert.deepEqual(snap.services.filter((s: any) => !s.owner.startsWith('yoke:')), [])
     assert.deepEqual(
-      snap.hooks.find((h: any) => h.hook === 'kernel.state').taps,
-      ['yoke dev'],
+      snap.services.filter((s: any) => !s.owner.startsWith('yoke:')),
+      [],
     )
+    assert.deepEqual(snap.hooks.find((h: any) => h.hook === 'kernel.state').taps, ['yoke dev'])
     assert.deepEqual(
       snap.instances.map((i: any) => i.key),
       ['other', 'yoke:runtime', 'yoke:project'],
@@ -220,7 +278,9 @@ describe('yoke dev hot reload', () => {
     const config = project.path('yoke.config.yaml')
     const stamp = statSync(config).mtimeMs
     const text = readFileSync(config, 'utf8')
-    const event = await dev.reloadAfter(() => project.write('.home/patch.yaml', 'plugins:\n  other:\n    config: { word: patched }\n'))
+    const event = await dev.reloadAfter(() =>
+      project.write('.home/patch.yaml', 'plugins:\n  other:\n    config: { word: patched }\n'),
+    )
     assert.deepEqual(event.restarted, ['other'])
     assert.ok(dev.events.some((e) => e.type === 'log' && e.message === 'other v2 patched'))
     assert.equal(statSync(config).mtimeMs, stamp)
@@ -228,7 +288,9 @@ describe('yoke dev hot reload', () => {
   })
 
   it('an editor-style atomic save (write temp, rename) reloads', async () => {
-    const event = await dev.reloadAfter(() => project.writeAtomic('.home/patch.yaml', 'plugins:\n  other:\n    config: { word: atomic }\n'))
+    const event = await dev.reloadAfter(() =>
+      project.writeAtomic('.home/patch.yaml', 'plugins:\n  other:\n    config: { word: atomic }\n'),
+    )
     assert.deepEqual(event.restarted, ['other'])
   })
 })
@@ -256,33 +318,55 @@ ${extra}`
   after(() => project.cleanup())
 
   it('lists instances (and why pending or failed), tools by source and the MCP endpoint; reloads follow', async () => {
-    const child = spawn(process.execPath, [YOKE, 'dev'], { cwd: project.dir, env: { ...process.env, NO_COLOR: '1', YOKE_HOME: project.home, TMPDIR: project.dir } })
+    const child = spawn(process.execPath, [YOKE, 'dev'], {
+      cwd: project.dir,
+      env: { ...process.env, NO_COLOR: '1', YOKE_HOME: project.home, TMPDIR: project.dir },
+    })
     let stdout = ''
     let stderr = ''
     child.stderr.on('data', (d) => (stderr += d))
     child.stdout.on('data', (d) => (stdout += d))
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+    const exited = new Promise<number | null>((resolve) =>
+      child.on('exit', (code) => resolve(code)),
+    )
     const until = async (what: RegExp, ms = 20_000) => {
       const end = Date.now() + ms
       while (!what.test(stdout)) {
-        if (Date.now() > end || child.exitCode !== null) assert.fail(`no ${what} within ${ms} ms\n${stdout}\n${stderr}`)
+        if (Date.now() > end || child.exitCode !== null)
+          assert.fail(`no ${what} within ${ms} ms\n${stdout}\n${stderr}`)
         await sleep(20)
       }
     }
     try {
       await until(/ ready in [\d.]+ s · watching for changes/)
       const summary = stdout.slice(stdout.indexOf('\nconfig ') + 1)
-      assert.match(summary, /^config preset yoke:presets\/minimal\.yaml · project yoke\.config\.yaml$/m)
+      assert.match(
+        summary,
+        /^config preset yoke:presets\/minimal\.yaml · project yoke\.config\.yaml$/m,
+      )
       assert.match(summary, /^instances 2 active · 1 pending · 1 failed$/m)
-      assert.match(summary, /^ {2}waiter +pending +waiter ← \.\/waiter\.mjs\n {6}waits for service "weather": no instance and no built-in plugin provides it$/m)
-      assert.match(summary, /^ {2}thrower +failed +thrower ← \.\/thrower\.mjs\n {6}PLUGIN_APPLY_FAILED .*kaboom\n {6}at yoke\.config\.yaml:\d+:\d+/m)
+      assert.match(
+        summary,
+        /^ {2}waiter +pending +waiter ← \.\/waiter\.mjs\n {6}waits for service "weather": no instance and no built-in plugin provides it$/m,
+      )
+      assert.match(
+        summary,
+        /^ {2}thrower +failed +thrower ← \.\/thrower\.mjs\n {6}PLUGIN_APPLY_FAILED .*kaboom\n {6}at yoke\.config\.yaml:\d+:\d+/m,
+      )
       assert.match(summary, /^tools 1\n {2}native +clock_now$/m)
       assert.match(summary, /^mcp endpoint\n {2}http:\/\/127\.0\.0\.1:7777\/mcp · token yk_ab…$/m)
-      assert.doesNotMatch(summary, /^(skills|mcp servers)/m, 'no skills or mcp registry in minimal: no section')
-      assert.doesNotMatch(stdout, /\u001b\[/, 'no colour with NO_COLOR')
+      assert.doesNotMatch(
+        summary,
+        /^(skills|mcp servers)/m,
+        'no skills or mcp registry in minimal: no section',
+      )
+      assert.ok(!stdout.includes('\u001b['), 'no colour with NO_COLOR')
 
       const before = stdout.length
-      project.write('yoke.config.yaml', SUMMARY_CONFIG().replace(/ {2}thrower:\n {4}use: \.\/thrower\.mjs\n/, ''))
+      project.write(
+        'yoke.config.yaml',
+        SUMMARY_CONFIG().replace(/ {2}thrower:\n {4}use: \.\/thrower\.mjs\n/, ''),
+      )
       await until(/reload \(yoke\.config\.yaml\): removed thrower/)
       assert.doesNotMatch(stdout.slice(before), /^instances/m, 'the summary is printed once')
     } finally {
@@ -296,16 +380,26 @@ ${extra}`
 
 describe('a TypeScript plugin outside a "type": "module" package', () => {
   it('an edit runs the new code and a syntax error is reported (it is loaded as ESM, not as cached CommonJS)', async () => {
-    const plugin = (word: string) => `import { tag } from './tag.ts'\nexport default { name: 'hi', apply(ctx: { logger: { info(m: string): void } }) { ctx.logger.info(tag + '${word}') } }\n`
-    const project = tempProject({ 'plugins/tag.ts': "export const tag: string = 'hi-'\n", 'plugins/hi.ts': plugin('one'), 'yoke.config.yaml': 'preset: minimal\nplugins:\n  hi:\n    use: ./plugins/hi.ts\n' })
+    const plugin = (word: string) =>
+      `import { tag } from './tag.ts'\nexport default { name: 'hi', apply(ctx: { logger: { info(m: string): void } }) { ctx.logger.info(tag + '${word}') } }\n`
+    const project = tempProject({
+      'plugins/tag.ts': "export const tag: string = 'hi-'\n",
+      'plugins/hi.ts': plugin('one'),
+      'yoke.config.yaml': 'preset: minimal\nplugins:\n  hi:\n    use: ./plugins/hi.ts\n',
+    })
     const dev = new DevProcess([], { cwd: project.dir, home: project.home })
     try {
       await dev.ready()
       assert.ok(dev.events.some((e) => e.type === 'log' && e.message === 'hi-one'))
       const edited = await dev.reloadAfter(() => project.write('plugins/hi.ts', plugin('two')))
       assert.deepEqual(edited.restarted, ['hi'])
-      assert.ok(dev.events.some((e) => e.type === 'log' && e.message === 'hi-two'), 'the new code ran')
-      const broken = await dev.reloadAfter(() => project.write('plugins/hi.ts', 'export default { name: "hi", apply( }\n'))
+      assert.ok(
+        dev.events.some((e) => e.type === 'log' && e.message === 'hi-two'),
+        'the new code ran',
+      )
+      const broken = await dev.reloadAfter(() =>
+        project.write('plugins/hi.ts', 'export default { name: "hi", apply( }\n'),
+      )
       assert.equal(broken.failed[0]?.error.code, 'PLUGIN_IMPORT_FAILED')
     } finally {
       assert.equal(await dev.stop(), 0, dev.stderr)

@@ -9,7 +9,11 @@ const codes = Object.keys(catalogue)
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sources(join(dir, e.name)) : /\.(ts|mjs)$/.test(e.name) ? [readFileSync(join(dir, e.name), 'utf8')] : [],
+    e.isDirectory()
+      ? sources(join(dir, e.name))
+      : /\.(ts|mjs)$/.test(e.name)
+        ? [readFileSync(join(dir, e.name), 'utf8')]
+        : [],
   )
 }
 
@@ -39,7 +43,11 @@ describe('the error catalogue', () => {
   })
 
   it('an error fills its template and points at its site', () => {
-    const err = new YokeError('CONFIG_ENV_MISSING', { name: 'TOKEN' }, { file: '/a.yaml', line: 3, col: 7, instance: 'x' })
+    const err = new YokeError(
+      'CONFIG_ENV_MISSING',
+      { name: 'TOKEN' },
+      { file: '/a.yaml', line: 3, col: 7, instance: 'x' },
+    )
     assert.equal(err.message, 'environment variable TOKEN is not set')
     assert.equal(err.hint, 'Set TOKEN, or give a default with ${TOKEN:-default}.')
     assert.equal(err.location, '/a.yaml:3:7')

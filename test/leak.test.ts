@@ -30,7 +30,8 @@ export default {
 }
 `
 const USER = `export default { name: 'user', inject: ['leaky'], apply(ctx) { ctx.tap(ctx.hooks.state, 'user', () => {}) } }\n`
-const config = (n: number) => `preset: minimal\nplugins:\n  leaky:\n    use: ./leaky.mjs\n    config: { n: ${n} }\n  user:\n    use: ./user.mjs\n`
+const config = (n: number) =>
+  `preset: minimal\nplugins:\n  leaky:\n    use: ./leaky.mjs\n    config: { n: ${n} }\n  user:\n    use: ./user.mjs\n`
 
 const project = tempProject({ 'leaky.mjs': LEAKY, 'user.mjs': USER, 'yoke.config.yaml': config(0) })
 after(() => project.cleanup())
@@ -38,7 +39,9 @@ after(() => project.cleanup())
 /** Long-lived handles only: file watchers and timers (in-flight fs requests come and go). */
 function handles() {
   const counts: Record<string, number> = {}
-  for (const kind of process.getActiveResourcesInfo()) if (['FSEventWrap', 'StatWatcher', 'Timeout'].includes(kind)) counts[kind] = (counts[kind] ?? 0) + 1
+  for (const kind of process.getActiveResourcesInfo())
+    if (['FSEventWrap', 'StatWatcher', 'Timeout'].includes(kind))
+      counts[kind] = (counts[kind] ?? 0) + 1
   return counts
 }
 
@@ -57,7 +60,11 @@ async function cycles(composition: Composition) {
   const first = await composition.start()
   assert.equal(first.ok, true)
   const { kernel } = composition
-  const expected = { resources: kernel.resources(), services: kernel.services.list().length, fibers: kernel.fibers.length }
+  const expected = {
+    resources: kernel.resources(),
+    services: kernel.services.list().length,
+    fibers: kernel.fibers.length,
+  }
   assert.deepEqual(expected.resources, { tap: 3, timer: 3, watcher: 1 })
   assert.equal(expected.services, 2 + 4) // leaky, its child, the core runtime's three and project
   let baseline = { heap: 0, handles: handles() }
@@ -75,7 +82,9 @@ async function cycles(composition: Composition) {
   gc()
   const heap = process.memoryUsage().heapUsed
   const growth = (heap - baseline.heap) / 1024 / 1024
-  console.log(`heap growth from cycle 20 to 200: ${growth.toFixed(2)} MiB (${((growth * 1024) / 180).toFixed(1)} KiB per cycle)`)
+  console.log(
+    `heap growth from cycle 20 to 200: ${growth.toFixed(2)} MiB (${((growth * 1024) / 180).toFixed(1)} KiB per cycle)`,
+  )
   assert.deepEqual(kernel.resources(), expected.resources)
   assert.equal(kernel.services.list().length, expected.services)
   assert.equal(kernel.fibers.length, expected.fibers)

@@ -10,7 +10,10 @@ import { after, before, describe, it } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { PromptListChangedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import {
+  PromptListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js'
 import { FIXTURE } from './helpers/mcp.ts'
 import { ROOT, tempProject, YOKE, type Project } from './helpers/project.ts'
 
@@ -51,37 +54,70 @@ const FX = `  fx:
  * package.json from `../package.json` relative to the cwd when that exists (a bug in 1.0.3), so it
  * runs in the project directory, whose parent (the temp dir) has none.
  */
-function inspector(project: Project, args: string[]): Promise<{ code: number; json: any; stderr: string }> {
+function inspector(
+  project: Project,
+  args: string[],
+): Promise<{ code: number; json: any; stderr: string }> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [INSPECTOR, '--cli', ...args], { cwd: project.dir, timeout: 30_000, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout, stderr) => {
-      if (err && err.killed) return reject(new Error(`the inspector timed out: ${stderr}`))
-      let json: unknown
-      try {
-        json = JSON.parse(stdout)
-      } catch {
-        json = undefined
-      }
-      resolve({ code: err ? Number(err.code ?? 1) : 0, json, stderr: `${stdout}\n${stderr}` })
-    })
+    execFile(
+      process.execPath,
+      [INSPECTOR, '--cli', ...args],
+      { cwd: project.dir, timeout: 30_000, env: { ...process.env, NO_COLOR: '1' } },
+      (err, stdout, stderr) => {
+        if (err && err.killed) return reject(new Error(`the inspector timed out: ${stderr}`))
+        let json: unknown
+        try {
+          json = JSON.parse(stdout)
+        } catch {
+          json = undefined
+        }
+        resolve({ code: err ? Number(err.code ?? 1) : 0, json, stderr: `${stdout}\n${stderr}` })
+      },
+    )
   })
 }
 
 describe('yoke serve --stdio, driven by the MCP Inspector CLI', () => {
   let project: Project
   before(() => {
-    project = tempProject({ 'calc.mjs': CALC, 'yoke.config.yaml': 'preset: base\nplugins:\n  calc:\n    use: ./calc.mjs\n' })
+    project = tempProject({
+      'calc.mjs': CALC,
+      'yoke.config.yaml': 'preset: base\nplugins:\n  calc:\n    use: ./calc.mjs\n',
+    })
   })
   after(() => project.cleanup())
   // the config has no mcp-server instance: yoke serve adds one (the Inspector has a --config of its own)
-  const serveArgs = () => ['-e', `YOKE_HOME=${project.home}`, process.execPath, YOKE, 'serve', '--stdio', '--cwd', project.dir]
+  const serveArgs = () => [
+    '-e',
+    `YOKE_HOME=${project.home}`,
+    process.execPath,
+    YOKE,
+    'serve',
+    '--stdio',
+    '--cwd',
+    project.dir,
+  ]
 
   it('lists and calls the tools; stdout carries protocol messages only', async () => {
     const list = await inspector(project, [...serveArgs(), '--method', 'tools/list'])
     assert.equal(list.code, 0, list.stderr)
     const names = list.json.tools.map((t: { name: string }) => t.name)
     assert.ok(names.includes('add') && names.includes('skills_list'), names.join(', '))
-    assert.deepEqual(list.json.tools.find((t: { name: string }) => t.name === 'add').inputSchema.required, ['a', 'b'])
-    const call = await inspector(project, [...serveArgs(), '--method', 'tools/call', '--tool-name', 'add', '--tool-arg', 'a=2', '--tool-arg', 'b=3'])
+    assert.deepEqual(
+      list.json.tools.find((t: { name: string }) => t.name === 'add').inputSchema.required,
+      ['a', 'b'],
+    )
+    const call = await inspector(project, [
+      ...serveArgs(),
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'add',
+      '--tool-arg',
+      'a=2',
+      '--tool-arg',
+      'b=3',
+    ])
     assert.equal(call.code, 0, call.stderr)
     assert.deepEqual(call.json.content, [{ type: 'text', text: '5' }])
   })
@@ -89,8 +125,18 @@ describe('yoke serve --stdio, driven by the MCP Inspector CLI', () => {
 
 describe('yoke serve --stdio when its own instance restarts', () => {
   it('the session ends and stderr says why', async () => {
-    const project = tempProject({ 'calc.mjs': CALC, 'yoke.config.yaml': 'preset: minimal\nplugins:\n  calc:\n    use: ./calc.mjs\n  gateway:\n    use: mcp-server\n    config: { changeDebounceMs: 50 }\n' })
-    const transport = new StdioClientTransport({ command: process.execPath, args: [YOKE, 'serve', '--stdio'], cwd: project.dir, env: { ...(process.env as Record<string, string>), NO_COLOR: '1', YOKE_HOME: project.home }, stderr: 'pipe' })
+    const project = tempProject({
+      'calc.mjs': CALC,
+      'yoke.config.yaml':
+        'preset: minimal\nplugins:\n  calc:\n    use: ./calc.mjs\n  gateway:\n    use: mcp-server\n    config: { changeDebounceMs: 50 }\n',
+    })
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [YOKE, 'serve', '--stdio'],
+      cwd: project.dir,
+      env: { ...(process.env as Record<string, string>), NO_COLOR: '1', YOKE_HOME: project.home },
+      stderr: 'pipe',
+    })
     let stderr = ''
     transport.stderr!.on('data', (d) => (stderr += d))
     const client = new Client({ name: 'restart-test', version: '1' })
@@ -98,9 +144,20 @@ describe('yoke serve --stdio when its own instance restarts', () => {
     try {
       await client.connect(transport)
       assert.ok((await client.listTools()).tools.some((t) => t.name === 'add'))
-      project.write('yoke.config.yaml', 'preset: minimal\nplugins:\n  calc:\n    use: ./calc.mjs\n  gateway:\n    use: mcp-server\n    config: { changeDebounceMs: 60 }\n')
-      await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error(`the session did not end:\n${stderr}`)), 20_000))])
-      assert.match(stderr, /yoke serve: the stdio session ended \(the mcp-server instance "gateway" restarted or stopped\)/)
+      project.write(
+        'yoke.config.yaml',
+        'preset: minimal\nplugins:\n  calc:\n    use: ./calc.mjs\n  gateway:\n    use: mcp-server\n    config: { changeDebounceMs: 60 }\n',
+      )
+      await Promise.race([
+        closed,
+        new Promise((_, reject) =>
+          setTimeout(() => reject(new Error(`the session did not end:\n${stderr}`)), 20_000),
+        ),
+      ])
+      assert.match(
+        stderr,
+        /yoke serve: the stdio session ended \(the mcp-server instance "gateway" restarted or stopped\)/,
+      )
     } finally {
       await client.close().catch(() => {})
       project.cleanup()
@@ -115,10 +172,16 @@ describe('yoke serve over HTTP: the Inspector CLI, views, and a hot reload under
   let stderr = ''
   before(async () => {
     project = tempProject({ 'calc.mjs': CALC, 'yoke.config.yaml': CONFIG })
-    child = spawn(process.execPath, [YOKE, 'serve', '--http', '127.0.0.1:0', '--json'], { cwd: project.dir, env: { ...process.env, NO_COLOR: '1', YOKE_HOME: project.home } })
+    child = spawn(process.execPath, [YOKE, 'serve', '--http', '127.0.0.1:0', '--json'], {
+      cwd: project.dir,
+      env: { ...process.env, NO_COLOR: '1', YOKE_HOME: project.home },
+    })
     child.stderr!.on('data', (d) => (stderr += d))
     const line = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`yoke serve did not start:\n${stderr}`)), 20_000)
+      const timer = setTimeout(
+        () => reject(new Error(`yoke serve did not start:\n${stderr}`)),
+        20_000,
+      )
       createInterface({ input: child.stdout! }).once('line', (l) => {
         clearTimeout(timer)
         resolve(l)
@@ -143,11 +206,29 @@ describe('yoke serve over HTTP: the Inspector CLI, views, and a hot reload under
     const list = await inspector(project, [info.url, ...header, '--method', 'tools/list'])
     assert.equal(list.code, 0, list.stderr)
     assert.ok(list.json.tools.some((t: { name: string }) => t.name === 'shout'))
-    const call = await inspector(project, [info.url, ...header, '--method', 'tools/call', '--tool-name', 'shout', '--tool-arg', 'text=hi'])
+    const call = await inspector(project, [
+      info.url,
+      ...header,
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'shout',
+      '--tool-arg',
+      'text=hi',
+    ])
     assert.deepEqual(call.json.content, [{ type: 'text', text: 'HI' }])
     const math = await inspector(project, [info.views.math, ...header, '--method', 'tools/list'])
-    assert.deepEqual(math.json.tools.map((t: { name: string }) => t.name), ['add'])
-    const refused = await inspector(project, [info.url, '--transport', 'http', '--method', 'tools/list'])
+    assert.deepEqual(
+      math.json.tools.map((t: { name: string }) => t.name),
+      ['add'],
+    )
+    const refused = await inspector(project, [
+      info.url,
+      '--transport',
+      'http',
+      '--method',
+      'tools/list',
+    ])
     assert.notEqual(refused.code, 0)
     assert.match(refused.stderr, /401|Unauthorized/)
   })
@@ -158,7 +239,9 @@ describe('yoke serve over HTTP: the Inspector CLI, views, and a hot reload under
     const client = new Client({ name: 'reload-test', version: '1' })
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void toolsChanged++)
     client.setNotificationHandler(PromptListChangedNotificationSchema, () => void promptsChanged++)
-    const transport = new StreamableHTTPClientTransport(new URL(info.url), { requestInit: { headers: { Authorization: `Bearer ${token()}` } } })
+    const transport = new StreamableHTTPClientTransport(new URL(info.url), {
+      requestInit: { headers: { Authorization: `Bearer ${token()}` } },
+    })
     await client.connect(transport)
     const session = transport.sessionId
     assert.ok(!(await client.listTools()).tools.some((t) => t.name === 'mcp__fx__echo'))
@@ -166,20 +249,31 @@ describe('yoke serve over HTTP: the Inspector CLI, views, and a hot reload under
     project.writeAtomic('yoke.config.yaml', CONFIG + FX)
     await waitFor('tools/list_changed after adding an MCP server', () => toolsChanged > 0, 20_000)
     assert.ok((await client.listTools()).tools.some((t) => t.name === 'mcp__fx__echo'))
-    const echo = await client.callTool({ name: 'mcp__fx__echo', arguments: { text: 'through the reload' } })
+    const echo = await client.callTool({
+      name: 'mcp__fx__echo',
+      arguments: { text: 'through the reload' },
+    })
     assert.deepEqual(echo.content, [{ type: 'text', text: 'through the reload' }])
     assert.equal(transport.sessionId, session, 'the same session')
 
-    project.write('skills/fresh/SKILL.md', '---\nname: fresh\ndescription: A skill added while serving.\n---\nDo the fresh thing.\n')
+    project.write(
+      'skills/fresh/SKILL.md',
+      '---\nname: fresh\ndescription: A skill added while serving.\n---\nDo the fresh thing.\n',
+    )
     await waitFor('prompts/list_changed after adding a skill', () => promptsChanged > 0, 15_000)
     assert.ok((await client.listPrompts()).prompts.some((p) => p.name === 'fresh'))
     await client.close()
   })
 
   it('stops cleanly on SIGINT', async () => {
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    const exited = new Promise<number | null>((resolve) =>
+      child.once('exit', (code) => resolve(code)),
+    )
     child.kill('SIGINT')
-    const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 10_000).unref())])
+    const code = await Promise.race([
+      exited,
+      new Promise((resolve) => setTimeout(() => resolve('still running'), 10_000).unref()),
+    ])
     assert.equal(code, 0, stderr)
   })
 })

@@ -3,7 +3,15 @@
 // progress and cancellation both ways, policy and elicitation, views, tool and skill changes,
 // access control and hostile input.
 import assert from 'node:assert/strict'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { request } from 'node:http'
 import { networkInterfaces, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,7 +19,12 @@ import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { ElicitRequestSchema, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import {
+  ElicitRequestSchema,
+  PromptListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js'
 import mcpServer, { type McpServerApi } from '../plugins/mcp-server/index.ts'
 import { resolveToken } from '../plugins/mcp-server/token.ts'
 import type { ToolRuntime } from '../src/index.ts'
@@ -26,7 +39,8 @@ import { tempProject, type Project } from './helpers/project.ts'
 
 const TOKEN = 'test-token-0123456789abcdef'
 const auth = { Authorization: `Bearer ${TOKEN}` }
-const textOf = (r: unknown) => ((r as CallToolResult).content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('\n')
+const textOf = (r: unknown) =>
+  ((r as CallToolResult).content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('\n')
 
 async function spawn(h: McpHarness, plugin: unknown, config: unknown, key: string): Promise<Fiber> {
   const p = toPlugin(plugin) as Plugin
@@ -40,38 +54,87 @@ async function spawn(h: McpHarness, plugin: unknown, config: unknown, key: strin
 
 const serviceOf = (h: McpHarness) => h.kernel.services.get('mcpServer')!.value as McpServerApi
 
-type ClientOptions = { token?: string; elicit?: (message: string) => Record<string, unknown>; onToolsChanged?: () => void; onPromptsChanged?: () => void }
+type ClientOptions = {
+  token?: string
+  elicit?: (message: string) => Record<string, unknown>
+  onToolsChanged?: () => void
+  onPromptsChanged?: () => void
+}
 
-async function connect(url: string, options: ClientOptions = {}): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
-  const client = new Client({ name: 'test-client', version: '1' }, { capabilities: options.elicit ? { elicitation: {} } : {} })
-  if (options.elicit) client.setRequestHandler(ElicitRequestSchema, (req) => options.elicit!(req.params.message) as never)
-  if (options.onToolsChanged) client.setNotificationHandler(ToolListChangedNotificationSchema, options.onToolsChanged)
-  if (options.onPromptsChanged) client.setNotificationHandler(PromptListChangedNotificationSchema, options.onPromptsChanged)
-  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${options.token ?? TOKEN}` } } })
+async function connect(
+  url: string,
+  options: ClientOptions = {},
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const client = new Client(
+    { name: 'test-client', version: '1' },
+    { capabilities: options.elicit ? { elicitation: {} } : {} },
+  )
+  if (options.elicit)
+    client.setRequestHandler(
+      ElicitRequestSchema,
+      (req) => options.elicit!(req.params.message) as never,
+    )
+  if (options.onToolsChanged)
+    client.setNotificationHandler(ToolListChangedNotificationSchema, options.onToolsChanged)
+  if (options.onPromptsChanged)
+    client.setNotificationHandler(PromptListChangedNotificationSchema, options.onPromptsChanged)
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${options.token ?? TOKEN}` } },
+  })
   await client.connect(transport)
   return { client, transport }
 }
 
 /** A raw HTTP request (node:http, so headers of any size and bodies of any kind can be sent). */
-function raw(url: string, init: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+function raw(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { agent: false, method: init.method ?? 'POST', headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...init.headers }, timeout: 10_000 }, (res) => {
-      let body = ''
-      res.on('data', (d) => (body += d))
-      res.on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }))
-    })
+    const req = request(
+      url,
+      {
+        agent: false,
+        method: init.method ?? 'POST',
+        headers: {
+          accept: 'application/json, text/event-stream',
+          'content-type': 'application/json',
+          ...init.headers,
+        },
+        timeout: 10_000,
+      },
+      (res) => {
+        let body = ''
+        res.on('data', (d) => (body += d))
+        res.on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }))
+      },
+    )
     req.on('timeout', () => req.destroy(new Error(`no answer from ${url}`)))
     req.on('error', reject)
     req.end(init.body)
   })
 }
 
-const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'raw', version: '1' },
+  },
+})
 
 function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
   const end = Date.now() + ms
   return new Promise((resolve, reject) => {
-    const poll = () => (check() ? resolve() : Date.now() > end ? reject(new Error(`timed out waiting for ${what}`)) : setTimeout(poll, 20))
+    const poll = () =>
+      check()
+        ? resolve()
+        : Date.now() > end
+          ? reject(new Error(`timed out waiting for ${what}`))
+          : setTimeout(poll, 20)
     poll()
   })
 }
@@ -87,10 +150,29 @@ describe('mcp-server: a gateway to server-everything over Streamable HTTP', () =
     h = await mcpHarness(project.dir)
     h.rt.hooks.result.tap('test', (_call, result) => void results.push(result))
     // through a transparent pipe that records what reaches server-everything (its cancellations)
-    await h.add('everything', everything('everything', { args: [TEE, EVERYTHING, 'stdio'], env: { TEE_FILE: project.path('to-everything.jsonl') } }))
+    await h.add(
+      'everything',
+      everything('everything', {
+        args: [TEE, EVERYTHING, 'stdio'],
+        env: { TEE_FILE: project.path('to-everything.jsonl') },
+      }),
+    )
     await h.add('fx', fixture('fx', 'normal', { env: { MARK_FILE: project.path('marks.txt') } }))
-    await spawn(h, policyPlugin, { deny: ['mcp__everything__get-sum'], ask: ['mcp__everything__get-env'] }, 'policy')
-    await spawn(h, mcpServer, { token: TOKEN, views: { safe: { allow: ['mcp__everything__*', 'late_*'], deny: ['*echo*'] } } }, 'gateway')
+    await spawn(
+      h,
+      policyPlugin,
+      { deny: ['mcp__everything__get-sum'], ask: ['mcp__everything__get-env'] },
+      'policy',
+    )
+    await spawn(
+      h,
+      mcpServer,
+      {
+        token: TOKEN,
+        views: { safe: { allow: ['mcp__everything__*', 'late_*'], deny: ['*echo*'] } },
+      },
+      'gateway',
+    )
     url = serviceOf(h).url!
   })
   after(async () => {
@@ -111,46 +193,106 @@ describe('mcp-server: a gateway to server-everything over Streamable HTTP', () =
     const upstream = h.rt.list().find((t) => t.name === 'mcp__everything__get-structured-content')!
     assert.deepEqual(mine.inputSchema, upstream.inputSchema)
     assert.deepEqual(mine.outputSchema, upstream.outputSchema)
-    assert.ok(!tools.some((t) => t.name === 'mcp__everything__get-sum'), 'a plain policy deny hides the tool')
-    const echo = await client.callTool({ name: 'mcp__everything__echo', arguments: { message: 'through yoke' } })
+    assert.ok(
+      !tools.some((t) => t.name === 'mcp__everything__get-sum'),
+      'a plain policy deny hides the tool',
+    )
+    const echo = await client.callTool({
+      name: 'mcp__everything__echo',
+      arguments: { message: 'through yoke' },
+    })
     assert.equal(textOf(echo), 'Echo: through yoke')
-    assert.ok(results.some((r) => r.tool === 'mcp__everything__echo' && r.ok), 'the call went through the runtime')
-    const structured = await client.callTool({ name: 'mcp__everything__get-structured-content', arguments: { location: 'Chicago' } })
-    assert.equal(typeof (structured.structuredContent as { temperature: number }).temperature, 'number')
-    const invalid = await client.callTool({ name: 'mcp__everything__echo', arguments: { message: 42 } })
+    assert.ok(
+      results.some((r) => r.tool === 'mcp__everything__echo' && r.ok),
+      'the call went through the runtime',
+    )
+    const structured = await client.callTool({
+      name: 'mcp__everything__get-structured-content',
+      arguments: { location: 'Chicago' },
+    })
+    assert.equal(
+      typeof (structured.structuredContent as { temperature: number }).temperature,
+      'number',
+    )
+    const invalid = await client.callTool({
+      name: 'mcp__everything__echo',
+      arguments: { message: 42 },
+    })
     assert.ok(invalid.isError)
     assert.match(textOf(invalid), /INVALID_ARGS/)
   })
 
   it('passes images through as images (no text placeholder)', async () => {
     const client = await open()
-    const image = (await client.callTool({ name: 'mcp__everything__get-tiny-image', arguments: {} })) as CallToolResult
+    const image = (await client.callTool({
+      name: 'mcp__everything__get-tiny-image',
+      arguments: {},
+    })) as CallToolResult
     const part = image.content.find((c) => c.type === 'image')
-    assert.ok(part && part.type === 'image' && part.mimeType === 'image/png' && part.data.startsWith('iVBOR'), JSON.stringify(image.content).slice(0, 300))
-    assert.ok(!textOf(image).includes('[image image/png'), 'the placeholder for text-only readers is dropped')
+    assert.ok(
+      part &&
+        part.type === 'image' &&
+        part.mimeType === 'image/png' &&
+        part.data.startsWith('iVBOR'),
+      JSON.stringify(image.content).slice(0, 300),
+    )
+    assert.ok(
+      !textOf(image).includes('[image image/png'),
+      'the placeholder for text-only readers is dropped',
+    )
   })
 
   it('relays progress from trigger-long-running-operation to the client', async () => {
     const client = await open()
     const events: Array<{ progress: number; total?: number }> = []
-    const result = await client.callTool({ name: 'mcp__everything__trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } }, undefined, { onprogress: (p) => events.push(p), timeout: 10_000 })
+    const result = await client.callTool(
+      {
+        name: 'mcp__everything__trigger-long-running-operation',
+        arguments: { duration: 0.3, steps: 3 },
+      },
+      undefined,
+      { onprogress: (p) => events.push(p), timeout: 10_000 },
+    )
     assert.match(textOf(result), /Long running operation completed/)
     // the SDK client drops a progress notification that arrives with the response it belongs to
     assert.ok(events.length >= 2, JSON.stringify(events))
-    assert.deepEqual(events.slice(0, 2), [{ progress: 1, total: 3 }, { progress: 2, total: 3 }])
+    assert.deepEqual(events.slice(0, 2), [
+      { progress: 1, total: 3 },
+      { progress: 2, total: 3 },
+    ])
   })
 
   it("the client's cancellation ends the yoke call ABORTED and reaches the upstream server", async () => {
     const client = await open()
     // server-everything: the call is under way (progress arrived), then the client gives up
     const abort = new AbortController()
-    const longCall = client.callTool({ name: 'mcp__everything__trigger-long-running-operation', arguments: { duration: 5, steps: 50 } }, undefined, { signal: abort.signal, onprogress: () => abort.abort('enough'), timeout: 10_000 })
+    const longCall = client.callTool(
+      {
+        name: 'mcp__everything__trigger-long-running-operation',
+        arguments: { duration: 5, steps: 50 },
+      },
+      undefined,
+      { signal: abort.signal, onprogress: () => abort.abort('enough'), timeout: 10_000 },
+    )
     await assert.rejects(longCall)
-    await until('the yoke call to end ABORTED', () => results.some((r) => r.tool === 'mcp__everything__trigger-long-running-operation' && r.status === 'ABORTED'))
-    await until('server-everything to receive notifications/cancelled', () => readFileSync(project.path('to-everything.jsonl'), 'utf8').includes('"method":"notifications/cancelled"'))
+    await until('the yoke call to end ABORTED', () =>
+      results.some(
+        (r) =>
+          r.tool === 'mcp__everything__trigger-long-running-operation' && r.status === 'ABORTED',
+      ),
+    )
+    await until('server-everything to receive notifications/cancelled', () =>
+      readFileSync(project.path('to-everything.jsonl'), 'utf8').includes(
+        '"method":"notifications/cancelled"',
+      ),
+    )
     // the fixture server marks a request it saw cancelled (notifications/cancelled aborted its handler)
     const sleeper = new AbortController()
-    const sleep = client.callTool({ name: 'mcp__fx__sleep', arguments: { ms: 5000 } }, undefined, { signal: sleeper.signal, onprogress: () => sleeper.abort('enough'), timeout: 10_000 })
+    const sleep = client.callTool({ name: 'mcp__fx__sleep', arguments: { ms: 5000 } }, undefined, {
+      signal: sleeper.signal,
+      onprogress: () => sleeper.abort('enough'),
+      timeout: 10_000,
+    })
     await assert.rejects(sleep)
     await until('the upstream server to see the cancellation', () => {
       try {
@@ -164,7 +306,10 @@ describe('mcp-server: a gateway to server-everything over Streamable HTTP', () =
 
   it("a tool the policy denies returns the policy's reason", async () => {
     const client = await open()
-    const denied = await client.callTool({ name: 'mcp__everything__get-sum', arguments: { a: 1, b: 2 } })
+    const denied = await client.callTool({
+      name: 'mcp__everything__get-sum',
+      arguments: { a: 1, b: 2 },
+    })
     assert.equal(denied.isError, true)
     assert.match(textOf(denied), /DENIED/)
     assert.match(textOf(denied), /denied by the policy rule deny: mcp__everything__get-sum/)
@@ -173,7 +318,12 @@ describe('mcp-server: a gateway to server-everything over Streamable HTTP', () =
   it('an ask is put to the client as an elicitation; a client that cannot be asked is refused with the hint', async () => {
     const asked: string[] = []
     let answer = 'allow-once'
-    const willing = await open(url, { elicit: (message) => (asked.push(message), { action: 'accept', content: { decision: answer } }) })
+    const willing = await open(url, {
+      elicit: (message) => (
+        asked.push(message),
+        { action: 'accept', content: { decision: answer } }
+      ),
+    })
     const allowed = await willing.callTool({ name: 'mcp__everything__get-env', arguments: {} })
     assert.ok(!allowed.isError, textOf(allowed))
     assert.equal(asked.length, 1)
@@ -201,7 +351,11 @@ describe('mcp-server: a gateway to server-everything over Streamable HTTP', () =
       const local = await rt.call('mcp__everything__get-env', {}, { caller: 'cli' })
       assert.equal(local.status, 'ok', JSON.stringify(local.error))
       const overMcp = await mute.callTool({ name: 'mcp__everything__get-env', arguments: {} })
-      assert.match(textOf(overMcp), /did not declare the elicitation capability/, 'an MCP call is still put to its own client')
+      assert.match(
+        textOf(overMcp),
+        /did not declare the elicitation capability/,
+        'an MCP call is still put to its own client',
+      )
     } finally {
       off()
     }
@@ -218,7 +372,10 @@ describe('mcp-server: a gateway to server-everything over Streamable HTTP', () =
     const echo = await safe.callTool({ name: 'mcp__everything__echo', arguments: { message: 'x' } })
     assert.equal(echo.isError, true)
     assert.match(textOf(echo), /UNKNOWN_TOOL/)
-    assert.match(textOf(await safe.callTool({ name: 'mcp__fx__echo', arguments: { text: 'x' } })), /UNKNOWN_TOOL/)
+    assert.match(
+      textOf(await safe.callTool({ name: 'mcp__fx__echo', arguments: { text: 'x' } })),
+      /UNKNOWN_TOOL/,
+    )
     const unknown = await raw(`${url}/nope`, { headers: auth, body: INIT })
     assert.equal(unknown.status, 404)
     assert.match(unknown.body, /no MCP view named \\"nope\\" \(views: default, safe\)/)
@@ -226,7 +383,17 @@ describe('mcp-server: a gateway to server-everything over Streamable HTTP', () =
     // a tool added later that the view allows shows up there (the allow mask is made again)
     let changed = 0
     const watcher = await open(service.urlOf('safe'), { onToolsChanged: () => changed++ })
-    const fiber = await spawn(h, { name: 'late', inject: ['runtime'], apply: (ctx: any) => void ctx.runtime.register({ name: 'late_tool', execute: () => 'late' }) }, {}, 'late')
+    const fiber = await spawn(
+      h,
+      {
+        name: 'late',
+        inject: ['runtime'],
+        apply: (ctx: any) =>
+          void ctx.runtime.register({ name: 'late_tool', execute: () => 'late' }),
+      },
+      {},
+      'late',
+    )
     await until('tools/list_changed', () => changed > 0)
     assert.ok((await watcher.listTools()).tools.some((t) => t.name === 'late_tool'))
     assert.equal(textOf(await watcher.callTool({ name: 'late_tool', arguments: {} })), 'late')
@@ -245,7 +412,16 @@ describe('mcp-server: access and hostile input', () => {
   before(async () => {
     project = tempProject()
     h = await mcpHarness(project.dir)
-    await spawn(h, { name: 'tools', inject: ['runtime'], apply: (ctx: any) => void ctx.runtime.register({ name: 'ping', execute: () => 'pong' }) }, {}, 'tools')
+    await spawn(
+      h,
+      {
+        name: 'tools',
+        inject: ['runtime'],
+        apply: (ctx: any) => void ctx.runtime.register({ name: 'ping', execute: () => 'pong' }),
+      },
+      {},
+      'tools',
+    )
     gateway = await spawn(h, mcpServer, { idleSessionMs: 300 }, 'gateway')
     url = serviceOf(h).url!
     logs = h.logs.map((l) => l.message)
@@ -260,14 +436,23 @@ describe('mcp-server: access and hostile input', () => {
     const file = join(project.home, 'mcp-token')
     assert.equal(statSync(file).mode & 0o777, 0o600)
     assert.ok(token().length >= 32)
-    assert.equal(logs.filter((m) => m.includes(token())).length, 1, 'the generated token is shown once')
+    assert.equal(
+      logs.filter((m) => m.includes(token())).length,
+      1,
+      'the generated token is shown once',
+    )
     assert.match(serviceOf(h).tokenHint!, /mcp-token/)
     assert.ok(!serviceOf(h).tokenHint!.includes(token()))
     assert.equal(new URL(url).hostname, '127.0.0.1')
-    const external = Object.values(networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal)
+    const external = Object.values(networkInterfaces())
+      .flat()
+      .find((i) => i && i.family === 'IPv4' && !i.internal)
     if (external) {
       const port = new URL(url).port
-      await assert.rejects(raw(`http://${external.address}:${port}/mcp`, { body: INIT }), /ECONNREFUSED|EHOSTUNREACH|ETIMEDOUT|no answer/)
+      await assert.rejects(
+        raw(`http://${external.address}:${port}/mcp`, { body: INIT }),
+        /ECONNREFUSED|EHOSTUNREACH|ETIMEDOUT|no answer/,
+      )
     }
   })
 
@@ -284,7 +469,11 @@ describe('mcp-server: access and hostile input', () => {
       const [a, b] = [resolveToken({}, dir), resolveToken({}, dir)]
       assert.ok(a.generated && !b.generated)
       assert.ok(b.check(`Bearer ${a.generated.token}`))
-      assert.deepEqual(readdirSync(dir).sort(), ['mcp-token', 'secret.txt'], 'no temporary file is left')
+      assert.deepEqual(
+        readdirSync(dir).sort(),
+        ['mcp-token', 'secret.txt'],
+        'no temporary file is left',
+      )
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -294,20 +483,53 @@ describe('mcp-server: access and hostile input', () => {
     const none = await raw(url, { body: INIT })
     assert.equal(none.status, 401)
     assert.match(String(none.headers['www-authenticate']), /Bearer/)
-    assert.equal((await raw(url, { body: INIT, headers: { authorization: 'Bearer wrong-token-wrong-token-wrong' } })).status, 401)
-    assert.equal((await raw(url, { body: INIT, headers: { authorization: token() } })).status, 401, 'the scheme is required')
-    const big = await raw(url, { body: Buffer.alloc(5 * 1024 * 1024, 0x20), headers: { authorization: `Bearer ${token()}` } })
+    assert.equal(
+      (
+        await raw(url, {
+          body: INIT,
+          headers: { authorization: 'Bearer wrong-token-wrong-token-wrong' },
+        })
+      ).status,
+      401,
+    )
+    assert.equal(
+      (await raw(url, { body: INIT, headers: { authorization: token() } })).status,
+      401,
+      'the scheme is required',
+    )
+    const big = await raw(url, {
+      body: Buffer.alloc(5 * 1024 * 1024, 0x20),
+      headers: { authorization: `Bearer ${token()}` },
+    })
     assert.equal(big.status, 413)
-    const chunked = await raw(url, { body: Buffer.alloc(5 * 1024 * 1024, 0x20), headers: { authorization: `Bearer ${token()}`, 'transfer-encoding': 'chunked' } })
-    assert.equal(chunked.status, 413, 'a body with no Content-Length is cut off once it passes the limit')
+    const chunked = await raw(url, {
+      body: Buffer.alloc(5 * 1024 * 1024, 0x20),
+      headers: { authorization: `Bearer ${token()}`, 'transfer-encoding': 'chunked' },
+    })
+    assert.equal(
+      chunked.status,
+      413,
+      'a body with no Content-Length is cut off once it passes the limit',
+    )
     // DNS rebinding and web pages: a loopback endpoint refuses a foreign Host or Origin, even with the token
     const auth = { authorization: `Bearer ${token()}` }
     const rebound = await raw(url, { body: INIT, headers: { ...auth, host: 'evil.example:80' } })
     assert.equal(rebound.status, 403)
-    assert.match(JSON.parse(rebound.body).error.message, /Host "evil\.example:80" is not this machine.s loopback address/)
-    assert.equal((await raw(url, { body: INIT, headers: { ...auth, origin: 'https://evil.example' } })).status, 403)
+    assert.match(
+      JSON.parse(rebound.body).error.message,
+      /Host "evil\.example:80" is not this machine.s loopback address/,
+    )
+    assert.equal(
+      (await raw(url, { body: INIT, headers: { ...auth, origin: 'https://evil.example' } })).status,
+      403,
+    )
     assert.equal((await raw(url, { body: INIT, headers: { ...auth, origin: 'null' } })).status, 403)
-    assert.equal((await raw(url, { body: INIT, headers: { ...auth, origin: 'http://localhost:6274' } })).status, 200, 'a loopback origin (the Inspector UI) is accepted')
+    assert.equal(
+      (await raw(url, { body: INIT, headers: { ...auth, origin: 'http://localhost:6274' } }))
+        .status,
+      200,
+      'a loopback origin (the Inspector UI) is accepted',
+    )
     const { client } = await connect(url, { token: token() })
     assert.equal(textOf(await client.callTool({ name: 'ping', arguments: {} })), 'pong')
     await client.close()
@@ -319,19 +541,36 @@ describe('mcp-server: access and hostile input', () => {
     const notJson = await raw(url, { body: '{"jsonrpc": "2.0", "id": 1, "meth', headers })
     assert.equal(notJson.status, 400)
     assert.match(notJson.body, /Parse error/)
-    const noSession = await raw(url, { body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }), headers })
+    const noSession = await raw(url, {
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+      headers,
+    })
     assert.equal(noSession.status, 400)
     assert.match(noSession.body, /initialize/)
-    const session = { ...headers, 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': '2025-06-18' }
+    const session = {
+      ...headers,
+      'mcp-session-id': transport.sessionId!,
+      'mcp-protocol-version': '2025-06-18',
+    }
     const malformed = await raw(url, { body: JSON.stringify({ hello: 'world' }), headers: session })
     assert.equal(malformed.status, 400)
     assert.match(malformed.body, /-32700|Invalid JSON-RPC/)
-    const unknown = await raw(url, { body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }), headers: { ...session, 'mcp-session-id': 'no-such-session' } })
+    const unknown = await raw(url, {
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
+      headers: { ...session, 'mcp-session-id': 'no-such-session' },
+    })
     assert.equal(unknown.status, 404)
     assert.match(unknown.body, /Session not found/)
-    const huge = await raw(url, { body: INIT, headers: { ...headers, 'x-padding': 'x'.repeat(64 * 1024) } })
+    const huge = await raw(url, {
+      body: INIT,
+      headers: { ...headers, 'x-padding': 'x'.repeat(64 * 1024) },
+    })
     assert.equal(huge.status, 431, 'Request Header Fields Too Large')
-    assert.equal(textOf(await client.callTool({ name: 'ping', arguments: {} })), 'pong', 'the session still works')
+    assert.equal(
+      textOf(await client.callTool({ name: 'ping', arguments: {} })),
+      'pong',
+      'the session still works',
+    )
     await client.close()
   })
 
@@ -340,7 +579,11 @@ describe('mcp-server: access and hostile input', () => {
     const init = await raw(url, { body: INIT, headers })
     assert.equal(init.status, 200, init.body)
     const id = String(init.headers['mcp-session-id'])
-    const call = () => raw(url, { body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }), headers: { ...headers, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' } })
+    const call = () =>
+      raw(url, {
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+        headers: { ...headers, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' },
+      })
     assert.equal((await call()).status, 200)
     await new Promise((resolve) => setTimeout(resolve, 300 + 150 + 200)) // idleSessionMs, one sweep, slack
     assert.equal((await call()).status, 404)
@@ -349,7 +592,8 @@ describe('mcp-server: access and hostile input', () => {
   it('removing the instance closes the endpoint and its sessions and takes every registration back', async () => {
     const { client } = await connect(url, { token: token() })
     const hooks = h.rt.hooks
-    const ours = () => [...hooks.preExecute.taps, ...hooks.change.taps].filter((t) => t.name === 'mcp-server').length
+    const ours = () =>
+      [...hooks.preExecute.taps, ...hooks.change.taps].filter((t) => t.name === 'mcp-server').length
     const bridges = () => h.rt.approvals.bridges.filter((b) => b.startsWith('mcp-server'))
     assert.equal(ours(), 1)
     assert.equal(bridges().length, 1)
@@ -357,7 +601,10 @@ describe('mcp-server: access and hostile input', () => {
     assert.equal(ours(), 0)
     assert.equal(bridges().length, 0)
     assert.equal(h.kernel.services.get('mcpServer'), undefined)
-    await assert.rejects(raw(url, { body: INIT, headers: { authorization: `Bearer ${token()}` } }), /ECONNREFUSED/)
+    await assert.rejects(
+      raw(url, { body: INIT, headers: { authorization: `Bearer ${token()}` } }),
+      /ECONNREFUSED/,
+    )
     await assert.rejects(client.callTool({ name: 'ping', arguments: {} }))
     await client.close().catch(() => {})
     // the view and session scopes are gone: the same keys can be made again
@@ -370,7 +617,8 @@ describe('mcp-server: skills as prompts and resources', () => {
   let project: Project
   before(async () => {
     project = tempProject({
-      'skills/commit-messages/SKILL.md': '---\nname: commit-messages\ndescription: Write a commit message.\n---\nRead the staged diff first.\n',
+      'skills/commit-messages/SKILL.md':
+        '---\nname: commit-messages\ndescription: Write a commit message.\n---\nRead the staged diff first.\n',
       'skills/commit-messages/references/style.md': '# Style\nImperative mood.\n',
       'outside.txt': 'secret',
     })
@@ -388,23 +636,44 @@ describe('mcp-server: skills as prompts and resources', () => {
     let changed = 0
     const { client } = await connect(serviceOf(h).url!, { onPromptsChanged: () => changed++ })
     const prompts = (await client.listPrompts()).prompts
-    assert.deepEqual(prompts.map((p) => p.name), ['commit-messages'])
-    const prompt = await client.getPrompt({ name: 'commit-messages', arguments: { request: 'for the staged fix' } })
+    assert.deepEqual(
+      prompts.map((p) => p.name),
+      ['commit-messages'],
+    )
+    const prompt = await client.getPrompt({
+      name: 'commit-messages',
+      arguments: { request: 'for the staged fix' },
+    })
     const text = (prompt.messages[0]!.content as { text: string }).text
     assert.match(text, /<skill_content name="commit-messages">\nRead the staged diff first\./)
     assert.match(text, /skill:\/\/commit-messages\/references\/style\.md/)
     assert.match(text, /for the staged fix$/)
     const resources = (await client.listResources()).resources.map((r) => r.uri)
-    assert.deepEqual(resources, ['skill://commit-messages/SKILL.md', 'skill://commit-messages/references/style.md'])
+    assert.deepEqual(resources, [
+      'skill://commit-messages/SKILL.md',
+      'skill://commit-messages/references/style.md',
+    ])
     const read = await client.readResource({ uri: 'skill://commit-messages/references/style.md' })
     assert.equal((read.contents[0] as { text: string }).text, '# Style\nImperative mood.\n')
-    await assert.rejects(client.readResource({ uri: 'skill://commit-messages/../../outside.txt' }), /inside the skill|no file/)
-    await assert.rejects(client.readResource({ uri: 'skill://commit-messages/..%2F..%2Foutside.txt' }), /inside the skill|no file|outside/)
+    await assert.rejects(
+      client.readResource({ uri: 'skill://commit-messages/../../outside.txt' }),
+      /inside the skill|no file/,
+    )
+    await assert.rejects(
+      client.readResource({ uri: 'skill://commit-messages/..%2F..%2Foutside.txt' }),
+      /inside the skill|no file|outside/,
+    )
     await assert.rejects(client.getPrompt({ name: 'nope' }), /no skill named "nope"/)
 
-    project.write('skills/release-notes/SKILL.md', '---\nname: release-notes\ndescription: Draft release notes.\n---\nList the merged changes.\n')
+    project.write(
+      'skills/release-notes/SKILL.md',
+      '---\nname: release-notes\ndescription: Draft release notes.\n---\nList the merged changes.\n',
+    )
     await until('prompts/list_changed', () => changed > 0, 15_000)
-    assert.deepEqual((await client.listPrompts()).prompts.map((p) => p.name), ['commit-messages', 'release-notes'])
+    assert.deepEqual(
+      (await client.listPrompts()).prompts.map((p) => p.name),
+      ['commit-messages', 'release-notes'],
+    )
     await client.close()
   })
 })

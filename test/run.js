@@ -31,9 +31,13 @@ if (!files.length) {
   console.error(`no test files match ${filters.join(' ')}`)
   process.exit(1)
 }
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=180000', ...files], {
-  cwd: root,
-  stdio: 'inherit',
-  env: { ...process.env, NO_COLOR: '1' },
-})
+const child = spawn(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=180000', ...files],
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, NO_COLOR: '1' },
+  },
+)
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)))

@@ -14,7 +14,8 @@ export class GlobError extends Error {}
 /** `compileGlob('src/**\/*.{ts,mjs}')('src/cli/dev.ts') === true` */
 export function compileGlob(glob) {
   if (typeof glob !== 'string' || glob === '') throw new GlobError('the glob is empty')
-  if (glob.length > MAX_LENGTH) throw new GlobError(`the glob is longer than ${MAX_LENGTH} characters`)
+  if (glob.length > MAX_LENGTH)
+    throw new GlobError(`the glob is longer than ${MAX_LENGTH} characters`)
   const anywhere = !glob.includes('/')
   const alternatives = expandBraces(anywhere ? `**/${glob}` : glob.replace(/^\.\//, ''))
   const compiled = alternatives.map((alt) => {
@@ -55,7 +56,8 @@ function expandBraces(glob) {
     for (const tail of expandBraces(glob.slice(close + 1))) {
       for (const head of expandBraces(glob.slice(bounds[i] + 1, bounds[i + 1]))) {
         out.push(glob.slice(0, open) + head + tail)
-        if (out.length > MAX_ALTERNATIVES) throw new GlobError(`the glob expands to more than ${MAX_ALTERNATIVES} alternatives`)
+        if (out.length > MAX_ALTERNATIVES)
+          throw new GlobError(`the glob expands to more than ${MAX_ALTERNATIVES} alternatives`)
       }
     }
   }

@@ -42,17 +42,33 @@ const server = new McpServer(
   },
 )
 
-const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }
-const path = z.string().max(4096).describe('relative to the workspace root, e.g. "src" or "src/index.ts"')
-const glob = z.string().min(1).max(256).describe('e.g. "*.ts" (any depth: no / in it), "src/**/*.{js,mjs}", "test/*.ts"')
+const READ_ONLY = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+}
+const path = z
+  .string()
+  .max(4096)
+  .describe('relative to the workspace root, e.g. "src" or "src/index.ts"')
+const glob = z
+  .string()
+  .min(1)
+  .max(256)
+  .describe('e.g. "*.ts" (any depth: no / in it), "src/**/*.{js,mjs}", "test/*.ts"')
 
 /** A tool body's answer as an MCP result; a refusal (WorkspaceError) is a tool error the model can read. */
 const run = (body) => async (args, extra) => {
   try {
     const { text, structured } = await body(args, extra)
-    return { content: [{ type: 'text', text }], ...(structured && { structuredContent: structured }) }
+    return {
+      content: [{ type: 'text', text }],
+      ...(structured && { structuredContent: structured }),
+    }
   } catch (err) {
-    const text = err instanceof WorkspaceError ? err.message : `unexpected error: ${err?.message ?? err}`
+    const text =
+      err instanceof WorkspaceError ? err.message : `unexpected error: ${err?.message ?? err}`
     return { isError: true, content: [{ type: 'text', text }] }
   }
 }
@@ -67,13 +83,25 @@ server.registerTool(
     inputSchema: {
       path: path.default('.'),
       glob: glob.optional(),
-      depth: z.number().int().min(1).max(LIMITS.depth).optional().describe('levels to descend: default 1, or 32 with a glob'),
+      depth: z
+        .number()
+        .int()
+        .min(1)
+        .max(LIMITS.depth)
+        .optional()
+        .describe('levels to descend: default 1, or 32 with a glob'),
       limit: z.number().int().min(1).max(2000).default(200).describe('the most entries to return'),
     },
     outputSchema: {
       root: z.string(),
       path: z.string(),
-      entries: z.array(z.object({ path: z.string(), type: z.enum(['file', 'directory', 'symlink', 'other']), size: z.number().optional() })),
+      entries: z.array(
+        z.object({
+          path: z.string(),
+          type: z.enum(['file', 'directory', 'symlink', 'other']),
+          size: z.number().optional(),
+        }),
+      ),
       truncated: z.boolean(),
       skipped: z.array(z.string()),
     },
@@ -107,11 +135,17 @@ server.registerTool(
       'Find the lines that contain a text (or match a JavaScript regular expression) in the text files under a path; ' +
       `answers \`path:line: text\`. Case-insensitive unless caseSensitive. Binary files, files over ${formatBytes(LIMITS.fileBytes)} and ${SKIPPED_DIRS.join(', ')} are skipped.`,
     inputSchema: {
-      query: z.string().min(1).max(1000).describe('the text to find (or a regular expression, with regex: true)'),
+      query: z
+        .string()
+        .min(1)
+        .max(1000)
+        .describe('the text to find (or a regular expression, with regex: true)'),
       regex: z.boolean().default(false),
       caseSensitive: z.boolean().default(false),
       path: path.default('.').describe('a directory to search under, or one file'),
-      glob: glob.optional().describe('only files whose path (relative to path) matches, e.g. "*.md"'),
+      glob: glob
+        .optional()
+        .describe('only files whose path (relative to path) matches, e.g. "*.md"'),
       maxResults: z.number().int().min(1).max(1000).default(100),
     },
     outputSchema: {
@@ -130,7 +164,8 @@ server.registerTool(
   'file_info',
   {
     title: 'File info',
-    description: 'Describe one path of the workspace: file or directory, size, modification time, and for files whether they are binary and how many lines they have.',
+    description:
+      'Describe one path of the workspace: file or directory, size, modification time, and for files whether they are binary and how many lines they have.',
     inputSchema: { path: path.default('.') },
     outputSchema: {
       path: z.string(),
@@ -166,11 +201,18 @@ server.registerResource(
       path: async (value) => {
         const dir = value.includes('/') ? value.slice(0, value.lastIndexOf('/')) : '.'
         const listed = await ws.list({ path: dir, limit: 200 }).catch(() => undefined)
-        return (listed?.structured.entries ?? []).map((e) => e.path + (e.type === 'directory' ? '/' : '')).filter((p) => p.startsWith(value)).slice(0, 100)
+        return (listed?.structured.entries ?? [])
+          .map((e) => e.path + (e.type === 'directory' ? '/' : ''))
+          .filter((p) => p.startsWith(value))
+          .slice(0, 100)
       },
     },
   }),
-  { title: 'Workspace file', description: 'A file of the workspace, by its path relative to the root: text, or base64 for small binary files.' },
+  {
+    title: 'Workspace file',
+    description:
+      'A file of the workspace, by its path relative to the root: text, or base64 for small binary files.',
+  },
   async (uri, { path: raw }) => {
     let rel
     try {

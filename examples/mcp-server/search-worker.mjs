@@ -5,7 +5,10 @@ import { searchFiles } from './search.mjs'
 import { Workspace } from './workspace.mjs'
 
 try {
-  parentPort.postMessage({ ok: true, result: await searchFiles(new Workspace(workerData.root), workerData.args, workerData.deadline) })
+  parentPort.postMessage({
+    ok: true,
+    result: await searchFiles(new Workspace(workerData.root), workerData.args, workerData.deadline),
+  })
 } catch (err) {
   parentPort.postMessage({ ok: false, message: err?.message ?? String(err) })
 }

@@ -4,7 +4,15 @@
 // terminated and reported, and the server goes on serving. At most MAX_RUNNING searches run at once.
 import { Worker } from 'node:worker_threads'
 import { stat } from 'node:fs/promises'
-import { compile, formatBytes, isBinary, LIMITS, newStats, readCapped, WorkspaceError } from './workspace.mjs'
+import {
+  compile,
+  formatBytes,
+  isBinary,
+  LIMITS,
+  newStats,
+  readCapped,
+  WorkspaceError,
+} from './workspace.mjs'
 
 const MAX_RUNNING = 4
 let running = 0
@@ -14,7 +22,10 @@ export const searchMs = () => Number(process.env.WORKSPACE_SEARCH_MS) || 10_000
 
 /** Runs searchFiles in a worker; rejects with a WorkspaceError when it overruns or the caller aborts. */
 export function searchInWorker(root, args, signal) {
-  if (running >= MAX_RUNNING) return Promise.reject(new WorkspaceError(`${MAX_RUNNING} searches are running already; try again when one ends`))
+  if (running >= MAX_RUNNING)
+    return Promise.reject(
+      new WorkspaceError(`${MAX_RUNNING} searches are running already; try again when one ends`),
+    )
   const budget = searchMs()
   running++
   return new Promise((resolve, reject) => {
@@ -43,9 +54,15 @@ export function searchInWorker(root, args, signal) {
     }, budget + 1000)
     const onAbort = () => finish(reject, new WorkspaceError('the search was cancelled'))
     signal?.addEventListener('abort', onAbort, { once: true })
-    worker.once('message', (m) => (m.ok ? finish(resolve, m.result) : finish(reject, new WorkspaceError(m.message))))
-    worker.once('error', (err) => finish(reject, new WorkspaceError(`the search failed: ${err.message}`)))
-    worker.once('exit', (code) => finish(reject, new WorkspaceError(`the search ended without an answer (exit ${code})`)))
+    worker.once('message', (m) =>
+      m.ok ? finish(resolve, m.result) : finish(reject, new WorkspaceError(m.message)),
+    )
+    worker.once('error', (err) =>
+      finish(reject, new WorkspaceError(`the search failed: ${err.message}`)),
+    )
+    worker.once('exit', (code) =>
+      finish(reject, new WorkspaceError(`the search ended without an answer (exit ${code})`)),
+    )
   })
 }
 
@@ -64,10 +81,13 @@ export async function searchFiles(ws, args, deadline = Infinity) {
   const matches = []
   let stopped
   // a file named as path is searched alone
-  const files = info.isDirectory() ? ws.walk(start, { stats }) : [{ rel: start.rel, abs: start.abs, type: 'file' }]
+  const files = info.isDirectory()
+    ? ws.walk(start, { stats })
+    : [{ rel: start.rel, abs: start.abs, type: 'file' }]
   outer: for await (const entry of files) {
     if (entry.type !== 'file') continue
-    const relToStart = start.rel === '.' || !info.isDirectory() ? entry.rel : entry.rel.slice(start.rel.length + 1)
+    const relToStart =
+      start.rel === '.' || !info.isDirectory() ? entry.rel : entry.rel.slice(start.rel.length + 1)
     if (match && !match(relToStart)) continue
     if (Date.now() > deadline) {
       stopped = `stopped: the time budget (${searchMs() / 1000} s) ran out; narrow path or glob`
@@ -123,12 +143,19 @@ export async function searchFiles(ws, args, deadline = Infinity) {
     stopped,
     counts.binary && `${counts.binary} binary files skipped`,
     counts.large && `${counts.large} files over ${formatBytes(LIMITS.fileBytes)} skipped`,
-    stats.skipped.size && `skipped ${[...stats.skipped].join(', ')} (name one as path to search it)`,
+    stats.skipped.size &&
+      `skipped ${[...stats.skipped].join(', ')} (name one as path to search it)`,
     stats.stopped,
   ].filter(Boolean)
   return {
     text: [...lines, ...notes.map((n) => `[${n}]`)].join('\n'),
-    structured: { query, path: start.rel, matches: matches.slice(0, shown), filesSearched: counts.files, truncated: Boolean(stopped || stats.stopped) },
+    structured: {
+      query,
+      path: start.rel,
+      matches: matches.slice(0, shown),
+      filesSearched: counts.files,
+      truncated: Boolean(stopped || stats.stopped),
+    },
   }
 }
 
@@ -136,13 +163,17 @@ export async function searchFiles(ws, args, deadline = Infinity) {
 function matcher(query, regex, caseSensitive) {
   if (!regex) {
     const needle = caseSensitive ? query : query.toLowerCase()
-    return caseSensitive ? (line) => line.indexOf(needle) : (line) => line.toLowerCase().indexOf(needle)
+    return caseSensitive
+      ? (line) => line.indexOf(needle)
+      : (line) => line.toLowerCase().indexOf(needle)
   }
   let re
   try {
     re = new RegExp(query, caseSensitive ? '' : 'i')
   } catch (err) {
-    throw new WorkspaceError(`invalid regular expression: ${err.message.replace(/^Invalid regular expression: /, '')}`)
+    throw new WorkspaceError(
+      `invalid regular expression: ${err.message.replace(/^Invalid regular expression: /, '')}`,
+    )
   }
   return (line) => {
     const m = re.exec(line)

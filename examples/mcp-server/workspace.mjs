@@ -50,7 +50,8 @@ export class Workspace {
     const real = await realpath(root).catch(() => {
       throw new WorkspaceError(`the workspace root ${root} does not exist`)
     })
-    if (!(await stat(real)).isDirectory()) throw new WorkspaceError(`the workspace root ${root} is not a directory`)
+    if (!(await stat(real)).isDirectory())
+      throw new WorkspaceError(`the workspace root ${root} is not a directory`)
     return new Workspace(real)
   }
 
@@ -66,34 +67,52 @@ export class Workspace {
     if (typeof path !== 'string') throw new WorkspaceError('path must be a string')
     if (path.includes('\0')) throw new WorkspaceError('path contains a NUL byte')
     if (isAbsolute(path) || /^[A-Za-z]:[\\/]/.test(path)) {
-      throw new WorkspaceError(`"${path}" is an absolute path: paths are relative to the workspace root (${this.root}), e.g. "src/index.ts"`)
+      throw new WorkspaceError(
+        `"${path}" is an absolute path: paths are relative to the workspace root (${this.root}), e.g. "src/index.ts"`,
+      )
     }
     const lexical = resolve(this.root, path)
-    if (!inside(this.root, lexical)) throw new WorkspaceError(`"${path}" is outside the workspace root: paths may not climb above it with ..`)
+    if (!inside(this.root, lexical))
+      throw new WorkspaceError(
+        `"${path}" is outside the workspace root: paths may not climb above it with ..`,
+      )
     const rel = toPosix(relative(this.root, lexical)) || '.'
     this.#refuseGit(rel, path)
     let real
     try {
       real = await realpath(lexical)
     } catch (err) {
-      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') throw new WorkspaceError(`"${rel}" does not exist${await this.#missingHint(lexical)}`)
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR')
+        throw new WorkspaceError(`"${rel}" does not exist${await this.#missingHint(lexical)}`)
       if (err.code === 'ELOOP') throw new WorkspaceError(`"${rel}" is a symlink loop`)
-      if (err.code === 'EACCES') throw new WorkspaceError(`"${rel}" is not readable (permission denied)`)
+      if (err.code === 'EACCES')
+        throw new WorkspaceError(`"${rel}" is not readable (permission denied)`)
       throw err
     }
-    if (!inside(this.root, real)) throw new WorkspaceError(`"${rel}" is a symlink (or is under one) that points outside the workspace root; it is not served`)
+    if (!inside(this.root, real))
+      throw new WorkspaceError(
+        `"${rel}" is a symlink (or is under one) that points outside the workspace root; it is not served`,
+      )
     this.#refuseGit(toPosix(relative(this.root, real)) || '.', path)
     return { abs: real, rel }
   }
 
   #refuseGit(rel, path) {
-    if (rel.split('/').some((part) => part.toLowerCase() === '.git')) throw new WorkspaceError(`"${path}" is inside .git, which this server does not serve (it can hold credentials)`)
+    if (rel.split('/').some((part) => part.toLowerCase() === '.git'))
+      throw new WorkspaceError(
+        `"${path}" is inside .git, which this server does not serve (it can hold credentials)`,
+      )
   }
 
   async #missingHint(lexical) {
     const parent = resolve(lexical, '..')
-    const exists = await stat(parent).then((s) => s.isDirectory(), () => false)
-    return exists && inside(this.root, parent) ? `; list_files "${toPosix(relative(this.root, parent)) || '.'}" shows what is there` : ''
+    const exists = await stat(parent).then(
+      (s) => s.isDirectory(),
+      () => false,
+    )
+    return exists && inside(this.root, parent)
+      ? `; list_files "${toPosix(relative(this.root, parent)) || '.'}" shows what is there`
+      : ''
   }
 
   /**
@@ -120,13 +139,20 @@ export class Workspace {
       for (const e of entries) {
         const rel = dir.rel ? `${dir.rel}/${e.name}` : e.name
         const abs = join(dir.abs, e.name)
-        const type = e.isSymbolicLink() ? 'symlink' : e.isDirectory() ? 'directory' : e.isFile() ? 'file' : 'other'
+        const type = e.isSymbolicLink()
+          ? 'symlink'
+          : e.isDirectory()
+            ? 'directory'
+            : e.isFile()
+              ? 'file'
+              : 'other'
         if (type === 'directory' && SKIPPED_DIRS.includes(e.name)) {
           stats.skipped.add(e.name)
           continue
         }
         yield { rel, abs, type }
-        if (type === 'directory' && dir.level < depth) below.push({ abs, rel, level: dir.level + 1 })
+        if (type === 'directory' && dir.level < depth)
+          below.push({ abs, rel, level: dir.level + 1 })
       }
       if (stats.visited > LIMITS.walkEntries) {
         stats.stopped = `the walk stopped after ${LIMITS.walkEntries} entries`
@@ -139,12 +165,18 @@ export class Workspace {
   /** list_files */
   async list({ path = '.', glob, depth, limit = 200 }) {
     const start = await this.resolve(path)
-    if (!(await stat(start.abs)).isDirectory()) throw new WorkspaceError(`"${start.rel}" is a file, not a directory: file_info or read_file it`)
+    if (!(await stat(start.abs)).isDirectory())
+      throw new WorkspaceError(
+        `"${start.rel}" is a file, not a directory: file_info or read_file it`,
+      )
     const match = glob ? compile(glob) : undefined
     const stats = newStats()
     const entries = []
     let more = false
-    for await (const entry of this.walk(start, { depth: Math.min(depth ?? (glob ? LIMITS.depth : 1), LIMITS.depth), stats })) {
+    for await (const entry of this.walk(start, {
+      depth: Math.min(depth ?? (glob ? LIMITS.depth : 1), LIMITS.depth),
+      stats,
+    })) {
       const relToStart = start.rel === '.' ? entry.rel : entry.rel.slice(start.rel.length + 1)
       if (match && !match(relToStart)) continue
       if (entries.length === limit) {
@@ -152,13 +184,22 @@ export class Workspace {
         break
       }
       const info = await lstat(entry.abs).catch(() => undefined)
-      entries.push({ path: entry.rel, type: entry.type, ...(entry.type === 'file' && info && { size: info.size }) })
+      entries.push({
+        path: entry.rel,
+        type: entry.type,
+        ...(entry.type === 'file' && info && { size: info.size }),
+      })
     }
     const lines = []
     let shown = 0
     let chars = 0
     for (const e of entries) {
-      const line = e.type === 'directory' ? `${e.path}/` : e.type === 'file' ? `${e.path}  ${formatBytes(e.size ?? 0)}` : `${e.path}  (${e.type})`
+      const line =
+        e.type === 'directory'
+          ? `${e.path}/`
+          : e.type === 'file'
+            ? `${e.path}  ${formatBytes(e.size ?? 0)}`
+            : `${e.path}  (${e.type})`
       if (chars + line.length > LIMITS.outputChars) {
         more = true
         break
@@ -168,14 +209,25 @@ export class Workspace {
       shown++
     }
     const notes = []
-    if (!shown) notes.push(glob ? `nothing under "${start.rel}" matches ${glob}` : `"${start.rel}" is empty`)
-    if (more) notes.push(`${shown} entries shown; there are more: narrow path or glob, or raise limit (at most 2000)`)
+    if (!shown)
+      notes.push(glob ? `nothing under "${start.rel}" matches ${glob}` : `"${start.rel}" is empty`)
+    if (more)
+      notes.push(
+        `${shown} entries shown; there are more: narrow path or glob, or raise limit (at most 2000)`,
+      )
     if (stats.stopped) notes.push(stats.stopped)
-    if (stats.skipped.size) notes.push(`skipped ${[...stats.skipped].join(', ')} (name one as path to list it)`)
+    if (stats.skipped.size)
+      notes.push(`skipped ${[...stats.skipped].join(', ')} (name one as path to list it)`)
     if (stats.unreadable) notes.push(`${stats.unreadable} directories could not be read`)
     return {
       text: [...lines, ...notes.map((n) => `[${n}]`)].join('\n'),
-      structured: { root: this.root, path: start.rel, entries: entries.slice(0, shown), truncated: more || Boolean(stats.stopped), skipped: [...stats.skipped] },
+      structured: {
+        root: this.root,
+        path: start.rel,
+        entries: entries.slice(0, shown),
+        truncated: more || Boolean(stats.stopped),
+        skipped: [...stats.skipped],
+      },
     }
   }
 
@@ -186,13 +238,17 @@ export class Workspace {
     const lines = buffer.toString('utf8').split(/\r?\n/)
     if (lines.at(-1) === '') lines.pop() // a final newline ends the last line; it does not start one
     if (!lines.length) return { text: `(${rel} is empty)`, structured: undefined }
-    if (offset > lines.length) throw new WorkspaceError(`offset ${offset} is past the end of "${rel}", which has ${lines.length} lines`)
+    if (offset > lines.length)
+      throw new WorkspaceError(
+        `offset ${offset} is past the end of "${rel}", which has ${lines.length} lines`,
+      )
     const out = []
     let chars = 0
     let last = offset - 1
     for (let n = offset; n < offset + limit && n <= lines.length; n++) {
       let line = lines[n - 1]
-      if (line.length > LIMITS.lineChars) line = `${line.slice(0, LIMITS.lineChars)} … [line cut: ${line.length} characters]`
+      if (line.length > LIMITS.lineChars)
+        line = `${line.slice(0, LIMITS.lineChars)} … [line cut: ${line.length} characters]`
       const numbered = `${String(n).padStart(6)}\t${line}`
       if (chars + numbered.length > LIMITS.outputChars && out.length) break
       out.push(numbered)
@@ -214,10 +270,15 @@ export class Workspace {
     if (info.isDirectory()) throw new WorkspaceError(`"${rel}" is a directory: list_files it`)
     if (!info.isFile()) throw new WorkspaceError(`"${rel}" is not a regular file`)
     if (info.size > LIMITS.fileBytes) {
-      throw new WorkspaceError(`"${rel}" is ${formatBytes(info.size)}, over the ${formatBytes(LIMITS.fileBytes)} this server reads: search_text cannot read it either; use another tool for large files`)
+      throw new WorkspaceError(
+        `"${rel}" is ${formatBytes(info.size)}, over the ${formatBytes(LIMITS.fileBytes)} this server reads: search_text cannot read it either; use another tool for large files`,
+      )
     }
     const buffer = await readCapped(abs, LIMITS.fileBytes)
-    if (isBinary(buffer)) throw new WorkspaceError(`"${rel}" is a binary file (${formatBytes(info.size)}): read_file returns text only; file_info describes it`)
+    if (isBinary(buffer))
+      throw new WorkspaceError(
+        `"${rel}" is a binary file (${formatBytes(info.size)}): read_file returns text only; file_info describes it`,
+      )
     return buffer
   }
 
@@ -241,7 +302,8 @@ export class Workspace {
     }
     const text = [
       `${rel}: ${type}${out.symlinkTo ? ` (a symlink to ${out.symlinkTo})` : ''}`,
-      type === 'file' && `size ${formatBytes(info.size)}${out.binary ? ', binary' : out.lines !== undefined ? `, ${out.lines} lines of text` : ', too large to inspect'}`,
+      type === 'file' &&
+        `size ${formatBytes(info.size)}${out.binary ? ', binary' : out.lines !== undefined ? `, ${out.lines} lines of text` : ', too large to inspect'}`,
       type === 'directory' && `${out.entries}${out.entries >= 10_000 ? '+' : ''} entries`,
       `modified ${out.modified}`,
     ].filter(Boolean)
@@ -256,10 +318,14 @@ export class Workspace {
     const mimeType = mimeOf(clean)
     if (info.size <= LIMITS.fileBytes) {
       const buffer = await readCapped(abs, LIMITS.fileBytes)
-      if (!isBinary(buffer)) return { text: buffer.toString('utf8'), mimeType: mimeType ?? 'text/plain' }
-      if (buffer.length <= LIMITS.blobBytes) return { blob: buffer.toString('base64'), mimeType: mimeType ?? 'application/octet-stream' }
+      if (!isBinary(buffer))
+        return { text: buffer.toString('utf8'), mimeType: mimeType ?? 'text/plain' }
+      if (buffer.length <= LIMITS.blobBytes)
+        return { blob: buffer.toString('base64'), mimeType: mimeType ?? 'application/octet-stream' }
     }
-    throw new WorkspaceError(`"${clean}" is ${formatBytes(info.size)}: too large to serve as a resource`)
+    throw new WorkspaceError(
+      `"${clean}" is ${formatBytes(info.size)}: too large to serve as a resource`,
+    )
   }
 }
 
@@ -305,7 +371,24 @@ function countLines(buffer) {
   return buffer[buffer.length - 1] === 10 ? n : n + 1
 }
 
-const MIME = { md: 'text/markdown', json: 'application/json', js: 'text/javascript', mjs: 'text/javascript', ts: 'text/typescript', yaml: 'application/yaml', yml: 'application/yaml', html: 'text/html', css: 'text/css', csv: 'text/csv', png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', svg: 'image/svg+xml', pdf: 'application/pdf' }
+const MIME = {
+  md: 'text/markdown',
+  json: 'application/json',
+  js: 'text/javascript',
+  mjs: 'text/javascript',
+  ts: 'text/typescript',
+  yaml: 'application/yaml',
+  yml: 'application/yaml',
+  html: 'text/html',
+  css: 'text/css',
+  csv: 'text/csv',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  svg: 'image/svg+xml',
+  pdf: 'application/pdf',
+}
 
 function mimeOf(rel) {
   return MIME[rel.slice(rel.lastIndexOf('.') + 1).toLowerCase()]

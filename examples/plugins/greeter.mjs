@@ -8,6 +8,10 @@ export default {
     const greeting = config.greeting ?? 'hello'
     const every = config.intervalMs ?? 0
     ctx.logger.info(`${greeting}! the audit log holds ${ctx.auditLog.entries().length} events`)
-    if (every > 0) ctx.setInterval(() => ctx.logger.info(`${greeting} again: ${ctx.auditLog.entries().length} events`), every)
+    if (every > 0)
+      ctx.setInterval(
+        () => ctx.logger.info(`${greeting} again: ${ctx.auditLog.entries().length} events`),
+        every,
+      )
   },
 }

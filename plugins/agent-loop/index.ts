@@ -7,7 +7,14 @@
  */
 import { resolve } from 'node:path'
 import { z } from 'zod'
-import { AsyncSeriesHook, AsyncSeriesWaterfallHook, defineHooks, definePlugin, GLOBAL, type ScopeHandle } from 'yoke'
+import {
+  AsyncSeriesHook,
+  AsyncSeriesWaterfallHook,
+  defineHooks,
+  definePlugin,
+  GLOBAL,
+  type ScopeHandle,
+} from 'yoke'
 import { CassetteWriter } from '../shared/cassette.ts'
 import { laneSchema } from '../shared/lanes.ts'
 import type { ModelRequest, ModelResponse } from '../shared/model.ts'
@@ -15,7 +22,18 @@ import { EventQueue } from './events.ts'
 import { Run } from './loop.ts'
 import { spawnTool, type LiveRun } from './spawn.ts'
 import { newRunId, Transcript } from './transcript.ts'
-import type { AgentApi, AgentEvent, AgentHooks, AgentRun, ModelInfo, RunOptions, RunResult, StepInfo, StepResult, TurnInfo } from './types.ts'
+import type {
+  AgentApi,
+  AgentEvent,
+  AgentHooks,
+  AgentRun,
+  ModelInfo,
+  RunOptions,
+  RunResult,
+  StepInfo,
+  StepResult,
+  TurnInfo,
+} from './types.ts'
 
 export type * from './types.ts'
 
@@ -25,7 +43,12 @@ const config = z
       .object({
         maxTurns: z.number().int().positive().default(24),
         maxTokens: z.number().int().positive().default(500_000),
-        maxMs: z.number().int().positive().max(2 ** 31 - 1).default(15 * 60_000),
+        maxMs: z
+          .number()
+          .int()
+          .positive()
+          .max(2 ** 31 - 1)
+          .default(15 * 60_000),
       })
       .strict()
       .default({ maxTurns: 24, maxTokens: 500_000, maxMs: 15 * 60_000 }),
@@ -42,7 +65,15 @@ const config = z
     spawn: z.boolean().default(true),
     /** a subagent's budget */
     subagentBudget: z
-      .object({ maxTurns: z.number().int().positive().default(12), maxTokens: z.number().int().positive().default(200_000), maxMs: z.number().int().positive().default(5 * 60_000) })
+      .object({
+        maxTurns: z.number().int().positive().default(12),
+        maxTokens: z.number().int().positive().default(200_000),
+        maxMs: z
+          .number()
+          .int()
+          .positive()
+          .default(5 * 60_000),
+      })
       .strict()
       .default({ maxTurns: 12, maxTokens: 200_000, maxMs: 5 * 60_000 }),
   })
@@ -56,7 +87,8 @@ interface StartOptions extends RunOptions {
 
 /** setTimeout's longest delay; a longer budget is as good as none */
 const MAX_TIMER = 2 ** 31 - 1
-const definedOnly = <T extends object>(o: T | undefined): Partial<T> => Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>
+const definedOnly = <T extends object>(o: T | undefined): Partial<T> =>
+  Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>
 
 export default definePlugin({
   name: 'agent-loop',
@@ -77,8 +109,10 @@ export default definePlugin({
       /** a turn is over: its tool results are in the conversation */
       turnEnd: new AsyncSeriesHook<[TurnInfo, ModelResponse]>(['info', 'response']),
     })
-    if (cfg.instructions) ctx.get('prompt')?.register({ name: 'agent-instructions', order: 0, text: cfg.instructions })
-    const runsDir = cfg.transcripts === false ? undefined : resolve(ctx.project.dir, cfg.transcripts)
+    if (cfg.instructions)
+      ctx.get('prompt')?.register({ name: 'agent-instructions', order: 0, text: cfg.instructions })
+    const runsDir =
+      cfg.transcripts === false ? undefined : resolve(ctx.project.dir, cfg.transcripts)
     /** runs in progress, by id: a spawn call finds its parent run (and its cassette) by the caller */
     const live = new Map<string, LiveRun>()
 
@@ -88,7 +122,10 @@ export default definePlugin({
       const cancel = new AbortController()
       const deadline = new AbortController()
       const budget = { ...cfg.budget, ...definedOnly(options.budget) }
-      const timer = setTimeout(() => deadline.abort(new Error(`the time budget is spent (${budget.maxMs} ms)`)), Math.min(budget.maxMs, MAX_TIMER))
+      const timer = setTimeout(
+        () => deadline.abort(new Error(`the time budget is spent (${budget.maxMs} ms)`)),
+        Math.min(budget.maxMs, MAX_TIMER),
+      )
       const ended = () => cancel.abort(new Error('the agent-loop instance was unloaded'))
       if (ctx.signal.aborted) ended()
       else ctx.signal.addEventListener('abort', ended, { once: true })
@@ -106,7 +143,8 @@ export default definePlugin({
         }
         queue.push(event)
       }
-      const warn = (err: unknown) => ctx.logger.warn(`run ${id}: transcript writing stopped: ${(err as Error)?.message ?? err}`)
+      const warn = (err: unknown) =>
+        ctx.logger.warn(`run ${id}: transcript writing stopped: ${(err as Error)?.message ?? err}`)
       let transcript: Transcript | undefined
       let own: CassetteWriter | undefined
       let result: Promise<RunResult>
@@ -119,16 +157,58 @@ export default definePlugin({
         const model = cassette ? cassette.wrap(base, lane) : base
         const layer = options.scope ?? ctx.runtime
         const scope = (options.scope as ScopeHandle | undefined)?.key ?? GLOBAL
-        emit({ type: 'start', runId: id, task, transcript: transcript?.file, model: model.model, lane })
-        transcript?.write('start', { runId: id, task, scope, lane, provider: model.provider, model: model.model, budget, record: options.record, caller: options.caller })
-        const run = new Run(id, { tasks: ctx.tasks, prompt: () => ctx.get('prompt'), hooks, logger: ctx.logger, maxTokensPerRequest: cfg.maxTokensPerRequest, temperature: cfg.temperature }, model, { ...options, layer, scope, lane, budget, cancelSignal: cancel.signal }, signal, emit, transcript)
+        emit({
+          type: 'start',
+          runId: id,
+          task,
+          transcript: transcript?.file,
+          model: model.model,
+          lane,
+        })
+        transcript?.write('start', {
+          runId: id,
+          task,
+          scope,
+          lane,
+          provider: model.provider,
+          model: model.model,
+          budget,
+          record: options.record,
+          caller: options.caller,
+        })
+        const run = new Run(
+          id,
+          {
+            tasks: ctx.tasks,
+            prompt: () => ctx.get('prompt'),
+            hooks,
+            logger: ctx.logger,
+            maxTokensPerRequest: cfg.maxTokensPerRequest,
+            temperature: cfg.temperature,
+          },
+          model,
+          { ...options, layer, scope, lane, budget, cancelSignal: cancel.signal },
+          signal,
+          emit,
+          transcript,
+        )
         live.set(id, { model: base, cassette, scope, addUsage: (usage) => run.addUsage(usage) })
         result = run.execute(task)
       } catch (err) {
         // a run that could not start still ends with one RunResult
         const reason = `the run could not start: ${(err as Error)?.message ?? err}`
         transcript?.write('end', { status: 'failed', reason })
-        result = Promise.resolve({ runId: id, status: 'failed', reason, text: '', turns: 0, usage: { inputTokens: 0, outputTokens: 0, requests: 0 }, durationMs: 0, transcript: transcript?.file, messages: [] })
+        result = Promise.resolve({
+          runId: id,
+          status: 'failed',
+          reason,
+          text: '',
+          turns: 0,
+          usage: { inputTokens: 0, outputTokens: 0, requests: 0 },
+          durationMs: 0,
+          transcript: transcript?.file,
+          messages: [],
+        })
       }
       const settled = result.finally(() => {
         clearTimeout(timer)
@@ -139,16 +219,34 @@ export default definePlugin({
           try {
             close()
           } catch (err) {
-            ctx.logger.warn(`run ${id}: closing its files failed: ${(err as Error)?.message ?? err}`)
+            ctx.logger.warn(
+              `run ${id}: closing its files failed: ${(err as Error)?.message ?? err}`,
+            )
           }
         }
       })
       settled.then((r) => emit({ type: 'end', result: r })).finally(() => queue.end())
-      return { id, result: settled, cancel: (reason) => cancel.abort(new Error(reason ?? 'cancelled')), [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator]() }
+      return {
+        id,
+        result: settled,
+        cancel: (reason) => cancel.abort(new Error(reason ?? 'cancelled')),
+        [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
+      }
     }
 
     const api: AgentApi = { hooks, run: (task, options) => start(task, options) }
     ctx.provide('agent', api)
-    if (cfg.spawn) ctx.runtime.register(spawnTool({ lanes: cfg.subProviders, budget: cfg.subagentBudget, runtime: ctx.runtime, live, start, logger: ctx.logger, resolvePath: (p) => resolve(ctx.project.dir, p) }))
+    if (cfg.spawn)
+      ctx.runtime.register(
+        spawnTool({
+          lanes: cfg.subProviders,
+          budget: cfg.subagentBudget,
+          runtime: ctx.runtime,
+          live,
+          start,
+          logger: ctx.logger,
+          resolvePath: (p) => resolve(ctx.project.dir, p),
+        }),
+      )
   },
 })

@@ -7,11 +7,37 @@
  * cancel, or an error, and always with exactly one RunResult and a closed transcript.
  */
 import { createHash } from 'node:crypto'
-import { YokeError, type Logger, type ProgressEvent, type RegisteredTool, type TaskInfo, type ToolLayer, type ToolResult } from 'yoke'
-import type { ChatMessage, ModelClient, ModelRequest, ModelResponse, ModelTool, ModelToolCall } from '../shared/model.ts'
+import {
+  YokeError,
+  type Logger,
+  type ProgressEvent,
+  type RegisteredTool,
+  type TaskInfo,
+  type ToolLayer,
+  type ToolResult,
+} from 'yoke'
+import type {
+  ChatMessage,
+  ModelClient,
+  ModelRequest,
+  ModelResponse,
+  ModelTool,
+  ModelToolCall,
+} from '../shared/model.ts'
 import type { PromptApi } from '../prompt/index.ts'
 import type { Transcript } from './transcript.ts'
-import type { AgentEvent, AgentHooks, Budget, RunOptions, RunResult, RunStatus, RunUsage, StepInfo, StepResult, TurnInfo } from './types.ts'
+import type {
+  AgentEvent,
+  AgentHooks,
+  Budget,
+  RunOptions,
+  RunResult,
+  RunStatus,
+  RunUsage,
+  StepInfo,
+  StepResult,
+  TurnInfo,
+} from './types.ts'
 
 export interface LoopDeps {
   tasks: { wait(id: string): Promise<TaskInfo | undefined>; cancel(id: string): boolean }
@@ -25,7 +51,10 @@ export interface LoopDeps {
 
 /** Ends a run early with a status (thrown inside the loop, caught once at its end). */
 class Stop extends Error {
-  constructor(readonly status: RunStatus, reason: string) {
+  constructor(
+    readonly status: RunStatus,
+    reason: string,
+  ) {
     super(reason)
   }
 }
@@ -35,7 +64,18 @@ const hashes = new WeakMap<RegisteredTool, string>()
 export function toolHash(tool: RegisteredTool): string {
   let hash = hashes.get(tool)
   if (!hash) {
-    hash = createHash('sha256').update(JSON.stringify([tool.name, tool.description ?? '', tool.inputSchema, tool.source, tool.owner])).digest('hex').slice(0, 12)
+    hash = createHash('sha256')
+      .update(
+        JSON.stringify([
+          tool.name,
+          tool.description ?? '',
+          tool.inputSchema,
+          tool.source,
+          tool.owner,
+        ]),
+      )
+      .digest('hex')
+      .slice(0, 12)
     hashes.set(tool, hash)
   }
   return hash
@@ -55,7 +95,13 @@ export class Run {
     readonly id: string,
     private readonly deps: LoopDeps,
     private readonly model: ModelClient,
-    private readonly options: Omit<RunOptions, 'scope'> & { layer: ToolLayer; scope: string; lane: string; budget: Budget; cancelSignal: AbortSignal },
+    private readonly options: Omit<RunOptions, 'scope'> & {
+      layer: ToolLayer
+      scope: string
+      lane: string
+      budget: Budget
+      cancelSignal: AbortSignal
+    },
     private readonly signal: AbortSignal,
     private readonly emit: (event: AgentEvent) => void,
     private readonly transcript?: Transcript,
@@ -64,7 +110,14 @@ export class Run {
   }
 
   #info(): TurnInfo {
-    return { runId: this.id, turn: this.#turn, scope: this.options.scope, lane: this.options.lane, model: this.model.model, provider: this.model.provider }
+    return {
+      runId: this.id,
+      turn: this.#turn,
+      scope: this.options.scope,
+      lane: this.options.lane,
+      model: this.model.model,
+      provider: this.model.provider,
+    }
   }
 
   async execute(task: string): Promise<RunResult> {
@@ -90,7 +143,14 @@ export class Run {
       transcript: this.transcript?.file,
       messages: this.#messages,
     }
-    this.transcript?.write('end', { status, reason, text: this.#text, turns: this.#turn, usage: result.usage, durationMs: result.durationMs })
+    this.transcript?.write('end', {
+      status,
+      reason,
+      text: this.#text,
+      turns: this.#turn,
+      usage: result.usage,
+      durationMs: result.durationMs,
+    })
     return result
   }
 
@@ -103,7 +163,8 @@ export class Run {
     // the tools of this turn: read once, so a tool added while the turn runs shows from the next one
     // sorted by name: the request does not depend on registration order (replay, prompt caching)
     const scoped = new Map<string, RegisteredTool>()
-    for (const tool of this.options.layer.list().sort((a, b) => (a.name < b.name ? -1 : 1))) scoped.set(tool.name, tool)
+    for (const tool of this.options.layer.list().sort((a, b) => (a.name < b.name ? -1 : 1)))
+      scoped.set(tool.name, tool)
     this.emit({ type: 'turn', turn: this.#turn, tools: scoped.size })
     this.transcript?.write('turn', { turn: this.#turn, tools: scoped.size })
     let request: ModelRequest = {
@@ -115,13 +176,37 @@ export class Run {
     }
     request = (await this.deps.hooks.beforeModel.promise(request, info)) ?? request
     const asked = performance.now()
-    let response = await this.model.complete(request, { signal: this.signal, onText: (delta) => this.emit({ type: 'text', turn: info.turn, delta }) })
+    let response = await this.model.complete(request, {
+      signal: this.signal,
+      onText: (delta) => this.emit({ type: 'text', turn: info.turn, delta }),
+    })
     const latencyMs = Math.round(performance.now() - asked)
     this.#count(response)
-    response = (await this.deps.hooks.afterModel.promise(response, { ...info, latencyMs, usage: { ...this.#usage } })) ?? response
-    this.emit({ type: 'model', turn: info.turn, usage: response.usage, stopReason: response.stopReason, latencyMs })
-    this.transcript?.write('model', { turn: info.turn, model: response.model, stopReason: response.stopReason, usage: response.usage, latencyMs })
-    this.#push({ role: 'assistant', content: response.text, ...(response.toolCalls.length ? { toolCalls: response.toolCalls } : {}) })
+    response =
+      (await this.deps.hooks.afterModel.promise(response, {
+        ...info,
+        latencyMs,
+        usage: { ...this.#usage },
+      })) ?? response
+    this.emit({
+      type: 'model',
+      turn: info.turn,
+      usage: response.usage,
+      stopReason: response.stopReason,
+      latencyMs,
+    })
+    this.transcript?.write('model', {
+      turn: info.turn,
+      model: response.model,
+      stopReason: response.stopReason,
+      usage: response.usage,
+      latencyMs,
+    })
+    this.#push({
+      role: 'assistant',
+      content: response.text,
+      ...(response.toolCalls.length ? { toolCalls: response.toolCalls } : {}),
+    })
     if (response.text || !response.toolCalls.length) this.#text = response.text
     if (response.toolCalls.length) await this.#runCalls(response.toolCalls, scoped, info)
     await this.deps.hooks.turnEnd.promise(info, response)
@@ -136,7 +221,8 @@ export class Run {
     const results: StepResult[] = []
     let batch: Array<Promise<void>> = []
     for (const [i, call] of calls.entries()) {
-      const run = () => this.#step(call, offered.get(call.name), info).then((r) => void (results[i] = r))
+      const run = () =>
+        this.#step(call, offered.get(call.name), info).then((r) => void (results[i] = r))
       if (offered.get(call.name)?.concurrency === 'safe') batch.push(run())
       else {
         await Promise.all(batch)
@@ -145,20 +231,50 @@ export class Run {
       }
     }
     await Promise.all(batch)
-    results.forEach((r, i) => this.#push({ role: 'tool', toolCallId: calls[i]!.id, name: r.name, content: r.text, ...(r.ok ? {} : { isError: true }) }))
+    results.forEach((r, i) =>
+      this.#push({
+        role: 'tool',
+        toolCallId: calls[i]!.id,
+        name: r.name,
+        content: r.text,
+        ...(r.ok ? {} : { isError: true }),
+      }),
+    )
     if (this.signal.aborted) throw this.signal.reason
   }
 
-  async #step(call: ModelToolCall, tool: RegisteredTool | undefined, info: TurnInfo): Promise<StepResult> {
+  async #step(
+    call: ModelToolCall,
+    tool: RegisteredTool | undefined,
+    info: TurnInfo,
+  ): Promise<StepResult> {
     const step: StepInfo = { ...info, call }
     this.emit({ type: 'tool-call', turn: info.turn, id: call.id, name: call.name, args: call.args })
-    this.transcript?.write('tool-call', { turn: info.turn, id: call.id, name: call.name, args: call.args, tool: tool && { source: tool.source, owner: tool.owner, registration: tool.id, hash: toolHash(tool) } })
+    this.transcript?.write('tool-call', {
+      turn: info.turn,
+      id: call.id,
+      name: call.name,
+      args: call.args,
+      tool: tool && {
+        source: tool.source,
+        owner: tool.owner,
+        registration: tool.id,
+        hash: toolHash(tool),
+      },
+    })
     let result: StepResult
     try {
       await this.deps.hooks.beforeStep.promise(step)
       result = await this.#callTool(call, tool, info)
     } catch (err) {
-      result = { id: call.id, name: call.name, status: 'HOOK_FAILED', ok: false, text: `Error (HOOK_FAILED): ${(err as Error)?.message ?? err}`, durationMs: 0 }
+      result = {
+        id: call.id,
+        name: call.name,
+        status: 'HOOK_FAILED',
+        ok: false,
+        text: `Error (HOOK_FAILED): ${(err as Error)?.message ?? err}`,
+        durationMs: 0,
+      }
     }
     try {
       await this.deps.hooks.afterStep.promise(step, result)
@@ -170,16 +286,48 @@ export class Run {
     return result
   }
 
-  async #callTool(call: ModelToolCall, tool: RegisteredTool | undefined, info: TurnInfo): Promise<StepResult> {
-    const fail = (status: StepResult['status'], text: string): StepResult => ({ id: call.id, name: call.name, status, ok: false, text: `Error (${status}): ${text}`, durationMs: 0 })
-    if (!tool) return fail('UNKNOWN_TOOL', `there is no tool "${call.name}" among the tools offered this turn`)
+  async #callTool(
+    call: ModelToolCall,
+    tool: RegisteredTool | undefined,
+    info: TurnInfo,
+  ): Promise<StepResult> {
+    const fail = (status: StepResult['status'], text: string): StepResult => ({
+      id: call.id,
+      name: call.name,
+      status,
+      ok: false,
+      text: `Error (${status}): ${text}`,
+      durationMs: 0,
+    })
+    if (!tool)
+      return fail(
+        'UNKNOWN_TOOL',
+        `there is no tool "${call.name}" among the tools offered this turn`,
+      )
     // never mid-turn: a tool reloaded since the turn began is not the one the model was shown
-    if (this.options.layer.list().find((t) => t.name === call.name)?.id !== tool.id) return fail('UNLOADED', `${call.name} was reloaded or removed during this turn; its current version, if any, is offered from the next turn`)
-    if (typeof call.args === 'string') return fail('INVALID_ARGS', `the arguments are not a JSON object: ${call.args.slice(0, 200)}`)
-    const onProgress = (progress: ProgressEvent) => this.emit({ type: 'tool-progress', turn: info.turn, id: call.id, name: call.name, progress })
-    const result = await this.options.layer.call(call.name, call.args, { signal: this.signal, caller: `agent:${this.id}`, onProgress })
+    if (this.options.layer.list().find((t) => t.name === call.name)?.id !== tool.id)
+      return fail(
+        'UNLOADED',
+        `${call.name} was reloaded or removed during this turn; its current version, if any, is offered from the next turn`,
+      )
+    if (typeof call.args === 'string')
+      return fail('INVALID_ARGS', `the arguments are not a JSON object: ${call.args.slice(0, 200)}`)
+    const onProgress = (progress: ProgressEvent) =>
+      this.emit({ type: 'tool-progress', turn: info.turn, id: call.id, name: call.name, progress })
+    const result = await this.options.layer.call(call.name, call.args, {
+      signal: this.signal,
+      caller: `agent:${this.id}`,
+      onProgress,
+    })
     if (result.task) this.#track(result.task)
-    return { id: call.id, name: call.name, status: result.status, ok: result.ok, text: resultText(result), durationMs: result.durationMs }
+    return {
+      id: call.id,
+      name: call.name,
+      status: result.status,
+      ok: result.ok,
+      text: resultText(result),
+      durationMs: result.durationMs,
+    }
   }
 
   /** A background task of this run: its result joins the conversation at the next turn after it ends. */
@@ -195,7 +343,8 @@ export class Run {
   #deliver() {
     for (const info of this.#finished.splice(0)) {
       const result = info.result
-      const text = `[background task ${info.id} (${info.tool}) finished: ${info.status}]\n${result ? resultText(result) : ''}`.trim()
+      const text =
+        `[background task ${info.id} (${info.tool}) finished: ${info.status}]\n${result ? resultText(result) : ''}`.trim()
       this.emit({ type: 'task-done', task: info.id, tool: info.tool, status: info.status })
       this.transcript?.write('task-done', { task: info.id, tool: info.tool, status: info.status })
       this.#push({ role: 'user', content: text })
@@ -219,10 +368,13 @@ export class Run {
 
   #checkBudget() {
     const { maxTurns, maxTokens, maxMs } = this.options.budget
-    if (this.#turn >= maxTurns) throw new Stop('budget', `the turn budget is spent (${maxTurns} turns)`)
+    if (this.#turn >= maxTurns)
+      throw new Stop('budget', `the turn budget is spent (${maxTurns} turns)`)
     const tokens = this.#usage.inputTokens + this.#usage.outputTokens
-    if (tokens >= maxTokens) throw new Stop('budget', `the token budget is spent (${tokens} of ${maxTokens} tokens)`)
-    if (performance.now() - this.#started >= maxMs) throw new Stop('budget', `the time budget is spent (${maxMs} ms)`)
+    if (tokens >= maxTokens)
+      throw new Stop('budget', `the token budget is spent (${tokens} of ${maxTokens} tokens)`)
+    if (performance.now() - this.#started >= maxMs)
+      throw new Stop('budget', `the time budget is spent (${maxMs} ms)`)
     if (this.signal.aborted) throw this.signal.reason
   }
 
@@ -235,7 +387,8 @@ export class Run {
     this.#usage.requests += usage.requests
     this.#usage.inputTokens += usage.inputTokens
     this.#usage.outputTokens += usage.outputTokens
-    if (usage.costUsd !== undefined) this.#usage.costUsd = (this.#usage.costUsd ?? 0) + usage.costUsd
+    if (usage.costUsd !== undefined)
+      this.#usage.costUsd = (this.#usage.costUsd ?? 0) + usage.costUsd
   }
 
   /** Messages are frozen: a tap that wants another conversation returns a new request, it cannot edit the run's history. */
@@ -247,16 +400,34 @@ export class Run {
   /** How the run ended, from what stopped it: a budget, the caller's cancel, the time budget, or an error. */
   #ending(err: unknown): { status: RunStatus; reason: string } {
     if (err instanceof Stop) return { status: err.status, reason: err.message }
-    if (this.options.cancelSignal.aborted) return { status: 'cancelled', reason: reasonText(this.options.cancelSignal.reason) ?? 'cancelled' }
-    if (this.signal.aborted) return { status: 'budget', reason: `the time budget is spent (${this.options.budget.maxMs} ms)` }
+    if (this.options.cancelSignal.aborted)
+      return {
+        status: 'cancelled',
+        reason: reasonText(this.options.cancelSignal.reason) ?? 'cancelled',
+      }
+    if (this.signal.aborted)
+      return {
+        status: 'budget',
+        reason: `the time budget is spent (${this.options.budget.maxMs} ms)`,
+      }
     // a catalogue error keeps its code in the reason: REPLAY_MISMATCH, MODEL_FAILED, …
-    return { status: 'failed', reason: err instanceof YokeError ? `${err.code} ${err.message}` : ((err as Error)?.message ?? String(err)) }
+    return {
+      status: 'failed',
+      reason:
+        err instanceof YokeError
+          ? `${err.code} ${err.message}`
+          : ((err as Error)?.message ?? String(err)),
+    }
   }
 }
 
 function reasonText(reason: unknown): string | undefined {
   if (reason === undefined) return undefined
-  return reason instanceof Error ? (reason.name === 'AbortError' ? 'cancelled' : reason.message) : String(reason)
+  return reason instanceof Error
+    ? reason.name === 'AbortError'
+      ? 'cancelled'
+      : reason.message
+    : String(reason)
 }
 
 export function toModelTool(tool: RegisteredTool): ModelTool {
@@ -265,8 +436,18 @@ export function toModelTool(tool: RegisteredTool): ModelTool {
 
 /** What the model reads of a result: its text, and for a failure the status, the message and the hint. */
 export function resultText(result: ToolResult): string {
-  const body = result.content.map((c) => (c.type === 'text' ? c.text : c.type === 'resource_link' ? `[resource ${c.uri}]` : `[${c.type}]`)).join('\n')
+  const body = result.content
+    .map((c) =>
+      c.type === 'text'
+        ? c.text
+        : c.type === 'resource_link'
+          ? `[resource ${c.uri}]`
+          : `[${c.type}]`,
+    )
+    .join('\n')
   if (result.ok) return body
-  const error = result.error ? `Error (${result.status}): ${result.error.message}${result.error.hint ? `\nHint: ${result.error.hint}` : ''}` : `Error (${result.status})`
+  const error = result.error
+    ? `Error (${result.status}): ${result.error.message}${result.error.hint ? `\nHint: ${result.error.hint}` : ''}`
+    : `Error (${result.status})`
   return body ? `${error}\n${body}` : error
 }

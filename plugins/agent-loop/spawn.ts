@@ -28,7 +28,8 @@ interface SpawnDeps {
   resolvePath(path: string): string
 }
 
-const VERIFY = 'You check whether a goal was reached. Read the goal and the result. Answer REACHED or NOT REACHED on the first line, then one sentence why.'
+const VERIFY =
+  'You check whether a goal was reached. Read the goal and the result. Answer REACHED or NOT REACHED on the first line, then one sentence why.'
 let nextChild = 0
 
 export function spawnTool(deps: SpawnDeps): ToolDefinition {
@@ -37,22 +38,38 @@ export function spawnTool(deps: SpawnDeps): ToolDefinition {
   const laneModel = (key: string, main: ModelClient): ModelClient => {
     const lane = deps.lanes.find((l) => l.key === key)
     if (!lane) return main
-    if (main.provider === 'replay' && main.cassette) return createReplayModel({ cassette: main.cassette, lane: key })
+    if (main.provider === 'replay' && main.cassette)
+      return createReplayModel({ cassette: main.cassette, lane: key })
     let model = models.get(key)
     if (!model) models.set(key, (model = createLaneModel(lane, deps.resolvePath)))
     return model
   }
   const choices = deps.lanes.filter((l) => l.key !== GOAL_VERIFIER)
-  const laneHelp = ['main: the model this agent runs on', ...choices.map((l) => `${l.key}: ${l.description || `${l.provider} ${l.model}`}`)].join('; ')
+  const laneHelp = [
+    'main: the model this agent runs on',
+    ...choices.map((l) => `${l.key}: ${l.description || `${l.provider} ${l.model}`}`),
+  ].join('; ')
   return {
     name: 'spawn',
-    description: 'Run a subagent on a self-contained task and return its final answer. The subagent has the same tools (background tools run to completion inside it) but not spawn. Pick a lane for the model it runs on.',
+    description:
+      'Run a subagent on a self-contained task and return its final answer. The subagent has the same tools (background tools run to completion inside it) but not spawn. Pick a lane for the model it runs on.',
     inputSchema: {
       type: 'object',
       properties: {
-        task: { type: 'string', minLength: 1, description: 'everything the subagent needs to know: it does not see this conversation' },
-        lane: { type: 'string', enum: ['main', ...choices.map((l) => l.key)], description: laneHelp },
-        goal: { type: 'string', description: 'optional: a goal the answer must reach; a verifier checks it' },
+        task: {
+          type: 'string',
+          minLength: 1,
+          description: 'everything the subagent needs to know: it does not see this conversation',
+        },
+        lane: {
+          type: 'string',
+          enum: ['main', ...choices.map((l) => l.key)],
+          description: laneHelp,
+        },
+        goal: {
+          type: 'string',
+          description: 'optional: a goal the answer must reach; a verifier checks it',
+        },
       },
       required: ['task'],
       additionalProperties: false,
@@ -64,27 +81,59 @@ export function spawnTool(deps: SpawnDeps): ToolDefinition {
     async execute(args, ctx) {
       const parent = deps.live.get(ctx.call.caller.replace(/^agent:/, ''))
       const main = parent?.model
-      if (!main) throw new Error('spawn runs inside an agent run (its caller is not a run in progress)')
+      if (!main)
+        throw new Error('spawn runs inside an agent run (its caller is not a run in progress)')
       // the child's calls go through the concurrency gate themselves: holding a slot while waiting for them could deadlock
       ctx.release?.()
       const lane = typeof args.lane === 'string' ? args.lane : 'main'
       const model = laneModel(lane, main)
-      const scope = deps.runtime.scope(`${ctx.call.scope}/spawn-${++nextChild}`, { parent: ctx.call.scope, subagent: true })
+      const scope = deps.runtime.scope(`${ctx.call.scope}/spawn-${++nextChild}`, {
+        parent: ctx.call.scope,
+        subagent: true,
+      })
       try {
         scope.restrict({ deny: ['spawn'] })
-        const child = deps.start(String(args.task), { scope, signal: ctx.signal, lane, model, budget: deps.budget, cassette: parent.cassette })
+        const child = deps.start(String(args.task), {
+          scope,
+          signal: ctx.signal,
+          lane,
+          model,
+          budget: deps.budget,
+          cassette: parent.cassette,
+        })
         for await (const event of child) {
-          if (event.type === 'tool-call') ctx.progress({ message: `subagent ${child.id}: ${event.name}` })
+          if (event.type === 'tool-call')
+            ctx.progress({ message: `subagent ${child.id}: ${event.name}` })
         }
         const result = await child.result
         parent.addUsage(result.usage)
-        const structured: Record<string, unknown> = { runId: result.runId, status: result.status, lane, model: model.model, turns: result.turns, usage: result.usage, transcript: result.transcript }
-        let text = result.status === 'done' ? result.text : `the subagent ended ${result.status}: ${result.reason}${result.text ? `\n${result.text}` : ''}`
+        const structured: Record<string, unknown> = {
+          runId: result.runId,
+          status: result.status,
+          lane,
+          model: model.model,
+          turns: result.turns,
+          usage: result.usage,
+          transcript: result.transcript,
+        }
+        let text =
+          result.status === 'done'
+            ? result.text
+            : `the subagent ended ${result.status}: ${result.reason}${result.text ? `\n${result.text}` : ''}`
         if (typeof args.goal === 'string' && result.status === 'done') {
           const verifier = laneModel(GOAL_VERIFIER, main)
-          const verdict = await verify(parent.cassette?.wrap(verifier, GOAL_VERIFIER) ?? verifier, args.goal, result.text, ctx.signal)
+          const verdict = await verify(
+            parent.cassette?.wrap(verifier, GOAL_VERIFIER) ?? verifier,
+            args.goal,
+            result.text,
+            ctx.signal,
+          )
           parent.addUsage({ ...verdict.usage, requests: 1 })
-          structured.goal = { reached: verdict.reached, verdict: verdict.text, verifier: verdict.model }
+          structured.goal = {
+            reached: verdict.reached,
+            verdict: verdict.text,
+            verifier: verdict.model,
+          }
           text += `\n\n[goal ${verdict.reached ? 'reached' : 'NOT reached'} according to ${verdict.model}: ${verdict.text}]`
         }
         return { content: [{ type: 'text', text }], structured, isError: result.status !== 'done' }
@@ -96,7 +145,19 @@ export function spawnTool(deps: SpawnDeps): ToolDefinition {
 }
 
 async function verify(model: ModelClient, goal: string, answer: string, signal: AbortSignal) {
-  const response = await model.complete({ system: VERIFY, messages: [{ role: 'user', content: `Goal:\n${goal}\n\nResult:\n${answer}` }], tools: [] }, { signal })
+  const response = await model.complete(
+    {
+      system: VERIFY,
+      messages: [{ role: 'user', content: `Goal:\n${goal}\n\nResult:\n${answer}` }],
+      tools: [],
+    },
+    { signal },
+  )
   const text = response.text.trim()
-  return { reached: /^REACHED\b/i.test(text), text, model: `${model.provider} ${model.model}`, usage: response.usage }
+  return {
+    reached: /^REACHED\b/i.test(text),
+    text,
+    model: `${model.provider} ${model.model}`,
+    usage: response.usage,
+  }
 }

@@ -3,7 +3,14 @@
  * what the CLI, the MCP endpoint and embedders use. A replacement loop provides the same shape.
  */
 import type { ProgressEvent, ResultStatus, ScopeHandle } from 'yoke'
-import type { ChatMessage, ModelClient, ModelRequest, ModelResponse, ModelToolCall, Usage } from '../shared/model.ts'
+import type {
+  ChatMessage,
+  ModelClient,
+  ModelRequest,
+  ModelResponse,
+  ModelToolCall,
+  Usage,
+} from '../shared/model.ts'
 
 export interface Budget {
   /** model turns (requests) per run */

@@ -4,8 +4,21 @@
  * answer. The system prompt is the top-level `system`; tool calls and results are `tool_use` and
  * `tool_result` blocks, consecutive results sharing one user message.
  */
-import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk'
-import type { ChatMessage, CompleteOptions, ModelClient, ModelRequest, ModelResponse, ModelToolCall, StopReason } from '../shared/model.ts'
+import Anthropic, {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+} from '@anthropic-ai/sdk'
+import type {
+  ChatMessage,
+  CompleteOptions,
+  ModelClient,
+  ModelRequest,
+  ModelResponse,
+  ModelToolCall,
+  StopReason,
+} from '../shared/model.ts'
 import {
   WireError,
   cappedRetryFetch,
@@ -69,7 +82,10 @@ export function createAnthropicModel(options: AnthropicOptions): ModelClient {
       return request(info, errors, signal, async (attempt) => {
         let answer: MessageAnswer
         if (stream) {
-          const events = await client.messages.create({ ...body, stream: true }, { signal: attempt.signal })
+          const events = await client.messages.create(
+            { ...body, stream: true },
+            { signal: attempt.signal },
+          )
           attempt.alive()
           answer = new MessageAnswer()
           for await (const event of events as AsyncIterable<unknown>) {
@@ -77,7 +93,9 @@ export function createAnthropicModel(options: AnthropicOptions): ModelClient {
             answer.addEvent(event, (delta) => attempt.callback(onText, delta))
           }
         } else {
-          const response = await client.messages.create({ ...body, stream: false }, { signal: attempt.signal }).asResponse()
+          const response = await client.messages
+            .create({ ...body, stream: false }, { signal: attempt.signal })
+            .asResponse()
           attempt.alive()
           answer = MessageAnswer.fromJson(parseJson(await response.text()))
           const text = answer.text()
@@ -96,7 +114,13 @@ export function toWire(req: ModelRequest, model: string, maxTokens: number): Wir
     max_tokens: maxTokens,
     ...(req.system && { system: req.system }),
     messages: messagesToWire(req.messages),
-    ...(req.tools.length && { tools: req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema as Anthropic.Tool.InputSchema })) }),
+    ...(req.tools.length && {
+      tools: req.tools.map((t) => ({
+        name: t.name,
+        description: t.description,
+        input_schema: t.inputSchema as Anthropic.Tool.InputSchema,
+      })),
+    }),
   }
 }
 
@@ -108,23 +132,46 @@ function messagesToWire(messages: ChatMessage[]): WireMessage[] {
       const blocks: WireBlock[] = m.content ? [{ type: 'text', text: m.content }] : []
       for (const c of m.toolCalls ?? []) {
         // input must be an object: arguments that were not JSON go back as { _raw } so the model sees what it sent
-        blocks.push({ type: 'tool_use', id: c.id, name: c.name, input: typeof c.args === 'string' ? { _raw: c.args } : c.args })
+        blocks.push({
+          type: 'tool_use',
+          id: c.id,
+          name: c.name,
+          input: typeof c.args === 'string' ? { _raw: c.args } : c.args,
+        })
       }
       if (blocks.length) out.push({ role: 'assistant', content: blocks }) // the API refuses empty content
     } else {
-      const result: WireBlock = { type: 'tool_result', tool_use_id: m.toolCallId, content: m.content, ...(m.isError && { is_error: true }) }
+      const result: WireBlock = {
+        type: 'tool_result',
+        tool_use_id: m.toolCallId,
+        content: m.content,
+        ...(m.isError && { is_error: true }),
+      }
       const last = out.at(-1)
       // the results of one assistant turn go back together, in one user message
-      if (last?.role === 'user' && Array.isArray(last.content) && last.content.every((b) => b.type === 'tool_result')) last.content.push(result)
+      if (
+        last?.role === 'user' &&
+        Array.isArray(last.content) &&
+        last.content.every((b) => b.type === 'tool_result')
+      )
+        last.content.push(result)
       else out.push({ role: 'user', content: [result] })
     }
   }
   return out
 }
 
-const STOP: Record<string, StopReason> = { end_turn: 'end', stop_sequence: 'end', tool_use: 'tool_use', max_tokens: 'max_tokens' }
+const STOP: Record<string, StopReason> = {
+  end_turn: 'end',
+  stop_sequence: 'end',
+  tool_use: 'tool_use',
+  max_tokens: 'max_tokens',
+}
 
-type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; json: string; input: unknown } | { type: 'other' }
+type Block =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; json: string; input: unknown }
+  | { type: 'other' }
 
 /** One answer being read: from stream events (blocks by index) or from a JSON message. */
 class MessageAnswer {
@@ -139,7 +186,9 @@ class MessageAnswer {
     const answer = new MessageAnswer()
     const message = record(json, 'the response')
     answer.readMessage(message)
-    optArray(message.content, 'content').forEach((raw, i) => answer.blocks.set(i, blockOf(raw, `content[${i}]`)))
+    optArray(message.content, 'content').forEach((raw, i) =>
+      answer.blocks.set(i, blockOf(raw, `content[${i}]`)),
+    )
     answer.stopReason = optString(message.stop_reason, 'stop_reason') ?? 'end_turn'
     answer.stopped = true
     return answer
@@ -193,7 +242,11 @@ class MessageAnswer {
   /** input counts everything the model read (cache writes and reads included); later events override */
   readUsage(usage: Record<string, unknown>) {
     const input = optCount(usage.input_tokens)
-    if (input !== undefined) this.usage.inputTokens = input + (optCount(usage.cache_creation_input_tokens) ?? 0) + (optCount(usage.cache_read_input_tokens) ?? 0)
+    if (input !== undefined)
+      this.usage.inputTokens =
+        input +
+        (optCount(usage.cache_creation_input_tokens) ?? 0) +
+        (optCount(usage.cache_read_input_tokens) ?? 0)
     const output = optCount(usage.output_tokens)
     if (output !== undefined) this.usage.outputTokens = output
   }
@@ -204,7 +257,10 @@ class MessageAnswer {
 
   finish(model: string, options: AnthropicOptions): ModelResponse {
     if (!this.started) throw new WireError('the stream has no message_start')
-    if (!this.stopped && !this.stopReason) throw new WireError('the stream ended before the answer did (no message_delta or message_stop)')
+    if (!this.stopped && !this.stopReason)
+      throw new WireError(
+        'the stream ended before the answer did (no message_delta or message_stop)',
+      )
     const toolCalls: ModelToolCall[] = []
     for (const b of this.sorted()) {
       if (b.type !== 'tool_use') continue
@@ -212,7 +268,13 @@ class MessageAnswer {
       toolCalls.push({ id: b.id || `toolu_${toolCalls.length}`, name: b.name, args })
     }
     const stopReason = STOP[this.stopReason ?? 'end_turn'] ?? 'other'
-    return { text: this.text(), toolCalls, stopReason, usage: withCost(this.usage, options.pricing), model: this.model || model }
+    return {
+      text: this.text(),
+      toolCalls,
+      stopReason,
+      usage: withCost(this.usage, options.pricing),
+      model: this.model || model,
+    }
   }
 
   *sorted() {
@@ -221,17 +283,25 @@ class MessageAnswer {
 }
 
 function indexOf(event: Record<string, unknown>): number {
-  if (typeof event.index !== 'number' || !Number.isInteger(event.index) || event.index < 0) throw new WireError(`${event.type} has no block index`)
+  if (typeof event.index !== 'number' || !Number.isInteger(event.index) || event.index < 0)
+    throw new WireError(`${event.type} has no block index`)
   return event.index
 }
 
 function blockOf(raw: unknown, what: string): Block {
   const block = record(raw, what)
-  if (block.type === 'text') return { type: 'text', text: optString(block.text, `${what} text`) ?? '' }
+  if (block.type === 'text')
+    return { type: 'text', text: optString(block.text, `${what} text`) ?? '' }
   if (block.type === 'tool_use') {
     const name = optString(block.name, `${what} name`)
     if (!name) throw new WireError(`${what} is a tool_use without a name`)
-    return { type: 'tool_use', id: optString(block.id, `${what} id`) ?? '', name, json: '', input: block.input }
+    return {
+      type: 'tool_use',
+      id: optString(block.id, `${what} id`) ?? '',
+      name,
+      json: '',
+      input: block.input,
+    }
   }
   return { type: 'other' } // thinking, redacted_thinking, server tool blocks
 }

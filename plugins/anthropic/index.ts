@@ -7,7 +7,13 @@ import { definePlugin } from 'yoke'
 import { apiKeyFromEnv, providerConfig } from '../shared/provider.ts'
 import { createAnthropicModel } from './client.ts'
 
-export { createAnthropicModel, toWire, ANTHROPIC_BASE_URL, DEFAULT_MAX_TOKENS, type AnthropicOptions } from './client.ts'
+export {
+  createAnthropicModel,
+  toWire,
+  ANTHROPIC_BASE_URL,
+  DEFAULT_MAX_TOKENS,
+  type AnthropicOptions,
+} from './client.ts'
 
 export const anthropicConfig = providerConfig('ANTHROPIC_API_KEY')
 

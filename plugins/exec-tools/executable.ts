@@ -37,15 +37,22 @@ export function findExecutable(dir: string, name: string): { path: string } | { 
     } catch {
       continue
     }
-    if (st.isSymbolicLink()) return { problem: `the executable ${path} is a symlink; symlinks are refused (copy the file instead)` }
+    if (st.isSymbolicLink())
+      return {
+        problem: `the executable ${path} is a symlink; symlinks are refused (copy the file instead)`,
+      }
     if (st.isFile() && st.mode & 0o111) return { path }
   }
-  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+    a.name.localeCompare(b.name),
+  )) {
     if (entry.name.startsWith('.') || NOT_EXECUTABLES.test(entry.name) || !entry.isFile()) continue
     const path = join(dir, entry.name)
     if (lstatSync(path).mode & 0o111) return { path }
   }
-  return { problem: `no executable found in package "${name}" (tried "${name}", "${basename(dir)}", "main", and a scan of ${dir}); is it chmod +x?` }
+  return {
+    problem: `no executable found in package "${name}" (tried "${name}", "${basename(dir)}", "main", and a scan of ${dir}); is it chmod +x?`,
+  }
 }
 
 /** Hashes the executable (refusing symlinks and files over the size cap before reading) and checks it against `expected`. */
@@ -53,9 +60,13 @@ export async function verify(path: string, expected?: string): Promise<Verified>
   const st = await lstat(path)
   if (st.isSymbolicLink()) throw new IntegrityError(`${path} is a symlink`)
   if (!st.isFile()) throw new IntegrityError(`${path} is not a regular file`)
-  if (st.size > MAX_EXECUTABLE_BYTES) throw new IntegrityError(`${path} is ${st.size} bytes; an executable may be at most ${MAX_EXECUTABLE_BYTES}`)
+  if (st.size > MAX_EXECUTABLE_BYTES)
+    throw new IntegrityError(
+      `${path} is ${st.size} bytes; an executable may be at most ${MAX_EXECUTABLE_BYTES}`,
+    )
   const sha256 = await hashFile(path)
-  if (expected && sha256 !== expected) throw new IntegrityError(`hash mismatch: the manifest says ${expected}, the file is ${sha256}`)
+  if (expected && sha256 !== expected)
+    throw new IntegrityError(`hash mismatch: the manifest says ${expected}, the file is ${sha256}`)
   return { path, sha256, stamp: stampOf(st) }
 }
 
@@ -73,11 +84,16 @@ export class IntegrityGate {
     try {
       st = lstatSync(path) // a few µs; the async form costs a thread-pool round trip on every call
     } catch (err) {
-      throw new IntegrityError(`${path} is gone (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`)
+      throw new IntegrityError(
+        `${path} is gone (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      )
     }
     if (sameStamp(st, stamp)) return
     const now = await verify(path)
-    if (now.sha256 !== sha256) throw new IntegrityError(`${path} changed after it was verified (expected ${sha256}, got ${now.sha256})`)
+    if (now.sha256 !== sha256)
+      throw new IntegrityError(
+        `${path} changed after it was verified (expected ${sha256}, got ${now.sha256})`,
+      )
     this.verified = now // touched, same bytes: trust the new stamps
   }
 }
@@ -87,7 +103,14 @@ function stampOf(st: Stats): Stamp {
 }
 
 function sameStamp(st: Stats, stamp: Stamp): boolean {
-  return !st.isSymbolicLink() && st.dev === stamp.dev && st.ino === stamp.ino && st.size === stamp.size && st.mtimeMs === stamp.mtimeMs && st.ctimeMs === stamp.ctimeMs
+  return (
+    !st.isSymbolicLink() &&
+    st.dev === stamp.dev &&
+    st.ino === stamp.ino &&
+    st.size === stamp.size &&
+    st.mtimeMs === stamp.mtimeMs &&
+    st.ctimeMs === stamp.ctimeMs
+  )
 }
 
 function hashFile(path: string): Promise<string> {

@@ -70,37 +70,61 @@ export interface ManifestProblem {
 }
 
 export const HOOK_EVENTS: ReadonlySet<string> = new Set([
-  'before_tool_call', 'after_tool_call', 'before_llm_call', 'after_llm_call', 'on_resume', 'on_turn_end',
-  'before_spawn_verify', 'on_spawn_verify', 'on_spawn_complete', 'on_spawn_failure', 'user_prompt_submit',
-]) // prettier-ignore
+  'before_tool_call',
+  'after_tool_call',
+  'before_llm_call',
+  'after_llm_call',
+  'on_resume',
+  'on_turn_end',
+  'before_spawn_verify',
+  'on_spawn_verify',
+  'on_spawn_complete',
+  'on_spawn_failure',
+  'user_prompt_submit',
+])
 
 // Custom messages are predicates ("must …", "is …"): they read after the field's name.
 const HEX64 = /^[0-9a-fA-F]{64}$/
 const sha256 = z
   .string()
-  .refine((s) => s.trim() !== '', { message: 'must be a non-empty hex digest (omit the field for unsigned plugins)', abort: true })
+  .refine((s) => s.trim() !== '', {
+    message: 'must be a non-empty hex digest (omit the field for unsigned plugins)',
+    abort: true,
+  })
   .refine((s) => HEX64.test(s), 'must be 64 hex digits (the sha256 of the file)')
   .transform((s) => s.toLowerCase())
-const positiveInt = z.number().int('must be a positive integer').positive('must be a positive integer')
+const positiveInt = z
+  .number()
+  .int('must be a positive integer')
+  .positive('must be a positive integer')
 // the package name becomes a path (`<dir>/<name>`, the hash ledger): it must stay one path segment
 const PLAIN = "must be a plain name (not blank, '.' or '..'; no '/', '\\' or control characters)"
 const isPlain = (s: string) => s !== '.' && s !== '..' && !/[/\\\p{Cc}]/u.test(s)
 const envNames = z.array(z.string()).superRefine((names, ctx) =>
   names.forEach((name, i) => {
     const problem = envNameProblem(name)
-    if (problem) ctx.addIssue({ code: 'custom', message: `is ${JSON.stringify(name)}: ${problem}`, path: [i] })
+    if (problem)
+      ctx.addIssue({ code: 'custom', message: `is ${JSON.stringify(name)}: ${problem}`, path: [i] })
   }),
 )
 
 const topLevel = z.object({
   id: z.string().refine(isPlain, PLAIN).nullish(), // blank: use the name
-  name: z.string().refine((s) => s.trim() !== '' && isPlain(s), PLAIN).nullish(),
+  name: z
+    .string()
+    .refine((s) => s.trim() !== '' && isPlain(s), PLAIN)
+    .nullish(),
   version: z.string(),
   tools: z.array(z.unknown()).default([]),
   sha256: sha256.nullish(),
   timeout_secs: positiveInt.nullish(),
   requires_network: z.boolean().default(false),
-  binaries: z.record(z.string(), z.object({ url: z.string().min(1, 'must not be empty'), sha256: sha256.nullish() })).default({}),
+  binaries: z
+    .record(
+      z.string(),
+      z.object({ url: z.string().min(1, 'must not be empty'), sha256: sha256.nullish() }),
+    )
+    .default({}),
   mcp_servers: z.array(z.unknown()).default([]),
   hooks: z.array(z.unknown()).default([]),
   prompts: z.object({ include: z.array(z.unknown()).default([]) }).nullish(),
@@ -119,8 +143,13 @@ const toolEntry = z.object({
 })
 
 const hookEntry = z.object({
-  event: z.string().refine((event) => HOOK_EVENTS.has(event), { error: (iss) => `is not a known hook event: ${JSON.stringify(iss.input)}` }),
-  command: z.array(z.string()).min(1, 'must not be empty').refine((argv) => argv[0]?.trim() !== '', 'must start with a program'),
+  event: z.string().refine((event) => HOOK_EVENTS.has(event), {
+    error: (iss) => `is not a known hook event: ${JSON.stringify(iss.input)}`,
+  }),
+  command: z
+    .array(z.string())
+    .min(1, 'must not be empty')
+    .refine((argv) => argv[0]?.trim() !== '', 'must start with a program'),
   timeout_ms: positiveInt.default(5000),
   tool_filter: z.array(z.string()).default([]),
 })
@@ -133,20 +162,35 @@ const mcpEntry = z
     url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).nullish(),
     headers: z.record(z.string(), z.string()).default({}),
   })
-  .refine((s) => (s.command == null) !== (s.url == null), 'must have exactly one of command and url')
+  .refine(
+    (s) => (s.command == null) !== (s.url == null),
+    'must have exactly one of command and url',
+  )
 
 type Path = (string | number)[]
-const ARTICLE: Record<string, string> = { object: 'an object', record: 'an object', array: 'an array', int: 'an integer', boolean: 'true or false' }
+const ARTICLE: Record<string, string> = {
+  object: 'an object',
+  record: 'an object',
+  array: 'an array',
+  int: 'an integer',
+  boolean: 'true or false',
+}
 
 /** Text, file and positions of one manifest: turns paths into problems. */
 class Located {
-  constructor(readonly file: string, private readonly doc: Document | undefined, private readonly lines: LineCounter) {} // prettier-ignore
+  constructor(
+    readonly file: string,
+    private readonly doc: Document | undefined,
+    private readonly lines: LineCounter,
+  ) {}
 
   /** The value at `path`, else its nearest written ancestor (a missing field points at its object). */
   at(path: Path, message: string, tool?: string): ManifestProblem {
     let node: unknown
     for (let p = path; !node && p.length > 0; p = p.slice(0, -1)) node = this.doc?.getIn(p, true)
-    const range = (node as { range?: [number, number, number] } | undefined)?.range ?? (this.doc?.contents?.range as [number, number, number] | undefined)
+    const range =
+      (node as { range?: [number, number, number] } | undefined)?.range ??
+      (this.doc?.contents?.range as [number, number, number] | undefined)
     const { line, col } = this.lines.linePos(range?.[0] ?? 0)
     return present({ file: this.file, line, col, message, tool })
   }
@@ -164,7 +208,8 @@ class Located {
             ? `must be ${ARTICLE[issue.expected] ?? `a ${issue.expected}`}`
             : 'is required'
       // custom messages are predicates ("must …", "is …"): they read after the field's name
-      const message = where === '' ? what : /^(must|is) /.test(what) ? `${where} ${what}` : `${where}: ${what}`
+      const message =
+        where === '' ? what : /^(must|is) /.test(what) ? `${where} ${what}` : `${where}: ${what}`
       return this.at(path, skipped === undefined ? message : `${skipped} skipped: ${message}`, tool)
     })
   }
@@ -172,14 +217,20 @@ class Located {
 
 /** `manifest.tools[2].env[0]`; with root '', `env[0]` */
 const label = (path: Path, root = 'manifest') =>
-  path.reduce<string>((s, p) => (typeof p === 'number' ? `${s}[${p}]` : s === '' ? p : `${s}.${p}`), root)
+  path.reduce<string>(
+    (s, p) => (typeof p === 'number' ? `${s}[${p}]` : s === '' ? p : `${s}.${p}`),
+    root,
+  )
 
 /** Where JSON.parse stopped. Node 20 gives no position for an unexpected token, but quotes up to 10 characters either side of it. */
 function jsonErrorOffset(message: string, text: string): number | undefined {
   const position = /position (\d+)/.exec(message)
   if (position) return Number(position[1])
   if (/end of JSON input/.test(message)) return text.length
-  const quoted = /^Unexpected token '[\s\S]{1,2}', (\.\.\.)?"([\s\S]*)"(\.\.\.)? is not valid JSON$/.exec(message)
+  const quoted =
+    /^Unexpected token '[\s\S]{1,2}', (\.\.\.)?"([\s\S]*)"(\.\.\.)? is not valid JSON$/.exec(
+      message,
+    )
   const start = quoted ? text.indexOf(quoted[2]) : -1
   if (!quoted || start < 0) return undefined
   // when the whole (short) text is quoted, the token could be anywhere
@@ -195,7 +246,8 @@ function nestingPast(text: string, max: number): number | undefined {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
     if (inString) {
-      if (c === 92) i++ // a backslash escapes the next character
+      if (c === 92)
+        i++ // a backslash escapes the next character
       else if (c === 34) inString = false
     } else if (c === 34) inString = true
     else if (c === 123 || c === 91) {
@@ -212,7 +264,10 @@ function nestingPast(text: string, max: number): number | undefined {
  * @example
  * const { manifest, errors, warnings } = parseManifest(readFileSync(file, 'utf8'), file)
  */
-export function parseManifest(text: string, file: string): { manifest?: Manifest; errors: ManifestProblem[]; warnings: ManifestProblem[] } {
+export function parseManifest(
+  text: string,
+  file: string,
+): { manifest?: Manifest; errors: ManifestProblem[]; warnings: ManifestProblem[] } {
   text = text.replace(/^\uFEFF/, '') // a byte-order mark (Notepad) is not content
   // yaml's parser recurses per level, and a few thousand levels can abort the whole process:
   // a manifest is refused, by a linear scan, before any parser sees nesting that deep
@@ -220,7 +275,16 @@ export function parseManifest(text: string, file: string): { manifest?: Manifest
   if (tooDeep !== undefined) {
     const at = new LineCounter()
     for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) at.addNewLine(i + 1)
-    return { errors: [{ file, ...at.linePos(tooDeep), message: `manifest.json nests deeper than ${MAX_DEPTH} levels` }], warnings: [] }
+    return {
+      errors: [
+        {
+          file,
+          ...at.linePos(tooDeep),
+          message: `manifest.json nests deeper than ${MAX_DEPTH} levels`,
+        },
+      ],
+      warnings: [],
+    }
   }
   const lines = new LineCounter()
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false })
@@ -234,15 +298,24 @@ export function parseManifest(text: string, file: string): { manifest?: Manifest
     const msg = (err as Error).message
     const offset = jsonErrorOffset(msg, text) ?? doc.errors[0]?.pos[0] ?? 0
     // V8 quotes the text around the error, newlines included: keep the report on one line
-    return fail({ ...loc.at([], ''), ...lines.linePos(offset), message: `not valid JSON: ${msg.replace(/\n/g, '\\n')}` })
+    return fail({
+      ...loc.at([], ''),
+      ...lines.linePos(offset),
+      message: `not valid JSON: ${msg.replace(/\n/g, '\\n')}`,
+    })
   }
   // JSON.parse lets a later duplicate win silently; octos (serde) refuses a duplicate field
   const duplicate = doc.errors.find((e) => e.code === 'DUPLICATE_KEY')
   if (duplicate) {
     const key = /^"(?:[^"\\]|\\.)*"/.exec(text.slice(duplicate.pos[0]))?.[0] ?? ''
-    return fail({ ...loc.at([], ''), ...lines.linePos(duplicate.pos[0]), message: `duplicate key ${key}`.trim() })
+    return fail({
+      ...loc.at([], ''),
+      ...lines.linePos(duplicate.pos[0]),
+      message: `duplicate key ${key}`.trim(),
+    })
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail(loc.at([], 'manifest must be a JSON object'))
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return fail(loc.at([], 'manifest must be a JSON object'))
 
   const top = topLevel.safeParse(value)
   if (!top.success) return { errors: loc.issues(top.error, []).sort(byPosition), warnings: [] }
@@ -258,55 +331,103 @@ export function parseManifest(text: string, file: string): { manifest?: Manifest
     tools: readTools(m.tools, loc, warnings),
     ...present({ sha256: m.sha256, timeoutSecs: m.timeout_secs }),
     requiresNetwork: m.requires_network,
-    binaries: Object.fromEntries(Object.entries(m.binaries).map(([platform, b]) => [platform, present(b)])),
-    mcpServers: entries(m.mcp_servers, 'mcp_servers', mcpEntry, loc, warnings).map((e) => present(e.value)),
-    hooks: entries(m.hooks, 'hooks', hookEntry, loc, warnings).map(({ value: h }) => ({ event: h.event, command: h.command, timeoutMs: h.timeout_ms, toolFilter: h.tool_filter })),
-    promptsInclude: entries(m.prompts?.include ?? [], 'prompts.include', z.string().min(1, 'must not be empty'), loc, warnings).map((e) => e.value),
+    binaries: Object.fromEntries(
+      Object.entries(m.binaries).map(([platform, b]) => [platform, present(b)]),
+    ),
+    mcpServers: entries(m.mcp_servers, 'mcp_servers', mcpEntry, loc, warnings).map((e) =>
+      present(e.value),
+    ),
+    hooks: entries(m.hooks, 'hooks', hookEntry, loc, warnings).map(({ value: h }) => ({
+      event: h.event,
+      command: h.command,
+      timeoutMs: h.timeout_ms,
+      toolFilter: h.tool_filter,
+    })),
+    promptsInclude: entries(
+      m.prompts?.include ?? [],
+      'prompts.include',
+      z.string().min(1, 'must not be empty'),
+      loc,
+      warnings,
+    ).map((e) => e.value),
   }
   return { manifest, errors: [], warnings: warnings.sort(byPosition) }
 }
 
 /** Each entry of a list that parses, with its path; the others become warnings (a tool is named by its name if it has one). */
-function entries<T>(list: unknown[], key: string, schema: z.ZodType<T>, loc: Located, warnings: ManifestProblem[]) {
+function entries<T>(
+  list: unknown[],
+  key: string,
+  schema: z.ZodType<T>,
+  loc: Located,
+  warnings: ManifestProblem[],
+) {
   return list.flatMap((raw, i) => {
     const parsed = schema.safeParse(raw)
     const path = [...key.split('.'), i]
     if (parsed.success) return [{ value: parsed.data, path }]
-    const name = key === 'tools' && typeof (raw as { name?: unknown })?.name === 'string' ? (raw as { name: string }).name : undefined
-    warnings.push(...loc.issues(parsed.error, path, name === undefined ? label(path) : `tool ${JSON.stringify(name)}`, name))
+    const name =
+      key === 'tools' && typeof (raw as { name?: unknown })?.name === 'string'
+        ? (raw as { name: string }).name
+        : undefined
+    warnings.push(
+      ...loc.issues(
+        parsed.error,
+        path,
+        name === undefined ? label(path) : `tool ${JSON.stringify(name)}`,
+        name,
+      ),
+    )
     return []
   })
 }
 
 function readTools(list: unknown[], loc: Located, warnings: ManifestProblem[]): ManifestTool[] {
   const seen = new Set<string>()
-  return entries(list, 'tools', toolEntry, loc, warnings).flatMap(({ value: t, path }): ManifestTool[] => {
-    if (seen.has(t.name)) {
-      warnings.push(loc.at([...path, 'name'], `tool ${JSON.stringify(t.name)} skipped: a tool of that name comes earlier in this manifest`, t.name))
-      return []
-    }
-    seen.add(t.name)
-    const risk = t.risk?.trim().toLowerCase()
-    const concurrency = t.concurrency_class?.trim().toLowerCase() ?? ''
-    if (!['', 'safe', 'exclusive'].includes(concurrency))
-      warnings.push(loc.at([...path, 'concurrency_class'], `tool ${JSON.stringify(t.name)}: unknown concurrency_class ${JSON.stringify(t.concurrency_class)}, runs exclusive`, t.name))
-    const tool = {
-      name: t.name,
-      description: t.description,
-      inputSchema: t.input_schema ?? { type: 'object' },
-      env: [...new Set([...(t.env ?? []), ...(t.env_allowlist ?? [])])],
-      risk: RISKS.find((r) => r === risk), // an unknown literal is unspecified: it must not force approval
-      concurrency: concurrency === '' || concurrency === 'safe' ? ('safe' as const) : ('exclusive' as const),
-      spawnOnly: t.spawn_only,
-      spawnOnlyMessage: t.spawn_only_message,
-    }
-    return [present(tool)]
-  })
+  return entries(list, 'tools', toolEntry, loc, warnings).flatMap(
+    ({ value: t, path }): ManifestTool[] => {
+      if (seen.has(t.name)) {
+        warnings.push(
+          loc.at(
+            [...path, 'name'],
+            `tool ${JSON.stringify(t.name)} skipped: a tool of that name comes earlier in this manifest`,
+            t.name,
+          ),
+        )
+        return []
+      }
+      seen.add(t.name)
+      const risk = t.risk?.trim().toLowerCase()
+      const concurrency = t.concurrency_class?.trim().toLowerCase() ?? ''
+      if (!['', 'safe', 'exclusive'].includes(concurrency))
+        warnings.push(
+          loc.at(
+            [...path, 'concurrency_class'],
+            `tool ${JSON.stringify(t.name)}: unknown concurrency_class ${JSON.stringify(t.concurrency_class)}, runs exclusive`,
+            t.name,
+          ),
+        )
+      const tool = {
+        name: t.name,
+        description: t.description,
+        inputSchema: t.input_schema ?? { type: 'object' },
+        env: [...new Set([...(t.env ?? []), ...(t.env_allowlist ?? [])])],
+        risk: RISKS.find((r) => r === risk), // an unknown literal is unspecified: it must not force approval
+        concurrency:
+          concurrency === '' || concurrency === 'safe' ? ('safe' as const) : ('exclusive' as const),
+        spawnOnly: t.spawn_only,
+        spawnOnlyMessage: t.spawn_only_message,
+      }
+      return [present(tool)]
+    },
+  )
 }
 
 /** The object without its absent (undefined or null) fields, so results hold no `key: undefined`. */
 function present<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], null> } {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v != null)) as { [K in keyof T]: Exclude<T[K], null> }
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v != null)) as {
+    [K in keyof T]: Exclude<T[K], null>
+  }
 }
 
 const byPosition = (a: ManifestProblem, b: ManifestProblem) => a.line - b.line || a.col - b.col

@@ -76,7 +76,12 @@ export function runExecutable(spec: RunSpec, call: CallContext): Promise<Ran> {
  */
 export function runProcess(spec: ProcessSpec): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(spec.file, spec.args, { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true })
+    const child = spawn(spec.file, spec.args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    })
     const chunks: Buffer[] = []
     let bytes = 0
     let flooded = false
@@ -99,7 +104,10 @@ export function runProcess(spec: ProcessSpec): Promise<Ran> {
       if (events++ < STDERR_EVENTS) spec.onStderrLine?.(cut)
     }
     spec.onKill?.(killGroup)
-    const timer = spec.timeoutMs === undefined ? undefined : setTimeout(() => ((timedOut = true), killGroup()), spec.timeoutMs)
+    const timer =
+      spec.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => ((timedOut = true), killGroup()), spec.timeoutMs)
     child.once('error', (err) => {
       clearTimeout(timer)
       reject(err) // spawn failed (ENOENT, EACCES)
@@ -133,7 +141,14 @@ export function runProcess(spec: ProcessSpec): Promise<Ran> {
       child.stdout!.destroy()
       child.stderr!.destroy()
       line(partial)
-      resolve({ code, signal, stdout: Buffer.concat(chunks).toString('utf8'), flooded, timedOut, stderr })
+      resolve({
+        code,
+        signal,
+        stdout: Buffer.concat(chunks).toString('utf8'),
+        flooded,
+        timedOut,
+        stderr,
+      })
     }
     child.once('close', finish)
     // a grandchild that inherited stdout must not keep the run open after the program exits
@@ -159,14 +174,34 @@ export function progressOf(line: string): ProgressEvent | undefined {
   const s = (key: string) => (v[key] === undefined ? '' : String(v[key]))
   switch (v.type) {
     case 'progress': {
-      const pct = typeof v.pct === 'number' ? v.pct : typeof v.progress === 'number' && typeof v.total === 'number' && v.total > 0 ? (v.progress / v.total) * 100 : undefined
-      const head = [v.stage && `[${s('stage')}]`, pct !== undefined && `${Math.round(pct)}%`].filter(Boolean).join(' ')
-      return { ...(pct !== undefined && { progress: Math.round(pct), total: 100 }), message: [head, s('message')].filter(Boolean).join(' '), kind: 'progress' }
+      const pct =
+        typeof v.pct === 'number'
+          ? v.pct
+          : typeof v.progress === 'number' && typeof v.total === 'number' && v.total > 0
+            ? (v.progress / v.total) * 100
+            : undefined
+      const head = [v.stage && `[${s('stage')}]`, pct !== undefined && `${Math.round(pct)}%`]
+        .filter(Boolean)
+        .join(' ')
+      return {
+        ...(pct !== undefined && { progress: Math.round(pct), total: 100 }),
+        message: [head, s('message')].filter(Boolean).join(' '),
+        kind: 'progress',
+      }
     }
     case 'phase':
       return { message: `[${s('phase') || s('name')}] ${s('message')}`.trimEnd(), kind: 'phase' }
     case 'cost':
-      return { message: `[cost] ${s('provider')}: in=${s('input_tokens')} out=${s('output_tokens')} ($${s('usd')})`, kind: 'cost', cost: { provider: v.provider, inputTokens: v.input_tokens, outputTokens: v.output_tokens, usd: v.usd } }
+      return {
+        message: `[cost] ${s('provider')}: in=${s('input_tokens')} out=${s('output_tokens')} ($${s('usd')})`,
+        kind: 'cost',
+        cost: {
+          provider: v.provider,
+          inputTokens: v.input_tokens,
+          outputTokens: v.output_tokens,
+          usd: v.usd,
+        },
+      }
     case 'artifact':
       return { message: `[artifact:${s('kind')}] ${s('path')}`, kind: 'artifact', path: v.path }
     case 'log':
@@ -186,7 +221,10 @@ const NAMED_OUTPUT = /^[a-z][a-z0-9_]*$/
  */
 export function resultOf(ran: Ran, what: string, cwd: string): ToolOutput {
   const died = ran.signal ? `${what} was killed by ${ran.signal}` : undefined
-  if (ran.flooded) return failed(`${what} wrote more than the output limit to stdout and was stopped; the first part:\n${ran.stdout}`)
+  if (ran.flooded)
+    return failed(
+      `${what} wrote more than the output limit to stdout and was stopped; the first part:\n${ran.stdout}`,
+    )
   let parsed: Record<string, unknown> | undefined
   try {
     const value = JSON.parse(ran.stdout)
@@ -195,25 +233,69 @@ export function resultOf(ran: Ran, what: string, cwd: string): ToolOutput {
     // plain text
   }
   if (!parsed) {
-    const text = [ran.stdout.trimEnd(), ...(ran.stderr.length ? [ran.stderr.join('\n')] : []), ...(died ? [died] : [])].filter(Boolean).join('\n')
-    return { content: [{ type: 'text', text }], structured: { exitCode: ran.code, signal: ran.signal }, isError: ran.code !== 0 }
+    const text = [
+      ran.stdout.trimEnd(),
+      ...(ran.stderr.length ? [ran.stderr.join('\n')] : []),
+      ...(died ? [died] : []),
+    ]
+      .filter(Boolean)
+      .join('\n')
+    return {
+      content: [{ type: 'text', text }],
+      structured: { exitCode: ran.code, signal: ran.signal },
+      isError: ran.code !== 0,
+    }
   }
   const named = parsed.named_outputs
-  if (named !== undefined && (typeof named !== 'object' || named === null || Object.entries(named).some(([k, v]) => !NAMED_OUTPUT.test(k) || typeof v !== 'string'))) {
-    return failed(`${what} emitted malformed named_outputs: keys must match [a-z][a-z0-9_]* and values must be strings`)
+  if (
+    named !== undefined &&
+    (typeof named !== 'object' ||
+      named === null ||
+      Object.entries(named).some(([k, v]) => !NAMED_OUTPUT.test(k) || typeof v !== 'string'))
+  ) {
+    return failed(
+      `${what} emitted malformed named_outputs: keys must match [a-z][a-z0-9_]* and values must be strings`,
+    )
   }
-  const output = typeof parsed.output === 'string' ? parsed.output : parsed.output === undefined ? ran.stdout : JSON.stringify(parsed.output)
+  const output =
+    typeof parsed.output === 'string'
+      ? parsed.output
+      : parsed.output === undefined
+        ? ran.stdout
+        : JSON.stringify(parsed.output)
   const success = typeof parsed.success === 'boolean' ? parsed.success : ran.code === 0
-  const fileModified = typeof parsed.file_modified === 'string' ? parsed.file_modified : /^Report saved to: (.+)$/m.exec(output)?.[1]
-  const files = [...(Array.isArray(parsed.files_to_send) ? parsed.files_to_send.filter((f): f is string => typeof f === 'string') : []), ...(fileModified ? [fileModified] : [])]
-  const links: ContentPart[] = [...new Set(files)].map((file) => ({ type: 'resource_link', uri: pathToFileURL(resolve(cwd, file)).href, name: file }))
+  const fileModified =
+    typeof parsed.file_modified === 'string'
+      ? parsed.file_modified
+      : /^Report saved to: (.+)$/m.exec(output)?.[1]
+  const files = [
+    ...(Array.isArray(parsed.files_to_send)
+      ? parsed.files_to_send.filter((f): f is string => typeof f === 'string')
+      : []),
+    ...(fileModified ? [fileModified] : []),
+  ]
+  const links: ContentPart[] = [...new Set(files)].map((file) => ({
+    type: 'resource_link',
+    uri: pathToFileURL(resolve(cwd, file)).href,
+    name: file,
+  }))
   return {
     content: [{ type: 'text', text: died ? `${output}\n${died}` : output }, ...links],
-    structured: { success, exitCode: ran.code, ...(fileModified && { file_modified: fileModified }), ...(files.length && { files_to_send: files }), ...(named !== undefined && { named_outputs: named }) },
+    structured: {
+      success,
+      exitCode: ran.code,
+      ...(fileModified && { file_modified: fileModified }),
+      ...(files.length && { files_to_send: files }),
+      ...(named !== undefined && { named_outputs: named }),
+    },
     isError: !success || Boolean(died),
   }
 
   function failed(text: string): ToolOutput {
-    return { content: [{ type: 'text', text }], structured: { exitCode: ran.code, signal: ran.signal }, isError: true }
+    return {
+      content: [{ type: 'text', text }],
+      structured: { exitCode: ran.code, signal: ran.signal },
+      isError: true,
+    }
   }
 }

@@ -16,7 +16,8 @@ export class SdkCall {
     call.onEnd((why) => this.#abort(why))
   }
 
-  readonly onprogress = (p: { progress: number; total?: number; message?: string }) => this.call.progress({ progress: p.progress, total: p.total, message: p.message })
+  readonly onprogress = (p: { progress: number; total?: number; message?: string }) =>
+    this.call.progress({ progress: p.progress, total: p.total, message: p.message })
 
   throwIfAborted(): void {
     if (this.aborted) throw this.reason

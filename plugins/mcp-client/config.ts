@@ -10,19 +10,22 @@ export { BLOCKED_ENV }
 
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/
 
-
 const ms = (fallback: number) => z.number().int().positive().default(fallback)
 
 export const mcpClientConfig = z
   .object({
     /** `^[A-Za-z0-9_-]{1,32}$`: the middle of every tool name, `mcp__<serverName>__<tool>` */
-    serverName: z.string().regex(SERVER_NAME, 'serverName must be 1-32 characters of A-Z a-z 0-9 _ -'),
+    serverName: z
+      .string()
+      .regex(SERVER_NAME, 'serverName must be 1-32 characters of A-Z a-z 0-9 _ -'),
     /** default: stdio with `command`, else Streamable HTTP falling back to SSE */
     transport: z.enum(['stdio', 'http', 'sse']).optional(),
     command: z.string().min(1).optional(),
     args: z.array(z.string()).default([]),
     /** added to a scrubbed environment (HOME, LOGNAME, PATH, SHELL, TERM, USER) */
-    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a variable name'), z.string()).default({}),
+    env: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a variable name'), z.string())
+      .default({}),
     cwd: z.string().min(1).optional(),
     url: z.url({ protocol: /^https?$/ }).optional(),
     headers: z.record(z.string().min(1), z.string()).default({}),
@@ -37,7 +40,11 @@ export const mcpClientConfig = z
     /** a call times out after this long however much progress it reports (default 10 × callMs) */
     maxCallMs: z.number().int().positive().optional(),
     reconnect: z
-      .object({ initialDelayMs: ms(500), maxDelayMs: ms(30_000), maxAttempts: z.number().int().nonnegative().default(10) })
+      .object({
+        initialDelayMs: ms(500),
+        maxDelayMs: ms(30_000),
+        maxAttempts: z.number().int().nonnegative().default(10),
+      })
       .strict()
       .prefault({}),
     /** true: the instance fails when the server cannot start; false: it is reported and retried */
@@ -49,7 +56,11 @@ export const mcpClientConfig = z
     /** descriptions are cut to this (a long one floods the model's context) */
     descriptionChars: z.number().int().min(80).default(2048),
     /** the largest message a stdio server may send */
-    maxMessageBytes: z.number().int().positive().default(64 * 1024 * 1024),
+    maxMessageBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(64 * 1024 * 1024),
     /** refuse private, loopback, link-local and metadata addresses and redirects (for URLs from packages) */
     ssrfGuard: z.boolean().default(false),
     /** let the server ask the `model` service for completions (MCP sampling); off by default: it spends your tokens */
@@ -59,17 +70,22 @@ export const mcpClientConfig = z
   })
   .strict()
   .superRefine((cfg, issues) => {
-    const problem = (message: string, path: string[] = []) => issues.addIssue({ code: 'custom', message, path })
+    const problem = (message: string, path: string[] = []) =>
+      issues.addIssue({ code: 'custom', message, path })
     const kind = transportOf(cfg)
     if (cfg.command && cfg.url) problem('give either command (stdio) or url (HTTP), not both')
     else if (kind === 'stdio' && !cfg.command) problem('a stdio server needs command', ['command'])
     else if (kind !== 'stdio' && !cfg.url) problem(`an ${kind} server needs url`, ['url'])
-    for (const name of Object.keys(cfg.env)) if (BLOCKED_ENV.has(name.toUpperCase())) problem(`${name} may not be set: it makes a process load foreign code`, ['env', name])
+    for (const name of Object.keys(cfg.env))
+      if (BLOCKED_ENV.has(name.toUpperCase()))
+        problem(`${name} may not be set: it makes a process load foreign code`, ['env', name])
   })
 
 export type McpClientConfig = z.output<typeof mcpClientConfig>
 
-export function transportOf(cfg: Pick<McpClientConfig, 'transport' | 'command' | 'url'>): 'stdio' | 'http' | 'sse' {
+export function transportOf(
+  cfg: Pick<McpClientConfig, 'transport' | 'command' | 'url'>,
+): 'stdio' | 'http' | 'sse' {
   return cfg.transport ?? (cfg.url && !cfg.command ? 'http' : 'stdio')
 }
 

@@ -10,18 +10,41 @@ import { lookup } from 'node:dns/promises'
 import { Agent, fetch as undiciFetch } from 'undici'
 import { BlockList, isIP } from 'node:net'
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { YokeError } from 'yoke'
 
 const PRIVATE = new BlockList()
 for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) PRIVATE.addSubnet(net, bits, 'ipv4') // prettier-ignore
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  PRIVATE.addSubnet(net, bits, 'ipv4')
 // ::/96 holds ::, ::1 and the IPv4-compatible forms; BlockList maps ::ffff:a.b.c.d onto the IPv4 rules itself
 // 64:ff9b::/96 and 64:ff9b:1::/48 (NAT64), 2002::/16 (6to4) and 100::/64 can carry or reach an IPv4 address
-for (const [net, bits] of [['::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2002::', 16], ['100::', 64]] as const) {
+for (const [net, bits] of [
+  ['::', 96],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['2002::', 16],
+  ['100::', 64],
+] as const) {
   PRIVATE.addSubnet(net, bits, 'ipv6')
 }
 
@@ -35,7 +58,8 @@ export async function checkUrl(url: string | URL, resolve = lookup): Promise<voi
   const { hostname, href } = new URL(url)
   const host = hostname.replace(/^\[|\]$/g, '')
   const refuse = (reason: string) => new YokeError('URL_REFUSED', { url: href, reason })
-  if (/^localhost\.?$/i.test(host) || /\.localhost\.?$/i.test(host)) throw refuse('localhost is a loopback name')
+  if (/^localhost\.?$/i.test(host) || /\.localhost\.?$/i.test(host))
+    throw refuse('localhost is a loopback name')
   if (isIP(host)) {
     if (isPrivateAddress(host)) throw refuse(`${host} is a private, loopback or reserved address`)
     return
@@ -47,7 +71,8 @@ export async function checkUrl(url: string | URL, resolve = lookup): Promise<voi
     throw refuse(`${host} does not resolve (${(err as Error).message})`)
   }
   const bad = addresses.find((a) => isPrivateAddress(a.address))
-  if (bad) throw refuse(`${host} resolves to ${bad.address}, a private, loopback or reserved address`)
+  if (bad)
+    throw refuse(`${host} resolves to ${bad.address}, a private, loopback or reserved address`)
 }
 
 type Lookup = typeof dnsLookup
@@ -58,11 +83,21 @@ type Lookup = typeof dnsLookup
  * (DNS rebinding) is still refused.
  */
 export function guardedLookup(resolve: Lookup = dnsLookup) {
-  return (hostname: string, options: LookupOptions, callback: (err: Error | null, address?: string | LookupAddress[], family?: number) => void) => {
+  return (
+    hostname: string,
+    options: LookupOptions,
+    callback: (err: Error | null, address?: string | LookupAddress[], family?: number) => void,
+  ) => {
     resolve(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err)
       const bad = addresses.find((a) => isPrivateAddress(a.address))
-      if (bad) return callback(new YokeError('URL_REFUSED', { url: hostname, reason: `${hostname} resolves to ${bad.address}, a private, loopback or reserved address` }))
+      if (bad)
+        return callback(
+          new YokeError('URL_REFUSED', {
+            url: hostname,
+            reason: `${hostname} resolves to ${bad.address}, a private, loopback or reserved address`,
+          }),
+        )
       if (options.all) callback(null, addresses)
       else callback(null, addresses[0]!.address, addresses[0]!.family)
     })
@@ -70,14 +105,24 @@ export function guardedLookup(resolve: Lookup = dnsLookup) {
 }
 
 /** fetch that checks every request's host (before it, and again as it connects) and refuses redirects. */
-export function guardedFetch(check: (url: string | URL) => Promise<void> = checkUrl, resolve?: Lookup): FetchLike {
+export function guardedFetch(
+  check: (url: string | URL) => Promise<void> = checkUrl,
+  resolve?: Lookup,
+): FetchLike {
   const dispatcher = new Agent({ connect: { lookup: guardedLookup(resolve) as never } })
   return async (url, init) => {
     await check(url)
-    const response = (await undiciFetch(url, { ...(init as object), redirect: 'manual', dispatcher })) as unknown as Response
+    const response = (await undiciFetch(url, {
+      ...(init as object),
+      redirect: 'manual',
+      dispatcher,
+    })) as unknown as Response
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => {})
-      throw new YokeError('URL_REFUSED', { url: String(url), reason: `it redirects (HTTP ${response.status}) and redirects are refused` })
+      throw new YokeError('URL_REFUSED', {
+        url: String(url),
+        reason: `it redirects (HTTP ${response.status}) and redirects are refused`,
+      })
     }
     return response
   }
@@ -94,7 +139,12 @@ export function streamableTransport(options: HttpOptions): StreamableHTTPClientT
     requestInit: { headers: options.headers },
     fetch: options.ssrfGuard ? guardedFetch() : undefined,
     // our supervisor reconnects; the SDK's own retries of the event stream would only hide an outage
-    reconnectionOptions: { initialReconnectionDelay: 1000, maxReconnectionDelay: 30_000, reconnectionDelayGrowFactor: 1.5, maxRetries: 0 },
+    reconnectionOptions: {
+      initialReconnectionDelay: 1000,
+      maxReconnectionDelay: 30_000,
+      reconnectionDelayGrowFactor: 1.5,
+      maxRetries: 0,
+    },
   })
 }
 
@@ -117,7 +167,14 @@ export function sseTransport(options: HttpOptions): SSEClientTransport {
 /** A Streamable HTTP answer that means "this server speaks the older SSE transport". */
 export function wantsSse(err: unknown): boolean {
   const code = (err as StreamableHTTPError)?.code
-  return err instanceof StreamableHTTPError && typeof code === 'number' && code >= 400 && code < 500 && code !== 401 && code !== 403
+  return (
+    err instanceof StreamableHTTPError &&
+    typeof code === 'number' &&
+    code >= 400 &&
+    code < 500 &&
+    code !== 401 &&
+    code !== 403
+  )
 }
 
 /**
@@ -125,5 +182,8 @@ export function wantsSse(err: unknown): boolean {
  * servers built on the SDK's examples answer 400 "No valid session ID". The request was not run.
  */
 export function sessionExpired(err: unknown): boolean {
-  return err instanceof StreamableHTTPError && (err.code === 404 || (err.code === 400 && /session/i.test(err.message)))
+  return (
+    err instanceof StreamableHTTPError &&
+    (err.code === 404 || (err.code === 400 && /session/i.test(err.message)))
+  )
 }

@@ -38,19 +38,23 @@ type Converted = { enabled: boolean; config: Fields; notes: string[] }
 /** Thrown while converting one entry: the entry is skipped and the message names the field. */
 class SkipEntry extends Error {}
 
-const isObject = (v: unknown): v is Fields => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date)
+const isObject = (v: unknown): v is Fields =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date)
 const isString = (v: unknown): v is string => typeof v === 'string'
 const isText = (v: unknown): v is string => isString(v) && v !== '' // command, cwd, url: mcp-client wants them non-empty
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every(isString)
-const isStringMap = (v: unknown): v is Record<string, string> => isObject(v) && Object.values(v).every(isString)
+const isStringMap = (v: unknown): v is Record<string, string> =>
+  isObject(v) && Object.values(v).every(isString)
 const isEnvName = (v: unknown): v is string => isString(v) && ENV_NAME.test(v)
-const isEnvMap = (v: unknown): v is Record<string, string> => isStringMap(v) && Object.keys(v).every(isEnvName)
+const isEnvMap = (v: unknown): v is Record<string, string> =>
+  isStringMap(v) && Object.keys(v).every(isEnvName)
 const isPositive = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0
 /** http(s), or left to interpolation: mcp-client checks the expanded URL itself */
 const isHttpUrl = (v: unknown): v is string => isText(v) && /^(https?:\/\/|\$\{)/i.test(v)
 const ref = (name: string) => '${' + name + '}'
 /** mcp-client wants whole, positive milliseconds */
-const toMs = (value: number | undefined, scale = 1) => (value === undefined ? undefined : Math.ceil(value * scale))
+const toMs = (value: number | undefined, scale = 1) =>
+  value === undefined ? undefined : Math.ceil(value * scale)
 
 /**
  * Typed, recording reads of one entry's fields. A present field of the wrong type skips the entry;
@@ -68,7 +72,9 @@ function fieldReader(entry: Fields) {
     return (Array.isArray(value) ? [...value] : isObject(value) ? { ...value } : value) as T
   }
   if (entry.command !== undefined && entry.url !== undefined) {
-    throw new SkipEntry('has both command and url; an entry is either a stdio server or an HTTP server')
+    throw new SkipEntry(
+      'has both command and url; an entry is either a stdio server or an HTTP server',
+    )
   }
   return {
     text: (key: string) => get(key, isText, 'a non-empty string'),
@@ -77,17 +83,30 @@ function fieldReader(entry: Fields) {
     env: (key: string) => get(key, isEnvMap, 'a table of strings keyed by variable names'),
     url: (key: string) => get(key, isHttpUrl, 'an http:// or https:// URL'),
     envName: (key: string) => get(key, isEnvName, 'an environment variable name'),
-    envNames: (key: string) => get(key, (v): v is string[] => Array.isArray(v) && v.every(isEnvName), 'an array of environment variable names'),
-    envNameMap: (key: string) => get(key, (v): v is Record<string, string> => isObject(v) && Object.values(v).every(isEnvName), 'a table of environment variable names'),
+    envNames: (key: string) =>
+      get(
+        key,
+        (v): v is string[] => Array.isArray(v) && v.every(isEnvName),
+        'an array of environment variable names',
+      ),
+    envNameMap: (key: string) =>
+      get(
+        key,
+        (v): v is Record<string, string> => isObject(v) && Object.values(v).every(isEnvName),
+        'a table of environment variable names',
+      ),
     positive: (key: string) => get(key, isPositive, 'a positive number'),
-    boolean: (key: string) => get(key, (v): v is boolean => typeof v === 'boolean', 'true or false'),
+    boolean: (key: string) =>
+      get(key, (v): v is boolean => typeof v === 'boolean', 'true or false'),
     has: (key: string) => entry[key] !== undefined,
     ignore: (...keys: string[]) => keys.forEach((k) => read.add(k)),
     note: (message: string) => notes.push(message),
     /** mcp-client refuses these names outright (the instance would fail), so they go, with a note */
     dropBlocked(env: Record<string, string> | undefined) {
       for (const name of Object.keys(env ?? {}).filter((n) => BLOCKED_ENV.has(n.toUpperCase()))) {
-        notes.push(`env ${name} dropped: mcp-client never passes variables that make a process load foreign code`)
+        notes.push(
+          `env ${name} dropped: mcp-client never passes variables that make a process load foreign code`,
+        )
         delete env![name]
       }
       return env
@@ -101,11 +120,14 @@ function fieldReader(entry: Fields) {
 }
 
 /** Drops undefined values, so a key absent in the source stays absent in the config. */
-const compact = (fields: Fields): Fields => Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined))
+const compact = (fields: Fields): Fields =>
+  Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined))
 
 /** Merges maps, later ones winning; undefined when every part is absent. */
 function mergeMaps(...parts: Array<Record<string, string> | undefined>) {
-  return parts.some((p) => p !== undefined) ? (Object.assign({}, ...parts) as Record<string, string>) : undefined
+  return parts.some((p) => p !== undefined)
+    ? (Object.assign({}, ...parts) as Record<string, string>)
+    : undefined
 }
 
 /** One `.mcp.json` / Claude Desktop entry. The type defaults as Claude Code's does: command → stdio, else http. */
@@ -113,9 +135,11 @@ function fromMcpJson(entry: Fields): Converted {
   const r = fieldReader(entry)
   const type = r.text('type') ?? (r.has('command') ? 'stdio' : 'http')
   if (type === 'ws') throw new SkipEntry('uses the ws transport, which mcp-client does not support')
-  if (!['stdio', 'http', 'sse'].includes(type)) throw new SkipEntry(`type must be stdio, http, sse or ws, not "${type}"`)
+  if (!['stdio', 'http', 'sse'].includes(type))
+    throw new SkipEntry(`type must be stdio, http, sse or ws, not "${type}"`)
   r.ignore('oauth', 'alwaysLoad', 'headersHelper') // oauth, alwaysLoad: Claude Code's own client settings
-  if (r.has('headersHelper')) r.note('headersHelper is not supported; add the headers it produces under config.headers')
+  if (r.has('headersHelper'))
+    r.note('headersHelper is not supported; add the headers it produces under config.headers')
   const callMs = toMs(r.positive('timeout'))
   let config: Fields
   if (type === 'stdio') {
@@ -143,18 +167,31 @@ function fromCodex(entry: Fields): Converted {
   } else if (r.has('url')) {
     const fromEnv = r.envNameMap('env_http_headers')
     const bearer = r.envName('bearer_token_env_var')
-    const envHeaders = fromEnv && Object.fromEntries(Object.entries(fromEnv).map(([header, name]) => [header, ref(name)]))
+    const envHeaders =
+      fromEnv &&
+      Object.fromEntries(Object.entries(fromEnv).map(([header, name]) => [header, ref(name)]))
     const auth = bearer === undefined ? undefined : { Authorization: `Bearer ${ref(bearer)}` }
-    config = { url: r.url('url'), headers: mergeMaps(r.stringMap('http_headers'), envHeaders, auth) }
+    config = {
+      url: r.url('url'),
+      headers: mergeMaps(r.stringMap('http_headers'), envHeaders, auth),
+    }
   } else throw new SkipEntry('needs a command or a url')
   const startupSec = r.positive('startup_timeout_sec')
-  const startupMs = startupSec === undefined ? toMs(r.positive('startup_timeout_ms')) : toMs(startupSec, 1000)
+  const startupMs =
+    startupSec === undefined ? toMs(r.positive('startup_timeout_ms')) : toMs(startupSec, 1000)
   r.ignore('startup_timeout_ms') // the legacy spelling loses to startup_timeout_sec
   const timing = { startupMs, callMs: toMs(r.positive('tool_timeout_sec'), 1000) }
-  const tools = { enabledTools: r.strings('enabled_tools'), disabledTools: r.strings('disabled_tools') }
+  const tools = {
+    enabledTools: r.strings('enabled_tools'),
+    disabledTools: r.strings('disabled_tools'),
+  }
   const failOnStartupError = r.boolean('required') ? true : undefined
   const enabled = r.boolean('enabled') ?? true
-  return { enabled, config: compact({ ...config, ...tools, ...timing, failOnStartupError }), notes: r.notes() }
+  return {
+    enabled,
+    config: compact({ ...config, ...tools, ...timing, failOnStartupError }),
+    notes: r.notes(),
+  }
 }
 
 /** Sanitised, unique server names; names that were valid already keep them, whatever the order. */
@@ -164,15 +201,19 @@ function assignNames(names: string[], warnings: string[]): string[] {
     if (SERVER_NAME.test(name)) return name
     const base = name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 32) || 'server'
     let candidate = base
-    for (let n = 2; taken.has(candidate); n++) candidate = base.slice(0, 32 - `-${n}`.length) + `-${n}`
+    for (let n = 2; taken.has(candidate); n++)
+      candidate = base.slice(0, 32 - `-${n}`.length) + `-${n}`
     taken.add(candidate)
     warnings.push(`server "${name}" renamed to "${candidate}"`)
     return candidate
   })
 }
 
-const shapeError = (reason: string, site: { file: string; line?: number; col?: number }, cause?: unknown) =>
-  new YokeError('CONFIG_SHAPE', { reason }, { ...site, cause })
+const shapeError = (
+  reason: string,
+  site: { file: string; line?: number; col?: number },
+  cause?: unknown,
+) => new YokeError('CONFIG_SHAPE', { reason }, { ...site, cause })
 
 function parseJson(text: string, file: string): unknown {
   try {
@@ -184,7 +225,10 @@ function parseJson(text: string, file: string): unknown {
     const offset = at ? Number(at[1]) : /end of JSON input/.test(message) ? text.length : undefined
     const reason = `not valid JSON: ${message.replace(/\s+in JSON at position \d+.*$/, '')}`
     const before = text.slice(0, offset ?? 0)
-    const site = offset === undefined ? { file } : { file, line: before.split('\n').length, col: offset - before.lastIndexOf('\n') }
+    const site =
+      offset === undefined
+        ? { file }
+        : { file, line: before.split('\n').length, col: offset - before.lastIndexOf('\n') }
     throw shapeError(reason, site, err)
   }
 }
@@ -204,7 +248,8 @@ function parseTomlText(text: string, file: string, what = 'TOML'): Fields {
 function parseSource(text: string, file: string): { syntax: 'json' | 'toml'; doc: unknown } {
   const ext = extname(file).toLowerCase()
   if (ext === '.toml') return { syntax: 'toml', doc: parseTomlText(text, file) }
-  if (ext === '.json' || text.trimStart().startsWith('{')) return { syntax: 'json', doc: parseJson(text, file) }
+  if (ext === '.json' || text.trimStart().startsWith('{'))
+    return { syntax: 'json', doc: parseJson(text, file) }
   try {
     return { syntax: 'json', doc: JSON.parse(text) }
   } catch {
@@ -212,12 +257,16 @@ function parseSource(text: string, file: string): { syntax: 'json' | 'toml'; doc
   }
 }
 
-function detect(text: string, file: string): { format: ImportResult['format']; entries: Array<[string, unknown]> } {
+function detect(
+  text: string,
+  file: string,
+): { format: ImportResult['format']; entries: Array<[string, unknown]> } {
   const { syntax, doc } = parseSource(text.replace(/^\uFEFF/, ''), file) // editors on Windows may add a BOM
   const none = (what: string) => shapeError(`no MCP servers found: ${what}`, { file })
   if (syntax === 'toml') {
     const servers = (doc as Fields).mcp_servers
-    if (!isObject(servers) || !Object.keys(servers).length) throw none('expected [mcp_servers.<name>] tables')
+    if (!isObject(servers) || !Object.keys(servers).length)
+      throw none('expected [mcp_servers.<name>] tables')
     return { format: 'codex-toml', entries: Object.entries(servers) }
   }
   if (!isObject(doc)) throw shapeError('expected a JSON object of MCP servers', { file })
@@ -226,11 +275,16 @@ function detect(text: string, file: string): { format: ImportResult['format']; e
     if (!isObject(servers)) throw shapeError('mcpServers must be an object of servers', { file })
     if (!Object.keys(servers).length) throw none('mcpServers is empty')
     // same entry shape either way; the name only tells the user which tool the file came from
-    const desktop = /^claude_desktop_config/i.test(basename(file)) || 'globalShortcut' in doc || 'preferences' in doc
+    const desktop =
+      /^claude_desktop_config/i.test(basename(file)) ||
+      'globalShortcut' in doc ||
+      'preferences' in doc
     return { format: desktop ? 'claude-desktop' : 'mcp.json', entries: Object.entries(servers) }
   }
-  const looksLikeServer = (v: unknown) => isObject(v) && ('command' in v || 'url' in v || 'type' in v)
-  if (!Object.values(doc).some(looksLikeServer)) throw none('expected { "mcpServers": { … } } or { "<name>": { "command" | "url": … } }')
+  const looksLikeServer = (v: unknown) =>
+    isObject(v) && ('command' in v || 'url' in v || 'type' in v)
+  if (!Object.values(doc).some(looksLikeServer))
+    throw none('expected { "mcpServers": { … } } or { "<name>": { "command" | "url": … } }')
   return { format: 'mcp.json', entries: Object.entries(doc) }
 }
 
@@ -256,7 +310,10 @@ export function importText(text: string, file: string): ImportResult {
       warnings.push(`server "${name}" skipped: ${err.message}`)
     }
   }
-  const names = assignNames(converted.map((c) => c.name), warnings)
+  const names = assignNames(
+    converted.map((c) => c.name),
+    warnings,
+  )
   const servers = converted.map(({ enabled, config }, i) => ({
     key: `mcp-${names[i]}`,
     serverName: names[i],
@@ -276,9 +333,18 @@ export function importFile(path: string): ImportResult {
  * warnings come first as comments, so whoever pastes it sees what needs a hand.
  */
 export function toYaml(result: ImportResult): string {
-  const instance = (s: ImportedServer) => ({ use: 'mcp-client', ...(s.enabled ? {} : { enabled: false }), config: s.config })
-  const doc = new Document({ plugins: Object.fromEntries(result.servers.map((s) => [s.key, instance(s)])) })
-  const comments = [`imported from ${result.format}`, ...result.warnings.map((w) => `warning: ${w}`)]
+  const instance = (s: ImportedServer) => ({
+    use: 'mcp-client',
+    ...(s.enabled ? {} : { enabled: false }),
+    config: s.config,
+  })
+  const doc = new Document({
+    plugins: Object.fromEntries(result.servers.map((s) => [s.key, instance(s)])),
+  })
+  const comments = [
+    `imported from ${result.format}`,
+    ...result.warnings.map((w) => `warning: ${w}`),
+  ]
   doc.commentBefore = comments.map((line) => ` ${line.replace(/\n/g, ' ')}`).join('\n')
   return doc.toString({ lineWidth: 0 })
 }

@@ -30,25 +30,59 @@ export default definePlugin({
     // sampling, when opted in: the model is read per request (it may come, go or be replaced)
     const sample = cfg.sampling
       ? async (params: Parameters<typeof answerSampling>[1], signal: AbortSignal) => {
-          const { result, usage } = await answerSampling(ctx.get('model'), params, cfg.samplingMaxTokens, signal)
-          ctx.logger.info(`MCP server "${server}" sampled ${result.model} (${usage.inputTokens} in / ${usage.outputTokens} out tokens)`)
+          const { result, usage } = await answerSampling(
+            ctx.get('model'),
+            params,
+            cfg.samplingMaxTokens,
+            signal,
+          )
+          ctx.logger.info(
+            `MCP server "${server}" sampled ${result.model} (${usage.inputTokens} in / ${usage.outputTokens} out tokens)`,
+          )
           return result
         }
       : undefined
-    const tools = new ServerTools(cfg, ctx.runtime, (raw, args, call) => callTool(raw, args, call), (m) => ctx.logger.warn(m), ctx.signal)
+    const tools = new ServerTools(
+      cfg,
+      ctx.runtime,
+      (raw, args, call) => callTool(raw, args, call),
+      (m) => ctx.logger.warn(m),
+      ctx.signal,
+    )
     const supervisor: Supervisor = new Supervisor(cfg.reconnect, {
-      open: (signal) => Session.open(cfg, { projectDir: ctx.project.dir, version, onToolsChanged: resync, onError: (err) => ctx.logger.debug(`MCP server "${server}": ${err.message}`), sample }, signal),
+      open: (signal) =>
+        Session.open(
+          cfg,
+          {
+            projectDir: ctx.project.dir,
+            version,
+            onToolsChanged: resync,
+            onError: (err) => ctx.logger.debug(`MCP server "${server}": ${err.message}`),
+            sample,
+          },
+          signal,
+        ),
       ready: (session) => tools.sync(session.client),
       async gaveUp() {
-        ctx.logger.error(`MCP server "${server}" ${supervisor.describe()}; its tools are unregistered`)
+        ctx.logger.error(
+          `MCP server "${server}" ${supervisor.describe()}; its tools are unregistered`,
+        )
         await tools.clear()
       },
       changed: (state) => {
-        if (state === 'reconnecting' && supervisor.attempt === 1) ctx.logger.warn(`MCP server "${server}" disconnected (${supervisor.lastError}); reconnecting`)
-        if (state === 'connected' && supervisor.generation > 1) ctx.logger.info(`MCP server "${server}" connected again (${tools.count} tools)`)
+        if (state === 'reconnecting' && supervisor.attempt === 1)
+          ctx.logger.warn(
+            `MCP server "${server}" disconnected (${supervisor.lastError}); reconnecting`,
+          )
+        if (state === 'connected' && supervisor.generation > 1)
+          ctx.logger.info(`MCP server "${server}" connected again (${tools.count} tools)`)
         ctx.mcp.changed(server)
       },
-      failed: (what, err) => ctx.logger.error(`MCP server "${server}": ${what} failed: ${(err as Error)?.message ?? err}`, err),
+      failed: (what, err) =>
+        ctx.logger.error(
+          `MCP server "${server}": ${what} failed: ${(err as Error)?.message ?? err}`,
+          err,
+        ),
     })
     const handle: McpServerHandle = {
       name: server,
@@ -58,7 +92,8 @@ export default definePlugin({
       restart: () => supervisor.restart(),
       status: () => {
         const session = supervisor.session
-        const info = supervisor.state === 'connected' ? session?.client.getServerVersion() : undefined
+        const info =
+          supervisor.state === 'connected' ? session?.client.getServerVersion() : undefined
         return {
           name: server,
           instance: ctx.key,
@@ -79,22 +114,40 @@ export default definePlugin({
     ctx.mcp.add(handle)
     ctx.effect(`mcp ${server} connection`, () => supervisor.close())
     // an instance removed while its server starts does not wait for the attempt to end
-    const failed = await Promise.race([supervisor.start(), new Promise<undefined>((resolve) => ctx.signal.addEventListener('abort', () => resolve(undefined), { once: true }))])
-    if (failed && cfg.failOnStartupError) throw new YokeError('MCP_CONNECT_FAILED', { server, reason: failed.message })
-    if (failed && !ctx.signal.aborted) ctx.logger.warn(`MCP server "${server}" could not start (${failed.message}); ${supervisor.describe()}`)
+    const failed = await Promise.race([
+      supervisor.start(),
+      new Promise<undefined>((resolve) =>
+        ctx.signal.addEventListener('abort', () => resolve(undefined), { once: true }),
+      ),
+    ])
+    if (failed && cfg.failOnStartupError)
+      throw new YokeError('MCP_CONNECT_FAILED', { server, reason: failed.message })
+    if (failed && !ctx.signal.aborted)
+      ctx.logger.warn(
+        `MCP server "${server}" could not start (${failed.message}); ${supervisor.describe()}`,
+      )
 
     function resync() {
       const session = supervisor.session
       if (!session || session.isLost) return // the sync of the next connection will see the new list
       // queued behind a sync under way (the one on connect, too)
       tools.sync(session.client).catch((err) => {
-        if (!session.isLost) ctx.logger.warn(`MCP server "${server}": re-reading its tools failed (${(err as Error).message}); the previous tools stay`)
+        if (!session.isLost)
+          ctx.logger.warn(
+            `MCP server "${server}": re-reading its tools failed (${(err as Error).message}); the previous tools stay`,
+          )
       })
     }
 
-    async function callTool(raw: string, args: Record<string, unknown>, call: CallContext, retried = false): Promise<ToolOutput> {
+    async function callTool(
+      raw: string,
+      args: Record<string, unknown>,
+      call: CallContext,
+      retried = false,
+    ): Promise<ToolOutput> {
       const session = supervisor.session
-      if (!session || supervisor.state !== 'connected') throw unavailable(cfg, supervisor.describe())
+      if (!session || supervisor.state !== 'connected')
+        throw unavailable(cfg, supervisor.describe())
       const link = new SdkCall(call)
       try {
         const result = await session.client.callTool({ name: raw, arguments: args }, undefined, {
@@ -116,20 +169,34 @@ export default definePlugin({
           // the server refused this very call for an unknown session (it restarted): it never ran it,
           // so send it again on a new session. A call merely in flight when that happened is not resent.
           session.drop('the server forgot the session', true)
-          const back = await Promise.race([supervisor.connected(cfg.startupMs, session), new Promise<false>((resolve) => call.onEnd(() => resolve(false)))])
+          const back = await Promise.race([
+            supervisor.connected(cfg.startupMs, session),
+            new Promise<false>((resolve) => call.onEnd(() => resolve(false))),
+          ])
           if (link.aborted) throw link.reason // the caller gave up meanwhile: nothing is sent again
           if (back) return callTool(raw, args, call, true)
         }
-        if (session.isLost || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)) {
-          throw unavailable(cfg, `the connection closed during the call (${session.why ?? 'connection closed'}); reconnecting`)
+        if (
+          session.isLost ||
+          (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
+        ) {
+          throw unavailable(
+            cfg,
+            `the connection closed during the call (${session.why ?? 'connection closed'}); reconnecting`,
+          )
         }
         // a JSON-RPC error, or a result the SDK refused (a zod error), is the server's answer; anything
         // else (fetch failed, HTTP 5xx) means it could not be reached
         if (!(err instanceof McpError) && !Array.isArray((err as { issues?: unknown })?.issues)) {
           session.drop(`a request failed (${(err as Error)?.message ?? err})`)
-          throw unavailable(cfg, `the request failed (${(err as Error)?.message ?? err}); reconnecting`)
+          throw unavailable(
+            cfg,
+            `the request failed (${(err as Error)?.message ?? err}); reconnecting`,
+          )
         }
-        throw new Error(`MCP server "${server}" answered: ${(err as Error).message}`)
+        throw new Error(`MCP server "${server}" answered: ${(err as Error).message}`, {
+          cause: err,
+        })
       }
     }
   },

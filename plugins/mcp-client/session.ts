@@ -8,7 +8,13 @@ import { basename, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { CreateMessageRequestSchema, ListRootsRequestSchema, ToolListChangedNotificationSchema, type CreateMessageRequest, type CreateMessageResult } from '@modelcontextprotocol/sdk/types.js'
+import {
+  CreateMessageRequestSchema,
+  ListRootsRequestSchema,
+  ToolListChangedNotificationSchema,
+  type CreateMessageRequest,
+  type CreateMessageResult,
+} from '@modelcontextprotocol/sdk/types.js'
 import { transportOf, type McpClientConfig } from './config.ts'
 import { sessionExpired, sseTransport, streamableTransport, wantsSse } from './http.ts'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -59,11 +65,27 @@ export class Session {
   }
 
   /** Connects within `startupMs` or throws; a stdio server that fails is killed. `signal` aborts the attempt. */
-  static async open(cfg: McpClientConfig, host: SessionHost, signal?: AbortSignal, kind: TransportKind = transportOf(cfg)): Promise<Session> {
-    const client = new Client({ name: 'yoke', version: host.version }, { capabilities: { roots: {}, ...(host.sample ? { sampling: {} } : {}) }, jsonSchemaValidator: tolerantValidator })
+  static async open(
+    cfg: McpClientConfig,
+    host: SessionHost,
+    signal?: AbortSignal,
+    kind: TransportKind = transportOf(cfg),
+  ): Promise<Session> {
+    const client = new Client(
+      { name: 'yoke', version: host.version },
+      {
+        capabilities: { roots: {}, ...(host.sample ? { sampling: {} } : {}) },
+        jsonSchemaValidator: tolerantValidator,
+      },
+    )
     const session = new Session(client, makeTransport(cfg, kind, host.projectDir), kind)
-    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(host.projectDir).href, name: basename(host.projectDir) }] }))
-    if (host.sample) client.setRequestHandler(CreateMessageRequestSchema, (request, extra) => host.sample!(request.params, extra.signal))
+    client.setRequestHandler(ListRootsRequestSchema, () => ({
+      roots: [{ uri: pathToFileURL(host.projectDir).href, name: basename(host.projectDir) }],
+    }))
+    if (host.sample)
+      client.setRequestHandler(CreateMessageRequestSchema, (request, extra) =>
+        host.sample!(request.params, extra.signal),
+      )
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => host.onToolsChanged())
     client.onclose = () => session.#ended(new Error(session.#closeReason()))
     client.onerror = (err) => {
@@ -73,18 +95,26 @@ export class Session {
     let timer: NodeJS.Timeout | undefined
     let onAbort: (() => void) | undefined
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer to the handshake within ${cfg.startupMs} ms (startupMs)`)), cfg.startupMs)
+      timer = setTimeout(
+        () =>
+          reject(new Error(`no answer to the handshake within ${cfg.startupMs} ms (startupMs)`)),
+        cfg.startupMs,
+      )
       onAbort = () => reject(signal!.reason)
       signal?.addEventListener('abort', onAbort, { once: true })
     })
     try {
       signal?.throwIfAborted()
-      await Promise.race([client.connect(session.transport, { timeout: cfg.startupMs, signal }), late])
+      await Promise.race([
+        client.connect(session.transport, { timeout: cfg.startupMs, signal }),
+        late,
+      ])
       return session
     } catch (err) {
       await session.close()
-      if (kind === 'http' && !cfg.transport && wantsSse(err) && !signal?.aborted) return Session.open(cfg, host, signal, 'sse')
-      throw new Error(describe(err, session))
+      if (kind === 'http' && !cfg.transport && wantsSse(err) && !signal?.aborted)
+        return Session.open(cfg, host, signal, 'sse')
+      throw new Error(describe(err, session), { cause: err })
     } finally {
       clearTimeout(timer)
       signal?.removeEventListener('abort', onAbort!)
@@ -94,7 +124,12 @@ export class Session {
   /** Ends the connection; an HTTP session is ended on the server too (bounded: a dead server is not waited for). */
   async close(): Promise<void> {
     this.#ended(new Error('closed'))
-    if (!this.#terminated && !this.expired && this.transport instanceof StreamableHTTPClientTransport && this.sessionId) {
+    if (
+      !this.#terminated &&
+      !this.expired &&
+      this.transport instanceof StreamableHTTPClientTransport &&
+      this.sessionId
+    ) {
       this.#terminated = true
       await settledWithin(this.transport.terminateSession(), 1000)
     }
@@ -123,21 +158,39 @@ export class Session {
     this.#checking = true
     this.client
       .ping({ timeout: 5000 })
-      .catch((err) => this.drop(sessionExpired(err) ? 'the server forgot the session' : `the server stopped answering (${(err as Error).message})`, sessionExpired(err)))
+      .catch((err) =>
+        this.drop(
+          sessionExpired(err)
+            ? 'the server forgot the session'
+            : `the server stopped answering (${(err as Error).message})`,
+          sessionExpired(err),
+        ),
+      )
       .finally(() => (this.#checking = false))
   }
 
   #closeReason(): string {
     const t = this.transport
     if (!(t instanceof ProcessTransport)) return 'the connection closed'
-    const how = t.exit ? (t.exit.signal ? `was killed by ${t.exit.signal}` : `exited with code ${t.exit.code}`) : 'closed its output'
+    const how = t.exit
+      ? t.exit.signal
+        ? `was killed by ${t.exit.signal}`
+        : `exited with code ${t.exit.code}`
+      : 'closed its output'
     return `the server process ${how}${t.stderr.length ? ` (stderr: ${t.stderr.at(-1)})` : ''}`
   }
 }
 
 /** A stdio server runs in the project directory, or in `cwd` relative to it (as Claude Code runs .mcp.json servers). */
 function makeTransport(cfg: McpClientConfig, kind: TransportKind, projectDir: string): Transport {
-  if (kind === 'stdio') return new ProcessTransport({ command: cfg.command!, args: cfg.args, env: serverEnv(cfg.env), cwd: resolve(projectDir, cfg.cwd ?? '.'), maxMessageBytes: cfg.maxMessageBytes })
+  if (kind === 'stdio')
+    return new ProcessTransport({
+      command: cfg.command!,
+      args: cfg.args,
+      env: serverEnv(cfg.env),
+      cwd: resolve(projectDir, cfg.cwd ?? '.'),
+      maxMessageBytes: cfg.maxMessageBytes,
+    })
   const options = { url: cfg.url!, headers: cfg.headers, ssrfGuard: cfg.ssrfGuard }
   return kind === 'http' ? streamableTransport(options) : sseTransport(options)
 }
@@ -148,7 +201,8 @@ function describe(err: unknown, session: Session): string {
   const t = session.transport
   if (t instanceof ProcessTransport) {
     const code = (err as NodeJS.ErrnoException)?.code
-    if (code === 'ENOENT' && t.options.cwd && !existsSync(t.options.cwd)) return `the working directory does not exist: ${t.options.cwd}`
+    if (code === 'ENOENT' && t.options.cwd && !existsSync(t.options.cwd))
+      return `the working directory does not exist: ${t.options.cwd}`
     if (code === 'ENOENT') return `command not found: ${JSON.stringify(t.options.command)}`
     const tail = t.stderr.at(-1)
     const exit = t.exit ? `; the process exited with code ${t.exit.code ?? t.exit.signal}` : ''

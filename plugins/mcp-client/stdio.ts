@@ -25,10 +25,15 @@ export interface ProcessOptions {
 /** What every server gets from our environment (the SDK's safe defaults); the entry adds the rest. */
 const INHERITED = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'TZ', 'TMPDIR']
 
-export function serverEnv(extra: Record<string, string>, from: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function serverEnv(
+  extra: Record<string, string>,
+  from: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   const env: Record<string, string> = {}
-  for (const name of INHERITED) if (from[name] !== undefined && !from[name]!.startsWith('()')) env[name] = from[name]!
-  for (const [name, value] of Object.entries(extra)) if (!BLOCKED_ENV.has(name.toUpperCase())) env[name] = value
+  for (const name of INHERITED)
+    if (from[name] !== undefined && !from[name]!.startsWith('()')) env[name] = from[name]!
+  for (const [name, value] of Object.entries(extra))
+    if (!BLOCKED_ENV.has(name.toUpperCase())) env[name] = value
   return env
 }
 
@@ -56,16 +61,25 @@ export class ProcessTransport implements Transport {
 
   async start(): Promise<void> {
     const { command, args, env, cwd } = this.options
-    const child = spawn(command, args, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, shell: false, windowsHide: true })
+    const child = spawn(command, args, {
+      env,
+      cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+      shell: false,
+      windowsHide: true,
+    })
     this.#child = child
     // the server's end is its exit: a grandchild that inherited stdout must not keep it "open"
     this.#exited = new Promise((resolve) => {
       child.once('close', resolve)
-      child.once('exit', () => setTimeout(() => {
-        child.stdout!.destroy()
-        child.stderr!.destroy()
-        resolve()
-      }, 100).unref()) // prettier-ignore
+      child.once('exit', () =>
+        setTimeout(() => {
+          child.stdout!.destroy()
+          child.stderr!.destroy()
+          resolve()
+        }, 100).unref(),
+      )
     })
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve)
@@ -125,7 +139,11 @@ export class ProcessTransport implements Transport {
     // a well-behaved server exits when its input ends; many keep timers alive and need SIGTERM
     const grace = this.options.graceMs ?? 500
     child.stdin!.end()
-    if (child.exitCode === null && child.signalCode === null && !(await settledWithin(this.#exited!, grace))) {
+    if (
+      child.exitCode === null &&
+      child.signalCode === null &&
+      !(await settledWithin(this.#exited!, grace))
+    ) {
       killGroup(child.pid!, 'SIGTERM')
       if (!(await settledWithin(this.#exited!, grace * 4))) killGroup(child.pid!, 'SIGKILL')
     }
@@ -144,7 +162,9 @@ export class ProcessTransport implements Transport {
     let end = chunk.indexOf(10)
     while (end !== -1) {
       const piece = chunk.subarray(start, end)
-      const line = this.#pending.length ? Buffer.concat([...this.#pending, piece]).toString('utf8') : piece.toString('utf8')
+      const line = this.#pending.length
+        ? Buffer.concat([...this.#pending, piece]).toString('utf8')
+        : piece.toString('utf8')
       this.#pending = []
       this.#pendingBytes = 0
       this.#deliver(line)
@@ -156,7 +176,11 @@ export class ProcessTransport implements Transport {
       this.#pendingBytes += chunk.length - start
       if (this.#pendingBytes > this.options.maxMessageBytes) {
         this.#pending = []
-        this.onerror?.(new Error(`the server sent a message over ${this.options.maxMessageBytes} bytes (maxMessageBytes); closing the connection`))
+        this.onerror?.(
+          new Error(
+            `the server sent a message over ${this.options.maxMessageBytes} bytes (maxMessageBytes); closing the connection`,
+          ),
+        )
         void this.close()
       }
     }
@@ -168,7 +192,11 @@ export class ProcessTransport implements Transport {
     try {
       message = deserializeMessage(line.endsWith('\r') ? line.slice(0, -1) : line)
     } catch {
-      this.onerror?.(new Error(`the server wrote a line that is not JSON-RPC: ${JSON.stringify(line.slice(0, 120))}`))
+      this.onerror?.(
+        new Error(
+          `the server wrote a line that is not JSON-RPC: ${JSON.stringify(line.slice(0, 120))}`,
+        ),
+      )
       return
     }
     this.onmessage?.(message)
@@ -199,4 +227,3 @@ function killGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
     return false
   }
 }
-

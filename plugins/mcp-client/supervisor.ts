@@ -82,7 +82,11 @@ export class Supervisor {
 
   /** Waits until a connection other than `previous` is up (true), or `ms` pass, or it gives up or closes (false). */
   connected(ms: number, previous?: Session): Promise<boolean> {
-    const up = () => this.state === 'connected' && this.session !== undefined && this.session !== previous && !this.session.isLost
+    const up = () =>
+      this.state === 'connected' &&
+      this.session !== undefined &&
+      this.session !== previous &&
+      !this.session.isLost
     if (up()) return Promise.resolve(true)
     return new Promise((resolve) => {
       const done = () => {
@@ -100,8 +104,10 @@ export class Supervisor {
   /** For messages: "reconnecting, attempt 3 of 10 (last error: …)". */
   describe(): string {
     const last = this.lastError ? ` (last error: ${this.lastError})` : ''
-    if (this.state === 'reconnecting') return `reconnecting, attempt ${this.attempt} of ${this.policy.maxAttempts}${last}`
-    if (this.state === 'gave-up') return `it gave up after ${this.policy.maxAttempts} attempts${last}; edit its config or run \`yoke mcp restart\``
+    if (this.state === 'reconnecting')
+      return `reconnecting, attempt ${this.attempt} of ${this.policy.maxAttempts}${last}`
+    if (this.state === 'gave-up')
+      return `it gave up after ${this.policy.maxAttempts} attempts${last}; edit its config or run \`yoke mcp restart\``
     return `${this.state}${last}`
   }
 
@@ -148,7 +154,10 @@ export class Supervisor {
       if (gaveUp) {
         await this.hooks.gaveUp().catch((err) => this.hooks.failed('giving up', err))
         await this.#sleep(Infinity) // until restart() or close()
-      } else if (!restart) await this.#sleep(Math.min(this.policy.initialDelayMs * 2 ** (this.attempt - 1), this.policy.maxDelayMs))
+      } else if (!restart)
+        await this.#sleep(
+          Math.min(this.policy.initialDelayMs * 2 ** (this.attempt - 1), this.policy.maxDelayMs),
+        )
     }
     settleFirst(new Error('closed'))
     await this.session?.close()
@@ -167,13 +176,12 @@ export class Supervisor {
 
   #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = ms === Infinity ? undefined : setTimeout(wake, ms)
-      const self = this
-      function wake() {
+      const wake = () => {
         clearTimeout(timer)
-        if (self.#wake === wake) self.#wake = undefined
+        if (this.#wake === wake) this.#wake = undefined
         resolve()
       }
+      const timer = ms === Infinity ? undefined : setTimeout(wake, ms)
       this.#wake = wake
       if (this.#closed || this.#restarting) wake()
     })

@@ -7,7 +7,16 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
-import { checkSchema, globToRegExp, type CallContext, type ContentPart, type Disposer, type RuntimeApi, type ToolDefinition, type ToolOutput } from 'yoke'
+import {
+  checkSchema,
+  globToRegExp,
+  type CallContext,
+  type ContentPart,
+  type Disposer,
+  type RuntimeApi,
+  type ToolDefinition,
+  type ToolOutput,
+} from 'yoke'
 import { riskyPattern } from '../shared/schema.ts'
 import { publicToolName, type McpClientConfig } from './config.ts'
 import { tolerantValidator } from './session.ts'
@@ -15,7 +24,11 @@ import { tolerantValidator } from './session.ts'
 /** A tools/list the server got wrong: reported, and the previous generation stays. */
 export class ListProblem extends Error {}
 
-export type CallBody = (raw: string, args: Record<string, unknown>, ctx: CallContext) => Promise<ToolOutput>
+export type CallBody = (
+  raw: string,
+  args: Record<string, unknown>,
+  ctx: CallContext,
+) => Promise<ToolOutput>
 
 interface Entry {
   raw: string
@@ -43,7 +56,8 @@ export class ServerTools {
   ) {
     const only = cfg.enabledTools?.map(globToRegExp)
     const never = cfg.disabledTools.map(globToRegExp)
-    this.#wanted = (raw) => (!only || only.some((g) => g.test(raw))) && !never.some((g) => g.test(raw))
+    this.#wanted = (raw) =>
+      (!only || only.some((g) => g.test(raw))) && !never.some((g) => g.test(raw))
   }
 
   get count(): number {
@@ -57,7 +71,8 @@ export class ServerTools {
   /** Serialized: a sync asked for while one runs waits for it; several such requests share one. */
   sync(client: Client): Promise<void> {
     if (this.#queued) return this.#queued
-    if (!this.#running) return (this.#running = this.#sync(client).finally(() => (this.#running = undefined)))
+    if (!this.#running)
+      return (this.#running = this.#sync(client).finally(() => (this.#running = undefined)))
     const after = this.#running.catch(() => {})
     return (this.#queued = after.then(() => {
       this.#queued = undefined
@@ -96,14 +111,20 @@ export class ServerTools {
       if (!before.has(problem)) this.warn(`MCP server "${server}": ${problem}`) // once, not on every re-sync
     }
     for (const tool of listed) {
-      if (raws.has(tool.name)) throw new ListProblem(`tools/list names "${tool.name}" twice; the previous tools stay registered`)
+      if (raws.has(tool.name))
+        throw new ListProblem(
+          `tools/list names "${tool.name}" twice; the previous tools stay registered`,
+        )
       raws.add(tool.name)
       if (!this.#wanted(tool.name)) continue
       if (tool.execution?.taskSupport === 'required') {
         skip(tool.name, 'it runs only as an MCP task, which yoke does not support yet')
         continue
       }
-      const problem = checkSchema(tool.inputSchema) ?? riskyPattern(tool.inputSchema) ?? (tool.outputSchema && outputSchemaProblem(tool.outputSchema))
+      const problem =
+        checkSchema(tool.inputSchema) ??
+        riskyPattern(tool.inputSchema) ??
+        (tool.outputSchema && outputSchemaProblem(tool.outputSchema))
       if (problem) {
         skip(tool.name, problem)
         continue
@@ -119,10 +140,18 @@ export class ServerTools {
   #define(name: string, tool: Tool): ToolDefinition {
     const { cfg, body } = this
     const description = tool.description ?? tool.title ?? ''
-    const annotations = { ...tool.annotations, ...(tool.title && { title: tool.title }), mcpServer: cfg.serverName, mcpTool: tool.name }
+    const annotations = {
+      ...tool.annotations,
+      ...(tool.title && { title: tool.title }),
+      mcpServer: cfg.serverName,
+      mcpTool: tool.name,
+    }
     return {
       name,
-      description: description.length > cfg.descriptionChars ? `${description.slice(0, cfg.descriptionChars - 1)}…` : description,
+      description:
+        description.length > cfg.descriptionChars
+          ? `${description.slice(0, cfg.descriptionChars - 1)}…`
+          : description,
       inputSchema: tool.inputSchema as Record<string, unknown>,
       outputSchema: tool.outputSchema as Record<string, unknown> | undefined,
       source: `mcp:${cfg.serverName}`,
@@ -138,7 +167,8 @@ export class ServerTools {
     const current = this.#registered
     const fresh = new Map<string, Entry>()
     try {
-      for (const [name, entry] of next) if (!current.has(name)) fresh.set(name, this.#register(entry))
+      for (const [name, entry] of next)
+        if (!current.has(name)) fresh.set(name, this.#register(entry))
     } catch (err) {
       await Promise.all([...fresh.values()].map((e) => e.dispose?.()))
       throw new ListProblem(`${(err as Error).message}; the previous tools stay registered`)
@@ -155,7 +185,9 @@ export class ServerTools {
         fresh.set(name, this.#register(entry))
       } catch (err) {
         this.problems.push(`dropped tool "${entry.raw}": ${(err as Error).message}`)
-        this.warn(`MCP server "${this.cfg.serverName}": dropped tool "${entry.raw}": ${(err as Error).message}`)
+        this.warn(
+          `MCP server "${this.cfg.serverName}": dropped tool "${entry.raw}": ${(err as Error).message}`,
+        )
       }
     }
     this.#registered = fresh
@@ -171,7 +203,9 @@ function outputSchemaProblem(schema: object): string | undefined {
   const problem = checkSchema(schema)
   if (problem) return problem.replace('its input schema', 'its outputSchema')
   const check = tolerantValidator.getValidator(schema as never)(undefined)
-  return check.errorMessage?.startsWith("the server's outputSchema does not compile") ? check.errorMessage : undefined
+  return check.errorMessage?.startsWith("the server's outputSchema does not compile")
+    ? check.errorMessage
+    : undefined
 }
 
 /** Every page of tools/list, all within `ms`. */
@@ -181,17 +215,29 @@ async function listAll(client: Client, ms: number): Promise<Tool[]> {
   const cursors = new Set<string>()
   let cursor: string | undefined
   do {
-    const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: Math.max(1, deadline - Date.now()) })
+    const page = await client.listTools(cursor === undefined ? undefined : { cursor }, {
+      timeout: Math.max(1, deadline - Date.now()),
+    })
     tools.push(...page.tools)
     cursor = page.nextCursor
-    if (cursor !== undefined && cursors.has(cursor)) throw new ListProblem(`tools/list repeats the cursor ${JSON.stringify(cursor)}`)
-    if (tools.length > MAX_TOOLS) throw new ListProblem(`tools/list goes on past ${MAX_TOOLS} tools`)
+    if (cursor !== undefined && cursors.has(cursor))
+      throw new ListProblem(`tools/list repeats the cursor ${JSON.stringify(cursor)}`)
+    if (tools.length > MAX_TOOLS)
+      throw new ListProblem(`tools/list goes on past ${MAX_TOOLS} tools`)
     if (cursor !== undefined) cursors.add(cursor)
   } while (cursor !== undefined)
   return tools
 }
 
-type McpContent = { type: string; text?: string; data?: string; mimeType?: string; uri?: string; name?: string; resource?: { uri: string; mimeType?: string; text?: string; blob?: string } }
+type McpContent = {
+  type: string
+  text?: string
+  data?: string
+  mimeType?: string
+  uri?: string
+  name?: string
+  resource?: { uri: string; mimeType?: string; text?: string; blob?: string }
+}
 
 /** The short text that stands before an image or audio part, for readers of text only. */
 export function mediaPlaceholder(part: { type: string; data?: string; mimeType?: string }): string {
@@ -204,22 +250,46 @@ export function mediaPlaceholder(part: { type: string; data?: string; mimeType?:
  * base64 would flood a model's context); embedded resources become links; structuredContent is
  * kept; isError makes it an error result.
  */
-export function toOutput(result: { content?: unknown; structuredContent?: unknown; isError?: unknown; toolResult?: unknown }): ToolOutput {
-  if (!Array.isArray(result.content) && 'toolResult' in result) return { content: [{ type: 'text', text: JSON.stringify(result.toolResult) }] }
+export function toOutput(result: {
+  content?: unknown
+  structuredContent?: unknown
+  isError?: unknown
+  toolResult?: unknown
+}): ToolOutput {
+  if (!Array.isArray(result.content) && 'toolResult' in result)
+    return { content: [{ type: 'text', text: JSON.stringify(result.toolResult) }] }
   const parts: ContentPart[] = []
   let text: string | undefined // text parts in a row, joined
   for (const item of (result.content ?? []) as McpContent[]) {
     let line: string | undefined
     let link: ContentPart | undefined
     if (item.type === 'text') line = item.text ?? ''
-    else if ((item.type === 'image' || item.type === 'audio') && typeof item.data === 'string' && item.mimeType) {
+    else if (
+      (item.type === 'image' || item.type === 'audio') &&
+      typeof item.data === 'string' &&
+      item.mimeType
+    ) {
       if (text !== undefined) parts.push({ type: 'text', text })
       text = undefined
-      parts.push({ type: 'text', text: mediaPlaceholder(item) }, { type: item.type, data: item.data, mimeType: item.mimeType })
+      parts.push(
+        { type: 'text', text: mediaPlaceholder(item) },
+        { type: item.type, data: item.data, mimeType: item.mimeType },
+      )
       continue
     } else if (item.type === 'image' || item.type === 'audio') line = mediaPlaceholder(item)
-    else if (item.type === 'resource' && item.resource) link = { type: 'resource_link', uri: item.resource.uri, ...(item.resource.mimeType && { mimeType: item.resource.mimeType }) }
-    else if (item.type === 'resource_link' && item.uri) link = { type: 'resource_link', uri: item.uri, ...(item.name && { name: item.name }), ...(item.mimeType && { mimeType: item.mimeType }) }
+    else if (item.type === 'resource' && item.resource)
+      link = {
+        type: 'resource_link',
+        uri: item.resource.uri,
+        ...(item.resource.mimeType && { mimeType: item.resource.mimeType }),
+      }
+    else if (item.type === 'resource_link' && item.uri)
+      link = {
+        type: 'resource_link',
+        uri: item.uri,
+        ...(item.name && { name: item.name }),
+        ...(item.mimeType && { mimeType: item.mimeType }),
+      }
     else line = `[${String(item.type)} content]`
     if (line !== undefined) text = text === undefined ? line : `${text}\n${line}`
     else {

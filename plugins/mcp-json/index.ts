@@ -37,13 +37,19 @@ export default definePlugin({
         servers = result.servers.filter((s) => s.enabled)
       } catch (err) {
         if ((err as { code?: string }).code === 'CONFIG_NOT_FOUND') servers = []
-        else return ctx.logger.error(`${cfg.file} was not loaded; the running servers are kept`, err)
+        else
+          return ctx.logger.error(`${cfg.file} was not loaded; the running servers are kept`, err)
       }
       // ${VAR} expands as Claude Code does it: an unset variable is reported and kept as written
       const next = new Map(
         servers.map((s) => {
-          const { value, errors } = interpolate({ ...cfg.defaults, ...s.config }, process.env, new Map())
-          for (const e of errors) ctx.logger.warn(`${cfg.file}: server "${s.serverName}": ${e.message}`)
+          const { value, errors } = interpolate(
+            { ...cfg.defaults, ...s.config },
+            process.env,
+            new Map(),
+          )
+          for (const e of errors)
+            ctx.logger.warn(`${cfg.file}: server "${s.serverName}": ${e.message}`)
           return [s.serverName, JSON.stringify(value)]
         }),
       )
@@ -55,7 +61,10 @@ export default definePlugin({
       for (const [name, spec] of next) {
         if (children.has(name) || ctx.signal.aborted) continue
         try {
-          children.set(name, { spec, child: ctx.plugin(mcpClient, JSON.parse(spec), { key: name }) })
+          children.set(name, {
+            spec,
+            child: ctx.plugin(mcpClient, JSON.parse(spec), { key: name }),
+          })
         } catch (err) {
           ctx.logger.error(`${cfg.file}: server "${name}" was not started`, err)
         }

@@ -9,7 +9,9 @@ import type { McpSession } from './session.ts'
 
 export const BRIDGE = 'mcp-server (elicitation)'
 
-export function approvalBridge(sessionOf: (caller: string) => McpSession | undefined): ApprovalBridge {
+export function approvalBridge(
+  sessionOf: (caller: string) => McpSession | undefined,
+): ApprovalBridge {
   return {
     name: BRIDGE,
     handles: (call) => sessionOf(call.caller) !== undefined,

@@ -28,7 +28,10 @@ const httpConfig = z
     /** 0: any free port (the service and `yoke serve` print the URL); a string from ${VAR} is read as a number */
     port: z.coerce.number().int().min(0).max(65535).default(0),
     /** the default view's path; other views are at `<path>/<view>` */
-    path: z.string().regex(/^\/[A-Za-z0-9_./-]*$/, 'a path like /mcp').default('/mcp'),
+    path: z
+      .string()
+      .regex(/^\/[A-Za-z0-9_./-]*$/, 'a path like /mcp')
+      .default('/mcp'),
   })
   .strict()
 
@@ -37,15 +40,31 @@ export const mcpServerConfig = z
     /** Streamable HTTP (stateful sessions), or false for stdio only (`yoke serve --stdio`) */
     http: z.union([z.literal(false), httpConfig]).prefault({}),
     /** named endpoints; `default` (at `path`) serves everything the scope sees unless configured here */
-    views: z.record(z.string().regex(VIEW_NAME, 'view names are 1-64 characters of A-Z a-z 0-9 _ -'), viewConfig).default({}),
+    views: z
+      .record(
+        z.string().regex(VIEW_NAME, 'view names are 1-64 characters of A-Z a-z 0-9 _ -'),
+        viewConfig,
+      )
+      .default({}),
     /** the bearer token; default: read from tokenEnv, else from (or generated into) $YOKE_HOME/mcp-token */
     token: z.string().min(16, 'a token needs at least 16 characters').optional(),
     /** the environment variable that holds the token */
-    tokenEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a variable name').optional(),
+    tokenEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a variable name')
+      .optional(),
     /** requests with a bigger body are answered 413 before they are read */
-    maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(4 * 1024 * 1024),
     /** a session with no request and no open stream for this long is closed */
-    idleSessionMs: z.number().int().positive().default(30 * 60_000),
+    idleSessionMs: z
+      .number()
+      .int()
+      .positive()
+      .default(30 * 60_000),
     /** the most sessions at once; an initialize past it is answered 503 */
     maxSessions: z.number().int().positive().default(256),
     /** the runtime scope whose tools are served (default the global one) */

@@ -6,7 +6,12 @@
  * (404 for one we do not know, or that belongs to another view). Idle sessions are closed.
  */
 import { randomUUID } from 'node:crypto'
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
+import {
+  createServer,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http'
 import { isIP, type AddressInfo } from 'node:net'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
@@ -36,7 +41,12 @@ interface Tracked {
 }
 
 export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host === '[::1]' || (isIP(host) === 4 && host.startsWith('127.'))
+  return (
+    host === 'localhost' ||
+    host === '::1' ||
+    host === '[::1]' ||
+    (isIP(host) === 4 && host.startsWith('127.'))
+  )
 }
 
 /**
@@ -46,7 +56,8 @@ export function isLoopback(host: string): boolean {
 function foreignRequest(req: IncomingMessage): string | undefined {
   const hostname = (value: string) => value.replace(/:\d+$/, '')
   const host = req.headers.host
-  if (host && !isLoopback(hostname(host))) return `the Host "${host}" is not this machine's loopback address`
+  if (host && !isLoopback(hostname(host)))
+    return `the Host "${host}" is not this machine's loopback address`
   const origin = req.headers.origin
   if (origin === undefined) return undefined
   let url: URL | undefined
@@ -55,7 +66,8 @@ function foreignRequest(req: IncomingMessage): string | undefined {
   } catch {
     // not a URL: refused below
   }
-  if (!url || !/^https?:$/.test(url.protocol) || !isLoopback(url.hostname)) return `requests from the origin "${origin}" are not accepted (only loopback origins)`
+  if (!url || !/^https?:$/.test(url.protocol) || !isLoopback(url.hostname))
+    return `requests from the origin "${origin}" are not accepted (only loopback origins)`
   return undefined
 }
 
@@ -86,7 +98,10 @@ export class HttpEndpoint {
         resolve()
       })
     }).catch((err: NodeJS.ErrnoException) => {
-      const why = err.code === 'EADDRINUSE' ? `port ${this.cfg.port} is in use (another yoke?); set http.port, or 0 for any free port` : err.message
+      const why =
+        err.code === 'EADDRINUSE'
+          ? `port ${this.cfg.port} is in use (another yoke?); set http.port, or 0 for any free port`
+          : err.message
       throw new Error(`the MCP endpoint cannot listen on ${this.cfg.host}:${this.cfg.port}: ${why}`)
     })
     const { address, port } = server.address() as AddressInfo
@@ -115,14 +130,27 @@ export class HttpEndpoint {
     const foreign = isLoopback(this.cfg.host) ? foreignRequest(req) : undefined
     if (foreign) return reply(res, 403, -32000, `Forbidden: ${foreign}`)
     if (!this.host.token.check(req.headers.authorization)) {
-      return reply(res, 401, -32001, 'Unauthorized: send Authorization: Bearer <token> (see the mcp-server README for where the token is)', { 'www-authenticate': 'Bearer realm="yoke"' })
+      return reply(
+        res,
+        401,
+        -32001,
+        'Unauthorized: send Authorization: Bearer <token> (see the mcp-server README for where the token is)',
+        { 'www-authenticate': 'Bearer realm="yoke"' },
+      )
     }
     const view = this.#route(req.url ?? '/')
     if (typeof view === 'string') return reply(res, 404, -32601, view)
     let body: unknown
     if (req.method === 'POST') {
       const read = await readBody(req, this.host.maxBodyBytes)
-      if (read === 'too large') return reply(res, 413, -32600, `Request body too large: at most ${this.host.maxBodyBytes} bytes`, { connection: 'close' })
+      if (read === 'too large')
+        return reply(
+          res,
+          413,
+          -32600,
+          `Request body too large: at most ${this.host.maxBodyBytes} bytes`,
+          { connection: 'close' },
+        )
       try {
         body = JSON.parse(read)
       } catch {
@@ -132,11 +160,24 @@ export class HttpEndpoint {
     const sid = req.headers['mcp-session-id']
     if (typeof sid === 'string') {
       const tracked = this.sessions.get(sid)
-      if (!tracked || tracked.session.closed || tracked.session.view !== view) return reply(res, 404, -32001, 'Session not found: initialize a new session')
+      if (!tracked || tracked.session.closed || tracked.session.view !== view)
+        return reply(res, 404, -32001, 'Session not found: initialize a new session')
       return this.#serve(tracked, req, res, body)
     }
-    if (req.method !== 'POST' || !isInitializeRequest(body)) return reply(res, 400, -32000, 'Bad Request: no mcp-session-id header; start with an initialize request')
-    if (this.sessions.size >= this.host.maxSessions) return reply(res, 503, -32000, `Too many sessions (maxSessions ${this.host.maxSessions}); close one or try later`)
+    if (req.method !== 'POST' || !isInitializeRequest(body))
+      return reply(
+        res,
+        400,
+        -32000,
+        'Bad Request: no mcp-session-id header; start with an initialize request',
+      )
+    if (this.sessions.size >= this.host.maxSessions)
+      return reply(
+        res,
+        503,
+        -32000,
+        `Too many sessions (maxSessions ${this.host.maxSessions}); close one or try later`,
+      )
     const id = randomUUID()
     const session = this.host.open(view, id)
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id })
@@ -173,7 +214,10 @@ export class HttpEndpoint {
     const view = name === undefined ? undefined : this.host.views.get(name)
     if (view) return view
     if (name === undefined) return `Not found: the MCP endpoint is ${this.cfg.path}`
-    return new YokeError('MCP_VIEW_UNKNOWN', { view: name, views: [...this.host.views.keys()].join(', ') }).message
+    return new YokeError('MCP_VIEW_UNKNOWN', {
+      view: name,
+      views: [...this.host.views.keys()].join(', '),
+    }).message
   }
 
   #closeIdle() {
@@ -210,7 +254,13 @@ function readBody(req: IncomingMessage, max: number): Promise<string | 'too larg
   })
 }
 
-function reply(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}) {
+function reply(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+) {
   res.writeHead(status, { 'content-type': 'application/json', ...headers })
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }))
 }

@@ -54,10 +54,15 @@ export default definePlugin({
   async apply(ctx, cfg) {
     const views = new Map<string, View>()
     const configured = Object.entries(cfg.views).filter(([name]) => name !== DEFAULT_VIEW)
-    for (const [name, view] of [[DEFAULT_VIEW, cfg.views[DEFAULT_VIEW] ?? viewConfig.parse({})] as const, ...configured]) {
+    for (const [name, view] of [
+      [DEFAULT_VIEW, cfg.views[DEFAULT_VIEW] ?? viewConfig.parse({})] as const,
+      ...configured,
+    ]) {
       views.set(name, new View(ctx.runtime, ctx.key, name, view, cfg.scope))
     }
-    const viewOf = (name: string) => views.get(name) ?? fail(new YokeError('MCP_VIEW_UNKNOWN', { view: name, views: [...views.keys()].join(', ') }))
+    const viewOf = (name: string) =>
+      views.get(name) ??
+      fail(new YokeError('MCP_VIEW_UNKNOWN', { view: name, views: [...views.keys()].join(', ') }))
 
     const sessions = new Map<string, McpSession>() // by caller
     ctx.approval.register(approvalBridge((caller) => sessions.get(caller)))
@@ -72,7 +77,9 @@ export default definePlugin({
       sessions.set(session.caller, session)
       return session
     }
-    ctx.effect('mcp sessions', () => Promise.all([...sessions.values()].map((s) => s.close())).then(() => {}))
+    ctx.effect('mcp sessions', () =>
+      Promise.all([...sessions.values()].map((s) => s.close())).then(() => {}),
+    )
 
     // tool changes: each view's list is dropped at once; clients hear once the changes settle
     let timer: NodeJS.Timeout | undefined
@@ -111,7 +118,10 @@ export default definePlugin({
     if (cfg.http && cfg.http.enabled) {
       const token = resolveToken(cfg, ctx.project.home)
       tokenHint = token.hint
-      if (token.generated) ctx.logger.info(`generated the bearer token for MCP clients, kept in ${token.generated.file} (shown once): ${token.generated.token}`)
+      if (token.generated)
+        ctx.logger.info(
+          `generated the bearer token for MCP clients, kept in ${token.generated.file} (shown once): ${token.generated.token}`,
+        )
       const http = (endpoint = new HttpEndpoint(cfg.http, {
         views,
         token,
@@ -123,8 +133,13 @@ export default definePlugin({
       }))
       ctx.effect('mcp http endpoint', () => http.close())
       await http.listen()
-      if (!isLoopback(cfg.http.host)) ctx.logger.warn(`the MCP endpoint listens on ${cfg.http.host}: other machines can reach it (the bearer token still applies)`)
-      ctx.logger.debug(`MCP endpoint ${http.urlOf(DEFAULT_VIEW)} (views: ${[...views.keys()].join(', ')})`)
+      if (!isLoopback(cfg.http.host))
+        ctx.logger.warn(
+          `the MCP endpoint listens on ${cfg.http.host}: other machines can reach it (the bearer token still applies)`,
+        )
+      ctx.logger.debug(
+        `MCP endpoint ${http.urlOf(DEFAULT_VIEW)} (views: ${[...views.keys()].join(', ')})`,
+      )
     }
 
     let stdio = 0
@@ -140,7 +155,10 @@ export default definePlugin({
       },
       async serveStdio(input, output, options = {}) {
         // unique across reloads too: "allow for this session" grants are kept by scope name
-        const session = open(viewOf(options.view ?? DEFAULT_VIEW), `stdio-${++stdio}-${randomUUID().slice(0, 8)}`)
+        const session = open(
+          viewOf(options.view ?? DEFAULT_VIEW),
+          `stdio-${++stdio}-${randomUUID().slice(0, 8)}`,
+        )
         const end = () => void session.close()
         input.once('end', end)
         input.once('close', end)
@@ -159,4 +177,3 @@ export default definePlugin({
 function fail(err: Error): never {
   throw err
 }
-

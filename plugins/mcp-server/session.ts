@@ -76,19 +76,35 @@ export class McpSession {
     this.scope = view.sessionScope(id)
     const server = (this.server = new Server(
       { name: 'yoke', version: host.version },
-      { capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } } },
+      {
+        capabilities: {
+          tools: { listChanged: true },
+          prompts: { listChanged: true },
+          resources: { listChanged: true },
+        },
+      },
     ))
     server.oninitialized = () => (this.#ready = true)
     server.onclose = () => void this.close()
     server.onerror = (err) => host.warn(`MCP session ${id}: ${err.message}`)
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...view.tools().values()].map(toMcpTool) }))
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.#call(request.params.name, request.params.arguments ?? {}, extra))
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: [...view.tools().values()].map(toMcpTool),
+    }))
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      this.#call(request.params.name, request.params.arguments ?? {}, extra),
+    )
     const skills = () => (view.config.skills ? host.skills() : undefined)
     server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: listPrompts(skills()) }))
-    server.setRequestHandler(GetPromptRequestSchema, (request) => getPrompt(skills(), request.params.name, request.params.arguments))
-    server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: listResources(skills()) }))
+    server.setRequestHandler(GetPromptRequestSchema, (request) =>
+      getPrompt(skills(), request.params.name, request.params.arguments),
+    )
+    server.setRequestHandler(ListResourcesRequestSchema, () => ({
+      resources: listResources(skills()),
+    }))
     server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }))
-    server.setRequestHandler(ReadResourceRequestSchema, (request) => readResource(skills(), request.params.uri))
+    server.setRequestHandler(ReadResourceRequestSchema, (request) =>
+      readResource(skills(), request.params.uri),
+    )
   }
 
   connect(transport: Transport): Promise<void> {
@@ -99,10 +115,22 @@ export class McpSession {
     return this.#closed
   }
 
-  async #call(name: string, args: Record<string, unknown>, extra: Parameters<Parameters<Server['setRequestHandler']>[1]>[1]): Promise<CallToolResult> {
+  async #call(
+    name: string,
+    args: Record<string, unknown>,
+    extra: Parameters<Parameters<Server['setRequestHandler']>[1]>[1],
+  ): Promise<CallToolResult> {
     if (this.view.checksCalls && !this.view.admits(name)) {
       // the served scope's own tools are not masked by the runtime: the view's globs refuse them here
-      return { content: [{ type: 'text', text: `UNKNOWN_TOOL: no tool named "${name}" in the MCP view "${this.view.name}"` }], isError: true }
+      return {
+        content: [
+          {
+            type: 'text',
+            text: `UNKNOWN_TOOL: no tool named "${name}" in the MCP view "${this.view.name}"`,
+          },
+        ],
+        isError: true,
+      }
     }
     const token = extra._meta?.progressToken
     let onProgress: ((event: ProgressEvent) => void) | undefined
@@ -110,16 +138,27 @@ export class McpSession {
       let last = 0
       onProgress = (event) => {
         // MCP wants progress to increase: a step without a number (or going back) counts one more
-        const given = typeof event.progress === 'number' && event.progress > last ? event.progress : undefined
+        const given =
+          typeof event.progress === 'number' && event.progress > last ? event.progress : undefined
         last = given ?? last + 1
-        const total = given !== undefined && typeof event.total === 'number' ? { total: event.total } : {}
+        const total =
+          given !== undefined && typeof event.total === 'number' ? { total: event.total } : {}
         const message = typeof event.message === 'string' ? { message: event.message } : {}
-        extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: last, ...total, ...message } }).catch(() => {})
+        extra
+          .sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress: last, ...total, ...message },
+          })
+          .catch(() => {})
       }
     }
     this.requests.set(extra.requestId, { tool: name, requestId: extra.requestId })
     try {
-      const result = await this.scope.call(name, args, { signal: extra.signal, caller: this.caller, onProgress })
+      const result = await this.scope.call(name, args, {
+        signal: extra.signal,
+        caller: this.caller,
+        onProgress,
+      })
       return toCallToolResult(result, this.view.tools().get(name))
     } finally {
       this.requests.delete(extra.requestId)
@@ -130,18 +169,28 @@ export class McpSession {
   async approve(call: ToolCall, reason: string, signal: AbortSignal): Promise<ApprovalAnswer> {
     const client = this.server.getClientVersion()?.name ?? 'the MCP client'
     if (!this.server.getClientCapabilities()?.elicitation) {
-      throw new Error(`${client} cannot be asked: it did not declare the elicitation capability. Allow the tool in the policy plugin's config (allow: ["${call.name}"]) to use it over MCP`)
+      throw new Error(
+        `${client} cannot be asked: it did not declare the elicitation capability. Allow the tool in the policy plugin's config (allow: ["${call.name}"]) to use it over MCP`,
+      )
     }
     // on the stream of a request in flight (HTTP: the one that made this call), so it reaches the client
-    const related = [...this.requests.values()].find((r) => r.tool === call.name) ?? this.requests.values().next().value
+    const related =
+      [...this.requests.values()].find((r) => r.tool === call.name) ??
+      this.requests.values().next().value
     const args = JSON.stringify(call.args)
     const message = `${reason}.\nAllow ${call.name} ${args.length > 500 ? `${args.slice(0, 500)}…` : args}?`
     let answer
     try {
-      answer = await this.server.elicitInput({ mode: 'form', message, requestedSchema: APPROVAL_SCHEMA as never }, { signal, timeout: APPROVAL_MS, relatedRequestId: related?.requestId })
+      answer = await this.server.elicitInput(
+        { mode: 'form', message, requestedSchema: APPROVAL_SCHEMA as never },
+        { signal, timeout: APPROVAL_MS, relatedRequestId: related?.requestId },
+      )
     } catch (err) {
       if (signal.aborted) throw err
-      throw new McpError(ErrorCode.InternalError, `${client} did not answer the approval: ${(err as Error).message}`)
+      throw new McpError(
+        ErrorCode.InternalError,
+        `${client} did not answer the approval: ${(err as Error).message}`,
+      )
     }
     const decision = answer.action === 'accept' ? answer.content?.decision : 'deny'
     return decision === 'allow-once' || decision === 'allow-session' ? decision : 'deny'

@@ -5,9 +5,21 @@
  * paths and symlinks that lead out are refused, as skill_read refuses them.
  */
 import { extname, sep } from 'node:path'
-import { ErrorCode, McpError, type GetPromptResult, type Prompt, type ReadResourceResult, type Resource } from '@modelcontextprotocol/sdk/types.js'
+import {
+  ErrorCode,
+  McpError,
+  type GetPromptResult,
+  type Prompt,
+  type ReadResourceResult,
+  type Resource,
+} from '@modelcontextprotocol/sdk/types.js'
 import { wrapBody } from '../skills/catalog.ts'
-import { MAX_SKILL_FILE_BYTES, readSkillFile, SkillFileRefused, skillFiles } from '../skills/files.ts'
+import {
+  MAX_SKILL_FILE_BYTES,
+  readSkillFile,
+  SkillFileRefused,
+  skillFiles,
+} from '../skills/files.ts'
 import type { SkillsApi } from '../skills/index.ts'
 
 const MAX_FILE_BYTES = MAX_SKILL_FILE_BYTES
@@ -17,31 +29,65 @@ const MAX_RESOURCES = 2000
 const NOT_FOUND = -32002
 
 const MIME: Record<string, string> = {
-  '.md': 'text/markdown', '.txt': 'text/plain', '.json': 'application/json', '.yaml': 'application/yaml', '.yml': 'application/yaml',
-  '.py': 'text/x-python', '.js': 'text/javascript', '.mjs': 'text/javascript', '.ts': 'text/x-typescript', '.sh': 'text/x-shellscript',
-  '.csv': 'text/csv', '.html': 'text/html', '.xml': 'application/xml', '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg',
-  '.gif': 'image/gif', '.svg': 'image/svg+xml', '.pdf': 'application/pdf',
-} // prettier-ignore
+  '.md': 'text/markdown',
+  '.txt': 'text/plain',
+  '.json': 'application/json',
+  '.yaml': 'application/yaml',
+  '.yml': 'application/yaml',
+  '.py': 'text/x-python',
+  '.js': 'text/javascript',
+  '.mjs': 'text/javascript',
+  '.ts': 'text/x-typescript',
+  '.sh': 'text/x-shellscript',
+  '.csv': 'text/csv',
+  '.html': 'text/html',
+  '.xml': 'application/xml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.svg': 'image/svg+xml',
+  '.pdf': 'application/pdf',
+}
 
-export const skillUri = (skill: string, file: string) => `skill://${encodeURIComponent(skill)}/${file.split(sep).map(encodeURIComponent).join('/')}`
+export const skillUri = (skill: string, file: string) =>
+  `skill://${encodeURIComponent(skill)}/${file.split(sep).map(encodeURIComponent).join('/')}`
 
 export function listPrompts(skills: SkillsApi | undefined): Prompt[] {
   return (skills?.list() ?? []).map((s) => ({
     name: s.name,
     description: s.available ? s.description : `${s.description} [unavailable here: ${s.why}]`,
-    arguments: [{ name: 'request', description: 'what to do with the skill (added after its instructions)', required: false }],
+    arguments: [
+      {
+        name: 'request',
+        description: 'what to do with the skill (added after its instructions)',
+        required: false,
+      },
+    ],
   }))
 }
 
-export function getPrompt(skills: SkillsApi | undefined, name: string, args: Record<string, string> = {}): GetPromptResult {
+export function getPrompt(
+  skills: SkillsApi | undefined,
+  name: string,
+  args: Record<string, string> = {},
+): GetPromptResult {
   const skill = skills?.get(name)
-  if (!skill) throw new McpError(ErrorCode.InvalidParams, `no skill named "${name}"; prompts/list shows the names`)
+  if (!skill)
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `no skill named "${name}"; prompts/list shows the names`,
+    )
   const files = skillFiles(skill, FILES_PER_SKILL)
-  const list = files.length ? `\n<skill_resources>\n${files.map((f) => `  ${skillUri(skill.name, f)}`).join('\n')}\n</skill_resources>` : ''
+  const list = files.length
+    ? `\n<skill_resources>\n${files.map((f) => `  ${skillUri(skill.name, f)}`).join('\n')}\n</skill_resources>`
+    : ''
   const request = args.request?.trim() ? `\n\n${args.request.trim()}` : ''
   return {
     description: skill.description,
-    messages: [{ role: 'user', content: { type: 'text', text: `${wrapBody(skill)}${list}${request}` } }],
+    messages: [
+      { role: 'user', content: { type: 'text', text: `${wrapBody(skill)}${list}${request}` } },
+    ],
   }
 }
 
@@ -50,7 +96,12 @@ export function listResources(skills: SkillsApi | undefined): Resource[] {
   for (const skill of skills?.list() ?? []) {
     for (const file of ['SKILL.md', ...skillFiles(skill, FILES_PER_SKILL)]) {
       if (out.length >= MAX_RESOURCES) return out
-      out.push({ uri: skillUri(skill.name, file), name: `${skill.name}/${file.split(sep).join('/')}`, ...(file === 'SKILL.md' && { description: skill.description }), mimeType: mimeOf(file) })
+      out.push({
+        uri: skillUri(skill.name, file),
+        name: `${skill.name}/${file.split(sep).join('/')}`,
+        ...(file === 'SKILL.md' && { description: skill.description }),
+        mimeType: mimeOf(file),
+      })
     }
   }
   return out
@@ -77,9 +128,15 @@ export function readResource(skills: SkillsApi | undefined, uri: string): ReadRe
     throw err instanceof SkillFileRefused ? missing(err.message) : err
   }
   const mimeType = mimeOf(file)
-  const text = bytes.includes(0) ? undefined : new TextDecoder('utf-8', { fatal: false }).decode(bytes)
+  const text = bytes.includes(0)
+    ? undefined
+    : new TextDecoder('utf-8', { fatal: false }).decode(bytes)
   const binary = text === undefined || text.includes('\uFFFD')
-  return { contents: [binary ? { uri, mimeType, blob: bytes.toString('base64') } : { uri, mimeType, text: text! }] }
+  return {
+    contents: [
+      binary ? { uri, mimeType, blob: bytes.toString('base64') } : { uri, mimeType, text: text! },
+    ],
+  }
 }
 
 function mimeOf(file: string): string {

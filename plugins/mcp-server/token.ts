@@ -4,7 +4,15 @@
  * Tokens are compared in constant time (as SHA-256 digests, so lengths never differ).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { chmodSync, linkSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 
 export interface Token {
@@ -16,11 +24,18 @@ export interface Token {
   generated?: { token: string; file: string }
 }
 
-export function resolveToken(cfg: { token?: string; tokenEnv?: string }, home: string, env: NodeJS.ProcessEnv = process.env): Token {
+export function resolveToken(
+  cfg: { token?: string; tokenEnv?: string },
+  home: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Token {
   if (cfg.token) return bearer(cfg.token, "from the mcp-server instance's config (token)")
   if (cfg.tokenEnv) {
     const value = env[cfg.tokenEnv]
-    if (!value || value.length < 16) throw new Error(`tokenEnv names ${cfg.tokenEnv}, which is ${value ? 'shorter than 16 characters' : 'not set'}; set it to a long random string (e.g. \`openssl rand -base64 32\`)`)
+    if (!value || value.length < 16)
+      throw new Error(
+        `tokenEnv names ${cfg.tokenEnv}, which is ${value ? 'shorter than 16 characters' : 'not set'}; set it to a long random string (e.g. \`openssl rand -base64 32\`)`,
+      )
     return bearer(value, `from $${cfg.tokenEnv}`)
   }
   const file = join(home, 'mcp-token')
@@ -35,9 +50,15 @@ export function resolveToken(cfg: { token?: string; tokenEnv?: string }, home: s
     writeFileSync(temp, token + '\n', { mode: 0o600, flag: 'wx' })
     linkSync(temp, file)
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`cannot write the MCP token to ${file}: ${(err as Error).message}`)
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
+      throw new Error(`cannot write the MCP token to ${file}: ${(err as Error).message}`, {
+        cause: err,
+      })
     const theirs = readTokenFile(file)
-    if (!theirs) throw new Error(`${file} exists but holds no token; delete it to have one generated`)
+    if (!theirs)
+      throw new Error(`${file} exists but holds no token; delete it to have one generated`, {
+        cause: err,
+      })
     return bearer(theirs, `in ${file}`)
   } finally {
     rmSync(temp, { force: true })
@@ -50,13 +71,21 @@ function readTokenFile(file: string): string | undefined {
   try {
     const stat = lstatSync(file)
     // a link could point the server at any file, and make it the token
-    if (!stat.isFile()) throw new Error(`${file} is not a regular file (a link or something else); delete it to have a token generated`)
-    if (stat.size > 4096) throw new Error(`${file} is ${stat.size} bytes; a token file holds one line`)
-    if (process.getuid && stat.uid !== process.getuid()) throw new Error(`${file} belongs to another user; delete it to have a token generated`)
+    if (!stat.isFile())
+      throw new Error(
+        `${file} is not a regular file (a link or something else); delete it to have a token generated`,
+      )
+    if (stat.size > 4096)
+      throw new Error(`${file} is ${stat.size} bytes; a token file holds one line`)
+    if (process.getuid && stat.uid !== process.getuid())
+      throw new Error(`${file} belongs to another user; delete it to have a token generated`)
     // a token others can read is no secret: tighten it (it is ours, in $YOKE_HOME)
     if (stat.mode & 0o077) chmodSync(file, 0o600)
     text = readFileSync(file, 'utf8').trim()
-    if (text && text.length < 16) throw new Error(`${file} holds a token shorter than 16 characters; delete it to have one generated`)
+    if (text && text.length < 16)
+      throw new Error(
+        `${file} holds a token shorter than 16 characters; delete it to have one generated`,
+      )
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw err

@@ -6,7 +6,14 @@
  * goes: a view never shows more than it allows, not even for a moment). Each MCP session gets a
  * scope under its view's, so "allow for this session" approvals stay with that session.
  */
-import { GLOBAL, globToRegExp, type Disposer, type RegisteredTool, type RuntimeApi, type ScopeHandle } from 'yoke'
+import {
+  GLOBAL,
+  globToRegExp,
+  type Disposer,
+  type RegisteredTool,
+  type RuntimeApi,
+  type ScopeHandle,
+} from 'yoke'
 import type { ViewConfig } from './config.ts'
 
 export class View {
@@ -30,14 +37,21 @@ export class View {
     const allow = config.allow?.map(globToRegExp)
     const deny = config.deny?.map(globToRegExp)
     this.checksCalls = parent !== GLOBAL && Boolean(allow || deny)
-    this.admits = (tool) => (!allow || allow.some((g) => g.test(tool))) && !(deny && deny.some((g) => g.test(tool)))
-    if (config.allow || config.deny) this.#mask = this.scope.restrict({ allow: config.allow, deny: config.deny })
+    this.admits = (tool) =>
+      (!allow || allow.some((g) => g.test(tool))) && !(deny && deny.some((g) => g.test(tool)))
+    if (config.allow || config.deny)
+      this.#mask = this.scope.restrict({ allow: config.allow, deny: config.deny })
     this.#fingerprint = this.#print()
   }
 
   /** The tools this view offers, by name (cached until the next change). */
   tools(): Map<string, RegisteredTool> {
-    return (this.#tools ??= new Map(this.scope.list().filter((t) => this.admits(t.name)).map((t) => [t.name, t])))
+    return (this.#tools ??= new Map(
+      this.scope
+        .list()
+        .filter((t) => this.admits(t.name))
+        .map((t) => [t.name, t]),
+    ))
   }
 
   /** A tool changed: the cached list goes at once (the re-mask and the notice wait for refresh). */

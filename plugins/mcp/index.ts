@@ -6,7 +6,15 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { z } from 'zod'
-import { bindToContext, definePlugin, SyncHook, YokeError, type Context, type Disposer, type ToolDefinition } from 'yoke'
+import {
+  bindToContext,
+  definePlugin,
+  SyncHook,
+  YokeError,
+  type Context,
+  type Disposer,
+  type ToolDefinition,
+} from 'yoke'
 import { promptTools, resourceTools } from './tools.ts'
 
 export interface McpServerStatus {
@@ -68,13 +76,20 @@ export default definePlugin({
   apply(ctx) {
     const servers = new Map<string, McpServerHandle>()
     const hooks = { change: new SyncHook<[McpServerStatus]>(['status']) }
-    const offered = { resources: undefined as Disposer[] | undefined, prompts: undefined as Disposer[] | undefined }
-    const connected = (kind: 'resources' | 'prompts') => [...servers.values()].some((s) => s.client()?.getServerCapabilities()?.[kind])
+    const offered = {
+      resources: undefined as Disposer[] | undefined,
+      prompts: undefined as Disposer[] | undefined,
+    }
+    const connected = (kind: 'resources' | 'prompts') =>
+      [...servers.values()].some((s) => s.client()?.getServerCapabilities()?.[kind])
     // the resource and prompt tools exist while some connected server can answer them
     const offer = () => {
       for (const kind of ['resources', 'prompts'] as const) {
         const want = connected(kind)
-        if (want && !offered[kind]) offered[kind] = (kind === 'resources' ? resourceTools : promptTools)(hub).flatMap((t) => register(t))
+        if (want && !offered[kind])
+          offered[kind] = (kind === 'resources' ? resourceTools : promptTools)(hub).flatMap((t) =>
+            register(t),
+          )
         else if (!want && offered[kind]) {
           for (const dispose of offered[kind]!) void dispose()
           offered[kind] = undefined
@@ -94,7 +109,12 @@ export default definePlugin({
       hooks,
       add(handle) {
         const held = servers.get(handle.name)
-        if (held) throw new YokeError('MCP_NAME_CONFLICT', { name: handle.name, first: held.instance, second: handle.instance })
+        if (held)
+          throw new YokeError('MCP_NAME_CONFLICT', {
+            name: handle.name,
+            first: held.instance,
+            second: handle.instance,
+          })
         servers.set(handle.name, handle)
         return ctx.effect(`mcp server ${handle.name}`, () => {
           if (servers.get(handle.name) === handle) servers.delete(handle.name)
@@ -111,7 +131,8 @@ export default definePlugin({
           ctx.logger.error(`a tap on mcp.change threw: ${(err as Error)?.message ?? err}`, err)
         }
       },
-      list: () => [...servers.values()].map((s) => s.status()).sort((a, b) => a.name.localeCompare(b.name)),
+      list: () =>
+        [...servers.values()].map((s) => s.status()).sort((a, b) => a.name.localeCompare(b.name)),
       get: (name) => servers.get(name),
       restart(name) {
         const server = servers.get(name)
@@ -120,7 +141,14 @@ export default definePlugin({
       },
     }
     // each consumer's add() is its own effect too, so a disposed instance always gives its name back
-    ctx.provide('mcp', Object.assign(hub, { [bindToContext]: (c: Context) => ({ ...hub, add: (h: McpServerHandle) => c.effect(`mcp server ${h.name}`, hub.add(h)) }) }))
+    ctx.provide(
+      'mcp',
+      Object.assign(hub, {
+        [bindToContext]: (c: Context) => ({
+          ...hub,
+          add: (h: McpServerHandle) => c.effect(`mcp server ${h.name}`, hub.add(h)),
+        }),
+      }),
+    )
   },
 })
-

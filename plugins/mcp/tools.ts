@@ -8,30 +8,72 @@ import { YokeError, type CallContext, type ToolDefinition, type ToolOutput } fro
 import type { McpHub, McpServerHandle } from './index.ts'
 
 type Kind = 'resources' | 'prompts'
-type Lister = (client: Client, cursor: string | undefined, options: { timeout: number; signal: AbortSignal }) => Promise<{ nextCursor?: string } & Record<string, unknown>>
+type Lister = (
+  client: Client,
+  cursor: string | undefined,
+  options: { timeout: number; signal: AbortSignal },
+) => Promise<{ nextCursor?: string } & Record<string, unknown>>
 
-const server = { type: 'string', description: 'the MCP server name (as in mcp__<server>__…); omit it to cover every connected server' }
+const server = {
+  type: 'string',
+  description:
+    'the MCP server name (as in mcp__<server>__…); omit it to cover every connected server',
+}
 const cursor = { type: 'string', description: 'nextCursor from the previous page of this server' }
 /** a listing that covers every server reads at most this many pages from each */
 const PAGES = 10
 
 export function resourceTools(hub: McpHub): ToolDefinition[] {
   return [
-    listTool(hub, 'resources', 'list_mcp_resources', 'List the resources (files, records, documents) that MCP servers offer.', 'resources', (c, cursor, o) => c.listResources(cursor === undefined ? undefined : { cursor }, o)),
-    listTool(hub, 'resources', 'list_mcp_resource_templates', 'List the URI templates of resources that MCP servers can generate.', 'resourceTemplates', (c, cursor, o) => c.listResourceTemplates(cursor === undefined ? undefined : { cursor }, o)),
+    listTool(
+      hub,
+      'resources',
+      'list_mcp_resources',
+      'List the resources (files, records, documents) that MCP servers offer.',
+      'resources',
+      (c, cursor, o) => c.listResources(cursor === undefined ? undefined : { cursor }, o),
+    ),
+    listTool(
+      hub,
+      'resources',
+      'list_mcp_resource_templates',
+      'List the URI templates of resources that MCP servers can generate.',
+      'resourceTemplates',
+      (c, cursor, o) => c.listResourceTemplates(cursor === undefined ? undefined : { cursor }, o),
+    ),
     {
       name: 'read_mcp_resource',
       description: 'Read one resource of an MCP server by its URI.',
-      inputSchema: { type: 'object', properties: { server: { ...server, description: 'the MCP server name' }, uri: { type: 'string' } }, required: ['server', 'uri'], additionalProperties: false },
+      inputSchema: {
+        type: 'object',
+        properties: {
+          server: { ...server, description: 'the MCP server name' },
+          uri: { type: 'string' },
+        },
+        required: ['server', 'uri'],
+        additionalProperties: false,
+      },
       source: 'mcp',
       risk: 'low',
       concurrency: 'safe',
       async execute(args, ctx) {
         const target = pick(hub, 'resources', args.server as string)
-        const { contents } = await client(target).readResource({ uri: args.uri as string }, options(target, ctx))
+        const { contents } = await client(target).readResource(
+          { uri: args.uri as string },
+          options(target, ctx),
+        )
         // binary contents become a placeholder: their base64 would flood the model's context
-        const text = contents.map((c) => ('text' in c ? c.text : `[${c.mimeType ?? 'binary'} ${c.uri}, ${Math.floor((c.blob.length * 3) / 4)} bytes]`))
-        return { content: [{ type: 'text', text: text.join('\n') }], structured: { contents: contents.map((c) => ('blob' in c ? { uri: c.uri, mimeType: c.mimeType } : c)) } }
+        const text = contents.map((c) =>
+          'text' in c
+            ? c.text
+            : `[${c.mimeType ?? 'binary'} ${c.uri}, ${Math.floor((c.blob.length * 3) / 4)} bytes]`,
+        )
+        return {
+          content: [{ type: 'text', text: text.join('\n') }],
+          structured: {
+            contents: contents.map((c) => ('blob' in c ? { uri: c.uri, mimeType: c.mimeType } : c)),
+          },
+        }
       },
     },
   ]
@@ -39,13 +81,24 @@ export function resourceTools(hub: McpHub): ToolDefinition[] {
 
 export function promptTools(hub: McpHub): ToolDefinition[] {
   return [
-    listTool(hub, 'prompts', 'list_mcp_prompts', 'List the prompt templates that MCP servers offer.', 'prompts', (c, cursor, o) => c.listPrompts(cursor === undefined ? undefined : { cursor }, o)),
+    listTool(
+      hub,
+      'prompts',
+      'list_mcp_prompts',
+      'List the prompt templates that MCP servers offer.',
+      'prompts',
+      (c, cursor, o) => c.listPrompts(cursor === undefined ? undefined : { cursor }, o),
+    ),
     {
       name: 'get_mcp_prompt',
       description: 'Get one prompt of an MCP server, filled in with its arguments.',
       inputSchema: {
         type: 'object',
-        properties: { server: { ...server, description: 'the MCP server name' }, name: { type: 'string' }, arguments: { type: 'object', additionalProperties: { type: 'string' } } },
+        properties: {
+          server: { ...server, description: 'the MCP server name' },
+          name: { type: 'string' },
+          arguments: { type: 'object', additionalProperties: { type: 'string' } },
+        },
         required: ['server', 'name'],
         additionalProperties: false,
       },
@@ -54,15 +107,36 @@ export function promptTools(hub: McpHub): ToolDefinition[] {
       concurrency: 'safe',
       async execute(args, ctx) {
         const target = pick(hub, 'prompts', args.server as string)
-        const result = await client(target).getPrompt({ name: args.name as string, arguments: args.arguments as Record<string, string> | undefined }, options(target, ctx))
-        const text = result.messages.map((m) => `${m.role}: ${m.content.type === 'text' ? m.content.text : m.content.type === 'resource' ? `[resource ${m.content.resource.uri}]` : `[${m.content.type}]`}`)
-        return { content: [{ type: 'text', text: [result.description, ...text].filter(Boolean).join('\n\n') }], structured: result }
+        const result = await client(target).getPrompt(
+          {
+            name: args.name as string,
+            arguments: args.arguments as Record<string, string> | undefined,
+          },
+          options(target, ctx),
+        )
+        const text = result.messages.map(
+          (m) =>
+            `${m.role}: ${m.content.type === 'text' ? m.content.text : m.content.type === 'resource' ? `[resource ${m.content.resource.uri}]` : `[${m.content.type}]`}`,
+        )
+        return {
+          content: [
+            { type: 'text', text: [result.description, ...text].filter(Boolean).join('\n\n') },
+          ],
+          structured: result,
+        }
       },
     },
   ]
 }
 
-function listTool(hub: McpHub, kind: Kind, name: string, description: string, field: string, list: Lister): ToolDefinition {
+function listTool(
+  hub: McpHub,
+  kind: Kind,
+  name: string,
+  description: string,
+  field: string,
+  list: Lister,
+): ToolDefinition {
   return {
     name,
     description,
@@ -73,7 +147,11 @@ function listTool(hub: McpHub, kind: Kind, name: string, description: string, fi
     async execute(args, ctx): Promise<ToolOutput> {
       if (typeof args.server === 'string') {
         const target = pick(hub, kind, args.server)
-        const page = await list(client(target), args.cursor as string | undefined, options(target, ctx))
+        const page = await list(
+          client(target),
+          args.cursor as string | undefined,
+          options(target, ctx),
+        )
         return { items: tag(page[field], target.name), nextCursor: page.nextCursor }
       }
       const items: unknown[] = []
@@ -104,16 +182,30 @@ function tag(items: unknown, name: string): unknown[] {
 /** The named server, which must exist, be connected and offer `kind`. */
 function pick(hub: McpHub, kind: Kind, name: string): McpServerHandle {
   const target = hub.get(name)
-  if (!target) throw new Error(`no MCP server is named "${name}"; the servers are: ${hub.list().map((s) => s.name).join(', ') || 'none'}`)
+  if (!target)
+    throw new Error(
+      `no MCP server is named "${name}"; the servers are: ${
+        hub
+          .list()
+          .map((s) => s.name)
+          .join(', ') || 'none'
+      }`,
+    )
   const status = target.status()
-  if (!target.client()) throw new YokeError('SERVER_UNAVAILABLE', { server: name, state: status.detail })
-  if (!target.client()!.getServerCapabilities()?.[kind]) throw new Error(`MCP server "${name}" offers no ${kind}`)
+  if (!target.client())
+    throw new YokeError('SERVER_UNAVAILABLE', { server: name, state: status.detail })
+  if (!target.client()!.getServerCapabilities()?.[kind])
+    throw new Error(`MCP server "${name}" offers no ${kind}`)
   return target
 }
 
 function client(target: McpServerHandle): Client {
   const c = target.client()
-  if (!c) throw new YokeError('SERVER_UNAVAILABLE', { server: target.name, state: target.status().detail })
+  if (!c)
+    throw new YokeError('SERVER_UNAVAILABLE', {
+      server: target.name,
+      state: target.status().detail,
+    })
   return c
 }
 

@@ -3,8 +3,21 @@
  * deltas to `onText`, tool-call deltas gathered by index) or as one JSON answer. Works with any
  * server that speaks the same API through `baseUrl` (DeepSeek, Ollama, vLLM, llama.cpp).
  */
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
-import type { ChatMessage, CompleteOptions, ModelClient, ModelRequest, ModelResponse, ModelToolCall, StopReason } from '../shared/model.ts'
+import OpenAI, {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+} from 'openai'
+import type {
+  ChatMessage,
+  CompleteOptions,
+  ModelClient,
+  ModelRequest,
+  ModelResponse,
+  ModelToolCall,
+  StopReason,
+} from '../shared/model.ts'
 import {
   WireError,
   cappedRetryFetch,
@@ -22,7 +35,10 @@ import {
 } from '../shared/provider.ts'
 
 type WireMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam
-type WireBody = Omit<OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming, 'stream' | 'stream_options'>
+type WireBody = Omit<
+  OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming,
+  'stream' | 'stream_options'
+>
 
 export interface OpenAIOptions extends ProviderOptions {
   /**
@@ -61,7 +77,8 @@ export function createOpenAIModel(options: OpenAIOptions): ModelClient {
     fetch: cappedRetryFetch(options.maxRetryDelayMs ?? 30_000),
     ...sdkLogger(options.logger),
   })
-  const maxTokensParam = options.maxTokensParam ?? (options.baseUrl ? 'max_tokens' : 'max_completion_tokens')
+  const maxTokensParam =
+    options.maxTokensParam ?? (options.baseUrl ? 'max_tokens' : 'max_completion_tokens')
   const stream = options.stream ?? true
 
   return {
@@ -76,7 +93,10 @@ export function createOpenAIModel(options: OpenAIOptions): ModelClient {
       return request(info, errors, signal, async (attempt) => {
         let answer: ChatAnswer
         if (stream) {
-          const chunks = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal: attempt.signal })
+          const chunks = await client.chat.completions.create(
+            { ...body, stream: true, stream_options: { include_usage: true } },
+            { signal: attempt.signal },
+          )
           attempt.alive()
           answer = new ChatAnswer()
           for await (const chunk of chunks as AsyncIterable<unknown>) {
@@ -84,7 +104,9 @@ export function createOpenAIModel(options: OpenAIOptions): ModelClient {
             answer.addChunk(chunk, (delta) => attempt.callback(onText, delta))
           }
         } else {
-          const response = await client.chat.completions.create({ ...body, stream: false }, { signal: attempt.signal }).asResponse()
+          const response = await client.chat.completions
+            .create({ ...body, stream: false }, { signal: attempt.signal })
+            .asResponse()
           attempt.alive()
           answer = ChatAnswer.fromJson(parseJson(await response.text()))
           if (answer.text) attempt.callback(onText, answer.text)
@@ -96,14 +118,24 @@ export function createOpenAIModel(options: OpenAIOptions): ModelClient {
 }
 
 /** Neutral request → chat-completions body (without the output bound, temperature and stream flags). */
-export function toWire(req: ModelRequest, model: string): WireBody & { max_tokens?: number; max_completion_tokens?: number } {
+export function toWire(
+  req: ModelRequest,
+  model: string,
+): WireBody & { max_tokens?: number; max_completion_tokens?: number } {
   const messages: WireMessage[] = req.system ? [{ role: 'system', content: req.system }] : []
   for (const m of req.messages) messages.push(messageToWire(m))
   return {
     model,
     messages,
     ...(req.tools.length && {
-      tools: req.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.inputSchema as Record<string, unknown> } })),
+      tools: req.tools.map((t) => ({
+        type: 'function' as const,
+        function: {
+          name: t.name,
+          description: t.description,
+          parameters: t.inputSchema as Record<string, unknown>,
+        },
+      })),
     }),
   }
 }
@@ -120,12 +152,24 @@ function messageToWire(m: ChatMessage): WireMessage {
       return {
         role: 'assistant',
         content: m.content || null,
-        tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: typeof c.args === 'string' ? c.args : JSON.stringify(c.args) } })),
+        tool_calls: m.toolCalls.map((c) => ({
+          id: c.id,
+          type: 'function' as const,
+          function: {
+            name: c.name,
+            arguments: typeof c.args === 'string' ? c.args : JSON.stringify(c.args),
+          },
+        })),
       }
   }
 }
 
-const FINISH: Record<string, StopReason> = { stop: 'end', tool_calls: 'tool_use', function_call: 'tool_use', length: 'max_tokens' }
+const FINISH: Record<string, StopReason> = {
+  stop: 'end',
+  tool_calls: 'tool_use',
+  function_call: 'tool_use',
+  length: 'max_tokens',
+}
 
 /** One answer being read: from stream chunks (tool calls gathered by index) or from a JSON body. */
 class ChatAnswer {
@@ -146,7 +190,11 @@ class ChatAnswer {
     optArray(message.tool_calls, 'message.tool_calls').forEach((raw, i) => {
       const call = record(raw, `tool_calls[${i}]`)
       const fn = record(call.function, `tool_calls[${i}].function`)
-      answer.calls.set(i, { id: optString(call.id, 'tool call id') ?? '', name: optString(fn.name, 'tool call name') ?? '', args: argumentsText(fn.arguments) })
+      answer.calls.set(i, {
+        id: optString(call.id, 'tool call id') ?? '',
+        name: optString(fn.name, 'tool call name') ?? '',
+        args: argumentsText(fn.arguments),
+      })
     })
     answer.finishReason = optString(choice.finish_reason, 'finish_reason') ?? 'stop'
     return answer
@@ -182,11 +230,15 @@ class ChatAnswer {
   readUsage(raw: unknown) {
     if (raw == null) return
     const usage = record(raw, 'usage')
-    this.usage = { inputTokens: optCount(usage.prompt_tokens) ?? 0, outputTokens: optCount(usage.completion_tokens) ?? 0 }
+    this.usage = {
+      inputTokens: optCount(usage.prompt_tokens) ?? 0,
+      outputTokens: optCount(usage.completion_tokens) ?? 0,
+    }
   }
 
   finish(model: string, options: OpenAIOptions): ModelResponse {
-    if (!this.finishReason) throw new WireError('the stream ended before the answer did (no finish_reason)')
+    if (!this.finishReason)
+      throw new WireError('the stream ended before the answer did (no finish_reason)')
     const toolCalls: ModelToolCall[] = [...this.calls.entries()]
       .sort(([a], [b]) => a - b)
       .map(([index, call]) => {
@@ -194,8 +246,17 @@ class ChatAnswer {
         return { id: call.id || `call_${index}`, name: call.name, args: parseArgs(call.args) }
       })
     // some compatible servers (older Ollama) say `stop` when they call tools
-    const stopReason = toolCalls.length && this.finishReason === 'stop' ? 'tool_use' : (FINISH[this.finishReason] ?? 'other')
-    return { text: this.text, toolCalls, stopReason, usage: withCost(this.usage, options.pricing), model: this.model || model }
+    const stopReason =
+      toolCalls.length && this.finishReason === 'stop'
+        ? 'tool_use'
+        : (FINISH[this.finishReason] ?? 'other')
+    return {
+      text: this.text,
+      toolCalls,
+      stopReason,
+      usage: withCost(this.usage, options.pricing),
+      model: this.model || model,
+    }
   }
 }
 

@@ -29,7 +29,8 @@ const matches = (r: Rule, tool: RegisteredTool) => {
   return !r.risk || [r.risk].flat().includes(tool.risk)
 }
 
-const describe = (list: string, r: Rule) => `the policy rule ${list}: ${typeof r === 'string' ? r : JSON.stringify(r)}`
+const describe = (list: string, r: Rule) =>
+  `the policy rule ${list}: ${typeof r === 'string' ? r : JSON.stringify(r)}`
 
 export default definePlugin({
   name: 'policy',
@@ -50,12 +51,21 @@ export default definePlugin({
       const asked = config.ask.find((r) => matches(r, tool))
       if (asked) return { kind: 'ask', reason: `${describe('ask', asked)} asks first` }
       if (config.allow.some((r) => matches(r, tool))) return { kind: 'allow' }
-      if (config.askRisks.includes(tool.risk)) return { kind: 'ask', reason: `${tool.name} is ${tool.risk} risk` }
+      if (config.askRisks.includes(tool.risk))
+        return { kind: 'ask', reason: `${tool.name} is ${tool.risk} risk` }
       return { kind: 'allow' }
     }
     // first of the pre-execute taps, so other plugins see (and may tighten) the policy's decision
-    ctx.tap(ctx.runtime.hooks.preExecute, 'policy', (decision, call) => (call.tool ? decide(call.tool) : decision), { stage: -100 })
+    ctx.tap(
+      ctx.runtime.hooks.preExecute,
+      'policy',
+      (decision, call) => (call.tool ? decide(call.tool) : decision),
+      { stage: -100 },
+    )
     const hidden = config.deny.filter((r): r is string => typeof r === 'string')
-    if (hidden.length) ctx.tap(ctx.runtime.hooks.visible, 'policy', (tools) => tools.filter((t) => !hidden.some((g) => globToRegExp(g).test(t.name))))
+    if (hidden.length)
+      ctx.tap(ctx.runtime.hooks.visible, 'policy', (tools) =>
+        tools.filter((t) => !hidden.some((g) => globToRegExp(g).test(t.name))),
+      )
   },
 })

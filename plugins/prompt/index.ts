@@ -3,7 +3,15 @@
  * prompts and the agent loop register sections; the agent loop renders them at the start of each
  * turn. Each section is an effect of the instance that registered it.
  */
-import { bindToContext, defineHooks, definePlugin, SyncHook, toDisposer, YokeError, type Disposer } from 'yoke'
+import {
+  bindToContext,
+  defineHooks,
+  definePlugin,
+  SyncHook,
+  toDisposer,
+  YokeError,
+  type Disposer,
+} from 'yoke'
 
 export interface PromptSection {
   name: string
@@ -36,7 +44,8 @@ export class PromptSections {
 
   register(section: PromptSection, owner: string): () => void {
     const current = this.#sections.get(section.name)
-    if (current) throw new YokeError('PROMPT_DUPLICATE', { name: section.name, owner: current.owner })
+    if (current)
+      throw new YokeError('PROMPT_DUPLICATE', { name: section.name, owner: current.owner })
     const entry = { ...section, owner }
     this.#sections.set(section.name, entry)
     this.hooks.change.call([section.name])
@@ -59,7 +68,9 @@ export class PromptSections {
   }
 
   #ordered() {
-    return [...this.#sections.values()].sort((a, b) => (a.order ?? 100) - (b.order ?? 100) || a.name.localeCompare(b.name))
+    return [...this.#sections.values()].sort(
+      (a, b) => (a.order ?? 100) - (b.order ?? 100) || a.name.localeCompare(b.name),
+    )
   }
 
   /** A view in which registrations are tracked by `track` (a consumer's effects, or plain disposers). */
@@ -79,6 +90,12 @@ export default definePlugin({
   apply(ctx) {
     const sections = new PromptSections()
     const host = sections.view('host', (_label, cleanup) => toDisposer(cleanup))
-    ctx.provide('prompt', Object.assign(host, { [bindToContext]: (c: { key: string; effect: (l: string, f: () => void) => Disposer }) => sections.view(c.key, c.effect) }))
+    ctx.provide(
+      'prompt',
+      Object.assign(host, {
+        [bindToContext]: (c: { key: string; effect: (l: string, f: () => void) => Disposer }) =>
+          sections.view(c.key, c.effect),
+      }),
+    )
   },
 })

@@ -23,6 +23,9 @@ export default definePlugin({
     .strict(),
   apply(ctx, cfg) {
     // read (and checked) at apply: a broken cassette fails this instance with its file:line
-    ctx.provide('model', createReplayModel({ cassette: resolve(ctx.project.dir, cfg.cassette), lane: cfg.lane }))
+    ctx.provide(
+      'model',
+      createReplayModel({ cassette: resolve(ctx.project.dir, cfg.cassette), lane: cfg.lane }),
+    )
   },
 })

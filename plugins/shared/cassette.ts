@@ -56,12 +56,21 @@ export function readCassette(file: string): Exchange[] {
     if (statSync(file).size > MAX_CASSETTE) throw new Error(`it is over ${MAX_CASSETTE} bytes`)
     text = readFileSync(file, 'utf8')
   } catch (err) {
-    throw new YokeError('CASSETTE_INVALID', { where: file, reason: `cannot read it: ${(err as Error).message}` }, { file, cause: err })
+    throw new YokeError(
+      'CASSETTE_INVALID',
+      { where: file, reason: `cannot read it: ${(err as Error).message}` },
+      { file, cause: err },
+    )
   }
   const exchanges: Exchange[] = []
   text.split('\n').forEach((line, i) => {
     if (!line.trim()) return
-    const fail = (reason: string) => new YokeError('CASSETTE_INVALID', { where: `${file}:${i + 1}`, reason }, { file, line: i + 1 })
+    const fail = (reason: string) =>
+      new YokeError(
+        'CASSETTE_INVALID',
+        { where: `${file}:${i + 1}`, reason },
+        { file, line: i + 1 },
+      )
     let value: Partial<Exchange>
     try {
       value = JSON.parse(line)
@@ -69,9 +78,16 @@ export function readCassette(file: string): Exchange[] {
       throw fail(`not JSON (${(err as Error).message})`)
     }
     if (value?.v !== 1) throw fail('not a version 1 exchange (v: 1)')
-    if (typeof value.lane !== 'string' || !Number.isInteger(value.turn)) throw fail('lane or turn missing')
-    if (!value.request || !Array.isArray(value.request.messages)) throw fail('request.messages missing')
-    if (!value.response || typeof value.response.text !== 'string' || !Array.isArray(value.response.toolCalls)) throw fail('response.text or response.toolCalls missing')
+    if (typeof value.lane !== 'string' || !Number.isInteger(value.turn))
+      throw fail('lane or turn missing')
+    if (!value.request || !Array.isArray(value.request.messages))
+      throw fail('request.messages missing')
+    if (
+      !value.response ||
+      typeof value.response.text !== 'string' ||
+      !Array.isArray(value.response.toolCalls)
+    )
+      throw fail('response.text or response.toolCalls missing')
     exchanges.push(value as Exchange)
   })
   return exchanges
@@ -83,11 +99,19 @@ export function readCassette(file: string): Exchange[] {
  * match fails, compared with the recorded request of the same turn (its count of assistant messages).
  * Deterministic: no clock, no network.
  */
-export function createReplayModel(options: { cassette: string; lane?: string; model?: string }): ModelClient {
+export function createReplayModel(options: {
+  cassette: string
+  lane?: string
+  model?: string
+}): ModelClient {
   const lane = options.lane ?? 'main'
   const exchanges = readCassette(options.cassette).filter((e) => e.lane === lane)
   const byRequest = new Map<string, ModelResponse[]>()
-  for (const e of exchanges) byRequest.set(JSON.stringify(e.request), [...(byRequest.get(JSON.stringify(e.request)) ?? []), e.response])
+  for (const e of exchanges)
+    byRequest.set(JSON.stringify(e.request), [
+      ...(byRequest.get(JSON.stringify(e.request)) ?? []),
+      e.response,
+    ])
   const played = new Map<string, number>()
   return {
     provider: 'replay',
@@ -108,12 +132,24 @@ export function createReplayModel(options: { cassette: string; lane?: string; mo
   }
 }
 
-const turnOf = (request: ModelRequest) => request.messages.filter((m) => m.role === 'assistant').length + 1
+const turnOf = (request: ModelRequest) =>
+  request.messages.filter((m) => m.role === 'assistant').length + 1
 
-function mismatch(cassette: string, lane: string, exchanges: Exchange[], request: ModelRequest): YokeError {
+function mismatch(
+  cassette: string,
+  lane: string,
+  exchanges: Exchange[],
+  request: ModelRequest,
+): YokeError {
   const turn = turnOf(request)
   const recorded = exchanges.filter((e) => turnOf(e.request) === turn)
-  if (!recorded.length) return new YokeError('REPLAY_MISMATCH', { cassette, turn, lane, difference: `the recording has no turn ${turn} for this lane (it has ${exchanges.length} exchange(s))` })
+  if (!recorded.length)
+    return new YokeError('REPLAY_MISMATCH', {
+      cassette,
+      turn,
+      lane,
+      difference: `the recording has no turn ${turn} for this lane (it has ${exchanges.length} exchange(s))`,
+    })
   // of the recorded requests of this turn, report against the one that agrees the longest
   const differences = recorded.map((e) => firstDifference(e.request, request, 'request')!)
   const difference = differences.sort((a, b) => depth(b) - depth(a))[0]!
@@ -136,8 +172,15 @@ export function firstDifference(recorded: unknown, now: unknown, path: string): 
     const s = v === undefined ? 'nothing' : JSON.stringify(v)
     return s.length > MAX_SHOWN ? `${s.slice(0, MAX_SHOWN)}…` : s
   }
-  if (typeof recorded !== 'object' || typeof now !== 'object' || recorded === null || now === null || Array.isArray(recorded) !== Array.isArray(now)) {
-    if (typeof recorded === 'string' && typeof now === 'string') return `${path}: recorded ${show(recorded)}, now ${show(now)}${where(recorded, now)}`
+  if (
+    typeof recorded !== 'object' ||
+    typeof now !== 'object' ||
+    recorded === null ||
+    now === null ||
+    Array.isArray(recorded) !== Array.isArray(now)
+  ) {
+    if (typeof recorded === 'string' && typeof now === 'string')
+      return `${path}: recorded ${show(recorded)}, now ${show(now)}${where(recorded, now)}`
     return `${path}: recorded ${show(recorded)}, now ${show(now)}`
   }
   if (Array.isArray(recorded) && Array.isArray(now)) {
@@ -145,7 +188,8 @@ export function firstDifference(recorded: unknown, now: unknown, path: string): 
       const d = firstDifference(recorded[i], now[i], `${path}[${i}]`)
       if (d) return d
     }
-    if (recorded.length !== now.length) return `${path}: recorded ${recorded.length} item(s), now ${now.length}`
+    if (recorded.length !== now.length)
+      return `${path}: recorded ${recorded.length} item(s), now ${now.length}`
     return undefined
   }
   const a = recorded as Record<string, unknown>
@@ -161,5 +205,7 @@ export function firstDifference(recorded: unknown, now: unknown, path: string): 
 function where(a: string, b: string): string {
   let i = 0
   while (i < a.length && i < b.length && a[i] === b[i]) i++
-  return a.length > MAX_SHOWN || b.length > MAX_SHOWN ? ` (from character ${i}: recorded ${JSON.stringify(a.slice(i, i + 40))}, now ${JSON.stringify(b.slice(i, i + 40))})` : ''
+  return a.length > MAX_SHOWN || b.length > MAX_SHOWN
+    ? ` (from character ${i}: recorded ${JSON.stringify(a.slice(i, i + 40))}, now ${JSON.stringify(b.slice(i, i + 40))})`
+    : ''
 }

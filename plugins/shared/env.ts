@@ -11,17 +11,62 @@
 
 /** The 18 variables that make a process load foreign code (octos `BLOCKED_ENV_VARS`), uppercase. */
 export const BLOCKED_ENV: ReadonlySet<string> = new Set([
-  'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'DYLD_INSERT_LIBRARIES', 'DYLD_LIBRARY_PATH', 'DYLD_FRAMEWORK_PATH',
-  'DYLD_FALLBACK_LIBRARY_PATH', 'DYLD_VERSIONED_LIBRARY_PATH', 'NODE_OPTIONS', 'PYTHONSTARTUP', 'PYTHONPATH',
-  'PERL5OPT', 'RUBYOPT', 'RUBYLIB', 'JAVA_TOOL_OPTIONS', 'BASH_ENV', 'ENV', 'ZDOTDIR',
-]) // prettier-ignore
+  'LD_PRELOAD',
+  'LD_LIBRARY_PATH',
+  'LD_AUDIT',
+  'DYLD_INSERT_LIBRARIES',
+  'DYLD_LIBRARY_PATH',
+  'DYLD_FRAMEWORK_PATH',
+  'DYLD_FALLBACK_LIBRARY_PATH',
+  'DYLD_VERSIONED_LIBRARY_PATH',
+  'NODE_OPTIONS',
+  'PYTHONSTARTUP',
+  'PYTHONPATH',
+  'PERL5OPT',
+  'RUBYOPT',
+  'RUBYLIB',
+  'JAVA_TOOL_OPTIONS',
+  'BASH_ENV',
+  'ENV',
+  'ZDOTDIR',
+])
 
-const SECRET_TOKENS = new Set(['TOKEN', 'SECRET', 'PASSWORD', 'PASSCODE', 'PASSPHRASE', 'CREDENTIAL', 'CREDENTIALS', 'PAT', 'BEARER', 'AUTHORIZATION', 'COOKIE'])
+const SECRET_TOKENS = new Set([
+  'TOKEN',
+  'SECRET',
+  'PASSWORD',
+  'PASSCODE',
+  'PASSPHRASE',
+  'CREDENTIAL',
+  'CREDENTIALS',
+  'PAT',
+  'BEARER',
+  'AUTHORIZATION',
+  'COOKIE',
+])
 const SECRET_PARTS = ['APIKEY', 'API_KEY', 'ACCESSKEY', 'SECRETKEY', 'PRIVATEKEY']
 const ESSENTIALS = new Set([
-  'PATH', 'HOME', 'PWD', 'USER', 'LOGNAME', 'SHELL', 'TMPDIR', 'TMP', 'TEMP', 'LANG', 'LANGUAGE',
-  'LC_ALL', 'LC_CTYPE', 'LC_MESSAGES', 'LC_NUMERIC', 'LC_TIME', 'LC_COLLATE', 'LC_MONETARY', 'TZ', 'TERM',
-]) // prettier-ignore
+  'PATH',
+  'HOME',
+  'PWD',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'TMPDIR',
+  'TMP',
+  'TEMP',
+  'LANG',
+  'LANGUAGE',
+  'LC_ALL',
+  'LC_CTYPE',
+  'LC_MESSAGES',
+  'LC_NUMERIC',
+  'LC_TIME',
+  'LC_COLLATE',
+  'LC_MONETARY',
+  'TZ',
+  'TERM',
+])
 
 const upper = (name: string) => name.replace(/[a-z]+/g, (s) => s.toUpperCase())
 
@@ -78,7 +123,11 @@ export interface ToolEnvOptions {
  * toolEnv({ allow: [], from: { PATH: '/bin', GITHUB_TOKEN: 't' } })              // { PATH: '/bin' }
  * toolEnv({ allow: ['GITHUB_TOKEN'], from: { PATH: '/bin', GITHUB_TOKEN: 't', A: 'x' } }) // { PATH, GITHUB_TOKEN }
  */
-export function toolEnv({ allow, from = process.env, extra = {} }: ToolEnvOptions): Record<string, string> {
+export function toolEnv({
+  allow,
+  from = process.env,
+  extra = {},
+}: ToolEnvOptions): Record<string, string> {
   const listed = new Set(allow.map(upper))
   const strict = listed.size > 0
   const passes = (name: string) => {
@@ -88,7 +137,8 @@ export function toolEnv({ allow, from = process.env, extra = {} }: ToolEnvOption
     return !isSecretName(name) && (!strict || isEssential(name))
   }
   const out = new Map<string, string>()
-  for (const [name, value] of Object.entries(from)) if (value !== undefined && passes(name)) out.set(name, value)
+  for (const [name, value] of Object.entries(from))
+    if (value !== undefined && passes(name)) out.set(name, value)
   for (const [name, value] of Object.entries(extra)) if (passes(name)) out.set(name, value)
   return Object.fromEntries(out) // own properties only: a variable named __proto__ cannot touch the prototype
 }

@@ -24,7 +24,10 @@ export const laneSchema = z
     timeoutMs: z.number().int().positive().optional(),
     maxRetries: z.number().int().nonnegative().optional(),
     maxTokens: z.number().int().positive().optional(),
-    pricing: z.object({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() }).strict().optional(),
+    pricing: z
+      .object({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() })
+      .strict()
+      .optional(),
     /** replay only: the cassette and which of its lanes to play (default this lane's key) */
     cassette: z.string().min(1).optional(),
     lane: z.string().min(1).optional(),
@@ -32,17 +35,33 @@ export const laneSchema = z
   .strict()
 export type Lane = z.output<typeof laneSchema>
 
-const DEFAULT_KEY_ENV = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY', replay: undefined } as const
+const DEFAULT_KEY_ENV = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  replay: undefined,
+} as const
 
 /** Makes a lane's model client; a key variable that is unset is an error naming it. `dir` resolves a relative cassette. */
 export function createLaneModel(lane: Lane, resolvePath: (p: string) => string): ModelClient {
   const options: LaneOptions = { ...lane }
   if (lane.provider === 'replay') {
-    if (!lane.cassette) throw new YokeError('MODEL_FAILED', { provider: 'replay', model: lane.model, reason: `lane "${lane.key}" has no cassette` })
+    if (!lane.cassette)
+      throw new YokeError('MODEL_FAILED', {
+        provider: 'replay',
+        model: lane.model,
+        reason: `lane "${lane.key}" has no cassette`,
+      })
     return createReplayModel({ cassette: resolvePath(lane.cassette), lane: lane.lane ?? lane.key })
   }
   const env = lane.apiKeyEnv ?? DEFAULT_KEY_ENV[lane.provider]
   const apiKey = env && env !== 'none' ? process.env[env] : undefined
-  if (env && env !== 'none' && !apiKey) throw new YokeError('MODEL_FAILED', { provider: lane.provider, model: lane.model, reason: `lane "${lane.key}": the API key variable ${env} is not set` })
-  return lane.provider === 'openai' ? createOpenAIModel({ ...options, apiKey }) : createAnthropicModel({ ...options, apiKey })
+  if (env && env !== 'none' && !apiKey)
+    throw new YokeError('MODEL_FAILED', {
+      provider: lane.provider,
+      model: lane.model,
+      reason: `lane "${lane.key}": the API key variable ${env} is not set`,
+    })
+  return lane.provider === 'openai'
+    ? createOpenAIModel({ ...options, apiKey })
+    : createAnthropicModel({ ...options, apiKey })
 }

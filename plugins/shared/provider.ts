@@ -36,13 +36,19 @@ export function providerConfig(defaultKeyEnv: string) {
     .object({
       model: z.string().min(1),
       /** the variable that holds the key; `none`: send no key */
-      apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name, or none').default(defaultKeyEnv),
+      apiKeyEnv: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name, or none')
+        .default(defaultKeyEnv),
       baseUrl: z.url({ protocol: /^https?$/ }).optional(),
       timeoutMs: z.number().int().positive().default(DEFAULT_TIMEOUT_MS),
       maxRetries: z.number().int().min(0).max(10).default(DEFAULT_MAX_RETRIES),
       maxTokens: z.number().int().positive().optional(),
       temperature: z.number().min(0).max(2).optional(),
-      pricing: z.object({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() }).strict().optional(),
+      pricing: z
+        .object({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() })
+        .strict()
+        .optional(),
       stream: z.boolean().default(true),
     })
     .strict()
@@ -52,7 +58,11 @@ export function providerConfig(defaultKeyEnv: string) {
  * The key from `config.apiKeyEnv`; undefined for `none`. An unset (or empty) variable throws
  * PLUGIN_WAITING, so the kernel keeps the instance pending with a message that names the variable.
  */
-export function apiKeyFromEnv(instance: string, apiKeyEnv: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function apiKeyFromEnv(
+  instance: string,
+  apiKeyEnv: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   if (apiKeyEnv === 'none') return undefined
   const key = env[apiKeyEnv]
   if (key) return key
@@ -65,13 +75,22 @@ export function apiKeyFromEnv(instance: string, apiKeyEnv: string, env: NodeJS.P
 }
 
 /** The cost of `usage` at `pricing`, in US dollars (undefined without pricing). */
-export function costOf(usage: Pick<Usage, 'inputTokens' | 'outputTokens'>, pricing: Pricing | undefined): number | undefined {
+export function costOf(
+  usage: Pick<Usage, 'inputTokens' | 'outputTokens'>,
+  pricing: Pricing | undefined,
+): number | undefined {
   if (!pricing) return undefined
-  return (usage.inputTokens * pricing.inputPerMTok + usage.outputTokens * pricing.outputPerMTok) / 1_000_000
+  return (
+    (usage.inputTokens * pricing.inputPerMTok + usage.outputTokens * pricing.outputPerMTok) /
+    1_000_000
+  )
 }
 
 /** `usage` with `costUsd` when `pricing` is known (the key is absent otherwise). */
-export function withCost(usage: { inputTokens: number; outputTokens: number }, pricing: Pricing | undefined): Usage {
+export function withCost(
+  usage: { inputTokens: number; outputTokens: number },
+  pricing: Pricing | undefined,
+): Usage {
   const costUsd = costOf(usage, pricing)
   return costUsd === undefined ? { ...usage } : { ...usage, costUsd }
 }
@@ -97,11 +116,14 @@ export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text)
   } catch {
-    throw new WireError(`the body is not JSON: ${JSON.stringify(text.slice(0, 80))}${text.length > 80 ? '…' : ''}`)
+    throw new WireError(
+      `the body is not JSON: ${JSON.stringify(text.slice(0, 80))}${text.length > 80 ? '…' : ''}`,
+    )
   }
 }
 
-export const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x)
+export const isRecord = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && !Array.isArray(x)
 
 /** `x` as an object, or a WireError naming `what`. */
 export function record(x: unknown, what: string): Record<string, unknown> {
@@ -137,12 +159,14 @@ function describe(x: unknown): string {
 // ---- one request ----------------------------------------------------------------------------------
 
 /** The error classes both SDKs export (Stainless-generated, same names and meaning). */
+/* eslint-disable @typescript-eslint/no-explicit-any -- constructor signatures of the SDKs' classes */
 export interface SdkErrors {
   APIError: new (...args: any[]) => Error & { status?: number; error?: unknown }
   APIUserAbortError: new (...args: any[]) => Error
   APIConnectionError: new (...args: any[]) => Error
   APIConnectionTimeoutError: new (...args: any[]) => Error
 }
+/* eslint-enable @typescript-eslint/no-explicit-any */
 
 export interface RequestInfo {
   provider: string
@@ -155,7 +179,11 @@ export interface RequestInfo {
 }
 
 /** A provider's request info from its options, with the defaults filled in. */
-export function requestInfo(provider: string, options: ProviderOptions, defaultBaseUrl: string): RequestInfo {
+export function requestInfo(
+  provider: string,
+  options: ProviderOptions,
+  defaultBaseUrl: string,
+): RequestInfo {
   return {
     provider,
     model: options.model,
@@ -188,8 +216,18 @@ class CallbackError {
  * - an HTTP error after the retries, a connection that failed or broke, a response of the wrong
  *   shape → MODEL_FAILED naming provider, model and the reason (the API key is never in it).
  */
-export async function request<T>(info: RequestInfo, errors: SdkErrors, signal: AbortSignal | undefined, body: (attempt: Attempt) => Promise<T>): Promise<T> {
-  const aborted = () => new YokeError('ABORTED', { name: `${info.provider} model ${info.model}` }, { cause: signal?.reason })
+export async function request<T>(
+  info: RequestInfo,
+  errors: SdkErrors,
+  signal: AbortSignal | undefined,
+  body: (attempt: Attempt) => Promise<T>,
+): Promise<T> {
+  const aborted = () =>
+    new YokeError(
+      'ABORTED',
+      { name: `${info.provider} model ${info.model}` },
+      { cause: signal?.reason },
+    )
   if (signal?.aborted) throw aborted()
   const controller = new AbortController()
   let timer: NodeJS.Timeout | undefined
@@ -206,7 +244,17 @@ export async function request<T>(info: RequestInfo, errors: SdkErrors, signal: A
         signal: controller.signal,
         alive() {
           clearTimeout(timer)
-          timer = setTimeout(() => stop(new YokeError('MODEL_TIMEOUT', { provider: info.provider, model: info.model, ms: info.timeoutMs })), info.timeoutMs)
+          timer = setTimeout(
+            () =>
+              stop(
+                new YokeError('MODEL_TIMEOUT', {
+                  provider: info.provider,
+                  model: info.model,
+                  ms: info.timeoutMs,
+                }),
+              ),
+            info.timeoutMs,
+          )
         },
         callback(fn, ...args) {
           try {
@@ -216,7 +264,11 @@ export async function request<T>(info: RequestInfo, errors: SdkErrors, signal: A
           }
         },
       }
-      body(attempt).then(resolve, (err) => reject(controller.signal.aborted ? controller.signal.reason : toYokeError(err, info, errors)))
+      body(attempt).then(resolve, (err) =>
+        reject(
+          controller.signal.aborted ? controller.signal.reason : toYokeError(err, info, errors),
+        ),
+      )
     })
   } finally {
     clearTimeout(timer)
@@ -229,20 +281,39 @@ function toYokeError(err: unknown, info: RequestInfo, errors: SdkErrors): unknow
   if (err instanceof CallbackError) return err.error
   if (err instanceof YokeError) return err
   // the SDK's error keeps the server's body: one that echoes the key does not travel on as the cause
-  const cause = leaks(err, info.apiKey) ? new Error(redact((err as Error).message, info.apiKey)) : err
-  const failed = (reason: string) => new YokeError('MODEL_FAILED', { provider: info.provider, model: info.model, reason: redact(reason, info.apiKey) }, { cause })
-  const retried = info.maxRetries ? ` (after ${info.maxRetries} ${info.maxRetries === 1 ? 'retry' : 'retries'})` : ''
-  if (err instanceof errors.APIConnectionTimeoutError) return new YokeError('MODEL_TIMEOUT', { provider: info.provider, model: info.model, ms: info.timeoutMs }, { cause: err })
+  const cause = leaks(err, info.apiKey)
+    ? new Error(redact((err as Error).message, info.apiKey))
+    : err
+  const failed = (reason: string) =>
+    new YokeError(
+      'MODEL_FAILED',
+      { provider: info.provider, model: info.model, reason: redact(reason, info.apiKey) },
+      { cause },
+    )
+  const retried = info.maxRetries
+    ? ` (after ${info.maxRetries} ${info.maxRetries === 1 ? 'retry' : 'retries'})`
+    : ''
+  if (err instanceof errors.APIConnectionTimeoutError)
+    return new YokeError(
+      'MODEL_TIMEOUT',
+      { provider: info.provider, model: info.model, ms: info.timeoutMs },
+      { cause: err },
+    )
   if (err instanceof errors.APIUserAbortError) return failed('the request was cancelled')
-  if (err instanceof errors.APIConnectionError) return failed(`cannot reach ${info.baseUrl}${retried}: ${causeText(err)}`)
+  if (err instanceof errors.APIConnectionError)
+    return failed(`cannot reach ${info.baseUrl}${retried}: ${causeText(err)}`)
   if (err instanceof errors.APIError) {
     const detail = errorDetail(err)
     if (err.status === undefined) return failed(`the server sent an error in the stream: ${detail}`)
-    const again = err.status === 429 || err.status >= 500 || err.status === 408 || err.status === 409 ? retried : ''
+    const again =
+      err.status === 429 || err.status >= 500 || err.status === 408 || err.status === 409
+        ? retried
+        : ''
     return failed(`HTTP ${err.status}${again}: ${detail}`)
   }
   if (err instanceof WireError) return failed(`unexpected response: ${err.message}`)
-  if (err instanceof SyntaxError) return failed(`the server sent something that is not JSON (${err.message})`)
+  if (err instanceof SyntaxError)
+    return failed(`the server sent something that is not JSON (${err.message})`)
   return failed(`the response broke off: ${causeText(err)}`)
 }
 
@@ -250,13 +321,17 @@ function toYokeError(err: unknown, info: RequestInfo, errors: SdkErrors): unknow
 function errorDetail(err: Error & { error?: unknown }): string {
   const body = err.error
   const inner = isRecord(body) && isRecord(body.error) ? body.error : body
-  const message = isRecord(inner) && typeof inner.message === 'string' ? inner.message : err.message.replace(/^\d{3}\s+/, '')
+  const message =
+    isRecord(inner) && typeof inner.message === 'string'
+      ? inner.message
+      : err.message.replace(/^\d{3}\s+/, '')
   return message.length > 500 ? message.slice(0, 500) + '…' : message
 }
 
 function causeText(err: unknown): string {
   const parts: string[] = []
-  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) if (!parts.includes(e.message)) parts.push(e.message)
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++)
+    if (!parts.includes(e.message)) parts.push(e.message)
   return parts.join(': ') || String(err)
 }
 
@@ -289,7 +364,11 @@ export function cappedRetryFetch(maxMs: number, inner?: typeof fetch): typeof fe
     const headers = new Headers(response.headers)
     headers.delete('retry-after')
     headers.set('retry-after-ms', String(maxMs))
-    return new Response(response.body, { status: response.status, statusText: response.statusText, headers })
+    return new Response(response.body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers,
+    })
   }
 }
 
@@ -307,6 +386,16 @@ function retryAfterMs(headers: Headers): number | undefined {
 /** The SDKs' `logger` option writing to a yoke logger (their info lines, e.g. retries, at debug). */
 export function sdkLogger(logger: Logger | undefined) {
   if (!logger) return { logLevel: 'off' as const }
-  const line = (level: keyof Logger) => (message: string, ...rest: unknown[]) => logger[level](rest.length ? `${message} ${rest.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join(' ')}` : message)
-  return { logLevel: 'info' as const, logger: { debug: line('debug'), info: line('debug'), warn: line('warn'), error: line('debug') } }
+  const line =
+    (level: keyof Logger) =>
+    (message: string, ...rest: unknown[]) =>
+      logger[level](
+        rest.length
+          ? `${message} ${rest.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join(' ')}`
+          : message,
+      )
+  return {
+    logLevel: 'info' as const,
+    logger: { debug: line('debug'), info: line('debug'), warn: line('warn'), error: line('debug') },
+  }
 }

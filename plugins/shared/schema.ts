@@ -12,8 +12,15 @@ const MAX_DEPTH = 64
 export function riskyPattern(schema: unknown, depth = 0): string | undefined {
   if (!schema || typeof schema !== 'object' || depth > MAX_DEPTH) return undefined
   for (const [key, value] of Object.entries(schema)) {
-    const patterns = key === 'pattern' && typeof value === 'string' ? [value] : key === 'patternProperties' && value && typeof value === 'object' ? Object.keys(value) : []
-    for (const p of patterns) if (backtracks(p)) return `its input schema has the pattern ${JSON.stringify(p)}, which can take exponential time to match (a repeated group with a quantifier or an alternative inside)`
+    const patterns =
+      key === 'pattern' && typeof value === 'string'
+        ? [value]
+        : key === 'patternProperties' && value && typeof value === 'object'
+          ? Object.keys(value)
+          : []
+    for (const p of patterns)
+      if (backtracks(p))
+        return `its input schema has the pattern ${JSON.stringify(p)}, which can take exponential time to match (a repeated group with a quantifier or an alternative inside)`
     const inner = riskyPattern(value, depth + 1)
     if (inner) return inner
   }
@@ -43,7 +50,12 @@ export function backtracks(source: string): boolean {
 }
 
 function quantifierAt(s: string, i: number): boolean {
-  return s[i] === '*' || s[i] === '+' || s[i] === '?' || (s[i] === '{' && /^\{\d*,?\d*\}/.test(s.slice(i)))
+  return (
+    s[i] === '*' ||
+    s[i] === '+' ||
+    s[i] === '?' ||
+    (s[i] === '{' && /^\{\d*,?\d*\}/.test(s.slice(i)))
+  )
 }
 
 /** `*`, `+`, `{n,}` and `{n,m}` with m > 1 repeat; `?` and `{1}` do not. */

@@ -9,13 +9,32 @@
  */
 import { resolve } from 'node:path'
 import { z } from 'zod'
-import { definePlugin, type InjectedContext, type Logger, type PreDecision, type ToolCall, type ToolResult } from 'yoke'
+import {
+  definePlugin,
+  type InjectedContext,
+  type Logger,
+  type PreDecision,
+  type ToolCall,
+  type ToolResult,
+} from 'yoke'
 import type { ModelInfo, TurnInfo } from '../agent-loop/types.ts'
 import type { ModelRequest, ModelResponse } from '../shared/model.ts'
 import { runProcess } from '../exec-tools/run.ts'
 import { toolEnv } from '../shared/env.ts'
 
-export const HOOK_EVENTS = ['before_tool_call', 'after_tool_call', 'before_llm_call', 'after_llm_call', 'on_resume', 'on_turn_end', 'before_spawn_verify', 'on_spawn_verify', 'on_spawn_complete', 'on_spawn_failure', 'user_prompt_submit'] as const
+export const HOOK_EVENTS = [
+  'before_tool_call',
+  'after_tool_call',
+  'before_llm_call',
+  'after_llm_call',
+  'on_resume',
+  'on_turn_end',
+  'before_spawn_verify',
+  'on_spawn_verify',
+  'on_spawn_complete',
+  'on_spawn_failure',
+  'user_prompt_submit',
+] as const
 
 const hook = z
   .object({
@@ -49,7 +68,12 @@ interface Outcome {
 }
 
 /** Events the agent loop brings: they attach once an `agent` service exists (a child instance waits for it). */
-const AGENT_EVENTS = new Set(['before_llm_call', 'after_llm_call', 'on_turn_end', 'user_prompt_submit'])
+const AGENT_EVENTS = new Set([
+  'before_llm_call',
+  'after_llm_call',
+  'on_turn_end',
+  'user_prompt_submit',
+])
 
 export default definePlugin({
   name: 'shell-hooks',
@@ -60,27 +84,65 @@ export default definePlugin({
     const hooks = cfg.hooks.map((h, index) => runner(h, index, baseDir, ctx.logger))
     for (const h of hooks) {
       if (h.event === 'before_tool_call') {
-        ctx.tap(ctx.runtime.hooks.preExecute, `shell-hook ${h.name}`, async (decision: PreDecision, call: ToolCall) => {
-          if (!h.applies(call.name)) return decision
-          const outcome = await h.run({ tool_name: call.name, tool_id: call.id, arguments: redactArgs(call) }, [0, 1, 2])
-          if (outcome?.code === 1) return { kind: 'deny', reason: outcome.stdout.trim() || `the hook ${h.command} denied it` } as PreDecision
-          if (outcome?.code === 2) {
-            // the runtime puts them into the call before approval and guards, so both see what will run
-            const args = parseArgs(outcome.stdout)
-            if (args && (!call.tool || call.tool.validate(args))) return { ...decision, args }
-            ctx.logger.warn(`hook ${h.name} returned arguments that are not a JSON object matching ${call.name}'s schema; the call keeps its own`)
-          }
-          return decision
-        })
+        ctx.tap(
+          ctx.runtime.hooks.preExecute,
+          `shell-hook ${h.name}`,
+          async (decision: PreDecision, call: ToolCall) => {
+            if (!h.applies(call.name)) return decision
+            const outcome = await h.run(
+              { tool_name: call.name, tool_id: call.id, arguments: redactArgs(call) },
+              [0, 1, 2],
+            )
+            if (outcome?.code === 1)
+              return {
+                kind: 'deny',
+                reason: outcome.stdout.trim() || `the hook ${h.command} denied it`,
+              } as PreDecision
+            if (outcome?.code === 2) {
+              // the runtime puts them into the call before approval and guards, so both see what will run
+              const args = parseArgs(outcome.stdout)
+              if (args && (!call.tool || call.tool.validate(args))) return { ...decision, args }
+              ctx.logger.warn(
+                `hook ${h.name} returned arguments that are not a JSON object matching ${call.name}'s schema; the call keeps its own`,
+              )
+            }
+            return decision
+          },
+        )
       } else if (h.event === 'after_tool_call') {
-        ctx.tap(ctx.runtime.hooks.result, `shell-hook ${h.name}`, async (call: ToolCall, result: ToolResult) => {
-          if (!h.applies(call.name) || result.status === 'UNKNOWN_TOOL') return
-          await h.run({ tool_name: call.name, tool_id: call.id, result: redactResult(call, result), success: result.ok, duration_ms: result.durationMs }, [0])
-        })
-      } else if (!AGENT_EVENTS.has(h.event)) ctx.logger.info(`hook ${h.name}: ${h.event} has no source yet (spawn verification events); it waits`)
+        ctx.tap(
+          ctx.runtime.hooks.result,
+          `shell-hook ${h.name}`,
+          async (call: ToolCall, result: ToolResult) => {
+            if (!h.applies(call.name) || result.status === 'UNKNOWN_TOOL') return
+            await h.run(
+              {
+                tool_name: call.name,
+                tool_id: call.id,
+                result: redactResult(call, result),
+                success: result.ok,
+                duration_ms: result.durationMs,
+              },
+              [0],
+            )
+          },
+        )
+      } else if (!AGENT_EVENTS.has(h.event))
+        ctx.logger.info(
+          `hook ${h.name}: ${h.event} has no source yet (spawn verification events); it waits`,
+        )
     }
     const agentHooks = hooks.filter((h) => AGENT_EVENTS.has(h.event))
-    if (agentHooks.length) ctx.plugin({ name: 'shell-hooks-agent', inject: ['agent'], apply: (child: InjectedContext<['agent']>) => tapAgent(child, agentHooks) }, {}, { key: 'agent-events' })
+    if (agentHooks.length)
+      ctx.plugin(
+        {
+          name: 'shell-hooks-agent',
+          inject: ['agent'],
+          apply: (child: InjectedContext<['agent']>) => tapAgent(child, agentHooks),
+        },
+        {},
+        { key: 'agent-events' },
+      )
   },
 })
 
@@ -89,7 +151,9 @@ type Runner = ReturnType<typeof runner>
 /** One configured hook: its argv resolved, and a run that counts failures (three in a row disable it). */
 function runner(h: z.output<typeof hook>, index: number, baseDir: string, logger: Logger) {
   const name = `${h.event}#${index} ${h.command.join(' ')}`
-  const argv = h.command.map((part, i) => (i === 0 && /^\.\.?\//.test(part) ? resolve(baseDir, part) : part))
+  const argv = h.command.map((part, i) =>
+    i === 0 && /^\.\.?\//.test(part) ? resolve(baseDir, part) : part,
+  )
   let failures = 0
   return {
     event: h.event,
@@ -99,13 +163,21 @@ function runner(h: z.output<typeof hook>, index: number, baseDir: string, logger
     /** Runs the hook; failures (a crash, a timeout, an exit code the event does not take) are counted and never block. */
     async run(fields: Record<string, unknown>, codes: number[]): Promise<Outcome | undefined> {
       if (failures >= BREAKER) return undefined
-      const outcome = await runHook(argv, { schema_version: 1, event: h.event, ...fields }, h.timeout_ms, baseDir, codes)
+      const outcome = await runHook(
+        argv,
+        { schema_version: 1, event: h.event, ...fields },
+        h.timeout_ms,
+        baseDir,
+        codes,
+      )
       if (!outcome.failure) {
         failures = 0
         return outcome
       }
       failures++
-      logger.warn(`hook ${name} failed: ${outcome.failure}${failures >= BREAKER ? `; disabled after ${BREAKER} failures in a row` : ''}`)
+      logger.warn(
+        `hook ${name} failed: ${outcome.failure}${failures >= BREAKER ? `; disabled after ${BREAKER} failures in a row` : ''}`,
+      )
       return undefined
     },
   }
@@ -114,28 +186,60 @@ function runner(h: z.output<typeof hook>, index: number, baseDir: string, logger
 /** The LLM events, with octos's payload fields. Exit 1 denies before_llm_call and user_prompt_submit; user_prompt_submit's stdout (exit 0) is added to the prompt. */
 function tapAgent(ctx: InjectedContext<['agent']>, hooks: Runner[]) {
   const { hooks: agent } = ctx.agent
-  const denied = (h: Runner, outcome: Outcome) => new Error(`${h.event} hook ${h.command} denied it${outcome.stdout.trim() ? `: ${outcome.stdout.trim()}` : ''}`)
+  const denied = (h: Runner, outcome: Outcome) =>
+    new Error(
+      `${h.event} hook ${h.command} denied it${outcome.stdout.trim() ? `: ${outcome.stdout.trim()}` : ''}`,
+    )
   for (const h of hooks) {
     const tapName = `shell-hook ${h.name}`
     if (h.event === 'before_llm_call') {
       ctx.tap(agent.beforeModel, tapName, async (request: ModelRequest, info: TurnInfo) => {
-        const outcome = await h.run({ model: info.model, message_count: request.messages.length, iteration: info.turn, session_id: info.runId }, [0, 1])
+        const outcome = await h.run(
+          {
+            model: info.model,
+            message_count: request.messages.length,
+            iteration: info.turn,
+            session_id: info.runId,
+          },
+          [0, 1],
+        )
         if (outcome?.code === 1) throw denied(h, outcome)
         return request
       })
     } else if (h.event === 'after_llm_call') {
       ctx.tap(agent.afterModel, tapName, async (response: ModelResponse, info: ModelInfo) => {
         const { usage } = info
-        await h.run({
-          model: response.model, iteration: info.turn, stop_reason: response.stopReason, has_tool_calls: response.toolCalls.length > 0,
-          input_tokens: response.usage.inputTokens, output_tokens: response.usage.outputTokens, provider_name: info.provider, latency_ms: info.latencyMs,
-          cumulative_input_tokens: usage.inputTokens, cumulative_output_tokens: usage.outputTokens, session_cost: usage.costUsd, response_cost: response.usage.costUsd, session_id: info.runId,
-        }, [0]) // prettier-ignore
+        await h.run(
+          {
+            model: response.model,
+            iteration: info.turn,
+            stop_reason: response.stopReason,
+            has_tool_calls: response.toolCalls.length > 0,
+            input_tokens: response.usage.inputTokens,
+            output_tokens: response.usage.outputTokens,
+            provider_name: info.provider,
+            latency_ms: info.latencyMs,
+            cumulative_input_tokens: usage.inputTokens,
+            cumulative_output_tokens: usage.outputTokens,
+            session_cost: usage.costUsd,
+            response_cost: response.usage.costUsd,
+            session_id: info.runId,
+          },
+          [0],
+        )
         return response
       })
     } else if (h.event === 'on_turn_end') {
       ctx.tap(agent.turnEnd, tapName, async (info: TurnInfo, response: ModelResponse) => {
-        await h.run({ iteration: info.turn, model: info.model, has_tool_calls: response.toolCalls.length > 0, session_id: info.runId }, [0])
+        await h.run(
+          {
+            iteration: info.turn,
+            model: info.model,
+            has_tool_calls: response.toolCalls.length > 0,
+            session_id: info.runId,
+          },
+          [0],
+        )
       })
     } else if (h.event === 'user_prompt_submit') {
       ctx.tap(agent.userPrompt, tapName, async (prompt: string, info: TurnInfo) => {
@@ -153,18 +257,35 @@ function tapAgent(ctx: InjectedContext<['agent']>, hooks: Runner[]) {
  * the hook's process group goes when it ends (nothing it started outlives it). An exit code outside
  * `codes` (octos: 1 and 2 only mean something before a tool call) is a failure.
  */
-async function runHook(argv: string[], payload: Record<string, unknown>, timeoutMs: number, cwd: string, codes: number[]): Promise<Outcome> {
+async function runHook(
+  argv: string[],
+  payload: Record<string, unknown>,
+  timeoutMs: number,
+  cwd: string,
+  codes: number[],
+): Promise<Outcome> {
   const [file, ...args] = argv
   let r
   try {
-    r = await runProcess({ file: file!, args, env: toolEnv({ allow: [] }), cwd, input: JSON.stringify(payload), maxStdoutBytes: 1024 * 1024, timeoutMs })
+    r = await runProcess({
+      file: file!,
+      args,
+      env: toolEnv({ allow: [] }),
+      cwd,
+      input: JSON.stringify(payload),
+      maxStdoutBytes: 1024 * 1024,
+      timeoutMs,
+    })
   } catch (err) {
     return { stdout: '', failure: (err as Error).message }
   }
   if (r.timedOut) return { stdout: r.stdout, failure: `hook timed out after ${timeoutMs}ms` }
   if (r.signal) return { stdout: r.stdout, failure: `killed by ${r.signal}` }
   if (r.code !== null && codes.includes(r.code)) return { code: r.code, stdout: r.stdout }
-  return { stdout: r.stdout, failure: `exit code ${r.code}${r.stderr.length ? `: ${r.stderr.at(-1)}` : ''}` }
+  return {
+    stdout: r.stdout,
+    failure: `exit code ${r.code}${r.stderr.length ? `: ${r.stderr.at(-1)}` : ''}`,
+  }
 }
 
 function parseArgs(text: string): Record<string, unknown> | undefined {
@@ -177,19 +298,26 @@ function parseArgs(text: string): Record<string, unknown> | undefined {
 }
 
 function redactArgs(call: ToolCall): unknown {
-  return SENSITIVE.has(call.name) ? { redacted: true, reason: 'sensitive tool' } : truncate(call.args)
+  return SENSITIVE.has(call.name)
+    ? { redacted: true, reason: 'sensitive tool' }
+    : truncate(call.args)
 }
 
 function redactResult(call: ToolCall, result: ToolResult): string {
   if (SENSITIVE.has(call.name)) return '[redacted: sensitive tool output]'
-  return truncate(result.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n')) as string
+  return truncate(
+    result.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n'),
+  ) as string
 }
 
 /** Strings over 1 KiB are cut (octos: "... (truncated)"). */
 function truncate(value: unknown): unknown {
-  if (typeof value === 'string') return Buffer.byteLength(value) > MAX_FIELD ? `${Buffer.from(value).subarray(0, MAX_FIELD).toString('utf8')}... (truncated)` : value
+  if (typeof value === 'string')
+    return Buffer.byteLength(value) > MAX_FIELD
+      ? `${Buffer.from(value).subarray(0, MAX_FIELD).toString('utf8')}... (truncated)`
+      : value
   if (Array.isArray(value)) return value.map(truncate)
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, truncate(v)]))
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, truncate(v)]))
   return value
 }
-

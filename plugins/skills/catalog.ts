@@ -5,7 +5,13 @@
  */
 import type { Skill } from './parse.ts'
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' }
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&apos;',
+}
 export const escapeXml = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c])
 
 const cut = (s: string, max: number) => (s.length > max ? s.slice(0, max - 1) + '…' : s)
@@ -23,7 +29,8 @@ function entry(skill: Skill, descriptionChars: number): string {
 /** The catalog, or '' without skills. Entries past `budget` characters are counted, not shown. */
 export function renderCatalog(skills: Skill[], budget: number, descriptionChars: number): string {
   if (!skills.length) return ''
-  const head = 'Skills you can use: read one with skill_read(name) when its description fits the task.\n<skills>'
+  const head =
+    'Skills you can use: read one with skill_read(name) when its description fits the task.\n<skills>'
   const parts: string[] = []
   let size = head.length + 10
   for (const skill of skills) {
@@ -33,7 +40,8 @@ export function renderCatalog(skills: Skill[], budget: number, descriptionChars:
     size += e.length + 1
   }
   const omitted = skills.length - parts.length
-  if (omitted) parts.push(`  <omitted count="${omitted}">skills_list shows all ${skills.length}</omitted>`)
+  if (omitted)
+    parts.push(`  <omitted count="${omitted}">skills_list shows all ${skills.length}</omitted>`)
   return [head, ...parts, '</skills>'].join('\n')
 }
 
@@ -44,7 +52,10 @@ export function renderAlways(skills: Skill[], budget: number): string {
   for (const s of skills.filter((s) => s.always && s.available)) {
     const body = wrapBody(s)
     if (body.length <= left) parts.push(body)
-    else parts.push(`<skill_content name="${escapeXml(s.name)}" truncated="true">\n${s.body.trim().slice(0, Math.max(0, left - 200))}\n… (the rest: skill_read("${escapeXml(s.name)}"))\n</skill_content>`)
+    else
+      parts.push(
+        `<skill_content name="${escapeXml(s.name)}" truncated="true">\n${s.body.trim().slice(0, Math.max(0, left - 200))}\n… (the rest: skill_read("${escapeXml(s.name)}"))\n</skill_content>`,
+      )
     left -= body.length
     if (left <= 200) break
   }

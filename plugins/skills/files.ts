@@ -3,7 +3,15 @@
  * paths and symlinks that lead out are refused), only regular files (a FIFO must not block the
  * process), at most a size. Used by `skill_read` and by the MCP server's skill resources.
  */
-import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+} from 'node:fs'
 import { isAbsolute, join, relative, resolve, sep } from 'node:path'
 import type { Skill } from './parse.ts'
 
@@ -15,24 +23,30 @@ export class SkillFileRefused extends Error {}
 /** The bytes of `file` (relative to the skill); SkillFileRefused says why not. */
 export function readSkillFile(skill: Skill, file: string, maxBytes = MAX_SKILL_FILE_BYTES): Buffer {
   const refuse = (why: string) => new SkillFileRefused(why)
-  if (isAbsolute(file) || file.includes('\0') || file.split(/[\\/]/).includes('..')) throw refuse(`"${file}" is not a path inside the skill; give one like references/guide.md`)
+  if (isAbsolute(file) || file.includes('\0') || file.split(/[\\/]/).includes('..'))
+    throw refuse(`"${file}" is not a path inside the skill; give one like references/guide.md`)
   let real: string
   try {
     // the directory must still be the one indexed: a skill swapped for a symlink reads nothing
-    if (realpathSync(skill.dir) !== skill.realDir) throw refuse(`the skill "${skill.name}" changed on disk; read it again once it is re-indexed`)
+    if (realpathSync(skill.dir) !== skill.realDir)
+      throw refuse(`the skill "${skill.name}" changed on disk; read it again once it is re-indexed`)
     real = realpathSync(resolve(skill.dir, file))
   } catch (err) {
-    throw err instanceof SkillFileRefused ? err : refuse(`the skill "${skill.name}" has no file "${file}"`)
+    throw err instanceof SkillFileRefused
+      ? err
+      : refuse(`the skill "${skill.name}" has no file "${file}"`)
   }
   const root = skill.realDir!
-  if (!real.startsWith(root + sep)) throw refuse(`"${file}" is outside the skill "${skill.name}"; only its own files can be read`)
+  if (!real.startsWith(root + sep))
+    throw refuse(`"${file}" is outside the skill "${skill.name}"; only its own files can be read`)
   let fd: number | undefined
   try {
     fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK)
     const stat = fstatSync(fd)
     if (stat.isDirectory()) throw refuse(`"${file}" is a directory`)
     if (!stat.isFile()) throw refuse(`"${file}" is not a regular file`)
-    if (stat.size > maxBytes) throw refuse(`"${file}" is ${stat.size} bytes; files of at most ${maxBytes} bytes are read`)
+    if (stat.size > maxBytes)
+      throw refuse(`"${file}" is ${stat.size} bytes; files of at most ${maxBytes} bytes are read`)
     return readFileSync(fd)
   } finally {
     if (fd !== undefined) closeSync(fd)
@@ -47,7 +61,9 @@ export function skillFiles(skill: Skill, max: number): string[] {
     const dir = queue.shift()!
     let entries
     try {
-      entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))
+      entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+        a.name.localeCompare(b.name),
+      )
     } catch {
       continue
     }
@@ -55,7 +71,8 @@ export function skillFiles(skill: Skill, max: number): string[] {
       if (e.name.startsWith('.') || e.name === 'node_modules') continue
       const path = join(dir, e.name)
       if (e.isDirectory()) queue.push(path)
-      else if (e.isFile() && path !== skill.file && out.length < max) out.push(relative(skill.dir, path))
+      else if (e.isFile() && path !== skill.file && out.length < max)
+        out.push(relative(skill.dir, path))
     }
   }
   return out

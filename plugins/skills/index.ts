@@ -11,7 +11,13 @@ import { z } from 'zod'
 import { defineHooks, definePlugin, SyncHook } from 'yoke'
 import { renderAlways, renderCatalog } from './catalog.ts'
 import type { Skill, SkillProblem } from './parse.ts'
-import { makeFilter, readSkill, SkillIndex, type Shadowing, type SkillFilter } from './skill-index.ts'
+import {
+  makeFilter,
+  readSkill,
+  SkillIndex,
+  type Shadowing,
+  type SkillFilter,
+} from './skill-index.ts'
 import { skillTools } from './tools.ts'
 
 export type { Skill, SkillProblem } from './parse.ts'
@@ -65,9 +71,18 @@ const config = z
   .strict()
 
 /** Default directories, highest priority first: the project's, the user's, then YOKE_SKILLS_PATH. */
-export function defaultDirs(project: { dir: string; home: string }, env: NodeJS.ProcessEnv = process.env): string[] {
+export function defaultDirs(
+  project: { dir: string; home: string },
+  env: NodeJS.ProcessEnv = process.env,
+): string[] {
   const path = (env.YOKE_SKILLS_PATH ?? '').split(delimiter).filter(Boolean)
-  return [join(project.dir, '.agents', 'skills'), join(project.dir, 'skills'), join(project.home, 'skills'), join(homedir(), '.agents', 'skills'), ...path]
+  return [
+    join(project.dir, '.agents', 'skills'),
+    join(project.dir, 'skills'),
+    join(project.home, 'skills'),
+    join(homedir(), '.agents', 'skills'),
+    ...path,
+  ]
 }
 
 export default definePlugin({
@@ -76,7 +91,8 @@ export default definePlugin({
   provides: ['skills', 'skillFilter'],
   config,
   apply(ctx, cfg) {
-    const expand = (d: string) => resolve(ctx.project.dir, d.startsWith('~/') ? join(homedir(), d.slice(2)) : d)
+    const expand = (d: string) =>
+      resolve(ctx.project.dir, d.startsWith('~/') ? join(homedir(), d.slice(2)) : d)
     const roots = [...new Set((cfg.dirs ?? defaultDirs(ctx.project)).map(expand))]
     const filter = makeFilter(cfg.only, cfg.except)
     const index = new SkillIndex(roots, filter).scan()
@@ -93,51 +109,87 @@ export default definePlugin({
       problems: () => index.problems,
       check(dir) {
         const abs = expand(dir).replace(/[\\/]SKILL\.md$/, '')
-        if (!existsSync(abs)) return { skills: [], problems: [{ file: abs, line: 0, message: 'no such directory' }] }
+        if (!existsSync(abs))
+          return { skills: [], problems: [{ file: abs, line: 0, message: 'no such directory' }] }
         if (existsSync(join(abs, 'SKILL.md'))) {
           // one skill, read as it is: no filter, so a name that differs from its directory shows
           const one = readSkill(dirname(abs), basename(abs))
-          return one && 'name' in one ? { skills: [one], problems: [] } : { skills: [], problems: one ? [one as SkillProblem] : [] }
+          return one && 'name' in one
+            ? { skills: [one], problems: [] }
+            : { skills: [], problems: one ? [one as SkillProblem] : [] }
         }
         const checked = new SkillIndex([abs], makeFilter(undefined, [])).scan()
-        const duplicates = checked.shadowed.map((s) => ({ file: s.shadowed, line: 1, message: `a second skill named "${s.name}" (the first is ${s.winner})` }))
+        const duplicates = checked.shadowed.map((s) => ({
+          file: s.shadowed,
+          line: 1,
+          message: `a second skill named "${s.name}" (the first is ${s.winner})`,
+        }))
         return { skills: checked.skills, problems: [...checked.problems, ...duplicates] }
       },
     })
     for (const tool of skillTools(() => index)) ctx.runtime.register(tool)
-    ctx.prompt.register({ name: 'skills', order: 20, text: () => renderCatalog(index.skills, cfg.catalogChars, cfg.descriptionChars) })
-    ctx.prompt.register({ name: 'skills-always', order: 21, text: () => renderAlways(index.skills, cfg.alwaysChars) })
+    ctx.prompt.register({
+      name: 'skills',
+      order: 20,
+      text: () => renderCatalog(index.skills, cfg.catalogChars, cfg.descriptionChars),
+    })
+    ctx.prompt.register({
+      name: 'skills-always',
+      order: 21,
+      text: () => renderAlways(index.skills, cfg.alwaysChars),
+    })
 
     if (!cfg.watch) return
     // only a skill's own SKILL.md and manifest.json are indexed: deeper files (and whatever a
     // symlink inside a skill leads to) are not walked
-    const deep = (p: string) => roots.some((r) => p.startsWith(r + sep) && relative(r, p).split(sep).length > 2)
-    ctx.watch(roots, (changes) => {
-      const before = new Map(index.skills.map((s) => [s.name, s]))
-      const problemsBefore = JSON.stringify(index.problems)
-      index.update(changes.map((c) => c.path))
-      const after = new Map(index.skills.map((s) => [s.name, s]))
-      const change: SkillChange = {
-        added: [...after.keys()].filter((n) => !before.has(n)),
-        removed: [...before.keys()].filter((n) => !after.has(n)),
-        changed: [...after.keys()].filter((n) => before.has(n) && before.get(n) !== after.get(n)),
-      }
-      report(index, ctx.logger, changes.map((c) => c.path))
-      if (!change.added.length && !change.removed.length && !change.changed.length) {
-        if (JSON.stringify(index.problems) !== problemsBefore) ctx.logger.info(`skills unchanged; problems: ${index.problems.length}`)
-        return
-      }
-      const parts = (['added', 'changed', 'removed'] as const).filter((k) => change[k].length).map((k) => `${k} ${change[k].join(', ')}`)
-      ctx.logger.info(`skills ${parts.join('; ')} (${index.skills.length} in all)`)
-      hooks.change.call(change)
-    }, { ignored: deep })
+    const deep = (p: string) =>
+      roots.some((r) => p.startsWith(r + sep) && relative(r, p).split(sep).length > 2)
+    ctx.watch(
+      roots,
+      (changes) => {
+        const before = new Map(index.skills.map((s) => [s.name, s]))
+        const problemsBefore = JSON.stringify(index.problems)
+        index.update(changes.map((c) => c.path))
+        const after = new Map(index.skills.map((s) => [s.name, s]))
+        const change: SkillChange = {
+          added: [...after.keys()].filter((n) => !before.has(n)),
+          removed: [...before.keys()].filter((n) => !after.has(n)),
+          changed: [...after.keys()].filter((n) => before.has(n) && before.get(n) !== after.get(n)),
+        }
+        report(
+          index,
+          ctx.logger,
+          changes.map((c) => c.path),
+        )
+        if (!change.added.length && !change.removed.length && !change.changed.length) {
+          if (JSON.stringify(index.problems) !== problemsBefore)
+            ctx.logger.info(`skills unchanged; problems: ${index.problems.length}`)
+          return
+        }
+        const parts = (['added', 'changed', 'removed'] as const)
+          .filter((k) => change[k].length)
+          .map((k) => `${k} ${change[k].join(', ')}`)
+        ctx.logger.info(`skills ${parts.join('; ')} (${index.skills.length} in all)`)
+        hooks.change.call(change)
+      },
+      { ignored: deep },
+    )
   },
 })
 
 /** Problems and shadowing go to the log (after a change, only those about the changed files). */
-function report(index: SkillIndex, logger: { warn(m: string): void; error(m: string): void }, only?: string[]) {
-  const touched = (file: string) => !only || only.some((p) => file.startsWith(dirname(p)) || p.startsWith(dirname(file)))
-  for (const p of index.problems) if (touched(p.file)) logger.error(`${p.file}:${p.line}: skipped: ${p.message}`)
-  for (const s of index.skills) for (const w of s.warnings) if (touched(s.file)) logger.warn(`${s.file}: ${w}`)
-  for (const s of index.shadowed) if (touched(s.shadowed)) logger.warn(`skill "${s.name}" in ${s.shadowed} is shadowed by ${s.winner}`)
+function report(
+  index: SkillIndex,
+  logger: { warn(m: string): void; error(m: string): void },
+  only?: string[],
+) {
+  const touched = (file: string) =>
+    !only || only.some((p) => file.startsWith(dirname(p)) || p.startsWith(dirname(file)))
+  for (const p of index.problems)
+    if (touched(p.file)) logger.error(`${p.file}:${p.line}: skipped: ${p.message}`)
+  for (const s of index.skills)
+    for (const w of s.warnings) if (touched(s.file)) logger.warn(`${s.file}: ${w}`)
+  for (const s of index.shadowed)
+    if (touched(s.shadowed))
+      logger.warn(`skill "${s.name}" in ${s.shadowed} is shadowed by ${s.winner}`)
 }

@@ -46,7 +46,9 @@ export interface SkillProblem {
 
 const NAME_RULE = /^[a-z0-9]+(-[a-z0-9]+)*$/
 
-export function splitFrontmatter(text: string): { frontmatter: string; body: string; line: number } | undefined {
+export function splitFrontmatter(
+  text: string,
+): { frontmatter: string; body: string; line: number } | undefined {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/) // a byte-order mark (Notepad) is not content
   let open = 0
   while (open < lines.length && lines[open].trim() === '') open++
@@ -55,7 +57,10 @@ export function splitFrontmatter(text: string): { frontmatter: string; body: str
   while (close < lines.length && lines[close].trimEnd() !== '---') close++
   if (close >= lines.length) return undefined // never closed
   if (close === open + 1) return undefined // "---\n---": empty, not frontmatter
-  const body = lines.slice(close + 1).join('\n').replace(/^(\r?\n)+/, '')
+  const body = lines
+    .slice(close + 1)
+    .join('\n')
+    .replace(/^(\r?\n)+/, '')
   return { frontmatter: lines.slice(open + 1, close).join('\n'), body, line: open + 2 }
 }
 
@@ -73,11 +78,16 @@ export function readLines(frontmatter: string): Record<string, string> {
 }
 
 /** The frontmatter's fields. YAML's failsafe schema keeps every scalar as the text written (1.10 stays 1.10). */
-function frontmatterValues(frontmatter: string): { values: Record<string, unknown>; lenient: boolean } {
+function frontmatterValues(frontmatter: string): {
+  values: Record<string, unknown>
+  lenient: boolean
+} {
   const asYaml = (text: string) => {
     try {
       const parsed = parseYaml(text, { schema: 'failsafe', maxAliasCount: 50, uniqueKeys: false })
-      return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined
+      return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+        ? (parsed as Record<string, unknown>)
+        : undefined
     } catch {
       return undefined
     }
@@ -85,7 +95,10 @@ function frontmatterValues(frontmatter: string): { values: Record<string, unknow
   const direct = asYaml(frontmatter)
   if (direct) return { values: direct, lenient: false }
   // the spec's client guide: quote the values of `key: a: b` lines and try YAML again
-  const quoted = frontmatter.replace(/^([A-Za-z0-9_-]+):[ \t]+([^'"\[{|>\s].*:\s.*)$/gm, (_, key: string, value: string) => `${key}: ${JSON.stringify(value.trim())}`)
+  const quoted = frontmatter.replace(
+    /^([A-Za-z0-9_-]+):[ \t]+([^'"[{|>\s].*:\s.*)$/gm,
+    (_, key: string, value: string) => `${key}: ${JSON.stringify(value.trim())}`,
+  )
   const retried = asYaml(quoted)
   if (retried) return { values: retried, lenient: true }
   return { values: readLines(frontmatter), lenient: true }
@@ -96,7 +109,9 @@ function present(value: unknown): unknown {
   if (value === null || value === undefined) return undefined
   if (typeof value === 'string') {
     const v = value.trim()
-    return v === '' || v === '[]' || v === '~' || v === 'null' || v === '""' || v === "''" ? undefined : v
+    return v === '' || v === '[]' || v === '~' || v === 'null' || v === '""' || v === "''"
+      ? undefined
+      : v
   }
   if (Array.isArray(value) && value.length === 0) return undefined
   return value
@@ -112,7 +127,11 @@ const text = (v: unknown) => {
 function list(v: unknown): string[] {
   const value = present(v)
   if (value === undefined) return []
-  const items = Array.isArray(value) ? value.filter((x) => typeof x === 'string') : typeof value === 'string' ? value.replace(/^\[(.*)\]$/, '$1').split(',') : []
+  const items = Array.isArray(value)
+    ? value.filter((x) => typeof x === 'string')
+    : typeof value === 'string'
+      ? value.replace(/^\[(.*)\]$/, '$1').split(',')
+      : []
   return items.map((s) => s.trim().replace(/^(["'])(.*)\1$/, '$2')).filter(Boolean)
 }
 
@@ -125,24 +144,50 @@ function toolList(v: unknown): string[] | undefined {
 }
 
 /** Parses a SKILL.md; returns the skill, or the problem that keeps it out. */
-export function parseSkill(content: string, location: { file: string; dir: string; dirName: string; root: string; hasTools: boolean }): Skill | SkillProblem {
+export function parseSkill(
+  content: string,
+  location: { file: string; dir: string; dirName: string; root: string; hasTools: boolean },
+): Skill | SkillProblem {
   const split = splitFrontmatter(content)
-  if (split && split.frontmatter.length > 64 * 1024) return { file: location.file, line: split.line, message: `the frontmatter is ${split.frontmatter.length} characters; at most 65,536 are read` }
-  if (!split) return { file: location.file, line: 1, message: 'no frontmatter: a SKILL.md starts with a --- block holding name and description' }
+  if (split && split.frontmatter.length > 64 * 1024)
+    return {
+      file: location.file,
+      line: split.line,
+      message: `the frontmatter is ${split.frontmatter.length} characters; at most 65,536 are read`,
+    }
+  if (!split)
+    return {
+      file: location.file,
+      line: 1,
+      message: 'no frontmatter: a SKILL.md starts with a --- block holding name and description',
+    }
   const { values, lenient } = frontmatterValues(split.frontmatter)
   const description = text(values.description)
   if (!description) {
     const at = split.frontmatter.split('\n').findIndex((l) => /^\s*description\s*:/.test(l))
-    return { file: location.file, line: split.line + Math.max(0, at), message: 'no description: the catalog needs one to tell when to use the skill' }
+    return {
+      file: location.file,
+      line: split.line + Math.max(0, at),
+      message: 'no description: the catalog needs one to tell when to use the skill',
+    }
   }
   const name = text(values.name) ?? location.dirName
   const warnings: string[] = []
-  if (lenient) warnings.push('the frontmatter is not valid YAML; it was read line by line (quote values that contain ": ")')
-  if (!NAME_RULE.test(name) || name.length > 64) warnings.push(`name "${name}" breaks the spec: 1-64 of a-z, 0-9 and single hyphens, not at either end`)
-  if (name !== location.dirName) warnings.push(`name "${name}" differs from its directory "${location.dirName}"`)
-  if (description.length > 1024) warnings.push(`the description is ${description.length} characters; the spec allows 1,024`)
+  if (lenient)
+    warnings.push(
+      'the frontmatter is not valid YAML; it was read line by line (quote values that contain ": ")',
+    )
+  if (!NAME_RULE.test(name) || name.length > 64)
+    warnings.push(
+      `name "${name}" breaks the spec: 1-64 of a-z, 0-9 and single hyphens, not at either end`,
+    )
+  if (name !== location.dirName)
+    warnings.push(`name "${name}" differs from its directory "${location.dirName}"`)
+  if (description.length > 1024)
+    warnings.push(`the description is ${description.length} characters; the spec allows 1,024`)
   const compatibility = text(values.compatibility)
-  if (compatibility && compatibility.length > 500) warnings.push(`compatibility is ${compatibility.length} characters; the spec allows 500`)
+  if (compatibility && compatibility.length > 500)
+    warnings.push(`compatibility is ${compatibility.length} characters; the spec allows 500`)
   const metadata = present(values.metadata)
   return {
     ...location,
@@ -151,7 +196,10 @@ export function parseSkill(content: string, location: { file: string; dir: strin
     body: split.body,
     license: text(values.license),
     compatibility,
-    metadata: metadata && typeof metadata === 'object' && !Array.isArray(metadata) ? Object.fromEntries(Object.entries(metadata).filter(([, v]) => typeof v === 'string')) : undefined,
+    metadata:
+      metadata && typeof metadata === 'object' && !Array.isArray(metadata)
+        ? Object.fromEntries(Object.entries(metadata).filter(([, v]) => typeof v === 'string'))
+        : undefined,
     allowedTools: toolList(values['allowed-tools']),
     version: text(values.version),
     author: text(values.author),
@@ -163,4 +211,5 @@ export function parseSkill(content: string, location: { file: string; dir: strin
   }
 }
 
-export const isProblem = (x: Skill | SkillProblem): x is SkillProblem => 'message' in x && !('name' in x)
+export const isProblem = (x: Skill | SkillProblem): x is SkillProblem =>
+  'message' in x && !('name' in x)

@@ -3,7 +3,15 @@
  * (the highest-priority directory wins, each shadowing reported), availability checked, and the
  * filter applied. Re-indexing after an edit re-reads only the skill directories that changed.
  */
-import { accessSync, constants, existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
+import {
+  accessSync,
+  constants,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+} from 'node:fs'
 import { delimiter, join, relative, sep } from 'node:path'
 import { isProblem, parseSkill, type Skill, type SkillProblem } from './parse.ts'
 
@@ -71,12 +79,15 @@ export class SkillIndex {
       const entries = this.#read.get(root) ?? new Map<string, Parsed>()
       this.#read.set(root, entries)
       // the root itself appeared or went: every skill in it is read again
-      const names = dirNames.has('') ? new Set([...entries.keys(), ...subdirectories(root)]) : dirNames
+      const names = dirNames.has('')
+        ? new Set([...entries.keys(), ...subdirectories(root)])
+        : dirNames
       for (const dirName of names) {
         const parsed = readSkill(root, dirName)
         const old = entries.get(dirName)
         if (!parsed) entries.delete(dirName)
-        else if (!old || JSON.stringify(old) !== JSON.stringify(parsed)) entries.set(dirName, parsed)
+        else if (!old || JSON.stringify(old) !== JSON.stringify(parsed))
+          entries.set(dirName, parsed)
       }
     }
     return this.#merge()
@@ -99,11 +110,14 @@ export class SkillIndex {
         }
         if (!this.filter.allows(parsed.name)) continue
         const winner = byName.get(parsed.name)
-        if (winner) this.shadowed.push({ name: parsed.name, winner: winner.file, shadowed: parsed.file })
+        if (winner)
+          this.shadowed.push({ name: parsed.name, winner: winner.file, shadowed: parsed.file })
         else byName.set(parsed.name, withAvailability(parsed, this.env, found))
       }
     }
-    this.skills = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    this.skills = [...byName.values()].sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    )
     return this
   }
 }
@@ -129,14 +143,25 @@ export function readSkill(root: string, dirName: string): Parsed | undefined {
   try {
     const stat = statSync(file)
     if (!stat.isFile()) return undefined
-    if (stat.size > MAX_SKILL_BYTES) return { file, line: 1, message: `SKILL.md is ${stat.size} bytes; a skill's instructions may be at most ${MAX_SKILL_BYTES} (put the rest in files it points to)` }
+    if (stat.size > MAX_SKILL_BYTES)
+      return {
+        file,
+        line: 1,
+        message: `SKILL.md is ${stat.size} bytes; a skill's instructions may be at most ${MAX_SKILL_BYTES} (put the rest in files it points to)`,
+      }
     content = readFileSync(file, 'utf8')
     realDir = realpathSync(dir)
   } catch {
     return undefined // not a skill (no SKILL.md), or it went away
   }
   try {
-    const parsed = parseSkill(content, { file, dir, dirName, root, hasTools: existsSync(join(dir, 'manifest.json')) })
+    const parsed = parseSkill(content, {
+      file,
+      dir,
+      dirName,
+      root,
+      hasTools: existsSync(join(dir, 'manifest.json')),
+    })
     return isProblem(parsed) ? parsed : { ...parsed, realDir }
   } catch (err) {
     return { file, line: 1, message: `unreadable: ${(err as Error).message}` }
@@ -145,10 +170,22 @@ export function readSkill(root: string, dirName: string): Parsed | undefined {
 
 /** The same object for an unchanged skill whose availability did not change, so changes compare by identity. */
 const checked = new WeakMap<Skill, Skill>()
-function withAvailability(skill: Skill, env: NodeJS.ProcessEnv, found: Map<string, boolean>): Skill {
-  const bins = skill.requiresBins.filter((b) => !(found.get(b) ?? found.set(b, onPath(b, env)).get(b)))
+function withAvailability(
+  skill: Skill,
+  env: NodeJS.ProcessEnv,
+  found: Map<string, boolean>,
+): Skill {
+  const bins = skill.requiresBins.filter(
+    (b) => !(found.get(b) ?? found.set(b, onPath(b, env)).get(b)),
+  )
   const vars = skill.requiresEnv.filter((v) => env[v] === undefined)
-  const why = [bins.length && `missing on PATH: ${bins.join(', ')}`, vars.length && `environment variables not set: ${vars.join(', ')}`].filter(Boolean).join('; ') || undefined
+  const why =
+    [
+      bins.length && `missing on PATH: ${bins.join(', ')}`,
+      vars.length && `environment variables not set: ${vars.join(', ')}`,
+    ]
+      .filter(Boolean)
+      .join('; ') || undefined
   const previous = checked.get(skill)
   if (previous && previous.why === why) return previous
   const result = { ...skill, available: !why, why }

@@ -17,26 +17,58 @@ export function skillTools(index: () => SkillIndex): ToolDefinition[] {
   return [
     {
       name: 'skills_list',
-      description: 'List the skills (name, description, whether available). Optional query: words to match in names and descriptions.',
-      inputSchema: { type: 'object', properties: { query: { type: 'string', maxLength: 200 } }, additionalProperties: false },
+      description:
+        'List the skills (name, description, whether available). Optional query: words to match in names and descriptions.',
+      inputSchema: {
+        type: 'object',
+        properties: { query: { type: 'string', maxLength: 200 } },
+        additionalProperties: false,
+      },
       source: 'skills',
       concurrency: 'safe',
       execute: ({ query }) => {
-        const words = String(query ?? '').toLowerCase().split(/\s+/).filter(Boolean)
-        const skills = index().skills.filter((s) => words.every((w) => `${s.name} ${s.description}`.toLowerCase().includes(w)))
-        const lines = skills.map((s) => `${s.name}: ${s.description.replace(/\s+/g, ' ')}${s.available ? '' : ` [unavailable: ${s.why}]`}`)
+        const words = String(query ?? '')
+          .toLowerCase()
+          .split(/\s+/)
+          .filter(Boolean)
+        const skills = index().skills.filter((s) =>
+          words.every((w) => `${s.name} ${s.description}`.toLowerCase().includes(w)),
+        )
+        const lines = skills.map(
+          (s) =>
+            `${s.name}: ${s.description.replace(/\s+/g, ' ')}${s.available ? '' : ` [unavailable: ${s.why}]`}`,
+        )
         return {
-          content: [{ type: 'text', text: lines.join('\n') || (words.length ? `no skill matches "${query}"` : 'no skills') }],
-          structured: { skills: skills.map((s) => ({ name: s.name, description: s.description, available: s.available, why: s.why, tools: s.hasTools, location: s.file })) },
+          content: [
+            {
+              type: 'text',
+              text:
+                lines.join('\n') || (words.length ? `no skill matches "${query}"` : 'no skills'),
+            },
+          ],
+          structured: {
+            skills: skills.map((s) => ({
+              name: s.name,
+              description: s.description,
+              available: s.available,
+              why: s.why,
+              tools: s.hasTools,
+              location: s.file,
+            })),
+          },
         }
       },
     },
     {
       name: 'skill_read',
-      description: "Read a skill: without `file`, its instructions and the list of its resource files; with `file`, one file inside the skill's directory.",
+      description:
+        "Read a skill: without `file`, its instructions and the list of its resource files; with `file`, one file inside the skill's directory.",
       inputSchema: {
         type: 'object',
-        properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, file: { type: 'string', minLength: 1, maxLength: 1000 } },
+        properties: {
+          name: { type: 'string', minLength: 1, maxLength: 200 },
+          file: { type: 'string', minLength: 1, maxLength: 1000 },
+        },
         required: ['name'],
         additionalProperties: false,
       },
@@ -48,7 +80,9 @@ export function skillTools(index: () => SkillIndex): ToolDefinition[] {
         if (file === undefined) {
           const resources = skillFiles(skill, MAX_RESOURCES)
           const note = skill.available ? '' : `\n(this skill is unavailable here: ${skill.why})`
-          const list = resources.length ? `\n<skill_resources>\n${resources.map((r) => `  ${r}`).join('\n')}\n</skill_resources>` : ''
+          const list = resources.length
+            ? `\n<skill_resources>\n${resources.map((r) => `  ${r}`).join('\n')}\n</skill_resources>`
+            : ''
           return `${wrapBody(skill)}${list}${note}`
         }
         return readResource(skill, String(file))
@@ -60,10 +94,17 @@ export function skillTools(index: () => SkillIndex): ToolDefinition[] {
 function readResource(skill: Skill, file: string) {
   try {
     const bytes = readSkillFile(skill, file)
-    if (bytes.includes(0)) return refuse(`"${file}" is a binary file (${bytes.length} bytes); use it from a script instead of reading it`)
+    if (bytes.includes(0))
+      return refuse(
+        `"${file}" is a binary file (${bytes.length} bytes); use it from a script instead of reading it`,
+      )
     return bytes.toString('utf8')
   } catch (err) {
     if (!(err instanceof SkillFileRefused)) throw err
-    return refuse(/is a directory$/.test(err.message) ? `${err.message}; skill_read without file lists the skill's files` : err.message)
+    return refuse(
+      /is a directory$/.test(err.message)
+        ? `${err.message}; skill_read without file lists the skill's files`
+        : err.message,
+    )
   }
 }

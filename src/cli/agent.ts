@@ -23,14 +23,22 @@ async function agentOf(composition: Composition): Promise<AgentApi> {
   if (agent && agent.owner.state === 'active') return agent.value as AgentApi
   const snap = await snapshot(composition)
   const waiting = snap.instances.filter((i) => i.state === 'pending' || i.state === 'failed')
-  const reasons = waiting.map((i) => `instance "${i.key}" is ${i.state}${i.error ? `: ${i.error.message}` : i.waitingFor?.length ? ` (waiting for ${i.waitingFor.map((w) => w.service).join(', ')})` : ''}`)
-  throw new YokeError('AGENT_UNAVAILABLE', { reason: reasons.length ? reasons.join('; ') : 'no instance provides the `agent` service' })
+  const reasons = waiting.map(
+    (i) =>
+      `instance "${i.key}" is ${i.state}${i.error ? `: ${i.error.message}` : i.waitingFor?.length ? ` (waiting for ${i.waitingFor.map((w) => w.service).join(', ')})` : ''}`,
+  )
+  throw new YokeError('AGENT_UNAVAILABLE', {
+    reason: reasons.length ? reasons.join('; ') : 'no instance provides the `agent` service',
+  })
 }
 
 function budgetOf(args: ParsedArgs) {
   const turns = args['max-turns'] as string | undefined
   if (turns === undefined) return undefined
-  if (!/^[1-9]\d*$/.test(turns)) throw new YokeError('USAGE', { reason: `--max-turns takes a positive whole number, not "${turns}"` })
+  if (!/^[1-9]\d*$/.test(turns))
+    throw new YokeError('USAGE', {
+      reason: `--max-turns takes a positive whole number, not "${turns}"`,
+    })
   return { maxTurns: Number(turns) }
 }
 
@@ -39,7 +47,10 @@ function budgetOf(args: ParsedArgs) {
  * terminal the text streams to stdout; piped, it streams to stderr and stdout gets only the final
  * answer, so `yoke run … > answer.txt` holds just that.
  */
-function printer(out: NodeJS.WriteStream = process.stdout, err: NodeJS.WriteStream = process.stderr) {
+function printer(
+  out: NodeJS.WriteStream = process.stdout,
+  err: NodeJS.WriteStream = process.stderr,
+) {
   const c = on(err)
   const stream = out.isTTY ? out : err
   let midLine = false
@@ -65,12 +76,16 @@ function printer(out: NodeJS.WriteStream = process.stdout, err: NodeJS.WriteStre
         break
       case 'tool-call': {
         const args = JSON.stringify(event.args) ?? ''
-        note(`${c.cyan('→')} ${c.bold(event.name)} ${c.dim(args.length > 160 ? args.slice(0, 160) + '…' : args)}`)
+        note(
+          `${c.cyan('→')} ${c.bold(event.name)} ${c.dim(args.length > 160 ? args.slice(0, 160) + '…' : args)}`,
+        )
         break
       }
       case 'tool-progress': {
         const p = event.progress
-        const line = c.dim(`  ${event.name}: ${p.message ?? ''}${p.total ? ` ${p.progress}/${p.total}` : p.progress !== undefined ? ` ${p.progress}` : ''}`)
+        const line = c.dim(
+          `  ${event.name}: ${p.message ?? ''}${p.total ? ` ${p.progress}/${p.total}` : p.progress !== undefined ? ` ${p.progress}` : ''}`,
+        )
         if (err.isTTY && !midLine) {
           err.write(`\r\u001b[2K${line}`)
           progressShown = true
@@ -82,7 +97,11 @@ function printer(out: NodeJS.WriteStream = process.stdout, err: NodeJS.WriteStre
       }
       case 'tool-result': {
         const r = event.result
-        note(r.ok ? `${c.green('✓')} ${r.name} ${c.dim(`${r.durationMs} ms`)}` : `${c.red('✗')} ${r.name} ${c.red(r.status)} ${c.dim(r.text.split('\n')[0]!.slice(0, 200))}`)
+        note(
+          r.ok
+            ? `${c.green('✓')} ${r.name} ${c.dim(`${r.durationMs} ms`)}`
+            : `${c.red('✗')} ${r.name} ${c.red(r.status)} ${c.dim(r.text.split('\n')[0]!.slice(0, 200))}`,
+        )
         break
       }
       case 'task-done':
@@ -91,7 +110,8 @@ function printer(out: NodeJS.WriteStream = process.stdout, err: NodeJS.WriteStre
       case 'end':
         if (midLine) stream.write('\n')
         midLine = false
-        if (stream !== out && event.result.text) out.write(event.result.text.endsWith('\n') ? event.result.text : `${event.result.text}\n`)
+        if (stream !== out && event.result.text)
+          out.write(event.result.text.endsWith('\n') ? event.result.text : `${event.result.text}\n`)
     }
   }
 }
@@ -110,7 +130,9 @@ async function runTask(run: AgentRun): Promise<RunResult> {
   let presses = 0
   const onSigint = () => {
     if (++presses > 1) process.exit(130)
-    process.stderr.write(color.dim('\ncancelling… (Ctrl-C again to quit at once)\n', process.stderr))
+    process.stderr.write(
+      color.dim('\ncancelling… (Ctrl-C again to quit at once)\n', process.stderr),
+    )
     run.cancel('cancelled with Ctrl-C')
   }
   process.on('SIGINT', onSigint)
@@ -129,7 +151,10 @@ export const agentRun: Command = {
   positionals: 1,
   async run(args, positionals) {
     const [task] = positionals
-    if (!task?.trim()) throw new YokeError('USAGE', { reason: 'yoke run needs the task, e.g. yoke run "summarise README.md"' })
+    if (!task?.trim())
+      throw new YokeError('USAGE', {
+        reason: 'yoke run needs the task, e.g. yoke run "summarise README.md"',
+      })
     const budget = budgetOf(args)
     const cwd = resolve(args.cwd ?? process.cwd())
     return withComposition(
@@ -139,7 +164,12 @@ export const agentRun: Command = {
         const bridge = promptBridge()
         const off = composition.runtime!.approvals.register(bridge)
         try {
-          const run = agent.run(task, { budget, record: args.record ? resolve(cwd, args.record as string) : undefined, caller: 'cli', onEvent: args.json ? undefined : printer() })
+          const run = agent.run(task, {
+            budget,
+            record: args.record ? resolve(cwd, args.record as string) : undefined,
+            caller: 'cli',
+            onEvent: args.json ? undefined : printer(),
+          })
           const result = await runTask(run)
           if (args.json) printJson({ ok: result.status === 'done', ...result })
           else process.stderr.write(summary(result, cwd) + '\n')
@@ -154,7 +184,8 @@ export const agentRun: Command = {
   },
 }
 
-const CHAT_HELP = '/tools  the tools the agent sees\n/skills  the skills\n/reload  recompose the config (picks up edits)\n/new  forget the conversation\n/exit  leave (or Ctrl-D)'
+const CHAT_HELP =
+  '/tools  the tools the agent sees\n/skills  the skills\n/reload  recompose the config (picks up edits)\n/new  forget the conversation\n/exit  leave (or Ctrl-D)'
 
 export const agentChat: Command = {
   name: 'chat',
@@ -168,7 +199,11 @@ export const agentChat: Command = {
       args,
       async (composition) => {
         await agentOf(composition) // fail early, before the first prompt
-        const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: Boolean(process.stdin.isTTY) })
+        const rl = createInterface({
+          input: process.stdin,
+          output: process.stderr,
+          terminal: Boolean(process.stdin.isTTY),
+        })
         const lines = new LineReader(rl)
         // on a terminal, readline takes Ctrl-C: it cancels the running turn, or leaves at the prompt
         let current: AgentRun | undefined
@@ -179,7 +214,9 @@ export const agentChat: Command = {
         const c = on(process.stderr)
         let history: readonly ChatMessage[] = []
         let turns = 0
-        process.stderr.write(c.dim(`yoke chat: type a task, or /help. ${CHAT_HELP.split('\n').length} commands.\n`))
+        process.stderr.write(
+          c.dim(`yoke chat: type a task, or /help. ${CHAT_HELP.split('\n').length} commands.\n`),
+        )
         try {
           for (;;) {
             process.stderr.write(c.bold('you> '))
@@ -189,19 +226,38 @@ export const agentChat: Command = {
             if (!line) continue
             if (line === '/exit' || line === '/quit') break
             if (line === '/help') process.stderr.write(CHAT_HELP + '\n')
-            else if (line === '/new') (history = []), process.stderr.write(c.dim('a new conversation\n'))
-            else if (line === '/tools') listTools(composition)
+            else if (line === '/new') {
+              history = []
+              process.stderr.write(c.dim('a new conversation\n'))
+            } else if (line === '/tools') listTools(composition)
             else if (line === '/skills') listSkills(composition)
             else if (line === '/reload') {
               const event = await composition.reload(['/reload'])
               const changed = [...event.added, ...event.restarted, ...event.removed]
-              process.stderr.write(event.ok ? c.dim(`reloaded in ${event.durationMs} ms${changed.length ? `: ${changed.join(', ')} changed` : ', nothing changed'}\n`) : event.errors.map((e) => formatError(e)).join('\n') + '\n')
-            } else if (line.startsWith('/')) process.stderr.write(`unknown command ${line}\n${CHAT_HELP}\n`)
+              process.stderr.write(
+                event.ok
+                  ? c.dim(
+                      `reloaded in ${event.durationMs} ms${changed.length ? `: ${changed.join(', ')} changed` : ', nothing changed'}\n`,
+                    )
+                  : event.errors.map((e) => formatError(e)).join('\n') + '\n',
+              )
+            } else if (line.startsWith('/'))
+              process.stderr.write(`unknown command ${line}\n${CHAT_HELP}\n`)
             else {
-              const agent = await agentOf(composition).catch((err) => (process.stderr.write(formatError(err) + '\n'), undefined))
+              const agent = await agentOf(composition).catch(
+                (err) => (process.stderr.write(formatError(err) + '\n'), undefined),
+              )
               if (!agent) continue
-              const record = args.record ? resolve(cwd, `${args.record}${turns ? `.${turns}` : ''}`) : undefined
-              current = agent.run(line, { history, budget, record, caller: 'cli', onEvent: printer() })
+              const record = args.record
+                ? resolve(cwd, `${args.record}${turns ? `.${turns}` : ''}`)
+                : undefined
+              current = agent.run(line, {
+                history,
+                budget,
+                record,
+                caller: 'cli',
+                onEvent: printer(),
+              })
               const result = await runTask(current).finally(() => (current = undefined))
               turns++
               history = result.messages
@@ -222,11 +278,16 @@ export const agentChat: Command = {
 
 function listTools(composition: Composition) {
   const view = runtimeView(composition.runtime!, 'cli', hostTrack)
-  for (const t of view.list()) process.stderr.write(`${t.name.padEnd(32)}${color.dim(t.source, process.stderr)}\n`)
+  for (const t of view.list())
+    process.stderr.write(`${t.name.padEnd(32)}${color.dim(t.source, process.stderr)}\n`)
 }
 
 function listSkills(composition: Composition) {
-  const skills = composition.kernel.services.get('skills')?.value as { list(): Array<{ name: string; description: string }> } | undefined
+  const skills = composition.kernel.services.get('skills')?.value as
+    { list(): Array<{ name: string; description: string }> } | undefined
   if (!skills) return void process.stderr.write('no skills service in this preset\n')
-  for (const s of skills.list()) process.stderr.write(`${s.name.padEnd(32)}${color.dim(s.description.split('\n')[0]!.slice(0, 100), process.stderr)}\n`)
+  for (const s of skills.list())
+    process.stderr.write(
+      `${s.name.padEnd(32)}${color.dim(s.description.split('\n')[0]!.slice(0, 100), process.stderr)}\n`,
+    )
 }

@@ -17,7 +17,9 @@ export class LineReader {
   #ended = false
 
   constructor(readonly rl: Interface) {
-    rl.on('line', (line) => (this.#waiting.length ? this.#waiting.shift()!(line) : this.#buffer.push(line)))
+    rl.on('line', (line) =>
+      this.#waiting.length ? this.#waiting.shift()!(line) : this.#buffer.push(line),
+    )
     rl.on('close', () => {
       this.#ended = true
       for (const resolve of this.#waiting.splice(0)) resolve(undefined)
@@ -49,7 +51,11 @@ export class LineReader {
 }
 
 /** `shared`: a reader someone else also reads (`yoke chat`), so both take turns on one input. */
-export function promptBridge(input: NodeJS.ReadableStream = process.stdin, output: NodeJS.WriteStream = process.stderr, shared?: LineReader): ApprovalBridge & { close(): void } {
+export function promptBridge(
+  input: NodeJS.ReadableStream = process.stdin,
+  output: NodeJS.WriteStream = process.stderr,
+  shared?: LineReader,
+): ApprovalBridge & { close(): void } {
   let lines = shared
   const c = on(output)
   return {
@@ -57,15 +63,24 @@ export function promptBridge(input: NodeJS.ReadableStream = process.stdin, outpu
     async ask({ call, reason, signal }) {
       lines ??= new LineReader(createInterface({ input, terminal: false }))
       const args = JSON.stringify(call.args)
-      output.write(`${c.yellow('?')} ${c.bold(call.name)} ${c.dim(args.length > 200 ? args.slice(0, 200) + '…' : args)}\n  ${reason}\n  allow? [y] once  [s] for this session  [N] no: `)
+      output.write(
+        `${c.yellow('?')} ${c.bold(call.name)} ${c.dim(args.length > 200 ? args.slice(0, 200) + '…' : args)}\n  ${reason}\n  allow? [y] once  [s] for this session  [N] no: `,
+      )
       const line = await lines.next(signal)
       if (line === undefined && !signal.aborted) {
         output.write('\n')
         throw new Error('no answer: the input ended')
       }
       const answer = line?.trim().toLowerCase() ?? ''
-      const decision: ApprovalAnswer = answer === 'y' || answer === 'yes' ? 'allow-once' : answer === 's' || answer === 'session' ? 'allow-session' : 'deny'
-      output.write(`${line === undefined ? '\n' : ''}  ${decision === 'deny' ? c.red('denied') : c.green(decision === 'allow-once' ? 'allowed once' : 'allowed for this session')}\n`)
+      const decision: ApprovalAnswer =
+        answer === 'y' || answer === 'yes'
+          ? 'allow-once'
+          : answer === 's' || answer === 'session'
+            ? 'allow-session'
+            : 'deny'
+      output.write(
+        `${line === undefined ? '\n' : ''}  ${decision === 'deny' ? c.red('denied') : c.green(decision === 'allow-once' ? 'allowed once' : 'allowed for this session')}\n`,
+      )
       return decision
     },
     close: () => {

@@ -52,7 +52,12 @@ export type ParsedArgs = {
 
 export function parseCommandArgs(argv: string[], options: ParseArgsConfig['options'] = {}) {
   try {
-    const { values, positionals } = parseArgs({ args: argv, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true })
+    const { values, positionals } = parseArgs({
+      args: argv,
+      options: { ...COMMON_OPTIONS, ...options },
+      allowPositionals: true,
+      strict: true,
+    })
     return { values: values as ParsedArgs, positionals }
   } catch (err) {
     throw new YokeError('USAGE', { reason: (err as Error).message })

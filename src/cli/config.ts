@@ -21,7 +21,11 @@ async function resolveFor(args: ParsedArgs): Promise<ResolvedConfig> {
 
 function reportErrors(args: ParsedArgs, errors: YokeError[]): number {
   if (args.json) printJson({ ok: false, errors: errors.map(errorJson) })
-  else process.stderr.write(errors.map((e) => formatError(e)).join('\n') + `\n${errors.length} error${errors.length > 1 ? 's' : ''}\n`)
+  else
+    process.stderr.write(
+      errors.map((e) => formatError(e)).join('\n') +
+        `\n${errors.length} error${errors.length > 1 ? 's' : ''}\n`,
+    )
   return 2
 }
 
@@ -35,15 +39,34 @@ export const configPrint: Command = {
     if (resolved.errors.length) return reportErrors(args, resolved.errors)
     const { value, origins, fromEnv } = resolved.merged
     const cwd = args.cwd ?? process.cwd()
-    const where = (pos?: Position) => (pos ? (pos.line ? `${displayPath(pos.file, cwd)}:${pos.line}:${pos.col}` : pos.file) : undefined)
+    const where = (pos?: Position) =>
+      pos
+        ? pos.line
+          ? `${displayPath(pos.file, cwd)}:${pos.line}:${pos.col}`
+          : pos.file
+        : undefined
     if (args.json) {
-      const explained = Object.fromEntries([...origins].map(([k, pos]) => [k.split('\u001f').join('.'), where(pos)]))
-      printJson({ ok: true, preset: resolved.stack.preset, layers: resolved.stack.layers.map((l) => ({ kind: l.kind, file: l.file })), config: redact(value, fromEnv), origins: args.explain ? explained : undefined })
+      const explained = Object.fromEntries(
+        [...origins].map(([k, pos]) => [k.split('\u001f').join('.'), where(pos)]),
+      )
+      printJson({
+        ok: true,
+        preset: resolved.stack.preset,
+        layers: resolved.stack.layers.map((l) => ({ kind: l.kind, file: l.file })),
+        config: redact(value, fromEnv),
+        origins: args.explain ? explained : undefined,
+      })
       return 0
     }
-    const lines = render(redact(value, fromEnv), [], args.explain ? (path) => where(origins.get(pathKey(path))) : () => undefined)
+    const lines = render(
+      redact(value, fromEnv),
+      [],
+      args.explain ? (path) => where(origins.get(pathKey(path))) : () => undefined,
+    )
     if (args.explain) {
-      const layers = resolved.stack.layers.map((l, i) => `#   ${i + 1}. ${l.kind.padEnd(7)} ${displayPath(l.file, cwd)}`)
+      const layers = resolved.stack.layers.map(
+        (l, i) => `#   ${i + 1}. ${l.kind.padEnd(7)} ${displayPath(l.file, cwd)}`,
+      )
       process.stdout.write(color.dim(['# layers, lowest first:', ...layers].join('\n')) + '\n')
     }
     process.stdout.write(lines.join('\n') + '\n')
@@ -57,11 +80,24 @@ export const configValidate: Command = {
   usage: 'yoke config validate [common flags]',
   async run(args) {
     const resolved = await resolveFor(args)
-    const errors = [...resolved.errors, ...resolved.instances.flatMap((s) => (s.error ? [s.error] : []))]
+    const errors = [
+      ...resolved.errors,
+      ...resolved.instances.flatMap((s) => (s.error ? [s.error] : [])),
+    ]
     if (errors.length) return reportErrors(args, errors)
     const enabled = resolved.instances.filter((s) => s.enabled).length
-    if (args.json) printJson({ ok: true, preset: resolved.stack.preset, layers: resolved.stack.layers.length, instances: resolved.instances.length, enabled })
-    else process.stdout.write(`${color.green('valid')}: ${enabled} of ${resolved.instances.length} instances enabled, ${resolved.stack.layers.length} layers (preset ${displayPath(resolved.stack.preset, args.cwd ?? process.cwd())})\n`)
+    if (args.json)
+      printJson({
+        ok: true,
+        preset: resolved.stack.preset,
+        layers: resolved.stack.layers.length,
+        instances: resolved.instances.length,
+        enabled,
+      })
+    else
+      process.stdout.write(
+        `${color.green('valid')}: ${enabled} of ${resolved.instances.length} instances enabled, ${resolved.stack.layers.length} layers (preset ${displayPath(resolved.stack.preset, args.cwd ?? process.cwd())})\n`,
+      )
     return 0
   },
 }
@@ -69,19 +105,32 @@ export const configValidate: Command = {
 function redact(value: unknown, fromEnv: Set<string>, path: string[] = []): unknown {
   if (fromEnv.has(pathKey(path))) return REDACTED
   if (Array.isArray(value)) return value.map((v, i) => redact(v, fromEnv, [...path, String(i)]))
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redact(v, fromEnv, [...path, k])]))
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, redact(v, fromEnv, [...path, k])]),
+    )
   return value
 }
 
 /** Block YAML, one leaf per line so each can carry its origin as a comment. */
-function render(value: unknown, path: Array<string | number>, origin: (path: Array<string | number>) => string | undefined, indent = ''): string[] {
-  const scalar = (v: unknown) => (typeof v === 'string' && v.includes('\n') ? JSON.stringify(v) : stringify(v, { lineWidth: 0 }).trimEnd())
+function render(
+  value: unknown,
+  path: Array<string | number>,
+  origin: (path: Array<string | number>) => string | undefined,
+  indent = '',
+): string[] {
+  const scalar = (v: unknown) =>
+    typeof v === 'string' && v.includes('\n')
+      ? JSON.stringify(v)
+      : stringify(v, { lineWidth: 0 }).trimEnd()
   const note = (p: Array<string | number>) => {
     const o = origin(p)
     return o ? `  ${color.dim('# ' + o)}` : ''
   }
   const lines: string[] = []
-  const entries: Array<[string | number, unknown]> = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value as object)
+  const entries: Array<[string | number, unknown]> = Array.isArray(value)
+    ? value.map((v, i) => [i, v])
+    : Object.entries(value as object)
   for (const [key, v] of entries) {
     const p = [...path, key]
     const head = Array.isArray(value) ? `${indent}-` : `${indent}${scalar(key)}:`

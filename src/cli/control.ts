@@ -38,7 +38,8 @@ export async function listen(path: string, handler: ControlHandler): Promise<() 
       }
       handler(request).then(
         (answer) => socket.end(JSON.stringify({ ok: true, answer }) + '\n'),
-        (err) => socket.end(JSON.stringify({ ok: false, error: String(err?.message ?? err) }) + '\n'),
+        (err) =>
+          socket.end(JSON.stringify({ ok: false, error: String(err?.message ?? err) }) + '\n'),
       )
     })
   })
@@ -52,7 +53,11 @@ export async function listen(path: string, handler: ControlHandler): Promise<() 
 }
 
 /** Asks a running dev; undefined when none answers within `timeoutMs`. */
-export function ask(path: string, request: string | ControlRequest, timeoutMs = 5000): Promise<unknown | undefined> {
+export function ask(
+  path: string,
+  request: string | ControlRequest,
+  timeoutMs = 5000,
+): Promise<unknown | undefined> {
   return new Promise((resolve) => {
     const socket = createConnection(path)
     let buffer = ''
@@ -63,7 +68,9 @@ export function ask(path: string, request: string | ControlRequest, timeoutMs = 
     }
     const timer = setTimeout(() => done(undefined), timeoutMs)
     socket.setEncoding('utf8')
-    socket.on('connect', () => socket.write(JSON.stringify(typeof request === 'string' ? { cmd: request } : request) + '\n'))
+    socket.on('connect', () =>
+      socket.write(JSON.stringify(typeof request === 'string' ? { cmd: request } : request) + '\n'),
+    )
     socket.on('data', (chunk) => (buffer += chunk))
     socket.on('end', () => {
       try {

@@ -24,7 +24,8 @@ export const dev: Command = {
   options: { events: { type: 'string' } },
   async run(args) {
     const format = args.events ?? (args.json ? 'json' : 'text')
-    if (format !== 'json' && format !== 'text') throw new YokeError('USAGE', { reason: `--events takes json or text, not "${format}"` })
+    if (format !== 'json' && format !== 'text')
+      throw new YokeError('USAGE', { reason: `--events takes json or text, not "${format}"` })
     const json = format === 'json'
     const cwd = args.cwd ?? process.cwd()
     const composition = new Composition(composeOptions(args))
@@ -32,20 +33,44 @@ export const dev: Command = {
     const time = () => color.dim(new Date().toTimeString().slice(0, 8))
 
     kernel.hooks.log.tap('yoke dev', (record: LogRecord) => {
-      if (json) return printJson({ type: 'log', level: record.level, instance: record.fiber?.key, message: record.message, error: record.error ? errorJson(record.error) : undefined })
+      if (json)
+        return printJson({
+          type: 'log',
+          level: record.level,
+          instance: record.fiber?.key,
+          message: record.message,
+          error: record.error ? errorJson(record.error) : undefined,
+        })
       if (record.level === 'debug') return
       const who = record.fiber ? `${record.fiber.key}: ` : ''
-      const text = record.error instanceof YokeError ? formatError(record.error) : `${who}${record.message}`
-      process.stderr.write(`${time()} ${record.level === 'error' ? color.red('error', process.stderr) : record.level === 'warn' ? color.yellow('warn', process.stderr) : record.level} ${text}\n`)
+      const text =
+        record.error instanceof YokeError ? formatError(record.error) : `${who}${record.message}`
+      process.stderr.write(
+        `${time()} ${record.level === 'error' ? color.red('error', process.stderr) : record.level === 'warn' ? color.yellow('warn', process.stderr) : record.level} ${text}\n`,
+      )
     })
     kernel.hooks.state.tap('yoke dev', (fiber: Fiber) => {
-      if (json) printJson({ type: 'state', instance: fiber.key, plugin: fiber.plugin.name, fiber: fiber.id, state: fiber.state, error: fiber.error ? errorJson(fiber.error) : undefined })
+      if (json)
+        printJson({
+          type: 'state',
+          instance: fiber.key,
+          plugin: fiber.plugin.name,
+          fiber: fiber.id,
+          state: fiber.state,
+          error: fiber.error ? errorJson(fiber.error) : undefined,
+        })
     })
     composition.hooks.reload.tap('yoke dev', (event: ReloadEvent) => {
       if (json) {
         const { errors, failed, ...rest } = event
-        printJson({ ...rest, errors: errors.map(errorJson), failed: failed.map((f) => ({ instance: f.instance, error: errorJson(f.error) })), instances: instanceStates(composition) })
-        for (const error of [...errors, ...failed.map((f) => f.error)]) printJson({ type: 'error', ...errorJson(error) })
+        printJson({
+          ...rest,
+          errors: errors.map(errorJson),
+          failed: failed.map((f) => ({ instance: f.instance, error: errorJson(f.error) })),
+          instances: instanceStates(composition),
+        })
+        for (const error of [...errors, ...failed.map((f) => f.error)])
+          printJson({ type: 'error', ...errorJson(error) })
         return
       }
       printReload(event, cwd, time())
@@ -57,14 +82,23 @@ export const dev: Command = {
       return 2
     }
     await composition.watch()
-    const stopControl = await listen(socketPath(composition.current!.stack.projectDir), async (req) => {
-      if (req.cmd === 'inspect') return snapshot(composition)
-      if (req.cmd === 'prompt') return renderPrompt(composition)
-      if (req.cmd === 'reload') return composition.reload(['(requested)'])
-      if (req.cmd === 'mcp-list') return mcpServers(composition)
-      if (req.cmd === 'mcp-restart') return { restarted: hubOf(composition).restart(String(req.name)), servers: hubOf(composition).list().map((s) => s.name) }
-      throw new Error(`unknown command ${req.cmd}`)
-    }).catch(() => undefined) // no socket (read-only tmp): dev still runs; inspect composes its own copy
+    const stopControl = await listen(
+      socketPath(composition.current!.stack.projectDir),
+      async (req) => {
+        if (req.cmd === 'inspect') return snapshot(composition)
+        if (req.cmd === 'prompt') return renderPrompt(composition)
+        if (req.cmd === 'reload') return composition.reload(['(requested)'])
+        if (req.cmd === 'mcp-list') return mcpServers(composition)
+        if (req.cmd === 'mcp-restart')
+          return {
+            restarted: hubOf(composition).restart(String(req.name)),
+            servers: hubOf(composition)
+              .list()
+              .map((s) => s.name),
+          }
+        throw new Error(`unknown command ${req.cmd}`)
+      },
+    ).catch(() => undefined) // no socket (read-only tmp): dev still runs; inspect composes its own copy
     // listen before saying ready: whoever reads "ready" may signal at once
     const stop = new Promise<void>((resolve) => {
       process.once('SIGINT', resolve)
@@ -72,7 +106,9 @@ export const dev: Command = {
     })
     if (!json) {
       process.stdout.write(summary(composition, await snapshot(composition), cwd))
-      process.stdout.write(`${time()} ${color.green('ready')} in ${(performance.now() / 1000).toFixed(1)} s ${color.dim('· watching for changes · yoke inspect shows more · Ctrl-C to stop')}\n`)
+      process.stdout.write(
+        `${time()} ${color.green('ready')} in ${(performance.now() / 1000).toFixed(1)} s ${color.dim('· watching for changes · yoke inspect shows more · Ctrl-C to stop')}\n`,
+      )
     } else printJson({ type: 'ready', pid: process.pid })
 
     await stop
@@ -93,7 +129,7 @@ function instanceStates(composition: Composition) {
   return [...composition.reconciler.running].map(([key, { spec, fiber }]) => ({
     key,
     plugin: spec.module?.plugin.name,
-    state: !spec.enabled ? 'disabled' : fiber?.state ?? 'failed',
+    state: !spec.enabled ? 'disabled' : (fiber?.state ?? 'failed'),
     fiber: fiber?.id,
   }))
 }
@@ -102,7 +138,9 @@ function printReload(event: ReloadEvent, cwd: string, time: string) {
   const out = event.ok ? process.stdout : process.stderr
   const files = event.trigger.map((f) => displayPath(f, cwd)).join(', ')
   if (!event.ok) {
-    out.write(`${time} ${color.red(event.type === 'loaded' ? 'config invalid' : 'reload rejected', out)}${files ? ` (${files})` : ''}: the running generation is kept\n`)
+    out.write(
+      `${time} ${color.red(event.type === 'loaded' ? 'config invalid' : 'reload rejected', out)}${files ? ` (${files})` : ''}: the running generation is kept\n`,
+    )
     for (const error of event.errors) out.write(formatError(error, out) + '\n')
     return
   }
@@ -113,6 +151,8 @@ function printReload(event: ReloadEvent, cwd: string, time: string) {
     event.failed.length && color.red(`failed ${event.failed.map((f) => f.instance).join(', ')}`),
   ].filter(Boolean)
   const head = event.type === 'loaded' ? 'loaded' : `reload${files ? ` (${files})` : ''}`
-  out.write(`${time} ${color.cyan(head)}: ${parts.join(' · ') || 'nothing changed'} ${color.dim(`· ${event.durationMs} ms`)}\n`)
+  out.write(
+    `${time} ${color.cyan(head)}: ${parts.join(' · ') || 'nothing changed'} ${color.dim(`· ${event.durationMs} ms`)}\n`,
+  )
   for (const { error } of event.failed) process.stderr.write(formatError(error) + '\n')
 }

@@ -17,7 +17,11 @@ export const inspect: Command = {
   name: 'inspect',
   summary: 'instances and states (and why), services, hooks and taps, resources',
   usage: 'yoke inspect [--fresh] [--effects] [--prompt] [common flags]',
-  options: { fresh: { type: 'boolean' }, effects: { type: 'boolean' }, prompt: { type: 'boolean' } },
+  options: {
+    fresh: { type: 'boolean' },
+    effects: { type: 'boolean' },
+    prompt: { type: 'boolean' },
+  },
   async run(args) {
     const options = composeOptions(args)
     let snap: Snapshot | undefined
@@ -27,7 +31,8 @@ export const inspect: Command = {
     if (!args.fresh && !args.preset && !args.patch?.length && !args.set?.length) {
       const { projectDir } = await loadLayers(options)
       const live = await ask(socketPath(projectDir), what)
-      if (live !== undefined && args.prompt) return printPrompt(live as string, args.json, 'live from yoke dev')
+      if (live !== undefined && args.prompt)
+        return printPrompt(live as string, args.json, 'live from yoke dev')
       if (live) {
         snap = live as Snapshot
         source = 'live from yoke dev'
@@ -37,7 +42,10 @@ export const inspect: Command = {
       progress('composing…')
       const composition = new Composition(await withoutEndpoint(options))
       composition.kernel.hooks.log.tap('yoke inspect', (record) => {
-        if (record.level === 'warn' || record.level === 'error') process.stderr.write(`${record.level} ${record.fiber ? `${record.fiber.key}: ` : ''}${record.message}\n`)
+        if (record.level === 'warn' || record.level === 'error')
+          process.stderr.write(
+            `${record.level} ${record.fiber ? `${record.fiber.key}: ` : ''}${record.message}\n`,
+          )
       })
       const event = await composition.start()
       if (!event.ok) {
@@ -55,19 +63,30 @@ export const inspect: Command = {
       await composition.close()
     }
     if (args.json) printJson({ ok: true, source, ...snap })
-    else process.stdout.write(color.dim(`(${source})\n`) + (await printInstances(snap, args.cwd ?? process.cwd(), Boolean(args.effects))))
+    else
+      process.stdout.write(
+        color.dim(`(${source})\n`) +
+          (await printInstances(snap, args.cwd ?? process.cwd(), Boolean(args.effects))),
+      )
     return 0
   },
 }
 
 /** The system prompt's sections as the model would see them now ('' without a prompt service). */
 export function renderPrompt(composition: Composition): string {
-  return (composition.kernel.services.get('prompt')?.value as { render(): string } | undefined)?.render() ?? ''
+  return (
+    (
+      composition.kernel.services.get('prompt')?.value as { render(): string } | undefined
+    )?.render() ?? ''
+  )
 }
 
 function printPrompt(prompt: string, json: boolean | undefined, source: string): number {
   if (json) printJson({ ok: true, source, prompt })
-  else process.stdout.write(color.dim(`(${source})\n`) + (prompt || color.dim('(empty: no prompt sections)')) + '\n')
+  else
+    process.stdout.write(
+      color.dim(`(${source})\n`) + (prompt || color.dim('(empty: no prompt sections)')) + '\n',
+    )
   return 0
 }
 
@@ -83,18 +102,26 @@ const MARK: Record<string, (t: string) => string> = {
 export async function printInstances(snap: Snapshot, cwd: string, effects = true): Promise<string> {
   const rel = (f: string) => displayPath(f, cwd)
   const out: string[] = []
-  out.push(`${color.bold('preset')} ${snap.preset ? rel(snap.preset) : '?'} · ${snap.layers.length} layers: ${snap.layers.map((l) => `${l.kind} ${rel(l.file)}`).join(', ')}`)
+  out.push(
+    `${color.bold('preset')} ${snap.preset ? rel(snap.preset) : '?'} · ${snap.layers.length} layers: ${snap.layers.map((l) => `${l.kind} ${rel(l.file)}`).join(', ')}`,
+  )
   out.push(color.bold('instances'))
   const keyWidth = Math.max(8, ...snap.instances.map((i) => i.key.length)) + 2
   for (const i of snap.instances) {
     const state = (MARK[i.state] ?? String)(i.state.padEnd(9))
-    out.push(`  ${i.key.padEnd(keyWidth)}${state}${(i.plugin ?? '?').padEnd(16)}${color.dim(`${i.use}${i.fiber ? ` #${i.fiber}` : ''}`)}`)
+    out.push(
+      `  ${i.key.padEnd(keyWidth)}${state}${(i.plugin ?? '?').padEnd(16)}${color.dim(`${i.use}${i.fiber ? ` #${i.fiber}` : ''}`)}`,
+    )
     for (const w of i.waitingFor ?? []) {
-      const who = w.providers.length ? `provided by ${w.providers.map((p) => `instance "${p.instance}" (${p.state})`).join(', ')}` : w.hint
+      const who = w.providers.length
+        ? `provided by ${w.providers.map((p) => `instance "${p.instance}" (${p.state})`).join(', ')}`
+        : w.hint
       out.push(`      ${color.yellow('waits for')} service "${w.service}": ${who}`)
     }
     if (i.error) {
-      out.push(`      ${(i.error.code === 'PLUGIN_WAITING' ? color.yellow : color.red)(i.error.code)} ${i.error.message}`)
+      out.push(
+        `      ${(i.error.code === 'PLUGIN_WAITING' ? color.yellow : color.red)(i.error.code)} ${i.error.message}`,
+      )
       if (i.error.location) out.push(`      ${color.dim('at')} ${rel(i.error.location)}`)
       out.push(`      ${color.dim('hint')} ${i.error.hint}`)
     }
@@ -104,20 +131,29 @@ export async function printInstances(snap: Snapshot, cwd: string, effects = true
     out.push(color.bold('tools'))
     for (const source of new Set(snap.tools.map((t) => t.source))) {
       const tools = snap.tools.filter((t) => t.source === source)
-      out.push(`  ${source}: ${tools.map((t) => t.name + (t.risk === 'low' ? '' : color.yellow(` (${t.risk})`))).join(', ')}`)
+      out.push(
+        `  ${source}: ${tools.map((t) => t.name + (t.risk === 'low' ? '' : color.yellow(` (${t.risk})`))).join(', ')}`,
+      )
     }
   }
   if (snap.services.length) {
     out.push(color.bold('services'))
-    for (const s of snap.services) out.push(`  ${s.name} ${color.dim('←')} ${s.owner}${s.active ? '' : color.yellow(' (not active)')}`)
+    for (const s of snap.services)
+      out.push(
+        `  ${s.name} ${color.dim('←')} ${s.owner}${s.active ? '' : color.yellow(' (not active)')}`,
+      )
   }
   out.push(color.bold('hooks'))
-  for (const h of snap.hooks) out.push(`  ${h.hook}: ${h.taps.length ? h.taps.join(', ') : color.dim('no taps')}`)
+  for (const h of snap.hooks)
+    out.push(`  ${h.hook}: ${h.taps.length ? h.taps.join(', ') : color.dim('no taps')}`)
   const resources = Object.entries(snap.resources).map(([k, v]) => `${k}s ${v}`)
   out.push(`${color.bold('resources')} ${resources.join(' · ') || 'none'}`)
   return out.join('\n') + '\n'
 }
 
 function tree(nodes: EffectNode[], indent: string): string[] {
-  return nodes.flatMap((n) => [`${indent}${color.dim('·')} ${n.label}`, ...tree(n.children ?? [], indent + '  ')])
+  return nodes.flatMap((n) => [
+    `${indent}${color.dim('·')} ${n.label}`,
+    ...tree(n.children ?? [], indent + '  '),
+  ])
 }

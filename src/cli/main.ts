@@ -18,7 +18,29 @@ import { skillsCheck, skillsList, skillsShow } from './skills.ts'
 import { toolsCall, toolsList } from './tools.ts'
 import { errorJson, formatError, printJson } from './output.ts'
 
-const COMMANDS: Command[] = [dev, configPrint, configValidate, inspect, toolsList, toolsCall, skillsList, skillsShow, skillsCheck, mcpList, mcpRestart, mcpAdd, mcpRemove, mcpImport, pluginsList, pluginsCheck, agentRun, agentChat, runsList, runsShow, serve]
+const COMMANDS: Command[] = [
+  dev,
+  configPrint,
+  configValidate,
+  inspect,
+  toolsList,
+  toolsCall,
+  skillsList,
+  skillsShow,
+  skillsCheck,
+  mcpList,
+  mcpRestart,
+  mcpAdd,
+  mcpRemove,
+  mcpImport,
+  pluginsList,
+  pluginsCheck,
+  agentRun,
+  agentChat,
+  runsList,
+  runsShow,
+  serve,
+]
 
 function topHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2
@@ -32,12 +54,18 @@ function topHelp(): string {
     '',
     COMMON_HELP,
     '',
-    'Run `yoke <command> --help` for a command\'s own flags.',
+    "Run `yoke <command> --help` for a command's own flags.",
   ].join('\n')
 }
 
 function commandHelp(command: Command): string {
-  return [`yoke ${command.name} — ${command.summary}`, '', `Usage: ${command.usage}`, '', COMMON_HELP].join('\n')
+  return [
+    `yoke ${command.name} — ${command.summary}`,
+    '',
+    `Usage: ${command.usage}`,
+    '',
+    COMMON_HELP,
+  ].join('\n')
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -46,7 +74,9 @@ export async function main(argv: string[]): Promise<number> {
     if (arg.startsWith('-')) break
     words.push(arg)
   }
-  const command = [...COMMANDS].sort((a, b) => b.name.length - a.name.length).find((c) => c.name.split(' ').every((w, i) => words[i] === w))
+  const command = [...COMMANDS]
+    .sort((a, b) => b.name.length - a.name.length)
+    .find((c) => c.name.split(' ').every((w, i) => words[i] === w))
   const json = argv.includes('--json')
   try {
     if (!command) {
@@ -57,7 +87,11 @@ export async function main(argv: string[]): Promise<number> {
         process.stdout.write(helpText + '\n')
         return argv.length ? 0 : 2
       }
-      throw new YokeError('USAGE', { reason: words.length ? `unknown command "${words.join(' ')}"` : `unexpected argument ${argv[0]}` })
+      throw new YokeError('USAGE', {
+        reason: words.length
+          ? `unknown command "${words.join(' ')}"`
+          : `unexpected argument ${argv[0]}`,
+      })
     }
     const rest = argv.slice(command.name.split(' ').length)
     const { values, positionals } = parseCommandArgs(rest, command.options)
@@ -66,12 +100,19 @@ export async function main(argv: string[]): Promise<number> {
       return 0
     }
     if (positionals.length > (command.positionals ?? 0)) {
-      throw new YokeError('USAGE', { reason: `unexpected argument "${positionals[command.positionals ?? 0]}" for yoke ${command.name}` })
+      throw new YokeError('USAGE', {
+        reason: `unexpected argument "${positionals[command.positionals ?? 0]}" for yoke ${command.name}`,
+      })
     }
     return await command.run(values, positionals)
   } catch (err) {
     if (json) printJson({ ok: false, error: errorJson(err) })
-    else process.stderr.write(formatError(err) + (err instanceof YokeError ? '' : `\n${(err as Error)?.stack ?? ''}`) + '\n')
+    else
+      process.stderr.write(
+        formatError(err) +
+          (err instanceof YokeError ? '' : `\n${(err as Error)?.stack ?? ''}`) +
+          '\n',
+      )
     return exitCodeOf(err)
   }
 }
@@ -79,7 +120,9 @@ export async function main(argv: string[]): Promise<number> {
 /** 2 for usage and config errors, 1 for everything else. */
 export function exitCodeOf(err: unknown): number {
   if (!(err instanceof YokeError)) return 1
-  return err.code === 'USAGE' || err.code.startsWith('CONFIG_') || err.code.startsWith('PLUGIN_') ? 2 : 1
+  return err.code === 'USAGE' || err.code.startsWith('CONFIG_') || err.code.startsWith('PLUGIN_')
+    ? 2
+    : 1
 }
 
 function version(): number {

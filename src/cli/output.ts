@@ -7,10 +7,13 @@ import { relative, resolve, sep } from 'node:path'
 import { YOKE_ROOT } from '../config/layers.ts'
 import { YokeError, messageOf } from '../errors.ts'
 
-const useColor = (stream: NodeJS.WriteStream) => Boolean(stream.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb'
+const useColor = (stream: NodeJS.WriteStream) =>
+  Boolean(stream.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb'
 
-const paint = (open: number, close: number) => (text: string, stream: NodeJS.WriteStream = process.stdout) =>
-  useColor(stream) ? `\u001b[${open}m${text}\u001b[${close}m` : text
+const paint =
+  (open: number, close: number) =>
+  (text: string, stream: NodeJS.WriteStream = process.stdout) =>
+    useColor(stream) ? `\u001b[${open}m${text}\u001b[${close}m` : text
 
 export const color = {
   bold: paint(1, 22),
@@ -41,12 +44,20 @@ export function errorJson(err: unknown) {
 export function formatError(err: unknown, stream: NodeJS.WriteStream = process.stderr): string {
   const c = on(stream)
   if (!(err instanceof YokeError)) return `${c.red('error')} ${messageOf(err)}`
-  const who = [err.site.instance && `instance "${err.site.instance}"`, err.site.plugin && `plugin ${err.site.plugin}`, err.site.hook && `hook ${err.site.hook}`]
+  const who = [
+    err.site.instance && `instance "${err.site.instance}"`,
+    err.site.plugin && `plugin ${err.site.plugin}`,
+    err.site.hook && `hook ${err.site.hook}`,
+  ]
     .filter(Boolean)
     .join(', ')
   const lines = [`${c.red(err.code)} ${err.message}`]
-  if (err.location || who) lines.push(`  ${c.dim('at')} ${[err.location, who && `(${who})`].filter(Boolean).join(' ')}`)
-  const cause = err.cause instanceof Error && !err.message.includes(err.cause.message) ? err.cause.message : undefined
+  if (err.location || who)
+    lines.push(`  ${c.dim('at')} ${[err.location, who && `(${who})`].filter(Boolean).join(' ')}`)
+  const cause =
+    err.cause instanceof Error && !err.message.includes(err.cause.message)
+      ? err.cause.message
+      : undefined
   if (cause) lines.push(`  ${c.dim('cause')} ${cause.split('\n')[0]}`)
   lines.push(`  ${c.dim('hint')} ${err.hint}`)
   return lines.join('\n')
@@ -63,6 +74,7 @@ export function progress(message: string): void {
 
 /** A path for people: relative to cwd, or `yoke:presets/base.yaml` for yoke's own files. */
 export function displayPath(file: string, cwd: string): string {
-  if (file.startsWith(YOKE_ROOT) && !resolve(cwd).concat(sep).startsWith(YOKE_ROOT)) return `yoke:${file.slice(YOKE_ROOT.length)}`
+  if (file.startsWith(YOKE_ROOT) && !resolve(cwd).concat(sep).startsWith(YOKE_ROOT))
+    return `yoke:${file.slice(YOKE_ROOT.length)}`
   return relative(cwd, file) || file
 }

@@ -16,14 +16,19 @@ import { withComposition } from './tools.ts'
 
 export const pluginsList: Command = {
   name: 'plugins list',
-  summary: 'plugin executable packages: loaded (tools, extras, integrity), failed and why, shadowed, filtered',
+  summary:
+    'plugin executable packages: loaded (tools, extras, integrity), failed and why, shadowed, filtered',
   usage: 'yoke plugins list [--json] [common flags]',
   run: (args) =>
     withComposition(
       args,
       async (composition) => {
         const api = composition.kernel.services.get('execTools')?.value as ExecToolsApi | undefined
-        if (!api) throw new YokeError('USAGE', { reason: 'no exec-tools instance is running: add `packages: { use: exec-tools }` to the preset' })
+        if (!api)
+          throw new YokeError('USAGE', {
+            reason:
+              'no exec-tools instance is running: add `packages: { use: exec-tools }` to the preset',
+          })
         const packages = api.list()
         if (args.json) printJson({ ok: true, roots: api.roots, packages })
         else print(packages, args.cwd ?? process.cwd())
@@ -35,14 +40,23 @@ export const pluginsList: Command = {
 
 export const pluginsCheck: Command = {
   name: 'plugins check',
-  summary: 'check a package (or a directory of packages): manifest, executable, integrity, schemas; exit 1 on errors',
+  summary:
+    'check a package (or a directory of packages): manifest, executable, integrity, schemas; exit 1 on errors',
   usage: 'yoke plugins check DIR [--json]',
   positionals: 1,
   async run(args, [dir]) {
-    if (!dir) throw new YokeError('USAGE', { reason: 'yoke plugins check needs a package directory (or a directory of packages)' })
+    if (!dir)
+      throw new YokeError('USAGE', {
+        reason: 'yoke plugins check needs a package directory (or a directory of packages)',
+      })
     const root = resolve(args.cwd ?? process.cwd(), dir)
-    if (!existsSync(root)) throw new YokeError('CONFIG_NOT_FOUND', { kind: 'directory', name: root })
-    const dirs = existsSync(join(root, 'manifest.json')) ? [root] : readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync(join(root, e.name, 'manifest.json'))).map((e) => join(root, e.name))
+    if (!existsSync(root))
+      throw new YokeError('CONFIG_NOT_FOUND', { kind: 'directory', name: root })
+    const dirs = existsSync(join(root, 'manifest.json'))
+      ? [root]
+      : readdirSync(root, { withFileTypes: true })
+          .filter((e) => e.isDirectory() && existsSync(join(root, e.name, 'manifest.json')))
+          .map((e) => join(root, e.name))
     const results = []
     for (const d of dirs) {
       const pkg = await loadPackage(d)
@@ -52,21 +66,51 @@ export const pluginsCheck: Command = {
         const file = join(d, 'manifest.json')
         for (const tool of pkg.manifest.tools) {
           const problem = checkSchema(tool.inputSchema) ?? riskyPattern(tool.inputSchema)
-          if (problem) errors.push({ file, line: 1, col: 1, tool: tool.name, message: `tool ${tool.name}: ${problem}` })
+          if (problem)
+            errors.push({
+              file,
+              line: 1,
+              col: 1,
+              tool: tool.name,
+              message: `tool ${tool.name}: ${problem}`,
+            })
         }
-        if (!pkg.manifest.sha256 && pkg.exe) warnings.push({ file, line: 1, col: 1, message: `unsigned: add "sha256": "${pkg.exe.sha256}" to pin the executable` })
+        if (!pkg.manifest.sha256 && pkg.exe)
+          warnings.push({
+            file,
+            line: 1,
+            col: 1,
+            message: `unsigned: add "sha256": "${pkg.exe.sha256}" to pin the executable`,
+          })
       }
-      results.push({ dir: d, id: 'manifest' in pkg ? pkg.manifest.id : undefined, tools: 'manifest' in pkg ? pkg.manifest.tools.map((t) => t.name) : [], errors, warnings })
+      results.push({
+        dir: d,
+        id: 'manifest' in pkg ? pkg.manifest.id : undefined,
+        tools: 'manifest' in pkg ? pkg.manifest.tools.map((t) => t.name) : [],
+        errors,
+        warnings,
+      })
     }
     const failed = results.some((r) => r.errors.length) || !results.length
     if (args.json) printJson({ ok: !failed, packages: results })
     else {
-      if (!results.length) process.stdout.write(color.yellow(`no package (a directory with manifest.json) in ${root}\n`))
+      if (!results.length)
+        process.stdout.write(
+          color.yellow(`no package (a directory with manifest.json) in ${root}\n`),
+        )
       const cwd = args.cwd ?? process.cwd()
       for (const r of results) {
-        process.stdout.write(`${r.errors.length ? color.red('✗') : color.green('✓')} ${r.id ?? displayPath(r.dir, cwd)}${r.tools.length ? color.dim(` · ${r.tools.join(', ')}`) : ''}\n`)
-        for (const e of r.errors) process.stdout.write(`  ${color.red('error')} ${displayPath(e.file, cwd)}:${e.line}:${e.col}: ${e.message}\n`)
-        for (const w of r.warnings) process.stdout.write(`  ${color.yellow('warning')} ${displayPath(w.file, cwd)}:${w.line}:${w.col}: ${w.message}\n`)
+        process.stdout.write(
+          `${r.errors.length ? color.red('✗') : color.green('✓')} ${r.id ?? displayPath(r.dir, cwd)}${r.tools.length ? color.dim(` · ${r.tools.join(', ')}`) : ''}\n`,
+        )
+        for (const e of r.errors)
+          process.stdout.write(
+            `  ${color.red('error')} ${displayPath(e.file, cwd)}:${e.line}:${e.col}: ${e.message}\n`,
+          )
+        for (const w of r.warnings)
+          process.stdout.write(
+            `  ${color.yellow('warning')} ${displayPath(w.file, cwd)}:${w.line}:${w.col}: ${w.message}\n`,
+          )
       }
     }
     return failed ? 1 : 0
@@ -74,13 +118,32 @@ export const pluginsCheck: Command = {
 }
 
 function print(packages: PackageInfo[], cwd: string) {
-  if (!packages.length) process.stdout.write(color.dim('no packages: put a directory with manifest.json in one of the package directories\n'))
+  if (!packages.length)
+    process.stdout.write(
+      color.dim(
+        'no packages: put a directory with manifest.json in one of the package directories\n',
+      ),
+    )
   for (const p of packages) {
-    const state = p.state === 'loaded' ? color.green('loaded') : p.state === 'failed' ? color.red('failed') : color.yellow(p.state)
-    const extras = [p.extras.prompts && `${p.extras.prompts} prompt globs`, p.extras.mcpServers && `${p.extras.mcpServers} MCP servers`, p.extras.hooks && `${p.extras.hooks} hooks`].filter(Boolean)
-    process.stdout.write(`${p.id}${p.version ? ` ${p.version}` : ''}  ${state}${p.signed ? color.dim(' · signed') : ''}\n  ${color.dim(displayPath(p.dir, cwd))}\n`)
+    const state =
+      p.state === 'loaded'
+        ? color.green('loaded')
+        : p.state === 'failed'
+          ? color.red('failed')
+          : color.yellow(p.state)
+    const extras = [
+      p.extras.prompts && `${p.extras.prompts} prompt globs`,
+      p.extras.mcpServers && `${p.extras.mcpServers} MCP servers`,
+      p.extras.hooks && `${p.extras.hooks} hooks`,
+    ].filter(Boolean)
+    process.stdout.write(
+      `${p.id}${p.version ? ` ${p.version}` : ''}  ${state}${p.signed ? color.dim(' · signed') : ''}\n  ${color.dim(displayPath(p.dir, cwd))}\n`,
+    )
     if (p.tools.length) process.stdout.write(`  tools: ${p.tools.join(', ')}\n`)
     if (extras.length) process.stdout.write(`  extras: ${extras.join(', ')}\n`)
-    for (const e of p.errors) process.stdout.write(`  ${color.red('error')} ${displayPath(e.file, cwd)}:${e.line}:${e.col}: ${e.message}\n`)
+    for (const e of p.errors)
+      process.stdout.write(
+        `  ${color.red('error')} ${displayPath(e.file, cwd)}:${e.line}:${e.col}: ${e.message}\n`,
+      )
   }
 }

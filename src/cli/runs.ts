@@ -56,9 +56,15 @@ function summarize(id: string, records: TranscriptRecord[]) {
 
 /** A transcript holds model and tool output: its control characters are shown escaped, never sent to the terminal. */
 function printable<T>(value: T): T {
-  if (typeof value === 'string') return value.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`) as T
+  if (typeof value === 'string')
+    return value.replace(
+      // eslint-disable-next-line no-control-regex -- these are the characters being escaped
+      /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
+      (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`,
+    ) as T
   if (Array.isArray(value)) return value.map(printable) as T
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, printable(v)])) as T
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, printable(v)])) as T
   return value
 }
 
@@ -87,13 +93,21 @@ export const runsList: Command = {
         }
       })
     if (args.json) printJson({ ok: true, dir, runs })
-    else if (!runs.length) process.stdout.write(`no runs in ${dir} yet: \`yoke run "TASK"\` records one\n`)
+    else if (!runs.length)
+      process.stdout.write(`no runs in ${dir} yet: \`yoke run "TASK"\` records one\n`)
     else {
       const c = on(process.stdout)
       for (const r of runs) {
-        const status = r.status === 'done' ? c.green(r.status) : r.status === 'unfinished' ? c.yellow(r.status) : c.red(r.status)
+        const status =
+          r.status === 'done'
+            ? c.green(r.status)
+            : r.status === 'unfinished'
+              ? c.yellow(r.status)
+              : c.red(r.status)
         const task = (r.task ?? '').replace(/\s+/g, ' ')
-        process.stdout.write(`${r.id}  ${status.padEnd(10)} ${c.dim(`${r.turns ?? '?'} turn(s), ${r.tools} tool call(s)`)}  ${printable(task.length > 70 ? task.slice(0, 70) + '…' : task)}\n`)
+        process.stdout.write(
+          `${r.id}  ${status.padEnd(10)} ${c.dim(`${r.turns ?? '?'} turn(s), ${r.tools} tool call(s)`)}  ${printable(task.length > 70 ? task.slice(0, 70) + '…' : task)}\n`,
+        )
       }
     }
     return 0
@@ -108,10 +122,14 @@ export const runsShow: Command = {
   positionals: 1,
   async run(args, positionals) {
     const [id] = positionals
-    if (!id) throw new YokeError('USAGE', { reason: 'yoke runs show needs a run id (`yoke runs list` shows them)' })
+    if (!id)
+      throw new YokeError('USAGE', {
+        reason: 'yoke runs show needs a run id (`yoke runs list` shows them)',
+      })
     const dir = await runsDir(args)
     const file = join(dir, `${id}.jsonl`)
-    if (!/^[\w.-]+$/.test(id) || !statSync(file, { throwIfNoEntry: false })?.isFile()) throw new YokeError('RUN_NOT_FOUND', { id, dir })
+    if (!/^[\w.-]+$/.test(id) || !statSync(file, { throwIfNoEntry: false })?.isFile())
+      throw new YokeError('RUN_NOT_FOUND', { id, dir })
     let records: TranscriptRecord[]
     try {
       records = readTranscript(file)
@@ -125,19 +143,34 @@ export const runsShow: Command = {
     const c = on(process.stdout)
     const out = (line: string) => process.stdout.write(line + '\n')
     for (const r of records.map(printable)) {
-      if (r.type === 'start') out(`${c.bold(`run ${id}`)} ${c.dim(`${r.provider} ${r.model} · lane ${r.lane} · scope ${r.scope}`)}`)
+      if (r.type === 'start')
+        out(
+          `${c.bold(`run ${id}`)} ${c.dim(`${r.provider} ${r.model} · lane ${r.lane} · scope ${r.scope}`)}`,
+        )
       else if (r.type === 'turn') out(c.dim(`— turn ${r.turn} (${r.tools} tools offered)`))
       else if (r.type === 'message') {
         const m = r.message as { role: string; content: string; toolCalls?: unknown[] }
         if (m.role === 'user') out(`${c.cyan('user')} ${m.content}`)
         else if (m.role === 'assistant' && m.content) out(`${c.green('assistant')} ${m.content}`)
-      } else if (r.type === 'model') out(c.dim(`  model ${r.latencyMs} ms, ${JSON.stringify(r.usage)}, ${r.stopReason}`))
-      else if (r.type === 'tool-call') out(`  ${c.cyan('→')} ${r.name} ${c.dim(JSON.stringify(r.args))}${r.tool ? c.dim(` [${(r.tool as { source: string; hash: string }).source} ${(r.tool as { hash: string }).hash}]`) : ''}`)
-      else if (r.type === 'tool-result') out(`  ${r.ok ? c.green('✓') : c.red('✗')} ${r.name} ${r.ok ? '' : `${r.status} `}${c.dim(`${r.durationMs} ms`)}`)
-      else if (r.type === 'task-done') out(c.dim(`  background task ${r.task} (${r.tool}) ${r.status}`))
-      else if (r.type === 'end') out(`${r.status === 'done' ? c.green('done') : c.red(String(r.status))}${r.reason ? `: ${r.reason}` : ''} ${c.dim(`${r.turns} turn(s), ${r.durationMs} ms, ${JSON.stringify(r.usage)}`)}`)
+      } else if (r.type === 'model')
+        out(c.dim(`  model ${r.latencyMs} ms, ${JSON.stringify(r.usage)}, ${r.stopReason}`))
+      else if (r.type === 'tool-call')
+        out(
+          `  ${c.cyan('→')} ${r.name} ${c.dim(JSON.stringify(r.args))}${r.tool ? c.dim(` [${(r.tool as { source: string; hash: string }).source} ${(r.tool as { hash: string }).hash}]`) : ''}`,
+        )
+      else if (r.type === 'tool-result')
+        out(
+          `  ${r.ok ? c.green('✓') : c.red('✗')} ${r.name} ${r.ok ? '' : `${r.status} `}${c.dim(`${r.durationMs} ms`)}`,
+        )
+      else if (r.type === 'task-done')
+        out(c.dim(`  background task ${r.task} (${r.tool}) ${r.status}`))
+      else if (r.type === 'end')
+        out(
+          `${r.status === 'done' ? c.green('done') : c.red(String(r.status))}${r.reason ? `: ${r.reason}` : ''} ${c.dim(`${r.turns} turn(s), ${r.durationMs} ms, ${JSON.stringify(r.usage)}`)}`,
+        )
     }
-    if (!records.some((r) => r.type === 'end')) out(c.yellow('unfinished: the run is still going, or it was killed'))
+    if (!records.some((r) => r.type === 'end'))
+      out(c.yellow('unfinished: the run is still going, or it was killed'))
     return 0
   },
 }

@@ -29,12 +29,19 @@ interface SkillsService {
   shadowed(): Array<{ name: string; winner: string; shadowed: string }>
   problems(): Array<{ file: string; line: number; message: string }>
   roots: string[]
-  check(dir: string): { skills: SkillView[]; problems: Array<{ file: string; line: number; message: string }> }
+  check(dir: string): {
+    skills: SkillView[]
+    problems: Array<{ file: string; line: number; message: string }>
+  }
 }
 
 function skillsOf(composition: Composition): SkillsService {
   const service = composition.kernel.services.get('skills')?.value as SkillsService | undefined
-  if (!service) throw new YokeError('USAGE', { reason: 'no skills instance is running: add `skills: { use: skills }` to the preset (base has it)' })
+  if (!service)
+    throw new YokeError('USAGE', {
+      reason:
+        'no skills instance is running: add `skills: { use: skills }` to the preset (base has it)',
+    })
   return service
 }
 
@@ -45,63 +52,120 @@ export const skillsList: Command = {
   summary: 'the skills in use: available or why not, where from, what they shadow',
   usage: 'yoke skills list [--json] [common flags]',
   run: (args) =>
-    withComposition(args, async (composition) => {
-      const skills = skillsOf(composition)
-      const shadowed = skills.shadowed()
-      if (args.json) {
-        printJson({ ok: true, roots: skills.roots, skills: skills.list().map(({ body: _body, ...s }) => s), shadowed, problems: skills.problems() })
+    withComposition(
+      args,
+      async (composition) => {
+        const skills = skillsOf(composition)
+        const shadowed = skills.shadowed()
+        if (args.json) {
+          printJson({
+            ok: true,
+            roots: skills.roots,
+            skills: skills.list().map(({ body: _body, ...s }) => s),
+            shadowed,
+            problems: skills.problems(),
+          })
+          return 0
+        }
+        const width = Math.max(8, ...skills.list().map((s) => s.name.length)) + 2
+        for (const s of skills.list()) {
+          const state = s.available
+            ? color.green('available')
+            : color.yellow(`unavailable: ${s.why}`)
+          process.stdout.write(
+            `${s.name.padEnd(width)}${state}${s.always ? color.dim(' · always on') : ''}${s.hasTools ? color.dim(' · tools') : ''}\n  ${color.dim(displayPath(s.file, cwdOf(args)))}\n`,
+          )
+        }
+        for (const s of shadowed)
+          process.stdout.write(
+            color.yellow(
+              `shadowed: ${s.name} in ${displayPath(s.shadowed, cwdOf(args))} (by ${displayPath(s.winner, cwdOf(args))})\n`,
+            ),
+          )
+        for (const p of skills.problems())
+          process.stdout.write(
+            color.red(`skipped: ${displayPath(p.file, cwdOf(args))}:${p.line}: ${p.message}\n`),
+          )
+        if (!skills.list().length)
+          process.stdout.write(
+            color.dim(
+              `no skills in ${skills.roots.map((r) => displayPath(r, cwdOf(args))).join(', ')}\n`,
+            ),
+          )
         return 0
-      }
-      const width = Math.max(8, ...skills.list().map((s) => s.name.length)) + 2
-      for (const s of skills.list()) {
-        const state = s.available ? color.green('available') : color.yellow(`unavailable: ${s.why}`)
-        process.stdout.write(`${s.name.padEnd(width)}${state}${s.always ? color.dim(' · always on') : ''}${s.hasTools ? color.dim(' · tools') : ''}\n  ${color.dim(displayPath(s.file, cwdOf(args)))}\n`)
-      }
-      for (const s of shadowed) process.stdout.write(color.yellow(`shadowed: ${s.name} in ${displayPath(s.shadowed, cwdOf(args))} (by ${displayPath(s.winner, cwdOf(args))})\n`))
-      for (const p of skills.problems()) process.stdout.write(color.red(`skipped: ${displayPath(p.file, cwdOf(args))}:${p.line}: ${p.message}\n`))
-      if (!skills.list().length) process.stdout.write(color.dim(`no skills in ${skills.roots.map((r) => displayPath(r, cwdOf(args))).join(', ')}\n`))
-      return 0
-    }, true),
+      },
+      true,
+    ),
 }
 
 export const skillsShow: Command = {
   name: 'skills show',
-  summary: "one skill: its metadata, its instructions and where it lives",
+  summary: 'one skill: its metadata, its instructions and where it lives',
   usage: 'yoke skills show NAME [--json] [common flags]',
   positionals: 1,
   run: (args, [name]) =>
-    withComposition(args, async (composition) => {
-      if (!name) throw new YokeError('USAGE', { reason: 'yoke skills show needs a skill name' })
-      const skill = skillsOf(composition).get(name)
-      if (!skill) throw new YokeError('USAGE', { reason: `no skill named "${name}" (yoke skills list shows them)` })
-      if (args.json) printJson({ ok: true, skill })
-      else {
-        const meta = [skill.version && `version ${skill.version}`, skill.license && `license ${skill.license}`, skill.always && 'always on', !skill.available && `unavailable: ${skill.why}`].filter(Boolean)
-        process.stdout.write(`${color.bold(skill.name)} ${color.dim(displayPath(skill.file, cwdOf(args)))}\n${skill.description}\n${meta.length ? color.dim(meta.join(' · ')) + '\n' : ''}\n${skill.body.trim()}\n`)
-        for (const w of skill.warnings) process.stdout.write(color.yellow(`warning: ${w}\n`))
-      }
-      return 0
-    }, true),
+    withComposition(
+      args,
+      async (composition) => {
+        if (!name) throw new YokeError('USAGE', { reason: 'yoke skills show needs a skill name' })
+        const skill = skillsOf(composition).get(name)
+        if (!skill)
+          throw new YokeError('USAGE', {
+            reason: `no skill named "${name}" (yoke skills list shows them)`,
+          })
+        if (args.json) printJson({ ok: true, skill })
+        else {
+          const meta = [
+            skill.version && `version ${skill.version}`,
+            skill.license && `license ${skill.license}`,
+            skill.always && 'always on',
+            !skill.available && `unavailable: ${skill.why}`,
+          ].filter(Boolean)
+          process.stdout.write(
+            `${color.bold(skill.name)} ${color.dim(displayPath(skill.file, cwdOf(args)))}\n${skill.description}\n${meta.length ? color.dim(meta.join(' · ')) + '\n' : ''}\n${skill.body.trim()}\n`,
+          )
+          for (const w of skill.warnings) process.stdout.write(color.yellow(`warning: ${w}\n`))
+        }
+        return 0
+      },
+      true,
+    ),
 }
 
 export const skillsCheck: Command = {
   name: 'skills check',
-  summary: 'validate skills against the Agent Skills spec (a directory, or every configured one); exit 1 on errors',
+  summary:
+    'validate skills against the Agent Skills spec (a directory, or every configured one); exit 1 on errors',
   usage: 'yoke skills check [DIR] [--json] [common flags]',
   positionals: 1,
   run: (args, [dir]) =>
-    withComposition(args, async (composition) => {
-      const skills = skillsOf(composition)
-      const results = (dir ? [dir] : skills.roots).map((d) => skills.check(d))
-      const checked = results.flatMap((r) => r.skills)
-      const problems = results.flatMap((r) => r.problems)
-      const warnings = checked.flatMap((s) => s.warnings.map((w) => ({ file: s.file, warning: w })))
-      if (args.json) printJson({ ok: !problems.length, skills: checked.length, problems, warnings })
-      else {
-        for (const p of problems) process.stdout.write(`${color.red('error')} ${displayPath(p.file, cwdOf(args))}${p.line ? `:${p.line}` : ''}: ${p.message}\n`)
-        for (const w of warnings) process.stdout.write(`${color.yellow('warning')} ${displayPath(w.file, cwdOf(args))}: ${w.warning}\n`)
-        process.stdout.write(`${checked.length} skills checked: ${problems.length} errors, ${warnings.length} warnings\n`)
-      }
-      return problems.length ? 1 : 0
-    }, true),
+    withComposition(
+      args,
+      async (composition) => {
+        const skills = skillsOf(composition)
+        const results = (dir ? [dir] : skills.roots).map((d) => skills.check(d))
+        const checked = results.flatMap((r) => r.skills)
+        const problems = results.flatMap((r) => r.problems)
+        const warnings = checked.flatMap((s) =>
+          s.warnings.map((w) => ({ file: s.file, warning: w })),
+        )
+        if (args.json)
+          printJson({ ok: !problems.length, skills: checked.length, problems, warnings })
+        else {
+          for (const p of problems)
+            process.stdout.write(
+              `${color.red('error')} ${displayPath(p.file, cwdOf(args))}${p.line ? `:${p.line}` : ''}: ${p.message}\n`,
+            )
+          for (const w of warnings)
+            process.stdout.write(
+              `${color.yellow('warning')} ${displayPath(w.file, cwdOf(args))}: ${w.warning}\n`,
+            )
+          process.stdout.write(
+            `${checked.length} skills checked: ${problems.length} errors, ${warnings.length} warnings\n`,
+          )
+        }
+        return problems.length ? 1 : 0
+      },
+      true,
+    ),
 }

@@ -20,7 +20,11 @@ export interface InstanceInfo {
   parent?: string
   location?: string
   error?: ReturnType<YokeError['toJSON']>
-  waitingFor?: Array<{ service: string; providers: Array<{ instance: string; state: string }>; hint?: string }>
+  waitingFor?: Array<{
+    service: string
+    providers: Array<{ instance: string; state: string }>
+    hint?: string
+  }>
   effects: EffectNode[]
 }
 
@@ -47,7 +51,7 @@ export async function snapshot(composition: Composition): Promise<Snapshot> {
       key,
       plugin: spec.module?.plugin.name,
       use: spec.use,
-      state: !spec.enabled ? 'disabled' : fiber?.state ?? 'failed',
+      state: !spec.enabled ? 'disabled' : (fiber?.state ?? 'failed'),
       fiber: fiber?.id,
       location: spec.site.file ? `${spec.site.file}:${spec.site.line}:${spec.site.col}` : undefined,
       error: error?.toJSON(),
@@ -73,8 +77,16 @@ export async function snapshot(composition: Composition): Promise<Snapshot> {
     preset: stack?.preset,
     layers: stack?.layers.map((l) => ({ kind: l.kind, file: l.file })) ?? [],
     instances,
-    tools: (composition.runtime?.list() ?? []).map((t) => ({ name: t.name, source: t.source, risk: t.risk, concurrency: t.concurrency, owner: t.owner })),
-    services: kernel.services.list().map((p) => ({ name: p.name, owner: p.owner.key, active: p.owner.state === 'active' })),
+    tools: (composition.runtime?.list() ?? []).map((t) => ({
+      name: t.name,
+      source: t.source,
+      risk: t.risk,
+      concurrency: t.concurrency,
+      owner: t.owner,
+    })),
+    services: kernel.services
+      .list()
+      .map((p) => ({ name: p.name, owner: p.owner.key, active: p.owner.state === 'active' })),
     hooks: hooksOf(composition),
     resources: kernel.resources(),
   }
@@ -98,9 +110,10 @@ export async function snapshot(composition: Composition): Promise<Snapshot> {
 /** service → the config instances (and built-in plugins) that declare `provides` for it. */
 async function providerIndex(composition: Composition) {
   const index = new Map<string, Array<{ instance: string; state: string }>>()
-  const add = (service: string, instance: string, state: string) => index.set(service, [...(index.get(service) ?? []), { instance, state }])
+  const add = (service: string, instance: string, state: string) =>
+    index.set(service, [...(index.get(service) ?? []), { instance, state }])
   for (const [key, { spec, fiber }] of composition.reconciler.running) {
-    const state = !spec.enabled ? 'disabled' : fiber?.state ?? 'failed'
+    const state = !spec.enabled ? 'disabled' : (fiber?.state ?? 'failed')
     for (const service of spec.module?.plugin.provides ?? []) add(service, key, state)
   }
   for (const name of builtinNames()) {
@@ -120,5 +133,10 @@ function hooksOf(composition: Composition) {
   const own = rt ? [...Object.values(rt.hooks), ...Object.values(rt.tasks.hooks)] : []
   const listed = composition.kernel.hooksInUse()
   const names = new Set(listed.map((h) => h.hook))
-  return [...listed, ...own.filter((h) => !names.has(hookName(h))).map((h) => ({ hook: hookName(h), taps: tapsOf(h) }))]
+  return [
+    ...listed,
+    ...own
+      .filter((h) => !names.has(hookName(h)))
+      .map((h) => ({ hook: hookName(h), taps: tapsOf(h) })),
+  ]
 }

@@ -13,11 +13,16 @@ import { withoutEndpoint } from './serve.ts'
 import { color, errorJson, formatError, printJson, progress } from './output.ts'
 
 /** Composes the config once, runs `work` with it, and disposes it. */
-export async function withComposition(args: ParsedArgs, work: (c: Composition) => Promise<number>, quiet = false): Promise<number> {
+export async function withComposition(
+  args: ParsedArgs,
+  work: (c: Composition) => Promise<number>,
+  quiet = false,
+): Promise<number> {
   progress('composing…')
   const composition = new Composition(await withoutEndpoint(composeOptions(args)))
   composition.kernel.hooks.log.tap('yoke', (r) => {
-    if (r.level === 'error' || (r.level === 'warn' && !quiet)) process.stderr.write(`${r.level} ${r.fiber ? `${r.fiber.key}: ` : ''}${r.message}\n`)
+    if (r.level === 'error' || (r.level === 'warn' && !quiet))
+      process.stderr.write(`${r.level} ${r.fiber ? `${r.fiber.key}: ` : ''}${r.message}\n`)
   })
   try {
     const event = await composition.start()
@@ -40,15 +45,32 @@ export const toolsList: Command = {
     withComposition(args, async (composition) => {
       const tools = composition.runtime!.list()
       if (args.json) {
-        printJson({ ok: true, tools: tools.map((t) => ({ name: t.name, description: t.description, source: t.source, risk: t.risk, concurrency: t.concurrency, owner: t.owner, scope: 'global', inputSchema: t.inputSchema })) })
+        printJson({
+          ok: true,
+          tools: tools.map((t) => ({
+            name: t.name,
+            description: t.description,
+            source: t.source,
+            risk: t.risk,
+            concurrency: t.concurrency,
+            owner: t.owner,
+            scope: 'global',
+            inputSchema: t.inputSchema,
+          })),
+        })
         return 0
       }
-      if (!tools.length) process.stdout.write(color.dim('no tools: add a plugin that registers some to the preset\n'))
+      if (!tools.length)
+        process.stdout.write(
+          color.dim('no tools: add a plugin that registers some to the preset\n'),
+        )
       const width = Math.max(...tools.map((t) => t.name.length), 4) + 2
       const sourceWidth = Math.max(...tools.map((t) => t.source.length), 12) + 2
       for (const t of tools) {
         const risk = t.risk === 'low' ? color.dim('low') : color.yellow(t.risk)
-        process.stdout.write(`${t.name.padEnd(width)}${t.source.padEnd(sourceWidth)}${risk.padEnd(t.risk === 'low' ? 3 : 4)} ${color.dim(`${t.concurrency} · ${t.owner}`)}\n${t.description ? `  ${color.dim(t.description.split('\n')[0])}\n` : ''}`)
+        process.stdout.write(
+          `${t.name.padEnd(width)}${t.source.padEnd(sourceWidth)}${risk.padEnd(t.risk === 'low' ? 3 : 4)} ${color.dim(`${t.concurrency} · ${t.owner}`)}\n${t.description ? `  ${color.dim(t.description.split('\n')[0])}\n` : ''}`,
+        )
       }
       return 0
     }),
@@ -79,11 +101,19 @@ export const toolsCall: Command = {
       process.once('SIGINT', onSigint)
       let result: ToolResult
       try {
-        result = await view.call(name, toolArgs, { signal: abort.signal, onProgress: (e) => progress(`  ${e.message ?? ''}${e.total ? ` ${e.progress}/${e.total}` : ''}`) })
+        result = await view.call(name, toolArgs, {
+          signal: abort.signal,
+          onProgress: (e) =>
+            progress(`  ${e.message ?? ''}${e.total ? ` ${e.progress}/${e.total}` : ''}`),
+        })
         if (result.task) {
           // a one-shot command waits for a background task's end (Ctrl-C cancels it)
-          progress(`${result.content.map((c) => (c.type === 'text' ? c.text : '')).join('')}; waiting for it…`)
-          abort.signal.addEventListener('abort', () => rt.tasks.cancel(result.task!), { once: true })
+          progress(
+            `${result.content.map((c) => (c.type === 'text' ? c.text : '')).join('')}; waiting for it…`,
+          )
+          abort.signal.addEventListener('abort', () => rt.tasks.cancel(result.task!), {
+            once: true,
+          })
           result = (await rt.tasks.wait(result.task))?.result ?? result
         }
       } finally {
@@ -93,9 +123,16 @@ export const toolsCall: Command = {
       }
       if (args.json) printJson(result)
       else {
-        const text = result.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n')
+        const text = result.content
+          .map((c) => (c.type === 'text' ? c.text : `[${c.type}]`))
+          .join('\n')
         if (text) (result.ok ? process.stdout : process.stderr).write(text + '\n')
-        process.stderr.write(color.dim(`${result.ok ? color.green('ok', process.stderr) : color.red(result.status, process.stderr)} · ${result.durationMs} ms${result.truncated ? ` · truncated, whole output in ${result.truncated.spilled}` : ''}`, process.stderr) + '\n')
+        process.stderr.write(
+          color.dim(
+            `${result.ok ? color.green('ok', process.stderr) : color.red(result.status, process.stderr)} · ${result.durationMs} ms${result.truncated ? ` · truncated, whole output in ${result.truncated.spilled}` : ''}`,
+            process.stderr,
+          ) + '\n',
+        )
       }
       return result.ok ? 0 : 1
     })

@@ -73,9 +73,19 @@ export class Composition {
   constructor(readonly options: ComposeOptions) {
     this.reconciler = new Reconciler(this.kernel, options.settleMs)
     // the core runtime is there before any configured instance, under a key no preset can use
-    this.#core = this.kernel.spawn(toPlugin(runtimePlugin) as Plugin, runtimeSettings.parse({}), { key: 'yoke:runtime' })
+    this.#core = this.kernel.spawn(toPlugin(runtimePlugin) as Plugin, runtimeSettings.parse({}), {
+      key: 'yoke:runtime',
+    })
     const project = (this.project = { dir: resolve(options.cwd), home: yokeHome(options) })
-    this.kernel.spawn(toPlugin({ name: 'project', provides: ['project'], apply: (ctx: Context) => void ctx.provide('project', project) }) as Plugin, {}, { key: 'yoke:project' })
+    this.kernel.spawn(
+      toPlugin({
+        name: 'project',
+        provides: ['project'],
+        apply: (ctx: Context) => void ctx.provide('project', project),
+      }) as Plugin,
+      {},
+      { key: 'yoke:project' },
+    )
   }
 
   /** Where the composition runs: the `project` service (dir follows the project config when found). */
@@ -128,7 +138,8 @@ export class Composition {
   async #run(type: ReloadEvent['type'], trigger: string[]): Promise<ReloadEvent> {
     let report: ReloadReport
     const before = fingerprints(this.#watched)
-    const debug = (message: string) => this.kernel.log({ level: 'debug', message: `${type}: ${message}` })
+    const debug = (message: string) =>
+      this.kernel.log({ level: 'debug', message: `${type}: ${message}` })
     try {
       debug('resolving the config')
       const candidate = await resolveConfig(this.options, this.loader)
@@ -143,15 +154,33 @@ export class Composition {
       await this.#updateWatch(candidate)
     } catch (err) {
       // a bug or an unexpected failure: report it like a rejected config, keep what runs
-      const error = err instanceof YokeError ? err : new YokeError('CONFIG_READ_FAILED', { file: 'the config', reason: (err as Error)?.message }, { cause: err })
-      report = { ok: false, added: [], removed: [], restarted: [], unchanged: [], failed: [], errors: [error], durationMs: 0 }
+      const error =
+        err instanceof YokeError
+          ? err
+          : new YokeError(
+              'CONFIG_READ_FAILED',
+              { file: 'the config', reason: (err as Error)?.message },
+              { cause: err },
+            )
+      report = {
+        ok: false,
+        added: [],
+        removed: [],
+        restarted: [],
+        unchanged: [],
+        failed: [],
+        errors: [error],
+        durationMs: 0,
+      }
     }
     const event: ReloadEvent = { type, trigger, ...report }
     this.hooks.reload.call(event)
     // an edit made while this reload ran may have been read too early, or dropped with a replaced
     // watcher: compare what the files are now with what they were when it started
     const after = fingerprints(before.keys())
-    const changed = [...before].filter(([file, print]) => after.get(file) !== print).map(([file]) => file)
+    const changed = [...before]
+      .filter(([file, print]) => after.get(file) !== print)
+      .map(([file]) => file)
     if (changed.length && this.#watching) void this.reload(changed).catch(() => {})
     return event
   }
@@ -159,9 +188,13 @@ export class Composition {
   /** Watches the candidate's files too: a file that broke the config must be seen when fixed. */
   async #updateWatch(candidate: ResolvedConfig) {
     const files = new Set<string>()
-    for (const source of [this.current, candidate]) for (const file of source?.stack.watchFiles ?? []) files.add(file)
+    for (const source of [this.current, candidate])
+      for (const file of source?.stack.watchFiles ?? []) files.add(file)
     // the candidate's modules, and those still running (a broken new version keeps the old one)
-    const specs = [...(candidate.instances ?? []), ...[...this.reconciler.running.values()].map((r) => r.spec)]
+    const specs = [
+      ...(candidate.instances ?? []),
+      ...[...this.reconciler.running.values()].map((r) => r.spec),
+    ]
     for (const spec of specs) {
       if (spec.local && spec.file) files.add(spec.file)
       for (const dep of spec.module?.deps ?? []) files.add(dep)
@@ -174,12 +207,26 @@ export class Composition {
   /** A new watcher takes over once it is ready; the old one keeps watching until then. */
   async #rewatch() {
     if (!this.#watching) return
-    const onError = (err: unknown) => this.kernel.log({ level: 'error', message: `watch: ${(err as Error)?.message ?? err}`, error: err })
-    const next = new DebouncedWatcher([...this.#watched], (changes) => void this.reload(changes.map((c) => c.path)).catch(() => {}), onError, {
-      debounceMs: this.options.debounceMs,
-    })
+    const onError = (err: unknown) =>
+      this.kernel.log({
+        level: 'error',
+        message: `watch: ${(err as Error)?.message ?? err}`,
+        error: err,
+      })
+    const next = new DebouncedWatcher(
+      [...this.#watched],
+      (changes) => void this.reload(changes.map((c) => c.path)).catch(() => {}),
+      onError,
+      {
+        debounceMs: this.options.debounceMs,
+      },
+    )
     // bounded: a watcher that never reports ready must not stall every later reload
-    if (!(await settledWithin(next.ready(), READY_MS))) this.kernel.log({ level: 'warn', message: `the file watcher was not ready after ${READY_MS} ms; changes may be missed until it is` })
+    if (!(await settledWithin(next.ready(), READY_MS)))
+      this.kernel.log({
+        level: 'warn',
+        message: `the file watcher was not ready after ${READY_MS} ms; changes may be missed until it is`,
+      })
     if (!this.#watching) return next.close() // closed while it got ready
     const previous = this.#watcher
     this.#watcher = next

@@ -16,30 +16,39 @@ export interface Interpolated {
   errors: YokeError[]
 }
 
-export function interpolate(value: unknown, env: NodeJS.ProcessEnv, positions: Map<string, Position>): Interpolated {
+export function interpolate(
+  value: unknown,
+  env: NodeJS.ProcessEnv,
+  positions: Map<string, Position>,
+): Interpolated {
   const fromEnv = new Set<string>()
   const errors: YokeError[] = []
   const visit = (v: unknown, path: Path): unknown => {
     if (typeof v === 'string') {
       if (!v.includes('$')) return v
       let tainted = false
-      const out = v.replace(PATTERN, (match, name: string | undefined, fallback: string | undefined) => {
-        if (!name) return '${' // the $${ escape
-        const set = env[name]
-        if (set !== undefined && (set !== '' || fallback === undefined)) {
-          tainted = true
-          return set
-        }
-        if (fallback !== undefined) return fallback
-        errors.push(new YokeError('CONFIG_ENV_MISSING', { name }, { ...locate(positions, path) }))
-        return match
-      })
+      const out = v.replace(
+        PATTERN,
+        (match, name: string | undefined, fallback: string | undefined) => {
+          if (!name) return '${' // the $${ escape
+          const set = env[name]
+          if (set !== undefined && (set !== '' || fallback === undefined)) {
+            tainted = true
+            return set
+          }
+          if (fallback !== undefined) return fallback
+          errors.push(new YokeError('CONFIG_ENV_MISSING', { name }, { ...locate(positions, path) }))
+          return match
+        },
+      )
       if (tainted) fromEnv.add(pathKey(path))
       return out
     }
     if (Array.isArray(v)) return v.map((item, i) => visit(item, [...path, i]))
     if (v && typeof v === 'object') {
-      return Object.fromEntries(Object.entries(v).map(([k, item]) => [k, visit(item, [...path, k])]))
+      return Object.fromEntries(
+        Object.entries(v).map(([k, item]) => [k, visit(item, [...path, k])]),
+      )
     }
     return v
   }

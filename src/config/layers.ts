@@ -20,8 +20,23 @@ export const YOKE_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 export const BUILTIN_PRESETS = join(YOKE_ROOT, 'presets')
 
 /** Where cosmiconfig looks for the project config, in order (YAML and JSON only: they hot-reload). */
-export const PROJECT_CONFIG_PLACES = ['yoke.config.yaml', 'yoke.config.yml', 'yoke.config.json', '.yokerc', '.yokerc.yaml', '.yokerc.yml', '.yokerc.json',
-  '.config/yoke.yaml', '.config/yoke.yml', '.config/yoke.json', '.config/yokerc', '.config/yokerc.yaml', '.config/yokerc.yml', '.config/yokerc.json', 'package.json'] // prettier-ignore
+export const PROJECT_CONFIG_PLACES = [
+  'yoke.config.yaml',
+  'yoke.config.yml',
+  'yoke.config.json',
+  '.yokerc',
+  '.yokerc.yaml',
+  '.yokerc.yml',
+  '.yokerc.json',
+  '.config/yoke.yaml',
+  '.config/yoke.yml',
+  '.config/yoke.json',
+  '.config/yokerc',
+  '.config/yokerc.yaml',
+  '.config/yokerc.yml',
+  '.config/yokerc.json',
+  'package.json',
+]
 
 export interface LoadOptions {
   cwd: string
@@ -72,24 +87,49 @@ export async function loadLayers(options: LoadOptions): Promise<LayerStack> {
       const shapeErrors = checkLayer(value, parsed.positions, file, parsed.keys, kind)
       errors.push(...shapeErrors, ...envErrors)
       if (shapeErrors.length) return undefined
-      return { kind, file, value: value as Record<string, unknown>, positions: parsed.positions, fromEnv }
+      return {
+        kind,
+        file,
+        value: value as Record<string, unknown>,
+        positions: parsed.positions,
+        fromEnv,
+      }
     } catch (err) {
-      errors.push(err instanceof YokeError ? err : new YokeError('CONFIG_READ_FAILED', { file, reason: (err as Error).message }, { file, cause: err }))
+      errors.push(
+        err instanceof YokeError
+          ? err
+          : new YokeError(
+              'CONFIG_READ_FAILED',
+              { file, reason: (err as Error).message },
+              { file, cause: err },
+            ),
+      )
       return undefined
     }
   }
 
   // the project config comes first: it may choose the preset
-  const projectFile = options.configFile ? resolve(cwd, options.configFile) : await findProjectConfig(cwd)
+  const projectFile = options.configFile
+    ? resolve(cwd, options.configFile)
+    : await findProjectConfig(cwd)
   const projectDir = projectFile ? projectDirOf(projectFile) : cwd
-  if (!projectFile) for (const place of PROJECT_CONFIG_PLACES.slice(0, -1)) watchFiles.add(join(cwd, place))
-  const project = projectFile ? read('project', projectFile, basename(projectFile) === 'package.json' ? 'yoke' : undefined) : undefined
+  if (!projectFile)
+    for (const place of PROJECT_CONFIG_PLACES.slice(0, -1)) watchFiles.add(join(cwd, place))
+  const project = projectFile
+    ? read('project', projectFile, basename(projectFile) === 'package.json' ? 'yoke' : undefined)
+    : undefined
 
   const chosen = options.preset ?? (project?.value.preset as string | undefined) ?? 'base'
   const base = options.preset ? cwd : project ? dirname(project.file) : cwd
   const presetFile = findPreset(chosen, base, projectDir)
   if (!presetFile) {
-    errors.push(new YokeError('CONFIG_NOT_FOUND', { kind: 'preset', name: chosen }, project && !options.preset ? { ...project.positions.get(pathKey(['preset'])) } : {}))
+    errors.push(
+      new YokeError(
+        'CONFIG_NOT_FOUND',
+        { kind: 'preset', name: chosen },
+        project && !options.preset ? { ...project.positions.get(pathKey(['preset'])) } : {},
+      ),
+    )
   } else {
     collectPreset(presetFile, [], new Set())
   }
@@ -119,9 +159,11 @@ export async function loadLayers(options: LoadOptions): Promise<LayerStack> {
     if (!layer) return
     const parents = [layer.value.extends ?? []].flat() as string[]
     parents.forEach((name, i) => {
-      const at = layer.positions.get(pathKey(['extends', i])) ?? layer.positions.get(pathKey(['extends']))
+      const at =
+        layer.positions.get(pathKey(['extends', i])) ?? layer.positions.get(pathKey(['extends']))
       const parent = findPreset(name, dirname(file), projectDir)
-      if (!parent) errors.push(new YokeError('CONFIG_NOT_FOUND', { kind: 'preset', name }, { ...at }))
+      if (!parent)
+        errors.push(new YokeError('CONFIG_NOT_FOUND', { kind: 'preset', name }, { ...at }))
       else collectPreset(parent, [...stack, file], seen, at)
     })
     if (!seen.has(file)) {
@@ -181,9 +223,22 @@ function safeJson(text: string) {
 function pickKey(parsed: ParsedFile, key: string | undefined): ParsedFile {
   if (!key) return parsed
   const prefix = key + '\u001f'
-  const positions = new Map([...parsed.positions].filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k.slice(prefix.length), v]))
-  const keys = new Map([...parsed.keys].filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k.slice(prefix.length), v]))
-  return { ...parsed, value: (parsed.value as Record<string, unknown>)?.[key] ?? {}, positions, keys }
+  const positions = new Map(
+    [...parsed.positions]
+      .filter(([k]) => k.startsWith(prefix))
+      .map(([k, v]) => [k.slice(prefix.length), v]),
+  )
+  const keys = new Map(
+    [...parsed.keys]
+      .filter(([k]) => k.startsWith(prefix))
+      .map(([k, v]) => [k.slice(prefix.length), v]),
+  )
+  return {
+    ...parsed,
+    value: (parsed.value as Record<string, unknown>)?.[key] ?? {},
+    positions,
+    keys,
+  }
 }
 
 /** `--set plugins.agent.enabled=true`: the value is YAML, so numbers, booleans and lists work. */
@@ -213,9 +268,10 @@ function parseSet(arg: string, errors: YokeError[]): Layer | undefined {
   path.forEach((_, i) => positions.set(pathKey(path.slice(0, i + 1)), { file, line: 0, col: 0 }))
   const shapeErrors = checkLayer(root, positions, file, positions, 'set')
   if (shapeErrors.length) {
-    errors.push(...shapeErrors.map((e) => new YokeError('CONFIG_SET_INVALID', { arg, reason: e.message })))
+    errors.push(
+      ...shapeErrors.map((e) => new YokeError('CONFIG_SET_INVALID', { arg, reason: e.message })),
+    )
     return undefined
   }
   return { kind: 'set', file, value: root, positions, fromEnv: new Set() }
 }
-

@@ -8,7 +8,8 @@ import { pathToFileURL } from 'node:url'
 let port
 let shared = []
 // a local .ts plugin is ESM (the plugin contract) even outside a "type": "module" package; as CommonJS a reload would get the cached copy
-const esm = (r) => (r.url.includes('yoke-gen=') && /\.ts$/.test(r.url.split('?')[0]) ? { ...r, format: 'module' } : r)
+const esm = (r) =>
+  r.url.includes('yoke-gen=') && /\.ts$/.test(r.url.split('?')[0]) ? { ...r, format: 'module' } : r
 
 export function initialize(data) {
   port = data.port
@@ -30,7 +31,9 @@ export async function resolve(specifier, context, next) {
   if (!gen || !url.startsWith('file:') || url.includes('/node_modules/')) return result
   if (shared.some((prefix) => url.startsWith(prefix))) return result
   // tsx may already carry the parent's query over to a child (outside a "type": "module" package)
-  const versioned = url.includes('yoke-gen=') ? url : `${url}${url.includes('?') ? '&' : '?'}yoke-gen=${gen}`
+  const versioned = url.includes('yoke-gen=')
+    ? url
+    : `${url}${url.includes('?') ? '&' : '?'}yoke-gen=${gen}`
   port.postMessage({ parent: context.parentURL, url: versioned })
   return esm({ ...result, url: versioned })
 }

@@ -20,7 +20,9 @@ export interface Merged {
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)
+  typeof v === 'object' &&
+  v !== null &&
+  (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)
 
 export function mergeLayers(layers: LayerValue[]): Merged {
   // deepmerge skips keys that objects inherit (constructor, toString, __proto__, …): every key
@@ -39,15 +41,23 @@ export function mergeLayers(layers: LayerValue[]): Merged {
 }
 
 /** Copies `layer`'s positions for `value` at `path`; a leaf or null replaces everything beneath it. */
-function record(layer: LayerValue, value: unknown, path: Path, origins: Map<string, Position>, fromEnv: Set<string>) {
+function record(
+  layer: LayerValue,
+  value: unknown,
+  path: Path,
+  origins: Map<string, Position>,
+  fromEnv: Set<string>,
+) {
   const key = pathKey(path)
   const pos = layer.positions.get(key)
   if (!isPlainObject(value)) forget(key, origins, fromEnv)
   if (value === null) return
   if (pos && path.length) origins.set(key, pos)
   if (layer.fromEnv.has(key)) fromEnv.add(key)
-  if (isPlainObject(value)) for (const [k, v] of Object.entries(value)) record(layer, v, [...path, k], origins, fromEnv)
-  else if (Array.isArray(value)) value.forEach((v, i) => record(layer, v, [...path, i], origins, fromEnv))
+  if (isPlainObject(value))
+    for (const [k, v] of Object.entries(value)) record(layer, v, [...path, k], origins, fromEnv)
+  else if (Array.isArray(value))
+    value.forEach((v, i) => record(layer, v, [...path, i], origins, fromEnv))
 }
 
 function forget(key: string, origins: Map<string, Position>, fromEnv: Set<string>) {
@@ -66,11 +76,18 @@ function withoutExtensions(value: Record<string, unknown>) {
 function escapeKeys(v: unknown, prefix: string): unknown {
   if (Array.isArray(v)) return v.map((item) => escapeKeys(item, prefix))
   if (!isPlainObject(v)) return v
-  return Object.fromEntries(Object.entries(v).map(([k, item]) => [prefix ? prefix + k : k.slice(1), escapeKeys(item, prefix)]))
+  return Object.fromEntries(
+    Object.entries(v).map(([k, item]) => [
+      prefix ? prefix + k : k.slice(1),
+      escapeKeys(item, prefix),
+    ]),
+  )
 }
 
 function dropNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(dropNulls)
   if (!isPlainObject(v)) return v
-  return Object.fromEntries(Object.entries(v).flatMap(([k, item]) => (item === null ? [] : [[k, dropNulls(item)]])))
+  return Object.fromEntries(
+    Object.entries(v).flatMap(([k, item]) => (item === null ? [] : [[k, dropNulls(item)]])),
+  )
 }

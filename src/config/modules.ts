@@ -37,16 +37,24 @@ export interface LoadedModule {
 const LOCAL = /^(\.{1,2}[\\/]|[\\/]|file:|[A-Za-z]:[\\/])/
 
 export function resolveUse(use: string, baseDir: string, projectDir: string): ResolvedUse {
-  const fail = (reason: string) => new YokeError('PLUGIN_NOT_FOUND', { use, reason, builtins: builtinNames().join(', ') || 'none yet' })
+  const fail = (reason: string) =>
+    new YokeError('PLUGIN_NOT_FOUND', {
+      use,
+      reason,
+      builtins: builtinNames().join(', ') || 'none yet',
+    })
   if (LOCAL.test(use)) {
     const path = use.startsWith('file:') ? fileURLToPath(use) : resolve(baseDir, use)
-    const file = ['', '.ts', '.mts', '.js', '.mjs', '/index.ts', '/index.js', '/index.mjs'].map((ext) => path + ext).find(isFile)
+    const file = ['', '.ts', '.mts', '.js', '.mjs', '/index.ts', '/index.js', '/index.mjs']
+      .map((ext) => path + ext)
+      .find(isFile)
     if (!file) throw fail(`no file at ${path}`)
     return { kind: 'local', file }
   }
   const builtin = join(BUILTIN_PLUGINS, use, 'index.ts')
   if (/^[a-z0-9-]+$/.test(use) && isFile(builtin)) return { kind: 'builtin', file: builtin }
-  if (!/^(@[\w.-]+\/)?[\w.-]+(\/[\w./-]*)?$/.test(use)) throw fail('it is neither a path, a built-in name nor an npm package name')
+  if (!/^(@[\w.-]+\/)?[\w.-]+(\/[\w./-]*)?$/.test(use))
+    throw fail('it is neither a path, a built-in name nor an npm package name')
   return { kind: 'package', file: use, from: projectDir }
 }
 
@@ -78,26 +86,49 @@ export class ModuleLoader {
 
   async load(target: ResolvedUse): Promise<LoadedModule> {
     const cached = this.#cache.get(target.file)
-    if (cached && (target.kind !== 'local' || versionOf(target.file, cached.deps) === cached.version)) return cached
+    if (
+      cached &&
+      (target.kind !== 'local' || versionOf(target.file, cached.deps) === cached.version)
+    )
+      return cached
     const gen = target.kind === 'local' ? this.#pass : 0
     if (target.kind !== 'builtin') this.#hook()
     // a package is resolved by Node itself, from the project (see loader-hooks.mjs)
-    const url = target.from ? `yoke-from:${encodeURIComponent(JSON.stringify([target.from, target.file]))}` : pathToFileURL(target.file).href + (gen ? `?yoke-gen=${gen}` : '')
+    const url = target.from
+      ? `yoke-from:${encodeURIComponent(JSON.stringify([target.from, target.file]))}`
+      : pathToFileURL(target.file).href + (gen ? `?yoke-gen=${gen}` : '')
     let namespace: Record<string, unknown>
     try {
       namespace = await import(url)
     } catch (err) {
       const code = (err as NodeJS.ErrnoException)?.code
-      if (target.from && (code === 'ERR_MODULE_NOT_FOUND' || code === 'ERR_PACKAGE_PATH_NOT_EXPORTED')) {
-        throw new YokeError('PLUGIN_NOT_FOUND', { use: target.file, reason: `no npm package "${target.file}" is installed for ${target.from} (${(err as Error).message.split('\n')[0]})`, builtins: builtinNames().join(', ') })
+      if (
+        target.from &&
+        (code === 'ERR_MODULE_NOT_FOUND' || code === 'ERR_PACKAGE_PATH_NOT_EXPORTED')
+      ) {
+        throw new YokeError('PLUGIN_NOT_FOUND', {
+          use: target.file,
+          reason: `no npm package "${target.file}" is installed for ${target.from} (${(err as Error).message.split('\n')[0]})`,
+          builtins: builtinNames().join(', '),
+        })
       }
-      throw new YokeError('PLUGIN_IMPORT_FAILED', { file: target.file, reason: (err as Error)?.message ?? err }, { cause: err })
+      throw new YokeError(
+        'PLUGIN_IMPORT_FAILED',
+        { file: target.file, reason: (err as Error)?.message ?? err },
+        { cause: err },
+      )
     }
     if (gen) await this.#drain() // every import edge of this module has been reported
     const deps = gen ? this.#localGraph(url) : []
     const plugin = toPlugin(namespace.default ?? namespace.plugin ?? namespace)
-    if (typeof plugin === 'string') throw new YokeError('PLUGIN_INVALID', { file: target.file, reason: plugin })
-    const loaded = { plugin, file: target.file, deps, version: target.kind === 'local' ? versionOf(target.file, deps) : target.kind }
+    if (typeof plugin === 'string')
+      throw new YokeError('PLUGIN_INVALID', { file: target.file, reason: plugin })
+    const loaded = {
+      plugin,
+      file: target.file,
+      deps,
+      version: target.kind === 'local' ? versionOf(target.file, deps) : target.kind,
+    }
     this.#cache.set(target.file, loaded)
     return loaded
   }
@@ -108,12 +139,18 @@ export class ModuleLoader {
     const { port1, port2 } = new MessageChannel()
     port1.on('message', (message: { parent: string; url: string } | 'pong') => {
       if (message === 'pong') return this.#pongs.shift()?.()
-      this.#imports.set(message.parent, (this.#imports.get(message.parent) ?? new Set()).add(message.url))
+      this.#imports.set(
+        message.parent,
+        (this.#imports.get(message.parent) ?? new Set()).add(message.url),
+      )
     })
     port1.unref()
     this.#port = port1
     const shared = [pathToFileURL(join(YOKE_ROOT, 'src')).href + '/']
-    register(new URL('./loader-hooks.mjs', import.meta.url), { data: { port: port2, shared }, transferList: [port2] })
+    register(new URL('./loader-hooks.mjs', import.meta.url), {
+      data: { port: port2, shared },
+      transferList: [port2],
+    })
   }
 
   /** Resolves once the loader thread has delivered every message it sent before now. */
@@ -133,7 +170,11 @@ export class ModuleLoader {
   #localGraph(entry: string): string[] {
     const seen = new Set<string>()
     const visit = (url: string) => {
-      for (const child of this.#imports.get(url) ?? []) if (!seen.has(child)) seen.add(child) && visit(child)
+      for (const child of this.#imports.get(url) ?? []) {
+        if (seen.has(child)) continue
+        seen.add(child)
+        visit(child)
+      }
     }
     visit(entry)
     return [...seen].map((u) => fileURLToPath(u.replace(/\?.*$/, '')))

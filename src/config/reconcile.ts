@@ -49,7 +49,16 @@ export class Reconciler {
 
   async apply(next: ResolvedConfig): Promise<ReloadReport> {
     const started = performance.now()
-    const report: ReloadReport = { ok: !next.errors.length, added: [], removed: [], restarted: [], unchanged: [], failed: [], errors: next.errors, durationMs: 0 }
+    const report: ReloadReport = {
+      ok: !next.errors.length,
+      added: [],
+      removed: [],
+      restarted: [],
+      unchanged: [],
+      failed: [],
+      errors: next.errors,
+      durationMs: 0,
+    }
     if (report.ok) await this.#apply(next, report)
     report.durationMs = Math.round(performance.now() - started)
     return report
@@ -73,9 +82,14 @@ export class Reconciler {
       if (outcome) report[outcome].push(spec.key)
     })
     // the started instances were waited for; now wait for those that depend on them
-    const started = next.instances.filter((_, i) => outcomes[i] === 'added' || outcomes[i] === 'restarted').map((s) => this.running.get(s.key)?.fiber)
+    const started = next.instances
+      .filter((_, i) => outcomes[i] === 'added' || outcomes[i] === 'restarted')
+      .map((s) => this.running.get(s.key)?.fiber)
     const dependents = new Set<Fiber>()
-    const visit = (f: Fiber) => this.kernel.dependentsOf(f).forEach((d) => !dependents.has(d) && (dependents.add(d), visit(d)))
+    const visit = (f: Fiber) =>
+      this.kernel
+        .dependentsOf(f)
+        .forEach((d) => !dependents.has(d) && (dependents.add(d), visit(d)))
     for (const fiber of started) if (fiber) visit(fiber)
     await Promise.all([...dependents].map((f) => this.kernel.whenSettled(f, this.settleMs)))
   }
@@ -104,7 +118,11 @@ export class Reconciler {
       await this.kernel.removeWithin(fiber, this.removeMs)
       const restored = await this.#start(old!.spec)
       this.running.set(spec.key, { spec: old!.spec, fiber: restored, rejected: sig })
-      const error = new YokeError('RELOAD_ROLLED_BACK', { instance: spec.key, reason: fiber.error?.message }, { ...spec.site, cause: fiber.error })
+      const error = new YokeError(
+        'RELOAD_ROLLED_BACK',
+        { instance: spec.key, reason: fiber.error?.message },
+        { ...spec.site, cause: fiber.error },
+      )
       report.failed.push({ instance: spec.key, error })
       return undefined
     }
@@ -114,7 +132,10 @@ export class Reconciler {
   }
 
   async #start(spec: InstanceSpec): Promise<Fiber> {
-    const fiber = this.kernel.spawn(spec.module!.plugin, spec.config, { key: spec.key, site: spec.site })
+    const fiber = this.kernel.spawn(spec.module!.plugin, spec.config, {
+      key: spec.key,
+      site: spec.site,
+    })
     await this.kernel.whenSettled(fiber, this.settleMs)
     return fiber
   }
@@ -133,6 +154,8 @@ function signature(spec: InstanceSpec): string {
 
 function stableJson(value: unknown): string {
   return JSON.stringify(value, (_k, v) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
   )
 }

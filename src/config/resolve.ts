@@ -42,7 +42,10 @@ export interface ResolvedConfig {
   errors: YokeError[]
 }
 
-export async function resolveConfig(options: LoadOptions, loader: ModuleLoader): Promise<ResolvedConfig> {
+export async function resolveConfig(
+  options: LoadOptions,
+  loader: ModuleLoader,
+): Promise<ResolvedConfig> {
   loader.newPass()
   const stack = await loadLayers(options)
   const merged = mergeLayers(stack.errors.length ? [] : stack.layers)
@@ -56,12 +59,21 @@ export async function resolveConfig(options: LoadOptions, loader: ModuleLoader):
   for (const [key, entry] of Object.entries(plugins)) {
     const usePos = merged.origins.get(pathKey(['plugins', key, 'use']))
     const site: ErrorSite = { ...usePos, instance: key }
-    const spec: InstanceSpec = { key, use: entry.use ?? '', enabled: entry.enabled !== false, raw: entry.config ?? {}, site }
+    const spec: InstanceSpec = {
+      key,
+      use: entry.use ?? '',
+      enabled: entry.enabled !== false,
+      raw: entry.config ?? {},
+      site,
+    }
     instances.push(spec)
     if (!spec.enabled) {
       if (!spec.use) continue // disabled in a patch for presets that may not have it: fine
       // a disabled instance is not run, but knowing its plugin lets inspect name it as a provider
-      spec.module = await (async () => loader.load(resolveUse(spec.use, baseOf(usePos?.file, stack.projectDir), stack.projectDir)))().catch(() => undefined)
+      spec.module = await (async () =>
+        loader.load(
+          resolveUse(spec.use, baseOf(usePos?.file, stack.projectDir), stack.projectDir),
+        ))().catch(() => undefined)
       continue
     }
     try {
@@ -71,7 +83,8 @@ export async function resolveConfig(options: LoadOptions, loader: ModuleLoader):
       spec.module = await loader.load(target)
     } catch (err) {
       const error = asYokeError(err, 'PLUGIN_IMPORT_FAILED', { file: spec.use }, site)
-      if (error.code === 'PLUGIN_NOT_FOUND') errors.push(error) // a typo in the config, not broken code
+      if (error.code === 'PLUGIN_NOT_FOUND')
+        errors.push(error) // a typo in the config, not broken code
       else spec.error = error
       continue
     }
@@ -83,7 +96,13 @@ export async function resolveConfig(options: LoadOptions, loader: ModuleLoader):
         const path = ['plugins', key, 'config', ...issue.path.map(String)]
         const at = locate(merged.origins, path) ?? locate(merged.origins, ['plugins', key])
         const reason = `${issue.path.length ? `config.${issue.path.join('.')}: ` : ''}${issue.message}`
-        errors.push(new YokeError('CONFIG_INVALID', { instance: key, plugin: site.plugin, reason }, { ...at, instance: key, plugin: site.plugin }))
+        errors.push(
+          new YokeError(
+            'CONFIG_INVALID',
+            { instance: key, plugin: site.plugin, reason },
+            { ...at, instance: key, plugin: site.plugin },
+          ),
+        )
       }
     }
   }
@@ -96,7 +115,13 @@ function validateRuntime(merged: Merged, errors: YokeError[]): RuntimeSettings {
   for (const issue of result.error.issues) {
     const path = ['runtime', ...issue.path.map(String)]
     const reason = `${path.join('.')}: ${issue.message}`
-    errors.push(new YokeError('CONFIG_INVALID', { instance: 'yoke:runtime', plugin: 'runtime', reason }, { ...locate(merged.origins, path), instance: 'yoke:runtime' }))
+    errors.push(
+      new YokeError(
+        'CONFIG_INVALID',
+        { instance: 'yoke:runtime', plugin: 'runtime', reason },
+        { ...locate(merged.origins, path), instance: 'yoke:runtime' },
+      ),
+    )
   }
   return runtimeSettings.parse({})
 }

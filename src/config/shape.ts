@@ -25,32 +25,70 @@ const layer = z
     preset: z.string().min(1).optional(),
     /** settings of the core tool runtime (timeouts, concurrency, output limits) */
     runtime: z.record(z.string(), z.unknown()).nullable().optional(),
-    plugins: z.record(z.string().regex(INSTANCE_KEY, 'instance keys are 1-64 letters, digits, _ or -'), instance).nullable().optional(),
+    plugins: z
+      .record(
+        z.string().regex(INSTANCE_KEY, 'instance keys are 1-64 letters, digits, _ or -'),
+        instance,
+      )
+      .nullable()
+      .optional(),
   })
   .strict()
 
 export type LayerDocument = z.infer<typeof layer>
 export type InstanceEntry = NonNullable<z.infer<typeof instance>>
 
-const KNOWN: Record<string, string[]> = { '': ['extends', 'preset', 'runtime', 'plugins'], instance: ['use', 'config', 'enabled'] }
+const KNOWN: Record<string, string[]> = {
+  '': ['extends', 'preset', 'runtime', 'plugins'],
+  instance: ['use', 'config', 'enabled'],
+}
 
 /** Keys that only some layers may hold: anywhere else they would be silently ignored. */
 const ONLY_IN: Record<string, { kinds: string[]; reason: string }> = {
-  extends: { kinds: ['preset'], reason: 'extends belongs in a preset; the project config chooses its preset with preset:' },
-  preset: { kinds: ['project'], reason: 'preset: is read from the project config only; elsewhere use --preset' },
+  extends: {
+    kinds: ['preset'],
+    reason: 'extends belongs in a preset; the project config chooses its preset with preset:',
+  },
+  preset: {
+    kinds: ['project'],
+    reason: 'preset: is read from the project config only; elsewhere use --preset',
+  },
 }
 
 /** Checks one layer of the given kind; returns its errors located in its file. */
-export function checkLayer(value: unknown, positions: Map<string, Position>, file: string, keys = positions, kind = 'preset'): YokeError[] {
+export function checkLayer(
+  value: unknown,
+  positions: Map<string, Position>,
+  file: string,
+  keys = positions,
+  kind = 'preset',
+): YokeError[] {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return [new YokeError('CONFIG_SHAPE', { reason: `a config layer must be a mapping (it is ${Array.isArray(value) ? 'a list' : typeof value})` }, { file, line: 1, col: 1 })]
+    return [
+      new YokeError(
+        'CONFIG_SHAPE',
+        {
+          reason: `a config layer must be a mapping (it is ${Array.isArray(value) ? 'a list' : typeof value})`,
+        },
+        { file, line: 1, col: 1 },
+      ),
+    ]
   }
   // x-… keys hold YAML anchors for reuse (as in docker compose); they are not config
-  const result = layer.safeParse(Object.fromEntries(Object.entries(value).filter(([k]) => !k.startsWith('x-'))))
+  const result = layer.safeParse(
+    Object.fromEntries(Object.entries(value).filter(([k]) => !k.startsWith('x-'))),
+  )
   if (result.success) {
     return Object.entries(ONLY_IN)
       .filter(([key, rule]) => key in value && !rule.kinds.includes(kind))
-      .map(([key, rule]) => new YokeError('CONFIG_SHAPE', { reason: rule.reason }, { ...(keys.get(pathKey([key])) ?? { file, line: 1, col: 1 }) }))
+      .map(
+        ([key, rule]) =>
+          new YokeError(
+            'CONFIG_SHAPE',
+            { reason: rule.reason },
+            { ...(keys.get(pathKey([key])) ?? { file, line: 1, col: 1 }) },
+          ),
+      )
   }
   return result.error.issues.map((issue) => {
     const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))
@@ -63,15 +101,32 @@ export function checkLayer(value: unknown, positions: Map<string, Position>, fil
       const guess = known?.find((k) => similar(k, key))
       reason = `unknown key "${key}" in ${path.length ? describe(path) : 'the layer'}${guess ? ` (did you mean "${guess}"?)` : ''}`
     }
-    return new YokeError('CONFIG_SHAPE', { reason }, { ...(at ?? { file, line: 1, col: 1 }), instance: path[0] === 'plugins' ? String(path[1] ?? '') || undefined : undefined })
+    return new YokeError(
+      'CONFIG_SHAPE',
+      { reason },
+      {
+        ...(at ?? { file, line: 1, col: 1 }),
+        instance: path[0] === 'plugins' ? String(path[1] ?? '') || undefined : undefined,
+      },
+    )
   })
 }
 
 /** In the merged config every enabled instance needs `use`; returns errors for those that lack it. */
-export function checkInstances(plugins: Record<string, InstanceEntry>, origins: Map<string, Position>): YokeError[] {
+export function checkInstances(
+  plugins: Record<string, InstanceEntry>,
+  origins: Map<string, Position>,
+): YokeError[] {
   return Object.entries(plugins)
     .filter(([, entry]) => entry.enabled !== false && !entry.use)
-    .map(([key]) => new YokeError('CONFIG_SHAPE', { reason: `instance "${key}" has no use: (which plugin runs it?)` }, { ...origins.get(pathKey(['plugins', key])), instance: key }))
+    .map(
+      ([key]) =>
+        new YokeError(
+          'CONFIG_SHAPE',
+          { reason: `instance "${key}" has no use: (which plugin runs it?)` },
+          { ...origins.get(pathKey(['plugins', key])), instance: key },
+        ),
+    )
 }
 
 function describe(path: Path): string {
@@ -79,4 +134,7 @@ function describe(path: Path): string {
 }
 
 /** A cheap "did you mean": one is a prefix of the other, or they differ in one letter. */
-const similar = (a: string, b: string) => a.startsWith(b) || b.startsWith(a) || (a.length === b.length && [...a].filter((c, i) => c !== b[i]).length === 1)
+const similar = (a: string, b: string) =>
+  a.startsWith(b) ||
+  b.startsWith(a) ||
+  (a.length === b.length && [...a].filter((c, i) => c !== b[i]).length === 1)

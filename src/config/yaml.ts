@@ -5,7 +5,17 @@
  * keyed by its path, so any later error can name file:line:col.
  */
 import { readFileSync, statSync } from 'node:fs'
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml'
+import {
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseDocument,
+  type Document,
+  type Node,
+} from 'yaml'
 import { YokeError, type ErrorCode } from '../errors.ts'
 
 export const LIMITS = { bytes: 1024 * 1024, depth: 32, aliases: 100 }
@@ -29,34 +39,56 @@ export interface ParsedFile {
 
 export const pathKey = (path: Path) => path.join('\u001f')
 
-export const readConfigFile = (file: string): ParsedFile => parseConfigText(readConfigText(file), file)
+export const readConfigFile = (file: string): ParsedFile =>
+  parseConfigText(readConfigText(file), file)
 
 /** A config file's text: a regular file, at most 1 MiB, UTF-8 without NUL; else the catalogue's error. */
 export function readConfigText(file: string): string {
   let size: number
   try {
     const stat = statSync(file)
-    if (!stat.isFile()) throw Object.assign(new Error('it is not a regular file'), { code: 'ENOTFILE' })
+    if (!stat.isFile())
+      throw Object.assign(new Error('it is not a regular file'), { code: 'ENOTFILE' })
     size = stat.size
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'CONFIG_NOT_FOUND' : 'CONFIG_READ_FAILED'
-    throw new YokeError(code, { kind: 'file', name: file, file, reason: (err as Error).message }, { file, cause: err })
+    const code =
+      (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'CONFIG_NOT_FOUND' : 'CONFIG_READ_FAILED'
+    throw new YokeError(
+      code,
+      { kind: 'file', name: file, file, reason: (err as Error).message },
+      { file, cause: err },
+    )
   }
-  if (size > LIMITS.bytes) throw new YokeError('CONFIG_TOO_LARGE', { file, size, limit: LIMITS.bytes }, { file })
+  if (size > LIMITS.bytes)
+    throw new YokeError('CONFIG_TOO_LARGE', { file, size, limit: LIMITS.bytes }, { file })
   let text: string
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(file))
   } catch {
-    throw new YokeError('CONFIG_NOT_TEXT', { file, reason: 'invalid UTF-8' }, { file, line: 1, col: 1 })
+    throw new YokeError(
+      'CONFIG_NOT_TEXT',
+      { file, reason: 'invalid UTF-8' },
+      { file, line: 1, col: 1 },
+    )
   }
   const nul = text.indexOf('\u0000')
-  if (nul >= 0) throw new YokeError('CONFIG_NOT_TEXT', { file, reason: 'it contains NUL bytes' }, { file, ...lineCol(text, nul) })
+  if (nul >= 0)
+    throw new YokeError(
+      'CONFIG_NOT_TEXT',
+      { file, reason: 'it contains NUL bytes' },
+      { file, ...lineCol(text, nul) },
+    )
   return text
 }
 
 export function parseConfigText(text: string, file: string): ParsedFile {
   const lineCounter = new LineCounter()
-  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, merge: true, prettyErrors: false })
+  const doc = parseDocument(text, {
+    lineCounter,
+    uniqueKeys: true,
+    merge: true,
+    prettyErrors: false,
+  })
   const at = (offset: number | undefined) => {
     const { line, col } = lineCounter.linePos(offset ?? 0)
     return { file, line, col }
@@ -64,11 +96,25 @@ export function parseConfigText(text: string, file: string): ParsedFile {
   const first = doc.errors[0]
   if (first) {
     const code: ErrorCode =
-      first.code === 'DUPLICATE_KEY' ? 'CONFIG_DUPLICATE_KEY' : first.code === 'RESOURCE_EXHAUSTION' ? 'CONFIG_TOO_DEEP' : 'CONFIG_SYNTAX'
-    const key = code === 'CONFIG_DUPLICATE_KEY' ? `"${text.slice(first.pos[0]).split(/[:\n]/)[0].trim()}"` : ''
+      first.code === 'DUPLICATE_KEY'
+        ? 'CONFIG_DUPLICATE_KEY'
+        : first.code === 'RESOURCE_EXHAUSTION'
+          ? 'CONFIG_TOO_DEEP'
+          : 'CONFIG_SYNTAX'
+    const key =
+      code === 'CONFIG_DUPLICATE_KEY'
+        ? `"${text.slice(first.pos[0]).split(/[:\n]/)[0].trim()}"`
+        : ''
     // an unclosed quote is reported at the end of the file; point at where it opened instead
-    const quote = first.code === 'MISSING_CHAR' && /quote/.test(first.message) ? text.lastIndexOf(first.message.includes('"') ? '"' : "'", first.pos[0] - 1) : -1
-    throw new YokeError(code, { reason: first.message, key, limit: LIMITS.depth }, at(quote >= 0 ? quote : first.pos[0]))
+    const quote =
+      first.code === 'MISSING_CHAR' && /quote/.test(first.message)
+        ? text.lastIndexOf(first.message.includes('"') ? '"' : "'", first.pos[0] - 1)
+        : -1
+    throw new YokeError(
+      code,
+      { reason: first.message, key, limit: LIMITS.depth },
+      at(quote >= 0 ? quote : first.pos[0]),
+    )
   }
   let value: unknown
   try {
@@ -86,18 +132,29 @@ export function parseConfigText(text: string, file: string): ParsedFile {
 
 /** Records the position of every node under `node`; aliases and merge keys are followed. */
 type Out = { positions: Map<string, Position>; keys: Map<string, Position> }
-function walk(doc: Document, node: Node, path: Path, out: Out, at: (o?: number) => Position, depth: number, keyPos?: Position) {
-  if (depth > LIMITS.depth) throw new YokeError('CONFIG_TOO_DEEP', { limit: LIMITS.depth }, at(node.range?.[0]))
+function walk(
+  doc: Document,
+  node: Node,
+  path: Path,
+  out: Out,
+  at: (o?: number) => Position,
+  depth: number,
+  keyPos?: Position,
+) {
+  if (depth > LIMITS.depth)
+    throw new YokeError('CONFIG_TOO_DEEP', { limit: LIMITS.depth }, at(node.range?.[0]))
   out.positions.set(pathKey(path), keyPos ?? at(node.range?.[0]))
   if (isAlias(node)) {
     const target = node.resolve(doc)
-    if (target && !isScalar(target)) walk(doc, target as Node, path, out, at, depth + 1, at(node.range?.[0]))
+    if (target && !isScalar(target))
+      walk(doc, target as Node, path, out, at, depth + 1, at(node.range?.[0]))
   } else if (isMap(node)) {
     for (const pair of node.items) {
       if (!isPair(pair)) continue
       const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key)
       const value = pair.value as Node | null
-      const isMergeKey = isScalar(pair.key) && (pair.key.value === '<<' || typeof pair.key.value === 'symbol')
+      const isMergeKey =
+        isScalar(pair.key) && (pair.key.value === '<<' || typeof pair.key.value === 'symbol')
       if (isMergeKey && value) {
         const sources = isSeq(value) ? (value.items as Node[]) : [value]
         const own = out.positions.get(pathKey(path))

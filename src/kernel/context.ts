@@ -34,9 +34,14 @@ export interface Context {
   /** the kernel's hooks: `state` (a fiber changed state) and `log` */
   readonly hooks: Kernel['hooks']
   /** Provides a service under `name`; a second provider of the same name is SERVICE_CONFLICT. */
-  provide<K extends ServiceName>(name: K, value: K extends keyof Services ? Services[K] : unknown): Disposer
+  provide<K extends ServiceName>(
+    name: K,
+    value: K extends keyof Services ? Services[K] : unknown,
+  ): Disposer
   /** Optional read of any service: undefined when it is absent or its provider is not active. */
-  get<K extends ServiceName>(name: K): (K extends keyof Services ? Services[K] : unknown) | undefined
+  get<K extends ServiceName>(
+    name: K,
+  ): (K extends keyof Services ? Services[K] : unknown) | undefined
   /** Taps a tapable hook; the disposer takes the tap out for good. */
   tap<H extends AnyHook>(hook: H, name: string, fn: TapFn<H>, options?: TapOptions): Disposer
   /** Records any cleanup as an effect. */
@@ -52,7 +57,10 @@ export interface Context {
 export function createContext(fiber: Fiber, scope: EffectScope, signal: AbortSignal): Context {
   const { kernel } = fiber
   const logger = Object.fromEntries(
-    (['debug', 'info', 'warn', 'error'] as const).map((level) => [level, (message: string, error?: unknown) => kernel.log({ level, fiber, message, error })]),
+    (['debug', 'info', 'warn', 'error'] as const).map((level) => [
+      level,
+      (message: string, error?: unknown) => kernel.log({ level, fiber, message, error }),
+    ]),
   ) as Logger
   const counted = (kind: string, label: string, cleanup: Cleanup, hook?: AnyHook) => {
     kernel.count(kind, +1, hook)
@@ -74,13 +82,17 @@ export function createContext(fiber: Fiber, scope: EffectScope, signal: AbortSig
       return provision && (bind(provision.value) as never)
     },
     tap(hook, name, fn, options) {
-      const untap = tapHook(hook, name, fn, options, { instance: fiber.key, plugin: fiber.plugin.name })
+      const untap = tapHook(hook, name, fn, options, {
+        instance: fiber.key,
+        plugin: fiber.plugin.name,
+      })
       return counted('tap', `tap ${name} on ${hookName(hook)}`, untap, hook)
     },
     effect: (label, cleanup) => scope.add(label, cleanup),
     watch(paths, handler, options) {
       const list = [paths].flat()
-      const onError = (err: unknown) => logger.error(`watch handler failed: ${(err as Error)?.message ?? err}`, err)
+      const onError = (err: unknown) =>
+        logger.error(`watch handler failed: ${(err as Error)?.message ?? err}`, err)
       const watcher = new DebouncedWatcher(list, handler, onError, options)
       return counted('watcher', `watch ${list.join(', ')}`, () => watcher.close())
     },
@@ -99,12 +111,22 @@ export function createContext(fiber: Fiber, scope: EffectScope, signal: AbortSig
     },
     plugin(definition, config, options = {}) {
       const plugin = toPlugin(definition)
-      if (typeof plugin === 'string') throw new YokeError('PLUGIN_INVALID', { file: `the child plugin of ${fiber.label}`, reason: plugin })
+      if (typeof plugin === 'string')
+        throw new YokeError('PLUGIN_INVALID', {
+          file: `the child plugin of ${fiber.label}`,
+          reason: plugin,
+        })
       const key = `${fiber.key}/${options.key ?? plugin.name}`
       const checked = validateConfig(plugin, config)
       if ('issues' in checked) {
-        const reason = checked.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`).join('; ')
-        throw new YokeError('CONFIG_INVALID', { instance: key, plugin: plugin.name, reason }, { instance: key, plugin: plugin.name })
+        const reason = checked.issues
+          .map((i) => `${i.path.join('.') || 'config'}: ${i.message}`)
+          .join('; ')
+        throw new YokeError(
+          'CONFIG_INVALID',
+          { instance: key, plugin: plugin.name, reason },
+          { instance: key, plugin: plugin.name },
+        )
       }
       const child = kernel.spawn(plugin, checked.value, { key, parent: fiber, site: fiber.site })
       const tree = () => [{ label: `${child.state} ${child.label}`, children: child.effects() }]

@@ -32,8 +32,16 @@ export function toDisposer(cleanup: Cleanup): Disposer {
 /** Waits for `work` at most `ms`: true when it settled in time (either way), false when time ran out. */
 export async function settledWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined
-  const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms), false)))
-  const done = await Promise.race([work.then(() => true, () => true), late])
+  const late = new Promise<false>(
+    (resolve) => (timer = setTimeout(resolve, Math.max(0, ms), false)),
+  )
+  const done = await Promise.race([
+    work.then(
+      () => true,
+      () => true,
+    ),
+    late,
+  ])
   clearTimeout(timer)
   return done
 }
@@ -112,6 +120,8 @@ export class EffectScope {
   }
 
   tree(): EffectNode[] {
-    return [...this.#effects].map((e) => (e.children ? { label: e.label, children: e.children() } : { label: e.label }))
+    return [...this.#effects].map((e) =>
+      e.children ? { label: e.label, children: e.children() } : { label: e.label },
+    )
   }
 }

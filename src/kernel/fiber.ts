@@ -43,9 +43,13 @@ export class Fiber {
   }
 
   /** pending because apply said it must wait (PLUGIN_WAITING), not for a service: it retries when its services change */
-  get waiting() { return this.error?.code === 'PLUGIN_WAITING' } // prettier-ignore
+  get waiting() {
+    return this.error?.code === 'PLUGIN_WAITING'
+  }
 
-  get busy() { return this.#transition !== undefined } // prettier-ignore
+  get busy() {
+    return this.#transition !== undefined
+  }
 
   /** Resolves when the fiber is not in the middle of loading or unloading. */
   async settled(): Promise<void> {
@@ -68,13 +72,24 @@ export class Fiber {
       this.error = undefined
       this.#setState('loading')
       try {
-        const cleanup = await this.plugin.apply(createContext(this, scope, abort.signal), this.config)
+        const cleanup = await this.plugin.apply(
+          createContext(this, scope, abort.signal),
+          this.config,
+        )
         if (typeof cleanup === 'function') scope.add('apply cleanup', cleanup)
         if (this.state !== 'loading') return // disposed while apply ran: unload undoes its effects next
         this.#setState('active')
       } catch (err) {
         // PLUGIN_WAITING: the plugin cannot run yet (a key is not set): pending with the reason, not failed
-        this.error = err instanceof YokeError && err.code === 'PLUGIN_WAITING' ? err : asYokeError(err, 'PLUGIN_APPLY_FAILED', { instance: this.key, plugin: this.plugin.name }, this.#errorSite())
+        this.error =
+          err instanceof YokeError && err.code === 'PLUGIN_WAITING'
+            ? err
+            : asYokeError(
+                err,
+                'PLUGIN_APPLY_FAILED',
+                { instance: this.key, plugin: this.plugin.name },
+                this.#errorSite(),
+              )
         await this.#close(scope, abort)
         if (this.state === 'loading') this.#setState(this.waiting ? 'pending' : 'failed')
       }
@@ -109,7 +124,11 @@ export class Fiber {
   }
 
   #late(what: string) {
-    const warning = new YokeError('EFFECT_AFTER_DISPOSE', { what, instance: this.key }, this.#errorSite())
+    const warning = new YokeError(
+      'EFFECT_AFTER_DISPOSE',
+      { what, instance: this.key },
+      this.#errorSite(),
+    )
     this.kernel.log({ level: 'warn', fiber: this, message: warning.message, error: warning })
   }
 

@@ -7,6 +7,9 @@
 import { YokeError, type ErrorSite } from '../errors.ts'
 import type { Cleanup } from './disposer.ts'
 
+/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-function-type --
+   tapable's hooks are generic in their tap signatures: matching any of them needs `any` here */
+
 /** Any tapable hook: its tap's arguments and return type are read off its `tap` method. */
 export interface AnyHook {
   name: string | undefined
@@ -15,10 +18,15 @@ export interface AnyHook {
 }
 
 export type HookArgs<H> = H extends { tap(o: any, fn: (...args: infer A) => any): void } ? A : never
-export type HookReturn<H> = H extends { tap(o: any, fn: (...args: any[]) => infer R): void } ? R : never
+export type HookReturn<H> = H extends { tap(o: any, fn: (...args: any[]) => infer R): void }
+  ? R
+  : never
+/* eslint-enable @typescript-eslint/no-explicit-any */
 
 /** A tap's handler: async hooks may return a promise; returning undefined keeps a waterfall's value. */
-export type TapFn<H> = (...args: HookArgs<H>) => HookReturn<H> | undefined | Promise<HookReturn<H> | undefined>
+export type TapFn<H> = (
+  ...args: HookArgs<H>
+) => HookReturn<H> | undefined | Promise<HookReturn<H> | undefined>
 
 export interface TapOptions {
   /** lower runs first (tapable's stage) */
@@ -33,7 +41,10 @@ const TAP_ID = Symbol('yoke.tap')
 let nextTap = 0
 
 /** Gives hooks their owner-qualified names (`runtime.preExecute`) and freezes the table. */
-export function defineHooks<T extends Record<string, AnyHook>>(owner: string, hooks: T): Readonly<T> {
+export function defineHooks<T extends Record<string, AnyHook>>(
+  owner: string,
+  hooks: T,
+): Readonly<T> {
   for (const [key, hook] of Object.entries(hooks)) hookNames.set(hook, `${owner}.${key}`)
   return Object.freeze(hooks)
 }
@@ -50,13 +61,23 @@ function isSyncHook(hook: AnyHook): boolean {
  * Taps `hook` under `name` and returns the cleanup that removes the tap for good.
  * Errors the handler throws are wrapped in HOOK_FAILED naming the tap and hook.
  */
-export function tapHook<H extends AnyHook>(hook: H, name: string, fn: TapFn<H>, options: TapOptions = {}, site: ErrorSite = {}): Cleanup {
+export function tapHook<H extends AnyHook>(
+  hook: H,
+  name: string,
+  fn: TapFn<H>,
+  options: TapOptions = {},
+  site: ErrorSite = {},
+): Cleanup {
   if (!name) throw new TypeError('a tap needs a name: the plugin instance it belongs to')
   let live = true
   const fail = (err: unknown) => {
     if (err instanceof YokeError && err.code === 'HOOK_FAILED') return err
     const hook_ = hookName(hook)
-    return new YokeError('HOOK_FAILED', { tap: name, hook: hook_, reason: (err as Error)?.message ?? err }, { ...site, hook: hook_, cause: err })
+    return new YokeError(
+      'HOOK_FAILED',
+      { tap: name, hook: hook_, reason: (err as Error)?.message ?? err },
+      { ...site, hook: hook_, cause: err },
+    )
   }
   // a removed tap answers undefined: "no opinion" for waterfall, bail and loop hooks alike
   const wrapped = isSyncHook(hook)
@@ -86,7 +107,9 @@ export function tapHook<H extends AnyHook>(hook: H, name: string, fn: TapFn<H>, 
   else (hook as unknown as { tapPromise: AnyHook['tap'] }).tapPromise(tapOptions, wrapped)
   return () => {
     live = false
-    const index = hook.taps.findIndex((t) => (t as { [TAP_ID]?: number })[TAP_ID] === id || t.fn === wrapped)
+    const index = hook.taps.findIndex(
+      (t) => (t as { [TAP_ID]?: number })[TAP_ID] === id || t.fn === wrapped,
+    )
     if (index >= 0) hook.taps.splice(index, 1)
     ;(hook as unknown as { _resetCompilation(): void })._resetCompilation()
   }

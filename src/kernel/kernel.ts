@@ -54,7 +54,8 @@ export class Kernel {
   spawn(plugin: Plugin, config: unknown, options: SpawnOptions): Fiber {
     const fiber = new Fiber(this, options.key, plugin, config, options.site, options.parent)
     this.#fibers.add(fiber)
-    for (const name of plugin.inject) this.#injectors.set(name, (this.#injectors.get(name) ?? new Set()).add(fiber))
+    for (const name of plugin.inject)
+      this.#injectors.set(name, (this.#injectors.get(name) ?? new Set()).add(fiber))
     this.schedule(fiber)
     return fiber
   }
@@ -95,7 +96,11 @@ export class Kernel {
         this.#refresh()
       } catch (err) {
         // a kernel bug must not take the process down with it: report it and keep running
-        this.log({ level: 'error', message: `refresh failed: ${(err as Error)?.message ?? err}`, error: err })
+        this.log({
+          level: 'error',
+          message: `refresh failed: ${(err as Error)?.message ?? err}`,
+          error: err,
+        })
       }
     })
   }
@@ -104,25 +109,47 @@ export class Kernel {
     const dirty = [...this.#dirty]
     this.#dirty.clear()
     for (const fiber of dirty) {
-      if (fiber.busy || fiber.state === 'disposed' || fiber.state === 'loading' || !this.#fibers.has(fiber)) continue
+      if (
+        fiber.busy ||
+        fiber.state === 'disposed' ||
+        fiber.state === 'loading' ||
+        !this.#fibers.has(fiber)
+      )
+        continue
       const epoch = this.epochOf(fiber)
-      const report = (err: unknown) => this.log({ level: 'error', fiber, message: `transition failed: ${(err as Error)?.message ?? err}`, error: err })
+      const report = (err: unknown) =>
+        this.log({
+          level: 'error',
+          fiber,
+          message: `transition failed: ${(err as Error)?.message ?? err}`,
+          error: err,
+        })
       if (fiber.state === 'active' && epoch !== fiber.epoch) fiber.unload('pending').catch(report)
-      else if (fiber.state === 'pending' && epoch !== undefined && !(fiber.waiting && epoch === fiber.epoch)) fiber.load(epoch).catch(report)
+      else if (
+        fiber.state === 'pending' &&
+        epoch !== undefined &&
+        !(fiber.waiting && epoch === fiber.epoch)
+      )
+        fiber.load(epoch).catch(report)
       // a failed fiber gets another chance when a service it injects is replaced
-      else if (fiber.state === 'failed' && epoch !== undefined && epoch !== fiber.epoch) fiber.load(epoch).catch(report)
+      else if (fiber.state === 'failed' && epoch !== undefined && epoch !== fiber.epoch)
+        fiber.load(epoch).catch(report)
     }
   }
 
   /** Unloads the active fibers that use a service of `provider`, before the provider unwinds. */
   async releaseDependents(provider: Fiber): Promise<void> {
-    const live = this.dependentsOf(provider).filter((f) => f.state === 'active' || f.state === 'loading')
+    const live = this.dependentsOf(provider).filter(
+      (f) => f.state === 'active' || f.state === 'loading',
+    )
     await Promise.all(live.map((f) => f.unload('pending')))
   }
 
   /** The fibers that inject a service `provider` provides. */
   dependentsOf(provider: Fiber): Fiber[] {
-    return [...new Set(this.services.namesOf(provider).flatMap((name) => [...this.#dependents(name)]))].filter((f) => f !== provider)
+    return [
+      ...new Set(this.services.namesOf(provider).flatMap((name) => [...this.#dependents(name)])),
+    ].filter((f) => f !== provider)
   }
 
   /**
@@ -135,7 +162,8 @@ export class Kernel {
     while (performance.now() < deadline) {
       await new Promise((resolve) => setImmediate(resolve))
       if (fiber.busy) await settledWithin(fiber.settled(), deadline - performance.now())
-      else if (!(fiber.state === 'pending' && this.epochOf(fiber) !== undefined && !fiber.waiting)) return
+      else if (!(fiber.state === 'pending' && this.epochOf(fiber) !== undefined && !fiber.waiting))
+        return
     }
   }
 
@@ -154,7 +182,12 @@ export class Kernel {
     try {
       this.hooks.state.call(fiber)
     } catch (err) {
-      this.log({ level: 'error', fiber, message: `a kernel.state tap failed: ${(err as Error)?.message ?? err}`, error: err })
+      this.log({
+        level: 'error',
+        fiber,
+        message: `a kernel.state tap failed: ${(err as Error)?.message ?? err}`,
+        error: err,
+      })
     }
     this.schedule(fiber, ...this.dependentsOf(fiber))
   }
@@ -202,7 +235,12 @@ export class Kernel {
   /** remove(), bounded: resolves false (and warns) when the fiber did not finish in time. */
   async removeWithin(fiber: Fiber, timeoutMs: number): Promise<boolean> {
     const done = await settledWithin(this.remove(fiber), timeoutMs)
-    if (!done) this.log({ level: 'warn', fiber, message: `did not finish disposing within ${timeoutMs} ms; going on without it` })
+    if (!done)
+      this.log({
+        level: 'warn',
+        fiber,
+        message: `did not finish disposing within ${timeoutMs} ms; going on without it`,
+      })
     return done
   }
 }

@@ -16,7 +16,12 @@ export interface ConfigSchema<Output = unknown> {
 }
 type StandardResult<O> =
   | { value: O; issues?: undefined }
-  | { issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> }> }
+  | {
+      issues: ReadonlyArray<{
+        message: string
+        path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>
+      }>
+    }
 
 type ConfigOf<S> = S extends ConfigSchema<infer O> ? O : Record<string, unknown>
 
@@ -27,7 +32,10 @@ export type InjectedContext<I extends readonly string[]> = Context & {
 
 export type ApplyResult = void | Cleanup | Promise<void | Cleanup>
 
-export interface PluginDefinition<I extends readonly ServiceName[] = [], S extends ConfigSchema | undefined = undefined> {
+export interface PluginDefinition<
+  I extends readonly ServiceName[] = [],
+  S extends ConfigSchema | undefined = undefined,
+> {
   /** the plugin's name; its instances are keyed in the preset */
   name: string
   /** services that must exist before apply runs; the instance restarts when one is replaced */
@@ -58,26 +66,32 @@ export interface Plugin {
  *   apply(ctx, config) { ctx.provide('greeter', { greet: (who: string) => `${config.greeting}, ${who}` }) },
  * })
  */
-export function definePlugin<const I extends readonly ServiceName[] = [], S extends ConfigSchema | undefined = undefined>(
-  definition: PluginDefinition<I, S>,
-): PluginDefinition<I, S> {
+export function definePlugin<
+  const I extends readonly ServiceName[] = [],
+  S extends ConfigSchema | undefined = undefined,
+>(definition: PluginDefinition<I, S>): PluginDefinition<I, S> {
   return definition
 }
 
 /** Turns a module export into a Plugin, or returns why it is not one. */
 export function toPlugin(value: unknown): Plugin | string {
-  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return `the export is ${value === null ? 'null' : typeof value}`
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function'))
+    return `the export is ${value === null ? 'null' : typeof value}`
   const v = value as Record<string, unknown>
   const apply = typeof value === 'function' ? (value as Plugin['apply']) : v.apply
   if (typeof apply !== 'function') return 'it has no apply function'
   const name = v.name
   if (typeof name !== 'string' || !name) return 'it has no name'
   const inject = v.inject ?? []
-  if (!Array.isArray(inject) || inject.some((s) => typeof s !== 'string')) return 'inject must be an array of service names'
+  if (!Array.isArray(inject) || inject.some((s) => typeof s !== 'string'))
+    return 'inject must be an array of service names'
   const provides = v.provides ?? []
   if (!Array.isArray(provides)) return 'provides must be an array of service names'
   const config = v.config
-  if (config !== undefined && typeof (config as ConfigSchema)?.['~standard']?.validate !== 'function') {
+  if (
+    config !== undefined &&
+    typeof (config as ConfigSchema)?.['~standard']?.validate !== 'function'
+  ) {
     return 'config must be a zod (or other Standard Schema) schema'
   }
   return {
@@ -90,15 +104,25 @@ export function toPlugin(value: unknown): Plugin | string {
 }
 
 /** Validates `raw` against the plugin's schema; returns the output or the issues with their paths. */
-export function validateConfig(plugin: Plugin, raw: unknown): { value: unknown } | { issues: Array<{ message: string; path: PropertyKey[] }> } {
+export function validateConfig(
+  plugin: Plugin,
+  raw: unknown,
+): { value: unknown } | { issues: Array<{ message: string; path: PropertyKey[] }> } {
   if (!plugin.config) return { value: raw ?? {} }
   const result = plugin.config['~standard'].validate(raw ?? {})
-  if (result instanceof Promise) return { issues: [{ message: 'the config schema is async; yoke needs a synchronous schema', path: [] }] }
+  if (result instanceof Promise)
+    return {
+      issues: [
+        { message: 'the config schema is async; yoke needs a synchronous schema', path: [] },
+      ],
+    }
   if (!result.issues) return { value: result.value }
   return {
     issues: result.issues.map((i) => ({
       message: i.message,
-      path: (i.path ?? []).map((p) => (typeof p === 'object' && p !== null && 'key' in p ? p.key : p)),
+      path: (i.path ?? []).map((p) =>
+        typeof p === 'object' && p !== null && 'key' in p ? p.key : p,
+      ),
     })),
   }
 }

@@ -22,7 +22,10 @@ export interface Services {}
  */
 export const bindToContext = Symbol.for('yoke.bindToContext')
 export interface ContextBound {
-  [bindToContext](ctx: { key: string; effect(label: string, cleanup: () => void | Promise<void>): unknown }): unknown
+  [bindToContext](ctx: {
+    key: string
+    effect(label: string, cleanup: () => void | Promise<void>): unknown
+  }): unknown
 }
 
 export type ServiceName = keyof Services extends never ? string : keyof Services | (string & {})
@@ -60,7 +63,10 @@ export class ServiceRegistry {
       const owned = this.#byOwner.get(owner)
       owned?.delete(name)
       if (!owned?.size) this.#byOwner.delete(owner)
-      this.container.register(name, asFunction(() => withdrawn(name)))
+      this.container.register(
+        name,
+        asFunction(() => withdrawn(name)),
+      )
       this.onChange(name)
     }
   }
@@ -83,5 +89,8 @@ export class ServiceRegistry {
 }
 
 function withdrawn(name: string): never {
-  throw new YokeError('SERVICE_UNAVAILABLE', { name, who: 'the container (its provider was disposed)' })
+  throw new YokeError('SERVICE_UNAVAILABLE', {
+    name,
+    who: 'the container (its provider was disposed)',
+  })
 }

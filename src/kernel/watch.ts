@@ -30,17 +30,29 @@ export class DebouncedWatcher {
   #timer: NodeJS.Timeout | undefined
   #closed = false
 
-  constructor(paths: string[], handler: WatchHandler, onError: (err: unknown) => void, options: WatchOptions = {}) {
+  constructor(
+    paths: string[],
+    handler: WatchHandler,
+    onError: (err: unknown) => void,
+    options: WatchOptions = {},
+  ) {
     const requested = new Set(paths.map((p) => resolve(p)))
     // a missing path is watched from its nearest existing directory; on the way down only the
     // directories that lead to it count, so a sibling tree is never walked
     const roots = new Set([...requested].map((p) => (isDirOrFile(p) ? p : nearestDir(p))))
     const ancestors = new Set([...requested].flatMap((p) => lineage(p)))
-    const wanted = (p: string) => requested.has(p) || [...requested].some((r) => p.startsWith(r + sep))
+    const wanted = (p: string) =>
+      requested.has(p) || [...requested].some((r) => p.startsWith(r + sep))
     const ignored = (p: string) => !(wanted(p) || ancestors.has(p)) || Boolean(options.ignored?.(p))
     // awaitWriteFinish: a file written in place (truncate, then write) is reported once it stops
     // changing, so a half-written config is not read as an empty one
-    this.#watcher = watch([...roots], { ignoreInitial: true, ignored, atomic: 50, ignorePermissionErrors: true, awaitWriteFinish: { stabilityThreshold: 40, pollInterval: 10 } })
+    this.#watcher = watch([...roots], {
+      ignoreInitial: true,
+      ignored,
+      atomic: 50,
+      ignorePermissionErrors: true,
+      awaitWriteFinish: { stabilityThreshold: 40, pollInterval: 10 },
+    })
     this.#ready = new Promise((resolve) => this.#watcher.once('ready', () => resolve()))
     const flush = () => {
       this.#timer = undefined

@@ -22,7 +22,8 @@ export interface ApprovalBridge {
   ask(request: ApprovalRequest): Promise<ApprovalAnswer>
 }
 
-export type ApprovalOutcome = { allowed: true; how: ApprovalAnswer } | { allowed: false; why: string }
+export type ApprovalOutcome =
+  { allowed: true; how: ApprovalAnswer } | { allowed: false; why: string }
 
 export class Approvals {
   #bridges: ApprovalBridge[] = []
@@ -38,18 +39,25 @@ export class Approvals {
     }
   }
 
-  get bridges(): string[] { return this.#bridges.map((b) => b.name) } // prettier-ignore
+  get bridges(): string[] {
+    return this.#bridges.map((b) => b.name)
+  }
 
   async request(request: ApprovalRequest): Promise<ApprovalOutcome> {
     const grant = `${request.call.scope}\0${request.call.tool?.id}`
     if (this.#grants.has(grant)) return { allowed: true, how: 'allow-session' }
-    const bridge = this.#bridges.findLast((b) => b.handles?.(request.call)) ?? this.#bridges.findLast((b) => !b.handles)
+    const bridge =
+      this.#bridges.findLast((b) => b.handles?.(request.call)) ??
+      this.#bridges.findLast((b) => !b.handles)
     if (!bridge) return { allowed: false, why: 'no approval bridge is registered to ask' }
     let answer: ApprovalAnswer
     try {
       answer = await bridge.ask(request)
     } catch (err) {
-      return { allowed: false, why: `the approval bridge "${bridge.name}" failed: ${(err as Error)?.message ?? err}` }
+      return {
+        allowed: false,
+        why: `the approval bridge "${bridge.name}" failed: ${(err as Error)?.message ?? err}`,
+      }
     }
     if (answer === 'allow-session') this.#grants.add(grant)
     if (answer === 'allow-once' || answer === 'allow-session') return { allowed: true, how: answer }

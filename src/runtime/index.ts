@@ -68,10 +68,17 @@ export function runtimeView(rt: ToolRuntime, owner: string, track: Track): Runti
   return {
     ...layer(GLOBAL),
     hooks: rt.hooks,
-    get settings() { return rt.settings }, // prettier-ignore
+    get settings() {
+      return rt.settings
+    },
     scope(key, options) {
       const dispose = track(`scope ${key}`, rt.registry.createScope(key, options))
-      return { key, ...layer(key), restrict: (mask) => track(`restrict ${key}`, rt.registry.restrict(key, mask)), dispose }
+      return {
+        key,
+        ...layer(key),
+        restrict: (mask) => track(`restrict ${key}`, rt.registry.restrict(key, mask)),
+        dispose,
+      }
     },
   }
 }
@@ -79,7 +86,9 @@ export function runtimeView(rt: ToolRuntime, owner: string, track: Track): Runti
 export function approvalView(rt: ToolRuntime, track: Track): ApprovalApi {
   return {
     register: (bridge) => track(`approval bridge ${bridge.name}`, rt.approvals.register(bridge)),
-    get bridges() { return rt.approvals.bridges }, // prettier-ignore
+    get bridges() {
+      return rt.approvals.bridges
+    },
   }
 }
 
@@ -91,8 +100,18 @@ export const runtimePlugin = definePlugin({
   apply(ctx, settings) {
     const rt = new ToolRuntime(settings, (message, err) => ctx.logger.error(message, err))
     // the raw values serve host code; each consuming instance gets its own view (bindToContext)
-    ctx.provide('runtime', Object.assign(rt, { [bindToContext]: (c: Consumer) => runtimeView(rt, c.key, c.effect) }) as unknown as RuntimeApi)
-    ctx.provide('approval', Object.assign(approvalView(rt, hostTrack), { [bindToContext]: (c: Consumer) => approvalView(rt, c.effect) }))
+    ctx.provide(
+      'runtime',
+      Object.assign(rt, {
+        [bindToContext]: (c: Consumer) => runtimeView(rt, c.key, c.effect),
+      }) as unknown as RuntimeApi,
+    )
+    ctx.provide(
+      'approval',
+      Object.assign(approvalView(rt, hostTrack), {
+        [bindToContext]: (c: Consumer) => approvalView(rt, c.effect),
+      }),
+    )
     ctx.provide('tasks', rt.tasks)
   },
 })

@@ -20,14 +20,23 @@ export function copyJson(v: unknown, depth: number): unknown {
   if (v === null || typeof v === 'string' || typeof v === 'boolean') return v
   if (typeof v === 'number') return Number.isFinite(v) ? v : null
   if (typeof v !== 'object' || depth > 64) throw new Error('not JSON data')
-  if (Array.isArray(v)) return v.map((item) => (item === undefined || typeof item === 'function' ? null : copyJson(item, depth + 1)))
+  if (Array.isArray(v))
+    return v.map((item) =>
+      item === undefined || typeof item === 'function' ? null : copyJson(item, depth + 1),
+    )
   const o = v as Record<string, unknown> & { toJSON?: () => unknown }
   if (typeof o.toJSON === 'function') return copyJson(o.toJSON(), depth + 1)
   const out: Record<string, unknown> = {}
   for (const key of Object.keys(o)) {
     const item = o[key]
     if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue
-    if (key === '__proto__') Object.defineProperty(out, key, { value: copyJson(item, depth + 1), enumerable: true, writable: true, configurable: true })
+    if (key === '__proto__')
+      Object.defineProperty(out, key, {
+        value: copyJson(item, depth + 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      })
     else out[key] = copyJson(item, depth + 1)
   }
   return out

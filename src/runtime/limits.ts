@@ -34,7 +34,11 @@ export class ConcurrencyGate {
    * A flight that ends while its body still runs (a body deaf to its signal) gives its slot back
    * after the grace period (Flight.release), so one stuck body cannot stall every later call.
    */
-  async run<T>(tool: RegisteredTool, flight: { ended: Promise<never>; release?: () => void }, fn: () => Promise<T>): Promise<T> {
+  async run<T>(
+    tool: RegisteredTool,
+    flight: { ended: Promise<never>; release?: () => void },
+    fn: () => Promise<T>,
+  ): Promise<T> {
     if (!this.#queue.length && this.#fits(tool)) this.#enter(tool)
     else await this.#wait(tool, flight.ended)
     let held = true
@@ -71,7 +75,10 @@ export class ConcurrencyGate {
   #fits(tool: RegisteredTool): boolean {
     if (this.#exclusive) return false
     if (tool.concurrency !== 'safe') return this.#running === 0
-    return this.#running < this.limits.maxConcurrent && (this.#bySource.get(tool.source) ?? 0) < (this.limits.perSource[tool.source] ?? Infinity)
+    return (
+      this.#running < this.limits.maxConcurrent &&
+      (this.#bySource.get(tool.source) ?? 0) < (this.limits.perSource[tool.source] ?? Infinity)
+    )
   }
 
   #enter(tool: RegisteredTool) {
@@ -85,13 +92,18 @@ export class ConcurrencyGate {
    * (no starvation); a safe waiter held back only by its own source's cap lets others pass.
    */
   #pump() {
-    for (let i = 0; i < this.#queue.length; ) {
+    for (let i = 0; i < this.#queue.length;) {
       const { tool, start } = this.#queue[i]
       if (this.#fits(tool)) {
         this.#queue.splice(i, 1)
         this.#enter(tool)
         start()
-      } else if (tool.concurrency !== 'safe' || this.#exclusive || this.#running >= this.limits.maxConcurrent) return
+      } else if (
+        tool.concurrency !== 'safe' ||
+        this.#exclusive ||
+        this.#running >= this.limits.maxConcurrent
+      )
+        return
       else i++
     }
   }
@@ -109,7 +121,12 @@ export interface OutputLimits {
 }
 
 /** Applies the output limit; content over it becomes a preview plus the path of the whole. */
-export function limitOutput(content: ContentPart[], structured: unknown, limits: OutputLimits, name: string) {
+export function limitOutput(
+  content: ContentPart[],
+  structured: unknown,
+  limits: OutputLimits,
+  name: string,
+) {
   const limit = Math.min(limits.maxOutputBytes, limits.maxOutputTokens * 4)
   // fast path: a UTF-16 code unit is at most 3 bytes of UTF-8
   if (structured === undefined) {
@@ -119,14 +136,24 @@ export function limitOutput(content: ContentPart[], structured: unknown, limits:
   }
   const parts = content.map((p) => (p.type === 'text' ? p.text : JSON.stringify(p)))
   const structuredText = structured === undefined ? '' : JSON.stringify(structured)
-  const bytes = parts.reduce((n, t) => n + Buffer.byteLength(t), 0) + Buffer.byteLength(structuredText)
+  const bytes =
+    parts.reduce((n, t) => n + Buffer.byteLength(t), 0) + Buffer.byteLength(structuredText)
   if (bytes <= limit) return { content, structured }
-  const file = join(spillDir(limits.spillDir), `${name}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.txt`)
+  const file = join(
+    spillDir(limits.spillDir),
+    `${name}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.txt`,
+  )
   for (const text of parts) appendFileSync(file, text + '\n', { mode: 0o600 }) // part by part: no second copy of the whole
   if (structuredText) appendFileSync(file, structuredText + '\n')
-  const preview = Buffer.from((parts.find(Boolean) ?? '').slice(0, limits.previewBytes)).subarray(0, limits.previewBytes).toString()
+  const preview = Buffer.from((parts.find(Boolean) ?? '').slice(0, limits.previewBytes))
+    .subarray(0, limits.previewBytes)
+    .toString()
   const marker = `\n[yoke: output truncated. It was ${bytes} bytes (about ${Math.ceil(bytes / 4)} tokens); the limit is ${limit} bytes. The whole output is in ${file}]`
-  return { content: [{ type: 'text' as const, text: preview + marker }], structured: undefined, truncated: { bytes, spilled: file } }
+  return {
+    content: [{ type: 'text' as const, text: preview + marker }],
+    structured: undefined,
+    truncated: { bytes, spilled: file },
+  }
 }
 
 /** Outputs can hold secrets: the spill directory is private, and one someone else made is not used. */

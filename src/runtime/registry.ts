@@ -37,23 +37,37 @@ let nextId = 0
 
 /** `mcp__github__*` → /^mcp__github__.*$/ : `*` any run, `?` one character. */
 export function globToRegExp(glob: string): RegExp {
-  return new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`)
+  return new RegExp(
+    `^${glob
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  )
 }
 
-export const matchesAny = (globs: readonly string[], name: string) => globs.some((g) => globToRegExp(g).test(name))
+export const matchesAny = (globs: readonly string[], name: string) =>
+  globs.some((g) => globToRegExp(g).test(name))
 
 export class ToolRegistry {
   readonly #global: Layer = { subagent: false, tools: new Map(), masks: [], guards: [] }
   readonly #layers = new Map<string, Layer>([[GLOBAL, this.#global]])
   readonly #chains = new Map<string, Layer[]>()
 
-  constructor(private readonly onChange: (added: string[], removed: string[], scope: string) => void) {}
+  constructor(
+    private readonly onChange: (added: string[], removed: string[], scope: string) => void,
+  ) {}
 
   /** Checks and adds a tool to a layer; returns its removal. */
-  register(def: ToolDefinition, owner: string, scope = GLOBAL): { tool: RegisteredTool; remove: () => void } {
+  register(
+    def: ToolDefinition,
+    owner: string,
+    scope = GLOBAL,
+  ): { tool: RegisteredTool; remove: () => void } {
     const layer = this.#layer(scope)
-    const fail = (code: 'TOOL_INVALID' | 'TOOL_DUPLICATE', reason: string) => new YokeError(code, { name: String(def?.name), owner, reason, scope })
-    if (typeof def?.name !== 'string' || !TOOL_NAME.test(def.name)) throw fail('TOOL_INVALID', 'names are 1-64 characters of A-Z a-z 0-9 _ -')
+    const fail = (code: 'TOOL_INVALID' | 'TOOL_DUPLICATE', reason: string) =>
+      new YokeError(code, { name: String(def?.name), owner, reason, scope })
+    if (typeof def?.name !== 'string' || !TOOL_NAME.test(def.name))
+      throw fail('TOOL_INVALID', 'names are 1-64 characters of A-Z a-z 0-9 _ -')
     if (RESERVED.has(def.name)) throw fail('TOOL_INVALID', 'the name is reserved')
     if (typeof def.execute !== 'function') throw fail('TOOL_INVALID', 'it has no execute function')
     const schema = def.inputSchema ?? { type: 'object' }
@@ -70,7 +84,16 @@ export class ToolRegistry {
     const current = layer.tools.get(def.name)
     if (current) throw fail('TOOL_DUPLICATE', `instance "${current.owner}" already registered it`)
     const concurrency = def.concurrency === 'safe' ? 'safe' : 'exclusive' // anything unknown runs alone
-    const tool: RegisteredTool = Object.freeze({ ...def, source: def.source ?? 'native', risk: def.risk ?? 'low', concurrency, inputSchema: schema, owner, id: ++nextId, validate })
+    const tool: RegisteredTool = Object.freeze({
+      ...def,
+      source: def.source ?? 'native',
+      risk: def.risk ?? 'low',
+      concurrency,
+      inputSchema: schema,
+      owner,
+      id: ++nextId,
+      validate,
+    })
     layer.tools.set(def.name, tool)
     this.onChange([def.name], [], scope)
     return {
@@ -107,9 +130,21 @@ export class ToolRegistry {
 
   /** Creates a scope layer under `parent` (default global); returns its removal. */
   createScope(key: string, options: { parent?: string; subagent?: boolean } = {}): () => void {
-    if (this.#layers.has(key)) throw new YokeError('TOOL_INVALID', { name: key, owner: 'scope', scope: key, reason: 'a scope with this key exists' })
+    if (this.#layers.has(key))
+      throw new YokeError('TOOL_INVALID', {
+        name: key,
+        owner: 'scope',
+        scope: key,
+        reason: 'a scope with this key exists',
+      })
     const parent = options.parent ?? GLOBAL
-    const layer: Layer = { parent, subagent: options.subagent ?? this.#layer(parent).subagent, tools: new Map(), masks: [], guards: [] }
+    const layer: Layer = {
+      parent,
+      subagent: options.subagent ?? this.#layer(parent).subagent,
+      tools: new Map(),
+      masks: [],
+      guards: [],
+    }
     this.#layers.set(key, layer)
     this.#chains.clear()
     return () => this.#removeScope(key, layer)
@@ -130,10 +165,25 @@ export class ToolRegistry {
 
   /** Masks the global tools seen from `scope`. */
   restrict(scope: string, mask: Mask): () => void {
-    if (scope === GLOBAL) throw new YokeError('TOOL_INVALID', { name: 'restrict', owner: 'scope', scope, reason: 'the global layer cannot be restricted; create a scope' })
-    if (!mask.allow && !mask.deny) throw new YokeError('TOOL_INVALID', { name: 'restrict', owner: 'scope', scope, reason: 'a mask needs allow or deny globs' })
-    const allowed = mask.allow && new Set([...this.#global.tools.keys()].filter((n) => matchesAny(mask.allow!, n)))
-    const test = (name: string) => (!allowed || allowed.has(name)) && !(mask.deny && matchesAny(mask.deny, name))
+    if (scope === GLOBAL)
+      throw new YokeError('TOOL_INVALID', {
+        name: 'restrict',
+        owner: 'scope',
+        scope,
+        reason: 'the global layer cannot be restricted; create a scope',
+      })
+    if (!mask.allow && !mask.deny)
+      throw new YokeError('TOOL_INVALID', {
+        name: 'restrict',
+        owner: 'scope',
+        scope,
+        reason: 'a mask needs allow or deny globs',
+      })
+    const allowed =
+      mask.allow &&
+      new Set([...this.#global.tools.keys()].filter((n) => matchesAny(mask.allow!, n)))
+    const test = (name: string) =>
+      (!allowed || allowed.has(name)) && !(mask.deny && matchesAny(mask.deny, name))
     return this.#add(this.#layer(scope), 'masks', test)
   }
 
@@ -156,7 +206,13 @@ export class ToolRegistry {
 
   #layer(scope: string): Layer {
     const layer = this.#layers.get(scope)
-    if (!layer) throw new YokeError('TOOL_INVALID', { name: scope, owner: 'scope', scope, reason: 'no such scope (create it with runtime.scope())' })
+    if (!layer)
+      throw new YokeError('TOOL_INVALID', {
+        name: scope,
+        owner: 'scope',
+        scope,
+        reason: 'no such scope (create it with runtime.scope())',
+      })
     return layer
   }
 
@@ -169,7 +225,12 @@ export class ToolRegistry {
 
   #walk(scope: string): Layer[] {
     const chain: Layer[] = []
-    for (let layer = this.#layers.get(scope); layer; layer = layer.parent ? this.#layers.get(layer.parent) : undefined) chain.push(layer)
+    for (
+      let layer = this.#layers.get(scope);
+      layer;
+      layer = layer.parent ? this.#layers.get(layer.parent) : undefined
+    )
+      chain.push(layer)
     if (!chain.includes(this.#global)) chain.push(this.#global)
     return chain
   }
@@ -181,8 +242,10 @@ export class ToolRegistry {
 
 /** Refuses schemas that are not objects, nest deeper than 10 or serialize to more than 64 KiB. */
 export function checkSchema(schema: unknown): string | undefined {
-  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return 'its input schema is not a JSON object'
-  if ('type' in schema && (schema as { type: unknown }).type !== 'object') return 'its input schema must have type "object"'
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+    return 'its input schema is not a JSON object'
+  if ('type' in schema && (schema as { type: unknown }).type !== 'object')
+    return 'its input schema must have type "object"'
   let text: string
   try {
     text = JSON.stringify(schema)
@@ -190,9 +253,12 @@ export function checkSchema(schema: unknown): string | undefined {
     return `its input schema is not JSON (${(err as Error).message})`
   }
   const bytes = Buffer.byteLength(text)
-  if (bytes > LIMITS.schemaBytes) return `its input schema is ${bytes} bytes; the limit is ${LIMITS.schemaBytes}`
-  const depth = (v: unknown): number => (v && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depth)) : 0)
+  if (bytes > LIMITS.schemaBytes)
+    return `its input schema is ${bytes} bytes; the limit is ${LIMITS.schemaBytes}`
+  const depth = (v: unknown): number =>
+    v && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depth)) : 0
   const d = depth(schema)
-  if (d > LIMITS.schemaDepth) return `its input schema nests ${d} levels deep; the limit is ${LIMITS.schemaDepth}`
+  if (d > LIMITS.schemaDepth)
+    return `its input schema nests ${d} levels deep; the limit is ${LIMITS.schemaDepth}`
   return undefined
 }

@@ -20,7 +20,19 @@ import { cloneArgs, copyJson, freezeDeep } from './json.ts'
 import { ConcurrencyGate, limitOutput } from './limits.ts'
 import { GLOBAL, ToolRegistry, type Guard } from './registry.ts'
 import { Tasks } from './tasks.ts'
-import type { ContentPart, Executor, PostDecision, PreDecision, ProgressEvent, RegisteredTool, ResultStatus, ToolCall, ToolDefinition, ToolOutput, ToolResult } from './types.ts'
+import type {
+  ContentPart,
+  Executor,
+  PostDecision,
+  PreDecision,
+  ProgressEvent,
+  RegisteredTool,
+  ResultStatus,
+  ToolCall,
+  ToolDefinition,
+  ToolOutput,
+  ToolResult,
+} from './types.ts'
 
 export const runtimeSettings = z
   .object({
@@ -30,9 +42,17 @@ export const runtimeSettings = z
     unloadGraceMs: z.number().int().nonnegative().default(2_000),
     maxConcurrent: z.number().int().positive().default(16),
     perSource: z.record(z.string(), z.number().int().positive()).default({}),
-    maxOutputBytes: z.number().int().positive().default(256 * 1024),
+    maxOutputBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(256 * 1024),
     maxOutputTokens: z.number().int().positive().default(25_000),
-    previewBytes: z.number().int().positive().default(8 * 1024),
+    previewBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(8 * 1024),
     spillDir: z.string().default(join(tmpdir(), `yoke-spill-${process.getuid?.() ?? 'user'}`)),
   })
   .strict()
@@ -55,14 +75,23 @@ export interface CallOptions {
 }
 
 const ORDER = { allow: 0, ask: 1, deny: 2 } as const
-const BODY_CODES = new Set<string>(['HOOK_FAILED', 'TIMEOUT', 'SERVER_UNAVAILABLE', 'INTEGRITY_FAILED'])
+const BODY_CODES = new Set<string>([
+  'HOOK_FAILED',
+  'TIMEOUT',
+  'SERVER_UNAVAILABLE',
+  'INTEGRITY_FAILED',
+])
 let nextCall = 0
 
 export class ToolRuntime {
   readonly hooks = defineHooks('runtime', {
     preExecute: new AsyncSeriesWaterfallHook<[PreDecision, ToolCall]>(['decision', 'call']),
     around: new AsyncSeriesWaterfallHook<[Executor, ToolCall]>(['executor', 'call']),
-    postExecute: new AsyncSeriesWaterfallHook<[PostDecision, ToolCall, ToolResult]>(['decision', 'call', 'result']),
+    postExecute: new AsyncSeriesWaterfallHook<[PostDecision, ToolCall, ToolResult]>([
+      'decision',
+      'call',
+      'result',
+    ]),
     result: new AsyncParallelHook<[ToolCall, ToolResult]>(['call', 'result']),
     progress: new SyncHook<[ToolCall, ProgressEvent]>(['call', 'event']),
     change: new SyncHook<[ToolChange]>(['change']),
@@ -71,24 +100,43 @@ export class ToolRuntime {
   })
   readonly approvals = new Approvals()
   readonly tasks = new Tasks((message, err) => this.onError(message, err))
-  readonly registry = new ToolRegistry((added, removed, scope) => this.hooks.change.call({ added, removed, scope }))
+  readonly registry = new ToolRegistry((added, removed, scope) =>
+    this.hooks.change.call({ added, removed, scope }),
+  )
   readonly gate: ConcurrencyGate
   settings: RuntimeSettings
   /** the calls in flight (with their deadlines), so unloading a tool can wait for its calls, then end them */
   readonly #deadlines = new Deadlines()
 
-  constructor(settings: Partial<RuntimeSettings> = {}, private readonly onError: (message: string, err: unknown) => void = () => {}) {
+  constructor(
+    settings: Partial<RuntimeSettings> = {},
+    private readonly onError: (message: string, err: unknown) => void = () => {},
+  ) {
     this.settings = runtimeSettings.parse(settings)
     this.gate = new ConcurrencyGate(this.settings)
     // decisions only tighten: a tap is skipped once the decision is deny (or block)
     this.hooks.preExecute.intercept({
-      register: (tap) => ({ ...tap, fn: tighten(tap.fn as (d: PreDecision, c: ToolCall) => Promise<PreDecision | undefined>) }),
+      register: (tap) => ({
+        ...tap,
+        fn: tighten(tap.fn as (d: PreDecision, c: ToolCall) => Promise<PreDecision | undefined>),
+      }),
     })
     this.hooks.postExecute.intercept({
       register: (tap) => {
-        const fn = tap.fn as (d: PostDecision, ...rest: unknown[]) => Promise<PostDecision | undefined>
+        const fn = tap.fn as (
+          d: PostDecision,
+          ...rest: unknown[]
+        ) => Promise<PostDecision | undefined>
         // block is final; an accept after a replace keeps the replacement (a later tap sees it in d.result)
-        return { ...tap, fn: (d: PostDecision, ...rest: unknown[]) => (d.kind === 'block' ? Promise.resolve(d) : fn(d, ...rest).then((n) => (!n || (n.kind === 'accept' && d.kind === 'replace') ? d : n))) }
+        return {
+          ...tap,
+          fn: (d: PostDecision, ...rest: unknown[]) =>
+            d.kind === 'block'
+              ? Promise.resolve(d)
+              : fn(d, ...rest).then((n) =>
+                  !n || (n.kind === 'accept' && d.kind === 'replace') ? d : n,
+                ),
+        }
       },
     })
   }
@@ -128,15 +176,34 @@ export class ToolRuntime {
     const scope = options.scope ?? GLOBAL
     const tool = this.registry.resolve(name, scope)
     const cloned = cloneArgs(args)
-    const call: ToolCall = Object.freeze({ id: `call_${++nextCall}`, name, args: freezeDeep(cloned ?? {}), scope, caller: options.caller ?? 'host', tool })
+    const call: ToolCall = Object.freeze({
+      id: `call_${++nextCall}`,
+      name,
+      args: freezeDeep(cloned ?? {}),
+      scope,
+      caller: options.caller ?? 'host',
+      tool,
+    })
     let outcome: Outcome
     if (!tool) outcome = failure(call, 'UNKNOWN_TOOL', {})
-    else if (cloned === undefined) outcome = failure(call, 'INVALID_ARGS', { reason: 'the arguments are not JSON data' })
-    else if (!tool.validate(call.args)) outcome = failure(call, 'INVALID_ARGS', { reason: ajvReason(tool.validate.errors) })
+    else if (cloned === undefined)
+      outcome = failure(call, 'INVALID_ARGS', { reason: 'the arguments are not JSON data' })
+    else if (!tool.validate(call.args))
+      outcome = failure(call, 'INVALID_ARGS', { reason: ajvReason(tool.validate.errors) })
     else outcome = await this.#fly(call, tool, options, started, false)
-    const result = freezeDeep({ callId: call.id, tool: name, ok: outcome.status === 'ok', content: [], ...outcome, durationMs: Math.round(performance.now() - started) }) as ToolResult
+    const result = freezeDeep({
+      callId: call.id,
+      tool: name,
+      ok: outcome.status === 'ok',
+      content: [],
+      ...outcome,
+      durationMs: Math.round(performance.now() - started),
+    }) as ToolResult
     // observe only: the taps start now (in order), the caller does not wait for them to finish
-    if (this.hooks.result.taps.length) this.hooks.result.promise(call, result).catch((err) => this.onError(`a result hook failed for ${name}`, err))
+    if (this.hooks.result.taps.length)
+      this.hooks.result
+        .promise(call, result)
+        .catch((err) => this.onError(`a result hook failed for ${name}`, err))
     return result
   }
 
@@ -144,44 +211,90 @@ export class ToolRuntime {
    * Runs `work` under a Flight: the caller's abort, the timeout and an unload end it wherever it is
    * (a tap, an approval, the gate, the body), and the call still gets exactly one outcome.
    */
-  async #fly(call: ToolCall, tool: RegisteredTool, options: CallOptions, started: number, background: boolean): Promise<Outcome> {
-    const progress = options.onProgress ? (c: ToolCall, e: ProgressEvent) => this.#progress(c, e, options) : this.#reportProgress
-    const flight = new Flight(call, tool.timeoutMs ?? this.settings.timeoutMs, progress, options.signal, this.#deadlines, this.settings.unloadGraceMs)
+  async #fly(
+    call: ToolCall,
+    tool: RegisteredTool,
+    options: CallOptions,
+    started: number,
+    background: boolean,
+  ): Promise<Outcome> {
+    const progress = options.onProgress
+      ? (c: ToolCall, e: ProgressEvent) => this.#progress(c, e, options)
+      : this.#reportProgress
+    const flight = new Flight(
+      call,
+      tool.timeoutMs ?? this.settings.timeoutMs,
+      progress,
+      options.signal,
+      this.#deadlines,
+      this.settings.unloadGraceMs,
+    )
     try {
-      const running = background ? this.#execute(call, tool, flight, started) : this.#stages(call, tool, flight, options, started)
+      const running = background
+        ? this.#execute(call, tool, flight, started)
+        : this.#stages(call, tool, flight, options, started)
       flight.work = running
       return await Promise.race([running, flight.ended])
     } catch (err) {
       if (flight.why) return failure(call, flight.why, { ms: flight.timeoutMs })
       // a throwing tap fails the call closed; a body may end with one of BODY_CODES; anything else is EXEC_FAILED
-      return failure(call, err instanceof YokeError && BODY_CODES.has(err.code) ? (err.code as 'TIMEOUT') : 'EXEC_FAILED', { reason: (err as Error)?.message ?? String(err) }, err)
+      return failure(
+        call,
+        err instanceof YokeError && BODY_CODES.has(err.code)
+          ? (err.code as 'TIMEOUT')
+          : 'EXEC_FAILED',
+        { reason: (err as Error)?.message ?? String(err) },
+        err,
+      )
     } finally {
       flight.finish()
     }
   }
 
   /** Stages 2-4, then the body (here or, for spawnOnly tools, in a background task). */
-  async #stages(call: ToolCall, tool: RegisteredTool, flight: Flight, options: CallOptions, started: number): Promise<Outcome> {
+  async #stages(
+    call: ToolCall,
+    tool: RegisteredTool,
+    flight: Flight,
+    options: CallOptions,
+    started: number,
+  ): Promise<Outcome> {
     if (flight.why) return flight.ended // the caller gave up before it began
-    const decision = this.hooks.preExecute.taps.length ? await this.hooks.preExecute.promise(ALLOW, call) : ALLOW
+    const decision = this.hooks.preExecute.taps.length
+      ? await this.hooks.preExecute.promise(ALLOW, call)
+      : ALLOW
     if (flight.why) return flight.ended
-    if (decision.kind === 'deny') return failure(call, 'DENIED', { reason: decision.reason, how: HOW.denied })
+    if (decision.kind === 'deny')
+      return failure(call, 'DENIED', { reason: decision.reason, how: HOW.denied })
     if (decision.args) {
       // a tap rewrote the arguments: approval, guards and the body all see the new ones, checked again
       const args = freezeDeep(cloneArgs(decision.args) ?? {})
-      if (!tool.validate(args)) return failure(call, 'INVALID_ARGS', { reason: `as rewritten before the call: ${ajvReason(tool.validate.errors)}` })
+      if (!tool.validate(args))
+        return failure(call, 'INVALID_ARGS', {
+          reason: `as rewritten before the call: ${ajvReason(tool.validate.errors)}`,
+        })
       call = Object.freeze({ ...call, args })
     }
     if (decision.kind === 'ask') {
-      const outcome = await this.approvals.request({ call, reason: decision.reason, signal: flight.signal })
-      if (!outcome.allowed) return failure(call, 'DENIED', { reason: `approval needed (${decision.reason}); ${outcome.why}`, how: HOW.ask(call.name) })
+      const outcome = await this.approvals.request({
+        call,
+        reason: decision.reason,
+        signal: flight.signal,
+      })
+      if (!outcome.allowed)
+        return failure(call, 'DENIED', {
+          reason: `approval needed (${decision.reason}); ${outcome.why}`,
+          how: HOW.ask(call.name),
+        })
     }
     for (const guard of this.registry.guardsFor(call.scope)) {
       const denial = guard(call)
       if (denial) return failure(call, 'DENIED', { reason: denial, how: HOW.guard })
     }
     if (tool.spawnOnly && !this.registry.isSubagent(call.scope)) {
-      const task = this.tasks.start(call, (signal) => this.#fly(call, tool, { ...options, signal }, started, true))
+      const task = this.tasks.start(call, (signal) =>
+        this.#fly(call, tool, { ...options, signal }, started, true),
+      )
       const text = `${tool.spawnOnlyMessage ?? `${call.name} runs in the background`} (task ${task.id})`
       return { status: 'ok', content: [{ type: 'text', text }], task: task.id }
     }
@@ -189,24 +302,42 @@ export class ToolRuntime {
   }
 
   /** Stages 5-8: the body under the gate, post-execute, output limits. */
-  async #execute(call: ToolCall, tool: RegisteredTool, flight: Flight, started: number, parent?: ToolCall): Promise<Outcome> {
+  async #execute(
+    call: ToolCall,
+    tool: RegisteredTool,
+    flight: Flight,
+    started: number,
+    parent?: ToolCall,
+  ): Promise<Outcome> {
     if (this.registry.resolve(call.name, call.scope) !== tool) return failure(call, 'UNLOADED', {}) // unloaded while it waited
-    const executor = this.hooks.around.taps.length ? await this.hooks.around.promise(runBody, call) : runBody
+    const executor = this.hooks.around.taps.length
+      ? await this.hooks.around.promise(runBody, call)
+      : runBody
     const body = () => (flight.why ? flight.ended : executor(call, flight))
     // a nested call runs in its parent's slot: waiting for a slot its parent holds would deadlock
     const output = await (parent ? body() : this.gate.run(tool, flight, body))
     let result = normalize(output, call.name)
     if (this.hooks.postExecute.taps.length) {
-      const preview = freezeDeep({ callId: call.id, tool: call.name, ok: result.status === 'ok', ...result, durationMs: Math.round(performance.now() - started) }) as ToolResult
+      const preview = freezeDeep({
+        callId: call.id,
+        tool: call.name,
+        ok: result.status === 'ok',
+        ...result,
+        durationMs: Math.round(performance.now() - started),
+      }) as ToolResult
       const post = await this.hooks.postExecute.promise(ACCEPT, call, preview)
       if (post.kind === 'block') return failure(call, 'BLOCKED', { reason: post.reason })
       if (post.kind === 'replace') result = normalize(post.result, call.name)
     }
     // 8 finalize: output limits (freezing happens in call)
-    return { ...result, ...limitOutput(result.content as ContentPart[], result.structured, this.settings, call.name) }
+    return {
+      ...result,
+      ...limitOutput(result.content as ContentPart[], result.structured, this.settings, call.name),
+    }
   }
 
-  readonly #reportProgress = (call: ToolCall, event: ProgressEvent) => this.hooks.progress.call(call, event)
+  readonly #reportProgress = (call: ToolCall, event: ProgressEvent) =>
+    this.hooks.progress.call(call, event)
 
   #progress(call: ToolCall, event: ProgressEvent, options: CallOptions) {
     this.hooks.progress.call(call, event)
@@ -216,19 +347,45 @@ export class ToolRuntime {
 
 /** What a DENIED result tells the model (and the person) to do, by cause. */
 const HOW = {
-  denied: 'a policy rule or a pre-execute hook denies it; narrow or remove the deny rule that matches',
-  ask: (name: string) => `add allow: ["${name}"] to the policy plugin's config, or approve it when asked`,
+  denied:
+    'a policy rule or a pre-execute hook denies it; narrow or remove the deny rule that matches',
+  ask: (name: string) =>
+    `add allow: ["${name}"] to the policy plugin's config, or approve it when asked`,
   guard: 'a guard refused it; its reason says why',
 }
 type Outcome = Partial<ToolResult> & { status: ResultStatus }
 const ALLOW: PreDecision = Object.freeze({ kind: 'allow' })
 const ACCEPT: PostDecision = Object.freeze({ kind: 'accept' })
-const runBody: Executor = async (call, ctx) => call.tool!.execute(call.args as Record<string, unknown>, ctx)
+const runBody: Executor = async (call, ctx) =>
+  call.tool!.execute(call.args as Record<string, unknown>, ctx)
 
 /** A failed outcome: the catalogue's message and hint, as the model and the caller see them. */
-function failure(call: ToolCall, status: Exclude<ResultStatus, 'ok'>, params: Record<string, unknown>, cause?: unknown): Outcome {
-  const error = cause instanceof YokeError && cause.code === status ? cause : new YokeError(status as ErrorCode, { name: call.name, scope: call.scope, tap: '?', hook: '?', reason: (cause as Error)?.message, ...params }, { cause })
-  return { status, content: [{ type: 'text', text: `${error.code}: ${error.message}\nhint: ${error.hint}` }], error: { code: error.code, message: error.message, hint: error.hint } }
+function failure(
+  call: ToolCall,
+  status: Exclude<ResultStatus, 'ok'>,
+  params: Record<string, unknown>,
+  cause?: unknown,
+): Outcome {
+  const error =
+    cause instanceof YokeError && cause.code === status
+      ? cause
+      : new YokeError(
+          status as ErrorCode,
+          {
+            name: call.name,
+            scope: call.scope,
+            tap: '?',
+            hook: '?',
+            reason: (cause as Error)?.message,
+            ...params,
+          },
+          { cause },
+        )
+  return {
+    status,
+    content: [{ type: 'text', text: `${error.code}: ${error.message}\nhint: ${error.hint}` }],
+    error: { code: error.code, message: error.message, hint: error.hint },
+  }
 }
 
 /** Tool output → status, content and structured value, as fresh JSON data (the body keeps its objects). */
@@ -236,25 +393,54 @@ function normalize(output: ToolOutput, name: string): Outcome {
   if (typeof output === 'string') return { status: 'ok', content: [{ type: 'text', text: output }] }
   if (output === undefined) return { status: 'ok', content: [] }
   try {
-    if (output && typeof output === 'object' && Array.isArray((output as { content?: unknown }).content)) {
+    if (
+      output &&
+      typeof output === 'object' &&
+      Array.isArray((output as { content?: unknown }).content)
+    ) {
       const o = output as { content: ContentPart[]; structured?: unknown; isError?: boolean }
-      const copy = { content: copyJson(o.content, 0) as ContentPart[], structured: o.structured === undefined ? undefined : copyJson(o.structured, 0) }
+      const copy = {
+        content: copyJson(o.content, 0) as ContentPart[],
+        structured: o.structured === undefined ? undefined : copyJson(o.structured, 0),
+      }
       if (!o.isError) return { status: 'ok', ...copy }
       const error = new YokeError('TOOL_ERROR', { name })
-      return { status: 'TOOL_ERROR', ...copy, error: { code: error.code, message: error.message, hint: error.hint } }
+      return {
+        status: 'TOOL_ERROR',
+        ...copy,
+        error: { code: error.code, message: error.message, hint: error.hint },
+      }
     }
     const structured = copyJson(output, 0)
-    return { status: 'ok', content: [{ type: 'text', text: JSON.stringify(structured) }], structured }
+    return {
+      status: 'ok',
+      content: [{ type: 'text', text: JSON.stringify(structured) }],
+      structured,
+    }
   } catch (err) {
-    return failure({ name } as ToolCall, 'EXEC_FAILED', { reason: `its output is not JSON data (${(err as Error).message})` })
+    return failure({ name } as ToolCall, 'EXEC_FAILED', {
+      reason: `its output is not JSON data (${(err as Error).message})`,
+    })
   }
 }
 
 function tighten(fn: (d: PreDecision, c: ToolCall) => Promise<PreDecision | undefined>) {
   return (decision: PreDecision, call: ToolCall) =>
-    decision.kind === 'deny' ? Promise.resolve(decision) : fn(decision, call).then((next) => (next && ORDER[next.kind] >= ORDER[decision.kind] ? (decision.args && !next.args ? { ...next, args: decision.args } : next) : decision))
+    decision.kind === 'deny'
+      ? Promise.resolve(decision)
+      : fn(decision, call).then((next) =>
+          next && ORDER[next.kind] >= ORDER[decision.kind]
+            ? decision.args && !next.args
+              ? { ...next, args: decision.args }
+              : next
+            : decision,
+        )
 }
 
-function ajvReason(errors: Array<{ instancePath: string; message?: string }> | null | undefined): string {
-  return (errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ') || 'invalid'
+function ajvReason(
+  errors: Array<{ instancePath: string; message?: string }> | null | undefined,
+): string {
+  return (
+    (errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ') || 'invalid'
+  )
 }

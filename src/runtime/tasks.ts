@@ -28,16 +28,41 @@ export class Tasks {
     /** a task ended: done, failed or cancelled */
     completed: new SyncHook<[TaskInfo]>(['task']),
   })
-  readonly #tasks = new Map<string, { info: TaskInfo; abort: AbortController; done: Promise<TaskInfo> }>()
+  readonly #tasks = new Map<
+    string,
+    { info: TaskInfo; abort: AbortController; done: Promise<TaskInfo> }
+  >()
 
   constructor(private readonly onError: (message: string, err: unknown) => void = () => {}) {}
 
   start(call: ToolCall, run: TaskRun): TaskInfo {
-    const info: TaskInfo = { id: `task_${++nextTask}`, tool: call.name, scope: call.scope, status: 'running', startedAt: Date.now() }
+    const info: TaskInfo = {
+      id: `task_${++nextTask}`,
+      tool: call.name,
+      scope: call.scope,
+      status: 'running',
+      startedAt: Date.now(),
+    }
     const abort = new AbortController()
     const done = run(abort.signal).then(
-      (partial) => this.#end(info, { callId: call.id, tool: call.name, ok: partial.status === 'ok', content: [], durationMs: Date.now() - info.startedAt, ...partial }),
-      (err) => this.#end(info, { callId: call.id, tool: call.name, status: 'EXEC_FAILED', ok: false, content: [{ type: 'text', text: String(err?.message ?? err) }], durationMs: Date.now() - info.startedAt }),
+      (partial) =>
+        this.#end(info, {
+          callId: call.id,
+          tool: call.name,
+          ok: partial.status === 'ok',
+          content: [],
+          durationMs: Date.now() - info.startedAt,
+          ...partial,
+        }),
+      (err) =>
+        this.#end(info, {
+          callId: call.id,
+          tool: call.name,
+          status: 'EXEC_FAILED',
+          ok: false,
+          content: [{ type: 'text', text: String(err?.message ?? err) }],
+          durationMs: Date.now() - info.startedAt,
+        }),
     )
     this.#tasks.set(info.id, { info, abort, done })
     return info

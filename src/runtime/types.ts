@@ -18,7 +18,8 @@ export type ContentPart =
   | { type: 'resource_link'; uri: string; name?: string; mimeType?: string }
 
 /** What a tool body may return: text, MCP-style content, or any JSON value (sent as JSON text). */
-export type ToolOutput = string | { content: ContentPart[]; structured?: unknown; isError?: boolean } | unknown
+export type ToolOutput =
+  string | { content: ContentPart[]; structured?: unknown; isError?: boolean } | unknown
 
 export interface ProgressEvent {
   progress?: number
@@ -86,12 +87,31 @@ export interface ToolCall {
 }
 
 /** `args`: new arguments for the call (a rewrite): checked against the schema, then seen by approval, guards and the body */
-export type PreDecision = ({ kind: 'allow' } | { kind: 'deny'; reason: string } | { kind: 'ask'; reason: string }) & { args?: Record<string, unknown> }
-export type PostDecision = { kind: 'accept' } | { kind: 'replace'; result: ToolOutput } | { kind: 'block'; reason: string }
+export type PreDecision = (
+  { kind: 'allow' } | { kind: 'deny'; reason: string } | { kind: 'ask'; reason: string }
+) & { args?: Record<string, unknown> }
+export type PostDecision =
+  { kind: 'accept' } | { kind: 'replace'; result: ToolOutput } | { kind: 'block'; reason: string }
 /** Runs the body; `around` taps wrap it. */
 export type Executor = (call: ToolCall, ctx: CallContext) => Promise<ToolOutput>
 
-export type ResultStatus = 'ok' | Extract<ErrorCode, 'UNKNOWN_TOOL' | 'INVALID_ARGS' | 'DENIED' | 'BLOCKED' | 'TIMEOUT' | 'ABORTED' | 'UNLOADED' | 'SERVER_UNAVAILABLE' | 'INTEGRITY_FAILED' | 'EXEC_FAILED' | 'TOOL_ERROR' | 'HOOK_FAILED'>
+export type ResultStatus =
+  | 'ok'
+  | Extract<
+      ErrorCode,
+      | 'UNKNOWN_TOOL'
+      | 'INVALID_ARGS'
+      | 'DENIED'
+      | 'BLOCKED'
+      | 'TIMEOUT'
+      | 'ABORTED'
+      | 'UNLOADED'
+      | 'SERVER_UNAVAILABLE'
+      | 'INTEGRITY_FAILED'
+      | 'EXEC_FAILED'
+      | 'TOOL_ERROR'
+      | 'HOOK_FAILED'
+    >
 
 export interface ToolResult {
   readonly callId: string

@@ -22,47 +22,297 @@ interface Case {
   args?: string[]
 }
 
-const billionLaughs = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...'bcdefgh'.split('').map((c, i) => `${c}: &${c} [${Array(10).fill('*' + 'abcdefgh'[i]).join(', ')}]`), 'plugins: {}'].join('\n')
+const billionLaughs = [
+  'a: &a [x, x, x, x, x, x, x, x, x, x]',
+  ...'bcdefgh'.split('').map(
+    (c, i) =>
+      `${c}: &${c} [${Array(10)
+        .fill('*' + 'abcdefgh'[i])
+        .join(', ')}]`,
+  ),
+  'plugins: {}',
+].join('\n')
 
 const CASES: Case[] = [
-  { name: 'unclosed quote', file: 'bad.yaml', text: 'plugins:\n  ok:\n    use: "./ok.mjs\n', code: 'CONFIG_SYNTAX', at: /bad\.yaml:3:\d+$/ },
-  { name: 'bad indentation', file: 'bad.yaml', text: 'plugins:\n  ok:\n      use: ./ok.mjs\n    config: {}\n', code: 'CONFIG_SYNTAX', at: /bad\.yaml:\d+:\d+$/ },
-  { name: 'tab indentation', file: 'bad.yaml', text: 'plugins:\n\tok:\n\t\tuse: ./ok.mjs\n', code: 'CONFIG_SYNTAX', at: /bad\.yaml:2:\d+$/ },
-  { name: 'duplicate key', file: 'bad.yaml', text: 'plugins:\n  ok:\n    use: ./ok.mjs\n    use: ./other.mjs\n', code: 'CONFIG_DUPLICATE_KEY', at: /bad\.yaml:4:5$/ },
-  { name: 'duplicate instance', file: 'bad.yaml', text: 'plugins:\n  ok: { use: ./ok.mjs }\n  ok: { use: ./ok.mjs }\n', code: 'CONFIG_DUPLICATE_KEY', at: /bad\.yaml:3:3$/ },
-  { name: 'unknown plugin', file: 'bad.yaml', text: 'plugins:\n  x:\n    use: no-such-plugin\n', code: 'PLUGIN_NOT_FOUND', at: /bad\.yaml:3:10$/ },
-  { name: 'missing plugin file', file: 'bad.yaml', text: 'plugins:\n  x:\n    use: ./missing.ts\n', code: 'PLUGIN_NOT_FOUND', at: /bad\.yaml:3:10$/ },
-  { name: 'wrong config type', file: 'bad.yaml', text: 'plugins:\n  typed:\n    config:\n      port: eighty\n', code: 'CONFIG_INVALID', at: /bad\.yaml:4:13$/ },
-  { name: 'missing required config', file: 'bad.yaml', text: 'plugins:\n  typed:\n    config:\n      name: null\n', code: 'CONFIG_INVALID', at: /\.yaml:\d+:\d+$/ },
-  { name: 'enabled is not a boolean', file: 'bad.yaml', text: 'plugins:\n  ok:\n    enabled: "yes"\n', code: 'CONFIG_SHAPE', at: /bad\.yaml:3:14$/ },
-  { name: 'plugins is a list', file: 'bad.yaml', text: 'plugins:\n  - use: ./ok.mjs\n', code: 'CONFIG_SHAPE', at: /bad\.yaml:1:1$/ },
-  { name: 'layer is a list', file: 'bad.yaml', text: '- plugins\n- more\n', code: 'CONFIG_SHAPE', at: /bad\.yaml:1:1$/ },
-  { name: 'layer is a scalar', file: 'bad.yaml', text: 'just a string\n', code: 'CONFIG_SHAPE', at: /bad\.yaml:1:1$/ },
-  { name: 'unknown top-level key', file: 'bad.yaml', text: 'plugin:\n  ok: { use: ./ok.mjs }\n', code: 'CONFIG_SHAPE', at: /bad\.yaml:1:1$/ },
-  { name: 'unknown instance key', file: 'bad.yaml', text: 'plugins:\n  ok:\n    usee: ./ok.mjs\n', code: 'CONFIG_SHAPE', at: /bad\.yaml:3:5$/ },
-  { name: 'instance key with a dot', file: 'bad.yaml', text: 'plugins:\n  my.plugin:\n    use: ./ok.mjs\n', code: 'CONFIG_SHAPE', at: /bad\.yaml:2:3$/ },
-  { name: 'config is a string', file: 'bad.yaml', text: 'plugins:\n  ok:\n    config: "port=1"\n', code: 'CONFIG_SHAPE', at: /bad\.yaml:3:13$/ },
-  { name: 'instance without use', file: 'bad.yaml', text: 'plugins:\n  fresh:\n    config: { a: 1 }\n', code: 'CONFIG_SHAPE', at: /bad\.yaml:2:3$/ },
-  { name: 'empty use', file: 'bad.yaml', text: 'plugins:\n  ok:\n    use: ""\n', code: 'CONFIG_SHAPE', at: /bad\.yaml:3:10$/ },
-  { name: 'missing environment variable', file: 'bad.yaml', text: 'plugins:\n  typed:\n    config:\n      name: ${YOKE_SURELY_UNSET_VAR}\n', code: 'CONFIG_ENV_MISSING', at: /bad\.yaml:4:13$/ },
-  { name: 'alias bomb', file: 'bad.yaml', text: billionLaughs, code: 'CONFIG_ALIAS_LIMIT', at: /bad\.yaml:1:1$/ },
-  { name: 'deep flow nesting', file: 'bad.yaml', text: 'plugins:\n  ok:\n    config:\n      x: ' + '['.repeat(5000) + ']'.repeat(5000) + '\n', code: 'CONFIG_TOO_DEEP', at: /bad\.yaml:4:\d+$/ },
-  { name: 'deep block nesting', file: 'bad.yaml', text: 'plugins:\n  ok:\n    config:\n' + Array.from({ length: 40 }, (_, i) => ' '.repeat(6 + 2 * i) + `k${i}:`).join('\n') + ' 1\n', code: 'CONFIG_TOO_DEEP', at: /bad\.yaml:\d+:\d+$/ },
-  { name: 'a 50 MB file', file: 'big.yaml', text: () => {}, code: 'CONFIG_TOO_LARGE', at: /big\.yaml$/ },
-  { name: 'binary garbage', file: 'garbage.yaml', text: () => {}, code: 'CONFIG_NOT_TEXT', at: /garbage\.yaml:1:1$/ },
-  { name: 'NUL bytes in text', file: 'bad.yaml', text: 'plugins:\n  ok:\u0000\n', code: 'CONFIG_NOT_TEXT', at: /bad\.yaml:2:6$/ },
-  { name: 'extends cycle', file: 'cyc-a.yaml', text: 'extends: ./cyc-b.yaml\nplugins: {}\n', code: 'CONFIG_EXTENDS_CYCLE', at: /cyc-b\.yaml:1:10$/, as: 'preset' },
-  { name: 'extends itself', file: 'self.yaml', text: 'extends: [./self.yaml]\n', code: 'CONFIG_EXTENDS_CYCLE', at: /self\.yaml:1:11$/, as: 'preset' },
-  { name: 'extends an unknown preset', file: 'ext.yaml', text: 'extends: no-such-preset\n', code: 'CONFIG_NOT_FOUND', at: /ext\.yaml:1:10$/, as: 'preset' },
-  { name: 'project config names an unknown preset', file: 'yoke.config.yaml', text: 'preset: nope\n', code: 'CONFIG_NOT_FOUND', at: /yoke\.config\.yaml:1:9$/, as: 'project' },
-  { name: 'module throws on import', file: 'throws.mjs', text: 'throw new Error("no import for you")\n', code: 'PLUGIN_IMPORT_FAILED', at: /yoke\.config\.yaml:\d+:10$/, as: 'module' },
-  { name: 'module with a syntax error', file: 'syntax.ts', text: 'export default { name: "s", apply( {\n', code: 'PLUGIN_IMPORT_FAILED', at: /yoke\.config\.yaml:\d+:10$/, as: 'module' },
-  { name: 'module exports no plugin', file: 'notplugin.mjs', text: 'export default 42\n', code: 'PLUGIN_INVALID', at: /yoke\.config\.yaml:\d+:10$/, as: 'module' },
-  { name: 'extends in a patch', file: 'bad.yaml', text: 'extends: [base]\nplugins: {}\n', code: 'CONFIG_SHAPE', at: /bad\.yaml:1:1$/ },
-  { name: 'preset: in a patch', file: 'bad.yaml', text: 'preset: minimal\n', code: 'CONFIG_SHAPE', at: /bad\.yaml:1:1$/ },
-  { name: 'a device file', file: 'unused.yaml', text: 'plugins: {}\n', code: 'CONFIG_READ_FAILED', at: /\/dev\/zero$/, args: ['--patch', '/dev/zero'] },
-  { name: 'a self-referencing --set', file: 'unused.yaml', text: 'plugins: {}\n', code: 'CONFIG_SET_INVALID', at: null, args: ['--set', 'plugins.ok.config.x=&a [*a]'] },
-  { name: 'bad --set', file: 'unused.yaml', text: 'plugins: {}\n', code: 'CONFIG_SET_INVALID', at: null, args: ['--set', 'plugins.ok.enabled'] },
+  {
+    name: 'unclosed quote',
+    file: 'bad.yaml',
+    text: 'plugins:\n  ok:\n    use: "./ok.mjs\n',
+    code: 'CONFIG_SYNTAX',
+    at: /bad\.yaml:3:\d+$/,
+  },
+  {
+    name: 'bad indentation',
+    file: 'bad.yaml',
+    text: 'plugins:\n  ok:\n      use: ./ok.mjs\n    config: {}\n',
+    code: 'CONFIG_SYNTAX',
+    at: /bad\.yaml:\d+:\d+$/,
+  },
+  {
+    name: 'tab indentation',
+    file: 'bad.yaml',
+    text: 'plugins:\n\tok:\n\t\tuse: ./ok.mjs\n',
+    code: 'CONFIG_SYNTAX',
+    at: /bad\.yaml:2:\d+$/,
+  },
+  {
+    name: 'duplicate key',
+    file: 'bad.yaml',
+    text: 'plugins:\n  ok:\n    use: ./ok.mjs\n    use: ./other.mjs\n',
+    code: 'CONFIG_DUPLICATE_KEY',
+    at: /bad\.yaml:4:5$/,
+  },
+  {
+    name: 'duplicate instance',
+    file: 'bad.yaml',
+    text: 'plugins:\n  ok: { use: ./ok.mjs }\n  ok: { use: ./ok.mjs }\n',
+    code: 'CONFIG_DUPLICATE_KEY',
+    at: /bad\.yaml:3:3$/,
+  },
+  {
+    name: 'unknown plugin',
+    file: 'bad.yaml',
+    text: 'plugins:\n  x:\n    use: no-such-plugin\n',
+    code: 'PLUGIN_NOT_FOUND',
+    at: /bad\.yaml:3:10$/,
+  },
+  {
+    name: 'missing plugin file',
+    file: 'bad.yaml',
+    text: 'plugins:\n  x:\n    use: ./missing.ts\n',
+    code: 'PLUGIN_NOT_FOUND',
+    at: /bad\.yaml:3:10$/,
+  },
+  {
+    name: 'wrong config type',
+    file: 'bad.yaml',
+    text: 'plugins:\n  typed:\n    config:\n      port: eighty\n',
+    code: 'CONFIG_INVALID',
+    at: /bad\.yaml:4:13$/,
+  },
+  {
+    name: 'missing required config',
+    file: 'bad.yaml',
+    text: 'plugins:\n  typed:\n    config:\n      name: null\n',
+    code: 'CONFIG_INVALID',
+    at: /\.yaml:\d+:\d+$/,
+  },
+  {
+    name: 'enabled is not a boolean',
+    file: 'bad.yaml',
+    text: 'plugins:\n  ok:\n    enabled: "yes"\n',
+    code: 'CONFIG_SHAPE',
+    at: /bad\.yaml:3:14$/,
+  },
+  {
+    name: 'plugins is a list',
+    file: 'bad.yaml',
+    text: 'plugins:\n  - use: ./ok.mjs\n',
+    code: 'CONFIG_SHAPE',
+    at: /bad\.yaml:1:1$/,
+  },
+  {
+    name: 'layer is a list',
+    file: 'bad.yaml',
+    text: '- plugins\n- more\n',
+    code: 'CONFIG_SHAPE',
+    at: /bad\.yaml:1:1$/,
+  },
+  {
+    name: 'layer is a scalar',
+    file: 'bad.yaml',
+    text: 'just a string\n',
+    code: 'CONFIG_SHAPE',
+    at: /bad\.yaml:1:1$/,
+  },
+  {
+    name: 'unknown top-level key',
+    file: 'bad.yaml',
+    text: 'plugin:\n  ok: { use: ./ok.mjs }\n',
+    code: 'CONFIG_SHAPE',
+    at: /bad\.yaml:1:1$/,
+  },
+  {
+    name: 'unknown instance key',
+    file: 'bad.yaml',
+    text: 'plugins:\n  ok:\n    usee: ./ok.mjs\n',
+    code: 'CONFIG_SHAPE',
+    at: /bad\.yaml:3:5$/,
+  },
+  {
+    name: 'instance key with a dot',
+    file: 'bad.yaml',
+    text: 'plugins:\n  my.plugin:\n    use: ./ok.mjs\n',
+    code: 'CONFIG_SHAPE',
+    at: /bad\.yaml:2:3$/,
+  },
+  {
+    name: 'config is a string',
+    file: 'bad.yaml',
+    text: 'plugins:\n  ok:\n    config: "port=1"\n',
+    code: 'CONFIG_SHAPE',
+    at: /bad\.yaml:3:13$/,
+  },
+  {
+    name: 'instance without use',
+    file: 'bad.yaml',
+    text: 'plugins:\n  fresh:\n    config: { a: 1 }\n',
+    code: 'CONFIG_SHAPE',
+    at: /bad\.yaml:2:3$/,
+  },
+  {
+    name: 'empty use',
+    file: 'bad.yaml',
+    text: 'plugins:\n  ok:\n    use: ""\n',
+    code: 'CONFIG_SHAPE',
+    at: /bad\.yaml:3:10$/,
+  },
+  {
+    name: 'missing environment variable',
+    file: 'bad.yaml',
+    text: 'plugins:\n  typed:\n    config:\n      name: ${YOKE_SURELY_UNSET_VAR}\n',
+    code: 'CONFIG_ENV_MISSING',
+    at: /bad\.yaml:4:13$/,
+  },
+  {
+    name: 'alias bomb',
+    file: 'bad.yaml',
+    text: billionLaughs,
+    code: 'CONFIG_ALIAS_LIMIT',
+    at: /bad\.yaml:1:1$/,
+  },
+  {
+    name: 'deep flow nesting',
+    file: 'bad.yaml',
+    text: 'plugins:\n  ok:\n    config:\n      x: ' + '['.repeat(5000) + ']'.repeat(5000) + '\n',
+    code: 'CONFIG_TOO_DEEP',
+    at: /bad\.yaml:4:\d+$/,
+  },
+  {
+    name: 'deep block nesting',
+    file: 'bad.yaml',
+    text:
+      'plugins:\n  ok:\n    config:\n' +
+      Array.from({ length: 40 }, (_, i) => ' '.repeat(6 + 2 * i) + `k${i}:`).join('\n') +
+      ' 1\n',
+    code: 'CONFIG_TOO_DEEP',
+    at: /bad\.yaml:\d+:\d+$/,
+  },
+  {
+    name: 'a 50 MB file',
+    file: 'big.yaml',
+    text: () => {},
+    code: 'CONFIG_TOO_LARGE',
+    at: /big\.yaml$/,
+  },
+  {
+    name: 'binary garbage',
+    file: 'garbage.yaml',
+    text: () => {},
+    code: 'CONFIG_NOT_TEXT',
+    at: /garbage\.yaml:1:1$/,
+  },
+  {
+    name: 'NUL bytes in text',
+    file: 'bad.yaml',
+    text: 'plugins:\n  ok:\u0000\n',
+    code: 'CONFIG_NOT_TEXT',
+    at: /bad\.yaml:2:6$/,
+  },
+  {
+    name: 'extends cycle',
+    file: 'cyc-a.yaml',
+    text: 'extends: ./cyc-b.yaml\nplugins: {}\n',
+    code: 'CONFIG_EXTENDS_CYCLE',
+    at: /cyc-b\.yaml:1:10$/,
+    as: 'preset',
+  },
+  {
+    name: 'extends itself',
+    file: 'self.yaml',
+    text: 'extends: [./self.yaml]\n',
+    code: 'CONFIG_EXTENDS_CYCLE',
+    at: /self\.yaml:1:11$/,
+    as: 'preset',
+  },
+  {
+    name: 'extends an unknown preset',
+    file: 'ext.yaml',
+    text: 'extends: no-such-preset\n',
+    code: 'CONFIG_NOT_FOUND',
+    at: /ext\.yaml:1:10$/,
+    as: 'preset',
+  },
+  {
+    name: 'project config names an unknown preset',
+    file: 'yoke.config.yaml',
+    text: 'preset: nope\n',
+    code: 'CONFIG_NOT_FOUND',
+    at: /yoke\.config\.yaml:1:9$/,
+    as: 'project',
+  },
+  {
+    name: 'module throws on import',
+    file: 'throws.mjs',
+    text: 'throw new Error("no import for you")\n',
+    code: 'PLUGIN_IMPORT_FAILED',
+    at: /yoke\.config\.yaml:\d+:10$/,
+    as: 'module',
+  },
+  {
+    name: 'module with a syntax error',
+    file: 'syntax.ts',
+    text: 'export default { name: "s", apply( {\n',
+    code: 'PLUGIN_IMPORT_FAILED',
+    at: /yoke\.config\.yaml:\d+:10$/,
+    as: 'module',
+  },
+  {
+    name: 'module exports no plugin',
+    file: 'notplugin.mjs',
+    text: 'export default 42\n',
+    code: 'PLUGIN_INVALID',
+    at: /yoke\.config\.yaml:\d+:10$/,
+    as: 'module',
+  },
+  {
+    name: 'extends in a patch',
+    file: 'bad.yaml',
+    text: 'extends: [base]\nplugins: {}\n',
+    code: 'CONFIG_SHAPE',
+    at: /bad\.yaml:1:1$/,
+  },
+  {
+    name: 'preset: in a patch',
+    file: 'bad.yaml',
+    text: 'preset: minimal\n',
+    code: 'CONFIG_SHAPE',
+    at: /bad\.yaml:1:1$/,
+  },
+  {
+    name: 'a device file',
+    file: 'unused.yaml',
+    text: 'plugins: {}\n',
+    code: 'CONFIG_READ_FAILED',
+    at: /\/dev\/zero$/,
+    args: ['--patch', '/dev/zero'],
+  },
+  {
+    name: 'a self-referencing --set',
+    file: 'unused.yaml',
+    text: 'plugins: {}\n',
+    code: 'CONFIG_SET_INVALID',
+    at: null,
+    args: ['--set', 'plugins.ok.config.x=&a [*a]'],
+  },
+  {
+    name: 'bad --set',
+    file: 'unused.yaml',
+    text: 'plugins: {}\n',
+    code: 'CONFIG_SET_INVALID',
+    at: null,
+    args: ['--set', 'plugins.ok.enabled'],
+  },
 ]
 
 function project() {
@@ -79,7 +329,10 @@ function place(p: ReturnType<typeof project>, c: Case): string[] {
     writeFileSync(p.path('big.yaml'), '')
     truncateSync(p.path('big.yaml'), 50 * 1024 * 1024)
   } else if (c.file === 'garbage.yaml') {
-    writeFileSync(p.path('garbage.yaml'), Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) % 256)))
+    writeFileSync(
+      p.path('garbage.yaml'),
+      Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) % 256)),
+    )
   } else p.write(c.file, c.text as string)
   switch (c.as) {
     case 'preset':
@@ -102,15 +355,27 @@ describe('bad input: config validate', () => {
       const p = project()
       try {
         const args = place(p, c)
-        const run = await runYoke(['config', 'validate', '--json', ...args], { cwd: p.dir, home: p.home, timeoutMs: 30000 })
+        const run = await runYoke(['config', 'validate', '--json', ...args], {
+          cwd: p.dir,
+          home: p.home,
+          timeoutMs: 30000,
+        })
         assert.equal(run.code, 2, `exit code\n${run.stdout}\n${run.stderr}`)
         const out = JSON.parse(run.stdout)
         const err = out.errors.find((e: any) => e.code === c.code)
         assert.ok(err, `expected ${c.code}, got ${out.errors.map((e: any) => e.code).join(', ')}`)
         if (c.at) assert.match(err.location ?? '', c.at)
         assert.ok(err.hint.length > 10, 'a hint that says what to do')
-        assert.doesNotMatch(run.stderr, /at .*\.ts:\d+|TypeError|RangeError/, 'no crash or stack trace')
-        const human = await runYoke(['config', 'validate', ...args], { cwd: p.dir, home: p.home, timeoutMs: 30000 })
+        assert.doesNotMatch(
+          run.stderr,
+          /at .*\.ts:\d+|TypeError|RangeError/,
+          'no crash or stack trace',
+        )
+        const human = await runYoke(['config', 'validate', ...args], {
+          cwd: p.dir,
+          home: p.home,
+          timeoutMs: 30000,
+        })
         assert.equal(human.code, 2)
         assert.match(human.stderr, new RegExp(`${c.code}[\\s\\S]*hint`))
       } finally {
@@ -147,12 +412,16 @@ describe('bad input does not harm a running yoke dev', () => {
 
   it('a broken module fails only its own instance, and the fix recovers it', async () => {
     p.write('throws.mjs', 'throw new Error("no")\n')
-    const bad = await dev.reloadAfter(() => p.write('.home/patch.yaml', 'plugins:\n  broken:\n    use: ../throws.mjs\n'))
+    const bad = await dev.reloadAfter(() =>
+      p.write('.home/patch.yaml', 'plugins:\n  broken:\n    use: ../throws.mjs\n'),
+    )
     assert.equal(bad.ok, true)
     assert.equal(bad.failed[0].error.code, 'PLUGIN_IMPORT_FAILED')
     const states = Object.fromEntries(bad.instances.map((i: any) => [i.key, i.state]))
     assert.deepEqual(states, { ok: 'active', typed: 'active', broken: 'failed' })
-    const fixed = await dev.reloadAfter(() => p.write('throws.mjs', `export default { name: 'fixed', apply() {} }\n`))
+    const fixed = await dev.reloadAfter(() =>
+      p.write('throws.mjs', `export default { name: 'fixed', apply() {} }\n`),
+    )
     assert.deepEqual(fixed.added, ['broken'])
     assert.equal(fixed.instances.find((i: any) => i.key === 'broken').state, 'active')
   })

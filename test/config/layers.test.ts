@@ -23,11 +23,42 @@ function layeredProject() {
       '    use: ../p.mjs',
       '',
     ].join('\n'),
-    'presets/child.yaml': ['extends: parent', 'plugins:', '  a:', '    config:', '      x: 2', '      token: ${YOKE_TEST_TOKEN}', '      region: ${YOKE_TEST_UNSET:-eu}', '      literal: $${NOT_EXPANDED}', ''].join('\n'),
-    'yoke.config.yaml': ['preset: child', 'plugins:', '  a:', '    config:', '      list: [3]', ''].join('\n'),
-    '.home/patch.yaml': ['plugins:', '  a:', '    config:', '      nested:', '        drop: null', ''].join('\n'),
+    'presets/child.yaml': [
+      'extends: parent',
+      'plugins:',
+      '  a:',
+      '    config:',
+      '      x: 2',
+      '      token: ${YOKE_TEST_TOKEN}',
+      '      region: ${YOKE_TEST_UNSET:-eu}',
+      '      literal: $${NOT_EXPANDED}',
+      '',
+    ].join('\n'),
+    'yoke.config.yaml': [
+      'preset: child',
+      'plugins:',
+      '  a:',
+      '    config:',
+      '      list: [3]',
+      '',
+    ].join('\n'),
+    '.home/patch.yaml': [
+      'plugins:',
+      '  a:',
+      '    config:',
+      '      nested:',
+      '        drop: null',
+      '',
+    ].join('\n'),
     'patch1.yaml': ['plugins:', '  b:', '    enabled: false', ''].join('\n'),
-    'patch2.yaml': ['plugins:', '  a:', '    config:', '      x: 3', '      fromParent: null', ''].join('\n'),
+    'patch2.yaml': [
+      'plugins:',
+      '  a:',
+      '    config:',
+      '      x: 3',
+      '      fromParent: null',
+      '',
+    ].join('\n'),
   })
 }
 
@@ -38,7 +69,13 @@ describe('layered config', () => {
 
   it('each layer overrides the one below; arrays replace; null deletes; enabled:false disables', async () => {
     const resolved = await resolveConfig(
-      { cwd: project.dir, home: project.home, env, patches: ['patch1.yaml', 'patch2.yaml'], sets: ['plugins.a.config.x=4', 'plugins.a.config.added=[a, b]'] },
+      {
+        cwd: project.dir,
+        home: project.home,
+        env,
+        patches: ['patch1.yaml', 'patch2.yaml'],
+        sets: ['plugins.a.config.x=4', 'plugins.a.config.added=[a, b]'],
+      },
       new ModuleLoader(),
     )
     assert.deepEqual(resolved.errors, [])
@@ -47,7 +84,15 @@ describe('layered config', () => {
       ['preset', 'preset', 'project', 'user', 'patch', 'patch', 'set', 'set'],
     )
     const a = resolved.instances.find((i) => i.key === 'a')!
-    assert.deepEqual(a.raw, { x: 4, list: [3], nested: { keep: 1 }, token: 's3cret', region: 'eu', literal: '${NOT_EXPANDED}', added: ['a', 'b'] })
+    assert.deepEqual(a.raw, {
+      x: 4,
+      list: [3],
+      nested: { keep: 1 },
+      token: 's3cret',
+      region: 'eu',
+      literal: '${NOT_EXPANDED}',
+      added: ['a', 'b'],
+    })
     const b = resolved.instances.find((i) => i.key === 'b')!
     assert.equal(b.enabled, false)
     const where = (...path: string[]) => {
@@ -57,7 +102,11 @@ describe('layered config', () => {
     assert.equal(where('a', 'use'), '/presets/parent.yaml:3:10')
     assert.equal(where('a', 'config', 'list'), '/yoke.config.yaml:5:7')
     assert.equal(where('a', 'config', 'list', '0'), '/yoke.config.yaml:5:14')
-    assert.equal(where('a', 'config', 'list', '1'), undefined, 'a replaced array forgets its old elements')
+    assert.equal(
+      where('a', 'config', 'list', '1'),
+      undefined,
+      'a replaced array forgets its old elements',
+    )
     assert.equal(where('a', 'config', 'nested', 'keep'), '/presets/parent.yaml:7:23')
     assert.equal(where('a', 'config', 'nested', 'drop'), undefined)
     assert.equal(where('a', 'config', 'fromParent'), undefined)
@@ -65,11 +114,17 @@ describe('layered config', () => {
     assert.equal(where('a', 'config', 'token'), '/presets/child.yaml:6:14')
     assert.equal(where('b', 'enabled'), '/patch1.yaml:3:14')
     assert.ok(resolved.merged.fromEnv.has(pathKey(['plugins', 'a', 'config', 'token'])))
-    assert.ok(!resolved.merged.fromEnv.has(pathKey(['plugins', 'a', 'config', 'region'])), 'a default is not a secret')
+    assert.ok(
+      !resolved.merged.fromEnv.has(pathKey(['plugins', 'a', 'config', 'region'])),
+      'a default is not a secret',
+    )
   })
 
   it('a missing variable without default is an error at its file:line', async () => {
-    const resolved = await resolveConfig({ cwd: project.dir, home: project.home, env: {} }, new ModuleLoader())
+    const resolved = await resolveConfig(
+      { cwd: project.dir, home: project.home, env: {} },
+      new ModuleLoader(),
+    )
     assert.equal(resolved.errors.length, 1)
     const [err] = resolved.errors
     assert.equal(err.code, 'CONFIG_ENV_MISSING')
@@ -78,17 +133,34 @@ describe('layered config', () => {
   })
 
   it('--preset beats the project config, and the default preset is base', async () => {
-    const picked = await resolveConfig({ cwd: project.dir, home: project.home, env, preset: 'parent' }, new ModuleLoader())
+    const picked = await resolveConfig(
+      { cwd: project.dir, home: project.home, env, preset: 'parent' },
+      new ModuleLoader(),
+    )
     assert.equal(picked.stack.preset, project.path('presets/parent.yaml'))
     const empty = tempProject()
     after(() => empty.cleanup())
-    const fallback = await resolveConfig({ cwd: empty.dir, home: empty.home, env }, new ModuleLoader())
+    const fallback = await resolveConfig(
+      { cwd: empty.dir, home: empty.home, env },
+      new ModuleLoader(),
+    )
     assert.match(fallback.stack.preset, /presets[\\/]base\.yaml$/)
     assert.deepEqual(fallback.errors, [])
   })
 
   it('config print --explain shows the winning file:line of every value and redacts env values', async () => {
-    const run = await runYoke(['config', 'print', '--explain', '--patch', 'patch2.yaml', '--set', 'plugins.b.enabled=false'], { cwd: project.dir, home: project.home, env })
+    const run = await runYoke(
+      [
+        'config',
+        'print',
+        '--explain',
+        '--patch',
+        'patch2.yaml',
+        '--set',
+        'plugins.b.enabled=false',
+      ],
+      { cwd: project.dir, home: project.home, env },
+    )
     assert.equal(run.code, 0, run.stderr)
     const lines = run.stdout.split('\n')
     const line = (start: string) => lines.find((l) => l.trimStart().startsWith(start))
@@ -99,7 +171,11 @@ describe('layered config', () => {
     assert.match(line('token:')!, /«from env, redacted»/)
     assert.ok(!run.stdout.includes('s3cret'))
     assert.match(run.stdout, /# {3}1\. preset {2}presets\/parent\.yaml/)
-    const json = await runYoke(['config', 'print', '--json', '--explain'], { cwd: project.dir, home: project.home, env })
+    const json = await runYoke(['config', 'print', '--json', '--explain'], {
+      cwd: project.dir,
+      home: project.home,
+      env,
+    })
     const parsed = JSON.parse(json.stdout)
     assert.equal(parsed.config.plugins.a.config.token, '«from env, redacted»')
     assert.equal(parsed.origins['plugins.a.config.x'], 'presets/child.yaml:5:10')
@@ -107,7 +183,10 @@ describe('layered config', () => {
 
   it('the layers are never mutated by merging', async () => {
     const loader = new ModuleLoader()
-    const once = await resolveConfig({ cwd: project.dir, home: project.home, env, patches: ['patch2.yaml'] }, loader)
+    const once = await resolveConfig(
+      { cwd: project.dir, home: project.home, env, patches: ['patch2.yaml'] },
+      loader,
+    )
     const snapshot = JSON.stringify(once.stack.layers.map((l) => l.value))
     const { mergeLayers } = await import('../../src/config/merge.ts')
     mergeLayers(once.stack.layers)
@@ -117,10 +196,17 @@ describe('layered config', () => {
 
   it('finds the project config where cosmiconfig looks: package.json#yoke and .config/', async () => {
     const pkg = tempProject({
-      'package.json': JSON.stringify({ name: 'x', yoke: { plugins: { fromPkg: { use: './p.mjs' } } } }, null, 2),
+      'package.json': JSON.stringify(
+        { name: 'x', yoke: { plugins: { fromPkg: { use: './p.mjs' } } } },
+        null,
+        2,
+      ),
       'p.mjs': PLUGIN,
     })
-    const dotConfig = tempProject({ '.config/yoke.yaml': 'plugins:\n  fromDot:\n    use: ../p.mjs\n', 'p.mjs': PLUGIN })
+    const dotConfig = tempProject({
+      '.config/yoke.yaml': 'plugins:\n  fromDot:\n    use: ../p.mjs\n',
+      'p.mjs': PLUGIN,
+    })
     after(() => {
       pkg.cleanup()
       dotConfig.cleanup()
@@ -131,8 +217,15 @@ describe('layered config', () => {
       a.instances.map((i) => i.key),
       ['policy', 'prompt', 'skills', 'mcp', 'fromPkg'],
     )
-    assert.equal(a.instances.find((i) => i.key === 'fromPkg')!.site.line, 6, 'positions inside package.json')
-    const b = await resolveConfig({ cwd: dotConfig.dir, home: dotConfig.home, env }, new ModuleLoader())
+    assert.equal(
+      a.instances.find((i) => i.key === 'fromPkg')!.site.line,
+      6,
+      'positions inside package.json',
+    )
+    const b = await resolveConfig(
+      { cwd: dotConfig.dir, home: dotConfig.home, env },
+      new ModuleLoader(),
+    )
     assert.deepEqual(
       b.instances.map((i) => i.key),
       ['policy', 'prompt', 'skills', 'mcp', 'fromDot'],
@@ -149,7 +242,10 @@ describe('layered config', () => {
       'top.yaml': 'extends: [./left.yaml, ./right.yaml]\n',
     })
     after(() => diamond.cleanup())
-    const r = await resolveConfig({ cwd: diamond.dir, home: diamond.home, env, preset: './top.yaml' }, new ModuleLoader())
+    const r = await resolveConfig(
+      { cwd: diamond.dir, home: diamond.home, env, preset: './top.yaml' },
+      new ModuleLoader(),
+    )
     assert.deepEqual(r.errors, [])
     assert.deepEqual(
       r.stack.layers.map((l) => l.file.replace(diamond.dir + '/', '')),

@@ -37,13 +37,17 @@ describe('reconcile', () => {
     const p = project({
       'hang.mjs': `export default { name: 'hang', apply() { return new Promise(() => {}) } }\n`,
       'ok.mjs': `export default { name: 'ok', apply(ctx, c) { ctx.logger.info('ok ' + c.v) } }\n`,
-      'yoke.config.yaml': 'preset: minimal\nplugins:\n  hang:\n    use: ./hang.mjs\n  ok:\n    use: ./ok.mjs\n    config: { v: 1 }\n',
+      'yoke.config.yaml':
+        'preset: minimal\nplugins:\n  hang:\n    use: ./hang.mjs\n  ok:\n    use: ./ok.mjs\n    config: { v: 1 }\n',
     })
     const c = track(new Composition({ cwd: p.dir, home: p.home, settleMs: 300 }))
     const first = await c.start()
     assert.deepEqual(first.added, ['hang', 'ok'])
     assert.equal(c.reconciler.running.get('hang')!.fiber!.state, 'loading')
-    p.write('yoke.config.yaml', 'preset: minimal\nplugins:\n  hang:\n    use: ./hang.mjs\n  ok:\n    use: ./ok.mjs\n    config: { v: 2 }\n')
+    p.write(
+      'yoke.config.yaml',
+      'preset: minimal\nplugins:\n  hang:\n    use: ./hang.mjs\n  ok:\n    use: ./ok.mjs\n    config: { v: 2 }\n',
+    )
     const started = performance.now()
     const event = await c.reload()
     assert.deepEqual(event.restarted, ['ok'])
@@ -55,17 +59,24 @@ describe('reconcile', () => {
     const p = project({
       'picky.mjs': `let applies = 0\nexport default { name: 'picky', apply(ctx, c) { applies++; ctx.logger.info('applies ' + applies); if (c.fail) throw new Error('no') } }\n`,
       'ok.mjs': `export default { name: 'ok', apply() {} }\n`,
-      'yoke.config.yaml': 'preset: minimal\nplugins:\n  picky:\n    use: ./picky.mjs\n  ok:\n    use: ./ok.mjs\n',
+      'yoke.config.yaml':
+        'preset: minimal\nplugins:\n  picky:\n    use: ./picky.mjs\n  ok:\n    use: ./ok.mjs\n',
     })
     const c = track(new Composition({ cwd: p.dir, home: p.home }))
     const logs = logsOf(c)
     await c.start()
-    p.write('yoke.config.yaml', 'preset: minimal\nplugins:\n  picky:\n    use: ./picky.mjs\n    config: { fail: true }\n  ok:\n    use: ./ok.mjs\n')
+    p.write(
+      'yoke.config.yaml',
+      'preset: minimal\nplugins:\n  picky:\n    use: ./picky.mjs\n    config: { fail: true }\n  ok:\n    use: ./ok.mjs\n',
+    )
     const bad = await c.reload()
     assert.equal(bad.failed[0].error.code, 'RELOAD_ROLLED_BACK')
     const applies = logs.filter((l) => l.startsWith('picky: applies')).length
     assert.equal(applies, 3, 'first start, the failed new version, the restored old one')
-    p.write('yoke.config.yaml', 'preset: minimal\nplugins:\n  picky:\n    use: ./picky.mjs\n    config: { fail: true }\n  ok:\n    use: ./ok.mjs\n    config: { x: 1 }\n')
+    p.write(
+      'yoke.config.yaml',
+      'preset: minimal\nplugins:\n  picky:\n    use: ./picky.mjs\n    config: { fail: true }\n  ok:\n    use: ./ok.mjs\n    config: { x: 1 }\n',
+    )
     const unrelated = await c.reload()
     assert.deepEqual(unrelated.restarted, ['ok'])
     assert.ok(unrelated.unchanged.includes('picky'))
@@ -87,9 +98,15 @@ describe('reconcile', () => {
     const events: any[] = []
     c.hooks.reload.tap('record', (e) => void events.push(e))
     p.write('helper.mjs', 'export const v = (\n')
-    await until(() => events.some((e) => e.failed[0]?.error.code === 'PLUGIN_IMPORT_FAILED'), 'the broken helper to be reported')
+    await until(
+      () => events.some((e) => e.failed[0]?.error.code === 'PLUGIN_IMPORT_FAILED'),
+      'the broken helper to be reported',
+    )
     p.write('helper.mjs', 'export const v = 3\n')
-    await until(() => events.some((e) => e.restarted.includes('a')), 'the fixed helper to be applied')
+    await until(
+      () => events.some((e) => e.restarted.includes('a')),
+      'the fixed helper to be applied',
+    )
     assert.ok(logs.includes('a: v3'))
     assert.ok(logs.includes('a: v3'))
     await c.close()
@@ -100,20 +117,24 @@ describe('reconcile', () => {
       'shared.mjs': 'export class Token {}\nexport const registry = new Set()\n',
       'a.mjs': `import { Token, registry } from './shared.mjs'\nexport default { name: 'a', provides: ['token'], apply(ctx) { registry.add('a'); ctx.provide('token', new Token()) } }\n`,
       'b.mjs': `import { Token, registry } from './shared.mjs'\nexport default { name: 'b', inject: ['token'], apply(ctx) { ctx.logger.info(String(ctx.token instanceof Token) + ' ' + registry.has('a')) } }\n`,
-      'yoke.config.yaml': 'preset: minimal\nplugins:\n  a:\n    use: ./a.mjs\n  b:\n    use: ./b.mjs\n',
+      'yoke.config.yaml':
+        'preset: minimal\nplugins:\n  a:\n    use: ./a.mjs\n  b:\n    use: ./b.mjs\n',
     })
     const c = track(new Composition({ cwd: p.dir, home: p.home }))
     const logs = logsOf(c)
     await c.start()
     assert.ok(logs.includes('b: true true'), logs.join('\n'))
-    assert.deepEqual(c.current!.instances.find((i) => i.key === 'b')!.module!.deps, [p.path('shared.mjs')])
+    assert.deepEqual(c.current!.instances.find((i) => i.key === 'b')!.module!.deps, [
+      p.path('shared.mjs'),
+    ])
     await c.close()
   })
 
   it('keys named like Object.prototype members survive the merge; a disabled instance needs no use', async () => {
     const p = project({
       'ok.mjs': `export default { name: 'ok', apply() {} }\n`,
-      'yoke.config.yaml': 'preset: minimal\nplugins:\n  constructor:\n    use: ./ok.mjs\n    config: { valueOf: 1, toString: 2, __proto__: 3 }\n',
+      'yoke.config.yaml':
+        'preset: minimal\nplugins:\n  constructor:\n    use: ./ok.mjs\n    config: { valueOf: 1, toString: 2, __proto__: 3 }\n',
       '.home/patch.yaml': 'plugins:\n  agent:\n    enabled: false\n',
     })
     const c = track(new Composition({ cwd: p.dir, home: p.home }))
@@ -121,13 +142,20 @@ describe('reconcile', () => {
     assert.equal(event.ok, true, event.errors.map((e) => e.message).join())
     const spec = c.current!.instances.find((i) => i.key === 'constructor')!
     assert.deepEqual(Object.keys(spec.raw as object), ['valueOf', 'toString', '__proto__'])
-    assert.equal(Object.getPrototypeOf(spec.raw), Object.prototype, 'no prototype was set through __proto__')
+    assert.equal(
+      Object.getPrototypeOf(spec.raw),
+      Object.prototype,
+      'no prototype was set through __proto__',
+    )
     assert.equal(c.reconciler.running.get('agent')!.fiber, undefined)
     await c.close()
   })
 
   it('a composition closed while it reloads stays closed', async () => {
-    const p = project({ 'ok.mjs': `export default { name: 'ok', apply() {} }\n`, 'yoke.config.yaml': 'preset: minimal\nplugins:\n  ok:\n    use: ./ok.mjs\n' })
+    const p = project({
+      'ok.mjs': `export default { name: 'ok', apply() {} }\n`,
+      'yoke.config.yaml': 'preset: minimal\nplugins:\n  ok:\n    use: ./ok.mjs\n',
+    })
     const c = track(new Composition({ cwd: p.dir, home: p.home }))
     await c.start()
     const watching = c.watch()

@@ -23,7 +23,16 @@ export type Behaviour = 'echo' | 'fail' | 'sleep' | 'progress' | 'big'
 
 export interface ToolSource {
   runtime: ToolRuntime
-  register(name: string, behaviour: Behaviour, options?: { inputSchema?: Record<string, unknown>; risk?: 'low' | 'high'; concurrency?: 'safe' | 'exclusive'; timeoutMs?: number }): Promise<Disposer>
+  register(
+    name: string,
+    behaviour: Behaviour,
+    options?: {
+      inputSchema?: Record<string, unknown>
+      risk?: 'low' | 'high'
+      concurrency?: 'safe' | 'exclusive'
+      timeoutMs?: number
+    },
+  ): Promise<Disposer>
   /** the name the tool registered as `name` is called by (MCP: mcp__<server>__<name>) */
   publicName?(name: string): string
   close(): Promise<void>
@@ -37,13 +46,20 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
     let rt: ToolRuntime
     const n = (name: string) => source.publicName?.(name) ?? name
     const untaps: Array<() => void> = []
-    const tap = <H extends Parameters<typeof tapHook>[0]>(hook: H, name: string, fn: Parameters<typeof tapHook<H>>[2], options?: Parameters<typeof tapHook>[3]) => {
+    const tap = <H extends Parameters<typeof tapHook>[0]>(
+      hook: H,
+      name: string,
+      fn: Parameters<typeof tapHook<H>>[2],
+      options?: Parameters<typeof tapHook>[3],
+    ) => {
       untaps.push(tapHook(hook, name, fn, options))
     }
     before(async () => {
       source = await open()
       rt = source.runtime
-      await source.register('echo', 'echo', { inputSchema: { type: 'object', properties: { msg: { type: 'string' } }, required: ['msg'] } })
+      await source.register('echo', 'echo', {
+        inputSchema: { type: 'object', properties: { msg: { type: 'string' } }, required: ['msg'] },
+      })
       await source.register('fail', 'fail')
       await source.register('sleep', 'sleep', { timeoutMs: 400 })
       await source.register('progress', 'progress')
@@ -70,7 +86,11 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
       const result = await rt.call(n('echo'), { msg: 'hi' })
       assert.equal(result.status, 'ok', text(result))
       assert.deepEqual(JSON.parse(text(result)), { msg: 'hi' })
-      assert.ok(Object.isFrozen(result) && Object.isFrozen(result.content) && Object.isFrozen(result.content[0]))
+      assert.ok(
+        Object.isFrozen(result) &&
+          Object.isFrozen(result.content) &&
+          Object.isFrozen(result.content[0]),
+      )
       assert.equal(typeof result.durationMs, 'number')
     })
 
@@ -84,8 +104,16 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
       assert.deepEqual(order, ['first', 'a', 'b', 'late'])
       reset()
       let bodyRan = false
-      tap(rt.hooks.result, 'watch', async (call, result) => void (bodyRan ||= call.name === n('echo') && result.ok))
-      tap(rt.hooks.preExecute, 'denier', async (_d, call) => (call.name === n('echo') ? ({ kind: 'deny', reason: 'no echo today' }) as PreDecision : undefined))
+      tap(
+        rt.hooks.result,
+        'watch',
+        async (call, result) => void (bodyRan ||= call.name === n('echo') && result.ok),
+      )
+      tap(rt.hooks.preExecute, 'denier', async (_d, call) =>
+        call.name === n('echo')
+          ? ({ kind: 'deny', reason: 'no echo today' } as PreDecision)
+          : undefined,
+      )
       tap(rt.hooks.preExecute, 'allower', async () => ({ kind: 'allow' }) as PreDecision)
       const denied = await rt.call(n('echo'), { msg: 'x' })
       assert.equal(denied.status, 'DENIED')
@@ -93,7 +121,11 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
       assert.match(denied.error!.hint!, /narrow or remove the deny rule/)
       assert.equal(bodyRan, false)
       reset()
-      tap(rt.hooks.preExecute, 'asker', async () => ({ kind: 'ask', reason: 'sure?' }) as PreDecision)
+      tap(
+        rt.hooks.preExecute,
+        'asker',
+        async () => ({ kind: 'ask', reason: 'sure?' }) as PreDecision,
+      )
       tap(rt.hooks.preExecute, 'relaxer', async () => ({ kind: 'allow' }) as PreDecision)
       const asked = await rt.call(n('echo'), { msg: 'x' })
       assert.equal(asked.status, 'DENIED', 'ask stays ask, and with no bridge it is denied')
@@ -102,10 +134,17 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
     })
 
     it('stage 3: ask goes to the approval bridge; a refusal is DENIED', async () => {
-      tap(rt.hooks.preExecute, 'asker', async () => ({ kind: 'ask', reason: 'sure?' }) as PreDecision)
+      tap(
+        rt.hooks.preExecute,
+        'asker',
+        async () => ({ kind: 'ask', reason: 'sure?' }) as PreDecision,
+      )
       let answer: 'allow-once' | 'deny' = 'allow-once'
       const seen: string[] = []
-      const off = rt.approvals.register({ name: 'test', ask: async ({ call, reason }) => (seen.push(`${call.name}: ${reason}`), answer) })
+      const off = rt.approvals.register({
+        name: 'test',
+        ask: async ({ call, reason }) => (seen.push(`${call.name}: ${reason}`), answer),
+      })
       assert.equal((await rt.call(n('echo'), { msg: 'x' })).status, 'ok')
       answer = 'deny'
       const refused = await rt.call(n('echo'), { msg: 'x' })
@@ -118,7 +157,9 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
 
     it('stage 4: guards are deny-only and the first denial wins', async () => {
       const seen: string[] = []
-      const g1 = rt.guard((call) => (seen.push('g1'), call.name === n('echo') ? 'guard one says no' : undefined))
+      const g1 = rt.guard(
+        (call) => (seen.push('g1'), call.name === n('echo') ? 'guard one says no' : undefined),
+      )
       const g2 = rt.guard(() => (seen.push('g2'), 'guard two says no'))
       const result = await rt.call(n('echo'), { msg: 'x' })
       assert.equal(result.status, 'DENIED')
@@ -147,10 +188,18 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
     })
 
     it('stage 7: post-execute may replace or block the result, and block is final', async () => {
-      tap(rt.hooks.postExecute, 'redact', async (_d, call) => (call.name === n('echo') ? ({ kind: 'replace', result: 'redacted' }) as PostDecision : undefined))
+      tap(rt.hooks.postExecute, 'redact', async (_d, call) =>
+        call.name === n('echo')
+          ? ({ kind: 'replace', result: 'redacted' } as PostDecision)
+          : undefined,
+      )
       const replaced = await rt.call(n('echo'), { msg: 'secret' })
       assert.equal(text(replaced), 'redacted')
-      tap(rt.hooks.postExecute, 'blocker', async () => ({ kind: 'block', reason: 'not today' }) as PostDecision)
+      tap(
+        rt.hooks.postExecute,
+        'blocker',
+        async () => ({ kind: 'block', reason: 'not today' }) as PostDecision,
+      )
       tap(rt.hooks.postExecute, 'unblocker', async () => ({ kind: 'accept' }) as PostDecision)
       const blocked = await rt.call(n('echo'), { msg: 'x' })
       assert.equal(blocked.status, 'BLOCKED')
@@ -192,7 +241,14 @@ export function runPipelineConformance(sourceName: string, open: () => Promise<T
       setTimeout(() => controller.abort(), 50)
       const aborted = await rt.call(n('sleep'), { ms: 5000 }, { signal: controller.signal })
       assert.equal(aborted.status, 'ABORTED')
-      assert.deepEqual(results, [failed.status, 'HOOK_FAILED', 'HOOK_FAILED', 'HOOK_FAILED', 'TIMEOUT', 'ABORTED'])
+      assert.deepEqual(results, [
+        failed.status,
+        'HOOK_FAILED',
+        'HOOK_FAILED',
+        'HOOK_FAILED',
+        'TIMEOUT',
+        'ABORTED',
+      ])
       reset()
     })
 
@@ -249,18 +305,46 @@ export function runStageConformance(sourceName: string, open: () => Promise<Real
     })
 
     it('pre-execute deny and ask, guards, post-execute replace and block all apply', async () => {
-      untaps.push(tapHook(t.runtime.hooks.preExecute, 'deny', async () => ({ kind: 'deny', reason: 'no' }) as PreDecision))
+      untaps.push(
+        tapHook(
+          t.runtime.hooks.preExecute,
+          'deny',
+          async () => ({ kind: 'deny', reason: 'no' }) as PreDecision,
+        ),
+      )
       assert.equal((await t.runtime.call(t.tool, t.validArgs)).status, 'DENIED')
       untaps.splice(0).forEach((u) => u())
-      untaps.push(tapHook(t.runtime.hooks.preExecute, 'ask', async () => ({ kind: 'ask', reason: 'sure?' }) as PreDecision))
-      assert.equal((await t.runtime.call(t.tool, t.validArgs)).status, 'DENIED', 'ask with no bridge')
+      untaps.push(
+        tapHook(
+          t.runtime.hooks.preExecute,
+          'ask',
+          async () => ({ kind: 'ask', reason: 'sure?' }) as PreDecision,
+        ),
+      )
+      assert.equal(
+        (await t.runtime.call(t.tool, t.validArgs)).status,
+        'DENIED',
+        'ask with no bridge',
+      )
       untaps.splice(0).forEach((u) => u())
       untaps.push(t.runtime.guard(() => 'guarded'))
       assert.equal((await t.runtime.call(t.tool, t.validArgs)).status, 'DENIED')
       untaps.splice(0).forEach((u) => u())
-      untaps.push(tapHook(t.runtime.hooks.postExecute, 'swap', async () => ({ kind: 'replace', result: 'swapped' }) as PostDecision))
+      untaps.push(
+        tapHook(
+          t.runtime.hooks.postExecute,
+          'swap',
+          async () => ({ kind: 'replace', result: 'swapped' }) as PostDecision,
+        ),
+      )
       assert.equal(text(await t.runtime.call(t.tool, t.validArgs)), 'swapped')
-      untaps.push(tapHook(t.runtime.hooks.postExecute, 'block', async () => ({ kind: 'block', reason: 'blocked' }) as PostDecision))
+      untaps.push(
+        tapHook(
+          t.runtime.hooks.postExecute,
+          'block',
+          async () => ({ kind: 'block', reason: 'blocked' }) as PostDecision,
+        ),
+      )
       assert.equal((await t.runtime.call(t.tool, t.validArgs)).status, 'BLOCKED')
     })
 
@@ -271,7 +355,10 @@ export function runStageConformance(sourceName: string, open: () => Promise<Real
       assert.deepEqual(seen, [t.tool])
       const controller = new AbortController()
       controller.abort()
-      assert.equal((await t.runtime.call(t.tool, t.validArgs, { signal: controller.signal })).status, 'ABORTED')
+      assert.equal(
+        (await t.runtime.call(t.tool, t.validArgs, { signal: controller.signal })).status,
+        'ABORTED',
+      )
     })
   })
 }

@@ -10,7 +10,16 @@ import { join } from 'node:path'
 import agentLoop from '../../plugins/agent-loop/index.ts'
 import type { AgentApi, RunResult, AgentEvent } from '../../plugins/agent-loop/types.ts'
 import promptPlugin from '../../plugins/prompt/index.ts'
-import { Kernel, runtimePlugin, toPlugin, validateConfig, type LogRecord, type Plugin, type ToolRuntime, type Fiber } from '../../src/index.ts'
+import {
+  Kernel,
+  runtimePlugin,
+  toPlugin,
+  validateConfig,
+  type LogRecord,
+  type Plugin,
+  type ToolRuntime,
+  type Fiber,
+} from '../../src/index.ts'
 
 export interface AgentHarness {
   root: string
@@ -21,17 +30,37 @@ export interface AgentHarness {
   /** spawns another instance and waits for it */
   add(plugin: unknown, config: unknown, key: string): Promise<Fiber>
   /** runs a task to its end, collecting its events */
-  run(task: string, options?: Parameters<AgentApi['run']>[1]): Promise<{ result: RunResult; events: AgentEvent[] }>
+  run(
+    task: string,
+    options?: Parameters<AgentApi['run']>[1],
+  ): Promise<{ result: RunResult; events: AgentEvent[] }>
   close(): Promise<void>
 }
 
-export async function agentHarness(options: { model: [unknown, unknown]; loop?: [unknown, unknown]; extra?: Array<[unknown, unknown, string]>; runtime?: Record<string, unknown> }): Promise<AgentHarness> {
+export async function agentHarness(options: {
+  model: [unknown, unknown]
+  loop?: [unknown, unknown]
+  extra?: Array<[unknown, unknown, string]>
+  runtime?: Record<string, unknown>
+}): Promise<AgentHarness> {
   const root = mkdtempSync(join(tmpdir(), 'yoke-agent-'))
   const kernel = new Kernel()
   const logs: LogRecord[] = []
   kernel.hooks.log.tap('test', (r) => void logs.push(r))
-  kernel.spawn(toPlugin(runtimePlugin) as Plugin, { unloadGraceMs: 200, ...options.runtime }, { key: 'yoke:runtime' })
-  kernel.spawn(toPlugin({ name: 'project', provides: ['project'], apply: (ctx: any) => void ctx.provide('project', { dir: root, home: join(root, '.home') }) }) as Plugin, {}, { key: 'yoke:project' })
+  kernel.spawn(
+    toPlugin(runtimePlugin) as Plugin,
+    { unloadGraceMs: 200, ...options.runtime },
+    { key: 'yoke:runtime' },
+  )
+  kernel.spawn(
+    toPlugin({
+      name: 'project',
+      provides: ['project'],
+      apply: (ctx: any) => void ctx.provide('project', { dir: root, home: join(root, '.home') }),
+    }) as Plugin,
+    {},
+    { key: 'yoke:project' },
+  )
   kernel.spawn(toPlugin(promptPlugin) as Plugin, {}, { key: 'prompt' })
   const add = async (plugin: unknown, config: unknown, key: string) => {
     const p = toPlugin(plugin) as Plugin
@@ -69,5 +98,11 @@ export async function agentHarness(options: { model: [unknown, unknown]; loop?: 
 
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout
-  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer))
+  return Promise.race([
+    promise,
+    new Promise<never>(
+      (_, reject) =>
+        (timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms)),
+    ),
+  ]).finally(() => clearTimeout(timer))
 }

@@ -10,7 +10,16 @@ import { join } from 'node:path'
 import execTools, { type ExecToolsApi } from '../../plugins/exec-tools/index.ts'
 import mcpHub from '../../plugins/mcp/index.ts'
 import promptPlugin from '../../plugins/prompt/index.ts'
-import { Kernel, runtimePlugin, toPlugin, validateConfig, type Fiber, type LogRecord, type Plugin, type ToolRuntime } from '../../src/index.ts'
+import {
+  Kernel,
+  runtimePlugin,
+  toPlugin,
+  validateConfig,
+  type Fiber,
+  type LogRecord,
+  type Plugin,
+  type ToolRuntime,
+} from '../../src/index.ts'
 
 export interface PackageSpec {
   manifest: Record<string, unknown>
@@ -23,7 +32,8 @@ export interface PackageSpec {
 }
 
 /** A Node executable: `body` runs with `tool` (argv[2]) and `args` (stdin JSON) in scope. */
-export const nodeExe = (body: string) => `#!${process.execPath}\nconst tool = process.argv[2]\nlet input = ''\nprocess.stdin.on('data', (d) => (input += d)).on('end', async () => {\n  const args = JSON.parse(input || '{}')\n  ${body}\n})\n`
+export const nodeExe = (body: string) =>
+  `#!${process.execPath}\nconst tool = process.argv[2]\nlet input = ''\nprocess.stdin.on('data', (d) => (input += d)).on('end', async () => {\n  const args = JSON.parse(input || '{}')\n  ${body}\n})\n`
 
 export function writePackage(root: string, dir: string, spec: PackageSpec): string {
   const path = join(root, dir)
@@ -38,7 +48,8 @@ export function writePackage(root: string, dir: string, spec: PackageSpec): stri
     mkdirSync(join(path, rel, '..'), { recursive: true })
     writeFileSync(join(path, rel), text, { mode: text.startsWith('#!') ? 0o755 : 0o644 }) // scripts are executable
   }
-  for (const [name, target] of Object.entries(spec.links ?? {})) symlinkSync(target, join(path, name))
+  for (const [name, target] of Object.entries(spec.links ?? {}))
+    symlinkSync(target, join(path, name))
   return path
 }
 
@@ -54,16 +65,30 @@ export interface ExecHarness {
   close(): Promise<void>
 }
 
-export async function execHarness(packages: Record<string, PackageSpec>, config: Record<string, unknown> = {}, extra: Array<[unknown, unknown, string]> = [], prepare?: (root: string) => void): Promise<ExecHarness> {
+export async function execHarness(
+  packages: Record<string, PackageSpec>,
+  config: Record<string, unknown> = {},
+  extra: Array<[unknown, unknown, string]> = [],
+  prepare?: (root: string) => void,
+): Promise<ExecHarness> {
   const root = mkdtempSync(join(tmpdir(), 'yoke-exec-'))
-  for (const [dir, spec] of Object.entries(packages)) writePackage(join(root, 'packages'), dir, spec)
+  for (const [dir, spec] of Object.entries(packages))
+    writePackage(join(root, 'packages'), dir, spec)
   prepare?.(root)
   mkdirSync(join(root, 'packages'), { recursive: true })
   const kernel = new Kernel()
   const logs: LogRecord[] = []
   kernel.hooks.log.tap('test', (r) => void logs.push(r))
   kernel.spawn(toPlugin(runtimePlugin) as Plugin, { unloadGraceMs: 200 }, { key: 'yoke:runtime' })
-  kernel.spawn(toPlugin({ name: 'project', provides: ['project'], apply: (ctx: any) => void ctx.provide('project', { dir: root, home: join(root, '.home') }) }) as Plugin, {}, { key: 'yoke:project' })
+  kernel.spawn(
+    toPlugin({
+      name: 'project',
+      provides: ['project'],
+      apply: (ctx: any) => void ctx.provide('project', { dir: root, home: join(root, '.home') }),
+    }) as Plugin,
+    {},
+    { key: 'yoke:project' },
+  )
   kernel.spawn(toPlugin(promptPlugin) as Plugin, {}, { key: 'prompt' })
   kernel.spawn(toPlugin(mcpHub) as Plugin, {}, { key: 'mcp' })
   for (const [plugin, cfg, key] of extra) {
@@ -74,7 +99,11 @@ export async function execHarness(packages: Record<string, PackageSpec>, config:
   }
   await kernel.settled()
   const plugin = toPlugin(execTools) as Plugin
-  const checked = validateConfig(plugin, { dirs: [join(root, 'packages')], watch: false, ...config })
+  const checked = validateConfig(plugin, {
+    dirs: [join(root, 'packages')],
+    watch: false,
+    ...config,
+  })
   assert.ok('value' in checked, JSON.stringify(checked))
   const fiber = kernel.spawn(plugin, checked.value, { key: 'packages' })
   await kernel.whenSettled(fiber, 30_000)

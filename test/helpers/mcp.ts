@@ -9,14 +9,28 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import mcpHub, { type McpHub, type McpServerStatus } from '../../plugins/mcp/index.ts'
 import mcpClient from '../../plugins/mcp-client/index.ts'
-import { Kernel, runtimePlugin, toPlugin, validateConfig, type Fiber, type LogRecord, type Plugin, type ToolRuntime, type ToolResult } from '../../src/index.ts'
+import {
+  Kernel,
+  runtimePlugin,
+  toPlugin,
+  validateConfig,
+  type Fiber,
+  type LogRecord,
+  type Plugin,
+  type ToolRuntime,
+  type ToolResult,
+} from '../../src/index.ts'
 import { ROOT } from './project.ts'
 
-export const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js')
+export const EVERYTHING = join(
+  ROOT,
+  'node_modules/@modelcontextprotocol/server-everything/dist/index.js',
+)
 export const MEMORY = join(ROOT, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js')
 export const FIXTURE = join(ROOT, 'test/fixtures/mcp/server.mjs')
 
-export const text = (r: ToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
+export const text = (r: ToolResult) =>
+  r.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
 
 export interface McpHarness {
   kernel: Kernel
@@ -32,12 +46,28 @@ export interface McpHarness {
   close(): Promise<void>
 }
 
-export async function mcpHarness(projectDir = ROOT, runtime: Record<string, unknown> = {}): Promise<McpHarness> {
+export async function mcpHarness(
+  projectDir = ROOT,
+  runtime: Record<string, unknown> = {},
+): Promise<McpHarness> {
   const kernel = new Kernel()
   const logs: LogRecord[] = []
   kernel.hooks.log.tap('test', (r) => void logs.push(r))
-  kernel.spawn(toPlugin(runtimePlugin) as Plugin, { unloadGraceMs: 200, ...runtime }, { key: 'yoke:runtime' })
-  kernel.spawn(toPlugin({ name: 'project', provides: ['project'], apply: (ctx: any) => void ctx.provide('project', { dir: projectDir, home: join(projectDir, '.home') }) }) as Plugin, {}, { key: 'yoke:project' })
+  kernel.spawn(
+    toPlugin(runtimePlugin) as Plugin,
+    { unloadGraceMs: 200, ...runtime },
+    { key: 'yoke:runtime' },
+  )
+  kernel.spawn(
+    toPlugin({
+      name: 'project',
+      provides: ['project'],
+      apply: (ctx: any) =>
+        void ctx.provide('project', { dir: projectDir, home: join(projectDir, '.home') }),
+    }) as Plugin,
+    {},
+    { key: 'yoke:project' },
+  )
   kernel.spawn(toPlugin(mcpHub) as Plugin, {}, { key: 'mcp' })
   await kernel.settled()
   const fibers = new Map<string, Fiber>()
@@ -76,8 +106,17 @@ export async function mcpHarness(projectDir = ROOT, runtime: Record<string, unkn
   return harness
 }
 
-export const everything = (serverName = 'everything', extra: Record<string, unknown> = {}) => ({ serverName, command: process.execPath, args: [EVERYTHING, 'stdio'], ...extra })
-export const fixture = (serverName: string, mode = 'normal', extra: Record<string, unknown> = {}) => ({ serverName, command: process.execPath, args: [FIXTURE, mode], ...extra })
+export const everything = (serverName = 'everything', extra: Record<string, unknown> = {}) => ({
+  serverName,
+  command: process.execPath,
+  args: [EVERYTHING, 'stdio'],
+  ...extra,
+})
+export const fixture = (
+  serverName: string,
+  mode = 'normal',
+  extra: Record<string, unknown> = {},
+) => ({ serverName, command: process.execPath, args: [FIXTURE, mode], ...extra })
 
 /** true while a process with this pid runs (a zombie waiting for a reaper does not count) */
 export function alive(pid: number): boolean {

@@ -62,11 +62,20 @@ export function runYoke(args: string[], options: RunOptions = {}): Promise<RunRe
 type RunOptions = { cwd?: string; home?: string; env?: Record<string, string>; timeoutMs?: number }
 
 /** runYoke with `input` piped to stdin (closed after it); with no input, stdin is closed at once. */
-export function runYokeWithInput(args: string[], options: RunOptions = {}, input = ''): Promise<RunResult> {
+export function runYokeWithInput(
+  args: string[],
+  options: RunOptions = {},
+  input = '',
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [YOKE, ...args], {
       cwd: options.cwd ?? ROOT,
-      env: { ...process.env, NO_COLOR: '1', YOKE_HOME: options.home ?? join(options.cwd ?? ROOT, '.home'), ...options.env },
+      env: {
+        ...process.env,
+        NO_COLOR: '1',
+        YOKE_HOME: options.home ?? join(options.cwd ?? ROOT, '.home'),
+        ...options.env,
+      },
     })
     let stdout = ''
     let stderr = ''
@@ -75,7 +84,11 @@ export function runYokeWithInput(args: string[], options: RunOptions = {}, input
     child.stdin.end(input)
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
-      reject(new Error(`yoke ${args.join(' ')} did not finish in ${options.timeoutMs ?? 30000} ms\n${stdout}\n${stderr}`))
+      reject(
+        new Error(
+          `yoke ${args.join(' ')} did not finish in ${options.timeoutMs ?? 30000} ms\n${stdout}\n${stderr}`,
+        ),
+      )
     }, options.timeoutMs ?? 30000)
     child.on('exit', (code) => {
       clearTimeout(timer)
@@ -91,10 +104,17 @@ export class DevProcess {
   readonly child: ChildProcess
   readonly events: DevEvent[] = []
   stderr = ''
-  #waiters: Array<{ match: (e: DevEvent) => boolean; resolve: (e: DevEvent) => void; from: number }> = []
+  #waiters: Array<{
+    match: (e: DevEvent) => boolean
+    resolve: (e: DevEvent) => void
+    from: number
+  }> = []
   #exited: Promise<number | null>
 
-  constructor(args: string[], options: { cwd: string; home: string; env?: Record<string, string> }) {
+  constructor(
+    args: string[],
+    options: { cwd: string; home: string; env?: Record<string, string> },
+  ) {
     this.child = spawn(process.execPath, [YOKE, 'dev', '--events', 'json', ...args], {
       cwd: options.cwd,
       env: { ...process.env, NO_COLOR: '1', YOKE_HOME: options.home, ...options.env },
@@ -119,13 +139,21 @@ export class DevProcess {
   }
 
   /** The next event (after the `after`-th event seen, default: now) that matches; fails after `timeoutMs`. */
-  next(match: (e: DevEvent) => boolean, timeoutMs = 15000, after = this.events.length): Promise<DevEvent> {
+  next(
+    match: (e: DevEvent) => boolean,
+    timeoutMs = 15000,
+    after = this.events.length,
+  ): Promise<DevEvent> {
     const seen = this.events.slice(after).find(match)
     if (seen) return Promise.resolve(seen)
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#waiters = this.#waiters.filter((w) => w.resolve !== done)
-        reject(new Error(`no matching dev event within ${timeoutMs} ms; events:\n${this.events.map((e) => JSON.stringify(e)).join('\n')}\nstderr:\n${this.stderr}`))
+        reject(
+          new Error(
+            `no matching dev event within ${timeoutMs} ms; events:\n${this.events.map((e) => JSON.stringify(e)).join('\n')}\nstderr:\n${this.stderr}`,
+          ),
+        )
       }, timeoutMs)
       const done = (e: DevEvent) => {
         clearTimeout(timer)

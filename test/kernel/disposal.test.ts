@@ -121,9 +121,15 @@ describe('taps', () => {
     tapHook(hook, 'a', async (l) => [...l, 'a'], { before: 'b' })
     tapHook(hook, 'early', async (l) => [...l, 'early'], { stage: -10 })
     assert.deepEqual(await hook.promise([]), ['early', 'a', 'b', 'late'])
-    tapHook(hook, 'bad', async () => {
-      throw new Error('nope')
-    }, {}, { instance: 'inst', plugin: 'p' })
+    tapHook(
+      hook,
+      'bad',
+      async () => {
+        throw new Error('nope')
+      },
+      {},
+      { instance: 'inst', plugin: 'p' },
+    )
     await assert.rejects(hook.promise([]), (err: any) => {
       assert.equal(err.code, 'HOOK_FAILED')
       assert.match(err.message, /tap "bad" on hook .* threw: nope/)

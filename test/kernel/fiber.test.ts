@@ -5,7 +5,15 @@ import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { SyncHook } from 'tapable'
 import { z } from 'zod'
-import { definePlugin, Kernel, toPlugin, YokeError, type Context, type LogRecord, type Plugin } from '../../src/index.ts'
+import {
+  definePlugin,
+  Kernel,
+  toPlugin,
+  YokeError,
+  type Context,
+  type LogRecord,
+  type Plugin,
+} from '../../src/index.ts'
 
 const plugin = (p: Record<string, unknown>) => toPlugin(p) as Plugin
 
@@ -20,10 +28,25 @@ describe('fibers and services', () => {
   it('an instance waits for the services it injects, then activates', async () => {
     const { kernel } = kernelWithLog()
     const seen: unknown[] = []
-    const consumer = kernel.spawn(plugin({ name: 'consumer', inject: ['clock'], apply: (ctx: any) => void seen.push(ctx.clock.now()) }), {}, { key: 'c' })
+    const consumer = kernel.spawn(
+      plugin({
+        name: 'consumer',
+        inject: ['clock'],
+        apply: (ctx: any) => void seen.push(ctx.clock.now()),
+      }),
+      {},
+      { key: 'c' },
+    )
     await kernel.settled()
     assert.equal(consumer.state, 'pending')
-    kernel.spawn(plugin({ name: 'clock', apply: (ctx: Context) => void ctx.provide('clock', { now: () => 42 }) }), {}, { key: 'clock' })
+    kernel.spawn(
+      plugin({
+        name: 'clock',
+        apply: (ctx: Context) => void ctx.provide('clock', { now: () => 42 }),
+      }),
+      {},
+      { key: 'clock' },
+    )
     await kernel.settled()
     assert.equal(consumer.state, 'active')
     assert.deepEqual(seen, [42])
@@ -32,32 +55,54 @@ describe('fibers and services', () => {
   it('an apply that throws PLUGIN_WAITING stays pending with its reason, is not retried in a loop, and retries when a service it injects changes', async () => {
     const { kernel, logs } = kernelWithLog()
     let applies = 0
-    let key: string | undefined
+    let key: string | undefined = undefined
     const waiter = kernel.spawn(
       plugin({
         name: 'needs-key',
         inject: ['clock'],
         apply: (ctx: Context) => {
           applies++
-          if (!key) throw new YokeError('PLUGIN_WAITING', { instance: ctx.key, reason: 'the API key variable TEST_KEY is not set', what: 'export TEST_KEY=…' })
+          if (!key)
+            throw new YokeError('PLUGIN_WAITING', {
+              instance: ctx.key,
+              reason: 'the API key variable TEST_KEY is not set',
+              what: 'export TEST_KEY=…',
+            })
           ctx.provide('keyed', { key })
         },
       }),
       {},
       { key: 'model' },
     )
-    const clock = kernel.spawn(plugin({ name: 'clock', apply: (ctx: Context) => void ctx.provide('clock', { now: () => 1 }) }), {}, { key: 'clock' })
+    const clock = kernel.spawn(
+      plugin({
+        name: 'clock',
+        apply: (ctx: Context) => void ctx.provide('clock', { now: () => 1 }),
+      }),
+      {},
+      { key: 'clock' },
+    )
     await kernel.settled()
     await kernel.whenSettled(waiter, 2000) // returns at once for a waiting instance
     assert.equal(waiter.state, 'pending')
     assert.equal(waiter.error?.code, 'PLUGIN_WAITING')
-    assert.match(waiter.error!.message, /instance "model" is waiting: the API key variable TEST_KEY is not set/)
+    assert.match(
+      waiter.error!.message,
+      /instance "model" is waiting: the API key variable TEST_KEY is not set/,
+    )
     await new Promise((resolve) => setTimeout(resolve, 50))
     assert.equal(applies, 1, 'a waiting instance is not applied again and again')
     assert.ok(!logs.some((l) => l.level === 'error'), 'waiting is not an error')
     key = 'k'
     await kernel.remove(clock)
-    kernel.spawn(plugin({ name: 'clock', apply: (ctx: Context) => void ctx.provide('clock', { now: () => 2 }) }), {}, { key: 'clock2' })
+    kernel.spawn(
+      plugin({
+        name: 'clock',
+        apply: (ctx: Context) => void ctx.provide('clock', { now: () => 2 }),
+      }),
+      {},
+      { key: 'clock2' },
+    )
     await kernel.settled()
     assert.equal(waiter.state, 'active')
     assert.equal(waiter.error, undefined)
@@ -81,7 +126,11 @@ describe('fibers and services', () => {
       {},
       { key: 'c' },
     )
-    const clock = (n: number) => plugin({ name: 'clock', apply: (ctx: Context) => void ctx.provide('clock', { now: () => n }) })
+    const clock = (n: number) =>
+      plugin({
+        name: 'clock',
+        apply: (ctx: Context) => void ctx.provide('clock', { now: () => n }),
+      })
     const first = kernel.spawn(clock(1), {}, { key: 'clock1' })
     await kernel.settled()
     assert.equal(consumer.state, 'active')
@@ -99,7 +148,8 @@ describe('fibers and services', () => {
 
   it('a second provider of a name fails with the current owner named', async () => {
     const { kernel } = kernelWithLog()
-    const provider = (name: string) => plugin({ name, apply: (ctx: Context) => void ctx.provide('db', {}) })
+    const provider = (name: string) =>
+      plugin({ name, apply: (ctx: Context) => void ctx.provide('db', {}) })
     kernel.spawn(provider('first'), {}, { key: 'one' })
     await kernel.settled()
     const second = kernel.spawn(provider('second'), {}, { key: 'two' })
@@ -113,7 +163,14 @@ describe('fibers and services', () => {
     const { kernel } = kernelWithLog()
     const hook = new SyncHook<[]>([])
     let tapRuns = 0
-    const sibling = kernel.spawn(plugin({ name: 'ok', apply: (ctx: Context) => void ctx.tap(hook, 'ok', () => void tapRuns++) }), {}, { key: 'ok' })
+    const sibling = kernel.spawn(
+      plugin({
+        name: 'ok',
+        apply: (ctx: Context) => void ctx.tap(hook, 'ok', () => void tapRuns++),
+      }),
+      {},
+      { key: 'ok' },
+    )
     const broken = kernel.spawn(
       plugin({
         name: 'broken',
@@ -171,7 +228,11 @@ describe('fibers and services', () => {
   it('registering after disposal disposes at once and warns', async () => {
     const { kernel, logs } = kernelWithLog()
     let saved: Context | undefined
-    const fiber = kernel.spawn(plugin({ name: 'leaky', apply: (ctx: Context) => void (saved = ctx) }), {}, { key: 'leaky' })
+    const fiber = kernel.spawn(
+      plugin({ name: 'leaky', apply: (ctx: Context) => void (saved = ctx) }),
+      {},
+      { key: 'leaky' },
+    )
     await kernel.settled()
     await kernel.remove(fiber)
     let fired = false
@@ -180,7 +241,10 @@ describe('fibers and services', () => {
     assert.equal(fired, false)
     assert.equal(saved!.signal.aborted, true)
     const warning = logs.find((l) => l.level === 'warn')
-    assert.match(warning!.message, /timeout 5ms was registered on instance "leaky" after it was disposed/)
+    assert.match(
+      warning!.message,
+      /timeout 5ms was registered on instance "leaky" after it was disposed/,
+    )
     assert.equal(kernel.resources().timer, 0)
   })
 
@@ -239,7 +303,11 @@ describe('fibers and services', () => {
     const { kernel } = kernelWithLog()
     const batches: string[][] = []
     const fiber = kernel.spawn(
-      plugin({ name: 'watcher', apply: (ctx: Context) => void ctx.watch(file, (changes) => void batches.push(changes.map((c) => c.event))) }),
+      plugin({
+        name: 'watcher',
+        apply: (ctx: Context) =>
+          void ctx.watch(file, (changes) => void batches.push(changes.map((c) => c.event))),
+      }),
       {},
       { key: 'w' },
     )
@@ -260,9 +328,17 @@ describe('fibers and services', () => {
 
   it('reading a service that was not injected is a clear error', async () => {
     const { kernel } = kernelWithLog()
-    kernel.spawn(plugin({ name: 'p', apply: (ctx: Context) => void ctx.provide('thing', 1) }), {}, { key: 'p' })
+    kernel.spawn(
+      plugin({ name: 'p', apply: (ctx: Context) => void ctx.provide('thing', 1) }),
+      {},
+      { key: 'p' },
+    )
     let read: unknown
-    const f = kernel.spawn(plugin({ name: 'reader', apply: (ctx: Context) => void (read = ctx.get('thing')) }), {}, { key: 'r' })
+    const f = kernel.spawn(
+      plugin({ name: 'reader', apply: (ctx: Context) => void (read = ctx.get('thing')) }),
+      {},
+      { key: 'r' },
+    )
     await kernel.settled()
     assert.equal(f.state, 'active')
     assert.ok(read === 1 || read === undefined) // optional read: depends on who activated first
@@ -270,7 +346,17 @@ describe('fibers and services', () => {
 
   it('a throwing kernel.state tap is reported and harms no transition', async () => {
     const { kernel, logs } = kernelWithLog()
-    kernel.spawn(plugin({ name: 'observer', apply: (ctx: Context) => void ctx.tap(ctx.hooks.state, 'observer', () => { throw new Error('observer broke') }) }), {}, { key: 'observer' })
+    kernel.spawn(
+      plugin({
+        name: 'observer',
+        apply: (ctx: Context) =>
+          void ctx.tap(ctx.hooks.state, 'observer', () => {
+            throw new Error('observer broke')
+          }),
+      }),
+      {},
+      { key: 'observer' },
+    )
     await kernel.settled()
     const victim = kernel.spawn(plugin({ name: 'victim', apply: () => {} }), {}, { key: 'victim' })
     await kernel.settled()
@@ -280,14 +366,21 @@ describe('fibers and services', () => {
 
   it('removing a provider while a dependent is still in apply ends: the apply is told through its signal', async () => {
     const { kernel } = kernelWithLog()
-    const provider = kernel.spawn(plugin({ name: 'p', apply: (ctx: Context) => void ctx.provide('svc', {}) }), {}, { key: 'p' })
+    const provider = kernel.spawn(
+      plugin({ name: 'p', apply: (ctx: Context) => void ctx.provide('svc', {}) }),
+      {},
+      { key: 'p' },
+    )
     await kernel.settled()
     let sawAbort = false
     const dependent = kernel.spawn(
       plugin({
         name: 'd',
         inject: ['svc'],
-        apply: (ctx: Context) => new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => ((sawAbort = true), resolve()))),
+        apply: (ctx: Context) =>
+          new Promise<void>((resolve) =>
+            ctx.signal.addEventListener('abort', () => ((sawAbort = true), resolve())),
+          ),
       }),
       {},
       { key: 'd' },

@@ -10,8 +10,19 @@ after(() => project.cleanup())
 
 it('files that do not exist yet are seen when they appear, even under missing directories', async () => {
   const seen: string[] = []
-  const watched = ['exists.yaml', '.userhome/patch.yaml', '.config/yoke.yaml', 'missing.yaml', 'sub/deeper/missing.yaml'].map(project.path)
-  const watcher = new DebouncedWatcher(watched, (changes) => void seen.push(...changes.map((c) => `${c.event} ${c.path.slice(project.dir.length)}`)), (err) => assert.fail(String(err)))
+  const watched = [
+    'exists.yaml',
+    '.userhome/patch.yaml',
+    '.config/yoke.yaml',
+    'missing.yaml',
+    'sub/deeper/missing.yaml',
+  ].map(project.path)
+  const watcher = new DebouncedWatcher(
+    watched,
+    (changes) =>
+      void seen.push(...changes.map((c) => `${c.event} ${c.path.slice(project.dir.length)}`)),
+    (err) => assert.fail(String(err)),
+  )
   try {
     await watcher.ready()
     writeFileSync(project.path('missing.yaml'), 'x') // right after ready: no grace period needed
@@ -26,7 +37,13 @@ it('files that do not exist yet are seen when they appear, even under missing di
     const deadline = Date.now() + 5000
     while (seen.length < 5 && Date.now() < deadline) await sleep(20)
     await sleep(150)
-    assert.deepEqual(seen.sort(), ['add /.config/yoke.yaml', 'add /.userhome/patch.yaml', 'add /missing.yaml', 'add /sub/deeper/missing.yaml', 'change /exists.yaml'])
+    assert.deepEqual(seen.sort(), [
+      'add /.config/yoke.yaml',
+      'add /.userhome/patch.yaml',
+      'add /missing.yaml',
+      'add /sub/deeper/missing.yaml',
+      'change /exists.yaml',
+    ])
   } finally {
     await watcher.close()
   }

@@ -26,7 +26,10 @@ runPipelineConformance('exec', async () => {
   }
   // the watcher is ready once a probe package comes and goes (until then an added package could be missed)
   for (;;) {
-    const probe = writePackage(packages, 'probe', { manifest: { name: 'probe', version: '1', tools: [{ name: 'probe', description: 'probe' }] }, exe: nodeExe(BODIES.echo) })
+    const probe = writePackage(packages, 'probe', {
+      manifest: { name: 'probe', version: '1', tools: [{ name: 'probe', description: 'probe' }] },
+      exe: nodeExe(BODIES.echo),
+    })
     try {
       await until(() => h.rt.list().some((t) => t.name === 'probe'), 1000)
       rmSync(probe, { recursive: true, force: true })
@@ -39,8 +42,24 @@ runPipelineConformance('exec', async () => {
   return {
     runtime: h.rt,
     async register(name, behaviour, options = {}) {
-      const tool = { name, description: behaviour, ...(options.inputSchema && { input_schema: options.inputSchema }), ...(options.risk && { risk: options.risk }), ...(options.concurrency && { concurrency_class: options.concurrency }) }
-      const dir = writePackage(packages, name, { manifest: { name, version: '1', ...(options.timeoutMs && { timeout_secs: Math.max(1, Math.ceil(options.timeoutMs / 1000)) }), tools: [tool] }, exe: nodeExe(BODIES[behaviour]) })
+      const tool = {
+        name,
+        description: behaviour,
+        ...(options.inputSchema && { input_schema: options.inputSchema }),
+        ...(options.risk && { risk: options.risk }),
+        ...(options.concurrency && { concurrency_class: options.concurrency }),
+      }
+      const dir = writePackage(packages, name, {
+        manifest: {
+          name,
+          version: '1',
+          ...(options.timeoutMs && {
+            timeout_secs: Math.max(1, Math.ceil(options.timeoutMs / 1000)),
+          }),
+          tools: [tool],
+        },
+        exe: nodeExe(BODIES[behaviour]),
+      })
       await until(() => h.rt.list().some((t) => t.name === name))
       return toDisposer(async () => {
         rmSync(dir, { recursive: true, force: true })

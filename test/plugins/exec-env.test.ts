@@ -1,12 +1,34 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { BLOCKED_ENV, envNameProblem, isBlockedEnv, isEssential, isSecretName, toolEnv } from '../../plugins/shared/env.ts'
+import {
+  BLOCKED_ENV,
+  envNameProblem,
+  isBlockedEnv,
+  isEssential,
+  isSecretName,
+  toolEnv,
+} from '../../plugins/shared/env.ts'
 
 const HIJACK = [
-  'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'DYLD_INSERT_LIBRARIES', 'DYLD_LIBRARY_PATH', 'DYLD_FRAMEWORK_PATH',
-  'DYLD_FALLBACK_LIBRARY_PATH', 'DYLD_VERSIONED_LIBRARY_PATH', 'NODE_OPTIONS', 'PYTHONSTARTUP', 'PYTHONPATH',
-  'PERL5OPT', 'RUBYOPT', 'RUBYLIB', 'JAVA_TOOL_OPTIONS', 'BASH_ENV', 'ENV', 'ZDOTDIR',
-] // prettier-ignore
+  'LD_PRELOAD',
+  'LD_LIBRARY_PATH',
+  'LD_AUDIT',
+  'DYLD_INSERT_LIBRARIES',
+  'DYLD_LIBRARY_PATH',
+  'DYLD_FRAMEWORK_PATH',
+  'DYLD_FALLBACK_LIBRARY_PATH',
+  'DYLD_VERSIONED_LIBRARY_PATH',
+  'NODE_OPTIONS',
+  'PYTHONSTARTUP',
+  'PYTHONPATH',
+  'PERL5OPT',
+  'RUBYOPT',
+  'RUBYLIB',
+  'JAVA_TOOL_OPTIONS',
+  'BASH_ENV',
+  'ENV',
+  'ZDOTDIR',
+]
 
 describe('plugin environment: blocked variables (octos BLOCKED_ENV_VARS)', () => {
   it('has exactly the 18 entries, uppercase', () => {
@@ -31,12 +53,26 @@ describe('plugin environment: blocked variables (octos BLOCKED_ENV_VARS)', () =>
 
 describe('plugin environment: secret-like names (octos subprocess_env)', () => {
   it('the reference examples', () => {
-    for (const name of ['GITHUB_PAT', 'private_key', 'KEY', 'MY_KEY', 'A_KEY_B']) assert.ok(isSecretName(name), name)
-    for (const name of ['TOKENIZERS_PARALLELISM', 'OPENAI_BASE_URL', 'MONKEY']) assert.equal(isSecretName(name), false, name)
+    for (const name of ['GITHUB_PAT', 'private_key', 'KEY', 'MY_KEY', 'A_KEY_B'])
+      assert.ok(isSecretName(name), name)
+    for (const name of ['TOKENIZERS_PARALLELISM', 'OPENAI_BASE_URL', 'MONKEY'])
+      assert.equal(isSecretName(name), false, name)
   })
 
   it('each token, whole words only', () => {
-    for (const token of ['TOKEN', 'SECRET', 'PASSWORD', 'PASSCODE', 'PASSPHRASE', 'CREDENTIAL', 'CREDENTIALS', 'PAT', 'BEARER', 'AUTHORIZATION', 'COOKIE']) {
+    for (const token of [
+      'TOKEN',
+      'SECRET',
+      'PASSWORD',
+      'PASSCODE',
+      'PASSPHRASE',
+      'CREDENTIAL',
+      'CREDENTIALS',
+      'PAT',
+      'BEARER',
+      'AUTHORIZATION',
+      'COOKIE',
+    ]) {
       assert.ok(isSecretName(`my_${token.toLowerCase()}`), token)
       assert.ok(isSecretName(`X.${token}-Y`), `${token} between other separators`)
     }
@@ -46,10 +82,19 @@ describe('plugin environment: secret-like names (octos subprocess_env)', () => {
   })
 
   it('the contained parts and the KEY rule', () => {
-    for (const name of ['OPENAI_API_KEY', 'xapikey', 'AWS_ACCESSKEY_ID', 'MYSECRETKEY1', 'SSH_PRIVATEKEY_FILE', 'KEY_ID_KEY', 'AWS_SECRET_ACCESS_KEY']) {
+    for (const name of [
+      'OPENAI_API_KEY',
+      'xapikey',
+      'AWS_ACCESSKEY_ID',
+      'MYSECRETKEY1',
+      'SSH_PRIVATEKEY_FILE',
+      'KEY_ID_KEY',
+      'AWS_SECRET_ACCESS_KEY',
+    ]) {
       assert.ok(isSecretName(name), name)
     }
-    for (const name of ['KEYBOARD', 'KEY_FILE', 'HOTKEYS', 'TURKEY']) assert.equal(isSecretName(name), false, name)
+    for (const name of ['KEYBOARD', 'KEY_FILE', 'HOTKEYS', 'TURKEY'])
+      assert.equal(isSecretName(name), false, name)
   })
 })
 
@@ -57,13 +102,28 @@ describe('plugin environment: env-name validation (octos order)', () => {
   it('each message, in order of precedence', () => {
     assert.equal(envNameProblem(''), 'empty name')
     assert.equal(envNameProblem('A=B'), "name must not contain '='")
-    assert.equal(envNameProblem('1 = 2'), "name must not contain '='", "'=' comes before whitespace and the digit")
+    assert.equal(
+      envNameProblem('1 = 2'),
+      "name must not contain '='",
+      "'=' comes before whitespace and the digit",
+    )
     assert.equal(envNameProblem('A B'), 'name must not contain whitespace or control characters')
     assert.equal(envNameProblem('A\tB'), 'name must not contain whitespace or control characters')
-    assert.equal(envNameProblem('A\u0001B'), 'name must not contain whitespace or control characters')
-    assert.equal(envNameProblem('1 A'), 'name must not contain whitespace or control characters', 'whitespace comes before the digit')
+    assert.equal(
+      envNameProblem('A\u0001B'),
+      'name must not contain whitespace or control characters',
+    )
+    assert.equal(
+      envNameProblem('1 A'),
+      'name must not contain whitespace or control characters',
+      'whitespace comes before the digit',
+    )
     assert.equal(envNameProblem('1ABC'), 'name must not start with a digit')
-    assert.equal(envNameProblem('1-A'), 'name must not start with a digit', 'the digit comes before the character set')
+    assert.equal(
+      envNameProblem('1-A'),
+      'name must not start with a digit',
+      'the digit comes before the character set',
+    )
     assert.equal(envNameProblem('A-B'), 'name must use only [A-Za-z0-9_]')
     assert.equal(envNameProblem('CAFÉ'), 'name must use only [A-Za-z0-9_]')
     assert.equal(envNameProblem('ld_preload'), 'name is a known process-hijack env var')
@@ -71,19 +131,36 @@ describe('plugin environment: env-name validation (octos order)', () => {
   })
 
   it('accepts ordinary names, secret ones included', () => {
-    for (const name of ['PATH', 'GITHUB_TOKEN', '_X', 'a1', 'SERPER_API_KEY']) assert.equal(envNameProblem(name), undefined, name)
+    for (const name of ['PATH', 'GITHUB_TOKEN', '_X', 'a1', 'SERPER_API_KEY'])
+      assert.equal(envNameProblem(name), undefined, name)
   })
 })
 
 describe('plugin environment: toolEnv', () => {
-  const host = { PATH: '/usr/bin', HOME: '/home/u', GITHUB_TOKEN: 'ghp', OPENAI_API_KEY: 'sk', PLAIN: 'p', LD_PRELOAD: '/evil.so', node_options: '--require x' }
+  const host = {
+    PATH: '/usr/bin',
+    HOME: '/home/u',
+    GITHUB_TOKEN: 'ghp',
+    OPENAI_API_KEY: 'sk',
+    PLAIN: 'p',
+    LD_PRELOAD: '/evil.so',
+    node_options: '--require x',
+  }
 
   it('default mode forwards what is neither blocked nor secret', () => {
-    assert.deepEqual(toolEnv({ allow: [], from: host }), { PATH: '/usr/bin', HOME: '/home/u', PLAIN: 'p' })
+    assert.deepEqual(toolEnv({ allow: [], from: host }), {
+      PATH: '/usr/bin',
+      HOME: '/home/u',
+      PLAIN: 'p',
+    })
   })
 
   it('execute_does_not_expose_secret_extra_env_without_tool_allowlist', () => {
-    const env = toolEnv({ allow: [], from: { PATH: '/bin' }, extra: { SECRET_TOKEN: 'leak', YOKE_WORK_DIR: '/w' } })
+    const env = toolEnv({
+      allow: [],
+      from: { PATH: '/bin' },
+      extra: { SECRET_TOKEN: 'leak', YOKE_WORK_DIR: '/w' },
+    })
     assert.equal(env.SECRET_TOKEN ?? 'missing', 'missing')
     assert.equal(env.YOKE_WORK_DIR, '/w')
   })
@@ -99,22 +176,64 @@ describe('plugin environment: toolEnv', () => {
   })
 
   it('strict_env_allowlist_retains_path, and the other essentials, LC_*, OCTOS_* and YOKE_*', () => {
-    const from = { PATH: '/bin', LANG: 'C.UTF-8', TZ: 'UTC', LC_PAPER: 'a4', OCTOS_SESSION_ID: 's', YOKE_HOME: '/y', PLAIN: 'p', OTHER_TOKEN: 't' }
-    const env = toolEnv({ allow: ['LISTED'], from: { ...from, LISTED: 'l' }, extra: { YOKE_WORK_DIR: '/w', OCTOS_WORK_DIR: '/w' } })
-    assert.deepEqual(env, { PATH: '/bin', LANG: 'C.UTF-8', TZ: 'UTC', LC_PAPER: 'a4', OCTOS_SESSION_ID: 's', YOKE_HOME: '/y', LISTED: 'l', YOKE_WORK_DIR: '/w', OCTOS_WORK_DIR: '/w' })
-    for (const name of ['PATH', 'Path', 'LC_ALL', 'LC_ANYTHING', 'OCTOS_X', 'YOKE_X', 'TERM', 'TMPDIR']) assert.ok(isEssential(name), name)
+    const from = {
+      PATH: '/bin',
+      LANG: 'C.UTF-8',
+      TZ: 'UTC',
+      LC_PAPER: 'a4',
+      OCTOS_SESSION_ID: 's',
+      YOKE_HOME: '/y',
+      PLAIN: 'p',
+      OTHER_TOKEN: 't',
+    }
+    const env = toolEnv({
+      allow: ['LISTED'],
+      from: { ...from, LISTED: 'l' },
+      extra: { YOKE_WORK_DIR: '/w', OCTOS_WORK_DIR: '/w' },
+    })
+    assert.deepEqual(env, {
+      PATH: '/bin',
+      LANG: 'C.UTF-8',
+      TZ: 'UTC',
+      LC_PAPER: 'a4',
+      OCTOS_SESSION_ID: 's',
+      YOKE_HOME: '/y',
+      LISTED: 'l',
+      YOKE_WORK_DIR: '/w',
+      OCTOS_WORK_DIR: '/w',
+    })
+    for (const name of [
+      'PATH',
+      'Path',
+      'LC_ALL',
+      'LC_ANYTHING',
+      'OCTOS_X',
+      'YOKE_X',
+      'TERM',
+      'TMPDIR',
+    ])
+      assert.ok(isEssential(name), name)
     for (const name of ['PLAIN', 'EDITOR', 'XOCTOS_X']) assert.equal(isEssential(name), false, name)
   })
 
   it('a blocked variable never passes, even when listed, from the host or as an extra', () => {
     for (const allow of [[], ['LD_PRELOAD', 'node_options'], ['X']]) {
-      const env = toolEnv({ allow, from: host, extra: { LD_PRELOAD: '/evil2.so', BASH_ENV: '/x', Ld_Audit: '/y' } })
-      for (const name of Object.keys(env)) assert.equal(isBlockedEnv(name), false, `${name} with allow ${JSON.stringify(allow)}`)
+      const env = toolEnv({
+        allow,
+        from: host,
+        extra: { LD_PRELOAD: '/evil2.so', BASH_ENV: '/x', Ld_Audit: '/y' },
+      })
+      for (const name of Object.keys(env))
+        assert.equal(isBlockedEnv(name), false, `${name} with allow ${JSON.stringify(allow)}`)
     }
   })
 
   it('extras override the host; undefined host values are skipped; __proto__ stays an own key', () => {
-    const env = toolEnv({ allow: [], from: { PLAIN: 'host', GONE: undefined, ['__proto__']: 'x' }, extra: { PLAIN: 'extra' } })
+    const env = toolEnv({
+      allow: [],
+      from: { PLAIN: 'host', GONE: undefined, ['__proto__']: 'x' },
+      extra: { PLAIN: 'extra' },
+    })
     assert.equal(env.PLAIN, 'extra')
     assert.equal('GONE' in env, false)
     assert.equal(Object.getPrototypeOf(env), Object.prototype)
@@ -130,7 +249,18 @@ describe('plugin environment: toolEnv', () => {
 
 describe('plugin environment: strict mode and secrets', () => {
   it('a secret-looking essential (OCTOS_*, YOKE_*, LC_*) still needs listing', () => {
-    const env = toolEnv({ allow: ['MY_SETTING'], from: { OCTOS_API_KEY: 'x', YOKE_GITHUB_TOKEN: 'y', LC_SECRET: 'z', LC_ALL: 'C', OCTOS_WORK_DIR: '/w', MY_SETTING: '1', PATH: '/bin' } })
+    const env = toolEnv({
+      allow: ['MY_SETTING'],
+      from: {
+        OCTOS_API_KEY: 'x',
+        YOKE_GITHUB_TOKEN: 'y',
+        LC_SECRET: 'z',
+        LC_ALL: 'C',
+        OCTOS_WORK_DIR: '/w',
+        MY_SETTING: '1',
+        PATH: '/bin',
+      },
+    })
     assert.deepEqual(Object.keys(env).sort(), ['LC_ALL', 'MY_SETTING', 'OCTOS_WORK_DIR', 'PATH'])
   })
 })

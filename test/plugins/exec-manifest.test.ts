@@ -2,7 +2,12 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { hasExtras, parseManifest, type Manifest, type ManifestProblem } from '../../plugins/exec-tools/manifest.ts'
+import {
+  hasExtras,
+  parseManifest,
+  type Manifest,
+  type ManifestProblem,
+} from '../../plugins/exec-tools/manifest.ts'
 import { ROOT } from '../helpers/project.ts'
 
 const FILE = '/pkg/manifest.json'
@@ -38,7 +43,11 @@ describe('manifest.json: a full valid manifest', () => {
     assert.equal(m.id, 'octos.deep-search')
     assert.equal(m.name, 'deep-search')
     assert.equal(m.version, '1.2.0')
-    assert.equal(m.sha256, 'abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789', 'lowercased')
+    assert.equal(
+      m.sha256,
+      'abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789',
+      'lowercased',
+    )
     assert.equal(m.timeoutSecs, 120)
     assert.equal(m.requiresNetwork, true)
     assert.deepEqual(m.binaries, {
@@ -49,7 +58,11 @@ describe('manifest.json: a full valid manifest', () => {
       {
         name: 'deep_search',
         description: 'Search the web in depth',
-        inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+        inputSchema: {
+          type: 'object',
+          properties: { query: { type: 'string' } },
+          required: ['query'],
+        },
         env: ['SERPER_API_KEY', 'HTTPS_PROXY'],
         risk: 'high',
         concurrency: 'safe',
@@ -70,22 +83,56 @@ describe('manifest.json: a full valid manifest', () => {
       { url: 'https://mcp.example.com/mcp', args: [], env: [], headers: { 'X-Client': 'yoke' } },
     ])
     assert.deepEqual(m.hooks, [
-      { event: 'before_tool_call', command: ['./hooks/guard.sh', '--strict'], timeoutMs: 2000, toolFilter: ['deep_search'] },
-      { event: 'after_tool_call', command: ['node', 'hooks/log.js'], timeoutMs: 5000, toolFilter: [] },
+      {
+        event: 'before_tool_call',
+        command: ['./hooks/guard.sh', '--strict'],
+        timeoutMs: 2000,
+        toolFilter: ['deep_search'],
+      },
+      {
+        event: 'after_tool_call',
+        command: ['node', 'hooks/log.js'],
+        timeoutMs: 5000,
+        toolFilter: [],
+      },
     ])
     assert.deepEqual(m.promptsInclude, ['prompts/*.md'])
     assert.equal(hasExtras(m), true)
   })
 
   it('ignores unknown fields, at the top and in a tool (octos)', () => {
-    const m = ok(json({ ...base, author: 'x', make_type: 'slides', tools: [{ name: 't', description: 'd', contexts: ['a'], synthesis_config: {} }] }))
+    const m = ok(
+      json({
+        ...base,
+        author: 'x',
+        make_type: 'slides',
+        tools: [{ name: 't', description: 'd', contexts: ['a'], synthesis_config: {} }],
+      }),
+    )
     assert.equal('author' in m, false)
-    assert.deepEqual(Object.keys(m.tools[0]).sort(), ['concurrency', 'description', 'env', 'inputSchema', 'name', 'spawnOnly'])
+    assert.deepEqual(Object.keys(m.tools[0]).sort(), [
+      'concurrency',
+      'description',
+      'env',
+      'inputSchema',
+      'name',
+      'spawnOnly',
+    ])
   })
 
   it('defaults: no tools, no extras, not network, no sha256', () => {
     const m = ok(json(base))
-    assert.deepEqual(m, { id: 'pkg', name: 'pkg', version: '1.0.0', tools: [], requiresNetwork: false, binaries: {}, mcpServers: [], hooks: [], promptsInclude: [] })
+    assert.deepEqual(m, {
+      id: 'pkg',
+      name: 'pkg',
+      version: '1.0.0',
+      tools: [],
+      requiresNetwork: false,
+      binaries: {},
+      mcpServers: [],
+      hooks: [],
+      promptsInclude: [],
+    })
     assert.equal(hasExtras(m), false)
   })
 })
@@ -117,7 +164,11 @@ describe('manifest.json: name and id', () => {
       assert.match(r.errors[0].message, /^manifest\.name must be a plain name/)
       assert.deepEqual(at(r.errors[0]), posOf(text, JSON.stringify(name)))
     }
-    assert.match(parse(json({ id: '../../etc', version: '1' })).errors[0].message, /^manifest\.id must be a plain name/, 'an id can become the name')
+    assert.match(
+      parse(json({ id: '../../etc', version: '1' })).errors[0].message,
+      /^manifest\.id must be a plain name/,
+      'an id can become the name',
+    )
   })
 })
 
@@ -128,7 +179,10 @@ describe('manifest.json: errors at file:line:col', () => {
       const r = parse(text)
       assert.equal(r.manifest, undefined)
       assert.equal(r.errors.length, 1)
-      assert.equal(r.errors[0].message, 'manifest.sha256 must be a non-empty hex digest (omit the field for unsigned plugins)')
+      assert.equal(
+        r.errors[0].message,
+        'manifest.sha256 must be a non-empty hex digest (omit the field for unsigned plugins)',
+      )
       assert.deepEqual(at(r.errors[0]), posOf(text, JSON.stringify(sha256)))
       assert.equal(r.errors[0].file, FILE)
     }
@@ -147,7 +201,10 @@ describe('manifest.json: errors at file:line:col', () => {
   it('missing version', () => {
     const r = parse('{\n  "name": "pkg"\n}')
     assert.equal(r.manifest, undefined)
-    assert.deepEqual(r.errors.map((e) => e.message), ['manifest.version is required'])
+    assert.deepEqual(
+      r.errors.map((e) => e.message),
+      ['manifest.version is required'],
+    )
     assert.deepEqual(at(r.errors[0]), { line: 1, col: 1 }, 'a missing field points at its object')
   })
 
@@ -181,7 +238,11 @@ describe('manifest.json: errors at file:line:col', () => {
   })
 
   it('YAML that is not JSON is refused', () => {
-    for (const text of ['name: pkg\nversion: "1"\n', "{'name': 'pkg', 'version': '1'}", '{name: pkg, version: "1"}']) {
+    for (const text of [
+      'name: pkg\nversion: "1"\n',
+      "{'name': 'pkg', 'version': '1'}",
+      '{name: pkg, version: "1"}',
+    ]) {
       const r = parse(text)
       assert.equal(r.manifest, undefined, text)
       assert.match(r.errors[0].message, /^not valid JSON: /)
@@ -189,7 +250,11 @@ describe('manifest.json: errors at file:line:col', () => {
   })
 
   it('a top level that is not an object, and a duplicate key', () => {
-    for (const text of ['[]', '"pkg"', 'null', '42']) assert.deepEqual(parse(text).errors.map((e) => e.message), ['manifest must be a JSON object'])
+    for (const text of ['[]', '"pkg"', 'null', '42'])
+      assert.deepEqual(
+        parse(text).errors.map((e) => e.message),
+        ['manifest must be a JSON object'],
+      )
     const dup = '{\n  "name": "a",\n  "version": "1",\n  "name": "b"\n}'
     const r = parse(dup)
     assert.equal(r.manifest, undefined)
@@ -204,39 +269,75 @@ describe('manifest.json: errors at file:line:col', () => {
 
 describe('manifest.json: tools', () => {
   it('a tool with a bad env name is skipped with a warning at the entry; the others stay (loader_skips_tool_with_invalid_env_allowlist_entry)', () => {
-    const text = json({ ...base, tools: [tool({ name: 'good' }), tool({ name: 'bad', env: ['OK_NAME', 'BAD NAME'] }), tool({ name: 'also_good', env: ['X'] })] })
+    const text = json({
+      ...base,
+      tools: [
+        tool({ name: 'good' }),
+        tool({ name: 'bad', env: ['OK_NAME', 'BAD NAME'] }),
+        tool({ name: 'also_good', env: ['X'] }),
+      ],
+    })
     const r = parse(text)
-    assert.deepEqual(r.manifest!.tools.map((t) => t.name), ['good', 'also_good'])
+    assert.deepEqual(
+      r.manifest!.tools.map((t) => t.name),
+      ['good', 'also_good'],
+    )
     assert.equal(r.warnings.length, 1)
     const w = r.warnings[0]
     assert.equal(w.tool, 'bad')
-    assert.match(w.message, /^tool "bad" skipped: env\[1\] is "BAD NAME": name must not contain whitespace or control characters$/)
+    assert.match(
+      w.message,
+      /^tool "bad" skipped: env\[1\] is "BAD NAME": name must not contain whitespace or control characters$/,
+    )
     assert.deepEqual(at(w), posOf(text, '"BAD NAME"'))
   })
 
   it('a blocked name in env_allowlist skips the tool too', () => {
     const r = parse(json({ ...base, tools: [tool({ name: 't', env_allowlist: ['ld_preload'] })] }))
     assert.deepEqual(r.manifest!.tools, [])
-    assert.match(r.warnings[0].message, /env_allowlist\[0\] is "ld_preload": name is a known process-hijack env var/)
+    assert.match(
+      r.warnings[0].message,
+      /env_allowlist\[0\] is "ld_preload": name is a known process-hijack env var/,
+    )
   })
 
   it('env_allowlist is an alias of env; both are merged without repeats', () => {
-    const m = ok(json({ ...base, tools: [tool({ name: 'a', env_allowlist: ['A_TOKEN'] }), tool({ name: 'b', env: ['B', 'C'], env_allowlist: ['C', 'D'] })] }))
-    assert.deepEqual(m.tools.map((t) => t.env), [['A_TOKEN'], ['B', 'C', 'D']])
+    const m = ok(
+      json({
+        ...base,
+        tools: [
+          tool({ name: 'a', env_allowlist: ['A_TOKEN'] }),
+          tool({ name: 'b', env: ['B', 'C'], env_allowlist: ['C', 'D'] }),
+        ],
+      }),
+    )
+    assert.deepEqual(
+      m.tools.map((t) => t.env),
+      [['A_TOKEN'], ['B', 'C', 'D']],
+    )
   })
 
   it('risk: trimmed and lowercased; an unknown literal is unspecified (unknown_risk_literal_does_not_force_approval)', () => {
     const risks = [' LOW', 'Medium', 'high', 'CRITICAL ', 'severe', '', undefined]
     const m = ok(json({ ...base, tools: risks.map((risk, i) => tool({ name: `t${i}`, risk })) }))
-    assert.deepEqual(m.tools.map((t) => t.risk), ['low', 'medium', 'high', 'critical', undefined, undefined, undefined])
+    assert.deepEqual(
+      m.tools.map((t) => t.risk),
+      ['low', 'medium', 'high', 'critical', undefined, undefined, undefined],
+    )
     assert.equal('risk' in m.tools[4], false)
   })
 
   it('concurrency_class: unset, "" and safe are safe; exclusive; unknown runs exclusive with a warning (plugin_unknown_concurrency_class_falls_back_to_exclusive)', () => {
     const classes = [undefined, '', ' SAFE ', 'Exclusive', 'parallel']
-    const text = json({ ...base, tools: classes.map((concurrency_class, i) => tool({ name: `t${i}`, concurrency_class })) })
+    const text = json({
+      ...base,
+      tools: classes.map((concurrency_class, i) => tool({ name: `t${i}`, concurrency_class })),
+    })
     const r = parse(text)
-    assert.deepEqual(r.manifest!.tools.map((t) => t.concurrency), ['safe', 'safe', 'safe', 'exclusive', 'exclusive'])
+    assert.deepEqual(
+      r.manifest!.tools.map((t) => t.concurrency),
+      ['safe', 'safe', 'safe', 'exclusive', 'exclusive'],
+    )
     assert.equal(r.warnings.length, 1)
     assert.equal(r.warnings[0].tool, 't4')
     assert.match(r.warnings[0].message, /unknown concurrency_class "parallel", runs exclusive/)
@@ -244,38 +345,96 @@ describe('manifest.json: tools', () => {
   })
 
   it('input_schema defaults to {"type":"object"} and must be an object', () => {
-    const text = json({ ...base, tools: [tool({ name: 'a' }), tool({ name: 'b', input_schema: [] }), tool({ name: 'c', input_schema: 'x' })] })
+    const text = json({
+      ...base,
+      tools: [
+        tool({ name: 'a' }),
+        tool({ name: 'b', input_schema: [] }),
+        tool({ name: 'c', input_schema: 'x' }),
+      ],
+    })
     const r = parse(text)
-    assert.deepEqual(r.manifest!.tools.map((t) => [t.name, t.inputSchema]), [['a', { type: 'object' }]])
-    assert.deepEqual(r.warnings.map((w) => w.message), ['tool "b" skipped: input_schema must be an object', 'tool "c" skipped: input_schema must be an object'])
+    assert.deepEqual(
+      r.manifest!.tools.map((t) => [t.name, t.inputSchema]),
+      [['a', { type: 'object' }]],
+    )
+    assert.deepEqual(
+      r.warnings.map((w) => w.message),
+      [
+        'tool "b" skipped: input_schema must be an object',
+        'tool "c" skipped: input_schema must be an object',
+      ],
+    )
     const a = ok(json({ ...base, tools: [tool({ name: 'a' }), tool({ name: 'b' })] }))
-    assert.notEqual(a.tools[0].inputSchema, a.tools[1].inputSchema, 'each tool gets its own default')
+    assert.notEqual(
+      a.tools[0].inputSchema,
+      a.tools[1].inputSchema,
+      'each tool gets its own default',
+    )
   })
 
   it('bad names, a missing description, a non-object entry, duplicates: each skipped alone', () => {
-    const text = json({ ...base, tools: [{ name: 'no description' }, { name: 'x'.repeat(65), description: 'd' }, 7, { description: 'no name' }, tool({ name: 'dup' }), tool({ name: 'dup' }), tool({ name: 'kept' })] })
+    const text = json({
+      ...base,
+      tools: [
+        { name: 'no description' },
+        { name: 'x'.repeat(65), description: 'd' },
+        7,
+        { description: 'no name' },
+        tool({ name: 'dup' }),
+        tool({ name: 'dup' }),
+        tool({ name: 'kept' }),
+      ],
+    })
     const r = parse(text)
-    assert.deepEqual(r.manifest!.tools.map((t) => t.name), ['dup', 'kept'])
-    assert.deepEqual(r.warnings.map((w) => w.message), [
-      'tool "no description" skipped: description is required', // at the tool's object: it comes first
-      'tool "no description" skipped: name must be 1-64 characters of A-Z a-z 0-9 _ -',
-      `tool "${'x'.repeat(65)}" skipped: name must be 1-64 characters of A-Z a-z 0-9 _ -`,
-      'manifest.tools[2] skipped: must be an object',
-      'manifest.tools[3] skipped: name is required',
-      'tool "dup" skipped: a tool of that name comes earlier in this manifest',
-    ])
+    assert.deepEqual(
+      r.manifest!.tools.map((t) => t.name),
+      ['dup', 'kept'],
+    )
+    assert.deepEqual(
+      r.warnings.map((w) => w.message),
+      [
+        'tool "no description" skipped: description is required', // at the tool's object: it comes first
+        'tool "no description" skipped: name must be 1-64 characters of A-Z a-z 0-9 _ -',
+        `tool "${'x'.repeat(65)}" skipped: name must be 1-64 characters of A-Z a-z 0-9 _ -`,
+        'manifest.tools[2] skipped: must be an object',
+        'manifest.tools[3] skipped: name is required',
+        'tool "dup" skipped: a tool of that name comes earlier in this manifest',
+      ],
+    )
     assert.deepEqual(at(r.warnings[5]), posOf(text, '"dup"', 1), 'at the second name')
   })
 
   it('spawn_only and its message', () => {
-    const m = ok(json({ ...base, tools: [tool({ name: 'bg', spawn_only: true, spawn_only_message: 'later' }), tool({ name: 'fg' })] }))
-    assert.deepEqual(m.tools.map((t) => [t.spawnOnly, t.spawnOnlyMessage]), [[true, 'later'], [false, undefined]])
+    const m = ok(
+      json({
+        ...base,
+        tools: [
+          tool({ name: 'bg', spawn_only: true, spawn_only_message: 'later' }),
+          tool({ name: 'fg' }),
+        ],
+      }),
+    )
+    assert.deepEqual(
+      m.tools.map((t) => [t.spawnOnly, t.spawnOnlyMessage]),
+      [
+        [true, 'later'],
+        [false, undefined],
+      ],
+    )
   })
 })
 
 describe('manifest.json: extras', () => {
   it('an extras-only package (tools: []) is valid', () => {
-    const m = ok(json({ ...base, tools: [], hooks: [{ event: 'before_tool_call', command: ['./guard.sh'] }], prompts: { include: ['prompts/*.md'] } }))
+    const m = ok(
+      json({
+        ...base,
+        tools: [],
+        hooks: [{ event: 'before_tool_call', command: ['./guard.sh'] }],
+        prompts: { include: ['prompts/*.md'] },
+      }),
+    )
     assert.deepEqual(m.tools, [])
     assert.equal(hasExtras(m), true)
     assert.equal(hasExtras(ok(json({ ...base, mcp_servers: [{ command: 'srv' }] }))), true)
@@ -283,42 +442,101 @@ describe('manifest.json: extras', () => {
   })
 
   it('a hook whose command is not an argv array is skipped with a warning', () => {
-    const text = json({ ...base, hooks: [{ event: 'before_tool_call', command: './guard.sh --strict' }, { event: 'after_tool_call', command: [] }, { event: 'on_turn_end', command: ['ok'] }] })
+    const text = json({
+      ...base,
+      hooks: [
+        { event: 'before_tool_call', command: './guard.sh --strict' },
+        { event: 'after_tool_call', command: [] },
+        { event: 'on_turn_end', command: ['ok'] },
+      ],
+    })
     const r = parse(text)
-    assert.deepEqual(r.manifest!.hooks.map((h) => h.event), ['on_turn_end'])
-    assert.deepEqual(r.warnings.map((w) => w.message), ['manifest.hooks[0] skipped: command must be an array', 'manifest.hooks[1] skipped: command must not be empty'])
+    assert.deepEqual(
+      r.manifest!.hooks.map((h) => h.event),
+      ['on_turn_end'],
+    )
+    assert.deepEqual(
+      r.warnings.map((w) => w.message),
+      [
+        'manifest.hooks[0] skipped: command must be an array',
+        'manifest.hooks[1] skipped: command must not be empty',
+      ],
+    )
     assert.deepEqual(at(r.warnings[0]), posOf(text, '"./guard.sh --strict"'))
   })
 
   it('an unknown hook event is skipped with a warning at the event', () => {
-    const text = json({ ...base, hooks: [{ event: 'before_everything', command: ['x'] }, { event: 'user_prompt_submit', command: ['y'], timeout_ms: 100 }] })
+    const text = json({
+      ...base,
+      hooks: [
+        { event: 'before_everything', command: ['x'] },
+        { event: 'user_prompt_submit', command: ['y'], timeout_ms: 100 },
+      ],
+    })
     const r = parse(text)
-    assert.deepEqual(r.manifest!.hooks, [{ event: 'user_prompt_submit', command: ['y'], timeoutMs: 100, toolFilter: [] }])
-    assert.deepEqual(r.warnings.map((w) => w.message), ['manifest.hooks[0] skipped: event is not a known hook event: "before_everything"'])
+    assert.deepEqual(r.manifest!.hooks, [
+      { event: 'user_prompt_submit', command: ['y'], timeoutMs: 100, toolFilter: [] },
+    ])
+    assert.deepEqual(
+      r.warnings.map((w) => w.message),
+      ['manifest.hooks[0] skipped: event is not a known hook event: "before_everything"'],
+    )
     assert.deepEqual(at(r.warnings[0]), posOf(text, '"before_everything"'))
   })
 
   it('MCP servers: exactly one of command and url; env names checked; a bad entry is skipped alone', () => {
-    const servers = [{ command: 'a', url: 'https://x' }, {}, { url: 'file:///etc/passwd' }, { command: 'b', env: ['NODE_OPTIONS'] }, { url: 'http://localhost:3000/mcp' }]
+    const servers = [
+      { command: 'a', url: 'https://x' },
+      {},
+      { url: 'file:///etc/passwd' },
+      { command: 'b', env: ['NODE_OPTIONS'] },
+      { url: 'http://localhost:3000/mcp' },
+    ]
     const r = parse(json({ ...base, mcp_servers: servers }))
-    assert.deepEqual(r.manifest!.mcpServers, [{ url: 'http://localhost:3000/mcp', args: [], env: [], headers: {} }])
-    assert.deepEqual(r.warnings.map((w) => w.message), [
-      'manifest.mcp_servers[0] skipped: must have exactly one of command and url',
-      'manifest.mcp_servers[1] skipped: must have exactly one of command and url',
-      'manifest.mcp_servers[2] skipped: url must be an http(s) URL',
-      'manifest.mcp_servers[3] skipped: env[0] is "NODE_OPTIONS": name is a known process-hijack env var',
+    assert.deepEqual(r.manifest!.mcpServers, [
+      { url: 'http://localhost:3000/mcp', args: [], env: [], headers: {} },
     ])
+    assert.deepEqual(
+      r.warnings.map((w) => w.message),
+      [
+        'manifest.mcp_servers[0] skipped: must have exactly one of command and url',
+        'manifest.mcp_servers[1] skipped: must have exactly one of command and url',
+        'manifest.mcp_servers[2] skipped: url must be an http(s) URL',
+        'manifest.mcp_servers[3] skipped: env[0] is "NODE_OPTIONS": name is a known process-hijack env var',
+      ],
+    )
   })
 
   it('prompts.include: a non-string entry is skipped; prompts of the wrong type is an error', () => {
     const r = parse(json({ ...base, prompts: { include: ['a/*.md', 3, ''] } }))
     assert.deepEqual(r.manifest!.promptsInclude, ['a/*.md'])
-    assert.deepEqual(r.warnings.map((w) => w.message), ['manifest.prompts.include[1] skipped: must be a string', 'manifest.prompts.include[2] skipped: must not be empty'])
-    assert.deepEqual(parse(json({ ...base, prompts: ['a'] })).errors.map((e) => e.message), ['manifest.prompts must be an object'])
+    assert.deepEqual(
+      r.warnings.map((w) => w.message),
+      [
+        'manifest.prompts.include[1] skipped: must be a string',
+        'manifest.prompts.include[2] skipped: must not be empty',
+      ],
+    )
+    assert.deepEqual(
+      parse(json({ ...base, prompts: ['a'] })).errors.map((e) => e.message),
+      ['manifest.prompts must be an object'],
+    )
   })
 
   it('null means absent for optional fields (serde Option)', () => {
-    const m = ok(json({ ...base, id: null, sha256: null, timeout_secs: null, prompts: null, tools: [tool({ name: 't', risk: null, env: null })] }))
-    assert.deepEqual([m.id, m.sha256, m.timeoutSecs, m.promptsInclude, m.tools[0].env], ['pkg', undefined, undefined, [], []])
+    const m = ok(
+      json({
+        ...base,
+        id: null,
+        sha256: null,
+        timeout_secs: null,
+        prompts: null,
+        tools: [tool({ name: 't', risk: null, env: null })],
+      }),
+    )
+    assert.deepEqual(
+      [m.id, m.sha256, m.timeoutSecs, m.promptsInclude, m.tools[0].env],
+      ['pkg', undefined, undefined, [], []],
+    )
   })
 })

@@ -2,7 +2,17 @@
 // extras (octos.md §2, §3), each as a test.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { closeSync, openSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import {
+  closeSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { alive } from '../helpers/mcp.ts'
@@ -13,7 +23,8 @@ import { createHash } from 'node:crypto'
 import type { TaskInfo } from '../../src/index.ts'
 import { IntegrityGate, verify } from '../../plugins/exec-tools/executable.ts'
 
-const text = (r: { content: readonly { type: string; text?: string }[] }) => r.content.map((c) => c.text ?? '').join('')
+const text = (r: { content: readonly { type: string; text?: string }[] }) =>
+  r.content.map((c) => c.text ?? '').join('')
 
 describe('exec-tools: the protocol', () => {
   let h: ExecHarness
@@ -24,7 +35,11 @@ describe('exec-tools: the protocol', () => {
           name: 'proto',
           version: '1.0.0',
           tools: [
-            { name: 'p_echo', description: 'echo', input_schema: { type: 'object', properties: { x: { type: 'number' } } } },
+            {
+              name: 'p_echo',
+              description: 'echo',
+              input_schema: { type: 'object', properties: { x: { type: 'number' } } },
+            },
             { name: 'p_plain', description: 'plain text' },
             { name: 'p_fail', description: 'fails' },
             { name: 'p_segv', description: 'dies by signal' },
@@ -65,7 +80,11 @@ describe('exec-tools: the protocol', () => {
     assert.equal(seen.cwd, join(h.root, '.yoke/work/proto'))
     assert.equal(seen.work, seen.cwd)
     assert.equal(seen.octos, seen.cwd)
-    assert.equal((await h.rt.call('p_echo', { x: 'not a number' })).status, 'INVALID_ARGS', 'validated against input_schema first')
+    assert.equal(
+      (await h.rt.call('p_echo', { x: 'not a number' })).status,
+      'INVALID_ARGS',
+      'validated against input_schema first',
+    )
   })
 
   it('non-JSON stdout is the output (with stderr), success by exit code; a crash by signal says so', async () => {
@@ -84,8 +103,13 @@ describe('exec-tools: the protocol', () => {
   it('files_to_send and file_modified come back as links; malformed named_outputs is an error', async () => {
     const files = await h.rt.call('p_files', {})
     assert.equal(files.status, 'ok')
-    const links = files.content.filter((c) => c.type === 'resource_link').map((c) => (c as { uri: string }).uri)
-    assert.deepEqual(links, [`file://${join(h.root, '.yoke/work/proto/out.txt')}`, `file://${join(h.root, '.yoke/work/proto/report.md')}`])
+    const links = files.content
+      .filter((c) => c.type === 'resource_link')
+      .map((c) => (c as { uri: string }).uri)
+    assert.deepEqual(links, [
+      `file://${join(h.root, '.yoke/work/proto/out.txt')}`,
+      `file://${join(h.root, '.yoke/work/proto/report.md')}`,
+    ])
     assert.equal((files.structured as { file_modified: string }).file_modified, 'report.md')
     const named = await h.rt.call('p_named', {})
     assert.equal(named.status, 'TOOL_ERROR')
@@ -97,7 +121,16 @@ describe('exec-tools: the protocol', () => {
     await h.rt.call('p_progress', {}, { onProgress: (e) => events.push(e) })
     assert.deepEqual(
       events.map((e) => e.message),
-      ['[render] 40% frames', '[upload] sending', '[cost] openai: in=10 out=5 ($0.01)', '[artifact:image] a.png', '[warn] slow', '{"type":"mystery"}', '{not json', 'plain line'],
+      [
+        '[render] 40% frames',
+        '[upload] sending',
+        '[cost] openai: in=10 out=5 ($0.01)',
+        '[artifact:image] a.png',
+        '[warn] slow',
+        '{"type":"mystery"}',
+        '{not json',
+        'plain line',
+      ],
     )
     assert.equal(events[0]!.progress, 40)
   })
@@ -106,11 +139,16 @@ describe('exec-tools: the protocol', () => {
     const tools = new Map(h.rt.list().map((t) => [t.name, t]))
     assert.equal(tools.get('p_unknown_class')!.concurrency, 'exclusive')
     assert.equal(tools.get('p_echo')!.concurrency, 'safe')
-    assert.ok(h.logs.some((l) => /exclusiv/.test(l.message)), 'the typo is reported')
+    assert.ok(
+      h.logs.some((l) => /exclusiv/.test(l.message)),
+      'the typo is reported',
+    )
     const bg = await h.rt.call('p_bg', {})
     assert.equal(bg.status, 'ok')
     assert.match(text(bg), /SUCCESS: Task is now running in background.*\nOutput directory: /s)
-    const task = await new Promise<TaskInfo>((resolve) => h.rt.tasks.hooks.completed.tap('t', (info) => resolve(info)))
+    const task = await new Promise<TaskInfo>((resolve) =>
+      h.rt.tasks.hooks.completed.tap('t', (info) => resolve(info)),
+    )
     assert.match(text(task.result!), /background done/)
   })
 })
@@ -120,9 +158,24 @@ describe('exec-tools: integrity', () => {
   const good = nodeExe(`process.stdout.write('v1')`)
   before(async () => {
     h = await execHarness({
-      signed: { manifest: { name: 'signed', version: '1', tools: [{ name: 's_run', description: 'x' }] }, exe: good },
-      linked: { manifest: { name: 'linked', version: '1', tools: [{ name: 'l_run', description: 'x' }] }, files: { 'real.js': good }, links: { linked: 'real.js' } },
-      wrong: { manifest: { name: 'wrong', version: '1', sha256: 'a'.repeat(64), tools: [{ name: 'w_run', description: 'x' }] }, exe: good },
+      signed: {
+        manifest: { name: 'signed', version: '1', tools: [{ name: 's_run', description: 'x' }] },
+        exe: good,
+      },
+      linked: {
+        manifest: { name: 'linked', version: '1', tools: [{ name: 'l_run', description: 'x' }] },
+        files: { 'real.js': good },
+        links: { linked: 'real.js' },
+      },
+      wrong: {
+        manifest: {
+          name: 'wrong',
+          version: '1',
+          sha256: 'a'.repeat(64),
+          tools: [{ name: 'w_run', description: 'x' }],
+        },
+        exe: good,
+      },
     })
   })
   after(() => h.close())
@@ -132,10 +185,16 @@ describe('exec-tools: integrity', () => {
     assert.ok(names.includes('s_run'))
     assert.ok(!names.includes('w_run'))
     assert.ok(!names.includes('l_run'))
-    assert.match(h.api.list().find((p) => p.id === 'linked')!.errors[0]!.message, /is a symlink; symlinks are refused/)
+    assert.match(
+      h.api.list().find((p) => p.id === 'linked')!.errors[0]!.message,
+      /is a symlink; symlinks are refused/,
+    )
     const wrong = h.api.list().find((p) => p.id === 'wrong')!
     assert.equal(wrong.state, 'failed')
-    assert.match(wrong.errors[0]!.message, /hash mismatch: the manifest says a{64}, the file is [0-9a-f]{64}/)
+    assert.match(
+      wrong.errors[0]!.message,
+      /hash mismatch: the manifest says a{64}, the file is [0-9a-f]{64}/,
+    )
   })
 
   it('a binary swapped after load is refused at the next call (rename, in-place write with the mtime put back)', async () => {
@@ -147,7 +206,10 @@ describe('exec-tools: integrity', () => {
     utimesSync(exe, before.atime, before.mtime)
     const swapped = await h.rt.call('s_run', {})
     assert.equal(swapped.status, 'INTEGRITY_FAILED')
-    assert.match(swapped.error!.message, /changed after it was verified \(expected [0-9a-f]{64}, got [0-9a-f]{64}\)/)
+    assert.match(
+      swapped.error!.message,
+      /changed after it was verified \(expected [0-9a-f]{64}, got [0-9a-f]{64}\)/,
+    )
     // restored bytes are accepted again; then a rename swap is caught too
     writeFileSync(exe, good)
     assert.equal(text(await h.rt.call('s_run', {})), 'v1')
@@ -176,7 +238,10 @@ describe('exec-tools: integrity', () => {
     const io = () => Number(/rchar: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))![1])
     let before = io()
     await gate.check()
-    assert.ok(io() - before < 100_000, `read ${io() - before} bytes to check an unchanged executable`)
+    assert.ok(
+      io() - before < 100_000,
+      `read ${io() - before} bytes to check an unchanged executable`,
+    )
     const now = new Date(Date.now() + 5000)
     utimesSync(exe, now, now)
     before = io()
@@ -190,10 +255,20 @@ describe('exec-tools: integrity', () => {
 
 describe('exec-tools: environment, approval, limits', () => {
   let h: ExecHarness
-  const envExe = nodeExe(`process.stdout.write(JSON.stringify({ output: JSON.stringify(process.env) }))`)
+  const envExe = nodeExe(
+    `process.stdout.write(JSON.stringify({ output: JSON.stringify(process.env) }))`,
+  )
   const saved = { ...process.env }
   before(async () => {
-    Object.assign(process.env, { LD_PRELOAD: '/evil.so', NODE_OPTIONS: '--require /evil.js', PYTHONPATH: '/evil', BASH_ENV: '/evil.sh', GITHUB_TOKEN: 'ghp_secret', PLAIN_SETTING: 'visible', DEPLOY_KEY: 'k' })
+    Object.assign(process.env, {
+      LD_PRELOAD: '/evil.so',
+      NODE_OPTIONS: '--require /evil.js',
+      PYTHONPATH: '/evil',
+      BASH_ENV: '/evil.sh',
+      GITHUB_TOKEN: 'ghp_secret',
+      PLAIN_SETTING: 'visible',
+      DEPLOY_KEY: 'k',
+    })
     h = await execHarness(
       {
         envy: {
@@ -203,7 +278,11 @@ describe('exec-tools: environment, approval, limits', () => {
             tools: [
               { name: 'env_default', description: 'default mode' },
               { name: 'env_strict', description: 'strict mode', env: ['GITHUB_TOKEN'] },
-              { name: 'env_hijack', description: 'allowlists a hijack variable', env: ['LD_PRELOAD'] },
+              {
+                name: 'env_hijack',
+                description: 'allowlists a hijack variable',
+                env: ['LD_PRELOAD'],
+              },
               { name: 'env_risky', description: 'high risk', risk: 'high' },
               { name: 'env_odd_risk', description: 'unknown risk literal', risk: 'spicy' },
             ],
@@ -211,7 +290,15 @@ describe('exec-tools: environment, approval, limits', () => {
           exe: envExe,
         },
         hang: {
-          manifest: { name: 'hang', version: '1', timeout_secs: 1, tools: [{ name: 'hang_forever', description: 'forks a sleeping grandchild and hangs' }, { name: 'flood', description: 'writes 1 GB' }] },
+          manifest: {
+            name: 'hang',
+            version: '1',
+            timeout_secs: 1,
+            tools: [
+              { name: 'hang_forever', description: 'forks a sleeping grandchild and hangs' },
+              { name: 'flood', description: 'writes 1 GB' },
+            ],
+          },
           exe: `#!/bin/sh\ncase "$1" in\n  hang_forever) sleep 300 & echo $! > grandchild.pid; sleep 300 ;;\n  flood) exec head -c 1073741824 /dev/zero ;;\nesac\n`,
         },
       },
@@ -223,14 +310,19 @@ describe('exec-tools: environment, approval, limits', () => {
     for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k]
     await h.close()
   })
-  const envOf = async (tool: string) => JSON.parse(text(await h.rt.call(tool, {}))) as Record<string, string>
+  const envOf = async (tool: string) =>
+    JSON.parse(text(await h.rt.call(tool, {}))) as Record<string, string>
 
   it('the hijack variables never reach a tool; a tool that allowlists one is skipped', async () => {
     assert.ok(!h.rt.list().some((t) => t.name === 'env_hijack'))
-    assert.ok(h.logs.some((l) => /env_hijack/.test(l.message) && /process-hijack/.test(l.message)), 'the skip is reported')
+    assert.ok(
+      h.logs.some((l) => /env_hijack/.test(l.message) && /process-hijack/.test(l.message)),
+      'the skip is reported',
+    )
     for (const tool of ['env_default', 'env_strict']) {
       const env = await envOf(tool)
-      for (const name of ['LD_PRELOAD', 'NODE_OPTIONS', 'PYTHONPATH', 'BASH_ENV']) assert.equal(env[name], undefined, `${name} reached ${tool}`)
+      for (const name of ['LD_PRELOAD', 'NODE_OPTIONS', 'PYTHONPATH', 'BASH_ENV'])
+        assert.equal(env[name], undefined, `${name} reached ${tool}`)
     }
   })
 
@@ -241,7 +333,11 @@ describe('exec-tools: environment, approval, limits', () => {
     assert.equal(loose.PLAIN_SETTING, 'visible')
     const strict = await envOf('env_strict')
     assert.equal(strict.GITHUB_TOKEN, 'ghp_secret')
-    assert.equal(strict.PLAIN_SETTING, undefined, 'strict: only the listed names and the essentials')
+    assert.equal(
+      strict.PLAIN_SETTING,
+      undefined,
+      'strict: only the listed names and the essentials',
+    )
     assert.ok(strict.PATH && strict.YOKE_WORK_DIR)
   })
 
@@ -251,7 +347,10 @@ describe('exec-tools: environment, approval, limits', () => {
     assert.match(none.error!.message, /no approval bridge/)
     const asked: string[] = []
     let answer: 'allow-once' | 'deny' = 'deny'
-    const off = h.rt.approvals.register({ name: 'test', ask: async ({ call }) => (asked.push(call.name), answer) })
+    const off = h.rt.approvals.register({
+      name: 'test',
+      ask: async ({ call }) => (asked.push(call.name), answer),
+    })
     assert.equal((await h.rt.call('env_risky', {})).status, 'DENIED')
     answer = 'allow-once'
     assert.equal((await h.rt.call('env_risky', {})).status, 'ok')
@@ -265,20 +364,32 @@ describe('exec-tools: environment, approval, limits', () => {
     const timedOut = await h.rt.call('hang_forever', {})
     assert.equal(timedOut.status, 'TIMEOUT')
     const grandchild = Number(readFileSync(pidFile, 'utf8'))
-    await waitFor(() => !alive(grandchild), 3000, `grandchild ${grandchild} still alive after the timeout`)
+    await waitFor(
+      () => !alive(grandchild),
+      3000,
+      `grandchild ${grandchild} still alive after the timeout`,
+    )
     const controller = new AbortController()
     const call = h.rt.call('hang_forever', {}, { signal: controller.signal })
-    await waitFor(() => {
-      try {
-        return Number(readFileSync(pidFile, 'utf8')) !== grandchild
-      } catch {
-        return false
-      }
-    }, 3000, 'the second run did not start')
+    await waitFor(
+      () => {
+        try {
+          return Number(readFileSync(pidFile, 'utf8')) !== grandchild
+        } catch {
+          return false
+        }
+      },
+      3000,
+      'the second run did not start',
+    )
     const second = Number(readFileSync(pidFile, 'utf8'))
     controller.abort()
     assert.equal((await call).status, 'ABORTED')
-    await waitFor(() => !alive(second), 3000, `grandchild ${second} still alive after the cancellation`)
+    await waitFor(
+      () => !alive(second),
+      3000,
+      `grandchild ${second} still alive after the cancellation`,
+    )
   })
 
   it('a tool writing 1 GB to stdout ends with a bounded result and a bounded heap', async () => {
@@ -287,7 +398,10 @@ describe('exec-tools: environment, approval, limits', () => {
     const flood = await h.rt.call('flood', {})
     assert.equal(flood.status, 'TOOL_ERROR')
     assert.match(text(flood), /wrote more than the output limit to stdout and was stopped/)
-    assert.ok(process.memoryUsage().rss - heap < 200 * 1024 * 1024, `rss grew by ${(process.memoryUsage().rss - heap) >> 20} MiB`)
+    assert.ok(
+      process.memoryUsage().rss - heap < 200 * 1024 * 1024,
+      `rss grew by ${(process.memoryUsage().rss - heap) >> 20} MiB`,
+    )
     assert.ok(Date.now() - started < 10_000)
     assert.ok(flood.truncated, 'the runtime output limit spilled the rest')
   })
@@ -308,9 +422,22 @@ describe('exec-tools: hot reload', () => {
   before(async () => {
     h = await execHarness(
       {
-        alpha: { manifest: { name: 'alpha', version: '1', tools: [{ name: 'a_run', description: 'alpha v1' }] }, exe: exe('alpha') },
-        beta: { manifest: { name: 'beta', version: '1', tools: [{ name: 'b_run', description: 'beta' }] }, exe: exe('beta v1') },
-        gamma: { manifest: { name: 'gamma', version: '1', tools: [], prompts: { include: ['*.md'] } }, files: { 'rules.md': 'OLD RULES' } },
+        alpha: {
+          manifest: {
+            name: 'alpha',
+            version: '1',
+            tools: [{ name: 'a_run', description: 'alpha v1' }],
+          },
+          exe: exe('alpha'),
+        },
+        beta: {
+          manifest: { name: 'beta', version: '1', tools: [{ name: 'b_run', description: 'beta' }] },
+          exe: exe('beta v1'),
+        },
+        gamma: {
+          manifest: { name: 'gamma', version: '1', tools: [], prompts: { include: ['*.md'] } },
+          files: { 'rules.md': 'OLD RULES' },
+        },
       },
       { watch: true },
     )
@@ -320,8 +447,19 @@ describe('exec-tools: hot reload', () => {
 
   it('editing a manifest re-registers that package only', async () => {
     const before = ids()
-    writeFileSync(join(h.root, 'packages/alpha/manifest.json'), JSON.stringify({ name: 'alpha', version: '2', tools: [{ name: 'a_run', description: 'alpha v2' }] }))
-    await waitFor(() => h.rt.list().find((t) => t.name === 'a_run')?.description === 'alpha v2', 10_000, 'alpha did not reload')
+    writeFileSync(
+      join(h.root, 'packages/alpha/manifest.json'),
+      JSON.stringify({
+        name: 'alpha',
+        version: '2',
+        tools: [{ name: 'a_run', description: 'alpha v2' }],
+      }),
+    )
+    await waitFor(
+      () => h.rt.list().find((t) => t.name === 'a_run')?.description === 'alpha v2',
+      10_000,
+      'alpha did not reload',
+    )
     const after = ids()
     assert.notEqual(after.a_run, before.a_run)
     assert.equal(after.b_run, before.b_run, 'beta kept its registration')
@@ -346,7 +484,11 @@ describe('exec-tools: hot reload', () => {
     const prompt = h.kernel.services.get('prompt')!.value as { render(): string }
     assert.match(prompt.render(), /OLD RULES/)
     writeFileSync(join(h.root, 'packages/gamma/rules.md'), 'NEW RULES')
-    await waitFor(() => /NEW RULES/.test(prompt.render()), 10_000, 'the prompt section did not follow the file')
+    await waitFor(
+      () => /NEW RULES/.test(prompt.render()),
+      10_000,
+      'the prompt section did not follow the file',
+    )
   })
 
   it('a broken manifest is reported with file:line:col; the package goes and the others stay', async () => {
@@ -356,7 +498,14 @@ describe('exec-tools: hot reload', () => {
     assert.equal(ids().b_run, before.b_run)
     const failed = h.api.list().find((p) => p.dir.endsWith('alpha'))!
     assert.equal(failed.state, 'failed')
-    assert.ok(h.logs.some((l) => l.level === 'error' && (l.error as { code?: string })?.code === 'MANIFEST_INVALID' && /manifest\.json/.test((l.error as { location?: string }).location ?? '')))
+    assert.ok(
+      h.logs.some(
+        (l) =>
+          l.level === 'error' &&
+          (l.error as { code?: string })?.code === 'MANIFEST_INVALID' &&
+          /manifest\.json/.test((l.error as { location?: string }).location ?? ''),
+      ),
+    )
   })
 })
 
@@ -365,20 +514,46 @@ describe('exec-tools: signing and the skill filter', () => {
     const body = nodeExe(`process.stdout.write('signed ok')`)
     const h = await execHarness(
       {
-        plain: { manifest: { name: 'plain', version: '1', tools: [{ name: 'plain_run', description: 'x' }] }, exe: body },
-        extrasonly: { manifest: { name: 'extrasonly', version: '1', tools: [], prompts: { include: ['*.md'] } }, files: { 'a.md': 'x' } },
+        plain: {
+          manifest: {
+            name: 'plain',
+            version: '1',
+            tools: [{ name: 'plain_run', description: 'x' }],
+          },
+          exe: body,
+        },
+        extrasonly: {
+          manifest: { name: 'extrasonly', version: '1', tools: [], prompts: { include: ['*.md'] } },
+          files: { 'a.md': 'x' },
+        },
       },
       { requireSigned: true },
     )
     try {
       const by = Object.fromEntries(h.api.list().map((p) => [p.id, p]))
       assert.equal(by.plain!.state, 'failed')
-      assert.match(by.plain!.errors[0]!.message, /is not signed \(no sha256\) and requireSigned is on/)
+      assert.match(
+        by.plain!.errors[0]!.message,
+        /is not signed \(no sha256\) and requireSigned is on/,
+      )
       assert.match(by.extrasonly!.errors[0]!.message, /an extras-only package cannot be signed/)
     } finally {
       await h.close()
     }
-    const signed = await execHarness({ signed: { manifest: { name: 'signed', version: '1', sha256: createHash('sha256').update(body).digest('hex'), tools: [{ name: 'signed_run', description: 'x' }] }, exe: body } }, { requireSigned: true })
+    const signed = await execHarness(
+      {
+        signed: {
+          manifest: {
+            name: 'signed',
+            version: '1',
+            sha256: createHash('sha256').update(body).digest('hex'),
+            tools: [{ name: 'signed_run', description: 'x' }],
+          },
+          exe: body,
+        },
+      },
+      { requireSigned: true },
+    )
     try {
       assert.equal(text(await signed.rt.call('signed_run', {})), 'signed ok')
     } finally {
@@ -389,8 +564,22 @@ describe('exec-tools: signing and the skill filter', () => {
   it('a package beside SKILL.md is a skill with tools="true", and the skill filter leaves out both', async () => {
     const h = await execHarness(
       {
-        kept: { manifest: { name: 'kept', version: '1', tools: [{ name: 'kept_run', description: 'x' }] }, exe: nodeExe(`process.stdout.write('k')`), files: { 'SKILL.md': '---\nname: kept\ndescription: A kept package.\n---\nUse kept_run.\n' } },
-        dropped: { manifest: { name: 'dropped', version: '1', tools: [{ name: 'dropped_run', description: 'x' }] }, exe: nodeExe(`process.stdout.write('d')`), files: { 'SKILL.md': '---\nname: dropped\ndescription: A dropped package.\n---\nx\n' } },
+        kept: {
+          manifest: { name: 'kept', version: '1', tools: [{ name: 'kept_run', description: 'x' }] },
+          exe: nodeExe(`process.stdout.write('k')`),
+          files: {
+            'SKILL.md': '---\nname: kept\ndescription: A kept package.\n---\nUse kept_run.\n',
+          },
+        },
+        dropped: {
+          manifest: {
+            name: 'dropped',
+            version: '1',
+            tools: [{ name: 'dropped_run', description: 'x' }],
+          },
+          exe: nodeExe(`process.stdout.write('d')`),
+          files: { 'SKILL.md': '---\nname: dropped\ndescription: A dropped package.\n---\nx\n' },
+        },
       },
       {},
       [[skills, { dirs: ['packages'], except: ['dropped'], watch: false }, 'skills']],
@@ -412,21 +601,47 @@ describe('exec-tools: hostile packages', () => {
   it('a deeply nested manifest, a manifest linked to /dev/zero and a FIFO are refused quickly; a dangling prompt link only warns', async () => {
     const deep = `{"name":"deep","version":"1","tools":[],"x":${'['.repeat(5000)}${']'.repeat(5000)}}`
     const started = Date.now()
-    const h = await execHarness({
-      deep1: { manifest: {}, files: {} },
-      deep2: { manifest: {} },
-      zero: { manifest: {} },
-      fifo: { manifest: {} },
-      prompts: { manifest: { name: 'prompts', version: '1', tools: [], prompts: { include: ['*.md'] } }, files: { 'ok.md': 'fine' }, links: { 'gone.md': '/nonexistent/file.md' } },
-      redos: { manifest: { name: 'redos', version: '1', tools: [{ name: 'redos_run', description: 'x', input_schema: { type: 'object', properties: { s: { type: 'string', pattern: '^(a|aa)+$' } } } }, { name: 'redos_ok', description: 'y' }] }, exe: nodeExe(`process.stdout.write('ok')`) },
-    }, {}, [], (root) => {
-      writeFileSync(join(root, 'packages/deep1/manifest.json'), deep)
-      writeFileSync(join(root, 'packages/deep2/manifest.json'), deep)
-      rmSync(join(root, 'packages/zero/manifest.json'))
-      symlinkSync('/dev/zero', join(root, 'packages/zero/manifest.json'))
-      rmSync(join(root, 'packages/fifo/manifest.json'))
-      execFileSync('mkfifo', [join(root, 'packages/fifo/manifest.json')])
-    })
+    const h = await execHarness(
+      {
+        deep1: { manifest: {}, files: {} },
+        deep2: { manifest: {} },
+        zero: { manifest: {} },
+        fifo: { manifest: {} },
+        prompts: {
+          manifest: { name: 'prompts', version: '1', tools: [], prompts: { include: ['*.md'] } },
+          files: { 'ok.md': 'fine' },
+          links: { 'gone.md': '/nonexistent/file.md' },
+        },
+        redos: {
+          manifest: {
+            name: 'redos',
+            version: '1',
+            tools: [
+              {
+                name: 'redos_run',
+                description: 'x',
+                input_schema: {
+                  type: 'object',
+                  properties: { s: { type: 'string', pattern: '^(a|aa)+$' } },
+                },
+              },
+              { name: 'redos_ok', description: 'y' },
+            ],
+          },
+          exe: nodeExe(`process.stdout.write('ok')`),
+        },
+      },
+      {},
+      [],
+      (root) => {
+        writeFileSync(join(root, 'packages/deep1/manifest.json'), deep)
+        writeFileSync(join(root, 'packages/deep2/manifest.json'), deep)
+        rmSync(join(root, 'packages/zero/manifest.json'))
+        symlinkSync('/dev/zero', join(root, 'packages/zero/manifest.json'))
+        rmSync(join(root, 'packages/fifo/manifest.json'))
+        execFileSync('mkfifo', [join(root, 'packages/fifo/manifest.json')])
+      },
+    )
     try {
       assert.ok(Date.now() - started < 10_000)
       const by = Object.fromEntries(h.api.list().map((p) => [p.dir.split('/').at(-1), p]))
@@ -436,8 +651,13 @@ describe('exec-tools: hostile packages', () => {
       assert.equal(by.prompts!.state, 'loaded')
       assert.ok(h.logs.some((l) => /gone\.md cannot be read/.test(l.message)))
       const names = h.rt.list().map((t) => t.name)
-      assert.ok(!names.includes('redos_run') && names.includes('redos_ok'), 'a pattern that backtracks exponentially costs that tool only')
-      assert.ok(h.logs.some((l) => /redos_run is not registered: .*exponential time/.test(l.message)))
+      assert.ok(
+        !names.includes('redos_run') && names.includes('redos_ok'),
+        'a pattern that backtracks exponentially costs that tool only',
+      )
+      assert.ok(
+        h.logs.some((l) => /redos_run is not registered: .*exponential time/.test(l.message)),
+      )
     } finally {
       await h.close()
     }

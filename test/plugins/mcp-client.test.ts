@@ -8,7 +8,16 @@ import { pathToFileURL } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { mcpClientConfig, publicToolName } from '../../plugins/mcp-client/index.ts'
 import { serverEnv } from '../../plugins/mcp-client/stdio.ts'
-import { alive, everything, fixture, FIXTURE, mcpHarness, MEMORY, text, type McpHarness } from '../helpers/mcp.ts'
+import {
+  alive,
+  everything,
+  fixture,
+  FIXTURE,
+  mcpHarness,
+  MEMORY,
+  text,
+  type McpHarness,
+} from '../helpers/mcp.ts'
 import { ROOT } from '../helpers/project.ts'
 import { modelServer } from '../helpers/model-server.ts'
 import openai from '../../plugins/openai/index.ts'
@@ -25,9 +34,17 @@ describe('tool names', () => {
     assert.equal(publicToolName('github', 'create_issue'), 'mcp__github__create_issue')
     const dotted = publicToolName('fs', 'read.file')
     assert.match(dotted, /^mcp__fs__read_file_[0-9a-f]{12}$/)
-    assert.notEqual(dotted, publicToolName('fs', 'read_file'), 'a changed name never meets the name it was changed into')
+    assert.notEqual(
+      dotted,
+      publicToolName('fs', 'read_file'),
+      'a changed name never meets the name it was changed into',
+    )
     const unicode = publicToolName('srv', 'résumé😀')
-    assert.match(unicode, /^mcp__srv__r_sum___[0-9a-f]{12}$/, 'one _ per character, not per UTF-16 unit')
+    assert.match(
+      unicode,
+      /^mcp__srv__r_sum___[0-9a-f]{12}$/,
+      'one _ per character, not per UTF-16 unit',
+    )
     const long = publicToolName('server', 'a'.repeat(80))
     const long2 = publicToolName('server', `${'a'.repeat(79)}b`)
     assert.equal(long.length, 64)
@@ -49,13 +66,22 @@ describe('tool names', () => {
     assert.match(bad({ serverName: 's', command: 'x', url: 'http://a/' }), /not both/)
     assert.match(bad({ serverName: 's' }), /needs command/)
     assert.match(bad({ serverName: 's', transport: 'http' }), /needs url/)
-    assert.match(bad({ serverName: 's', command: 'x', env: { LD_PRELOAD: '/evil.so' } }), /LD_PRELOAD may not be set/)
+    assert.match(
+      bad({ serverName: 's', command: 'x', env: { LD_PRELOAD: '/evil.so' } }),
+      /LD_PRELOAD may not be set/,
+    )
     assert.match(bad({ serverName: 's', url: 'file:///etc/passwd' }), /./)
-    assert.ok(mcpClientConfig.safeParse({ serverName: 'ok_name-1', url: 'https://example.com/mcp' }).success)
+    assert.ok(
+      mcpClientConfig.safeParse({ serverName: 'ok_name-1', url: 'https://example.com/mcp' })
+        .success,
+    )
   })
 
   it('a server gets a scrubbed environment: the safe defaults plus its entry, never a hijack variable', () => {
-    const env = serverEnv({ FOO: 'bar', NODE_OPTIONS: '--require evil' }, { PATH: '/bin', HOME: '/h', GITHUB_TOKEN: 'secret', LD_PRELOAD: 'x', BASH_FUNC: '() { :; }' })
+    const env = serverEnv(
+      { FOO: 'bar', NODE_OPTIONS: '--require evil' },
+      { PATH: '/bin', HOME: '/h', GITHUB_TOKEN: 'secret', LD_PRELOAD: 'x', BASH_FUNC: '() { :; }' },
+    )
     assert.deepEqual(env, { PATH: '/bin', HOME: '/h', FOO: 'bar' })
   })
 })
@@ -71,22 +97,40 @@ describe('mcp-client: server-everything over stdio', () => {
   it('lists its tools under mcp__everything__ and calls echo and get-sum through the pipeline', async () => {
     assert.equal(h.status('everything').state, 'connected')
     const names = h.rt.list().map((t) => t.name)
-    for (const raw of ['echo', 'get-sum', 'trigger-long-running-operation', 'get-structured-content']) assert.ok(names.includes(`mcp__everything__${raw}`), raw)
-    assert.ok(!names.includes('mcp__everything__simulate-research-query'), 'a task-only tool is skipped')
+    for (const raw of [
+      'echo',
+      'get-sum',
+      'trigger-long-running-operation',
+      'get-structured-content',
+    ])
+      assert.ok(names.includes(`mcp__everything__${raw}`), raw)
+    assert.ok(
+      !names.includes('mcp__everything__simulate-research-query'),
+      'a task-only tool is skipped',
+    )
     assert.match(h.status('everything').problems.join('\n'), /simulate-research-query.*MCP task/)
     const echo = await h.rt.call('mcp__everything__echo', { message: 'hello' })
     assert.equal(echo.status, 'ok')
     assert.equal(text(echo), 'Echo: hello')
-    assert.equal(text(await h.rt.call('mcp__everything__get-sum', { a: 2, b: 40 })), 'The sum of 2 and 40 is 42.')
+    assert.equal(
+      text(await h.rt.call('mcp__everything__get-sum', { a: 2, b: 40 })),
+      'The sum of 2 and 40 is 42.',
+    )
     const invalid = await h.rt.call('mcp__everything__get-sum', { a: 'two' })
-    assert.equal(invalid.status, 'INVALID_ARGS', 'the upstream schema is checked before the call leaves')
+    assert.equal(
+      invalid.status,
+      'INVALID_ARGS',
+      'the upstream schema is checked before the call leaves',
+    )
     const tool = h.rt.list().find((t) => t.name === 'mcp__everything__echo')!
     assert.equal(tool.source, 'mcp:everything')
     assert.equal((tool.annotations as Record<string, unknown>).mcpTool, 'echo')
   })
 
   it('keeps structured content, and turns images into placeholders', async () => {
-    const structured = await h.rt.call('mcp__everything__get-structured-content', { location: 'Chicago' })
+    const structured = await h.rt.call('mcp__everything__get-structured-content', {
+      location: 'Chicago',
+    })
     assert.equal(structured.status, 'ok')
     assert.equal(typeof (structured.structured as { temperature: number }).temperature, 'number')
     const image = await h.rt.call('mcp__everything__get-tiny-image', {})
@@ -98,7 +142,11 @@ describe('mcp-client: server-everything over stdio', () => {
 
   it('relays progress from trigger-long-running-operation', async () => {
     const events: unknown[] = []
-    const result = await h.rt.call('mcp__everything__trigger-long-running-operation', { duration: 0.4, steps: 4 }, { onProgress: (e) => events.push(e) })
+    const result = await h.rt.call(
+      'mcp__everything__trigger-long-running-operation',
+      { duration: 0.4, steps: 4 },
+      { onProgress: (e) => events.push(e) },
+    )
     assert.equal(result.status, 'ok', text(result))
     assert.ok(events.length >= 2, `progress events: ${JSON.stringify(events)}`)
     assert.deepEqual(Object.keys(events[0] as object).sort(), ['message', 'progress', 'total'])
@@ -108,37 +156,63 @@ describe('mcp-client: server-everything over stdio', () => {
     await h.add('slow', everything('slow', { callMs: 300 }))
     const started = Date.now()
     // no progress without a progressToken: the operation is silent, so callMs ends it
-    const result = await h.rt.call('mcp__slow__trigger-long-running-operation', { duration: 5, steps: 1 })
+    const result = await h.rt.call('mcp__slow__trigger-long-running-operation', {
+      duration: 5,
+      steps: 1,
+    })
     assert.equal(result.status, 'TIMEOUT', text(result))
     assert.match(result.error!.message, /300 ms/)
     assert.ok(Date.now() - started < 3000)
-    assert.equal(text(await h.rt.call('mcp__slow__echo', { message: 'still here' })), 'Echo: still here')
+    assert.equal(
+      text(await h.rt.call('mcp__slow__echo', { message: 'still here' })),
+      'Echo: still here',
+    )
     await h.remove('slow')
   })
 
   it('reads resources and prompts through the mcp tools', async () => {
     const listed = await h.rt.call('list_mcp_resources', {})
     const items = (listed.structured as { items: Array<{ server: string; uri: string }> }).items
-    assert.ok(items.some((r) => r.server === 'everything' && r.uri.startsWith('demo://resource/static/')), JSON.stringify(items).slice(0, 300))
+    assert.ok(
+      items.some((r) => r.server === 'everything' && r.uri.startsWith('demo://resource/static/')),
+      JSON.stringify(items).slice(0, 300),
+    )
     const templates = await h.rt.call('list_mcp_resource_templates', { server: 'everything' })
     assert.match(text(templates), /demo:\/\/resource\/dynamic\/text\/\{resourceId\}/)
-    const read = await h.rt.call('read_mcp_resource', { server: 'everything', uri: 'demo://resource/dynamic/text/2' })
+    const read = await h.rt.call('read_mcp_resource', {
+      server: 'everything',
+      uri: 'demo://resource/dynamic/text/2',
+    })
     assert.match(text(read), /Resource 2/)
     const prompts = await h.rt.call('list_mcp_prompts', {})
     assert.match(text(prompts), /args-prompt/)
-    const prompt = await h.rt.call('get_mcp_prompt', { server: 'everything', name: 'args-prompt', arguments: { city: 'Lisbon' } })
+    const prompt = await h.rt.call('get_mcp_prompt', {
+      server: 'everything',
+      name: 'args-prompt',
+      arguments: { city: 'Lisbon' },
+    })
     assert.match(text(prompt), /user: .*Lisbon/)
     const nobody = await h.rt.call('read_mcp_resource', { server: 'nobody', uri: 'x://y' })
     assert.equal(nobody.status, 'EXEC_FAILED')
-    assert.match(nobody.error!.message, /no MCP server is named "nobody"; the servers are: everything/)
+    assert.match(
+      nobody.error!.message,
+      /no MCP server is named "nobody"; the servers are: everything/,
+    )
   })
 
   it('answers roots/list with the project directory, and the server sees only a scrubbed environment', async () => {
-    assert.ok(text(await h.rt.call('mcp__everything__get-roots-list', {})).includes(pathToFileURL(ROOT).href.replace(/\/$/, '')))
+    assert.ok(
+      text(await h.rt.call('mcp__everything__get-roots-list', {})).includes(
+        pathToFileURL(ROOT).href.replace(/\/$/, ''),
+      ),
+    )
     process.env.YOKE_TEST_SECRET_TOKEN = 'must-not-leak'
     try {
       await h.add('envcheck', everything('envcheck', { env: { FROM_ENTRY: 'yes' } }))
-      const env = JSON.parse(text(await h.rt.call('mcp__envcheck__get-env', {}))) as Record<string, string>
+      const env = JSON.parse(text(await h.rt.call('mcp__envcheck__get-env', {}))) as Record<
+        string,
+        string
+      >
       assert.equal(env.FROM_ENTRY, 'yes')
       assert.equal(env.YOKE_TEST_SECRET_TOKEN, undefined)
       assert.equal(env.NODE_OPTIONS, undefined)
@@ -153,7 +227,10 @@ describe('mcp-client: server-everything over stdio', () => {
     const fiber = await h.add('again', everything('everything'))
     assert.equal(fiber.state, 'failed')
     assert.equal(fiber.error?.code, 'MCP_NAME_CONFLICT')
-    assert.match(String(fiber.error?.message), /"everything" is used by instance "everything" and again by instance "again"/)
+    assert.match(
+      String(fiber.error?.message),
+      /"everything" is used by instance "everything" and again by instance "again"/,
+    )
     assert.equal(h.status('everything').state, 'connected', 'the first one is untouched')
     await h.remove('again')
   })
@@ -171,18 +248,34 @@ describe('mcp-client: supervision and hostile servers', () => {
     await h.close()
     rmSync(dir, { recursive: true, force: true })
   })
-  const healthy = async () => assert.equal(text(await h.rt.call('mcp__healthy__echo', { text: 'ok' })), 'ok', 'the other server is unharmed')
+  const healthy = async () =>
+    assert.equal(
+      text(await h.rt.call('mcp__healthy__echo', { text: 'ok' })),
+      'ok',
+      'the other server is unharmed',
+    )
 
   it('a timeout and an abort both reach the server as notifications/cancelled, and are told apart', async () => {
     const mark = join(dir, 'cancel.log')
-    await h.add('cancel', fixture('cancel', 'normal', { env: { MARK_FILE: mark }, callMs: 200, maxCallMs: 400 }))
+    await h.add(
+      'cancel',
+      fixture('cancel', 'normal', { env: { MARK_FILE: mark }, callMs: 200, maxCallMs: 400 }),
+    )
     const timedOut = await h.rt.call('mcp__cancel__sleep', { ms: 5000 })
     assert.equal(timedOut.status, 'TIMEOUT')
     const controller = new AbortController()
     setTimeout(() => controller.abort(), 150)
-    const aborted = await h.rt.call('mcp__cancel__sleep', { ms: 5000 }, { signal: controller.signal })
+    const aborted = await h.rt.call(
+      'mcp__cancel__sleep',
+      { ms: 5000 },
+      { signal: controller.signal },
+    )
     assert.equal(aborted.status, 'ABORTED')
-    await h.until('both cancellations logged by the server', () => (readFileSync(mark, 'utf8').match(/^cancelled /gm) ?? []).length === 2, 5000)
+    await h.until(
+      'both cancellations logged by the server',
+      () => (readFileSync(mark, 'utf8').match(/^cancelled /gm) ?? []).length === 2,
+      5000,
+    )
     await h.remove('cancel')
   })
 
@@ -218,14 +311,26 @@ describe('mcp-client: supervision and hostile servers', () => {
   })
 
   it('a crash-looping server gives up after its budget, its tools go, and restart revives it', async () => {
-    await h.add('loop', fixture('loop', 'crash', { env: { CRASH_MS: '150' }, reconnect: { initialDelayMs: 20, maxDelayMs: 1000, maxAttempts: 3 } }))
+    await h.add(
+      'loop',
+      fixture('loop', 'crash', {
+        env: { CRASH_MS: '150' },
+        reconnect: { initialDelayMs: 20, maxDelayMs: 1000, maxAttempts: 3 },
+      }),
+    )
     await h.until('gave up', () => h.status('loop').state === 'gave-up', 20_000)
     assert.ok(!h.rt.list().some((t) => t.name.startsWith('mcp__loop__')), 'tools unregistered')
-    assert.match(h.status('loop').detail, /gave up after 3 attempts.*exited with code 7.*yoke mcp restart/)
+    assert.match(
+      h.status('loop').detail,
+      /gave up after 3 attempts.*exited with code 7.*yoke mcp restart/,
+    )
     assert.ok(h.logs.some((l) => l.level === 'error' && /"loop" it gave up/.test(l.message)))
     assert.equal((await h.rt.call('mcp__loop__echo', { text: 'x' })).status, 'UNKNOWN_TOOL')
     assert.ok(h.hub.restart('loop'))
-    await h.until('connected again', () => h.status('loop').state === 'connected' && h.status('loop').tools > 0)
+    await h.until(
+      'connected again',
+      () => h.status('loop').state === 'connected' && h.status('loop').tools > 0,
+    )
     await healthy()
     await h.remove('loop')
   })
@@ -239,7 +344,10 @@ describe('mcp-client: supervision and hostile servers', () => {
   })
 
   it('a server that exits during the handshake is reported with its stderr and retried; nothing else is harmed', async () => {
-    await h.add('quitter', fixture('quitter', 'exit-handshake', { reconnect: { initialDelayMs: 5000 } }))
+    await h.add(
+      'quitter',
+      fixture('quitter', 'exit-handshake', { reconnect: { initialDelayMs: 5000 } }),
+    )
     const status = h.status('quitter')
     assert.equal(status.state, 'reconnecting')
     assert.match(status.lastError!, /code 3.*fixture: refusing to start/)
@@ -249,19 +357,32 @@ describe('mcp-client: supervision and hostile servers', () => {
   })
 
   it('failOnStartupError: true fails the instance instead', async () => {
-    const fiber = await h.add('strict', fixture('strict', 'exit-handshake', { failOnStartupError: true }))
+    const fiber = await h.add(
+      'strict',
+      fixture('strict', 'exit-handshake', { failOnStartupError: true }),
+    )
     assert.equal(fiber.state, 'failed')
     assert.equal(fiber.error?.code, 'MCP_CONNECT_FAILED')
-    assert.match(String(fiber.error?.message), /MCP server "strict" could not start: .*refusing to start/)
+    assert.match(
+      String(fiber.error?.message),
+      /MCP server "strict" could not start: .*refusing to start/,
+    )
     await h.remove('strict')
   })
 
   it('a server that never answers tools/list fails its startup within startupMs', async () => {
     const started = Date.now()
-    await h.add('mute', fixture('mute', 'no-list', { startupMs: 2000, reconnect: { initialDelayMs: 5000 } }))
+    await h.add(
+      'mute',
+      fixture('mute', 'no-list', { startupMs: 2000, reconnect: { initialDelayMs: 5000 } }),
+    )
     assert.ok(Date.now() - started < 6000)
     assert.equal(h.status('mute').state, 'reconnecting')
-    assert.match(h.status('mute').lastError!, /Request timed out/, 'the handshake passed; tools/list did not answer')
+    assert.match(
+      h.status('mute').lastError!,
+      /Request timed out/,
+      'the handshake passed; tools/list did not answer',
+    )
     await healthy()
     await h.remove('mute')
   })
@@ -270,7 +391,10 @@ describe('mcp-client: supervision and hostile servers', () => {
     await h.add('dupes', fixture('dupes', 'duplicates'))
     assert.equal(h.status('dupes').state, 'connected')
     assert.equal(h.status('dupes').tools, 0)
-    assert.match(h.status('dupes').problems.join(), /names "echo" twice; the previous tools stay registered/)
+    assert.match(
+      h.status('dupes').problems.join(),
+      /names "echo" twice; the previous tools stay registered/,
+    )
     await h.remove('dupes')
   })
 
@@ -279,9 +403,15 @@ describe('mcp-client: supervision and hostile servers', () => {
     const names = h.rt.list().map((t) => t.name)
     assert.ok(!names.includes('mcp__deep__deep'))
     assert.ok(!names.includes('mcp__deep__redos'))
-    assert.match(h.status('deep').problems.join(), /skipped tool "redos": its input schema has the pattern "\^\(a\|aa\)\+\$", which can take exponential time/)
+    assert.match(
+      h.status('deep').problems.join(),
+      /skipped tool "redos": its input schema has the pattern "\^\(a\|aa\)\+\$", which can take exponential time/,
+    )
     assert.ok(names.includes('mcp__deep__echo'))
-    assert.match(h.status('deep').problems.join(), /skipped tool "deep": its input schema nests 11 levels deep; the limit is 10/)
+    assert.match(
+      h.status('deep').problems.join(),
+      /skipped tool "deep": its input schema nests 11 levels deep; the limit is 10/,
+    )
     await h.remove('deep')
   })
 
@@ -290,12 +420,20 @@ describe('mcp-client: supervision and hostile servers', () => {
     const result = await h.rt.call('mcp__big__big', { bytes: 11 * 1024 * 1024 })
     assert.equal(result.status, 'ok', text(result).slice(0, 300))
     assert.ok(result.truncated && result.truncated.bytes >= 11 * 1024 * 1024)
-    assert.ok(readFileSync(result.truncated.spilled!, 'utf8').includes('x'.repeat(11 * 1024 * 1024)))
+    assert.ok(
+      readFileSync(result.truncated.spilled!, 'utf8').includes('x'.repeat(11 * 1024 * 1024)),
+    )
     await h.remove('big')
   })
 
   it('a message over maxMessageBytes closes that connection only', async () => {
-    await h.add('capped', fixture('capped', 'normal', { maxMessageBytes: 1024 * 1024, reconnect: { initialDelayMs: 50 } }))
+    await h.add(
+      'capped',
+      fixture('capped', 'normal', {
+        maxMessageBytes: 1024 * 1024,
+        reconnect: { initialDelayMs: 50 },
+      }),
+    )
     const result = await h.rt.call('mcp__capped__big', { bytes: 2 * 1024 * 1024 })
     assert.equal(result.status, 'SERVER_UNAVAILABLE')
     assert.ok(h.logs.some((l) => /over 1048576 bytes \(maxMessageBytes\)/.test(l.message)))
@@ -308,35 +446,89 @@ describe('mcp-client: supervision and hostile servers', () => {
     await h.add('changing', fixture('changing', 'normal', { env: { CHANGE_AFTER_MS: '300' } }))
     const before = h.rt.list().filter((t) => t.name.startsWith('mcp__changing__'))
     assert.match(before.find((t) => t.name === 'mcp__changing__echo')!.description!, /v1/)
-    await h.until('v2', () => /v2/.test(h.rt.list().find((t) => t.name === 'mcp__changing__echo')?.description ?? ''))
+    await h.until('v2', () =>
+      /v2/.test(h.rt.list().find((t) => t.name === 'mcp__changing__echo')?.description ?? ''),
+    )
     const afterSync = h.rt.list().filter((t) => t.name.startsWith('mcp__changing__'))
-    assert.equal(afterSync.find((t) => t.name === 'mcp__changing__pid')!.id, before.find((t) => t.name === 'mcp__changing__pid')!.id, 'an unchanged tool keeps its registration')
+    assert.equal(
+      afterSync.find((t) => t.name === 'mcp__changing__pid')!.id,
+      before.find((t) => t.name === 'mcp__changing__pid')!.id,
+      'an unchanged tool keeps its registration',
+    )
     assert.equal(text(await h.rt.call('mcp__changing__echo', { text: 'new' })), 'new')
     await h.remove('changing')
   })
 
   it('server-to-client requests: roots answered, anything undeclared gets a JSON-RPC error', async () => {
-    assert.match(text(await h.rt.call('mcp__healthy__ask-client', { method: 'roots/list' })), /"roots":\[\{"uri":"file:\/\//)
-    assert.match(text(await h.rt.call('mcp__healthy__ask-client', { method: 'sampling/createMessage' })), /error -32601/)
-    assert.match(text(await h.rt.call('mcp__healthy__ask-client', { method: 'elicitation/create' })), /error -32601/)
+    assert.match(
+      text(await h.rt.call('mcp__healthy__ask-client', { method: 'roots/list' })),
+      /"roots":\[\{"uri":"file:\/\//,
+    )
+    assert.match(
+      text(await h.rt.call('mcp__healthy__ask-client', { method: 'sampling/createMessage' })),
+      /error -32601/,
+    )
+    assert.match(
+      text(await h.rt.call('mcp__healthy__ask-client', { method: 'elicitation/create' })),
+      /error -32601/,
+    )
   })
 
   it('sampling, when opted in, is answered by the model service (a real provider on the wire), capped, and refused without a model', async () => {
-    const server = await modelServer([{ text: 'sampled answer', usage: { inputTokens: 9, outputTokens: 2 } }])
+    const server = await modelServer([
+      { text: 'sampled answer', usage: { inputTokens: 9, outputTokens: 2 } },
+    ])
     process.env.TEST_SAMPLING_KEY = 'sk-test'
-    const model = h.kernel.spawn(toPlugin(openai) as Plugin, validateConfigOrThrow(openai, { model: 'gpt-sample', apiKeyEnv: 'TEST_SAMPLING_KEY', baseUrl: server.openaiBaseUrl, maxRetries: 0 }), { key: 'sampling-model' })
+    const model = h.kernel.spawn(
+      toPlugin(openai) as Plugin,
+      validateConfigOrThrow(openai, {
+        model: 'gpt-sample',
+        apiKeyEnv: 'TEST_SAMPLING_KEY',
+        baseUrl: server.openaiBaseUrl,
+        maxRetries: 0,
+      }),
+      { key: 'sampling-model' },
+    )
     try {
       await h.kernel.whenSettled(model, 10_000)
-      await h.add('sampler', fixture('sampler', 'normal', { sampling: true, samplingMaxTokens: 50 }))
-      const params = { messages: [{ role: 'user', content: { type: 'text', text: 'say something' } }], systemPrompt: 'be brief', maxTokens: 500 }
-      const answer = JSON.parse(text(await h.rt.call('mcp__sampler__ask-client', { method: 'sampling/createMessage', params })))
-      assert.deepEqual(answer, { role: 'assistant', content: { type: 'text', text: 'sampled answer' }, model: 'gpt-sample', stopReason: 'endTurn' })
+      await h.add(
+        'sampler',
+        fixture('sampler', 'normal', { sampling: true, samplingMaxTokens: 50 }),
+      )
+      const params = {
+        messages: [{ role: 'user', content: { type: 'text', text: 'say something' } }],
+        systemPrompt: 'be brief',
+        maxTokens: 500,
+      }
+      const answer = JSON.parse(
+        text(
+          await h.rt.call('mcp__sampler__ask-client', { method: 'sampling/createMessage', params }),
+        ),
+      )
+      assert.deepEqual(answer, {
+        role: 'assistant',
+        content: { type: 'text', text: 'sampled answer' },
+        model: 'gpt-sample',
+        stopReason: 'endTurn',
+      })
       const sent = server.requests[0]!.body
-      assert.deepEqual(sent.messages, [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'say something' }])
+      assert.deepEqual(sent.messages, [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'say something' },
+      ])
       assert.equal(sent.max_tokens, 50, "the server's maxTokens is capped by samplingMaxTokens")
-      assert.ok(h.logs.some((l) => /MCP server "sampler" sampled gpt-sample \(9 in \/ 2 out tokens\)/.test(l.message)))
+      assert.ok(
+        h.logs.some((l) =>
+          /MCP server "sampler" sampled gpt-sample \(9 in \/ 2 out tokens\)/.test(l.message),
+        ),
+      )
       await h.kernel.remove(model)
-      assert.match(text(await h.rt.call('mcp__sampler__ask-client', { method: 'sampling/createMessage', params })), /error -32603: .*no model to sample with/)
+      assert.match(
+        text(
+          await h.rt.call('mcp__sampler__ask-client', { method: 'sampling/createMessage', params }),
+        ),
+        /error -32603: .*no model to sample with/,
+      )
     } finally {
       await h.remove('sampler')
       await h.kernel.remove(model).catch(() => {})
@@ -369,7 +561,10 @@ describe('mcp-client: supervision and hostile servers', () => {
     await h.add('helper', {
       serverName: 'helper',
       command: 'sh',
-      args: ['-c', `sleep 300 & echo $! >> ${pidFile}; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(FIXTURE)} crash`],
+      args: [
+        '-c',
+        `sleep 300 & echo $! >> ${pidFile}; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(FIXTURE)} crash`,
+      ],
       env: { CRASH_MS: '300' },
       reconnect: { initialDelayMs: 50, maxAttempts: 2 },
     })
@@ -381,7 +576,10 @@ describe('mcp-client: supervision and hostile servers', () => {
   })
 
   it('restart shows at once: a server that gave up is connecting, not gave-up', async () => {
-    await h.add('gone', fixture('gone', 'exit-handshake', { reconnect: { initialDelayMs: 20, maxAttempts: 1 } }))
+    await h.add(
+      'gone',
+      fixture('gone', 'exit-handshake', { reconnect: { initialDelayMs: 20, maxAttempts: 1 } }),
+    )
     await h.until('gave up', () => h.status('gone').state === 'gave-up')
     h.hub.restart('gone')
     assert.equal(h.status('gone').state, 'connecting')
@@ -391,16 +589,30 @@ describe('mcp-client: supervision and hostile servers', () => {
 
   it('dispose returns only once the server process is gone, even mid-attempt', async () => {
     const mark = join(dir, 'mid.log')
-    await h.add('mid', fixture('mid', 'stubborn', { env: { MARK_FILE: mark, LIST_DELAY_MS: '60000' }, startupMs: 500, reconnect: { initialDelayMs: 10 } }))
-    const pids = () => [...readFileSync(mark, 'utf8').matchAll(/start (\d+)/g)].map((m) => Number(m[1]))
+    await h.add(
+      'mid',
+      fixture('mid', 'stubborn', {
+        env: { MARK_FILE: mark, LIST_DELAY_MS: '60000' },
+        startupMs: 500,
+        reconnect: { initialDelayMs: 10 },
+      }),
+    )
+    const pids = () =>
+      [...readFileSync(mark, 'utf8').matchAll(/start (\d+)/g)].map((m) => Number(m[1]))
     await new Promise((resolve) => setTimeout(resolve, 300))
     await h.remove('mid')
     for (const pid of pids()) assert.ok(!alive(pid), `server ${pid} outlived its instance`)
   })
 
-  it('a process in its own session holding the server\'s stdout delays nothing: a kill still ends the call, close still returns', async () => {
+  it("a process in its own session holding the server's stdout delays nothing: a kill still ends the call, close still returns", async () => {
     const mark = join(dir, 'holder.log')
-    await h.add('holder', fixture('holder', 'holder', { env: { MARK_FILE: mark }, reconnect: { initialDelayMs: 5000 } }))
+    await h.add(
+      'holder',
+      fixture('holder', 'holder', {
+        env: { MARK_FILE: mark },
+        reconnect: { initialDelayMs: 5000 },
+      }),
+    )
     const holder = Number(/holder (\d+)/.exec(readFileSync(mark, 'utf8'))![1])
     try {
       const call = h.rt.call('mcp__holder__sleep', { ms: 10_000 })
@@ -420,7 +632,10 @@ describe('mcp-client: supervision and hostile servers', () => {
 
   it('removing an instance while its server is still starting does not wait for the start', async () => {
     const mark = join(dir, 'slowstart.log')
-    const adding = h.add('slowstart', fixture('slowstart', 'normal', { env: { START_DELAY_MS: '4000', MARK_FILE: mark } }))
+    const adding = h.add(
+      'slowstart',
+      fixture('slowstart', 'normal', { env: { START_DELAY_MS: '4000', MARK_FILE: mark } }),
+    )
     await h.until('spawned', () => {
       try {
         return /start \d+/.test(readFileSync(mark, 'utf8'))
@@ -437,14 +652,23 @@ describe('mcp-client: supervision and hostile servers', () => {
   })
 
   it('a restart while connecting is this connection; the next outage counts from 1', async () => {
-    const adding = h.add('rs', fixture('rs', 'normal', { env: { START_DELAY_MS: '300' }, reconnect: { initialDelayMs: 3000 } }))
+    const adding = h.add(
+      'rs',
+      fixture('rs', 'normal', {
+        env: { START_DELAY_MS: '300' },
+        reconnect: { initialDelayMs: 3000 },
+      }),
+    )
     await new Promise((resolve) => setTimeout(resolve, 50))
     h.hub.restart('rs')
     await adding
     await h.until('connected', () => h.status('rs').state === 'connected')
     process.kill(h.status('rs').pid!, 'SIGKILL')
     await h.until('reconnecting', () => h.status('rs').state === 'reconnecting')
-    assert.match(h.status('rs').detail, /^reconnecting, attempt 1 of 10 \(last error: the server process was killed by SIGKILL\)/)
+    assert.match(
+      h.status('rs').detail,
+      /^reconnecting, attempt 1 of 10 \(last error: the server process was killed by SIGKILL\)/,
+    )
     await h.remove('rs')
   })
 
@@ -452,14 +676,24 @@ describe('mcp-client: supervision and hostile servers', () => {
     await h.add('badout', fixture('badout', 'badoutput'))
     assert.equal(h.status('badout').state, 'connected')
     assert.ok(!h.rt.list().some((t) => t.name === 'mcp__badout__bad-output'))
-    assert.match(h.status('badout').problems.join(), /skipped tool "bad-output": the server's outputSchema does not compile/)
+    assert.match(
+      h.status('badout').problems.join(),
+      /skipped tool "bad-output": the server's outputSchema does not compile/,
+    )
     assert.equal(text(await h.rt.call('mcp__badout__echo', { text: 'fine' })), 'fine')
     await h.remove('badout')
   })
 
   it('a list_changed that arrives during the sync on connect is not lost', async () => {
-    await h.add('racy', fixture('racy', 'normal', { env: { LIST_DELAY_MS: '300', CHANGE_AFTER_MS: '100' } }))
-    await h.until('v2', () => /v2/.test(h.rt.list().find((t) => t.name === 'mcp__racy__echo')?.description ?? ''), 10_000)
+    await h.add(
+      'racy',
+      fixture('racy', 'normal', { env: { LIST_DELAY_MS: '300', CHANGE_AFTER_MS: '100' } }),
+    )
+    await h.until(
+      'v2',
+      () => /v2/.test(h.rt.list().find((t) => t.name === 'mcp__racy__echo')?.description ?? ''),
+      10_000,
+    )
     await h.remove('racy')
   })
 
@@ -473,14 +707,24 @@ describe('mcp-client: supervision and hostile servers', () => {
       assert.ok(h.logs.some((l) => l.level === 'error' && /observer bug/.test(l.message)))
       await h.remove('observed')
     } finally {
-      h.hub.hooks.change.taps.splice(h.hub.hooks.change.taps.findIndex((t) => t.name === 'broken'), 1)
+      h.hub.hooks.change.taps.splice(
+        h.hub.hooks.change.taps.findIndex((t) => t.name === 'broken'),
+        1,
+      )
       void untap
     }
   })
 
   it('server-memory from npm: create entities and read the graph', async () => {
-    await h.add('memory', { serverName: 'memory', command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') } })
-    const created = await h.rt.call('mcp__memory__create_entities', { entities: [{ name: 'yoke', entityType: 'project', observations: ['composes plugins'] }] })
+    await h.add('memory', {
+      serverName: 'memory',
+      command: process.execPath,
+      args: [MEMORY],
+      env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') },
+    })
+    const created = await h.rt.call('mcp__memory__create_entities', {
+      entities: [{ name: 'yoke', entityType: 'project', observations: ['composes plugins'] }],
+    })
     assert.equal(created.status, 'ok', text(created))
     const graph = await h.rt.call('mcp__memory__read_graph', {})
     assert.match(text(graph), /composes plugins/)

@@ -12,9 +12,23 @@ runPipelineConformance('mcp', async () => {
     publicName: (name) => `mcp__c_${name}__${name}`,
     async register(name, behaviour, options = {}) {
       const key = `c_${name}`
-      const env = { TOOL: name, BEHAVIOUR: behaviour, ...(options.inputSchema && { SCHEMA: JSON.stringify(options.inputSchema) }) }
-      const timeouts = options.timeoutMs ? { callMs: options.timeoutMs, maxCallMs: options.timeoutMs } : {}
-      await h.add(key, fixture(key, 'conformance', { env, risk: options.risk, concurrency: options.concurrency, ...timeouts }))
+      const env = {
+        TOOL: name,
+        BEHAVIOUR: behaviour,
+        ...(options.inputSchema && { SCHEMA: JSON.stringify(options.inputSchema) }),
+      }
+      const timeouts = options.timeoutMs
+        ? { callMs: options.timeoutMs, maxCallMs: options.timeoutMs }
+        : {}
+      await h.add(
+        key,
+        fixture(key, 'conformance', {
+          env,
+          risk: options.risk,
+          concurrency: options.concurrency,
+          ...timeouts,
+        }),
+      )
       return toDisposer(() => h.remove(key))
     },
     close: () => h.close(),

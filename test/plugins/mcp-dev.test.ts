@@ -10,15 +10,32 @@ import { DevProcess, ROOT, runYoke, tempProject, type Project } from '../helpers
 const server = (name: string, env: Record<string, string> = {}) =>
   `  ${name}:\n    use: mcp-client\n    config:\n      serverName: ${name}\n      command: ${JSON.stringify(process.execPath)}\n      args: [${JSON.stringify(FIXTURE)}]\n      env: ${JSON.stringify(env)}\n`
 const mcpJson = (servers: Record<string, Record<string, string>>) =>
-  JSON.stringify({ mcpServers: Object.fromEntries(Object.entries(servers).map(([name, env]) => [name, { command: process.execPath, args: [FIXTURE], env }])) }, null, 2)
+  JSON.stringify(
+    {
+      mcpServers: Object.fromEntries(
+        Object.entries(servers).map(([name, env]) => [
+          name,
+          { command: process.execPath, args: [FIXTURE], env },
+        ]),
+      ),
+    },
+    null,
+    2,
+  )
 
 describe('MCP servers in yoke dev', () => {
   let project: Project
   let dev: DevProcess
   const list = async () => {
-    const r = await runYoke(['mcp', 'list', '--json', '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    const r = await runYoke(['mcp', 'list', '--json', '--cwd', project.dir], {
+      cwd: project.dir,
+      home: project.home,
+    })
     assert.equal(r.code, 0, r.stderr)
-    const out = JSON.parse(r.stdout) as { source: string; servers: Array<{ name: string; state: string; pid: number; tools: number }> }
+    const out = JSON.parse(r.stdout) as {
+      source: string
+      servers: Array<{ name: string; state: string; pid: number; tools: number }>
+    }
     return { source: out.source, by: Object.fromEntries(out.servers.map((s) => [s.name, s])) }
   }
   const connected = async (names: string[], timeoutMs = 15_000) => {
@@ -48,17 +65,31 @@ describe('MCP servers in yoke dev', () => {
     const { source } = await list()
     assert.equal(source, 'live from yoke dev')
     // --config names the same project (as npm start does): still the live dev
-    const named = await runYoke(['mcp', 'list', '--json', '--config', project.path('yoke.config.yaml')], { cwd: ROOT, home: project.home })
+    const named = await runYoke(
+      ['mcp', 'list', '--json', '--config', project.path('yoke.config.yaml')],
+      { cwd: ROOT, home: project.home },
+    )
     assert.equal(JSON.parse(named.stdout).source, 'live from yoke dev', named.stderr)
     const by = await connected(['alpha', 'beta', 'gamma'])
     assert.ok(by.alpha!.pid > 0 && by.alpha!.tools === 6)
-    const text = await runYoke(['mcp', 'list', '--cwd', project.dir], { cwd: project.dir, home: project.home })
-    assert.match(text.stdout, /alpha\s+connected\n\s+stdio · fixture 1\.0\.0 · pid \d+ · 6 tools · instance alpha/)
+    const text = await runYoke(['mcp', 'list', '--cwd', project.dir], {
+      cwd: project.dir,
+      home: project.home,
+    })
+    assert.match(
+      text.stdout,
+      /alpha\s+connected\n\s+stdio · fixture 1\.0\.0 · pid \d+ · 6 tools · instance alpha/,
+    )
   })
 
   it('editing one entry restarts that server only: the others keep their process', async () => {
     const before = await connected(['alpha', 'beta', 'gamma'])
-    const event = await dev.reloadAfter(() => project.writeAtomic('yoke.config.yaml', `plugins:\n${server('alpha')}${server('beta', { EDITED: '1' })}  fromfile:\n    use: mcp-json\n`))
+    const event = await dev.reloadAfter(() =>
+      project.writeAtomic(
+        'yoke.config.yaml',
+        `plugins:\n${server('alpha')}${server('beta', { EDITED: '1' })}  fromfile:\n    use: mcp-json\n`,
+      ),
+    )
     assert.deepEqual(event.restarted, ['beta'])
     const after = await connected(['alpha', 'beta', 'gamma'])
     assert.equal(after.alpha!.pid, before.alpha!.pid, 'alpha kept its process')
@@ -74,7 +105,12 @@ describe('MCP servers in yoke dev', () => {
     assert.equal(after.alpha!.pid, before.alpha!.pid)
     const seen = dev.events.length
     project.writeAtomic('.mcp.json', '{ "mcpServers": { "gamma": ')
-    const error = await dev.next((e) => e.type === 'log' && e.level === 'error' && /\.mcp\.json was not loaded/.test(e.message), 15_000, seen)
+    const error = await dev.next(
+      (e) =>
+        e.type === 'log' && e.level === 'error' && /\.mcp\.json was not loaded/.test(e.message),
+      15_000,
+      seen,
+    )
     assert.match(JSON.stringify(error.error), /not valid JSON/)
     const still = await connected(['gamma', 'delta'])
     assert.equal(still.gamma!.pid, after.gamma!.pid)
@@ -82,16 +118,26 @@ describe('MCP servers in yoke dev', () => {
 
   it('yoke mcp restart NAME reconnects that server in the running dev', async () => {
     const before = await connected(['alpha'])
-    const r = await runYoke(['mcp', 'restart', 'alpha', '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    const r = await runYoke(['mcp', 'restart', 'alpha', '--cwd', project.dir], {
+      cwd: project.dir,
+      home: project.home,
+    })
     assert.equal(r.code, 0, r.stderr)
     assert.match(r.stdout, /restarting alpha/)
     const end = Date.now() + 15_000
     let now = await connected(['alpha'])
-    while (now.alpha!.pid === before.alpha!.pid && Date.now() < end) now = await connected(['alpha'])
+    while (now.alpha!.pid === before.alpha!.pid && Date.now() < end)
+      now = await connected(['alpha'])
     assert.notEqual(now.alpha!.pid, before.alpha!.pid)
-    const wrong = await runYoke(['mcp', 'restart', 'nope', '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    const wrong = await runYoke(['mcp', 'restart', 'nope', '--cwd', project.dir], {
+      cwd: project.dir,
+      home: project.home,
+    })
     assert.equal(wrong.code, 2)
-    assert.match(wrong.stderr, /no MCP server is named "nope"; the servers are: alpha, beta, delta, gamma/)
+    assert.match(
+      wrong.stderr,
+      /no MCP server is named "nope"; the servers are: alpha, beta, delta, gamma/,
+    )
   })
 })
 
@@ -103,12 +149,18 @@ describe('yoke mcp without a running dev', () => {
   after(() => project.cleanup())
 
   it('mcp list composes once; mcp restart says a dev is needed', async () => {
-    const r = await runYoke(['mcp', 'list', '--json', '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    const r = await runYoke(['mcp', 'list', '--json', '--cwd', project.dir], {
+      cwd: project.dir,
+      home: project.home,
+    })
     assert.equal(r.code, 0, r.stderr)
     const out = JSON.parse(r.stdout)
     assert.equal(out.source, 'composed now')
     assert.equal(out.servers[0].state, 'connected')
-    const restart = await runYoke(['mcp', 'restart', 'solo', '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    const restart = await runYoke(['mcp', 'restart', 'solo', '--cwd', project.dir], {
+      cwd: project.dir,
+      home: project.home,
+    })
     assert.equal(restart.code, 2)
     assert.match(restart.stderr, /no yoke dev is running in this project/)
   })
@@ -116,10 +168,30 @@ describe('yoke mcp without a running dev', () => {
   it('mcp-json expands ${VAR} in its entries, as Claude Code does', async () => {
     const json = tempProject({
       'yoke.config.yaml': 'plugins:\n  fromfile:\n    use: mcp-json\n',
-      '.mcp.json': JSON.stringify({ mcpServers: { withenv: { command: process.execPath, args: [FIXTURE], env: { TOKEN: '${YOKE_TEST_TOKEN}', OTHER: '${YOKE_TEST_UNSET:-fallback}' } } } }),
+      '.mcp.json': JSON.stringify({
+        mcpServers: {
+          withenv: {
+            command: process.execPath,
+            args: [FIXTURE],
+            env: { TOKEN: '${YOKE_TEST_TOKEN}', OTHER: '${YOKE_TEST_UNSET:-fallback}' },
+          },
+        },
+      }),
     })
     try {
-      const call = (name: string) => runYoke(['tools', 'call', 'mcp__withenv__env', '--args', JSON.stringify({ name }), '--cwd', json.dir], { cwd: json.dir, home: json.home, env: { YOKE_TEST_TOKEN: 'abc' } })
+      const call = (name: string) =>
+        runYoke(
+          [
+            'tools',
+            'call',
+            'mcp__withenv__env',
+            '--args',
+            JSON.stringify({ name }),
+            '--cwd',
+            json.dir,
+          ],
+          { cwd: json.dir, home: json.home, env: { YOKE_TEST_TOKEN: 'abc' } },
+        )
       const token = await call('TOKEN')
       assert.equal(token.code, 0, token.stderr)
       assert.match(token.stdout, /^abc$/m)
@@ -130,11 +202,20 @@ describe('yoke mcp without a running dev', () => {
   })
 
   it('a failed instance shows in mcp list with why', async () => {
-    const twice = tempProject({ 'yoke.config.yaml': `plugins:\n${server('solo')}${server('solo').replace('  solo:', '  again:')}` })
+    const twice = tempProject({
+      'yoke.config.yaml': `plugins:\n${server('solo')}${server('solo').replace('  solo:', '  again:')}`,
+    })
     try {
-      const r = await runYoke(['mcp', 'list', '--json', '--cwd', twice.dir], { cwd: twice.dir, home: twice.home })
+      const r = await runYoke(['mcp', 'list', '--json', '--cwd', twice.dir], {
+        cwd: twice.dir,
+        home: twice.home,
+      })
       assert.equal(r.code, 0, r.stderr)
-      const servers = JSON.parse(r.stdout).servers as Array<{ instance: string; state: string; detail: string }>
+      const servers = JSON.parse(r.stdout).servers as Array<{
+        instance: string
+        state: string
+        detail: string
+      }>
       const again = servers.find((s) => s.instance === 'again')!
       assert.equal(again.state, 'failed')
       assert.match(again.detail, /"solo" is used by instance "solo" and again by instance "again"/)
@@ -144,7 +225,10 @@ describe('yoke mcp without a running dev', () => {
   })
 
   it('tools call reaches an MCP tool in a one-shot composition', async () => {
-    const r = await runYoke(['tools', 'call', 'mcp__solo__echo', '--args', '{"text":"one shot"}', '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    const r = await runYoke(
+      ['tools', 'call', 'mcp__solo__echo', '--args', '{"text":"one shot"}', '--cwd', project.dir],
+      { cwd: project.dir, home: project.home },
+    )
     assert.equal(r.code, 0, r.stderr)
     assert.match(r.stdout, /one shot/)
   })
@@ -152,8 +236,18 @@ describe('yoke mcp without a running dev', () => {
   it('mcp add writes a valid entry (keeping comments) that connects; mcp remove takes it out; bad input changes nothing', async () => {
     const p = tempProject({ 'yoke.config.yaml': '# mine\nplugins: {}\n' })
     try {
-      const run = (...argv: string[]) => runYoke([...argv, '--cwd', p.dir], { cwd: p.dir, home: p.home })
-      const added = await run('mcp', 'add', 'fx', '--env', 'MARK=1', '--', process.execPath, FIXTURE)
+      const run = (...argv: string[]) =>
+        runYoke([...argv, '--cwd', p.dir], { cwd: p.dir, home: p.home })
+      const added = await run(
+        'mcp',
+        'add',
+        'fx',
+        '--env',
+        'MARK=1',
+        '--',
+        process.execPath,
+        FIXTURE,
+      )
       assert.equal(added.code, 0, added.stderr)
       const text = readFileSync(p.path('yoke.config.yaml'), 'utf8')
       assert.match(text, /^# mine\nplugins:\n  mcp-fx:\n    use: mcp-client\n/)
@@ -165,7 +259,11 @@ describe('yoke mcp without a running dev', () => {
       const invalid = await run('mcp', 'add', 'has space', '--url', 'http://x/')
       assert.equal(invalid.code, 2)
       assert.match(invalid.stderr, /serverName: serverName must be 1-32 characters/)
-      assert.equal(readFileSync(p.path('yoke.config.yaml'), 'utf8'), text, 'a refused add writes nothing')
+      assert.equal(
+        readFileSync(p.path('yoke.config.yaml'), 'utf8'),
+        text,
+        'a refused add writes nothing',
+      )
       const removed = await run('mcp', 'remove', 'fx')
       assert.equal(removed.code, 0, removed.stderr)
       assert.equal(readFileSync(p.path('yoke.config.yaml'), 'utf8'), '# mine\nplugins: {}\n')
@@ -179,20 +277,37 @@ describe('yoke mcp without a running dev', () => {
 
   it('mcp import prints entries, and --write adds them to the project config keeping its comments', async () => {
     const fixtures = `${ROOT}test/fixtures/mcp-import`
-    const printed = await runYoke(['mcp', 'import', `${fixtures}/config.toml`, '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    const printed = await runYoke(
+      ['mcp', 'import', `${fixtures}/config.toml`, '--cwd', project.dir],
+      { cwd: project.dir, home: project.home },
+    )
     assert.equal(printed.code, 0, printed.stderr)
-    const yaml = parse(printed.stdout) as { plugins: Record<string, { use: string; config: { serverName: string } }> }
-    assert.ok(Object.values(yaml.plugins).every((p) => p.use === 'mcp-client' && p.config.serverName))
+    const yaml = parse(printed.stdout) as {
+      plugins: Record<string, { use: string; config: { serverName: string } }>
+    }
+    assert.ok(
+      Object.values(yaml.plugins).every((p) => p.use === 'mcp-client' && p.config.serverName),
+    )
     project.write('yoke.config.yaml', `# my servers\nplugins:\n${server('solo')}`)
-    const written = await runYoke(['mcp', 'import', `${fixtures}/project.mcp.json`, '--write', '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    const written = await runYoke(
+      ['mcp', 'import', `${fixtures}/project.mcp.json`, '--write', '--cwd', project.dir],
+      { cwd: project.dir, home: project.home },
+    )
     assert.equal(written.code, 0, written.stderr)
     assert.match(written.stdout, /added mcp-/)
     const config = readFileSync(project.path('yoke.config.yaml'), 'utf8')
     assert.match(config, /^# my servers/)
     assert.ok(Object.keys((parse(config) as { plugins: object }).plugins).length > 1)
-    const valid = await runYoke(['config', 'validate', '--cwd', project.dir], { cwd: project.dir, home: project.home, env: { GITHUB_TOKEN: 'x', API_KEY: 'y', DOCS_TOKEN: 'z' } })
+    const valid = await runYoke(['config', 'validate', '--cwd', project.dir], {
+      cwd: project.dir,
+      home: project.home,
+      env: { GITHUB_TOKEN: 'x', API_KEY: 'y', DOCS_TOKEN: 'z' },
+    })
     assert.equal(valid.code, 0, valid.stdout + valid.stderr)
-    const broken = await runYoke(['mcp', 'import', `${fixtures}/broken.json`, '--cwd', project.dir], { cwd: project.dir, home: project.home })
+    const broken = await runYoke(
+      ['mcp', 'import', `${fixtures}/broken.json`, '--cwd', project.dir],
+      { cwd: project.dir, home: project.home },
+    )
     assert.equal(broken.code, 2)
     assert.match(broken.stderr, /broken\.json:\d+:\d+/)
   })

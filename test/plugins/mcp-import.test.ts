@@ -5,7 +5,12 @@ import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
-import { importFile, importText, toYaml, type ImportResult } from '../../plugins/mcp-client/import.ts'
+import {
+  importFile,
+  importText,
+  toYaml,
+  type ImportResult,
+} from '../../plugins/mcp-client/import.ts'
 import { mcpClientConfig } from '../../plugins/mcp-client/config.ts'
 import { YokeError } from '../../src/index.ts'
 
@@ -44,10 +49,25 @@ describe('mcp import: Claude Code .mcp.json', () => {
         key: 'mcp-github',
         serverName: 'github',
         enabled: true,
-        config: { serverName: 'github', url: 'https://api.githubcopilot.com/mcp/', headers: { Authorization: 'Bearer ${GITHUB_TOKEN}' }, callMs: 30000 },
+        config: {
+          serverName: 'github',
+          url: 'https://api.githubcopilot.com/mcp/',
+          headers: { Authorization: 'Bearer ${GITHUB_TOKEN}' },
+          callMs: 30000,
+        },
       },
-      { key: 'mcp-linear', serverName: 'linear', enabled: true, config: { serverName: 'linear', url: 'https://mcp.linear.app/sse', transport: 'sse' } },
-      { key: 'mcp-dynamic-auth', serverName: 'dynamic-auth', enabled: true, config: { serverName: 'dynamic-auth', url: 'https://mcp.example.com/mcp' } },
+      {
+        key: 'mcp-linear',
+        serverName: 'linear',
+        enabled: true,
+        config: { serverName: 'linear', url: 'https://mcp.linear.app/sse', transport: 'sse' },
+      },
+      {
+        key: 'mcp-dynamic-auth',
+        serverName: 'dynamic-auth',
+        enabled: true,
+        config: { serverName: 'dynamic-auth', url: 'https://mcp.example.com/mcp' },
+      },
     ])
     // oauth and alwaysLoad are dropped quietly; ws and headersHelper are not
     assert.deepEqual(result.warnings, [
@@ -62,7 +82,11 @@ describe('mcp import: Claude Code .mcp.json', () => {
     assert.deepEqual(
       result.servers.map((s) => s.config),
       [
-        { serverName: 'memory', command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] },
+        {
+          serverName: 'memory',
+          command: 'npx',
+          args: ['-y', '@modelcontextprotocol/server-memory'],
+        },
         { serverName: 'docs', url: 'https://docs.example.com/mcp' },
       ],
     )
@@ -116,14 +140,20 @@ describe('mcp import: Codex config.toml', () => {
         config: {
           serverName: 'figma',
           url: 'https://mcp.figma.com/mcp',
-          headers: { 'X-Figma-Region': 'us-east-1', 'X-Team': '${FIGMA_TEAM}', Authorization: 'Bearer ${FIGMA_OAUTH_TOKEN}' },
+          headers: {
+            'X-Figma-Region': 'us-east-1',
+            'X-Team': '${FIGMA_TEAM}',
+            Authorization: 'Bearer ${FIGMA_OAUTH_TOKEN}',
+          },
           disabledTools: ['delete_file'],
           startupMs: 5000, // the legacy startup_timeout_ms
         },
       },
     ])
     // top-level keys (model, profiles) are not ours to judge; unknown server keys are named
-    assert.deepEqual(result.warnings, ['server "figma": ignored unknown keys: scopes, default_tools_approval_mode, tools'])
+    assert.deepEqual(result.warnings, [
+      'server "figma": ignored unknown keys: scopes, default_tools_approval_mode, tools',
+    ])
   })
 
   it('is detected by content when the name says nothing', () => {
@@ -135,11 +165,18 @@ describe('mcp import: Codex config.toml', () => {
 
   it('skips an entry that mixes command and url, and fields of the wrong transport are unknown', () => {
     const toml = [
-      '[mcp_servers.both]', 'command = "x"', 'url = "https://x"',
-      '[mcp_servers.local]', 'command = "x"', 'bearer_token_env_var = "TOKEN"',
+      '[mcp_servers.both]',
+      'command = "x"',
+      'url = "https://x"',
+      '[mcp_servers.local]',
+      'command = "x"',
+      'bearer_token_env_var = "TOKEN"',
     ].join('\n')
     const result = importText(toml, 'config.toml')
-    assert.deepEqual(result.servers.map((s) => s.serverName), ['local'])
+    assert.deepEqual(
+      result.servers.map((s) => s.serverName),
+      ['local'],
+    )
     assert.deepEqual(result.warnings, [
       'server "both" skipped: has both command and url; an entry is either a stdio server or an HTTP server',
       'server "local": ignored unknown keys: bearer_token_env_var',
@@ -150,7 +187,13 @@ describe('mcp import: Codex config.toml', () => {
 describe('mcp import: server names', () => {
   it('sanitises invalid names, cuts them to 32 and suffixes collisions; valid names keep theirs', () => {
     const long = 'x'.repeat(40)
-    const entries = { 'a.b': { command: 'one' }, a_b: { command: 'two' }, 'a b': { command: 'three' }, [long]: { command: 'four' }, '': { command: 'five' } }
+    const entries = {
+      'a.b': { command: 'one' },
+      a_b: { command: 'two' },
+      'a b': { command: 'three' },
+      [long]: { command: 'four' },
+      '': { command: 'five' },
+    }
     const result = importText(JSON.stringify({ mcpServers: entries }), '.mcp.json')
     assert.deepEqual(
       result.servers.map((s) => [s.serverName, s.key, s.config.serverName, s.config.command]),
@@ -172,8 +215,14 @@ describe('mcp import: server names', () => {
 
   it('keeps suffixed names within 32 characters', () => {
     const base = 'y'.repeat(32)
-    const result = importText(JSON.stringify({ [base]: { command: 'a' }, [`${base}!`]: { command: 'b' } }), '.mcp.json')
-    assert.deepEqual(result.servers.map((s) => s.serverName), [base, `${'y'.repeat(30)}-2`])
+    const result = importText(
+      JSON.stringify({ [base]: { command: 'a' }, [`${base}!`]: { command: 'b' } }),
+      '.mcp.json',
+    )
+    assert.deepEqual(
+      result.servers.map((s) => s.serverName),
+      [base, `${'y'.repeat(30)}-2`],
+    )
   })
 })
 
@@ -192,7 +241,10 @@ describe('mcp import: malformed entries', () => {
       badUrl: { type: 'http', url: 'wss://x' },
     }
     const result = importText(JSON.stringify({ mcpServers: servers }), '.mcp.json')
-    assert.deepEqual(result.servers.map((s) => s.serverName), ['good'])
+    assert.deepEqual(
+      result.servers.map((s) => s.serverName),
+      ['good'],
+    )
     assert.deepEqual(result.warnings, [
       'server "good": ignored unknown keys: extra',
       'server "badArgs" skipped: args must be an array of strings',
@@ -208,28 +260,55 @@ describe('mcp import: malformed entries', () => {
   })
 
   it('drops the variables mcp-client refuses, keeping the server', () => {
-    const result = importText('{"py": {"command": "python", "env": {"PYTHONPATH": "/opt/lib", "TOKEN": "t"}}}', 'claude_desktop_config.json')
+    const result = importText(
+      '{"py": {"command": "python", "env": {"PYTHONPATH": "/opt/lib", "TOKEN": "t"}}}',
+      'claude_desktop_config.json',
+    )
     assert.deepEqual(result.servers[0].config.env, { TOKEN: 't' })
-    assert.deepEqual(result.warnings, ['server "py": env PYTHONPATH dropped: mcp-client never passes variables that make a process load foreign code'])
+    assert.deepEqual(result.warnings, [
+      'server "py": env PYTHONPATH dropped: mcp-client never passes variables that make a process load foreign code',
+    ])
   })
 
   it('rounds fractional milliseconds up to whole ones', () => {
-    const result = importText('[mcp_servers.x]\ncommand = "x"\nstartup_timeout_sec = 0.0001\ntool_timeout_sec = 1.2345\n', 'config.toml')
-    assert.deepEqual(result.servers[0].config, { serverName: 'x', command: 'x', startupMs: 1, callMs: 1235 })
+    const result = importText(
+      '[mcp_servers.x]\ncommand = "x"\nstartup_timeout_sec = 0.0001\ntool_timeout_sec = 1.2345\n',
+      'config.toml',
+    )
+    assert.deepEqual(result.servers[0].config, {
+      serverName: 'x',
+      command: 'x',
+      startupMs: 1,
+      callMs: 1235,
+    })
   })
 
   it('checks Codex field types, env variable names included', () => {
     const toml = [
-      '[mcp_servers.ok]', 'url = "https://x"',
-      '[mcp_servers.vars]', 'command = "x"', 'env_vars = ["GOOD", "not-a-name"]',
-      '[mcp_servers.timeout]', 'command = "x"', 'startup_timeout_sec = "10"',
-      '[mcp_servers.flag]', 'command = "x"', 'enabled = "no"',
-      '[mcp_servers.tools]', 'url = "https://x"', 'enabled_tools = "search"',
-      '[mcp_servers.neither]', 'args = ["x"]',
-      '[mcp_servers.blank]', 'command = ""',
+      '[mcp_servers.ok]',
+      'url = "https://x"',
+      '[mcp_servers.vars]',
+      'command = "x"',
+      'env_vars = ["GOOD", "not-a-name"]',
+      '[mcp_servers.timeout]',
+      'command = "x"',
+      'startup_timeout_sec = "10"',
+      '[mcp_servers.flag]',
+      'command = "x"',
+      'enabled = "no"',
+      '[mcp_servers.tools]',
+      'url = "https://x"',
+      'enabled_tools = "search"',
+      '[mcp_servers.neither]',
+      'args = ["x"]',
+      '[mcp_servers.blank]',
+      'command = ""',
     ].join('\n')
     const result = importText(toml, 'config.toml')
-    assert.deepEqual(result.servers.map((s) => s.serverName), ['ok'])
+    assert.deepEqual(
+      result.servers.map((s) => s.serverName),
+      ['ok'],
+    )
     assert.deepEqual(result.warnings, [
       'server "vars" skipped: env_vars must be an array of environment variable names',
       'server "timeout" skipped: startup_timeout_sec must be a positive number',
@@ -241,7 +320,10 @@ describe('mcp import: malformed entries', () => {
   })
 
   it('returns no servers, only warnings, when every entry is skipped', () => {
-    const result = importText('{"mcpServers": {"a": {"type": "ws", "url": "wss://x"}}}', '.mcp.json')
+    const result = importText(
+      '{"mcpServers": {"a": {"type": "ws", "url": "wss://x"}}}',
+      '.mcp.json',
+    )
     assert.deepEqual(result.servers, [])
     assert.equal(result.warnings.length, 1)
   })
@@ -284,7 +366,11 @@ describe('mcp import: malformed files', () => {
       ['{"theme": {"dark": true}}', '.mcp.json', /no MCP servers found/],
       ['{"mcpServers": []}', '.mcp.json', /mcpServers must be an object/],
       ['[{"command": "x"}]', '.mcp.json', /expected a JSON object/],
-      ['model = "gpt-5"\n', 'config.toml', /no MCP servers found: expected \[mcp_servers.<name>\] tables/],
+      [
+        'model = "gpt-5"\n',
+        'config.toml',
+        /no MCP servers found: expected \[mcp_servers.<name>\] tables/,
+      ],
       ['', 'config.toml', /no MCP servers found/],
     ]
     for (const [text, file, message] of cases) {
@@ -292,16 +378,25 @@ describe('mcp import: malformed files', () => {
       assert.match(err.message, message, text)
       assert.equal(err.site.file, file)
     }
-    assert.match(yokeError(() => importFile(fixture('empty.mcp.json')), 'CONFIG_SHAPE').message, /no MCP servers found/)
+    assert.match(
+      yokeError(() => importFile(fixture('empty.mcp.json')), 'CONFIG_SHAPE').message,
+      /no MCP servers found/,
+    )
   })
 
   it('refuses a directory, a missing file and a file over 1 MiB', () => {
-    assert.match(yokeError(() => importFile(fixtures), 'CONFIG_READ_FAILED').message, /not a regular file/)
+    assert.match(
+      yokeError(() => importFile(fixtures), 'CONFIG_READ_FAILED').message,
+      /not a regular file/,
+    )
     yokeError(() => importFile(fixture('missing.json')), 'CONFIG_NOT_FOUND')
     const dir = mkdtempSync(join(tmpdir(), 'yoke-mcp-import-'))
     try {
       const big = join(dir, 'big.mcp.json')
-      writeFileSync(big, JSON.stringify({ mcpServers: { a: { command: 'x', args: ['y'.repeat(1024 * 1024)] } } }))
+      writeFileSync(
+        big,
+        JSON.stringify({ mcpServers: { a: { command: 'x', args: ['y'.repeat(1024 * 1024)] } } }),
+      )
       const err = yokeError(() => importFile(big), 'CONFIG_TOO_LARGE')
       assert.equal(err.site.file, big)
     } finally {
@@ -312,7 +407,12 @@ describe('mcp import: malformed files', () => {
 
 describe('mcp import: output', () => {
   it('every imported config is a valid mcp-client config', () => {
-    for (const name of ['project.mcp.json', 'bare.mcp.json', 'claude_desktop_config.json', 'config.toml']) {
+    for (const name of [
+      'project.mcp.json',
+      'bare.mcp.json',
+      'claude_desktop_config.json',
+      'config.toml',
+    ]) {
       for (const server of importFile(fixture(name)).servers) {
         const checked = mcpClientConfig.safeParse(server.config)
         assert.ok(checked.success, `${name} ${server.key}: ${checked.error?.message}`)
@@ -324,18 +424,30 @@ describe('mcp import: output', () => {
 describe('mcp import: toYaml', () => {
   const roundTrip = (result: ImportResult) => {
     const text = toYaml(result)
-    const parsed = parse(text) as { plugins: Record<string, { use: string; enabled?: boolean; config: unknown }> }
+    const parsed = parse(text) as {
+      plugins: Record<string, { use: string; enabled?: boolean; config: unknown }>
+    }
     return { text, parsed }
   }
 
-  for (const name of ['project.mcp.json', 'bare.mcp.json', 'claude_desktop_config.json', 'config.toml']) {
+  for (const name of [
+    'project.mcp.json',
+    'bare.mcp.json',
+    'claude_desktop_config.json',
+    'config.toml',
+  ]) {
     it(`parses back to the same instances (${name})`, () => {
       const result = importFile(fixture(name))
       const { parsed } = roundTrip(result)
       assert.deepEqual(Object.keys(parsed), ['plugins'])
       assert.deepEqual(
         parsed.plugins,
-        Object.fromEntries(result.servers.map((s) => [s.key, { use: 'mcp-client', ...(s.enabled ? {} : { enabled: false }), config: s.config }])),
+        Object.fromEntries(
+          result.servers.map((s) => [
+            s.key,
+            { use: 'mcp-client', ...(s.enabled ? {} : { enabled: false }), config: s.config },
+          ]),
+        ),
       )
     })
   }
@@ -351,7 +463,14 @@ describe('mcp import: toYaml', () => {
   })
 
   it('quotes strings that YAML would read as other types', () => {
-    const result = importText('{"s": {"command": "run", "args": ["true", "123", "null", "#x", "a: b"]}}', '.mcp.json')
-    assert.deepEqual(roundTrip(result).parsed.plugins['mcp-s'].config, { serverName: 's', command: 'run', args: ['true', '123', 'null', '#x', 'a: b'] })
+    const result = importText(
+      '{"s": {"command": "run", "args": ["true", "123", "null", "#x", "a: b"]}}',
+      '.mcp.json',
+    )
+    assert.deepEqual(roundTrip(result).parsed.plugins['mcp-s'].config, {
+      serverName: 's',
+      command: 'run',
+      args: ['true', '123', 'null', '#x', 'a: b'],
+    })
   })
 })

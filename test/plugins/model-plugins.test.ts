@@ -11,8 +11,16 @@ import { modelServer, type ModelServer } from '../helpers/model-server.ts'
 import { runYoke, tempProject } from '../helpers/project.ts'
 
 const plugins = [
-  { plugin: toPlugin(openai) as Plugin, keyEnv: 'OPENAI_API_KEY', base: (s: ModelServer) => s.openaiBaseUrl },
-  { plugin: toPlugin(anthropic) as Plugin, keyEnv: 'ANTHROPIC_API_KEY', base: (s: ModelServer) => s.anthropicBaseUrl },
+  {
+    plugin: toPlugin(openai) as Plugin,
+    keyEnv: 'OPENAI_API_KEY',
+    base: (s: ModelServer) => s.openaiBaseUrl,
+  },
+  {
+    plugin: toPlugin(anthropic) as Plugin,
+    keyEnv: 'ANTHROPIC_API_KEY',
+    base: (s: ModelServer) => s.anthropicBaseUrl,
+  },
 ]
 
 const checked = (plugin: Plugin, config: unknown) => {
@@ -38,7 +46,10 @@ describe('model provider plugins', () => {
         assert.equal(config.maxRetries, 3)
         assert.equal(config.stream, true)
         assert.ok('issues' in validateConfig(plugin, {}), 'model is required')
-        assert.ok('issues' in validateConfig(plugin, { model: 'm', apiKey: 'sk-in-config' }), 'keys do not go in config')
+        assert.ok(
+          'issues' in validateConfig(plugin, { model: 'm', apiKey: 'sk-in-config' }),
+          'keys do not go in config',
+        )
         assert.ok('issues' in validateConfig(plugin, { model: 'm', baseUrl: 'not a url' }))
         assert.ok('issues' in validateConfig(plugin, { model: 'm', apiKeyEnv: 'NOT-A-NAME' }))
         assert.ok('issues' in validateConfig(plugin, { model: 'm', pricing: { inputPerMTok: 1 } }))
@@ -49,16 +60,27 @@ describe('model provider plugins', () => {
         const variable = `YOKE_TEST_${plugin.name.toUpperCase()}_KEY`
         process.env[variable] = 'sk-from-env-1234'
         try {
-          const fiber = kernel.spawn(plugin, checked(plugin, { model: 'served', apiKeyEnv: variable, baseUrl: base(server) }), { key: 'llm' })
+          const fiber = kernel.spawn(
+            plugin,
+            checked(plugin, { model: 'served', apiKeyEnv: variable, baseUrl: base(server) }),
+            { key: 'llm' },
+          )
           await kernel.whenSettled(fiber, 5000)
           assert.equal(fiber.state, 'active', fiber.error?.message)
           const model = kernel.services.get('model')!.value as ModelClient
           assert.equal(model.provider, plugin.name)
           assert.equal(model.model, 'served')
-          const answer = await model.complete({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] })
+          const answer = await model.complete({
+            system: '',
+            messages: [{ role: 'user', content: 'hi' }],
+            tools: [],
+          })
           assert.equal(answer.text, 'from the plugin')
           const auth = server.requests.at(-1)!.headers
-          assert.ok(auth.authorization === 'Bearer sk-from-env-1234' || auth['x-api-key'] === 'sk-from-env-1234')
+          assert.ok(
+            auth.authorization === 'Bearer sk-from-env-1234' ||
+              auth['x-api-key'] === 'sk-from-env-1234',
+          )
         } finally {
           delete process.env[variable]
           await kernel.dispose()
@@ -68,10 +90,18 @@ describe('model provider plugins', () => {
       it('apiKeyEnv: none runs without a key (local servers)', async () => {
         const kernel = new Kernel()
         try {
-          const fiber = kernel.spawn(plugin, checked(plugin, { model: 'local', apiKeyEnv: 'none', baseUrl: base(server) }), { key: 'local' })
+          const fiber = kernel.spawn(
+            plugin,
+            checked(plugin, { model: 'local', apiKeyEnv: 'none', baseUrl: base(server) }),
+            { key: 'local' },
+          )
           await kernel.whenSettled(fiber, 5000)
           assert.equal(fiber.state, 'active', fiber.error?.message)
-          await (kernel.services.get('model')!.value as ModelClient).complete({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] })
+          await (kernel.services.get('model')!.value as ModelClient).complete({
+            system: '',
+            messages: [{ role: 'user', content: 'hi' }],
+            tools: [],
+          })
           assert.equal(server.requests.at(-1)!.headers.authorization, undefined)
         } finally {
           await kernel.dispose()
@@ -81,11 +111,18 @@ describe('model provider plugins', () => {
       it('stays pending, naming the variable, while the key is not set', async () => {
         const kernel = new Kernel()
         try {
-          const fiber = kernel.spawn(plugin, checked(plugin, { model: 'm', apiKeyEnv: 'YOKE_TEST_NEVER_SET_KEY' }), { key: 'llm' })
+          const fiber = kernel.spawn(
+            plugin,
+            checked(plugin, { model: 'm', apiKeyEnv: 'YOKE_TEST_NEVER_SET_KEY' }),
+            { key: 'llm' },
+          )
           await kernel.whenSettled(fiber, 5000)
           assert.equal(fiber.state, 'pending')
           assert.equal(fiber.error?.code, 'PLUGIN_WAITING')
-          assert.equal(fiber.error?.message, 'instance "llm" is waiting: the API key variable YOKE_TEST_NEVER_SET_KEY is not set')
+          assert.equal(
+            fiber.error?.message,
+            'instance "llm" is waiting: the API key variable YOKE_TEST_NEVER_SET_KEY is not set',
+          )
           assert.match(fiber.error!.hint, /export YOKE_TEST_NEVER_SET_KEY=/)
           assert.equal(kernel.services.get('model'), undefined)
         } finally {
@@ -110,7 +147,12 @@ describe('model provider plugins', () => {
     })
     try {
       // an empty variable counts as unset, so the developer's own OPENAI_API_KEY does not leak in
-      const run = await runYoke(['inspect', '--json', '--fresh'], { cwd: project.dir, home: project.home, env: { OPENAI_API_KEY: '' }, timeoutMs: 20_000 })
+      const run = await runYoke(['inspect', '--json', '--fresh'], {
+        cwd: project.dir,
+        home: project.home,
+        env: { OPENAI_API_KEY: '' },
+        timeoutMs: 20_000,
+      })
       assert.equal(run.code, 0, run.stderr)
       const byKey = Object.fromEntries(JSON.parse(run.stdout).instances.map((i: any) => [i.key, i]))
       assert.equal(byKey.gpt.state, 'pending')

@@ -20,16 +20,37 @@ const conversation: ModelRequest = {
       ],
     },
     { role: 'tool', toolCallId: 'call_1', name: 'read_file', content: 'alpha' },
-    { role: 'tool', toolCallId: 'call_2', name: 'read_file', content: 'arguments are not JSON', isError: true },
-    { role: 'assistant', content: '', toolCalls: [{ id: 'call_3', name: 'read_file', args: { path: 'b.txt' } }] },
+    {
+      role: 'tool',
+      toolCallId: 'call_2',
+      name: 'read_file',
+      content: 'arguments are not JSON',
+      isError: true,
+    },
+    {
+      role: 'assistant',
+      content: '',
+      toolCalls: [{ id: 'call_3', name: 'read_file', args: { path: 'b.txt' } }],
+    },
     { role: 'tool', toolCallId: 'call_3', name: 'read_file', content: 'beta' },
     { role: 'assistant', content: 'a.txt says alpha, b.txt says beta.' },
     { role: 'user', content: 'Thanks!' },
   ],
-  tools: [{ name: 'read_file', description: 'Read a file.', inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } }],
+  tools: [
+    {
+      name: 'read_file',
+      description: 'Read a file.',
+      inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+    },
+  ],
 }
 
-const plain = (extra: Partial<ModelRequest> = {}): ModelRequest => ({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [], ...extra })
+const plain = (extra: Partial<ModelRequest> = {}): ModelRequest => ({
+  system: '',
+  messages: [{ role: 'user', content: 'hi' }],
+  tools: [],
+  ...extra,
+})
 
 let server: ModelServer
 before(async () => {
@@ -40,7 +61,13 @@ after(() => server.close())
 const last = () => server.requests.at(-1)!
 
 describe('openai on the wire', () => {
-  const model = (extra = {}) => createOpenAIModel({ model: 'gpt-wire', apiKey: 'sk-wire-key', baseUrl: server.openaiBaseUrl, ...extra })
+  const model = (extra = {}) =>
+    createOpenAIModel({
+      model: 'gpt-wire',
+      apiKey: 'sk-wire-key',
+      baseUrl: server.openaiBaseUrl,
+      ...extra,
+    })
 
   it('system first, tool_calls with JSON-string arguments, tool messages with tool_call_id', async () => {
     await model().complete(conversation)
@@ -53,18 +80,45 @@ describe('openai on the wire', () => {
         role: 'assistant',
         content: 'Reading both.',
         tool_calls: [
-          { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } },
-          { id: 'call_2', type: 'function', function: { name: 'read_file', arguments: '{"path": "b.txt"' } },
+          {
+            id: 'call_1',
+            type: 'function',
+            function: { name: 'read_file', arguments: '{"path":"a.txt"}' },
+          },
+          {
+            id: 'call_2',
+            type: 'function',
+            function: { name: 'read_file', arguments: '{"path": "b.txt"' },
+          },
         ],
       },
       { role: 'tool', tool_call_id: 'call_1', content: 'alpha' },
       { role: 'tool', tool_call_id: 'call_2', content: 'arguments are not JSON' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_3', type: 'function', function: { name: 'read_file', arguments: '{"path":"b.txt"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_3',
+            type: 'function',
+            function: { name: 'read_file', arguments: '{"path":"b.txt"}' },
+          },
+        ],
+      },
       { role: 'tool', tool_call_id: 'call_3', content: 'beta' },
       { role: 'assistant', content: 'a.txt says alpha, b.txt says beta.' },
       { role: 'user', content: 'Thanks!' },
     ])
-    assert.deepEqual(body.tools, [{ type: 'function', function: { name: 'read_file', description: 'Read a file.', parameters: conversation.tools[0].inputSchema } }])
+    assert.deepEqual(body.tools, [
+      {
+        type: 'function',
+        function: {
+          name: 'read_file',
+          description: 'Read a file.',
+          parameters: conversation.tools[0].inputSchema,
+        },
+      },
+    ])
     assert.equal(body.stream, true)
     assert.deepEqual(body.stream_options, { include_usage: true })
   })
@@ -81,7 +135,9 @@ describe('openai on the wire', () => {
     await model({ maxTokens: 1000, temperature: 0.2 }).complete(plain())
     assert.equal(last().body.max_tokens, 1000)
     assert.equal(last().body.temperature, 0.2)
-    await model({ maxTokens: 1000, temperature: 0.2 }).complete(plain({ maxTokens: 50, temperature: 0 }))
+    await model({ maxTokens: 1000, temperature: 0.2 }).complete(
+      plain({ maxTokens: 50, temperature: 0 }),
+    )
     assert.equal(last().body.max_tokens, 50)
     assert.equal(last().body.temperature, 0)
     await model({ maxTokens: 1000, maxTokensParam: 'max_completion_tokens' }).complete(plain())
@@ -98,7 +154,13 @@ describe('openai on the wire', () => {
 })
 
 describe('anthropic on the wire', () => {
-  const model = (extra = {}) => createAnthropicModel({ model: 'claude-wire', apiKey: 'sk-ant-wire-key', baseUrl: server.anthropicBaseUrl, ...extra })
+  const model = (extra = {}) =>
+    createAnthropicModel({
+      model: 'claude-wire',
+      apiKey: 'sk-ant-wire-key',
+      baseUrl: server.anthropicBaseUrl,
+      ...extra,
+    })
 
   it('top-level system, tool_use blocks, consecutive tool results in one user message', async () => {
     await model().complete(conversation)
@@ -112,22 +174,44 @@ describe('anthropic on the wire', () => {
         content: [
           { type: 'text', text: 'Reading both.' },
           { type: 'tool_use', id: 'call_1', name: 'read_file', input: { path: 'a.txt' } },
-          { type: 'tool_use', id: 'call_2', name: 'read_file', input: { _raw: '{"path": "b.txt"' } },
+          {
+            type: 'tool_use',
+            id: 'call_2',
+            name: 'read_file',
+            input: { _raw: '{"path": "b.txt"' },
+          },
         ],
       },
       {
         role: 'user',
         content: [
           { type: 'tool_result', tool_use_id: 'call_1', content: 'alpha' },
-          { type: 'tool_result', tool_use_id: 'call_2', content: 'arguments are not JSON', is_error: true },
+          {
+            type: 'tool_result',
+            tool_use_id: 'call_2',
+            content: 'arguments are not JSON',
+            is_error: true,
+          },
         ],
       },
-      { role: 'assistant', content: [{ type: 'tool_use', id: 'call_3', name: 'read_file', input: { path: 'b.txt' } }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'call_3', name: 'read_file', input: { path: 'b.txt' } }],
+      },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_3', content: 'beta' }] },
-      { role: 'assistant', content: [{ type: 'text', text: 'a.txt says alpha, b.txt says beta.' }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'text', text: 'a.txt says alpha, b.txt says beta.' }],
+      },
       { role: 'user', content: 'Thanks!' },
     ])
-    assert.deepEqual(body.tools, [{ name: 'read_file', description: 'Read a file.', input_schema: conversation.tools[0].inputSchema }])
+    assert.deepEqual(body.tools, [
+      {
+        name: 'read_file',
+        description: 'Read a file.',
+        input_schema: conversation.tools[0].inputSchema,
+      },
+    ])
     assert.equal(body.stream, true)
   })
 
@@ -146,9 +230,14 @@ describe('anthropic on the wire', () => {
 
   it('sends the key (the SDK uses a bearer token), and no key headers without one', async () => {
     await model().complete(plain())
-    assert.equal(last().headers.authorization ?? last().headers['x-api-key'], last().headers.authorization ? 'Bearer sk-ant-wire-key' : 'sk-ant-wire-key')
+    assert.equal(
+      last().headers.authorization ?? last().headers['x-api-key'],
+      last().headers.authorization ? 'Bearer sk-ant-wire-key' : 'sk-ant-wire-key',
+    )
     assert.ok(last().headers['anthropic-version'], 'the SDK names the API version')
-    await createAnthropicModel({ model: 'local', baseUrl: server.anthropicBaseUrl }).complete(plain())
+    await createAnthropicModel({ model: 'local', baseUrl: server.anthropicBaseUrl }).complete(
+      plain(),
+    )
     assert.equal(last().headers.authorization, undefined)
     assert.equal(last().headers['x-api-key'], undefined)
   })
@@ -156,10 +245,25 @@ describe('anthropic on the wire', () => {
 
 describe('the model server checks requests like the real APIs', () => {
   it('a tool result that answers no tool call is a 400, reported as MODEL_FAILED', async () => {
-    const bad: ModelRequest = plain({ messages: [{ role: 'user', content: 'hi' }, { role: 'tool', toolCallId: 'nope', name: 'x', content: 'y' }] })
+    const bad: ModelRequest = plain({
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'tool', toolCallId: 'nope', name: 'x', content: 'y' },
+      ],
+    })
     const openai = createOpenAIModel({ model: 'm', apiKey: 'k', baseUrl: server.openaiBaseUrl })
-    await assert.rejects(openai.complete(bad), /HTTP 400: model-server: messages\[1\]\.tool_call_id/)
-    const anthropic = createAnthropicModel({ model: 'm', apiKey: 'k', baseUrl: server.anthropicBaseUrl })
-    await assert.rejects(anthropic.complete(bad), /HTTP 400: model-server: messages\.1\.content\.0: unexpected tool_use_id/)
+    await assert.rejects(
+      openai.complete(bad),
+      /HTTP 400: model-server: messages\[1\]\.tool_call_id/,
+    )
+    const anthropic = createAnthropicModel({
+      model: 'm',
+      apiKey: 'k',
+      baseUrl: server.anthropicBaseUrl,
+    })
+    await assert.rejects(
+      anthropic.complete(bad),
+      /HTTP 400: model-server: messages\.1\.content\.0: unexpected tool_use_id/,
+    )
   })
 })

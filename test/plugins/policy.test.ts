@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import policy from '../../plugins/policy/index.ts'
-import { Kernel, runtimePlugin, toPlugin, validateConfig, type Plugin, type ToolDefinition, type ToolRuntime } from '../../src/index.ts'
+import {
+  Kernel,
+  runtimePlugin,
+  toPlugin,
+  validateConfig,
+  type Plugin,
+  type ToolDefinition,
+  type ToolRuntime,
+} from '../../src/index.ts'
 
 async function withPolicy(config: unknown, tools: ToolDefinition[]) {
   const kernel = new Kernel()
@@ -16,7 +24,11 @@ async function withPolicy(config: unknown, tools: ToolDefinition[]) {
   return { rt, close: () => kernel.dispose() }
 }
 
-const tool = (name: string, extra: Partial<ToolDefinition> = {}): ToolDefinition => ({ name, execute: () => 'ran', ...extra })
+const tool = (name: string, extra: Partial<ToolDefinition> = {}): ToolDefinition => ({
+  name,
+  execute: () => 'ran',
+  ...extra,
+})
 
 describe('policy plugin', () => {
   it('deny → ask → allow, first match wins; conditions on source and risk', async () => {
@@ -38,13 +50,27 @@ describe('policy plugin', () => {
       ],
     )
     const asked: string[] = []
-    rt.approvals.register({ name: 'record', ask: async ({ call, reason }) => (asked.push(`${call.name}: ${reason}`), 'allow-once') })
+    rt.approvals.register({
+      name: 'record',
+      ask: async ({ call, reason }) => (asked.push(`${call.name}: ${reason}`), 'allow-once'),
+    })
     const status = async (name: string) => (await rt.call(name)).status
-    assert.equal(await status('mcp__github__delete_repo'), 'DENIED', 'hidden from listings, and denied if called anyway')
+    assert.equal(
+      await status('mcp__github__delete_repo'),
+      'DENIED',
+      'hidden from listings, and denied if called anyway',
+    )
     assert.equal(await status('nuke'), 'DENIED')
-    assert.match((await rt.call('nuke')).error!.message, /denied by the policy rule deny: \{"tool":"\*","source":"exec:\*","risk":"critical"\}/)
+    assert.match(
+      (await rt.call('nuke')).error!.message,
+      /denied by the policy rule deny: \{"tool":"\*","source":"exec:\*","risk":"critical"\}/,
+    )
     assert.equal(await status('write_file'), 'ok')
-    assert.equal(await status('write_safe'), 'ok', 'ask rules come before allow rules: write_safe matches ask write_*')
+    assert.equal(
+      await status('write_safe'),
+      'ok',
+      'ask rules come before allow rules: write_safe matches ask write_*',
+    )
     assert.equal(await status('mcp__github__list'), 'ok')
     assert.equal(await status('risky_but_fine'), 'ok')
     assert.equal(await status('risky'), 'ok')
@@ -66,7 +92,10 @@ describe('policy plugin', () => {
     const { rt, close } = await withPolicy({}, [tool('drop_db', { risk: 'critical' })])
     const result = await rt.call('drop_db')
     assert.equal(result.status, 'DENIED')
-    assert.match(result.error!.message, /approval needed \(drop_db is critical risk\); no approval bridge is registered to ask/)
+    assert.match(
+      result.error!.message,
+      /approval needed \(drop_db is critical risk\); no approval bridge is registered to ask/,
+    )
     assert.match(result.error!.hint!, /allow: \["drop_db"\]/)
     await close()
   })

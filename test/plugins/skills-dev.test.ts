@@ -5,7 +5,8 @@ import { after, before, it } from 'node:test'
 import { DevProcess, runYoke, tempProject } from '../helpers/project.ts'
 
 const project = tempProject({
-  'yoke.config.yaml': 'preset: base\nplugins:\n  skills:\n    config:\n      dirs: [skills]\n  other:\n    use: ./other.mjs\n',
+  'yoke.config.yaml':
+    'preset: base\nplugins:\n  skills:\n    config:\n      dirs: [skills]\n  other:\n    use: ./other.mjs\n',
   'other.mjs': `export default { name: 'other', apply() {} }\n`,
   'skills/first/SKILL.md': '---\nname: first\ndescription: The first skill.\n---\nFirst body\n',
 })
@@ -20,32 +21,59 @@ after(async () => {
 })
 
 const prompt = async () => {
-  const run = await runYoke(['inspect', '--prompt', '--json'], { cwd: project.dir, home: project.home })
+  const run = await runYoke(['inspect', '--prompt', '--json'], {
+    cwd: project.dir,
+    home: project.home,
+  })
   const out = JSON.parse(run.stdout)
   assert.equal(out.source, 'live from yoke dev')
   return out.prompt as string
 }
-const skillLog = (pattern: RegExp) => dev.next((e) => e.type === 'log' && e.instance === 'skills' && pattern.test(e.message), 10000)
+const skillLog = (pattern: RegExp) =>
+  dev.next((e) => e.type === 'log' && e.instance === 'skills' && pattern.test(e.message), 10000)
 
 it('adding, editing and removing a skill updates the catalog, and touches no instance', async () => {
   assert.match(await prompt(), /<name>first<\/name>/)
   const states = dev.events.filter((e) => e.type === 'state').length
-  project.write('skills/second/SKILL.md', '---\nname: second\ndescription: Added while running.\n---\nSecond body\n')
+  project.write(
+    'skills/second/SKILL.md',
+    '---\nname: second\ndescription: Added while running.\n---\nSecond body\n',
+  )
   await skillLog(/skills added second \(2 in all\)/)
-  assert.match(await prompt(), /<name>second<\/name>\s*<description>Added while running\.<\/description>/)
-  project.write('skills/second/SKILL.md', '---\nname: second\ndescription: Edited while running.\n---\nSecond body\n')
+  assert.match(
+    await prompt(),
+    /<name>second<\/name>\s*<description>Added while running\.<\/description>/,
+  )
+  project.write(
+    'skills/second/SKILL.md',
+    '---\nname: second\ndescription: Edited while running.\n---\nSecond body\n',
+  )
   await skillLog(/skills changed second/)
   assert.match(await prompt(), /Edited while running\./)
   rmSync(project.path('skills/second'), { recursive: true })
   await skillLog(/skills removed second \(1 in all\)/)
   assert.doesNotMatch(await prompt(), /second/)
-  assert.equal(dev.events.filter((e) => e.type === 'state').length, states, 'no instance changed state')
-  assert.equal(dev.events.filter((e) => e.type === 'reload').length, 0, 'no reload: the config did not change')
+  assert.equal(
+    dev.events.filter((e) => e.type === 'state').length,
+    states,
+    'no instance changed state',
+  )
+  assert.equal(
+    dev.events.filter((e) => e.type === 'reload').length,
+    0,
+    'no reload: the config did not change',
+  )
 })
 
 it('a broken SKILL.md is reported with file:line and the others stay', async () => {
   project.write('skills/broken/SKILL.md', '---\nname: broken\n---\nno description\n')
-  const error = await dev.next((e) => e.type === 'log' && e.level === 'error' && /broken\/SKILL\.md:2: skipped: no description/.test(e.message), 10000)
+  const error = await dev.next(
+    (e) =>
+      e.type === 'log' &&
+      e.level === 'error' &&
+      /broken\/SKILL\.md:2: skipped: no description/.test(e.message),
+    10000,
+  )
   assert.ok(error)
   assert.match(await prompt(), /<name>first<\/name>/)
 })

@@ -5,13 +5,32 @@ import { after, describe, it } from 'node:test'
 import skillsPlugin, { defaultDirs } from '../../plugins/skills/index.ts'
 import promptPlugin from '../../plugins/prompt/index.ts'
 import { escapeXml, renderAlways, renderCatalog } from '../../plugins/skills/catalog.ts'
-import { isProblem, parseSkill, readLines, splitFrontmatter, type Skill } from '../../plugins/skills/parse.ts'
+import {
+  isProblem,
+  parseSkill,
+  readLines,
+  splitFrontmatter,
+  type Skill,
+} from '../../plugins/skills/parse.ts'
 import { makeFilter, SkillIndex } from '../../plugins/skills/skill-index.ts'
-import { Kernel, runtimePlugin, toPlugin, validateConfig, type Plugin, type ToolRuntime } from '../../src/index.ts'
+import {
+  Kernel,
+  runtimePlugin,
+  toPlugin,
+  validateConfig,
+  type Plugin,
+  type ToolRuntime,
+} from '../../src/index.ts'
 import { runStageConformance } from '../conformance/pipeline.ts'
 import { ROOT, runYoke, tempProject, type Project } from '../helpers/project.ts'
 
-const loc = (dirName = 'my-skill') => ({ file: `/fake/${dirName}/SKILL.md`, dir: `/fake/${dirName}`, dirName, root: '/fake', hasTools: false })
+const loc = (dirName = 'my-skill') => ({
+  file: `/fake/${dirName}/SKILL.md`,
+  dir: `/fake/${dirName}`,
+  dirName,
+  root: '/fake',
+  hasTools: false,
+})
 const parse = (text: string, dirName?: string) => parseSkill(text, loc(dirName))
 const skill = (text: string, dirName?: string) => {
   const s = parse(text, dirName)
@@ -29,13 +48,19 @@ const md = (fm: string, body = 'Body\n') => `---\n${fm}\n---\n${body}`
 
 describe('SKILL.md parsing: the octos cases', () => {
   it('split_frontmatter', () => {
-    const s = splitFrontmatter('---\nname: test\ndescription: A test\nalways: true\n---\nBody here.\n')!
+    const s = splitFrontmatter(
+      '---\nname: test\ndescription: A test\nalways: true\n---\nBody here.\n',
+    )!
     assert.equal(s.body, 'Body here.\n')
     assert.equal(splitFrontmatter('Just some text.'), undefined)
     assert.equal(splitFrontmatter('  \n---\nname: foo\n---\nBody\n')!.body, 'Body\n')
     assert.equal(splitFrontmatter('---\nname: foo\nno closing fence\n'), undefined)
     assert.equal(splitFrontmatter('---\n---\nBody only\n'), undefined)
-    assert.equal(splitFrontmatter('---\nname: x\n---\nbefore\n---\nafter\n')!.body, 'before\n---\nafter\n', 'a --- line inside the body is kept')
+    assert.equal(
+      splitFrontmatter('---\nname: x\n---\nbefore\n---\nafter\n')!.body,
+      'before\n---\nafter\n',
+      'a --- line inside the body is kept',
+    )
   })
 
   it('fm_value, through the line reading used when YAML refuses', () => {
@@ -43,8 +68,12 @@ describe('SKILL.md parsing: the octos cases', () => {
     assert.equal(readLines('model: gpt-4o # best model').model, 'gpt-4o')
     assert.equal(readLines('description: key: value pair').description, 'key: value pair')
     assert.equal(readLines('name: first\nname: second').name, 'first')
-    for (const empty of ['name:', 'name: []', 'name: ~', 'name: ""']) assert.equal(skill(md(`${empty}\ndescription: d`), 'dir').name, 'dir', empty)
-    assert.equal(skill(md('requires_bins: []   # DOT-based pipeline\ndescription: d')).requiresBins.length, 0)
+    for (const empty of ['name:', 'name: []', 'name: ~', 'name: ""'])
+      assert.equal(skill(md(`${empty}\ndescription: d`), 'dir').name, 'dir', empty)
+    assert.equal(
+      skill(md('requires_bins: []   # DOT-based pipeline\ndescription: d')).requiresBins.length,
+      0,
+    )
   })
 
   it('parse_skill', () => {
@@ -65,9 +94,18 @@ describe('SKILL.md parsing: better than octos', () => {
   })
 
   it('requires_bins and requires_env take a comma list or a YAML list', () => {
-    assert.deepEqual(skill(md('description: d\nrequires_bins: [git, curl]')).requiresBins, ['git', 'curl'])
-    assert.deepEqual(skill(md('description: d\nrequires_bins: git, curl')).requiresBins, ['git', 'curl'])
-    assert.deepEqual(skill(md('description: d\nrequires_env:\n  - A_KEY\n  - B_KEY')).requiresEnv, ['A_KEY', 'B_KEY'])
+    assert.deepEqual(skill(md('description: d\nrequires_bins: [git, curl]')).requiresBins, [
+      'git',
+      'curl',
+    ])
+    assert.deepEqual(skill(md('description: d\nrequires_bins: git, curl')).requiresBins, [
+      'git',
+      'curl',
+    ])
+    assert.deepEqual(skill(md('description: d\nrequires_env:\n  - A_KEY\n  - B_KEY')).requiresEnv, [
+      'A_KEY',
+      'B_KEY',
+    ])
   })
 
   it('a ---- line does not close the frontmatter', () => {
@@ -79,7 +117,12 @@ describe('SKILL.md parsing: better than octos', () => {
 
 describe('the Agent Skills spec', () => {
   it('a conformant skill loads clean, with every spec field', () => {
-    const s = skill(md('name: pdf-tools\ndescription: Work with PDFs.\nlicense: MIT\ncompatibility: needs python3\nmetadata:\n  author: me\n  version: "1"\nallowed-tools: Bash(git add:*) Read'), 'pdf-tools')
+    const s = skill(
+      md(
+        'name: pdf-tools\ndescription: Work with PDFs.\nlicense: MIT\ncompatibility: needs python3\nmetadata:\n  author: me\n  version: "1"\nallowed-tools: Bash(git add:*) Read',
+      ),
+      'pdf-tools',
+    )
     assert.deepEqual(s.warnings, [])
     assert.deepEqual(s.metadata, { author: 'me', version: '1' })
     assert.deepEqual(s.allowedTools, ['Bash(git add:*)', 'Read'])
@@ -87,9 +130,18 @@ describe('the Agent Skills spec', () => {
   })
 
   it('spec violations load with a warning', () => {
-    assert.match(skill(md('name: Bad_Name\ndescription: d'), 'Bad_Name').warnings.join(), /breaks the spec/)
-    assert.match(skill(md('name: other\ndescription: d'), 'dir').warnings.join(), /differs from its directory "dir"/)
-    assert.match(skill(md(`description: ${'x'.repeat(1100)}`)).warnings.join(), /1100 characters; the spec allows 1,024/)
+    assert.match(
+      skill(md('name: Bad_Name\ndescription: d'), 'Bad_Name').warnings.join(),
+      /breaks the spec/,
+    )
+    assert.match(
+      skill(md('name: other\ndescription: d'), 'dir').warnings.join(),
+      /differs from its directory "dir"/,
+    )
+    assert.match(
+      skill(md(`description: ${'x'.repeat(1100)}`)).warnings.join(),
+      /1100 characters; the spec allows 1,024/,
+    )
     assert.match(skill(md('name: a--b\ndescription: d'), 'a--b').warnings.join(), /breaks the spec/)
   })
 
@@ -102,7 +154,11 @@ describe('the Agent Skills spec', () => {
   it('a missing description is skipped with file:line', () => {
     const p = parse('\n---\nname: x\nversion: 1\n---\nbody')
     assert.ok(isProblem(p))
-    assert.deepEqual(p, { file: '/fake/my-skill/SKILL.md', line: 3, message: 'no description: the catalog needs one to tell when to use the skill' })
+    assert.deepEqual(p, {
+      file: '/fake/my-skill/SKILL.md',
+      line: 3,
+      message: 'no description: the catalog needs one to tell when to use the skill',
+    })
   })
 })
 
@@ -110,7 +166,9 @@ describe('the index: layering, availability, filter', () => {
   const p = project({
     'high/clock-dir/SKILL.md': md('name: clock\ndescription: from high'),
     'low/clock/SKILL.md': md('name: clock\ndescription: from low'),
-    'low/needs/SKILL.md': md('description: needs things\nrequires_bins: ls, surely-not-a-binary\nrequires_env: YOKE_TEST_UNSET_VAR'),
+    'low/needs/SKILL.md': md(
+      'description: needs things\nrequires_bins: ls, surely-not-a-binary\nrequires_env: YOKE_TEST_UNSET_VAR',
+    ),
     'low/broken/SKILL.md': 'no frontmatter',
     'low/hidden/SKILL.md': md('description: filtered out\nalways: true'),
     'low/not-a-skill/readme.txt': 'x',
@@ -124,14 +182,28 @@ describe('the index: layering, availability, filter', () => {
       ['clock', 'hidden', 'needs'],
     )
     assert.equal(index.get('clock')!.description, 'from high')
-    assert.deepEqual(index.shadowed, [{ name: 'clock', winner: p.path('high/clock-dir/SKILL.md'), shadowed: p.path('low/clock/SKILL.md') }])
-    assert.deepEqual(index.problems.map((x) => x.file), [p.path('low/broken/SKILL.md')])
+    assert.deepEqual(index.shadowed, [
+      {
+        name: 'clock',
+        winner: p.path('high/clock-dir/SKILL.md'),
+        shadowed: p.path('low/clock/SKILL.md'),
+      },
+    ])
+    assert.deepEqual(
+      index.problems.map((x) => x.file),
+      [p.path('low/broken/SKILL.md')],
+    )
   })
 
   it('availability says why', () => {
-    const needs = new SkillIndex(roots, makeFilter(undefined, []), { PATH: process.env.PATH }).scan().get('needs')!
+    const needs = new SkillIndex(roots, makeFilter(undefined, []), { PATH: process.env.PATH })
+      .scan()
+      .get('needs')!
     assert.equal(needs.available, false)
-    assert.equal(needs.why, 'missing on PATH: surely-not-a-binary; environment variables not set: YOKE_TEST_UNSET_VAR')
+    assert.equal(
+      needs.why,
+      'missing on PATH: surely-not-a-binary; environment variables not set: YOKE_TEST_UNSET_VAR',
+    )
   })
 
   it('a filtered skill is absent from the catalog and the always-on set; only/except', () => {
@@ -139,7 +211,10 @@ describe('the index: layering, availability, filter', () => {
     assert.equal(except.get('hidden'), undefined)
     assert.doesNotMatch(renderCatalog(except.skills, 8000, 300), /hidden/)
     assert.equal(renderAlways(except.skills, 20000), '')
-    assert.match(renderAlways(new SkillIndex(roots, makeFilter(undefined, [])).scan().skills, 20000), /<skill_content name="hidden">\nBody\n<\/skill_content>/)
+    assert.match(
+      renderAlways(new SkillIndex(roots, makeFilter(undefined, [])).scan().skills, 20000),
+      /<skill_content name="hidden">\nBody\n<\/skill_content>/,
+    )
     const only = new SkillIndex(roots, makeFilter(['clock'], [])).scan()
     assert.deepEqual(
       only.skills.map((s) => s.name),
@@ -157,12 +232,21 @@ describe('the index: layering, availability, filter', () => {
 
 describe('the catalog', () => {
   it('escapes <, &, and quotes; marks tools; states how many were left out of the budget', () => {
-    const s = { ...skill(md('name: a\ndescription: Use <b> & "c" \'d\''), 'a'), hasTools: true, available: false }
+    const s = {
+      ...skill(md('name: a\ndescription: Use <b> & "c" \'d\''), 'a'),
+      hasTools: true,
+      available: false,
+    }
     const catalog = renderCatalog([s], 8000, 300)
     assert.match(catalog, /<skill available="false" tools="true">/)
-    assert.match(catalog, /<description>Use &lt;b&gt; &amp; &quot;c&quot; &apos;d&apos;<\/description>/)
+    assert.match(
+      catalog,
+      /<description>Use &lt;b&gt; &amp; &quot;c&quot; &apos;d&apos;<\/description>/,
+    )
     assert.equal(escapeXml('<&>'), '&lt;&amp;&gt;')
-    const many = Array.from({ length: 200 }, (_, i) => skill(md(`name: s${i}\ndescription: ${'w'.repeat(500)}`), `s${i}`))
+    const many = Array.from({ length: 200 }, (_, i) =>
+      skill(md(`name: s${i}\ndescription: ${'w'.repeat(500)}`), `s${i}`),
+    )
     const capped = renderCatalog(many, 8000, 300)
     assert.ok(capped.length <= 8000, String(capped.length))
     assert.match(capped, /<omitted count="\d+">skills_list shows all 200<\/omitted>/)
@@ -175,13 +259,25 @@ async function withSkills(files: Record<string, string>, config: Record<string, 
   const kernel = new Kernel()
   kernel.spawn(toPlugin(runtimePlugin) as Plugin, {}, { key: 'yoke:runtime' })
   kernel.spawn(toPlugin(promptPlugin) as Plugin, {}, { key: 'prompt' })
-  kernel.spawn(toPlugin({ name: 'project', apply: (ctx: any) => void ctx.provide('project', { dir: p.dir, home: p.home }) }) as Plugin, {}, { key: 'project' })
+  kernel.spawn(
+    toPlugin({
+      name: 'project',
+      apply: (ctx: any) => void ctx.provide('project', { dir: p.dir, home: p.home }),
+    }) as Plugin,
+    {},
+    { key: 'project' },
+  )
   const plugin = toPlugin(skillsPlugin) as Plugin
   const checked = validateConfig(plugin, { dirs: ['skills'], watch: false, ...config })
   assert.ok('value' in checked)
   kernel.spawn(plugin, checked.value, { key: 'skills' })
   await kernel.settled()
-  return { p, kernel, rt: kernel.services.get('runtime')!.value as ToolRuntime, prompt: kernel.services.get('prompt')!.value as { render(): string } }
+  return {
+    p,
+    kernel,
+    rt: kernel.services.get('runtime')!.value as ToolRuntime,
+    prompt: kernel.services.get('prompt')!.value as { render(): string },
+  }
 }
 
 describe('the skills plugin: tools and prompt', () => {
@@ -194,24 +290,44 @@ describe('the skills plugin: tools and prompt', () => {
     const read = await rt.call('skill_read', { name: 'clock' })
     assert.equal(read.status, 'ok')
     const text = read.content.map((c: any) => c.text).join('')
-    assert.match(text, /^<skill_content name="clock">\nUse `date`.\n<\/skill_content>\n<skill_resources>\n {2}references\/zones.md\n {2}scripts\/now.sh\n<\/skill_resources>$/)
-    assert.equal((await rt.call('skill_read', { name: 'clock', file: 'references/zones.md' })).content[0].type, 'text')
+    assert.match(
+      text,
+      /^<skill_content name="clock">\nUse `date`.\n<\/skill_content>\n<skill_resources>\n {2}references\/zones.md\n {2}scripts\/now.sh\n<\/skill_resources>$/,
+    )
+    assert.equal(
+      (await rt.call('skill_read', { name: 'clock', file: 'references/zones.md' })).content[0].type,
+      'text',
+    )
     assert.match(prompt.render(), /<name>clock<\/name>/)
     const list = await rt.call('skills_list', { query: 'time' })
-    assert.deepEqual((list.structured as any).skills.map((s: any) => s.name), ['clock'])
+    assert.deepEqual(
+      (list.structured as any).skills.map((s: any) => s.name),
+      ['clock'],
+    )
     await kernel.dispose()
   })
 
   it('skill_read refuses ../../etc/passwd, absolute paths and a symlink out of the skill', async () => {
-    const { rt, p, kernel } = await withSkills({ 'skills/safe/SKILL.md': md('description: d'), 'outside.txt': 'secret' })
+    const { rt, p, kernel } = await withSkills({
+      'skills/safe/SKILL.md': md('description: d'),
+      'outside.txt': 'secret',
+    })
     symlinkSync(p.path('outside.txt'), p.path('skills/safe/link.txt'))
     mkdirSync(p.path('skills/safe/sub'))
-    for (const file of ['../../../../../../../../etc/passwd', '/etc/passwd', 'link.txt', '../safe/../../outside.txt']) {
+    for (const file of [
+      '../../../../../../../../etc/passwd',
+      '/etc/passwd',
+      'link.txt',
+      '../safe/../../outside.txt',
+    ]) {
       const r = await rt.call('skill_read', { name: 'safe', file })
       assert.equal(r.status, 'TOOL_ERROR', file)
       assert.doesNotMatch(JSON.stringify(r.content), /secret|root:/, file)
     }
-    assert.match(JSON.stringify((await rt.call('skill_read', { name: 'safe', file: 'sub' })).content), /is a directory/)
+    assert.match(
+      JSON.stringify((await rt.call('skill_read', { name: 'safe', file: 'sub' })).content),
+      /is a directory/,
+    )
     assert.equal((await rt.call('skill_read', { name: 'nope' })).status, 'TOOL_ERROR')
     await kernel.dispose()
   })
@@ -220,20 +336,29 @@ describe('the skills plugin: tools and prompt', () => {
 describe('the skills plugin: filter and availability', () => {
   it('a filtered skill is absent from the catalog, the tools and the always-on set', async () => {
     const { rt, prompt, kernel } = await withSkills(
-      { 'skills/kept/SKILL.md': md('description: kept\nrequires_bins: ls'), 'skills/dropped/SKILL.md': md('description: dropped\nalways: true', 'ALWAYS BODY\n') },
+      {
+        'skills/kept/SKILL.md': md('description: kept\nrequires_bins: ls'),
+        'skills/dropped/SKILL.md': md('description: dropped\nalways: true', 'ALWAYS BODY\n'),
+      },
       { except: ['dropped'] },
     )
     assert.doesNotMatch(prompt.render(), /dropped|ALWAYS BODY/)
     assert.equal((await rt.call('skill_read', { name: 'dropped' })).status, 'TOOL_ERROR')
     const listed = await rt.call('skills_list', {})
-    assert.deepEqual((listed.structured as any).skills.map((s: any) => [s.name, s.available]), [['kept', true]], 'requires_bins: ls is available')
+    assert.deepEqual(
+      (listed.structured as any).skills.map((s: any) => [s.name, s.available]),
+      [['kept', true]],
+      'requires_bins: ls is available',
+    )
     assert.equal((kernel.services.get('skillFilter')!.value as any).allows('dropped'), false)
     await kernel.dispose()
   })
 })
 
 runStageConformance('skills_list', async () => {
-  const { rt, kernel } = await withSkills({ 'skills/alpha/SKILL.md': md('description: the first letter') })
+  const { rt, kernel } = await withSkills({
+    'skills/alpha/SKILL.md': md('description: the first letter'),
+  })
   return {
     runtime: rt,
     tool: 'skills_list',
@@ -245,7 +370,9 @@ runStageConformance('skills_list', async () => {
 })
 
 runStageConformance('skill_read', async () => {
-  const { rt, kernel } = await withSkills({ 'skills/alpha/SKILL.md': md('description: the first letter', 'Alpha body\n') })
+  const { rt, kernel } = await withSkills({
+    'skills/alpha/SKILL.md': md('description: the first letter', 'Alpha body\n'),
+  })
   return {
     runtime: rt,
     tool: 'skill_read',
@@ -264,7 +391,9 @@ describe('yoke skills', () => {
       'skills/bad/SKILL.md': md('name: bad'),
       '.agents/skills/good/SKILL.md': md('name: good\ndescription: the project one wins'),
     })
-    const list = JSON.parse((await runYoke(['skills', 'list', '--json'], { cwd: p.dir, home: p.home })).stdout)
+    const list = JSON.parse(
+      (await runYoke(['skills', 'list', '--json'], { cwd: p.dir, home: p.home })).stdout,
+    )
     assert.deepEqual(
       list.skills.map((s: any) => [s.name, s.description]),
       [['good', 'the project one wins']],
@@ -278,8 +407,15 @@ describe('yoke skills', () => {
     assert.match(check.stdout, /error skills\/bad\/SKILL\.md:2: no description/)
     const one = await runYoke(['skills', 'check', 'skills/good'], { cwd: p.dir, home: p.home })
     assert.equal(one.code, 0, one.stdout)
-    const examples = await runYoke(['skills', 'check', join(ROOT, 'examples', 'skills'), '--json'], { cwd: p.dir, home: p.home })
-    assert.deepEqual(JSON.parse(examples.stdout), { ok: true, skills: 3, problems: [], warnings: [] }, 'the examples are clean')
+    const examples = await runYoke(
+      ['skills', 'check', join(ROOT, 'examples', 'skills'), '--json'],
+      { cwd: p.dir, home: p.home },
+    )
+    assert.deepEqual(
+      JSON.parse(examples.stdout),
+      { ok: true, skills: 3, problems: [], warnings: [] },
+      'the examples are clean',
+    )
   })
 })
 
@@ -287,20 +423,38 @@ describe('hostile skills (from review)', () => {
   it('odd values: a map where text belongs, a BOM, numbers kept as written, lists through the lenient retry', () => {
     assert.ok(isProblem(parse(md('description: {toString: 1}'))), 'a map is not a description')
     assert.equal(skill(md('name: {toString: 1}\ndescription: d'), 'dir').name, 'dir')
-    assert.equal(skill('\uFEFF' + md('description: saved by Notepad')).description, 'saved by Notepad')
+    assert.equal(
+      skill('\uFEFF' + md('description: saved by Notepad')).description,
+      'saved by Notepad',
+    )
     assert.equal(skill(md('description: d\nversion: 1.10')).version, '1.10')
-    const lenient = skill(md('description: Use when: the user asks\nrequires_env:\n  - SURELY_UNSET'))
+    const lenient = skill(
+      md('description: Use when: the user asks\nrequires_env:\n  - SURELY_UNSET'),
+    )
     assert.deepEqual(lenient.requiresEnv, ['SURELY_UNSET'])
-    assert.equal(skill(md('description: >\n  Summarise things.\nnote: a: b')).description, 'Summarise things.')
-    assert.ok(isProblem(parse(md(`description: d\n${'k: v\n'.repeat(20000)}`))), 'a huge frontmatter is refused, fast')
+    assert.equal(
+      skill(md('description: >\n  Summarise things.\nnote: a: b')).description,
+      'Summarise things.',
+    )
+    assert.ok(
+      isProblem(parse(md(`description: d\n${'k: v\n'.repeat(20000)}`))),
+      'a huge frontmatter is refused, fast',
+    )
   })
 
   it('skill_read refuses a FIFO and a skill directory swapped for a symlink; one long name hides nothing', async () => {
     const { execFileSync } = await import('node:child_process')
     const { renameSync } = await import('node:fs')
-    const { rt, p, kernel } = await withSkills({ 'skills/x/SKILL.md': md('description: d'), 'secret/secret.txt': 'TOP SECRET', 'secret/SKILL.md': md('description: d') })
+    const { rt, p, kernel } = await withSkills({
+      'skills/x/SKILL.md': md('description: d'),
+      'secret/secret.txt': 'TOP SECRET',
+      'secret/SKILL.md': md('description: d'),
+    })
     execFileSync('mkfifo', [p.path('skills/x/pipe')])
-    assert.match(JSON.stringify((await rt.call('skill_read', { name: 'x', file: 'pipe' })).content), /not a regular file/)
+    assert.match(
+      JSON.stringify((await rt.call('skill_read', { name: 'x', file: 'pipe' })).content),
+      /not a regular file/,
+    )
     renameSync(p.path('skills/x'), p.path('moved'))
     symlinkSync(p.path('secret'), p.path('skills/x'))
     const swapped = await rt.call('skill_read', { name: 'x', file: 'secret.txt' })
@@ -308,18 +462,32 @@ describe('hostile skills (from review)', () => {
     assert.doesNotMatch(JSON.stringify(swapped.content), /TOP SECRET/)
     await kernel.dispose()
     const long = { ...skill(md('description: d'), 'a'), name: 'a'.repeat(9000) }
-    const catalog = renderCatalog([long, skill(md('description: d'), 'beta'), skill(md('description: d'), 'gamma')], 2000, 300)
+    const catalog = renderCatalog(
+      [long, skill(md('description: d'), 'beta'), skill(md('description: d'), 'gamma')],
+      2000,
+      300,
+    )
     assert.match(catalog, /<name>beta<\/name>/)
     assert.ok(catalog.length <= 2000)
   })
 
   it('nested roots both see an edit; a file deep inside a skill is not an index change', async () => {
-    const p = project({ 'skills/vendor/tool/SKILL.md': md('description: v1'), 'skills/own/SKILL.md': md('description: own') })
-    const index = new SkillIndex([p.path('skills/vendor'), p.path('skills')], makeFilter(undefined, [])).scan()
+    const p = project({
+      'skills/vendor/tool/SKILL.md': md('description: v1'),
+      'skills/own/SKILL.md': md('description: own'),
+    })
+    const index = new SkillIndex(
+      [p.path('skills/vendor'), p.path('skills')],
+      makeFilter(undefined, []),
+    ).scan()
     const before = index.get('own')
     p.write('skills/vendor/tool/SKILL.md', md('description: v2'))
     index.update([p.path('skills/vendor/tool/SKILL.md'), p.path('skills/own/references/deep/x.md')])
     assert.equal(index.get('tool')!.description, 'v2')
-    assert.equal(index.get('own'), before, 'untouched skills keep their object (no false "changed")')
+    assert.equal(
+      index.get('own'),
+      before,
+      'untouched skills keep their object (no false "changed")',
+    )
   })
 })

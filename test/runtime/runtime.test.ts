@@ -10,39 +10,68 @@ import type { ToolDefinition } from '../../src/runtime/types.ts'
 
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
-const echo = (name: string, extra: Partial<ToolDefinition> = {}): ToolDefinition => ({ name, execute: (a) => JSON.stringify(a), ...extra })
+const echo = (name: string, extra: Partial<ToolDefinition> = {}): ToolDefinition => ({
+  name,
+  execute: (a) => JSON.stringify(a),
+  ...extra,
+})
 const text = (r: { content: readonly any[] }) => r.content.map((c) => c.text ?? '').join('')
 
 describe('registration', () => {
   it('hostile registrations are refused with clear errors and harm nothing registered before them', async () => {
     const rt = new ToolRuntime()
     rt.register(echo('good'), 'first')
-    const nest = (depth: number): Record<string, unknown> => (depth <= 1 ? { type: 'string' } : { type: 'object', properties: { x: nest(depth - 2) } })
+    const nest = (depth: number): Record<string, unknown> =>
+      depth <= 1 ? { type: 'string' } : { type: 'object', properties: { x: nest(depth - 2) } }
     const cyclic: Record<string, unknown> = { type: 'object' }
     cyclic.properties = { self: cyclic }
     const cases: Array<[string, ToolDefinition, RegExp]> = [
       ['unicode name', echo('wetter_ü'), /names are 1-64 characters/],
       ['65 characters', echo('a'.repeat(65)), /names are 1-64 characters/],
       ['empty name', echo(''), /names are 1-64/],
-      ['schema depth 11', echo('deep', { inputSchema: { type: 'object', properties: { a: nest(9) } } }), /nests 11 levels deep; the limit is 10/],
-      ['65 KiB schema', echo('huge', { inputSchema: { type: 'object', description: 'x'.repeat(65 * 1024) } }), /bytes; the limit is 65536/],
+      [
+        'schema depth 11',
+        echo('deep', { inputSchema: { type: 'object', properties: { a: nest(9) } } }),
+        /nests 11 levels deep; the limit is 10/,
+      ],
+      [
+        '65 KiB schema',
+        echo('huge', { inputSchema: { type: 'object', description: 'x'.repeat(65 * 1024) } }),
+        /bytes; the limit is 65536/,
+      ],
       ['schema is a list', echo('list', { inputSchema: [] as any }), /not a JSON object/],
       ['schema is a string', echo('str', { inputSchema: 'object' as any }), /not a JSON object/],
-      ['schema of type string', echo('typ', { inputSchema: { type: 'string' } }), /must have type "object"/],
+      [
+        'schema of type string',
+        echo('typ', { inputSchema: { type: 'string' } }),
+        /must have type "object"/,
+      ],
       ['cyclic schema', echo('cyc', { inputSchema: cyclic }), /not JSON/],
-      ['uncompilable schema', echo('bad', { inputSchema: { type: 'object', properties: { a: { type: 'no-such-type' } } } }), /does not compile/],
+      [
+        'uncompilable schema',
+        echo('bad', {
+          inputSchema: { type: 'object', properties: { a: { type: 'no-such-type' } } },
+        }),
+        /does not compile/,
+      ],
       ['no execute', { name: 'noexec' } as ToolDefinition, /no execute function/],
       ['reserved name', echo('run_code'), /reserved/],
     ]
     for (const [label, def, message] of cases) {
-      assert.throws(() => rt.register(def, 'hostile'), (err: any) => {
-        assert.equal(err.code, 'TOOL_INVALID', label)
-        assert.match(err.message, message, label)
-        assert.match(err.message, /instance hostile/, label)
-        return true
-      })
+      assert.throws(
+        () => rt.register(def, 'hostile'),
+        (err: any) => {
+          assert.equal(err.code, 'TOOL_INVALID', label)
+          assert.match(err.message, message, label)
+          assert.match(err.message, /instance hostile/, label)
+          return true
+        },
+      )
     }
-    assert.throws(() => rt.register(echo('good'), 'second'), /tool "good" is already registered in scope global: instance "first" already registered it/)
+    assert.throws(
+      () => rt.register(echo('good'), 'second'),
+      /tool "good" is already registered in scope global: instance "first" already registered it/,
+    )
     assert.deepEqual(
       rt.list().map((t) => t.name),
       ['good'],
@@ -75,7 +104,11 @@ describe('scopes', () => {
     assert.equal(text(await rt.call('who', {}, { scope: 'session' })), 'agent')
     rt.register({ name: 'who', execute: () => 'session' }, 's', 'session')
     assert.equal(text(await rt.call('who', {}, { scope: 'session' })), 'session')
-    assert.equal((await rt.call('who', {}, { scope: 'nowhere' })).status, 'ok', 'an unknown scope sees the global layer')
+    assert.equal(
+      (await rt.call('who', {}, { scope: 'nowhere' })).status,
+      'ok',
+      'an unknown scope sees the global layer',
+    )
   })
 
   it('a deny mask admits globals added later; an allow mask does not; scope tools are never masked', async () => {
@@ -85,18 +118,29 @@ describe('scopes', () => {
     rt.registry.createScope('allowed')
     rt.registry.restrict('denied', { deny: ['write_*', 'mcp__github__*'] })
     rt.registry.restrict('allowed', { allow: ['read_*'] })
-    const names = (scope: string) => rt.list(scope).map((t) => t.name).sort()
+    const names = (scope: string) =>
+      rt
+        .list(scope)
+        .map((t) => t.name)
+        .sort()
     assert.deepEqual(names('denied'), ['read_a'])
     assert.deepEqual(names('allowed'), ['read_a'])
     rt.register(echo('later_tool'), 'g')
     rt.register(echo('read_later'), 'g')
     rt.register(echo('write_later'), 'g')
     assert.deepEqual(names('denied'), ['later_tool', 'read_a', 'read_later'])
-    assert.deepEqual(names('allowed'), ['read_a'], 'an allow mask is the tools that matched when it was made')
+    assert.deepEqual(
+      names('allowed'),
+      ['read_a'],
+      'an allow mask is the tools that matched when it was made',
+    )
     assert.equal((await rt.call('write_a', {}, { scope: 'denied' })).status, 'UNKNOWN_TOOL')
     rt.register(echo('write_mine'), 'local', 'denied')
     assert.ok(names('denied').includes('write_mine'), 'scope-local tools are not masked')
-    assert.throws(() => rt.registry.restrict('global', { deny: ['x'] }), /global layer cannot be restricted/)
+    assert.throws(
+      () => rt.registry.restrict('global', { deny: ['x'] }),
+      /global layer cannot be restricted/,
+    )
     assert.throws(() => rt.registry.restrict('denied', {}), /needs allow or deny/)
   })
 })
@@ -120,16 +164,22 @@ describe('concurrency', () => {
     rt.register(timed('excl', 'exclusive'), 't')
     rt.register(timed('weird', 'sometimes'), 't')
     const calls = []
-    for (let i = 0; i < 6; i++) calls.push(rt.call('safe'), rt.call(i % 2 ? 'excl' : 'weird'), rt.call('safe'))
+    for (let i = 0; i < 6; i++)
+      calls.push(rt.call('safe'), rt.call(i % 2 ? 'excl' : 'weird'), rt.call('safe'))
     const results = await Promise.all(calls)
     assert.ok(results.every((r) => r.ok))
     assert.equal(rt.list().find((t) => t.name === 'weird')!.concurrency, 'exclusive')
-    const overlaps = (a: (typeof spans)[0], b: (typeof spans)[0]) => a.start < b.end && b.start < a.end
+    const overlaps = (a: (typeof spans)[0], b: (typeof spans)[0]) =>
+      a.start < b.end && b.start < a.end
     for (const a of spans.filter((s) => s.name !== 'safe')) {
-      for (const b of spans) if (a !== b) assert.ok(!overlaps(a, b), `${a.name} overlapped ${b.name}`)
+      for (const b of spans)
+        if (a !== b) assert.ok(!overlaps(a, b), `${a.name} overlapped ${b.name}`)
     }
     const safe = spans.filter((s) => s.name === 'safe')
-    assert.ok(safe.some((a) => safe.some((b) => a !== b && overlaps(a, b))), 'safe calls overlap')
+    assert.ok(
+      safe.some((a) => safe.some((b) => a !== b && overlaps(a, b))),
+      'safe calls overlap',
+    )
   })
 
   it('a global cap and per-source caps bound parallelism', async () => {
@@ -184,8 +234,15 @@ describe('approvals', () => {
     const rt = new ToolRuntime()
     rt.hooks.preExecute.tapPromise('ask all', async () => ({ kind: 'ask', reason: 'policy' }))
     const answered: string[] = []
-    rt.approvals.register({ name: 'mcp', handles: (call) => call.caller.startsWith('mcp:'), ask: async ({ call }) => (answered.push(`mcp ${call.caller}`), 'deny') })
-    rt.approvals.register({ name: 'terminal', ask: async ({ call }) => (answered.push(`terminal ${call.caller}`), 'allow-once') })
+    rt.approvals.register({
+      name: 'mcp',
+      handles: (call) => call.caller.startsWith('mcp:'),
+      ask: async ({ call }) => (answered.push(`mcp ${call.caller}`), 'deny'),
+    })
+    rt.approvals.register({
+      name: 'terminal',
+      ask: async ({ call }) => (answered.push(`terminal ${call.caller}`), 'allow-once'),
+    })
     rt.register(echo('t'), 'p')
     assert.equal((await rt.call('t', {}, { caller: 'cli' })).status, 'ok')
     assert.equal((await rt.call('t', {}, { caller: 'mcp:default:1' })).status, 'DENIED')
@@ -230,12 +287,19 @@ describe('limits', () => {
     assert.match(result.error!.message, /did not finish within 50 ms/)
     assert.equal((sawAbort as any).code, 'TIMEOUT')
     rt.register({ name: 'deaf', timeoutMs: 30, execute: () => new Promise(() => {}) }, 'p')
-    assert.equal((await rt.call('deaf')).status, 'TIMEOUT', 'a body that ignores its signal still ends')
+    assert.equal(
+      (await rt.call('deaf')).status,
+      'TIMEOUT',
+      'a body that ignores its signal still ends',
+    )
   })
 
   it('a call on a tool unloaded mid-call completes within the grace period, or ends UNLOADED', async () => {
     const rt = new ToolRuntime({ unloadGraceMs: 100 })
-    const quick = rt.register({ name: 'quick', execute: () => sleep(30).then(() => 'finished') }, 'p')
+    const quick = rt.register(
+      { name: 'quick', execute: () => sleep(30).then(() => 'finished') },
+      'p',
+    )
     const call = rt.call('quick')
     await sleep(5)
     await quick()
@@ -256,7 +320,15 @@ describe('background tasks and prompt sections', () => {
   it('a spawnOnly tool returns a task at once; the tasks service reports its end; a subagent scope runs it inline', async () => {
     const rt = new ToolRuntime()
     let release = () => {}
-    rt.register({ name: 'render', spawnOnly: true, spawnOnlyMessage: 'rendering started', execute: () => new Promise((r) => (release = () => r('video.mp4'))) }, 'p')
+    rt.register(
+      {
+        name: 'render',
+        spawnOnly: true,
+        spawnOnlyMessage: 'rendering started',
+        execute: () => new Promise((r) => (release = () => r('video.mp4'))),
+      },
+      'p',
+    )
     const done: string[] = []
     rt.tasks.hooks.completed.tap('t', (task) => void done.push(`${task.id} ${task.status}`))
     const result = await rt.call('render')
@@ -281,7 +353,11 @@ describe('background tasks and prompt sections', () => {
     const kernel = new Kernel()
     kernel.spawn(toPlugin(promptPlugin) as Plugin, {}, { key: 'prompt' })
     const section = (name: string, order: number, text: string) =>
-      toPlugin({ name, inject: ['prompt'], apply: (ctx: any) => void ctx.prompt.register({ name, order, text }) }) as Plugin
+      toPlugin({
+        name,
+        inject: ['prompt'],
+        apply: (ctx: any) => void ctx.prompt.register({ name, order, text }),
+      }) as Plugin
     kernel.spawn(section('b', 20, 'second'), {}, { key: 'b' })
     const a = kernel.spawn(section('a', 10, 'first'), {}, { key: 'a' })
     const dup = kernel.spawn(section('a', 5, 'again'), {}, { key: 'dup' })
@@ -344,8 +420,23 @@ describe('edge cases from review', () => {
     const rt = new ToolRuntime()
     const mine = { notes: ['a'] }
     rt.register({ name: 'buf', execute: () => Buffer.from('hi') }, 'p')
-    rt.register({ name: 'typed', execute: () => ({ content: [{ type: 'text', text: 'x' }], structured: { bytes: new Uint8Array([1, 2]) } }) }, 'p')
-    rt.register({ name: 'mine', execute: () => ({ content: [{ type: 'text', text: 'x' }], structured: mine }) }, 'p')
+    rt.register(
+      {
+        name: 'typed',
+        execute: () => ({
+          content: [{ type: 'text', text: 'x' }],
+          structured: { bytes: new Uint8Array([1, 2]) },
+        }),
+      },
+      'p',
+    )
+    rt.register(
+      {
+        name: 'mine',
+        execute: () => ({ content: [{ type: 'text', text: 'x' }], structured: mine }),
+      },
+      'p',
+    )
     assert.equal((await rt.call('buf')).status, 'ok')
     assert.deepEqual((await rt.call('typed')).structured, { bytes: { 0: 1, 1: 2 } })
     const r = await rt.call('mine')
@@ -394,7 +485,14 @@ describe('edge cases from review', () => {
   it('a tool body may call other tools, exclusive or not, by passing its call as parent', async () => {
     const rt = new ToolRuntime({ maxConcurrent: 1 })
     rt.register({ name: 'inner', execute: () => 'inner done' }, 'p')
-    rt.register({ name: 'outer', timeoutMs: 1000, execute: async (_a, ctx) => text(await rt.call('inner', {}, { parent: ctx.call })) }, 'p')
+    rt.register(
+      {
+        name: 'outer',
+        timeoutMs: 1000,
+        execute: async (_a, ctx) => text(await rt.call('inner', {}, { parent: ctx.call })),
+      },
+      'p',
+    )
     const r = await rt.call('outer')
     assert.equal(r.status, 'ok')
     assert.equal(text(r), 'inner done')
@@ -405,7 +503,10 @@ describe('edge cases from review', () => {
     let ran = false
     let approve = () => {}
     rt.hooks.preExecute.tapPromise('ask', async () => ({ kind: 'ask', reason: 'x' }))
-    rt.approvals.register({ name: 'slow', ask: () => new Promise((r) => (approve = () => r('allow-once'))) })
+    rt.approvals.register({
+      name: 'slow',
+      ask: () => new Promise((r) => (approve = () => r('allow-once'))),
+    })
     const undo = rt.register({ name: 'gone', execute: () => void (ran = true) }, 'p')
     const pending = rt.call('gone')
     await sleep(10)
@@ -418,7 +519,10 @@ describe('edge cases from review', () => {
   it('post-execute: an accept after a replace keeps the replacement', async () => {
     const rt = new ToolRuntime()
     rt.register({ name: 'secret', execute: () => 'AWS_SECRET=abc' }, 'p')
-    rt.hooks.postExecute.tapPromise('redact', async () => ({ kind: 'replace', result: 'AWS_SECRET=***' }))
+    rt.hooks.postExecute.tapPromise('redact', async () => ({
+      kind: 'replace',
+      result: 'AWS_SECRET=***',
+    }))
     let seen: unknown
     rt.hooks.postExecute.tapPromise('later', async (d) => ((seen = d), { kind: 'accept' }))
     assert.equal(text(await rt.call('secret')), 'AWS_SECRET=***')
@@ -442,13 +546,24 @@ describe('edge cases from review', () => {
     assert.equal((await holding).status, 'ok')
     assert.equal((await behind).status, 'ok')
     let slowRelease = () => {}
-    rt.register({ name: 'slow', source: 'mcp:slow', concurrency: 'safe', execute: () => new Promise((r) => (slowRelease = () => r('ok'))) }, 'p')
+    rt.register(
+      {
+        name: 'slow',
+        source: 'mcp:slow',
+        concurrency: 'safe',
+        execute: () => new Promise((r) => (slowRelease = () => r('ok'))),
+      },
+      'p',
+    )
     const first = rt.call('slow')
     await sleep(5)
     const second = rt.call('slow') // waits for its source's cap
     const started = performance.now()
     assert.equal((await rt.call('safe')).status, 'ok')
-    assert.ok(performance.now() - started < 500, 'the native call was not held behind the capped source')
+    assert.ok(
+      performance.now() - started < 500,
+      'the native call was not held behind the capped source',
+    )
     slowRelease()
     await first
     slowRelease()
@@ -478,7 +593,11 @@ describe('edge cases from review', () => {
     assert.equal((await rt.call('t', {}, { scope: 'turn' })).status, 'UNKNOWN_TOOL')
     removeAgent()
     rt.registry.createScope('turn')
-    assert.equal((await rt.call('t', {}, { scope: 'turn' })).status, 'DENIED', 'a new scope, not the old orphan')
+    assert.equal(
+      (await rt.call('t', {}, { scope: 'turn' })).status,
+      'DENIED',
+      'a new scope, not the old orphan',
+    )
   })
 
   it('a throwing tasks.completed tap is reported, not fatal; spilled output is private', async () => {
@@ -501,16 +620,27 @@ describe('rewritten arguments', () => {
   it('a pre-execute tap may rewrite the arguments: checked against the schema, seen by approval, guards and the body', async () => {
     const rt = new ToolRuntime()
     const ran: unknown[] = []
-    rt.register({ name: 'w', inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] }, execute: (args) => (ran.push(args), 'ok') })
+    rt.register({
+      name: 'w',
+      inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+      execute: (args) => (ran.push(args), 'ok'),
+    })
     let rewrite: Record<string, unknown> = { n: 2 }
     tapHook(rt.hooks.preExecute, 'rewriter', async (d) => ({ ...d, args: rewrite }))
     tapHook(rt.hooks.preExecute, 'asker', async () => ({ kind: 'ask' as const, reason: 'check' }))
     const approved: unknown[] = []
     const guarded: unknown[] = []
-    rt.approvals.register({ name: 'record', ask: async ({ call }) => (approved.push(call.args), 'allow-once') })
+    rt.approvals.register({
+      name: 'record',
+      ask: async ({ call }) => (approved.push(call.args), 'allow-once'),
+    })
     rt.guard((call) => void guarded.push(call.args))
     assert.equal((await rt.call('w', { n: 1 })).status, 'ok')
-    assert.deepEqual([approved, guarded, ran], [[{ n: 2 }], [{ n: 2 }], [{ n: 2 }]], 'a later tap (ask) kept the rewrite')
+    assert.deepEqual(
+      [approved, guarded, ran],
+      [[{ n: 2 }], [{ n: 2 }], [{ n: 2 }]],
+      'a later tap (ask) kept the rewrite',
+    )
     rewrite = { n: 'two' }
     const bad = await rt.call('w', { n: 1 })
     assert.equal(bad.status, 'INVALID_ARGS')

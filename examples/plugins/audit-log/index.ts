@@ -35,7 +35,13 @@ export default definePlugin({
   apply(ctx, config) {
     const entries: AuditEntry[] = []
     ctx.tap(ctx.hooks.state, 'audit-log', (fiber: Fiber) => {
-      entries.push({ time: new Date().toISOString(), instance: fiber.key, plugin: fiber.plugin.name, state: fiber.state, error: fiber.error?.message })
+      entries.push({
+        time: new Date().toISOString(),
+        instance: fiber.key,
+        plugin: fiber.plugin.name,
+        state: fiber.state,
+        error: fiber.error?.message,
+      })
       if (entries.length > config.max) entries.splice(0, entries.length - config.max)
     })
     ctx.provide('auditLog', { entries: () => entries })

@@ -16,10 +16,19 @@ export default definePlugin({
     ctx.runtime.register({
       name: 'note_add',
       description: 'Add a note.',
-      inputSchema: { type: 'object', properties: { text: { type: 'string', minLength: 1 } }, required: ['text'], additionalProperties: false },
+      inputSchema: {
+        type: 'object',
+        properties: { text: { type: 'string', minLength: 1 } },
+        required: ['text'],
+        additionalProperties: false,
+      },
       concurrency: 'exclusive',
       execute: ({ text }) => {
-        if (notes.length >= config.max) return { content: [{ type: 'text', text: `the notebook is full (${config.max})` }], isError: true }
+        if (notes.length >= config.max)
+          return {
+            content: [{ type: 'text', text: `the notebook is full (${config.max})` }],
+            isError: true,
+          }
         notes.push(String(text))
         return `noted (${notes.length} in all)`
       },
@@ -28,7 +37,12 @@ export default definePlugin({
       name: 'note_list',
       description: 'List the notes.',
       concurrency: 'safe',
-      execute: () => ({ content: [{ type: 'text', text: notes.map((n, i) => `${i + 1}. ${n}`).join('\n') || '(no notes)' }], structured: { notes } }),
+      execute: () => ({
+        content: [
+          { type: 'text', text: notes.map((n, i) => `${i + 1}. ${n}`).join('\n') || '(no notes)' },
+        ],
+        structured: { notes },
+      }),
     })
     ctx.runtime.register({
       name: 'note_clear',
@@ -38,8 +52,13 @@ export default definePlugin({
     })
     ctx.runtime.register({
       name: 'note_wait',
-      description: 'Wait a while, reporting progress every 100 ms (to try cancellation and timeouts).',
-      inputSchema: { type: 'object', properties: { ms: { type: 'integer', minimum: 0, maximum: 600000 } }, required: ['ms'] },
+      description:
+        'Wait a while, reporting progress every 100 ms (to try cancellation and timeouts).',
+      inputSchema: {
+        type: 'object',
+        properties: { ms: { type: 'integer', minimum: 0, maximum: 600000 } },
+        required: ['ms'],
+      },
       concurrency: 'safe',
       execute: async ({ ms }, call) => {
         for (let waited = 0; waited < Number(ms); waited += 100) {
@@ -49,6 +68,10 @@ export default definePlugin({
         return `waited ${ms} ms`
       },
     })
-    ctx.prompt.register({ name: 'notes', order: 50, text: () => `You can keep notes with note_add and note_list; there are ${notes.length}.` })
+    ctx.prompt.register({
+      name: 'notes',
+      order: 50,
+      text: () => `You can keep notes with note_add and note_list; there are ${notes.length}.`,
+    })
   },
 })

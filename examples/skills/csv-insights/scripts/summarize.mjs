@@ -16,19 +16,31 @@ function splitRow(line) {
   for (let i = 0; i < line.length; i++) {
     const c = line[i]
     if (quoted) {
-      if (c === '"' && line[i + 1] === '"') (cell += '"'), i++
-      else if (c === '"') quoted = false
+      if (c === '"' && line[i + 1] === '"') {
+        cell += '"'
+        i++
+      } else if (c === '"') quoted = false
       else cell += c
     } else if (c === '"') quoted = true
-    else if (c === ',') cells.push(cell), (cell = '')
-    else cell += c
+    else if (c === ',') {
+      cells.push(cell)
+      cell = ''
+    } else cell += c
   }
   cells.push(cell)
   return cells
 }
 
 const kind = (v) =>
-  /^-?\d+$/.test(v) ? 'integer' : /^-?\d*\.\d+(e-?\d+)?$/i.test(v) ? 'number' : /^(true|false)$/i.test(v) ? 'boolean' : !Number.isNaN(Date.parse(v)) && /\d{4}-\d{2}-\d{2}/.test(v) ? 'date' : 'text'
+  /^-?\d+$/.test(v)
+    ? 'integer'
+    : /^-?\d*\.\d+(e-?\d+)?$/i.test(v)
+      ? 'number'
+      : /^(true|false)$/i.test(v)
+        ? 'boolean'
+        : !Number.isNaN(Date.parse(v)) && /\d{4}-\d{2}-\d{2}/.test(v)
+          ? 'date'
+          : 'text'
 
 let header
 const columns = []
@@ -38,7 +50,17 @@ for await (const line of createInterface({ input: createReadStream(file), crlfDe
   const cells = splitRow(line)
   if (!header) {
     header = cells
-    for (const name of header) columns.push({ name, kinds: new Map(), empty: 0, min: Infinity, max: -Infinity, sum: 0, count: 0, distinct: new Set() })
+    for (const name of header)
+      columns.push({
+        name,
+        kinds: new Map(),
+        empty: 0,
+        min: Infinity,
+        max: -Infinity,
+        sum: 0,
+        count: 0,
+        distinct: new Set(),
+      })
     continue
   }
   rows++
@@ -60,7 +82,14 @@ for await (const line of createInterface({ input: createReadStream(file), crlfDe
 console.log(`${rows} rows, ${columns.length} columns`)
 for (const col of columns) {
   const kinds = [...col.kinds.entries()].sort((a, b) => b[1] - a[1])
-  const type = kinds.length === 0 ? 'empty' : kinds.length === 1 ? kinds[0][0] : `mixed (${kinds.map(([k, n]) => `${k} ${n}`).join(', ')})`
-  const stats = col.count ? `min ${col.min}, max ${col.max}, mean ${(col.sum / col.count).toFixed(3)}` : `${col.distinct.size}${col.distinct.size >= 1000 ? '+' : ''} distinct`
+  const type =
+    kinds.length === 0
+      ? 'empty'
+      : kinds.length === 1
+        ? kinds[0][0]
+        : `mixed (${kinds.map(([k, n]) => `${k} ${n}`).join(', ')})`
+  const stats = col.count
+    ? `min ${col.min}, max ${col.max}, mean ${(col.sum / col.count).toFixed(3)}`
+    : `${col.distinct.size}${col.distinct.size >= 1000 ? '+' : ''} distinct`
   console.log(`- ${col.name}: ${type}; ${col.empty} empty; ${stats}`)
 }

@@ -1,15 +1,17 @@
 /**
  * @module errors
- * The one error catalogue. Every error yoke raises or reports has a stable code from this table,
- * a message template (`{name}` placeholders) and a hint that says what to do. README's error table
- * lists the same codes; test/errors.test.ts keeps the two in step.
+ * The one error catalogue, open to plugins. Every error yoke raises or reports has a stable code,
+ * a message template (`{name}` placeholders) and a hint that says what to do. The kernel's codes are
+ * below; a plugin declares its own beside its code with `defineErrors`, and they join the same
+ * table. README's error table lists every code; test/errors.test.ts keeps the two in step.
  */
 
-interface ErrorSpec {
+export interface ErrorSpec {
   readonly message: string
   readonly hint: string
 }
 
+/** The kernel's own codes. */
 export const catalogue = {
   USAGE: {
     message: '{reason}',
@@ -165,58 +167,76 @@ export const catalogue = {
     message: '{name} was refused: {reason}',
     hint: 'The executable is not the one that was verified: reinstall the package, or update manifest.json sha256 if you changed it on purpose.',
   },
-  MANIFEST_INVALID: {
-    message: '{reason}',
-    hint: 'Fix manifest.json at the position shown (`yoke plugins check DIR` lists every problem); the other packages keep working.',
+
+  CONTROL_CONFLICT: {
+    message: 'the control "{name}" is already answered by {owner}',
+    hint: 'Two instances answer the same control name: give one of them another name, or remove one.',
   },
-  MCP_NAME_CONFLICT: {
-    message:
-      'MCP server name "{name}" is used by instance "{first}" and again by instance "{second}"',
-    hint: 'Each mcp-client instance needs its own serverName: rename one of them.',
-  },
-  MCP_CONNECT_FAILED: {
-    message: 'MCP server "{server}" could not start: {reason}',
-    hint: 'Check its command or url, then `yoke mcp list`; with failOnStartupError: false it is retried with backoff.',
-  },
-  URL_REFUSED: {
-    message: 'refused to connect to {url}: {reason}',
-    hint: 'URLs from packages may not reach private, loopback, link-local or metadata addresses, nor redirect; put the server in your own config to reach a local one.',
-  },
-  PROMPT_DUPLICATE: {
-    message: 'prompt section "{name}" is already registered by {owner}',
-    hint: 'Section names are unique: rename one of them.',
-  },
-  MODEL_FAILED: {
-    message: '{provider} model {model} failed: {reason}',
-    hint: 'Check the key, baseUrl and model name; 429 and 5xx answers were already retried with backoff.',
-  },
-  MODEL_TIMEOUT: {
-    message: '{provider} model {model} did not answer within {ms} ms',
-    hint: "Raise the provider instance's timeoutMs, or check that the server at baseUrl is up.",
-  },
-  REPLAY_MISMATCH: {
-    message: 'replay of {cassette} differs at turn {turn} (lane {lane}): {difference}',
-    hint: 'The request no longer matches the recording (a prompt, tool or result changed): record the cassette again with `yoke run --record FILE`.',
-  },
-  CASSETTE_INVALID: {
-    message: 'cassette {where}: {reason}',
-    hint: 'A cassette is JSON lines written by `--record`; record it again rather than editing it by hand.',
-  },
-  AGENT_UNAVAILABLE: {
-    message: 'no agent to run: {reason}',
-    hint: 'Add an agent loop (agent-loop) and a model provider (openai, anthropic or replay) to the preset; `yoke inspect` shows why an instance is pending.',
-  },
-  RUN_NOT_FOUND: {
-    message: 'no run {id} in {dir}',
-    hint: '`yoke runs list` shows the recorded runs.',
-  },
-  MCP_VIEW_UNKNOWN: {
-    message: 'no MCP view named "{view}" (views: {views})',
-    hint: "Views are configured in the mcp-server instance's `views`; the default view is `default`.",
+  CONTROL_UNKNOWN: {
+    message: 'nothing answers the control "{name}" (answered: {known})',
+    hint: 'The plugin that answers it is not in the preset or not active; `yoke inspect` says why.',
   },
 } as const satisfies Record<string, ErrorSpec>
 
-export type ErrorCode = keyof typeof catalogue
+type KernelCodes = typeof catalogue
+
+/**
+ * Every code: the kernel's and those plugins declare, by declaration merging.
+ * @example
+ * // plugins/weather/errors.ts
+ * export const errors = defineErrors('weather', {
+ *   WEATHER_STATION_DOWN: { message: 'station {id} does not answer', hint: 'Try another station.' },
+ * })
+ * type Codes = typeof errors
+ * declare module 'yoke' { interface ErrorCodes extends Codes {} }
+ */
+export interface ErrorCodes extends KernelCodes {}
+
+export type ErrorCode = keyof ErrorCodes & string
+
+export interface CatalogueEntry extends ErrorSpec {
+  code: string
+  /** `yoke` for the kernel's codes, else the plugin that declared it */
+  owner: string
+}
+
+const entries = new Map<string, CatalogueEntry>(
+  Object.entries(catalogue).map(([code, spec]) => [code, { code, owner: 'yoke', ...spec }]),
+)
+
+/**
+ * Adds a plugin's codes to the catalogue. Codes are UPPER_SNAKE and unique: one taken by another
+ * owner is an error at load time, so two plugins can never give one code two meanings.
+ */
+export function defineErrors<const T extends Record<string, ErrorSpec>>(
+  owner: string,
+  specs: T,
+): T {
+  for (const [code, spec] of Object.entries(specs)) {
+    if (!/^[A-Z][A-Z0-9_]+$/.test(code))
+      throw new Error(`${owner}: error code "${code}" is not UPPER_SNAKE`)
+    const taken = entries.get(code)
+    if (taken && taken.owner !== owner) {
+      throw new Error(`${owner}: error code ${code} is already declared by ${taken.owner}`)
+    }
+    entries.set(code, { code, owner, message: spec.message, hint: spec.hint })
+  }
+  return specs
+}
+
+/** Every code declared so far (the kernel's, and those of the plugins loaded), by code. */
+export function errorCatalogue(): ReadonlyMap<string, CatalogueEntry> {
+  return entries
+}
+
+function specOf(code: string): ErrorSpec {
+  return (
+    entries.get(code) ?? {
+      message: `${code}: {reason}`,
+      hint: `The code ${code} is not in the catalogue: its plugin did not declare it with defineErrors.`,
+    }
+  )
+}
 
 /** Where an error points: a file position, and the instance/plugin/hook involved. */
 export interface ErrorSite {
@@ -244,10 +264,10 @@ export class YokeError extends Error {
     options: YokeErrorOptions = {},
   ) {
     const { cause, ...site } = options
-    super(fill(catalogue[code].message, params), cause === undefined ? undefined : { cause })
+    super(fill(specOf(code).message, params), cause === undefined ? undefined : { cause })
     this.name = 'YokeError'
     this.code = code
-    this.hint = fill(catalogue[code].hint, params)
+    this.hint = fill(specOf(code).hint, params)
     this.site = site
   }
 

@@ -21,6 +21,14 @@ export { Kernel } from './kernel/kernel.ts'
 export type { LogRecord, SpawnOptions } from './kernel/kernel.ts'
 export { Fiber } from './kernel/fiber.ts'
 export type { FiberState } from './kernel/fiber.ts'
+export type {
+  ControlHandler,
+  FiberHost,
+  FiberInfo,
+  KernelHooks,
+  RunMode,
+  ServiceOf,
+} from './kernel/types.ts'
 export type { FileChange, WatchHandler, WatchOptions } from './kernel/watch.ts'
 export { Composition } from './config/composer.ts'
 export type { ComposeOptions, ReloadEvent } from './config/composer.ts'
@@ -36,12 +44,13 @@ export type { RuntimeApi, ApprovalApi, ScopeHandle, ToolLayer, Track } from './r
 export { ToolRuntime, runtimeSettings } from './runtime/runtime.ts'
 export type { CallOptions, RuntimeSettings, ToolChange } from './runtime/runtime.ts'
 export { GLOBAL, checkSchema, globToRegExp } from './runtime/registry.ts'
+export { riskyPattern } from './runtime/schema-safety.ts'
 export type { Guard, Mask } from './runtime/registry.ts'
 export type { ApprovalAnswer, ApprovalBridge, ApprovalRequest } from './runtime/approval.ts'
 export type { TaskInfo } from './runtime/tasks.ts'
 export type * from './runtime/types.ts'
-export { catalogue, YokeError } from './errors.ts'
-export type { ErrorCode, ErrorSite } from './errors.ts'
+export { catalogue, defineErrors, errorCatalogue, YokeError } from './errors.ts'
+export type { CatalogueEntry, ErrorCode, ErrorCodes, ErrorSite, ErrorSpec } from './errors.ts'
 export {
   SyncHook,
   SyncBailHook,

@@ -1,41 +1,54 @@
-// The kernel stays small: src/kernel, src/config (and src/runtime when it exists) under a line budget.
+// The kernel stays small: src/kernel, src/config and src/runtime under a budget of lines of code,
+// counted on code as the formatter writes it (every file must pass prettier's check, and no
+// `prettier-ignore` may pack lines), so the budget measures what the kernel needs, not how densely
+// it is written. README's Layout section states the same number.
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { it } from 'node:test'
+import * as prettier from 'prettier'
 import { ROOT } from './helpers/project.ts'
 
-const BUDGET = 3400
+const BUDGET = 3600
+const KERNEL = ['src/kernel', 'src/config', 'src/runtime']
 
 /** Lines that hold code: not blank, not only a comment. */
-function codeLines(file: string): number {
+function codeLines(text: string): number {
   let inBlock = false
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((raw) => {
-      const line = raw.trim()
-      if (inBlock) {
-        if (line.includes('*/')) inBlock = false
-        return false
-      }
-      if (line.startsWith('/*')) {
-        inBlock = !line.includes('*/')
-        return false
-      }
-      return line !== '' && !line.startsWith('//')
-    }).length
+  return text.split('\n').filter((raw) => {
+    const line = raw.trim()
+    if (inBlock) {
+      if (line.includes('*/')) inBlock = false
+      return false
+    }
+    if (line.startsWith('/*')) {
+      inBlock = !line.includes('*/')
+      return false
+    }
+    return line !== '' && !line.startsWith('//')
+  }).length
 }
 
-it(`the kernel is under ${BUDGET} lines of code`, () => {
-  const dirs = ['src/kernel', 'src/config', 'src/runtime']
-    .map((d) => join(ROOT, d))
-    .filter(existsSync)
-  const files = dirs.flatMap((d) =>
-    readdirSync(d, { recursive: true, encoding: 'utf8' })
-      .filter((f) => /\.(ts|mjs)$/.test(f) && !f.endsWith('.test.ts'))
-      .map((f) => join(d, f)),
+const files = KERNEL.flatMap((dir) =>
+  readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+    .filter((f) => /\.(ts|mjs)$/.test(f) && !f.endsWith('.test.ts'))
+    .map((f) => join(ROOT, dir, f)),
+)
+
+it(`the kernel is under ${BUDGET} lines of formatted code`, async () => {
+  const options = await prettier.resolveConfig(join(ROOT, 'src', 'index.ts'))
+  let total = 0
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8')
+    assert.ok(!text.includes('prettier-ignore'), `${file}: no prettier-ignore in the kernel`)
+    assert.ok(
+      await prettier.check(text, { ...options, filepath: file }),
+      `${file} is not formatted: run npm run format`,
+    )
+    total += codeLines(text)
+  }
+  console.log(
+    `kernel: ${total} lines of formatted code in ${files.length} files (budget ${BUDGET})`,
   )
-  const total = files.reduce((sum, f) => sum + codeLines(f), 0)
-  console.log(`kernel: ${total} lines of code in ${files.length} files (budget ${BUDGET})`)
   assert.ok(total <= BUDGET, `the kernel has ${total} lines of code; the budget is ${BUDGET}`)
 })

@@ -10,13 +10,14 @@ import { YokeError } from '../errors.ts'
 import { settledWithin } from '../kernel/disposer.ts'
 import { defineHooks } from '../kernel/hooks.ts'
 import type { Fiber } from '../kernel/fiber.ts'
-import { Kernel } from '../kernel/kernel.ts'
+import { Kernel, type RunMode } from '../kernel/kernel.ts'
 import { toPlugin, type Plugin } from '../kernel/plugin.ts'
 import { runtimePlugin } from '../runtime/index.ts'
 import { runtimeSettings, type ToolRuntime } from '../runtime/runtime.ts'
 import { DebouncedWatcher } from '../kernel/watch.ts'
 import { resolve } from 'node:path'
 import type { Context } from '../kernel/context.ts'
+import type { ServiceName, ServiceOf } from '../kernel/types.ts'
 import { yokeHome, type LoadOptions } from './layers.ts'
 import { ModuleLoader } from './modules.ts'
 import { Reconciler, type ReloadReport } from './reconcile.ts'
@@ -39,6 +40,8 @@ export interface ComposeOptions extends LoadOptions {
   debounceMs?: number
   /** how long a reload waits for one instance's apply before reporting it as still loading (30 s) */
   settleMs?: number
+  /** `serve` (default) until closed, or `once` for one command: see RunMode */
+  runMode?: RunMode
 }
 
 const READY_MS = 5000
@@ -50,7 +53,7 @@ export interface ReloadEvent extends ReloadReport {
 }
 
 export class Composition {
-  readonly kernel = new Kernel()
+  readonly kernel: Kernel
   readonly hooks = defineHooks('composition', {
     /** after the first load and after every reload, applied or rejected */
     reload: new SyncHook<[ReloadEvent]>(['event']),
@@ -71,6 +74,7 @@ export class Composition {
   readonly #core: Fiber
 
   constructor(readonly options: ComposeOptions) {
+    this.kernel = new Kernel({ runMode: options.runMode })
     this.reconciler = new Reconciler(this.kernel, options.settleMs)
     // the core runtime is there before any configured instance, under a key no preset can use
     this.#core = this.kernel.spawn(toPlugin(runtimePlugin) as Plugin, runtimeSettings.parse({}), {
@@ -97,6 +101,15 @@ export class Composition {
   }
 
   /** Loads and applies the config for the first time. */
+  /**
+   * A service of the running composition, typed by the `Services` declaration merging; undefined
+   * while it is absent or its provider is not active.
+   * @example composition.get('skills')?.list()
+   */
+  get<K extends ServiceName>(name: K): ServiceOf<K> | undefined {
+    return this.kernel.services.get(name)?.value as ServiceOf<K> | undefined
+  }
+
   start(): Promise<ReloadEvent> {
     return this.#enqueue(() => this.#run('loaded', []))
   }

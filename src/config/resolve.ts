@@ -127,6 +127,7 @@ function validateRuntime(merged: Merged, errors: YokeError[]): RuntimeSettings {
 }
 
 /** `use: ./x` is relative to the file that says it (a --set value: to the project). */
-function baseOf(file: string | undefined, projectDir: string) {
+/** The directory a `use:` path is relative to: the file that set it (a --set: the project). */
+export function baseOf(file: string | undefined, projectDir: string) {
   return file && !file.startsWith('--set') ? dirname(file) : projectDir
 }

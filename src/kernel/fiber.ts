@@ -7,16 +7,15 @@
 import { asYokeError, YokeError, type ErrorSite } from '../errors.ts'
 import { EffectScope, type EffectNode } from './disposer.ts'
 import { createContext } from './context.ts'
-import type { Kernel } from './kernel.ts'
-import type { Plugin } from './plugin.ts'
+import type { FiberHost, FiberInfo, FiberState, Plugin } from './types.ts'
 
-export type FiberState = 'pending' | 'loading' | 'active' | 'failed' | 'disposed'
+export type { FiberState } from './types.ts'
 
 let nextId = 0
 /** One shared abort reason: building a DOMException per disposal costs more than the rest of it */
 const ENDED = new DOMException('the plugin instance ended', 'AbortError')
 
-export class Fiber {
+export class Fiber implements FiberInfo {
   readonly id = ++nextId
   state: FiberState = 'pending'
   /** why the fiber failed (state failed) or the last disposal error */
@@ -28,13 +27,13 @@ export class Fiber {
   #transition?: Promise<void>
 
   constructor(
-    readonly kernel: Kernel,
+    readonly host: FiberHost,
     readonly key: string,
     readonly plugin: Plugin,
     readonly config: unknown,
     /** where the instance is declared, for errors */
     readonly site: ErrorSite = {},
-    readonly parent?: Fiber,
+    readonly parent?: FiberInfo,
   ) {}
 
   /** `instance "key" (plugin name)`: how messages name this fiber */
@@ -73,7 +72,7 @@ export class Fiber {
       this.#setState('loading')
       try {
         const cleanup = await this.plugin.apply(
-          createContext(this, scope, abort.signal),
+          createContext(this, this.host, scope, abort.signal),
           this.config,
         )
         if (typeof cleanup === 'function') scope.add('apply cleanup', cleanup)
@@ -105,7 +104,7 @@ export class Fiber {
       const scope = this.#scope
       if (next === 'pending' && this.state !== 'disposed') this.#setState('pending')
       if (!scope || scope.closed) return
-      await this.kernel.releaseDependents(this) // they may still call our services while they unwind
+      await this.host.releaseDependents(this) // they may still call our services while they unwind
       await this.#close(scope, this.#abort!)
     })
   }
@@ -115,7 +114,7 @@ export class Fiber {
     try {
       await scope.dispose(this.label)
     } catch (err) {
-      this.kernel.log({ level: 'error', fiber: this, message: (err as Error).message, error: err })
+      this.host.log({ level: 'error', fiber: this, message: (err as Error).message, error: err })
     }
   }
 
@@ -129,13 +128,13 @@ export class Fiber {
       { what, instance: this.key },
       this.#errorSite(),
     )
-    this.kernel.log({ level: 'warn', fiber: this, message: warning.message, error: warning })
+    this.host.log({ level: 'warn', fiber: this, message: warning.message, error: warning })
   }
 
   #setState(state: FiberState) {
     if (this.state === state) return
     this.state = state
-    this.kernel.onState(this)
+    this.host.onState(this)
   }
 
   /** Transitions of one fiber run one at a time (a dispose during apply waits its turn). */
@@ -143,7 +142,7 @@ export class Fiber {
     const previous = this.#transition ?? Promise.resolve()
     const next = previous.then(step).finally(() => {
       if (this.#transition === next) this.#transition = undefined
-      this.kernel.schedule(this)
+      this.host.schedule(this)
     })
     this.#transition = next
     return next

@@ -7,43 +7,51 @@
  * only fibers touched by a change are looked at, so a change costs its dependents, not the world.
  */
 import { SyncHook } from 'tapable'
-import type { ErrorSite } from '../errors.ts'
+import { YokeError } from '../errors.ts'
 import { disposeAll, settledWithin } from './disposer.ts'
 import { Fiber } from './fiber.ts'
 import { defineHooks, hookName, tapsOf, type AnyHook } from './hooks.ts'
-import type { LogLevel } from './context.ts'
-import type { Plugin } from './plugin.ts'
 import { ServiceRegistry } from './services.ts'
+import type {
+  ControlHandler,
+  FiberHost,
+  FiberInfo,
+  LogRecord,
+  Plugin,
+  Provision,
+  RunMode,
+  SpawnOptions,
+} from './types.ts'
 
-export interface LogRecord {
-  level: LogLevel
-  message: string
-  fiber?: Fiber
-  error?: unknown
+export type { LogRecord, RunMode, SpawnOptions } from './types.ts'
+
+export interface KernelOptions {
+  /** how the composition runs (default `serve`): see RunMode */
+  runMode?: RunMode
 }
 
-export interface SpawnOptions {
-  key: string
-  parent?: Fiber
-  site?: ErrorSite
-}
-
-export class Kernel {
+export class Kernel implements FiberHost {
   readonly hooks = defineHooks('kernel', {
     /** a fiber changed state */
-    state: new SyncHook<[Fiber]>(['fiber']),
+    state: new SyncHook<[FiberInfo]>(['fiber']),
     /** a log record from the kernel or a plugin */
     log: new SyncHook<[LogRecord]>(['record']),
   })
   readonly services = new ServiceRegistry((name) => this.schedule(...this.#dependents(name)))
+  readonly runMode: RunMode
   readonly #fibers = new Set<Fiber>()
+  readonly #controls = new Map<string, { handler: ControlHandler; owner: FiberInfo }>()
   /** service name → the fibers that inject it */
   readonly #injectors = new Map<string, Set<Fiber>>()
-  readonly #dirty = new Set<Fiber>()
+  readonly #dirty = new Set<FiberInfo>()
   readonly #counts = new Map<string, number>()
   /** hooks that plugins tapped through ctx.tap, with how many such taps they hold */
   readonly #hooks = new Map<AnyHook, number>()
   #scheduled = false
+
+  constructor(options: KernelOptions = {}) {
+    this.runMode = options.runMode ?? 'serve'
+  }
 
   /** Every fiber that is not disposed yet, in creation order. */
   get fibers(): Fiber[] {
@@ -61,13 +69,56 @@ export class Kernel {
   }
 
   /** Disposes a fiber for good (its children go with its effects). */
-  async remove(fiber: Fiber): Promise<void> {
+  async remove(info: FiberInfo): Promise<void> {
+    const fiber = this.#own(info)
+    if (!fiber) return
     try {
       await fiber.unload('disposed')
     } finally {
       this.#fibers.delete(fiber)
       for (const name of fiber.plugin.inject) this.#injectors.get(name)?.delete(fiber)
     }
+  }
+
+  /** The Fiber behind `info` when it is one of this kernel's. */
+  #own(info: FiberInfo): Fiber | undefined {
+    return info instanceof Fiber && this.#fibers.has(info) ? info : undefined
+  }
+
+  provide(name: string, value: unknown, owner: FiberInfo): () => void {
+    return this.services.provide(name, value, owner)
+  }
+
+  service(name: string): Provision | undefined {
+    return this.services.get(name)
+  }
+
+  /** Adds a control handler (see Context.control); a taken name is CONTROL_CONFLICT. */
+  control(name: string, handler: ControlHandler, owner: FiberInfo): () => void {
+    const current = this.#controls.get(name)
+    if (current) throw new YokeError('CONTROL_CONFLICT', { name, owner: current.owner.label })
+    const entry = { handler, owner }
+    this.#controls.set(name, entry)
+    return () => {
+      if (this.#controls.get(name) === entry) this.#controls.delete(name)
+    }
+  }
+
+  /** The control names active instances answer, sorted. */
+  controls(): string[] {
+    return [...this.#controls]
+      .filter(([, c]) => c.owner.state === 'active')
+      .map(([name]) => name)
+      .sort()
+  }
+
+  /** Runs the control handler `name`; CONTROL_UNKNOWN when no active instance answers it. */
+  async ask(name: string, request: Record<string, unknown> = {}): Promise<unknown> {
+    const entry = this.#controls.get(name)
+    if (!entry || entry.owner.state !== 'active') {
+      throw new YokeError('CONTROL_UNKNOWN', { name, known: this.controls().join(', ') || 'none' })
+    }
+    return entry.handler(request)
   }
 
   #dependents(name: string): Iterable<Fiber> {
@@ -86,7 +137,7 @@ export class Kernel {
   }
 
   /** Marks fibers for another look (after this microtask). */
-  schedule(...fibers: Fiber[]): void {
+  schedule(...fibers: FiberInfo[]): void {
     for (const fiber of fibers) this.#dirty.add(fiber)
     if (this.#scheduled) return
     this.#scheduled = true
@@ -108,14 +159,9 @@ export class Kernel {
   #refresh() {
     const dirty = [...this.#dirty]
     this.#dirty.clear()
-    for (const fiber of dirty) {
-      if (
-        fiber.busy ||
-        fiber.state === 'disposed' ||
-        fiber.state === 'loading' ||
-        !this.#fibers.has(fiber)
-      )
-        continue
+    for (const info of dirty) {
+      const fiber = this.#own(info)
+      if (!fiber || fiber.busy || fiber.state === 'disposed' || fiber.state === 'loading') continue
       const epoch = this.epochOf(fiber)
       const report = (err: unknown) =>
         this.log({

@@ -3,58 +3,15 @@
  * The plugin contract. `definePlugin` only adds types: a plain object of the same shape, or a named
  * function `(ctx, config) => …`, is a plugin too, so a dependency-free .mjs file can be loaded by path.
  */
-import type { Cleanup } from './disposer.ts'
-import type { Context } from './context.ts'
-import type { ServiceName, Services } from './services.ts'
+import type { ConfigSchema, Plugin, PluginDefinition, ServiceName } from './types.ts'
 
-/** The part of the Standard Schema interface yoke uses (zod 4, valibot and arktype implement it). */
-export interface ConfigSchema<Output = unknown> {
-  readonly '~standard': {
-    validate(value: unknown): StandardResult<Output> | Promise<StandardResult<Output>>
-    readonly types?: { readonly output: Output }
-  }
-}
-type StandardResult<O> =
-  | { value: O; issues?: undefined }
-  | {
-      issues: ReadonlyArray<{
-        message: string
-        path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>
-      }>
-    }
-
-type ConfigOf<S> = S extends ConfigSchema<infer O> ? O : Record<string, unknown>
-
-/** The services an instance injected, typed; other services are read with `ctx.get()`. */
-export type InjectedContext<I extends readonly string[]> = Context & {
-  readonly [K in I[number]]: K extends keyof Services ? Services[K] : unknown
-}
-
-export type ApplyResult = void | Cleanup | Promise<void | Cleanup>
-
-export interface PluginDefinition<
-  I extends readonly ServiceName[] = [],
-  S extends ConfigSchema | undefined = undefined,
-> {
-  /** the plugin's name; its instances are keyed in the preset */
-  name: string
-  /** services that must exist before apply runs; the instance restarts when one is replaced */
-  inject?: I
-  /** services this plugin provides: lets `yoke inspect` say who would satisfy a waiting instance */
-  provides?: readonly string[]
-  /** validates and defaults the instance's `config` */
-  config?: S
-  apply(ctx: InjectedContext<I>, config: ConfigOf<S>): ApplyResult
-}
-
-/** A plugin after normalisation: what the kernel runs. */
-export interface Plugin {
-  name: string
-  inject: readonly string[]
-  provides: readonly string[]
-  config?: ConfigSchema
-  apply(ctx: Context, config: unknown): ApplyResult
-}
+export type {
+  ApplyResult,
+  ConfigSchema,
+  InjectedContext,
+  Plugin,
+  PluginDefinition,
+} from './types.ts'
 
 /**
  * Declares a plugin with full types for `ctx` and `config`.

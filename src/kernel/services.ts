@@ -6,15 +6,9 @@
  */
 import { asFunction, asValue, createContainer, type AwilixContainer } from 'awilix'
 import { YokeError } from '../errors.ts'
-import type { Fiber } from './fiber.ts'
+import type { FiberInfo, Provision } from './types.ts'
 
-/**
- * The services plugins provide, typed by declaration merging:
- * ```ts
- * declare module 'yoke' { interface Services { weather: WeatherService } }
- * ```
- */
-export interface Services {}
+export type { Provision, ServiceName, Services } from './types.ts'
 
 /**
  * A service may implement this to hand each consuming instance its own view, so that what the
@@ -28,28 +22,17 @@ export interface ContextBound {
   }): unknown
 }
 
-export type ServiceName = keyof Services extends never ? string : keyof Services | (string & {})
-
-export interface Provision {
-  name: string
-  value: unknown
-  /** the fiber that provides it; the provision counts only while that fiber is active */
-  owner: Fiber
-  /** serial number of this provision: a replacement gets a new one */
-  id: number
-}
-
 let serial = 0
 
 export class ServiceRegistry {
   readonly container: AwilixContainer = createContainer({ strict: true })
   #provisions = new Map<string, Provision>()
-  #byOwner = new Map<Fiber, Set<string>>()
+  #byOwner = new Map<FiberInfo, Set<string>>()
 
   constructor(private readonly onChange: (name: string) => void) {}
 
   /** Adds a service; throws SERVICE_CONFLICT naming the current owner when the name is taken. */
-  provide(name: string, value: unknown, owner: Fiber): () => void {
+  provide(name: string, value: unknown, owner: FiberInfo): () => void {
     const current = this.#provisions.get(name)
     if (current) throw new YokeError('SERVICE_CONFLICT', { name, owner: current.owner.label })
     const provision: Provision = { name, value, owner, id: ++serial }
@@ -78,7 +61,7 @@ export class ServiceRegistry {
   }
 
   /** The names `owner` provides. */
-  namesOf(owner: Fiber): string[] {
+  namesOf(owner: FiberInfo): string[] {
     return [...(this.#byOwner.get(owner) ?? [])]
   }
 

@@ -5,7 +5,7 @@
  * Load it by path from a preset:  use: ./examples/plugins/audit-log/index.ts
  */
 import { z } from 'zod'
-import { definePlugin, type Fiber } from 'yoke'
+import { definePlugin, type FiberInfo } from 'yoke'
 
 export interface AuditEntry {
   time: string
@@ -34,7 +34,7 @@ export default definePlugin({
   }),
   apply(ctx, config) {
     const entries: AuditEntry[] = []
-    ctx.tap(ctx.hooks.state, 'audit-log', (fiber: Fiber) => {
+    ctx.tap(ctx.hooks.state, 'audit-log', (fiber: FiberInfo) => {
       entries.push({
         time: new Date().toISOString(),
         instance: fiber.key,

@@ -1,0 +1,210 @@
+/**
+ * @module kernel/types
+ * The kernel's contracts in one leaf module, so the files that implement them import this one and
+ * never each other in a circle: a fiber talks to a narrow `FiberHost`, not to the Kernel class.
+ */
+import type { SyncHook } from 'tapable'
+import type { ErrorSite, YokeError } from '../errors.ts'
+import type { Cleanup, Disposer, EffectNode } from './disposer.ts'
+import type { AnyHook, TapFn, TapOptions } from './hooks.ts'
+import type { WatchHandler, WatchOptions } from './watch.ts'
+
+// ---- services ------------------------------------------------------------------------------------
+
+/**
+ * The services plugins provide, typed by declaration merging:
+ * ```ts
+ * declare module 'yoke' { interface Services { weather: WeatherService } }
+ * ```
+ */
+export interface Services {}
+
+export type ServiceName = keyof Services extends never ? string : keyof Services | (string & {})
+
+/** The value type of a service name: its declared type, or unknown for an undeclared name. */
+export type ServiceOf<K> = K extends keyof Services ? Services[K] : unknown
+
+export interface Provision {
+  name: string
+  value: unknown
+  /** the fiber that provides it; the provision counts only while that fiber is active */
+  owner: FiberInfo
+  /** serial number of this provision: a replacement gets a new one */
+  id: number
+}
+
+// ---- plugins -------------------------------------------------------------------------------------
+
+/** The part of the Standard Schema interface yoke uses (zod 4, valibot and arktype implement it). */
+export interface ConfigSchema<Output = unknown> {
+  readonly '~standard': {
+    validate(value: unknown): StandardResult<Output> | Promise<StandardResult<Output>>
+    readonly types?: { readonly output: Output }
+  }
+}
+type StandardResult<O> =
+  | { value: O; issues?: undefined }
+  | {
+      issues: ReadonlyArray<{
+        message: string
+        path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>
+      }>
+    }
+
+type ConfigOf<S> = S extends ConfigSchema<infer O> ? O : Record<string, unknown>
+
+/** The services an instance injected, typed; other services are read with `ctx.get()`. */
+export type InjectedContext<I extends readonly string[]> = Context & {
+  readonly [K in I[number]]: ServiceOf<K>
+}
+
+export type ApplyResult = void | Cleanup | Promise<void | Cleanup>
+
+export interface PluginDefinition<
+  I extends readonly ServiceName[] = [],
+  S extends ConfigSchema | undefined = undefined,
+> {
+  /** the plugin's name; its instances are keyed in the preset */
+  name: string
+  /** services that must exist before apply runs; the instance restarts when one is replaced */
+  inject?: I
+  /** services this plugin provides: lets `yoke inspect` say who would satisfy a waiting instance */
+  provides?: readonly string[]
+  /** validates and defaults the instance's `config` */
+  config?: S
+  apply(ctx: InjectedContext<I>, config: ConfigOf<S>): ApplyResult
+}
+
+/** A plugin after normalisation: what the kernel runs. */
+export interface Plugin {
+  name: string
+  inject: readonly string[]
+  provides: readonly string[]
+  config?: ConfigSchema
+  apply(ctx: Context, config: unknown): ApplyResult
+}
+
+// ---- fibers --------------------------------------------------------------------------------------
+
+export type FiberState = 'pending' | 'loading' | 'active' | 'failed' | 'disposed'
+
+/** What anyone outside a fiber may read of it (the Fiber class implements it). */
+export interface FiberInfo {
+  readonly id: number
+  readonly key: string
+  readonly plugin: Plugin
+  readonly config: unknown
+  /** where the instance is declared, for errors */
+  readonly site: ErrorSite
+  readonly parent?: FiberInfo
+  readonly state: FiberState
+  /** why the fiber failed (state failed), why it waits (PLUGIN_WAITING), or the last disposal error */
+  readonly error?: YokeError
+  /** `instance "key" (plugin name)`: how messages name this fiber */
+  readonly label: string
+  readonly busy: boolean
+  effects(): EffectNode[]
+  settled(): Promise<void>
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
+export type Logger = Record<LogLevel, (message: string, error?: unknown) => void>
+
+export interface LogRecord {
+  level: LogLevel
+  message: string
+  fiber?: FiberInfo
+  error?: unknown
+}
+
+export interface KernelHooks {
+  /** a fiber changed state */
+  readonly state: SyncHook<[FiberInfo]>
+  /** a log record from the kernel or a plugin */
+  readonly log: SyncHook<[LogRecord]>
+}
+
+/**
+ * How the composition is run, so a plugin can fit in: `serve` runs until stopped (`yoke dev`,
+ * `yoke serve`, an embedding application); `once` composes for one command and closes (`yoke tools
+ * call`, `yoke run`): a plugin that listens on a port or starts background work skips it.
+ */
+export type RunMode = 'serve' | 'once'
+
+/** Answers a control request (a CLI command acting on a running `yoke dev`), see `ctx.control`. */
+export type ControlHandler = (request: Record<string, unknown>) => unknown | Promise<unknown>
+
+export interface SpawnOptions {
+  key: string
+  parent?: FiberInfo
+  site?: ErrorSite
+}
+
+/** The part of the kernel a fiber and its context use. */
+export interface FiberHost {
+  readonly hooks: KernelHooks
+  readonly runMode: RunMode
+  /** every fiber that is not disposed yet, in creation order */
+  readonly fibers: readonly FiberInfo[]
+  provide(name: string, value: unknown, owner: FiberInfo): () => void
+  service(name: string): Provision | undefined
+  control(name: string, handler: ControlHandler, owner: FiberInfo): () => void
+  spawn(plugin: Plugin, config: unknown, options: SpawnOptions): FiberInfo
+  remove(fiber: FiberInfo): Promise<void>
+  log(record: LogRecord): void
+  /** counts live resources by kind (taps, watchers, timers) and the hooks tapped */
+  count(kind: string, delta: number, hook?: AnyHook): void
+  /** a fiber changed state */
+  onState(fiber: FiberInfo): void
+  /** look at the fiber again after this microtask */
+  schedule(fiber: FiberInfo): void
+  /** unload the fibers that use a service of `provider`, before the provider unwinds */
+  releaseDependents(provider: FiberInfo): Promise<void>
+}
+
+// ---- the plugin's context ------------------------------------------------------------------------
+
+export interface ChildOptions {
+  /** the child's key under its parent (default: the plugin's name) */
+  key?: string
+}
+
+/** A child plugin's disposer, with the child's fiber for inspection and awaiting. */
+export interface ChildHandle extends Disposer {
+  readonly fiber: FiberInfo
+}
+
+export interface Context {
+  /** the instance key from the preset */
+  readonly key: string
+  /** aborted when this activation ends: long setup work should stop on it */
+  readonly signal: AbortSignal
+  readonly logger: Logger
+  /** the kernel's hooks: `state` (a fiber changed state) and `log` */
+  readonly hooks: KernelHooks
+  /** how the composition runs: `serve` until stopped, or `once` for one command */
+  readonly runMode: RunMode
+  /** Provides a service under `name`; a second provider of the same name is SERVICE_CONFLICT. */
+  provide<K extends ServiceName>(name: K, value: ServiceOf<K>): Disposer
+  /** Optional read of any service: undefined when it is absent or its provider is not active. */
+  get<K extends ServiceName>(name: K): ServiceOf<K> | undefined
+  /** Taps a tapable hook; the disposer takes the tap out for good. */
+  tap<H extends AnyHook>(hook: H, name: string, fn: TapFn<H>, options?: TapOptions): Disposer
+  /** Records any cleanup as an effect. */
+  effect(label: string, cleanup: Cleanup): Disposer
+  /** Watches files or directories (chokidar), calling `handler` with the debounced changes. */
+  watch(paths: string | string[], handler: WatchHandler, options?: WatchOptions): Disposer
+  setTimeout(fn: () => void, ms: number): Disposer
+  setInterval(fn: () => void, ms: number): Disposer
+  /** Every plugin instance in the kernel (read-only views), for plugins that report on others. */
+  instances(): readonly FiberInfo[]
+  /** Runs a child plugin (any plugin shape) whose lifetime ends with this activation. */
+  plugin(plugin: unknown, config?: unknown, options?: ChildOptions): ChildHandle
+  /**
+   * Answers `name` requests from CLI commands: a command asks the running `yoke dev` (or, with no
+   * dev running, a composition of its own) and gets what `handler` returns. A second handler of the
+   * same name is CONTROL_CONFLICT.
+   * @example ctx.control('notes-count', () => ({ count: notes.length }))
+   */
+  control(name: string, handler: ControlHandler): Disposer
+}

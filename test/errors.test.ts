@@ -1,10 +1,17 @@
 import assert from 'node:assert/strict'
-import { readFileSync, readdirSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { catalogue, YokeError } from '../src/errors.ts'
+import { pathToFileURL } from 'node:url'
+import { defineErrors, errorCatalogue, YokeError } from '../src/errors.ts'
 import { ROOT } from './helpers/project.ts'
 
+// the one catalogue: the kernel's codes and every built-in plugin's (declared in its errors.ts)
+for (const plugin of readdirSync(join(ROOT, 'plugins'))) {
+  const file = join(ROOT, 'plugins', plugin, 'errors.ts')
+  if (existsSync(file)) await import(pathToFileURL(file).href)
+}
+const catalogue = Object.fromEntries(errorCatalogue())
 const codes = Object.keys(catalogue)
 
 function sources(dir: string): string[] {
@@ -37,9 +44,27 @@ describe('the error catalogue', () => {
 
   it('every code is raised somewhere in src or the built-in plugins', () => {
     const text = [...sources(join(ROOT, 'src')), ...sources(join(ROOT, 'plugins'))]
-      .filter((s) => !s.includes('export const catalogue'))
+      .filter((s) => !s.includes('export const catalogue') && !s.includes('defineErrors('))
       .join('\n')
     for (const code of codes) assert.ok(text.includes(`'${code}'`), `${code} is never used`)
+  })
+
+  it('plugins add codes; a code taken by another owner is refused at once', () => {
+    assert.equal(
+      catalogue.MCP_VIEW_UNKNOWN?.owner,
+      'mcp-server',
+      'a plugin code joined the catalogue',
+    )
+    defineErrors('test-owner', {
+      TEST_ONLY_CODE: { message: 'x {a}', hint: 'do the thing, please' },
+    })
+    assert.equal(new YokeError('TEST_ONLY_CODE' as never, { a: 1 }).message, 'x 1')
+    assert.throws(
+      () =>
+        defineErrors('someone-else', { TEST_ONLY_CODE: { message: 'y', hint: 'another hint' } }),
+      /already declared by test-owner/,
+    )
+    assert.throws(() => defineErrors('x', { lower: { message: 'y', hint: 'z' } }), /UPPER_SNAKE/)
   })
 
   it('an error fills its template and points at its site', () => {

@@ -1,29 +1,24 @@
 /**
- * @module cli/plugins
+ * @module exec-tools/commands
  * `yoke plugins list` (the packages of the exec-tools plugin: loaded, failed and why, shadowed,
  * filtered) and `yoke plugins check DIR` (a package, or a directory of packages: manifest,
  * executable, integrity, schemas, extras; exit 1 on errors).
  */
 import { existsSync, readdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { checkSchema } from '../runtime/registry.ts'
-import { riskyPattern } from '../../plugins/shared/schema.ts'
-import { YokeError } from '../errors.ts'
-import { loadPackage, type ExecToolsApi, type PackageInfo } from '../../plugins/exec-tools/index.ts'
-import type { Command } from './args.ts'
-import { color, displayPath, printJson } from './output.ts'
-import { withComposition } from './tools.ts'
+import { checkSchema, riskyPattern, YokeError } from 'yoke'
+import { color, defineCommand, displayPath, printJson } from 'yoke/cli'
+import type { PackageInfo } from './api.ts'
 
-export const pluginsList: Command = {
+const pluginsList = defineCommand({
   name: 'plugins list',
   summary:
     'plugin executable packages: loaded (tools, extras, integrity), failed and why, shadowed, filtered',
   usage: 'yoke plugins list [--json] [common flags]',
-  run: (args) =>
-    withComposition(
-      args,
+  run: (args, _, cli) =>
+    cli.compose(
       async (composition) => {
-        const api = composition.kernel.services.get('execTools')?.value as ExecToolsApi | undefined
+        const api = composition.get('execTools')
         if (!api)
           throw new YokeError('USAGE', {
             reason:
@@ -34,11 +29,11 @@ export const pluginsList: Command = {
         else print(packages, args.cwd ?? process.cwd())
         return 0
       },
-      true,
+      { quiet: true },
     ),
-}
+})
 
-export const pluginsCheck: Command = {
+const pluginsCheck = defineCommand({
   name: 'plugins check',
   summary:
     'check a package (or a directory of packages): manifest, executable, integrity, schemas; exit 1 on errors',
@@ -57,6 +52,8 @@ export const pluginsCheck: Command = {
       : readdirSync(root, { withFileTypes: true })
           .filter((e) => e.isDirectory() && existsSync(join(root, e.name, 'manifest.json')))
           .map((e) => join(root, e.name))
+    // the loader brings the MCP client and the hook runner: imported only when a check runs
+    const { loadPackage } = await import('./package.ts')
     const results = []
     for (const d of dirs) {
       const pkg = await loadPackage(d)
@@ -115,7 +112,7 @@ export const pluginsCheck: Command = {
     }
     return failed ? 1 : 0
   },
-}
+})
 
 function print(packages: PackageInfo[], cwd: string) {
   if (!packages.length)
@@ -147,3 +144,5 @@ function print(packages: PackageInfo[], cwd: string) {
       )
   }
 }
+
+export const commands = [pluginsList, pluginsCheck]

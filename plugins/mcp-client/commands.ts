@@ -1,105 +1,49 @@
 /**
- * @module cli/mcp
+ * @module mcp-client/commands
  * `yoke mcp list` (each server's state, last error and tool count: live from a running dev, else
  * composed once), `yoke mcp restart NAME` (in the running dev), `yoke mcp add|remove` and
  * `yoke mcp import FILE` (.mcp.json, claude_desktop_config.json or a Codex config.toml as
  * mcp-client entries; printed, or added with --write). Edits keep the config's comments.
  */
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
-import { isMap, parseDocument, type Document } from 'yaml'
-import type { Composition } from '../config/composer.ts'
-import { loadLayers } from '../config/layers.ts'
-import { YokeError } from '../errors.ts'
-import { importFile, toYaml, type ImportResult } from '../../plugins/mcp-client/import.ts'
-import { mcpClientConfig } from '../../plugins/mcp-client/config.ts'
-import type { McpHub, McpServerStatus } from '../../plugins/mcp/index.ts'
-import { composeOptions, type Command, type ParsedArgs } from './args.ts'
-import { ask, socketPath } from './control.ts'
-import { color, displayPath, printJson } from './output.ts'
-import { withComposition } from './tools.ts'
+import { resolve } from 'node:path'
+import { YokeError } from 'yoke'
+import {
+  color,
+  defineCommand,
+  displayPath,
+  printJson,
+  type CommandContext,
+  type ParsedArgs,
+} from 'yoke/cli'
+import type { McpServerStatus } from '../mcp/api.ts'
+import { mcpClientConfig } from './config.ts'
+import { importFile, toYaml, type ImportResult } from './import.ts'
 
-export function hubOf(composition: Composition): McpHub {
-  const hub = composition.kernel.services.get('mcp')?.value as McpHub | undefined
-  if (!hub)
-    throw new YokeError('USAGE', {
-      reason: 'no mcp instance is running: add `mcp: { use: mcp }` to the preset (base has it)',
-    })
-  return hub
-}
-
-/**
- * Every MCP server: the registry's, plus mcp-client instances that never joined it (failed at
- * load: a taken name, failOnStartupError, a bad config; or waiting for a service) with why.
- */
-export function mcpServers(composition: Composition): McpServerStatus[] {
-  const listed = hubOf(composition).list()
-  const joined = new Set(listed.map((s) => s.instance))
-  const others = composition.kernel.fibers
-    .filter(
-      (f) =>
-        f.plugin.name === 'mcp-client' &&
-        !joined.has(f.key) &&
-        (f.state === 'failed' || f.state === 'pending'),
-    )
-    .map((f): McpServerStatus => {
-      const cfg = (f.config ?? {}) as { serverName?: string; url?: string }
-      const why = f.state === 'failed' ? (f.error?.message ?? 'failed') : 'waiting for a service'
-      return {
-        name: cfg.serverName ?? f.key,
-        instance: f.key,
-        transport: cfg.url ? 'http' : 'stdio',
-        state: 'failed',
-        detail: `failed: ${why}`,
-        attempt: 0,
-        maxAttempts: 0,
-        lastError: why,
-        tools: 0,
-        problems: [],
-      }
-    })
-  return [...listed, ...others]
-}
-
-/** Asks the dev running in this project (`--config` names the project), when one answers and no flag asks for other layers. */
-async function askDev(
-  args: ParsedArgs,
-  request: { cmd: string; [key: string]: unknown },
-): Promise<unknown> {
-  if (args.preset || args.patch?.length || args.set?.length) return undefined
-  const { projectDir } = await loadLayers(composeOptions(args))
-  return ask(socketPath(projectDir), request)
-}
-
-export const mcpList: Command = {
+const mcpList = defineCommand({
   name: 'mcp list',
   summary: 'MCP servers: state (connected, reconnecting n of m, gave up), last error, tools',
   usage: 'yoke mcp list [--fresh] [--json] [common flags]',
-  options: { fresh: { type: 'boolean' } },
-  async run(args) {
-    const live = args.fresh
-      ? undefined
-      : ((await askDev(args, { cmd: 'mcp-list' })) as McpServerStatus[] | undefined)
-    if (live) return printServers(live, args, 'live from yoke dev')
-    return withComposition(
-      args,
-      async (composition) => printServers(mcpServers(composition), args, 'composed now'),
-      true,
-    )
+  flags: { fresh: { type: 'boolean' } },
+  examples: ['yoke mcp list --config config/yoke.yaml', 'yoke mcp list --fresh --json'],
+  async run(args, _, cli) {
+    const reply = await cli.control('mcp-list', {}, { fresh: Boolean(args.fresh) })
+    if (typeof reply === 'number') return reply
+    return printServers(reply.answer as McpServerStatus[], args, reply.source)
   },
-}
+})
 
-export const mcpRestart: Command = {
+const mcpRestart = defineCommand({
   name: 'mcp restart',
   summary: 'reconnect one MCP server in the running yoke dev (and revive one that gave up)',
   usage: 'yoke mcp restart NAME [common flags]',
   positionals: 1,
-  async run(args, [name]) {
+  examples: ['yoke mcp restart workspace --config config/yoke.yaml'],
+  async run(args, [name], cli) {
     if (!name)
       throw new YokeError('USAGE', {
         reason: 'yoke mcp restart needs the server name (see yoke mcp list)',
       })
-    const answer = (await askDev(args, { cmd: 'mcp-restart', name })) as
+    const answer = (await cli.live('mcp-restart', { name })) as
       { restarted: boolean; servers: string[] } | undefined
     if (!answer)
       throw new YokeError('USAGE', {
@@ -114,23 +58,24 @@ export const mcpRestart: Command = {
     else process.stdout.write(`restarting ${name}\n`)
     return 0
   },
-}
+})
 
-export const mcpImport: Command = {
+const mcpImport = defineCommand({
   name: 'mcp import',
   summary:
     'convert .mcp.json, claude_desktop_config.json or a Codex config.toml into mcp-client entries',
   usage: 'yoke mcp import FILE [--write] [--json] [common flags]',
   positionals: 1,
-  options: { write: { type: 'boolean' } },
-  async run(args, [file]) {
+  flags: { write: { type: 'boolean' } },
+  examples: ['yoke mcp import .mcp.json', 'yoke mcp import ~/.codex/config.toml --write'],
+  async run(args, [file], cli) {
     if (!file)
       throw new YokeError('USAGE', {
         reason:
           'yoke mcp import needs a file: .mcp.json, claude_desktop_config.json or a Codex config.toml',
       })
     const result = importFile(resolve(args.cwd ?? process.cwd(), file))
-    const written = args.write ? await writeEntries(args, result) : undefined
+    const written = args.write ? await writeEntries(cli, result) : undefined
     if (args.json) printJson({ ok: true, ...result, ...(written && { written }) })
     else if (written) {
       for (const w of result.warnings) process.stderr.write(color.yellow(`warning: ${w}\n`))
@@ -140,40 +85,11 @@ export const mcpImport: Command = {
     } else process.stdout.write(toYaml(result))
     return 0
   },
-}
-
-/**
- * Edits the project config (created as yoke.config.yaml when there is none) through yaml's document
- * model, so comments and layout stay, and writes it atomically (a temp file, then a rename).
- */
-async function editProjectConfig<T>(
-  args: ParsedArgs,
-  edit: (doc: Document, file: string) => T,
-): Promise<{ file: string } & T> {
-  const stack = await loadLayers(composeOptions(args))
-  const file =
-    stack.layers.find((l) => l.kind === 'project')?.file ??
-    join(stack.projectDir, 'yoke.config.yaml')
-  if (existsSync(file) && !/\.ya?ml$/.test(file))
-    throw new YokeError('USAGE', {
-      reason: `only YAML configs are edited; ${file} is not one: add the entry by hand`,
-    })
-  const doc = parseDocument(existsSync(file) ? readFileSync(file, 'utf8') : '')
-  if (doc.errors.length)
-    throw new YokeError('CONFIG_SYNTAX', { reason: doc.errors[0]!.message }, { file })
-  const plugins = doc.get('plugins')
-  if (!isMap(plugins)) doc.set('plugins', doc.createNode({}))
-  else if (plugins.flow && !plugins.items.length) plugins.flow = false // `plugins: {}` grows as a block, not inline
-  const result = edit(doc, file)
-  const temp = `${file}.${process.pid}.tmp`
-  writeFileSync(temp, doc.toString())
-  renameSync(temp, file)
-  return { file, ...result }
-}
+})
 
 /** Adds the imported entries to the project config; keys already there are kept as they are. */
-function writeEntries(args: ParsedArgs, result: ImportResult) {
-  return editProjectConfig(args, (doc) => {
+function writeEntries(cli: CommandContext, result: ImportResult) {
+  return cli.editConfig((doc) => {
     const added: string[] = []
     const kept: string[] = []
     for (const server of result.servers) {
@@ -212,19 +128,23 @@ function pairs(
   )
 }
 
-export const mcpAdd: Command = {
+const mcpAdd = defineCommand({
   name: 'mcp add',
   summary:
     'add an MCP server to the project config: yoke mcp add NAME -- COMMAND ARGS…, or --url URL',
   usage:
     'yoke mcp add NAME [--url URL] [--header "Name: value"]… [--env NAME=VALUE]… [-- COMMAND [ARGS…]]',
   positionals: 64,
-  options: {
+  flags: {
     url: { type: 'string' },
     header: { type: 'string', multiple: true },
     env: { type: 'string', multiple: true },
   },
-  async run(args, [name, command, ...rest]) {
+  examples: [
+    'yoke mcp add memory -- npx -y @modelcontextprotocol/server-memory',
+    'yoke mcp add docs --url https://example.com/mcp --header "Authorization: Bearer $TOKEN"',
+  ],
+  async run(args, [name, command, ...rest], cli) {
     if (!name)
       throw new YokeError('USAGE', {
         reason: 'yoke mcp add needs a server name, then -- COMMAND ARGS… or --url URL',
@@ -242,7 +162,7 @@ export const mcpAdd: Command = {
         reason: `that server entry is not valid: ${checked.error.issues.map((i) => `${i.path.join('.') || 'entry'}: ${i.message}`).join('; ')}`,
       })
     const key = `mcp-${name}`
-    const { file } = await editProjectConfig(args, (doc) => {
+    const { file } = await cli.editConfig((doc) => {
       if (doc.hasIn(['plugins', key]))
         throw new YokeError('USAGE', {
           reason: `the project config already has an instance "${key}": edit it, or yoke mcp remove ${name} first`,
@@ -256,19 +176,20 @@ export const mcpAdd: Command = {
       )
     return 0
   },
-}
+})
 
-export const mcpRemove: Command = {
+const mcpRemove = defineCommand({
   name: 'mcp remove',
   summary: 'remove an MCP server (by serverName or instance key) from the project config',
   usage: 'yoke mcp remove NAME [common flags]',
   positionals: 1,
-  async run(args, [name]) {
+  examples: ['yoke mcp remove memory'],
+  async run(args, [name], cli) {
     if (!name)
       throw new YokeError('USAGE', {
         reason: 'yoke mcp remove needs a server name (see yoke mcp list)',
       })
-    const { file, key } = await editProjectConfig(args, (doc) => {
+    const { file, key } = await cli.editConfig((doc) => {
       const plugins =
         (
           doc.toJS() as {
@@ -288,7 +209,7 @@ export const mcpRemove: Command = {
     else process.stdout.write(`${displayPath(file, args.cwd ?? process.cwd())}: removed ${key}\n`)
     return 0
   },
-}
+})
 
 function printServers(servers: McpServerStatus[], args: ParsedArgs, source: string): number {
   if (args.json) {
@@ -322,3 +243,5 @@ function printServers(servers: McpServerStatus[], args: ParsedArgs, source: stri
   }
   return 0
 }
+
+export const commands = [mcpList, mcpRestart, mcpAdd, mcpRemove, mcpImport]

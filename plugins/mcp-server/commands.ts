@@ -1,34 +1,35 @@
 /**
- * @module cli/serve
+ * @module mcp-server/commands
  * `yoke serve`: the composed tools as an MCP server, through the project's mcp-server instance
  * (one is added when the config has none). `--stdio` serves one session on stdin/stdout (stdout
  * then carries protocol messages only; logs go to stderr) and ends with stdin; otherwise it
  * serves Streamable HTTP and prints the URL on stderr. Config edits reload as in `yoke dev`.
  */
-import type { McpServerApi } from '../../plugins/mcp-server/index.ts'
-import { Composition } from '../config/composer.ts'
-import { loadLayers } from '../config/layers.ts'
-import { mergeLayers } from '../config/merge.ts'
-import { YokeError } from '../errors.ts'
-import { composeOptions, type Command } from './args.ts'
-import { errorJson, formatError, printJson } from './output.ts'
+import { fileURLToPath } from 'node:url'
+import { Composition, YokeError } from 'yoke'
+import { defineCommand, errorJson, formatError, printJson, type CommandContext } from 'yoke/cli'
+import './errors.ts'
 
 const PLUGIN = 'mcp-server'
 
-export const serve: Command = {
+const serve = defineCommand({
   name: 'serve',
   summary: 'serve the composed tools as an MCP server: Streamable HTTP (default) or --stdio',
   usage: 'yoke serve [--stdio | --http HOST:PORT] [--view NAME] [common flags]',
-  options: { stdio: { type: 'boolean' }, http: { type: 'string' }, view: { type: 'string' } },
-  async run(args) {
+  flags: { stdio: { type: 'boolean' }, http: { type: 'string' }, view: { type: 'string' } },
+  examples: [
+    'yoke serve --stdio --config config/yoke.yaml',
+    'yoke serve --http 127.0.0.1:3920 --view readonly',
+  ],
+  async run(args, _, cli) {
     const stdio = Boolean(args.stdio)
     const http = args.http as string | undefined
     if (stdio && http !== undefined)
       throw new YokeError('USAGE', { reason: 'give --stdio or --http HOST:PORT, not both' })
     const listen = http === undefined ? undefined : parseHostPort(http)
-    const options = composeOptions(args)
+    const options = cli.options
     // which instance serves: the configured one (switched on if disabled), else one added for this run
-    const key = await serverKey(options)
+    const key = await serverKey(cli)
     const sets = [...(options.sets ?? [])]
     if (key.add) sets.push(`plugins.${key.name}.use=${PLUGIN}`)
     if (key.disabled) sets.push(`plugins.${key.name}.enabled=true`)
@@ -59,8 +60,7 @@ export const serve: Command = {
         return 2
       }
       const fiber = composition.reconciler.running.get(key.name)?.fiber
-      const service = composition.kernel.services.get('mcpServer')?.value as
-        McpServerApi | undefined
+      const service = composition.get('mcpServer')
       if (!service || fiber?.state !== 'active') {
         const why =
           fiber?.error ??
@@ -111,7 +111,7 @@ export const serve: Command = {
       await composition.close()
     }
   },
-}
+})
 
 function parseHostPort(value: string): { host: string; port: number } {
   const m = /^\[?([^\]]*?)\]?:(\d{1,5})$/.exec(value)
@@ -123,46 +123,23 @@ function parseHostPort(value: string): { host: string; port: number } {
   return { host: m[1], port }
 }
 
-/**
- * Options for a one-shot command (`yoke run`, `tools call`, `inspect --fresh`, …): the configured
- * mcp-server instances run without their HTTP endpoint, which belongs to `yoke dev` and `yoke serve`
- * (a one-shot command would otherwise take the port a running `yoke dev` holds).
- */
-export async function withoutEndpoint(
-  options: ReturnType<typeof composeOptions>,
-): Promise<ReturnType<typeof composeOptions>> {
-  const stack = await loadLayers(options)
-  if (stack.errors.length) return options
-  const plugins = (mergeLayers(stack.layers).value.plugins ?? {}) as Record<
-    string,
-    { use?: string } | null
-  >
-  const keys = Object.entries(plugins)
-    .filter(([, entry]) => entry && isServer(entry.use))
-    .map(([key]) => key)
-  return keys.length
-    ? {
-        ...options,
-        sets: [...(options.sets ?? []), ...keys.map((key) => `plugins.${key}.config.http=false`)],
-      }
-    : options
-}
-
-const isServer = (use: string | undefined) =>
-  use === PLUGIN || /(^|[\\/])mcp-server([\\/]index\.ts)?$/.test(use ?? '')
+/** This plugin's entry module: an instance is ours when its `use` resolves to it. */
+const ENTRY = fileURLToPath(new URL('./index.ts', import.meta.url))
 
 /** The instance key of the configured mcp-server, or the key to add one under. */
 async function serverKey(
-  options: ReturnType<typeof composeOptions>,
+  cli: CommandContext,
 ): Promise<{ name: string; add?: boolean; disabled?: boolean }> {
-  const stack = await loadLayers(options)
-  if (stack.errors.length) return { name: PLUGIN } // the composition reports them
-  const plugins = (mergeLayers(stack.layers).value.plugins ?? {}) as Record<
-    string,
-    { use?: string; enabled?: boolean } | null
-  >
-  const ours = Object.entries(plugins).filter(([, entry]) => entry && isServer(entry.use))
-  const found = ours.find(([, entry]) => entry!.enabled !== false) ?? ours[0]
-  if (found) return { name: found[0], disabled: found[1]!.enabled === false }
-  return { name: plugins[PLUGIN] === undefined ? PLUGIN : 'yoke-serve', add: true }
+  let instances: Awaited<ReturnType<CommandContext['instances']>>
+  try {
+    instances = await cli.instances()
+  } catch {
+    return { name: PLUGIN } // the composition reports the config's errors
+  }
+  const ours = instances.filter((i) => i.file === ENTRY)
+  const found = ours.find((i) => i.enabled) ?? ours[0]
+  if (found) return { name: found.key, disabled: !found.enabled }
+  return { name: instances.some((i) => i.key === PLUGIN) ? 'yoke-serve' : PLUGIN, add: true }
 }
+
+export const commands = [serve]

@@ -1,42 +1,14 @@
 /**
- * @module cli/skills
+ * @module skills/commands
  * `yoke skills list|show NAME|check [DIR]`, read from the composed `skills` service (the `skills`
  * plugin is in the base preset).
  */
-import type { Composition } from '../config/composer.ts'
-import { YokeError } from '../errors.ts'
-import type { Command, ParsedArgs } from './args.ts'
-import { color, displayPath, printJson } from './output.ts'
-import { withComposition } from './tools.ts'
+import { YokeError, type Composition } from 'yoke'
+import { color, defineCommand, displayPath, printJson, type ParsedArgs } from 'yoke/cli'
+import type { SkillsApi } from './api.ts'
 
-interface SkillView {
-  name: string
-  description: string
-  available: boolean
-  why?: string
-  file: string
-  dir: string
-  body: string
-  warnings: string[]
-  always: boolean
-  hasTools: boolean
-  license?: string
-  version?: string
-}
-interface SkillsService {
-  list(): SkillView[]
-  get(name: string): SkillView | undefined
-  shadowed(): Array<{ name: string; winner: string; shadowed: string }>
-  problems(): Array<{ file: string; line: number; message: string }>
-  roots: string[]
-  check(dir: string): {
-    skills: SkillView[]
-    problems: Array<{ file: string; line: number; message: string }>
-  }
-}
-
-function skillsOf(composition: Composition): SkillsService {
-  const service = composition.kernel.services.get('skills')?.value as SkillsService | undefined
+function skillsOf(composition: Composition): SkillsApi {
+  const service = composition.get('skills')
   if (!service)
     throw new YokeError('USAGE', {
       reason:
@@ -47,13 +19,12 @@ function skillsOf(composition: Composition): SkillsService {
 
 const cwdOf = (args: ParsedArgs) => args.cwd ?? process.cwd()
 
-export const skillsList: Command = {
+const skillsList = defineCommand({
   name: 'skills list',
   summary: 'the skills in use: available or why not, where from, what they shadow',
   usage: 'yoke skills list [--json] [common flags]',
-  run: (args) =>
-    withComposition(
-      args,
+  run: (args, _, cli) =>
+    cli.compose(
       async (composition) => {
         const skills = skillsOf(composition)
         const shadowed = skills.shadowed()
@@ -94,18 +65,17 @@ export const skillsList: Command = {
           )
         return 0
       },
-      true,
+      { quiet: true },
     ),
-}
+})
 
-export const skillsShow: Command = {
+const skillsShow = defineCommand({
   name: 'skills show',
   summary: 'one skill: its metadata, its instructions and where it lives',
   usage: 'yoke skills show NAME [--json] [common flags]',
   positionals: 1,
-  run: (args, [name]) =>
-    withComposition(
-      args,
+  run: (args, [name], cli) =>
+    cli.compose(
       async (composition) => {
         if (!name) throw new YokeError('USAGE', { reason: 'yoke skills show needs a skill name' })
         const skill = skillsOf(composition).get(name)
@@ -128,19 +98,18 @@ export const skillsShow: Command = {
         }
         return 0
       },
-      true,
+      { quiet: true },
     ),
-}
+})
 
-export const skillsCheck: Command = {
+const skillsCheck = defineCommand({
   name: 'skills check',
   summary:
     'validate skills against the Agent Skills spec (a directory, or every configured one); exit 1 on errors',
   usage: 'yoke skills check [DIR] [--json] [common flags]',
   positionals: 1,
-  run: (args, [dir]) =>
-    withComposition(
-      args,
+  run: (args, [dir], cli) =>
+    cli.compose(
       async (composition) => {
         const skills = skillsOf(composition)
         const results = (dir ? [dir] : skills.roots).map((d) => skills.check(d))
@@ -166,6 +135,8 @@ export const skillsCheck: Command = {
         }
         return problems.length ? 1 : 0
       },
-      true,
+      { quiet: true },
     ),
-}
+})
+
+export const commands = [skillsList, skillsShow, skillsCheck]

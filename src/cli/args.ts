@@ -7,6 +7,7 @@ import { statSync } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { YokeError } from '../errors.ts'
 import type { ComposeOptions } from '../config/composer.ts'
+import type { ParsedArgs } from './command.ts'
 
 export const COMMON_OPTIONS = {
   cwd: { type: 'string' },
@@ -29,26 +30,7 @@ export const COMMON_HELP = `Common flags:
 
 Exit codes: 0 done, 1 the operation failed, 2 usage or config error.`
 
-export interface Command<O extends ParseArgsConfig['options'] = ParseArgsConfig['options']> {
-  name: string
-  summary: string
-  usage: string
-  options?: O
-  /** how many positional arguments the command takes (default none) */
-  positionals?: number
-  run(args: ParsedArgs, positionals: string[]): Promise<number>
-}
-
-export type ParsedArgs = {
-  cwd?: string
-  preset?: string
-  config?: string
-  patch?: string[]
-  set?: string[]
-  json?: boolean
-  help?: boolean
-  [flag: string]: string | boolean | string[] | boolean[] | undefined
-}
+export type { ParsedArgs } from './command.ts'
 
 export function parseCommandArgs(argv: string[], options: ParseArgsConfig['options'] = {}) {
   try {

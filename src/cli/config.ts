@@ -9,7 +9,8 @@ import { Composition } from '../config/composer.ts'
 import { resolveConfig, type ResolvedConfig } from '../config/resolve.ts'
 import { pathKey, type Position } from '../config/yaml.ts'
 import type { YokeError } from '../errors.ts'
-import { composeOptions, type Command, type ParsedArgs } from './args.ts'
+import { composeOptions, type ParsedArgs } from './args.ts'
+import { defineCommand } from './command.ts'
 import { color, displayPath, errorJson, formatError, printJson } from './output.ts'
 
 const REDACTED = '«from env, redacted»'
@@ -29,11 +30,12 @@ function reportErrors(args: ParsedArgs, errors: YokeError[]): number {
   return 2
 }
 
-export const configPrint: Command = {
+export const configPrint = defineCommand({
   name: 'config print',
   summary: 'print the effective config; --explain shows where each value came from',
   usage: 'yoke config print [--explain] [common flags]',
-  options: { explain: { type: 'boolean' } },
+  flags: { explain: { type: 'boolean' } },
+  examples: ['yoke config print --explain', 'yoke config print --set plugins.agent.enabled=true'],
   async run(args) {
     const resolved = await resolveFor(args)
     if (resolved.errors.length) return reportErrors(args, resolved.errors)
@@ -72,12 +74,13 @@ export const configPrint: Command = {
     process.stdout.write(lines.join('\n') + '\n')
     return 0
   },
-}
+})
 
-export const configValidate: Command = {
+export const configValidate = defineCommand({
   name: 'config validate',
   summary: 'check every layer, plugin and plugin config; list all errors with file:line:col',
   usage: 'yoke config validate [common flags]',
+  examples: ['yoke config validate', 'yoke config validate --json --patch ./staging.yaml'],
   async run(args) {
     const resolved = await resolveFor(args)
     const errors = [
@@ -100,7 +103,7 @@ export const configValidate: Command = {
       )
     return 0
   },
-}
+})
 
 function redact(value: unknown, fromEnv: Set<string>, path: string[] = []): unknown {
   if (fromEnv.has(pathKey(path))) return REDACTED

@@ -3,25 +3,26 @@
  * `yoke dev`: runs the composed harness with hot reload; prints what loaded, a summary once it is
  * ready (cli/summary), and every reload; `--events json` writes one JSON object per line (loaded,
  * reload, error, state, log, ready, stopped) instead.
- * It also answers `yoke inspect` and `yoke mcp list|restart` on a control socket, and shuts down cleanly on SIGINT/SIGTERM.
+ * It answers `yoke inspect` and every control plugins register (`ctx.control`) on a control socket,
+ * and shuts down cleanly on SIGINT/SIGTERM.
  */
 import { Composition, type ReloadEvent } from '../config/composer.ts'
 import { snapshot } from './snapshot.ts'
 import { YokeError } from '../errors.ts'
-import type { Fiber } from '../kernel/fiber.ts'
+import type { FiberInfo } from '../kernel/types.ts'
 import type { LogRecord } from '../kernel/kernel.ts'
-import { composeOptions, type Command } from './args.ts'
+import { composeOptions } from './args.ts'
+import { defineCommand } from './command.ts'
 import { listen, socketPath } from './control.ts'
-import { renderPrompt } from './inspect.ts'
-import { hubOf, mcpServers } from './mcp.ts'
 import { color, displayPath, errorJson, formatError, printJson } from './output.ts'
 import { summary } from './summary.ts'
 
-export const dev: Command = {
+export const dev = defineCommand({
   name: 'dev',
   summary: 'run the composed harness with hot reload; --events json streams JSON lines',
   usage: 'yoke dev [--events json|text] [common flags]',
-  options: { events: { type: 'string' } },
+  flags: { events: { type: 'string' } },
+  examples: ['yoke dev --config config/yoke.yaml', 'yoke dev --events json | jq .type'],
   async run(args) {
     const format = args.events ?? (args.json ? 'json' : 'text')
     if (format !== 'json' && format !== 'text')
@@ -49,7 +50,7 @@ export const dev: Command = {
         `${time()} ${record.level === 'error' ? color.red('error', process.stderr) : record.level === 'warn' ? color.yellow('warn', process.stderr) : record.level} ${text}\n`,
       )
     })
-    kernel.hooks.state.tap('yoke dev', (fiber: Fiber) => {
+    kernel.hooks.state.tap('yoke dev', (fiber: FiberInfo) => {
       if (json)
         printJson({
           type: 'state',
@@ -84,19 +85,10 @@ export const dev: Command = {
     await composition.watch()
     const stopControl = await listen(
       socketPath(composition.current!.stack.projectDir),
-      async (req) => {
-        if (req.cmd === 'inspect') return snapshot(composition)
-        if (req.cmd === 'prompt') return renderPrompt(composition)
-        if (req.cmd === 'reload') return composition.reload(['(requested)'])
-        if (req.cmd === 'mcp-list') return mcpServers(composition)
-        if (req.cmd === 'mcp-restart')
-          return {
-            restarted: hubOf(composition).restart(String(req.name)),
-            servers: hubOf(composition)
-              .list()
-              .map((s) => s.name),
-          }
-        throw new Error(`unknown command ${req.cmd}`)
+      async ({ cmd, ...request }) => {
+        if (cmd === 'inspect') return snapshot(composition)
+        if (cmd === 'reload') return composition.reload(['(requested)'])
+        return kernel.ask(cmd, request)
       },
     ).catch(() => undefined) // no socket (read-only tmp): dev still runs; inspect composes its own copy
     // listen before saying ready: whoever reads "ready" may signal at once
@@ -105,7 +97,7 @@ export const dev: Command = {
       process.once('SIGTERM', resolve)
     })
     if (!json) {
-      process.stdout.write(summary(composition, await snapshot(composition), cwd))
+      process.stdout.write(await summary(composition, await snapshot(composition), cwd))
       process.stdout.write(
         `${time()} ${color.green('ready')} in ${(performance.now() / 1000).toFixed(1)} s ${color.dim('· watching for changes · yoke inspect shows more · Ctrl-C to stop')}\n`,
       )
@@ -123,7 +115,7 @@ export const dev: Command = {
     if (json) printJson({ type: 'stopped' })
     return 0
   },
-}
+})
 
 function instanceStates(composition: Composition) {
   return [...composition.reconciler.running].map(([key, { spec, fiber }]) => ({

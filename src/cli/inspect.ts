@@ -8,20 +8,25 @@ import { Composition } from '../config/composer.ts'
 import { loadLayers } from '../config/layers.ts'
 import { snapshot, type Snapshot } from './snapshot.ts'
 import type { EffectNode } from '../kernel/disposer.ts'
-import { withoutEndpoint } from './serve.ts'
-import { composeOptions, type Command } from './args.ts'
+import { composeOptions } from './args.ts'
+import { defineCommand } from './command.ts'
 import { ask, socketPath } from './control.ts'
 import { color, displayPath, errorJson, formatError, printJson, progress } from './output.ts'
 
-export const inspect: Command = {
+export const inspect = defineCommand({
   name: 'inspect',
   summary: 'instances and states (and why), services, hooks and taps, resources',
   usage: 'yoke inspect [--fresh] [--effects] [--prompt] [common flags]',
-  options: {
+  flags: {
     fresh: { type: 'boolean' },
     effects: { type: 'boolean' },
     prompt: { type: 'boolean' },
   },
+  examples: [
+    'yoke inspect --config config/yoke.yaml',
+    'yoke inspect --effects --fresh',
+    'yoke inspect --prompt',
+  ],
   async run(args) {
     const options = composeOptions(args)
     let snap: Snapshot | undefined
@@ -40,7 +45,7 @@ export const inspect: Command = {
     }
     if (!snap) {
       progress('composing…')
-      const composition = new Composition(await withoutEndpoint(options))
+      const composition = new Composition({ ...options, runMode: 'once' })
       composition.kernel.hooks.log.tap('yoke inspect', (record) => {
         if (record.level === 'warn' || record.level === 'error')
           process.stderr.write(
@@ -55,7 +60,7 @@ export const inspect: Command = {
         return 2
       }
       if (args.prompt) {
-        const prompt = renderPrompt(composition)
+        const prompt = await renderPrompt(composition)
         await composition.close()
         return printPrompt(prompt, args.json, source)
       }
@@ -70,15 +75,12 @@ export const inspect: Command = {
       )
     return 0
   },
-}
+})
 
-/** The system prompt's sections as the model would see them now ('' without a prompt service). */
-export function renderPrompt(composition: Composition): string {
-  return (
-    (
-      composition.kernel.services.get('prompt')?.value as { render(): string } | undefined
-    )?.render() ?? ''
-  )
+/** The system prompt as the model would see it now: the `prompt` control ('' when none answers). */
+export async function renderPrompt(composition: Composition): Promise<string> {
+  if (!composition.kernel.controls().includes('prompt')) return ''
+  return String(await composition.kernel.ask('prompt'))
 }
 
 function printPrompt(prompt: string, json: boolean | undefined, source: string): number {

@@ -1,71 +1,98 @@
 /**
  * @module cli/main
- * `yoke`: finds the command from the leading words, parses its flags, runs it, and turns what
- * it throws into an exit code (2 for usage and config errors, 1 otherwise).
+ * `yoke`: finds the command from the leading words (the kernel's own, then those the built-in
+ * plugins contribute, then those of the project's plugins), parses its flags, runs it, and turns
+ * what it throws into an exit code (2 for usage and config errors, 1 otherwise).
  */
 import { readFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
 import { YokeError } from '../errors.ts'
-import { COMMON_HELP, parseCommandArgs, type Command } from './args.ts'
+import { COMMON_HELP, COMMON_OPTIONS, parseCommandArgs, type ParsedArgs } from './args.ts'
+import type { Command } from './command.ts'
 import { configPrint, configValidate } from './config.ts'
-import { agentChat, agentRun } from './agent.ts'
+import { commandContext } from './context.ts'
 import { dev } from './dev.ts'
+import { builtinCommands, projectCommands, type Contributed } from './discover.ts'
 import { inspect } from './inspect.ts'
-import { mcpAdd, mcpImport, mcpList, mcpRemove, mcpRestart } from './mcp.ts'
-import { pluginsCheck, pluginsList } from './plugins.ts'
-import { runsList, runsShow } from './runs.ts'
-import { serve } from './serve.ts'
-import { skillsCheck, skillsList, skillsShow } from './skills.ts'
+import { color, errorJson, formatError, printJson } from './output.ts'
 import { toolsCall, toolsList } from './tools.ts'
-import { errorJson, formatError, printJson } from './output.ts'
 
-const COMMANDS: Command[] = [
-  dev,
-  configPrint,
-  configValidate,
-  inspect,
-  toolsList,
-  toolsCall,
-  skillsList,
-  skillsShow,
-  skillsCheck,
-  mcpList,
-  mcpRestart,
-  mcpAdd,
-  mcpRemove,
-  mcpImport,
-  pluginsList,
-  pluginsCheck,
-  agentRun,
-  agentChat,
-  runsList,
-  runsShow,
-  serve,
-]
+/** The kernel's own commands: the rest come from plugins. */
+const KERNEL: Command[] = [dev, configPrint, configValidate, inspect, toolsList, toolsCall]
 
-function topHelp(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2
+function topHelp(commands: Contributed[]): string {
+  const width = Math.max(...commands.map((c) => c.command.name.length)) + 2
+  const line = ({ command, owner }: Contributed) =>
+    `  ${command.name.padEnd(width)}${command.summary}${owner === 'yoke' ? '' : color.dim(` (${owner})`)}`
   return [
     'yoke — compose an agent harness from plugins, with hot reload',
     '',
     'Usage: yoke <command> [flags]',
     '',
     'Commands:',
-    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
+    ...commands.filter((c) => c.owner === 'yoke').map(line),
+    '',
+    'Commands from plugins:',
+    ...commands.filter((c) => c.owner !== 'yoke').map(line),
     '',
     COMMON_HELP,
     '',
-    "Run `yoke <command> --help` for a command's own flags.",
+    "Run `yoke <command> --help` for a command's own flags and examples.",
   ].join('\n')
 }
 
-function commandHelp(command: Command): string {
+function commandHelp({ command, owner }: Contributed): string {
+  const examples = command.examples?.length
+    ? ['', 'Examples:', ...command.examples.map((e) => `  ${e}`)]
+    : []
   return [
-    `yoke ${command.name} — ${command.summary}`,
+    `yoke ${command.name} — ${command.summary}${owner === 'yoke' ? '' : ` (from ${owner})`}`,
     '',
     `Usage: ${command.usage}`,
+    ...examples,
     '',
     COMMON_HELP,
   ].join('\n')
+}
+
+/** The command the leading words name, the longest name first (`mcp add` before `mcp`). */
+function match(commands: Contributed[], words: string[]): Contributed | undefined {
+  return [...commands]
+    .sort((a, b) => b.command.name.length - a.command.name.length)
+    .find((c) => c.command.name.split(' ').every((w, i) => words[i] === w))
+}
+
+/** Adds `more` after `known`; a name already taken keeps its first owner (and says so). */
+function join(known: Contributed[], more: Contributed[]): Contributed[] {
+  const all = [...known]
+  for (const c of more) {
+    const taken = all.find((k) => k.command.name === c.command.name)
+    if (!taken) all.push(c)
+    else
+      process.stderr.write(
+        `warning: yoke ${c.command.name} from ${c.owner} is ignored: ${taken.owner} has that command\n`,
+      )
+  }
+  return all
+}
+
+/** The common flags alone, read leniently: enough to find the project before the command is known. */
+function commonFlags(argv: string[]): ParsedArgs {
+  const { values } = parseArgs({
+    args: argv,
+    options: COMMON_OPTIONS,
+    strict: false,
+    allowPositionals: true,
+  })
+  const text = (v: unknown) => (typeof v === 'string' ? v : undefined)
+  const list = (v: unknown) => (Array.isArray(v) ? v.filter((x) => typeof x === 'string') : [])
+  return {
+    cwd: text(values.cwd),
+    preset: text(values.preset),
+    config: text(values.config),
+    patch: list(values.patch),
+    set: list(values.set),
+  }
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -74,16 +101,25 @@ export async function main(argv: string[]): Promise<number> {
     if (arg.startsWith('-')) break
     words.push(arg)
   }
-  const command = [...COMMANDS]
-    .sort((a, b) => b.name.length - a.name.length)
-    .find((c) => c.name.split(' ').every((w, i) => words[i] === w))
   const json = argv.includes('--json')
+  const wantsHelp = argv.includes('--help') || argv.includes('-h')
   try {
-    if (!command) {
+    let commands = join(
+      KERNEL.map((command) => ({ command, owner: 'yoke' })),
+      await builtinCommands(),
+    )
+    let found = match(commands, words)
+    if (!found || (!words.length && wantsHelp)) {
+      commands = join(commands, await projectCommands(commandContext(commonFlags(argv))))
+      found = match(commands, words)
+    }
+    if (!found) {
       if (argv.includes('--version') || argv.includes('-v')) return version()
-      const group = words.length ? COMMANDS.filter((c) => c.name.startsWith(words[0] + ' ')) : []
-      const helpText = group.length ? group.map(commandHelp).join('\n\n') : topHelp()
-      if (argv.includes('--help') || argv.includes('-h') || (!words.length && !argv.length)) {
+      const group = words.length
+        ? commands.filter((c) => c.command.name.startsWith(words[0] + ' '))
+        : []
+      const helpText = group.length ? group.map(commandHelp).join('\n\n') : topHelp(commands)
+      if (wantsHelp || (!words.length && !argv.length)) {
         process.stdout.write(helpText + '\n')
         return argv.length ? 0 : 2
       }
@@ -93,10 +129,11 @@ export async function main(argv: string[]): Promise<number> {
           : `unexpected argument ${argv[0]}`,
       })
     }
+    const { command } = found
     const rest = argv.slice(command.name.split(' ').length)
-    const { values, positionals } = parseCommandArgs(rest, command.options)
+    const { values, positionals } = parseCommandArgs(rest, command.flags)
     if (values.help) {
-      process.stdout.write(commandHelp(command) + '\n')
+      process.stdout.write(commandHelp(found) + '\n')
       return 0
     }
     if (positionals.length > (command.positionals ?? 0)) {
@@ -104,7 +141,7 @@ export async function main(argv: string[]): Promise<number> {
         reason: `unexpected argument "${positionals[command.positionals ?? 0]}" for yoke ${command.name}`,
       })
     }
-    return await command.run(values, positionals)
+    return await command.run(values, positionals, commandContext(values))
   } catch (err) {
     if (json) printJson({ ok: false, error: errorJson(err) })
     else

@@ -1,26 +1,18 @@
 /**
  * @module cli/summary
  * What `yoke dev` prints once the runtime is ready: the instances and their states (why pending,
- * why failed), the tools by source, the skills, the MCP servers and, when an `mcpServer` service
- * runs, its endpoint. Built from the same snapshot `yoke inspect` prints, shorter: no effects,
- * services or hooks (`yoke inspect` has those).
+ * why failed) and the tools by source, built from the same snapshot `yoke inspect` prints, shorter
+ * (no effects, services or hooks); then the sections plugins contribute: each `summary:<title>`
+ * control answers a SummarySection (the skills, the MCP servers, the MCP endpoint, …).
  */
 import type { Composition } from '../config/composer.ts'
-import type { McpServerStatus } from '../../plugins/mcp/index.ts'
-import { mcpServers } from './mcp.ts'
+import { messageOf } from '../errors.ts'
+import type { SummarySection } from './command.ts'
 import { color, displayPath } from './output.ts'
 import type { InstanceInfo, Snapshot } from './snapshot.ts'
 
-/** What the summary reads of the `skills` service (plugins/skills). */
-interface SkillsView {
-  list(): Array<{ name: string; available: boolean; why?: string }>
-}
-
-/** What the summary reads of the `mcpServer` service (plugins/mcp-server), when one runs. */
-interface McpEndpoint {
-  url?: string
-  tokenHint?: string
-}
+/** controls named `summary:<title>` contribute a section */
+const SECTION = 'summary:'
 
 const STATE: Record<string, (t: string) => string> = {
   active: (t) => color.green(t),
@@ -30,7 +22,11 @@ const STATE: Record<string, (t: string) => string> = {
 }
 
 /** The summary as text (coloured for stdout when it is a terminal). */
-export function summary(composition: Composition, snap: Snapshot, cwd: string): string {
+export async function summary(
+  composition: Composition,
+  snap: Snapshot,
+  cwd: string,
+): Promise<string> {
   const out: string[] = []
   const head = (title: string, note = '') =>
     out.push(`${color.bold(title)}${note ? ` ${color.dim(note)}` : ''}`)
@@ -86,38 +82,19 @@ export function summary(composition: Composition, snap: Snapshot, cwd: string): 
     }),
   )
 
-  const skills = (
-    composition.kernel.services.get('skills')?.value as SkillsView | undefined
-  )?.list()
-  if (skills) {
-    const available = skills.filter((s) => s.available)
-    head(
-      'skills',
-      `${available.length} available${skills.length > available.length ? ` · ${skills.length - available.length} not` : ''}`,
-    )
-    if (available.length) out.push(`  ${available.map((s) => s.name).join(', ')}`)
-    for (const s of skills.filter((s) => !s.available))
-      out.push(`  ${s.name} ${color.yellow(`unavailable: ${s.why ?? '?'}`)}`)
-    if (!skills.length) out.push(color.dim('  none'))
-  }
-
-  const servers = mcpList(composition)
-  if (servers?.length) {
-    head('mcp servers')
-    rows(
-      servers.map((s) => [
-        s.name,
-        `${serverState(s)} ${color.dim(`· ${[s.transport, s.server && `${s.server.name} ${s.server.version}`, `${s.tools} tools`].filter(Boolean).join(' · ')}`)}`,
-      ]),
-    )
-  }
-
-  const endpoint = composition.kernel.services.get('mcpServer')?.value as McpEndpoint | undefined
-  if (endpoint?.url) {
-    head('mcp endpoint')
-    out.push(
-      `  ${endpoint.url}${endpoint.tokenHint ? ` ${color.dim(`· token ${endpoint.tokenHint}`)}` : ''}`,
-    )
+  const { kernel } = composition
+  for (const name of kernel.controls().filter((n) => n.startsWith(SECTION))) {
+    const title = name.slice(SECTION.length)
+    let section: SummarySection | undefined
+    try {
+      section = (await kernel.ask(name)) as SummarySection | undefined
+    } catch (err) {
+      section = { lines: [color.red(`  could not be read: ${messageOf(err)}`)] }
+    }
+    if (!section) continue
+    head(title, section.note)
+    if (section.rows) rows(section.rows)
+    out.push(...(section.lines ?? []).map((line) => `  ${line}`))
   }
   return out.join('\n') + '\n'
 }
@@ -137,18 +114,4 @@ function why(i: InstanceInfo, cwd: string): string[] {
       lines.push(`      ${color.dim('at')} ${displayPath(i.error.location, cwd)}`)
   }
   return lines
-}
-
-function mcpList(composition: Composition): McpServerStatus[] | undefined {
-  try {
-    return mcpServers(composition)
-  } catch {
-    return undefined // no mcp registry in this preset
-  }
-}
-
-function serverState(s: McpServerStatus): string {
-  if (s.state === 'connected') return color.green('connected')
-  if (s.state === 'connecting' || s.state === 'reconnecting') return color.yellow(s.detail)
-  return color.red(s.detail)
 }

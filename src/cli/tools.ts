@@ -3,46 +3,20 @@
  * `yoke tools list` shows the tools a scope sees; `yoke tools call NAME --args JSON` runs one call
  * through the whole pipeline (policy, approval on the terminal, hooks, limits) and prints the result.
  */
-import { Composition } from '../config/composer.ts'
 import { YokeError } from '../errors.ts'
 import { hostTrack, runtimeView } from '../runtime/index.ts'
 import type { ToolResult } from '../runtime/types.ts'
 import { promptBridge } from './approval-prompt.ts'
-import { composeOptions, type Command, type ParsedArgs } from './args.ts'
-import { withoutEndpoint } from './serve.ts'
-import { color, errorJson, formatError, printJson, progress } from './output.ts'
+import { defineCommand } from './command.ts'
+import { color, printJson, progress } from './output.ts'
 
-/** Composes the config once, runs `work` with it, and disposes it. */
-export async function withComposition(
-  args: ParsedArgs,
-  work: (c: Composition) => Promise<number>,
-  quiet = false,
-): Promise<number> {
-  progress('composing…')
-  const composition = new Composition(await withoutEndpoint(composeOptions(args)))
-  composition.kernel.hooks.log.tap('yoke', (r) => {
-    if (r.level === 'error' || (r.level === 'warn' && !quiet))
-      process.stderr.write(`${r.level} ${r.fiber ? `${r.fiber.key}: ` : ''}${r.message}\n`)
-  })
-  try {
-    const event = await composition.start()
-    if (!event.ok) {
-      if (args.json) printJson({ ok: false, errors: event.errors.map(errorJson) })
-      else process.stderr.write(event.errors.map((e) => formatError(e)).join('\n') + '\n')
-      return 2
-    }
-    return await work(composition)
-  } finally {
-    await composition.close()
-  }
-}
-
-export const toolsList: Command = {
+export const toolsList = defineCommand({
   name: 'tools list',
   summary: 'the tools a scope sees: name, source, risk, concurrency, owner',
   usage: 'yoke tools list [--json] [common flags]',
-  run: (args) =>
-    withComposition(args, async (composition) => {
+  examples: ['yoke tools list', 'yoke tools list --json --config config/yoke.yaml'],
+  run: (args, _, cli) =>
+    cli.compose(async (composition) => {
       const tools = composition.runtime!.list()
       if (args.json) {
         printJson({
@@ -74,15 +48,19 @@ export const toolsList: Command = {
       }
       return 0
     }),
-}
+})
 
-export const toolsCall: Command = {
+export const toolsCall = defineCommand({
   name: 'tools call',
   summary: 'one call through the full pipeline (approval asked on the terminal); exit 0 when ok',
   usage: 'yoke tools call NAME [--args JSON] [--json] [common flags]',
-  options: { args: { type: 'string' } },
+  flags: { args: { type: 'string' } },
   positionals: 1,
-  async run(args, positionals) {
+  examples: [
+    `yoke tools call note_add --args '{"text":"hi"}'`,
+    'yoke tools call mcp__workspace__list_files --json',
+  ],
+  async run(args, positionals, cli) {
     const [name] = positionals
     if (!name) throw new YokeError('USAGE', { reason: 'yoke tools call needs the tool name' })
     let toolArgs: unknown = {}
@@ -91,7 +69,7 @@ export const toolsCall: Command = {
     } catch (err) {
       throw new YokeError('USAGE', { reason: `--args is not JSON: ${(err as Error).message}` })
     }
-    return withComposition(args, async (composition) => {
+    return cli.compose(async (composition) => {
       const rt = composition.runtime!
       const bridge = promptBridge()
       const view = runtimeView(rt, 'cli', hostTrack)
@@ -137,4 +115,4 @@ export const toolsCall: Command = {
       return result.ok ? 0 : 1
     })
   },
-}
+})

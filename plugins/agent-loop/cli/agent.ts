@@ -1,26 +1,31 @@
 /**
- * @module cli/agent
+ * @module agent-loop/cli/agent
  * `yoke run "TASK"` runs one agent task and streams it: the answer on stdout, each tool call with
  * its progress and outcome on stderr. `yoke chat` is the same loop, interactive, with history.
  * Both use whatever provides the `agent` service; Ctrl-C cancels the running turn cleanly.
  */
 import { resolve } from 'node:path'
 import { createInterface } from 'node:readline'
-import type { AgentApi, AgentEvent, AgentRun, RunResult } from '../../plugins/agent-loop/types.ts'
-import type { ChatMessage } from '../../plugins/shared/model.ts'
-import type { Composition } from '../config/composer.ts'
-import { YokeError } from '../errors.ts'
-import { hostTrack, runtimeView } from '../runtime/index.ts'
-import { LineReader, promptBridge } from './approval-prompt.ts'
-import type { Command, ParsedArgs } from './args.ts'
-import { color, displayPath, formatError, on, printJson } from './output.ts'
-import { snapshot } from './snapshot.ts'
-import { withComposition } from './tools.ts'
+import { hostTrack, runtimeView, snapshot, YokeError, type Composition } from 'yoke'
+import {
+  color,
+  defineCommand,
+  displayPath,
+  formatError,
+  LineReader,
+  on,
+  printJson,
+  promptBridge,
+  type ParsedArgs,
+} from 'yoke/cli'
+import type { ChatMessage } from '../../models/api.ts'
+import type { AgentApi, AgentEvent, AgentRun, RunResult } from '../api.ts'
+import '../errors.ts'
 
 /** The agent service, or AGENT_UNAVAILABLE saying which instance is missing or waiting and why. */
 async function agentOf(composition: Composition): Promise<AgentApi> {
-  const agent = composition.kernel.services.get('agent')
-  if (agent && agent.owner.state === 'active') return agent.value as AgentApi
+  const agent = composition.get('agent')
+  if (agent) return agent
   const snap = await snapshot(composition)
   const waiting = snap.instances.filter((i) => i.state === 'pending' || i.state === 'failed')
   const reasons = waiting.map(
@@ -143,13 +148,13 @@ async function runTask(run: AgentRun): Promise<RunResult> {
   }
 }
 
-export const agentRun: Command = {
+export const agentRun = defineCommand({
   name: 'run',
   summary: 'one agent task: streams the answer and each tool call; exit 0 when it is done',
   usage: 'yoke run "TASK" [--record FILE] [--max-turns N] [--json] [common flags]',
-  options: { record: { type: 'string' }, 'max-turns': { type: 'string' } },
+  flags: { record: { type: 'string' }, 'max-turns': { type: 'string' } },
   positionals: 1,
-  async run(args, positionals) {
+  async run(args, positionals, cli) {
     const [task] = positionals
     if (!task?.trim())
       throw new YokeError('USAGE', {
@@ -157,8 +162,7 @@ export const agentRun: Command = {
       })
     const budget = budgetOf(args)
     const cwd = resolve(args.cwd ?? process.cwd())
-    return withComposition(
-      args,
+    return cli.compose(
       async (composition) => {
         const agent = await agentOf(composition)
         const bridge = promptBridge()
@@ -179,24 +183,23 @@ export const agentRun: Command = {
           bridge.close()
         }
       },
-      true,
+      { quiet: true },
     )
   },
-}
+})
 
 const CHAT_HELP =
   '/tools  the tools the agent sees\n/skills  the skills\n/reload  recompose the config (picks up edits)\n/new  forget the conversation\n/exit  leave (or Ctrl-D)'
 
-export const agentChat: Command = {
+export const agentChat = defineCommand({
   name: 'chat',
   summary: 'an interactive agent session with history; /tools, /skills, /reload, /new, /exit',
   usage: 'yoke chat [--record FILE] [--max-turns N] [common flags]',
-  options: { record: { type: 'string' }, 'max-turns': { type: 'string' } },
-  async run(args) {
+  flags: { record: { type: 'string' }, 'max-turns': { type: 'string' } },
+  async run(args, _, cli) {
     const budget = budgetOf(args)
     const cwd = resolve(args.cwd ?? process.cwd())
-    return withComposition(
-      args,
+    return cli.compose(
       async (composition) => {
         await agentOf(composition) // fail early, before the first prompt
         const rl = createInterface({
@@ -271,10 +274,10 @@ export const agentChat: Command = {
         }
         return 0
       },
-      true,
+      { quiet: true },
     )
   },
-}
+})
 
 function listTools(composition: Composition) {
   const view = runtimeView(composition.runtime!, 'cli', hostTrack)
@@ -283,8 +286,7 @@ function listTools(composition: Composition) {
 }
 
 function listSkills(composition: Composition) {
-  const skills = composition.kernel.services.get('skills')?.value as
-    { list(): Array<{ name: string; description: string }> } | undefined
+  const skills = composition.get('skills')
   if (!skills) return void process.stderr.write('no skills service in this preset\n')
   for (const s of skills.list())
     process.stderr.write(

@@ -1,22 +1,20 @@
 /**
- * @module cli/runs
+ * @module agent-loop/cli/runs
  * `yoke runs list` and `yoke runs show ID`: the transcripts agent runs leave under the project's
  * `.yoke/runs/` (JSON lines: start, turn, model, message, tool-call, tool-result, task-done, end).
  * A transcript without an `end` line is a run that is still going, or one that was killed.
  */
 import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { loadLayers } from '../config/layers.ts'
-import { YokeError } from '../errors.ts'
-import { composeOptions, type Command, type ParsedArgs } from './args.ts'
-import { on, printJson } from './output.ts'
+import { YokeError } from 'yoke'
+import { defineCommand, on, printJson, type CommandContext, type ParsedArgs } from 'yoke/cli'
+import '../errors.ts'
 
 type TranscriptRecord = Record<string, unknown> & { type: string; at: number }
 
-async function runsDir(args: ParsedArgs): Promise<string> {
-  if (args.dir) return resolve(args.cwd ?? process.cwd(), args.dir as string)
-  const stack = await loadLayers(composeOptions(args))
-  return join(stack.projectDir, '.yoke', 'runs')
+async function runsDir(args: ParsedArgs, cli: CommandContext): Promise<string> {
+  if (args.dir) return resolve(cli.cwd, args.dir as string)
+  return join(await cli.projectDir(), '.yoke', 'runs')
 }
 
 const MAX_TRANSCRIPT = 64 * 1024 * 1024
@@ -68,13 +66,13 @@ function printable<T>(value: T): T {
   return value
 }
 
-export const runsList: Command = {
+export const runsList = defineCommand({
   name: 'runs list',
   summary: 'agent runs recorded in the project (newest first): task, status, turns, tools',
   usage: 'yoke runs list [--dir DIR] [--json] [common flags]',
-  options: { dir: { type: 'string' } },
-  async run(args) {
-    const dir = await runsDir(args)
+  flags: { dir: { type: 'string' } },
+  async run(args, _, cli) {
+    const dir = await runsDir(args, cli)
     let files: string[] = []
     try {
       files = readdirSync(dir).filter((f) => f.endsWith('.jsonl'))
@@ -112,21 +110,21 @@ export const runsList: Command = {
     }
     return 0
   },
-}
+})
 
-export const runsShow: Command = {
+export const runsShow = defineCommand({
   name: 'runs show',
   summary: 'one run: the conversation, each tool call and result, timings and usage',
   usage: 'yoke runs show ID [--dir DIR] [--json] [common flags]',
-  options: { dir: { type: 'string' } },
+  flags: { dir: { type: 'string' } },
   positionals: 1,
-  async run(args, positionals) {
+  async run(args, positionals, cli) {
     const [id] = positionals
     if (!id)
       throw new YokeError('USAGE', {
         reason: 'yoke runs show needs a run id (`yoke runs list` shows them)',
       })
-    const dir = await runsDir(args)
+    const dir = await runsDir(args, cli)
     const file = join(dir, `${id}.jsonl`)
     if (!/^[\w.-]+$/.test(id) || !statSync(file, { throwIfNoEntry: false })?.isFile())
       throw new YokeError('RUN_NOT_FOUND', { id, dir })
@@ -173,4 +171,4 @@ export const runsShow: Command = {
       out(c.yellow('unfinished: the run is still going, or it was killed'))
     return 0
   },
-}
+})

@@ -1,0 +1,14 @@
+/** exec-tools's error codes; they join the one catalogue (README's error table lists them). */
+import { defineErrors } from 'yoke'
+
+export const errors = defineErrors('exec-tools', {
+  MANIFEST_INVALID: {
+    message: '{reason}',
+    hint: 'Fix manifest.json at the position shown (`yoke plugins check DIR` lists every problem); the other packages keep working.',
+  },
+})
+
+type Codes = typeof errors
+declare module 'yoke' {
+  interface ErrorCodes extends Codes {}
+}

@@ -1,0 +1,17 @@
+/**
+ * @module yoke/cli
+ * What a plugin's CLI commands use: `defineCommand`, the context their `run` gets, and the
+ * CLI's output conventions (colour only on a terminal, errors as code / where / hint, JSON lines,
+ * progress on stderr, approvals asked on the terminal).
+ */
+export { defineCommand } from './command.ts'
+export type {
+  Command,
+  CommandContext,
+  ConfiguredInstance,
+  Flags,
+  ParsedArgs,
+  SummarySection,
+} from './command.ts'
+export { color, displayPath, errorJson, formatError, on, printJson, progress } from './output.ts'
+export { LineReader, promptBridge } from './approval-prompt.ts'

@@ -1,0 +1,120 @@
+/**
+ * @module cli/command
+ * A CLI command is a contribution: the kernel's own commands and every plugin's are the same
+ * `defineCommand` objects. A plugin declares its commands statically, in its commands module, so
+ * `yoke --help` lists them without composing anything; `run` gets the parsed flags and a
+ * CommandContext that composes, asks the running `yoke dev`, and edits the project config.
+ */
+import type { ParseArgsConfig } from 'node:util'
+import type { Document } from 'yaml'
+import type { ComposeOptions, Composition } from '../config/composer.ts'
+
+export type Flags = NonNullable<ParseArgsConfig['options']>
+
+export type ParsedArgs = {
+  cwd?: string
+  preset?: string
+  config?: string
+  patch?: string[]
+  set?: string[]
+  json?: boolean
+  help?: boolean
+  [flag: string]: string | boolean | string[] | boolean[] | undefined
+}
+
+/** An instance as the project's layers configure it (merged, not composed). */
+export interface ConfiguredInstance {
+  key: string
+  use: string
+  enabled: boolean
+  config: unknown
+  /** the module `use` resolves to, when it resolves */
+  file?: string
+}
+
+export interface CommandContext {
+  /** the directory the command runs in (`--cwd`, else the process's) */
+  readonly cwd: string
+  /** `--json`: print one JSON object on stdout */
+  readonly json: boolean
+  /** what the common flags ask to compose */
+  readonly options: ComposeOptions
+  /**
+   * Composes the config once (run mode `once`), runs `work` with it and closes it. A config that
+   * does not compose is printed (with --json, as JSON) and ends the command with exit code 2.
+   */
+  compose(
+    work: (composition: Composition) => Promise<number>,
+    options?: { quiet?: boolean; sets?: string[] },
+  ): Promise<number>
+  /**
+   * Asks the `yoke dev` running in this project for the control `name`; undefined when none
+   * answers, or when a flag (--preset, --patch, --set) asks for other layers than it runs.
+   */
+  live(name: string, request?: Record<string, unknown>): Promise<unknown>
+  /** The running dev's answer to `name`, else the answer of a composition made for it. */
+  control(
+    name: string,
+    request?: Record<string, unknown>,
+    options?: { fresh?: boolean },
+  ): Promise<{ answer: unknown; source: 'live from yoke dev' | 'composed now' } | number>
+  /** The project's directory: where the project config was found (else `cwd`). */
+  projectDir(): Promise<string>
+  /** The instances the project's layers configure, merged, with the module each `use` names. */
+  instances(): Promise<ConfiguredInstance[]>
+  /**
+   * Edits the project config (created as yoke.config.yaml when there is none) through yaml's
+   * document model, so comments and layout stay, and writes it atomically.
+   */
+  editConfig<T>(edit: (doc: Document, file: string) => T): Promise<{ file: string } & T>
+}
+
+export interface Command {
+  /** one or two words: `tools list`, `serve` */
+  name: string
+  /** one line for `yoke --help` */
+  summary: string
+  usage: string
+  /** node:util parseArgs options, on top of the common flags */
+  flags?: Flags
+  /** how many positional arguments the command takes (default none) */
+  positionals?: number
+  /** command lines shown under "Examples" in the command's --help */
+  examples?: string[]
+  run(args: ParsedArgs, positionals: string[], cli: CommandContext): Promise<number>
+}
+
+/**
+ * Declares a CLI command; a plugin exports a list of them from its commands module.
+ * @example
+ * export const commands = [
+ *   defineCommand({
+ *     name: 'notes count',
+ *     summary: 'how many notes the running dev holds',
+ *     usage: 'yoke notes count [--json]',
+ *     async run(args, _, cli) {
+ *       const reply = await cli.control('notes-count')
+ *       if (typeof reply === 'number') return reply
+ *       console.log(reply.answer)
+ *       return 0
+ *     },
+ *   }),
+ * ]
+ */
+export function defineCommand(command: Command): Command {
+  return command
+}
+
+/**
+ * A section of the summary `yoke dev` prints when it is ready: a plugin contributes one by
+ * answering the control `summary:<title>` (undefined: nothing to show now).
+ * @example ctx.control('summary:notes', () => ({ note: `${notes.length}`, lines: notes.slice(0, 3) }))
+ */
+export interface SummarySection {
+  /** after the title, dimmed */
+  note?: string
+  /** aligned `key  value` rows */
+  rows?: Array<[string, string]>
+  /** lines under the title (indented for you) */
+  lines?: string[]
+}

@@ -6,7 +6,7 @@
  * the baseline for the ratio. Transcripts are written, as in a real run.
  */
 import { createOpenAIModel } from '../plugins/openai/index.ts'
-import type { ModelClient, ModelRequest } from '../plugins/shared/model.ts'
+import type { ModelClient, ModelRequest } from '../plugins/models/api.ts'
 import type { ToolDefinition } from '../src/index.ts'
 import { agentHarness } from '../test/helpers/agent.ts'
 import { modelServer, type RecordedRequest, type ScriptTurn } from '../test/helpers/model-server.ts'

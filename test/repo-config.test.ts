@@ -29,6 +29,7 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       ['prompt', 'prompt', 'active'],
       ['skills', 'skills', 'active'],
       ['mcp', 'mcp', 'active'],
+      ['models', 'models', 'active'],
       ['model', 'openai', 'pending'],
       ['agent', 'agent-loop', 'pending'],
       ['serve', 'mcp-server', 'active'],
@@ -54,6 +55,7 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       { name: 'execTools', owner: 'packages', active: true },
       { name: 'mcp', owner: 'mcp', active: true },
       { name: 'mcpServer', owner: 'serve', active: true },
+      { name: 'models', owner: 'models', active: true },
       { name: 'prompt', owner: 'prompt', active: true },
       { name: 'skillFilter', owner: 'skills', active: true },
       { name: 'skills', owner: 'skills', active: true },
@@ -219,7 +221,7 @@ it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every so
     stdout,
     /^config preset presets\/base\.yaml · preset presets\/default\.yaml · project config\/yoke\.yaml$/m,
   )
-  assert.match(stdout, /^instances 14 active · 2 pending$/m)
+  assert.match(stdout, /^instances 15 active · 2 pending$/m)
   assert.match(
     section('instances'),
     /^  model +pending +openai\n +PLUGIN_WAITING .*OPENAI_API_KEY is not set$/m,

@@ -15,10 +15,10 @@ import {
   GLOBAL,
   type ScopeHandle,
 } from 'yoke'
-import { CassetteWriter } from '../shared/cassette.ts'
-import { laneSchema } from '../shared/lanes.ts'
-import type { ModelRequest, ModelResponse } from '../shared/model.ts'
+import type { ModelRequest, ModelResponse } from '../models/api.ts'
+import { CassetteWriter } from '../replay/api.ts'
 import { EventQueue } from './events.ts'
+import { laneSchema } from './lanes.ts'
 import { Run } from './loop.ts'
 import { spawnTool, type LiveRun } from './spawn.ts'
 import { newRunId, Transcript } from './transcript.ts'
@@ -33,9 +33,9 @@ import type {
   StepInfo,
   StepResult,
   TurnInfo,
-} from './types.ts'
+} from './api.ts'
 
-export type * from './types.ts'
+export type * from './api.ts'
 
 const config = z
   .object({
@@ -246,6 +246,7 @@ export default definePlugin({
           start,
           logger: ctx.logger,
           resolvePath: (p) => resolve(ctx.project.dir, p),
+          models: () => ctx.get('models'),
         }),
       )
   },

@@ -23,8 +23,8 @@ import type {
   ModelResponse,
   ModelTool,
   ModelToolCall,
-} from '../shared/model.ts'
-import type { PromptApi } from '../prompt/index.ts'
+} from '../models/api.ts'
+import type { PromptApi } from '../prompt/api.ts'
 import type { Transcript } from './transcript.ts'
 import type {
   AgentEvent,
@@ -37,7 +37,7 @@ import type {
   StepInfo,
   StepResult,
   TurnInfo,
-} from './types.ts'
+} from './api.ts'
 
 export interface LoopDeps {
   tasks: { wait(id: string): Promise<TaskInfo | undefined>; cancel(id: string): boolean }

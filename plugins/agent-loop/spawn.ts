@@ -5,10 +5,10 @@
  * `goal`, the `goal_verifier` lane (or the main model) checks whether the answer reaches it.
  */
 import type { Logger, RuntimeApi, ToolDefinition } from 'yoke'
-import { createReplayModel, type CassetteWriter } from '../shared/cassette.ts'
-import { createLaneModel, GOAL_VERIFIER, type Lane } from '../shared/lanes.ts'
-import type { ModelClient } from '../shared/model.ts'
-import type { AgentRun, Budget, RunOptions, RunUsage } from './types.ts'
+import type { ModelClient, ModelRegistry } from '../models/api.ts'
+import type { CassetteWriter } from '../replay/api.ts'
+import { createLaneModel, GOAL_VERIFIER, type Lane } from './lanes.ts'
+import type { AgentRun, Budget, RunOptions, RunUsage } from './api.ts'
 
 /** A run in progress, as spawn sees its parent: its model, cassette, scope, and where to count a child's usage. */
 export interface LiveRun {
@@ -26,6 +26,8 @@ interface SpawnDeps {
   start(task: string, options: RunOptions & { cassette?: CassetteWriter }): AgentRun
   logger: Logger
   resolvePath(path: string): string
+  /** the `models` registry, read when a lane's model is first made (undefined: none is composed) */
+  models(): ModelRegistry | undefined
 }
 
 const VERIFY =
@@ -34,14 +36,13 @@ let nextChild = 0
 
 export function spawnTool(deps: SpawnDeps): ToolDefinition {
   const models = new Map<string, ModelClient>()
-  /** A lane's model: under a replay main model, the lanes replay from the same cassette (offline stays offline). */
+  /** A lane's model: the main model's own choice first (replay: the same cassette's lane, so offline stays offline). */
   const laneModel = (key: string, main: ModelClient): ModelClient => {
     const lane = deps.lanes.find((l) => l.key === key)
     if (!lane) return main
-    if (main.provider === 'replay' && main.cassette)
-      return createReplayModel({ cassette: main.cassette, lane: key })
+    if (main.forLane) return main.forLane(key)
     let model = models.get(key)
-    if (!model) models.set(key, (model = createLaneModel(lane, deps.resolvePath)))
+    if (!model) models.set(key, (model = createLaneModel(lane, deps.resolvePath, deps.models())))
     return model
   }
   const choices = deps.lanes.filter((l) => l.key !== GOAL_VERIFIER)

@@ -18,7 +18,7 @@ import type {
   ModelResponse,
   ModelToolCall,
   StopReason,
-} from '../shared/model.ts'
+} from '../models/api.ts'
 import {
   WireError,
   cappedRetryFetch,
@@ -34,7 +34,7 @@ import {
   withCost,
   type ProviderOptions,
   requestInfo,
-} from '../shared/provider.ts'
+} from '../models/api.ts'
 
 type WireMessage = Anthropic.MessageParam
 type WireBlock = Anthropic.ContentBlockParam

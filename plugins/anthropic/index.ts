@@ -1,10 +1,11 @@
 /**
  * anthropic: provides the `model` service with an Anthropic messages model (or a server that
  * speaks the same API at `baseUrl`). The key comes from the variable `apiKeyEnv` names; while it
- * is unset the instance stays pending and says so.
+ * is unset the instance stays pending and says so. Every instance also offers the `anthropic`
+ * kind to the `models` registry (sub-provider lanes); with `model: false` that is all it does.
  */
 import { definePlugin } from 'yoke'
-import { apiKeyFromEnv, providerConfig } from '../shared/provider.ts'
+import { apiKeyFromEnv, providerConfig, type ModelProvider, offerProvider } from '../models/api.ts'
 import { createAnthropicModel } from './client.ts'
 
 export {
@@ -22,7 +23,19 @@ export default definePlugin({
   provides: ['model'],
   config: anthropicConfig,
   apply(ctx, config) {
+    offerProvider(ctx, anthropicProvider)
+    if (config.model === false) return
     const apiKey = apiKeyFromEnv(ctx.key, config.apiKeyEnv)
-    ctx.provide('model', createAnthropicModel({ ...config, apiKey, logger: ctx.logger }))
+    ctx.provide(
+      'model',
+      createAnthropicModel({ ...config, model: config.model, apiKey, logger: ctx.logger }),
+    )
   },
 })
+
+/** The `anthropic` kind in the `models` registry: a lane's model from the lane's own options. */
+const anthropicProvider: ModelProvider = {
+  kind: 'anthropic',
+  defaultKeyEnv: 'ANTHROPIC_API_KEY',
+  create: (spec) => createAnthropicModel(spec),
+}

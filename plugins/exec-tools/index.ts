@@ -9,37 +9,15 @@ import { homedir } from 'node:os'
 import { basename, join, resolve, sep } from 'node:path'
 import { z } from 'zod'
 import { definePlugin, YokeError, type ChildHandle } from 'yoke'
-import { defaultDirs } from '../skills/index.ts'
-import { loadPackage, packagePlugin, type Package, type PackageFailure } from './package.ts'
+import { defaultDirs } from '../skills/api.ts'
+import type { PackageInfo } from './api.ts'
 import type { ManifestProblem } from './manifest.ts'
+import { loadPackage, type Package, type PackageFailure } from './load.ts'
+import { packagePlugin } from './package.ts'
+import './errors.ts'
 
-export { loadPackage, promptFiles, type Package, type PackageFailure } from './package.ts'
-
-export interface PackageInfo {
-  id: string
-  dir: string
-  /** loaded: its tools are registered; failed: see errors; shadowed: a package with the same id in a higher directory won; filtered: the skill filter leaves it out */
-  state: 'loaded' | 'failed' | 'shadowed' | 'filtered'
-  version?: string
-  tools: string[]
-  executable?: string
-  sha256?: string
-  signed: boolean
-  extras: { prompts: number; mcpServers: number; hooks: number }
-  errors: ManifestProblem[]
-  warnings: ManifestProblem[]
-}
-
-export interface ExecToolsApi {
-  readonly roots: string[]
-  list(): PackageInfo[]
-}
-
-declare module 'yoke' {
-  interface Services {
-    execTools: ExecToolsApi
-  }
-}
+export type * from './api.ts'
+export { loadPackage, promptFiles, type Package, type PackageFailure } from './load.ts'
 
 const config = z
   .object({

@@ -7,7 +7,7 @@
  */
 import { LineCounter, parseDocument, type Document } from 'yaml'
 import { z } from 'zod'
-import { envNameProblem } from '../shared/env.ts'
+import { envNameProblem } from './env.ts'
 
 const RISKS = ['low', 'medium', 'high', 'critical'] as const
 export type Risk = (typeof RISKS)[number]

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
-import { BLOCKED_ENV } from '../shared/env.ts'
+import { BLOCKED_ENV } from '../exec-tools/api.ts'
 
 export { BLOCKED_ENV }
 

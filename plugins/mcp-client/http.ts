@@ -16,6 +16,7 @@ import {
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { YokeError } from 'yoke'
+import './errors.ts'
 
 const PRIVATE = new BlockList()
 for (const [net, bits] of [

@@ -10,7 +10,7 @@ import {
   type CreateMessageRequest,
   type CreateMessageResult,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { ChatMessage, ModelClient } from '../shared/model.ts'
+import type { ChatMessage, ModelClient } from '../models/api.ts'
 
 type Params = CreateMessageRequest['params']
 type Block = { type: string; text?: string; mimeType?: string; [key: string]: unknown }

@@ -10,6 +10,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js'
 import {
   checkSchema,
   globToRegExp,
+  riskyPattern,
   type CallContext,
   type ContentPart,
   type Disposer,
@@ -17,7 +18,6 @@ import {
   type ToolDefinition,
   type ToolOutput,
 } from 'yoke'
-import { riskyPattern } from '../shared/schema.ts'
 import { publicToolName, type McpClientConfig } from './config.ts'
 import { tolerantValidator } from './session.ts'
 
@@ -239,16 +239,16 @@ type McpContent = {
   resource?: { uri: string; mimeType?: string; text?: string; blob?: string }
 }
 
-/** The short text that stands before an image or audio part, for readers of text only. */
+/** The alternative text of an image or audio part (its `alt`, also the text part before it), for readers of text only. */
 export function mediaPlaceholder(part: { type: string; data?: string; mimeType?: string }): string {
   return `[${part.type} ${part.mimeType ?? ''}, ${Math.floor(((part.data ?? '').length * 3) / 4)} bytes]`
 }
 
 /**
  * An MCP call result as tool output: text parts joined with newlines; images and audio are kept
- * (an MCP gateway passes them on), each after a short placeholder for text-only readers (their
- * base64 would flood a model's context); embedded resources become links; structuredContent is
- * kept; isError makes it an error result.
+ * (an MCP gateway passes them on), each with a short alternative text (`alt`) that also stands as
+ * the text part before it, for text-only readers (their base64 would flood a model's context);
+ * embedded resources become links; structuredContent is kept; isError makes it an error result.
  */
 export function toOutput(result: {
   content?: unknown
@@ -271,9 +271,10 @@ export function toOutput(result: {
     ) {
       if (text !== undefined) parts.push({ type: 'text', text })
       text = undefined
+      const alt = mediaPlaceholder(item)
       parts.push(
-        { type: 'text', text: mediaPlaceholder(item) },
-        { type: item.type, data: item.data, mimeType: item.mimeType },
+        { type: 'text', text: alt },
+        { type: item.type, data: item.data, mimeType: item.mimeType, alt },
       )
       continue
     } else if (item.type === 'image' || item.type === 'audio') line = mediaPlaceholder(item)

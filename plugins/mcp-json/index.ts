@@ -7,8 +7,7 @@
 import { resolve } from 'node:path'
 import { z } from 'zod'
 import { definePlugin, interpolate, type ChildHandle } from 'yoke'
-import mcpClient from '../mcp-client/index.ts'
-import { importFile, type ImportedServer } from '../mcp-client/import.ts'
+import { importFile, mcpClient, type ImportedServer } from '../mcp-client/api.ts'
 
 const config = z
   .object({

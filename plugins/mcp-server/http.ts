@@ -20,6 +20,7 @@ import { DEFAULT_VIEW, type HttpConfig } from './config.ts'
 import type { McpSession } from './session.ts'
 import type { Token } from './token.ts'
 import type { View } from './views.ts'
+import './errors.ts'
 
 export interface EndpointHost {
   views: Map<string, View>
@@ -102,7 +103,11 @@ export class HttpEndpoint {
         err.code === 'EADDRINUSE'
           ? `port ${this.cfg.port} is in use (another yoke?); set http.port, or 0 for any free port`
           : err.message
-      throw new Error(`the MCP endpoint cannot listen on ${this.cfg.host}:${this.cfg.port}: ${why}`)
+      throw new YokeError(
+        'MCP_ENDPOINT_FAILED',
+        { address: `${this.cfg.host}:${this.cfg.port}`, reason: why },
+        { cause: err },
+      )
     })
     const { address, port } = server.address() as AddressInfo
     this.base = `http://${address.includes(':') ? `[${address}]` : address}:${port}`

@@ -9,40 +9,20 @@
  */
 import { randomUUID } from 'node:crypto'
 import { createRequire } from 'node:module'
-import type { Readable, Writable } from 'node:stream'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { definePlugin, YokeError, type Disposer } from 'yoke'
-import type { SkillsApi } from '../skills/index.ts'
+import { color } from 'yoke/cli'
+import type { SkillsApi } from '../skills/api.ts'
 import { approvalBridge } from './approval.ts'
 import { DEFAULT_VIEW, mcpServerConfig, viewConfig } from './config.ts'
 import { HttpEndpoint, isLoopback } from './http.ts'
 import { McpSession, type SessionHost } from './session.ts'
 import { resolveToken } from './token.ts'
 import { View } from './views.ts'
+import './errors.ts'
 
 export { mcpServerConfig, type McpServerConfig } from './config.ts'
-
-/** The `mcpServer` service: where the endpoint is, for `yoke serve`, `yoke dev` and embedders. */
-export interface McpServerApi {
-  /** the default view's URL while HTTP listens (`http://127.0.0.1:PORT/mcp`) */
-  readonly url?: string
-  /** the view names, `default` first */
-  readonly views: string[]
-  /** a view's URL (undefined without HTTP); MCP_VIEW_UNKNOWN for a view that does not exist */
-  urlOf(view: string): string | undefined
-  /** where the bearer token HTTP clients send is (`in ~/.yoke/mcp-token`, `from $VAR`); never the token itself */
-  readonly tokenHint?: string
-  /** the sessions open now, HTTP and stdio together */
-  readonly sessions: number
-  /** Serves one session over a stream pair (stdin and stdout) until the input ends or the session closes. */
-  serveStdio(input: Readable, output: Writable, options?: { view?: string }): Promise<void>
-}
-
-declare module 'yoke' {
-  interface Services {
-    mcpServer: McpServerApi
-  }
-}
+export type * from './api.ts'
 
 const { version } = createRequire(import.meta.url)('yoke/package.json') as { version: string }
 
@@ -115,7 +95,9 @@ export default definePlugin({
 
     let endpoint: HttpEndpoint | undefined
     let tokenHint: string | undefined
-    if (cfg.http && cfg.http.enabled) {
+    // the endpoint belongs to what runs until stopped (yoke dev, yoke serve, an application):
+    // a one-shot command would take the port a running `yoke dev` holds
+    if (cfg.http && cfg.http.enabled && ctx.runMode === 'serve') {
       const token = resolveToken(cfg, ctx.project.home)
       tokenHint = token.hint
       if (token.generated)
@@ -141,6 +123,12 @@ export default definePlugin({
         `MCP endpoint ${http.urlOf(DEFAULT_VIEW)} (views: ${[...views.keys()].join(', ')})`,
       )
     }
+
+    ctx.control('summary:mcp endpoint', () => {
+      const url = endpoint?.urlOf(DEFAULT_VIEW)
+      if (!url) return undefined
+      return { lines: [`${url}${tokenHint ? ` ${color.dim(`· token ${tokenHint}`)}` : ''}`] }
+    })
 
     let stdio = 0
     ctx.provide('mcpServer', {

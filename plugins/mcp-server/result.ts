@@ -1,11 +1,11 @@
 /**
- * A ToolResult as an MCP CallToolResult: content parts as they are (an image stays an image; the
- * text placeholder mcp-client puts before one for text-only readers is dropped), structured output
- * as structuredContent, and a result that is not ok as isError with yoke's message and hint.
+ * A ToolResult as an MCP CallToolResult: content parts as they are (an image stays an image; a
+ * text part right before one that is its alternative text, `alt`, for text-only readers is
+ * dropped), structured output as structuredContent, and a result that is not ok as isError with
+ * yoke's message and hint.
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { ContentPart, RegisteredTool, ToolResult } from 'yoke'
-import { mediaPlaceholder } from '../mcp-client/tools.ts'
 
 type Block = CallToolResult['content'][number]
 
@@ -53,7 +53,8 @@ export function blocks(parts: readonly ContentPart[]): Block[] {
       if (
         next &&
         (next.type === 'image' || next.type === 'audio') &&
-        part.text === mediaPlaceholder(next)
+        next.alt !== undefined &&
+        part.text === next.alt
       )
         continue
       out.push({ type: 'text', text: part.text })

@@ -20,7 +20,7 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { ApprovalAnswer, ProgressEvent, ScopeHandle, ToolCall } from 'yoke'
-import type { SkillsApi } from '../skills/index.ts'
+import type { SkillsApi } from '../skills/api.ts'
 import { toCallToolResult, toMcpTool } from './result.ts'
 import { getPrompt, listPrompts, listResources, readResource } from './skills.ts'
 import type { View } from './views.ts'

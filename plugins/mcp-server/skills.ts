@@ -1,8 +1,8 @@
 /**
  * Skills as MCP prompts (one per skill: its instructions, and the request if one is given) and
- * their files as resources (`skill://<name>/<path>`), read from the `skills` service when one
- * runs. A file is read only from inside the skill's directory as it was indexed: `..`, absolute
- * paths and symlinks that lead out are refused, as skill_read refuses them.
+ * their files as resources (`skill://<name>/<path>`), all through the `skills` service when one
+ * runs. The service reads a file only from inside the skill's directory as it was indexed: `..`,
+ * absolute paths and symlinks that lead out are refused, as skill_read refuses them.
  */
 import { extname, sep } from 'node:path'
 import {
@@ -13,16 +13,8 @@ import {
   type ReadResourceResult,
   type Resource,
 } from '@modelcontextprotocol/sdk/types.js'
-import { wrapBody } from '../skills/catalog.ts'
-import {
-  MAX_SKILL_FILE_BYTES,
-  readSkillFile,
-  SkillFileRefused,
-  skillFiles,
-} from '../skills/files.ts'
-import type { SkillsApi } from '../skills/index.ts'
+import type { SkillsApi } from '../skills/api.ts'
 
-const MAX_FILE_BYTES = MAX_SKILL_FILE_BYTES
 const FILES_PER_SKILL = 200
 const MAX_RESOURCES = 2000
 /** MCP's "resource not found" */
@@ -73,28 +65,27 @@ export function getPrompt(
   args: Record<string, string> = {},
 ): GetPromptResult {
   const skill = skills?.get(name)
-  if (!skill)
+  const body = skill && skills?.body(skill.name)
+  if (!skill || body === undefined)
     throw new McpError(
       ErrorCode.InvalidParams,
       `no skill named "${name}"; prompts/list shows the names`,
     )
-  const files = skillFiles(skill, FILES_PER_SKILL)
+  const files = skills!.files(skill.name, FILES_PER_SKILL)
   const list = files.length
     ? `\n<skill_resources>\n${files.map((f) => `  ${skillUri(skill.name, f)}`).join('\n')}\n</skill_resources>`
     : ''
   const request = args.request?.trim() ? `\n\n${args.request.trim()}` : ''
   return {
     description: skill.description,
-    messages: [
-      { role: 'user', content: { type: 'text', text: `${wrapBody(skill)}${list}${request}` } },
-    ],
+    messages: [{ role: 'user', content: { type: 'text', text: `${body}${list}${request}` } }],
   }
 }
 
 export function listResources(skills: SkillsApi | undefined): Resource[] {
   const out: Resource[] = []
   for (const skill of skills?.list() ?? []) {
-    for (const file of ['SKILL.md', ...skillFiles(skill, FILES_PER_SKILL)]) {
+    for (const file of ['SKILL.md', ...skills!.files(skill.name, FILES_PER_SKILL)]) {
       if (out.length >= MAX_RESOURCES) return out
       out.push({
         uri: skillUri(skill.name, file),
@@ -121,12 +112,9 @@ export function readResource(skills: SkillsApi | undefined, uri: string): ReadRe
   }
   const skill = skills?.get(name)
   if (!skill) throw missing(`no skill named "${name}"`)
-  let bytes: Buffer
-  try {
-    bytes = readSkillFile(skill, file, MAX_FILE_BYTES)
-  } catch (err) {
-    throw err instanceof SkillFileRefused ? missing(err.message) : err
-  }
+  const read = skills!.readFile(skill.name, file)
+  if ('refused' in read) throw missing(read.refused)
+  const bytes = read.bytes
   const mimeType = mimeOf(file)
   const text = bytes.includes(0)
     ? undefined

@@ -14,6 +14,8 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { join } from 'node:path'
+import { YokeError } from 'yoke'
+import './errors.ts'
 
 export interface Token {
   /** true when `header` (an Authorization header) carries the token */
@@ -33,9 +35,9 @@ export function resolveToken(
   if (cfg.tokenEnv) {
     const value = env[cfg.tokenEnv]
     if (!value || value.length < 16)
-      throw new Error(
-        `tokenEnv names ${cfg.tokenEnv}, which is ${value ? 'shorter than 16 characters' : 'not set'}; set it to a long random string (e.g. \`openssl rand -base64 32\`)`,
-      )
+      throw new YokeError('MCP_TOKEN_INVALID', {
+        reason: `tokenEnv names ${cfg.tokenEnv}, which is ${value ? 'shorter than 16 characters' : 'not set'}; set it to a long random string (e.g. \`openssl rand -base64 32\`)`,
+      })
     return bearer(value, `from $${cfg.tokenEnv}`)
   }
   const file = join(home, 'mcp-token')
@@ -51,14 +53,18 @@ export function resolveToken(
     linkSync(temp, file)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
-      throw new Error(`cannot write the MCP token to ${file}: ${(err as Error).message}`, {
-        cause: err,
-      })
+      throw new YokeError(
+        'MCP_TOKEN_INVALID',
+        { reason: `cannot write the MCP token to ${file}: ${(err as Error).message}` },
+        { cause: err },
+      )
     const theirs = readTokenFile(file)
     if (!theirs)
-      throw new Error(`${file} exists but holds no token; delete it to have one generated`, {
-        cause: err,
-      })
+      throw new YokeError(
+        'MCP_TOKEN_INVALID',
+        { reason: `${file} exists but holds no token; delete it to have one generated` },
+        { cause: err },
+      )
     return bearer(theirs, `in ${file}`)
   } finally {
     rmSync(temp, { force: true })
@@ -72,20 +78,24 @@ function readTokenFile(file: string): string | undefined {
     const stat = lstatSync(file)
     // a link could point the server at any file, and make it the token
     if (!stat.isFile())
-      throw new Error(
-        `${file} is not a regular file (a link or something else); delete it to have a token generated`,
-      )
+      throw new YokeError('MCP_TOKEN_INVALID', {
+        reason: `${file} is not a regular file (a link or something else); delete it to have a token generated`,
+      })
     if (stat.size > 4096)
-      throw new Error(`${file} is ${stat.size} bytes; a token file holds one line`)
+      throw new YokeError('MCP_TOKEN_INVALID', {
+        reason: `${file} is ${stat.size} bytes; a token file holds one line`,
+      })
     if (process.getuid && stat.uid !== process.getuid())
-      throw new Error(`${file} belongs to another user; delete it to have a token generated`)
+      throw new YokeError('MCP_TOKEN_INVALID', {
+        reason: `${file} belongs to another user; delete it to have a token generated`,
+      })
     // a token others can read is no secret: tighten it (it is ours, in $YOKE_HOME)
     if (stat.mode & 0o077) chmodSync(file, 0o600)
     text = readFileSync(file, 'utf8').trim()
     if (text && text.length < 16)
-      throw new Error(
-        `${file} holds a token shorter than 16 characters; delete it to have one generated`,
-      )
+      throw new YokeError('MCP_TOKEN_INVALID', {
+        reason: `${file} holds a token shorter than 16 characters; delete it to have one generated`,
+      })
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw err

@@ -4,7 +4,6 @@
  * resources and prompts to the model through five tools, registered only while some connected
  * server has resources or prompts (no server, no tools in the model's context).
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { z } from 'zod'
 import {
   bindToContext,
@@ -15,58 +14,12 @@ import {
   type Disposer,
   type ToolDefinition,
 } from 'yoke'
+import { registerControls } from './controls.ts'
+import './errors.ts'
 import { promptTools, resourceTools } from './tools.ts'
+import type { McpHub, McpServerHandle, McpServerStatus } from './api.ts'
 
-export interface McpServerStatus {
-  name: string
-  instance: string
-  transport: 'stdio' | 'http' | 'sse'
-  /** `failed`: an instance that never joined (shown by yoke mcp list) */
-  state: 'connecting' | 'connected' | 'reconnecting' | 'gave-up' | 'closed' | 'failed'
-  /** "reconnecting, attempt 3 of 10 (last error: …)" */
-  detail: string
-  attempt: number
-  maxAttempts: number
-  lastError?: string
-  tools: number
-  /** what the last tool sync skipped or refused */
-  problems: string[]
-  pid?: number
-  /** the Streamable HTTP session */
-  sessionId?: string
-  /** the server's own name and version, from the handshake */
-  server?: { name: string; version: string }
-}
-
-/** What an mcp-client instance registers. */
-export interface McpServerHandle {
-  readonly name: string
-  readonly instance: string
-  status(): McpServerStatus
-  /** the SDK client while connected */
-  client(): Client | undefined
-  /** per-request timeout for the hub's resource and prompt requests */
-  readonly timeoutMs: number
-  restart(): void
-}
-
-export interface McpHub {
-  readonly hooks: { change: SyncHook<[McpServerStatus]> }
-  /** Joins a server; a name already in use is MCP_NAME_CONFLICT naming both instances. */
-  add(handle: McpServerHandle): Disposer
-  /** A server's state changed. */
-  changed(name: string): void
-  list(): McpServerStatus[]
-  get(name: string): McpServerHandle | undefined
-  /** false when no server has that name */
-  restart(name: string): boolean
-}
-
-declare module 'yoke' {
-  interface Services {
-    mcp: McpHub
-  }
-}
+export type * from './api.ts'
 
 export default definePlugin({
   name: 'mcp',
@@ -140,6 +93,7 @@ export default definePlugin({
         return server !== undefined
       },
     }
+    registerControls(ctx, hub)
     // each consumer's add() is its own effect too, so a disposed instance always gives its name back
     ctx.provide(
       'mcp',

@@ -5,7 +5,7 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { YokeError, type CallContext, type ToolDefinition, type ToolOutput } from 'yoke'
-import type { McpHub, McpServerHandle } from './index.ts'
+import type { McpHub, McpServerHandle } from './api.ts'
 
 type Kind = 'resources' | 'prompts'
 type Lister = (

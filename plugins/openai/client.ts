@@ -17,7 +17,7 @@ import type {
   ModelResponse,
   ModelToolCall,
   StopReason,
-} from '../shared/model.ts'
+} from '../models/api.ts'
 import {
   WireError,
   cappedRetryFetch,
@@ -32,7 +32,7 @@ import {
   type ProviderOptions,
   requestInfo,
   withCost,
-} from '../shared/provider.ts'
+} from '../models/api.ts'
 
 type WireMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam
 type WireBody = Omit<

@@ -12,28 +12,10 @@ import {
   YokeError,
   type Disposer,
 } from 'yoke'
+import type { PromptApi, PromptSection } from './api.ts'
+import './errors.ts'
 
-export interface PromptSection {
-  name: string
-  /** lower comes first (default 100); ties by name */
-  order?: number
-  /** the text, or a function that renders it when the prompt is assembled */
-  text: string | (() => string)
-}
-
-export interface PromptApi {
-  readonly hooks: PromptSections['hooks']
-  register(section: PromptSection): Disposer
-  list(): Array<{ name: string; order: number; owner: string }>
-  /** the sections' texts in order, separated by blank lines; empty sections are left out */
-  render(): string
-}
-
-declare module 'yoke' {
-  interface Services {
-    prompt: PromptApi
-  }
-}
+export type * from './api.ts'
 
 export class PromptSections {
   readonly hooks = defineHooks('prompt', {
@@ -90,6 +72,8 @@ export default definePlugin({
   apply(ctx) {
     const sections = new PromptSections()
     const host = sections.view('host', (_label, cleanup) => toDisposer(cleanup))
+    // `yoke inspect --prompt`: the system prompt as the model would see it now
+    ctx.control('prompt', () => sections.render())
     ctx.provide(
       'prompt',
       Object.assign(host, {

@@ -17,10 +17,9 @@ import {
   type ToolCall,
   type ToolResult,
 } from 'yoke'
-import type { ModelInfo, TurnInfo } from '../agent-loop/types.ts'
-import type { ModelRequest, ModelResponse } from '../shared/model.ts'
-import { runProcess } from '../exec-tools/run.ts'
-import { toolEnv } from '../shared/env.ts'
+import type { ModelInfo, TurnInfo } from '../agent-loop/api.ts'
+import { runProcess, toolEnv } from '../exec-tools/api.ts'
+import type { ModelRequest, ModelResponse } from '../models/api.ts'
 
 export const HOOK_EVENTS = [
   'before_tool_call',

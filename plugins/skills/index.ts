@@ -6,51 +6,21 @@
  */
 import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
-import { basename, delimiter, dirname, join, relative, resolve, sep } from 'node:path'
+import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import { z } from 'zod'
 import { defineHooks, definePlugin, SyncHook } from 'yoke'
-import { renderAlways, renderCatalog } from './catalog.ts'
+import { color, type SummarySection } from 'yoke/cli'
+import { defaultDirs, type SkillChange } from './api.ts'
+import { renderAlways, renderCatalog, wrapBody } from './catalog.ts'
+import { readSkillFile, SkillFileRefused, skillFiles } from './files.ts'
 import type { Skill, SkillProblem } from './parse.ts'
-import {
-  makeFilter,
-  readSkill,
-  SkillIndex,
-  type Shadowing,
-  type SkillFilter,
-} from './skill-index.ts'
+import { makeFilter, readSkill, SkillIndex } from './skill-index.ts'
 import { skillTools } from './tools.ts'
 
-export type { Skill, SkillProblem } from './parse.ts'
-export type { Shadowing, SkillFilter } from './skill-index.ts'
+export * from './api.ts'
 
-export interface SkillChange {
-  added: string[]
-  changed: string[]
-  removed: string[]
-}
-
-export interface SkillsApi {
-  readonly hooks: { change: SyncHook<[SkillChange]> }
-  /** the skills in use, by name (filtered, highest-priority directory first) */
-  list(): Skill[]
-  get(name: string): Skill | undefined
-  /** names hidden by a higher-priority directory */
-  shadowed(): Shadowing[]
-  /** SKILL.md files that could not be loaded */
-  problems(): SkillProblem[]
-  /** the directories searched, highest priority first */
-  readonly roots: string[]
-  /** reads a skills directory (or one skill's directory) as `yoke skills check` does */
-  check(dir: string): { skills: Skill[]; problems: SkillProblem[] }
-}
-
-declare module 'yoke' {
-  interface Services {
-    skills: SkillsApi
-    /** one decision, shared: which skills (and skill packages) are in use */
-    skillFilter: SkillFilter
-  }
-}
+/** how many of a skill's files `files()` lists by default */
+const FILES_PER_SKILL = 200
 
 const config = z
   .object({
@@ -70,21 +40,6 @@ const config = z
   })
   .strict()
 
-/** Default directories, highest priority first: the project's, the user's, then YOKE_SKILLS_PATH. */
-export function defaultDirs(
-  project: { dir: string; home: string },
-  env: NodeJS.ProcessEnv = process.env,
-): string[] {
-  const path = (env.YOKE_SKILLS_PATH ?? '').split(delimiter).filter(Boolean)
-  return [
-    join(project.dir, '.agents', 'skills'),
-    join(project.dir, 'skills'),
-    join(project.home, 'skills'),
-    join(homedir(), '.agents', 'skills'),
-    ...path,
-  ]
-}
-
 export default definePlugin({
   name: 'skills',
   inject: ['runtime', 'prompt', 'project'],
@@ -100,6 +55,7 @@ export default definePlugin({
     report(index, ctx.logger)
 
     ctx.provide('skillFilter', filter)
+    ctx.control('summary:skills', () => summarySection(index.skills))
     ctx.provide('skills', {
       hooks,
       roots,
@@ -107,6 +63,24 @@ export default definePlugin({
       get: (name) => index.get(name),
       shadowed: () => index.shadowed,
       problems: () => index.problems,
+      files(name, max = FILES_PER_SKILL) {
+        const skill = index.get(name)
+        return skill ? skillFiles(skill, max) : []
+      },
+      readFile(name, file) {
+        const skill = index.get(name)
+        if (!skill) return { refused: `no skill named "${name}"` }
+        try {
+          return { bytes: readSkillFile(skill, file) }
+        } catch (err) {
+          if (err instanceof SkillFileRefused) return { refused: err.message }
+          throw err
+        }
+      },
+      body(name) {
+        const skill = index.get(name)
+        return skill && wrapBody(skill)
+      },
       check(dir) {
         const abs = expand(dir).replace(/[\\/]SKILL\.md$/, '')
         if (!existsSync(abs))
@@ -192,4 +166,20 @@ function report(
   for (const s of index.shadowed)
     if (touched(s.shadowed))
       logger.warn(`skill "${s.name}" in ${s.shadowed} is shadowed by ${s.winner}`)
+}
+
+/** The skills section of `yoke dev`'s summary: the available ones, and why the others are not. */
+function summarySection(skills: Skill[]): SummarySection {
+  const available = skills.filter((s) => s.available)
+  const missing = skills.length - available.length
+  return {
+    note: `${available.length} available${missing ? ` · ${missing} not` : ''}`,
+    lines: [
+      ...(available.length ? [available.map((s) => s.name).join(', ')] : []),
+      ...skills
+        .filter((s) => !s.available)
+        .map((s) => `${s.name} ${color.yellow(`unavailable: ${s.why ?? '?'}`)}`),
+      ...(skills.length ? [] : [color.dim('none')]),
+    ],
+  }
 }

@@ -8,6 +8,7 @@
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import { YokeError } from '../errors.ts'
+import { riskyPattern } from './schema-safety.ts'
 import type { RegisteredTool, ToolCall, ToolDefinition } from './types.ts'
 
 export const GLOBAL = 'global'
@@ -240,7 +241,10 @@ export class ToolRegistry {
   }
 }
 
-/** Refuses schemas that are not objects, nest deeper than 10 or serialize to more than 64 KiB. */
+/**
+ * Refuses schemas that are not objects, nest deeper than 10, serialize to more than 64 KiB, or hold
+ * a pattern that can backtrack exponentially (riskyPattern): whatever the tool's source.
+ */
 export function checkSchema(schema: unknown): string | undefined {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
     return 'its input schema is not a JSON object'
@@ -260,5 +264,5 @@ export function checkSchema(schema: unknown): string | undefined {
   const d = depth(schema)
   if (d > LIMITS.schemaDepth)
     return `its input schema nests ${d} levels deep; the limit is ${LIMITS.schemaDepth}`
-  return undefined
+  return riskyPattern(schema)
 }

@@ -13,7 +13,17 @@ export type JsonSchema = Record<string, unknown>
 /** One piece of output, in MCP's content shape. */
 export type ContentPart =
   | { type: 'text'; text: string }
-  | { type: 'image' | 'audio'; data: string; mimeType: string }
+  | {
+      type: 'image' | 'audio'
+      data: string
+      mimeType: string
+      /**
+       * a short text that stands for the media for readers of text only; a source that also puts
+       * it as the text part right before this one marks that part as the same alternative (a
+       * reader that takes the media itself, like an MCP gateway, leaves that part out)
+       */
+      alt?: string
+    }
   | { type: 'resource'; resource: Record<string, unknown> }
   | { type: 'resource_link'; uri: string; name?: string; mimeType?: string }
 

@@ -215,7 +215,7 @@ describe('layered config', () => {
     assert.deepEqual(a.errors, [])
     assert.deepEqual(
       a.instances.map((i) => i.key),
-      ['policy', 'prompt', 'skills', 'mcp', 'fromPkg'],
+      ['policy', 'prompt', 'skills', 'mcp', 'models', 'fromPkg'],
     )
     assert.equal(
       a.instances.find((i) => i.key === 'fromPkg')!.site.line,
@@ -228,7 +228,7 @@ describe('layered config', () => {
     )
     assert.deepEqual(
       b.instances.map((i) => i.key),
-      ['policy', 'prompt', 'skills', 'mcp', 'fromDot'],
+      ['policy', 'prompt', 'skills', 'mcp', 'models', 'fromDot'],
     )
     assert.equal(b.stack.projectDir, dotConfig.dir)
   })

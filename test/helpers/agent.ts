@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import agentLoop from '../../plugins/agent-loop/index.ts'
-import type { AgentApi, RunResult, AgentEvent } from '../../plugins/agent-loop/types.ts'
+import type { AgentApi, RunResult, AgentEvent } from '../../plugins/agent-loop/api.ts'
 import promptPlugin from '../../plugins/prompt/index.ts'
 import {
   Kernel,

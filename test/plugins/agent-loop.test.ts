@@ -6,10 +6,11 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import anthropic from '../../plugins/anthropic/index.ts'
+import models from '../../plugins/models/index.ts'
 import openai from '../../plugins/openai/index.ts'
 import shellHooks from '../../plugins/shell-hooks/index.ts'
-import type { AgentApi, ModelInfo, TurnInfo } from '../../plugins/agent-loop/types.ts'
-import type { ModelRequest, ModelResponse } from '../../plugins/shared/model.ts'
+import type { AgentApi, ModelInfo, TurnInfo } from '../../plugins/agent-loop/api.ts'
+import type { ModelRequest, ModelResponse } from '../../plugins/models/api.ts'
 import type { Context, PreDecision, RuntimeApi, ToolCall, ToolDefinition } from '../../src/index.ts'
 import { agentHarness, withTimeout, type AgentHarness } from '../helpers/agent.ts'
 import {
@@ -427,7 +428,12 @@ describe('agent-loop runs', () => {
     const local = await modelServer(script)
     const h2 = await agentHarness({
       model: providers.openai(local),
-      extra: [[toolsPlugin([], [slow]), {}, 'tools']],
+      extra: [
+        // the helper lanes run on anthropic: the registry, and an instance that offers the kind
+        [models, {}, 'models'],
+        [anthropic, { model: false }, 'anthropic'],
+        [toolsPlugin([], [slow]), {}, 'tools'],
+      ],
       loop: [
         (await import('../../plugins/agent-loop/index.ts')).default,
         {

@@ -7,7 +7,7 @@ import {
   isEssential,
   isSecretName,
   toolEnv,
-} from '../../plugins/shared/env.ts'
+} from '../../plugins/exec-tools/api.ts'
 
 const HIJACK = [
   'LD_PRELOAD',

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { createAnthropicModel } from '../../plugins/anthropic/client.ts'
 import { createOpenAIModel } from '../../plugins/openai/client.ts'
-import type { ModelRequest } from '../../plugins/shared/model.ts'
+import type { ModelRequest } from '../../plugins/models/api.ts'
 import { modelServer, type ModelServer } from '../helpers/model-server.ts'
 
 const conversation: ModelRequest = {

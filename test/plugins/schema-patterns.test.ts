@@ -1,7 +1,7 @@
 // The pattern check for tool schemas from MCP servers and packages (exponential backtracking).
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { backtracks, riskyPattern } from '../../plugins/shared/schema.ts'
+import { backtracks, riskyPattern } from '../../src/runtime/schema-safety.ts'
 
 it('refuses repeated groups that can match one text in many ways, and keeps ordinary patterns', () => {
   for (const p of [

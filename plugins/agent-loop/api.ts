@@ -1,6 +1,8 @@
 /**
- * The `agent` service contract: what a loop plugin provides (agent-loop, or any replacement) and
- * what the CLI, the MCP endpoint and embedders use. A replacement loop provides the same shape.
+ * The public face of agent-loop: the `agent` service contract, what a loop plugin provides
+ * (agent-loop, or any replacement) and what the CLI, the MCP endpoint, the shell hooks and
+ * embedders use, with the info its hooks pass (TurnInfo, ModelInfo, StepInfo, StepResult). A
+ * replacement loop provides the same shape.
  */
 import type { ProgressEvent, ResultStatus, ScopeHandle } from 'yoke'
 import type {
@@ -10,7 +12,7 @@ import type {
   ModelResponse,
   ModelToolCall,
   Usage,
-} from '../shared/model.ts'
+} from '../models/api.ts'
 
 export interface Budget {
   /** model turns (requests) per run */

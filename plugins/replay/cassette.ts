@@ -5,7 +5,8 @@
  */
 import { closeSync, openSync, readFileSync, statSync, writeSync } from 'node:fs'
 import { YokeError } from 'yoke'
-import type { CompleteOptions, ModelClient, ModelRequest, ModelResponse } from './model.ts'
+import type { CompleteOptions, ModelClient, ModelRequest, ModelResponse } from '../models/api.ts'
+import './errors.ts'
 
 export interface Exchange {
   v: 1
@@ -97,7 +98,8 @@ export function readCassette(file: string): Exchange[] {
  * Plays back the exchanges of one lane. A request is answered by the recorded exchange with the
  * same request (so one cassette serves several runs, and concurrent subagents); a request with no
  * match fails, compared with the recorded request of the same turn (its count of assistant messages).
- * Deterministic: no clock, no network.
+ * Deterministic: no clock, no network. `forLane(key)` plays another lane of the same cassette (a
+ * subagent's lane replays too).
  */
 export function createReplayModel(options: {
   cassette: string
@@ -117,6 +119,7 @@ export function createReplayModel(options: {
     provider: 'replay',
     cassette: options.cassette,
     model: options.model ?? exchanges[0]?.response.model ?? 'replay',
+    forLane: (key) => createReplayModel({ cassette: options.cassette, lane: key }),
     async complete(request: ModelRequest, opts: CompleteOptions = {}) {
       opts.signal?.throwIfAborted()
       const key = JSON.stringify(request)

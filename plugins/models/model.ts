@@ -1,6 +1,6 @@
 /**
- * The `model` service contract: what a model provider plugin provides and the agent loop asks.
- * Messages are provider-neutral; each provider maps them to its wire format (OpenAI chat
+ * The model contract: what a model provider plugin makes and the agent loop (and MCP sampling)
+ * asks. Messages are provider-neutral; each provider maps them to its wire format (OpenAI chat
  * completions, Anthropic messages) and back. A cassette (record/replay) stores exactly these
  * shapes, so a recording made with one provider replays the same way.
  */
@@ -67,8 +67,14 @@ export interface ModelClient {
   /** `openai`, `anthropic`, `replay`, … */
   readonly provider: string
   readonly model: string
-  /** replay only: the cassette it plays (sub-provider lanes replay from it too) */
+  /** replay only: the cassette it plays */
   readonly cassette?: string
+  /**
+   * The model that answers for another lane of the same run, when the provider decides that
+   * itself (replay: the same cassette's lane, so the subagents of a replayed run replay too and
+   * offline stays offline). Absent: a lane's model is made from its own config by the registry.
+   */
+  forLane?(lane: string): ModelClient
   complete(request: ModelRequest, options?: CompleteOptions): Promise<ModelResponse>
 }
 
@@ -78,7 +84,7 @@ export interface Pricing {
   outputPerMTok: number
 }
 
-/** What makes a model client: shared by provider plugins and sub-provider lanes (spawn). */
+/** What makes a model client: a provider instance's config, or a sub-provider lane's (spawn). */
 export interface LaneOptions {
   model: string
   /** the environment variable that holds the API key */
@@ -93,10 +99,4 @@ export interface LaneOptions {
   /** replay only: the cassette file, and which lane of it to play */
   cassette?: string
   lane?: string
-}
-
-declare module 'yoke' {
-  interface Services {
-    model: ModelClient
-  }
 }

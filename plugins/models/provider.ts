@@ -1,5 +1,5 @@
 /**
- * What the model provider plugins (openai, anthropic) share: their config schema, the API key rule
+ * The toolkit of model provider plugins (openai, anthropic): their config schema, the API key rule
  * (an unset key variable keeps the instance pending), one request's abort, timeout and error
  * mapping around an official SDK call, and the small readers that refuse a response of the wrong
  * shape with a clear reason instead of a crash.
@@ -13,6 +13,7 @@
 import { z } from 'zod'
 import { YokeError, type Logger } from 'yoke'
 import type { LaneOptions, Pricing, Usage } from './model.ts'
+import './errors.ts'
 
 /** How createOpenAIModel / createAnthropicModel are configured. */
 export interface ProviderOptions extends LaneOptions {
@@ -30,11 +31,15 @@ export interface ProviderOptions extends LaneOptions {
 export const DEFAULT_TIMEOUT_MS = 60_000
 export const DEFAULT_MAX_RETRIES = 3
 
-/** The config every provider plugin takes; `apiKeyEnv: none` is for keyless local servers. */
+/**
+ * The config every provider plugin takes; `apiKeyEnv: none` is for keyless local servers.
+ * `model: false` makes an instance that provides no `model` and only offers its kind to the
+ * `models` registry (for sub-provider lanes on a provider that is not the main model's).
+ */
 export function providerConfig(defaultKeyEnv: string) {
   return z
     .object({
-      model: z.string().min(1),
+      model: z.union([z.string().min(1), z.literal(false)]),
       /** the variable that holds the key; `none`: send no key */
       apiKeyEnv: z
         .string()

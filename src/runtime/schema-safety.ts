@@ -1,9 +1,12 @@
 /**
- * A check for tool schemas from untrusted sources (MCP servers, packages). ajv compiles `pattern`
- * and `patternProperties` into backtracking RegExps that run on the event loop when arguments are
- * validated, so a pattern like `^(a|aa)+$` lets one call freeze yoke for seconds. Refused here: a
- * repeated group (`*`, `+`, `{n,}`, `{n,m}`) whose body can match in more than one way (it holds a
- * quantifier or an alternative). That is conservative: `(ab|cd)+` is refused too.
+ * @module runtime/schema-safety
+ * A check for tool input schemas, applied by the runtime to every tool it registers (checkSchema)
+ * and used by sources that vet schemas earlier (MCP servers, packages, `yoke plugins check`). ajv
+ * compiles `pattern` and `patternProperties` into backtracking RegExps that run on the event loop
+ * when arguments are validated, so a pattern like `^(a|aa)+$` lets one call freeze yoke for
+ * seconds. Refused here: a repeated group (`*`, `+`, `{n,}`, `{n,m}`) whose body can match in more
+ * than one way (it holds a quantifier or an alternative). That is conservative: `(ab|cd)+` is
+ * refused too.
  */
 
 const MAX_DEPTH = 64

@@ -1,0 +1,46 @@
+/**
+ * The public face of exec-tools: the `execTools` service (the packages and why each did or did not
+ * load), `loadPackage` (what `yoke plugins check` reads), the environment rules every plugin
+ * process gets (octos's sandbox: blocked variables, secret names, strict mode), and the process
+ * runner (a program in a process group of its own, bounded output, the whole group ended).
+ */
+import type { ManifestProblem } from './manifest.ts'
+
+export {
+  BLOCKED_ENV,
+  envNameProblem,
+  isBlockedEnv,
+  isEssential,
+  isSecretName,
+  toolEnv,
+  type ToolEnvOptions,
+} from './env.ts'
+export { runExecutable, runProcess, type ProcessSpec, type Ran, type RunSpec } from './run.ts'
+export type { Manifest, ManifestProblem } from './manifest.ts'
+export { loadPackage, promptFiles, type Package, type PackageFailure } from './load.ts'
+
+export interface PackageInfo {
+  id: string
+  dir: string
+  /** loaded: its tools are registered; failed: see errors; shadowed: a package with the same id in a higher directory won; filtered: the skill filter leaves it out */
+  state: 'loaded' | 'failed' | 'shadowed' | 'filtered'
+  version?: string
+  tools: string[]
+  executable?: string
+  sha256?: string
+  signed: boolean
+  extras: { prompts: number; mcpServers: number; hooks: number }
+  errors: ManifestProblem[]
+  warnings: ManifestProblem[]
+}
+
+export interface ExecToolsApi {
+  readonly roots: string[]
+  list(): PackageInfo[]
+}
+
+declare module 'yoke' {
+  interface Services {
+    execTools: ExecToolsApi
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * The public face of mcp-server: the `mcpServer` service (where the endpoint listens, its views,
+ * where the token is, stdio sessions for `yoke serve --stdio`) and the instance's config schema.
+ */
+import type { Readable, Writable } from 'node:stream'
+
+export { mcpServerConfig, type McpServerConfig } from './config.ts'
+
+/** The `mcpServer` service: where the endpoint is, for `yoke serve`, `yoke dev` and embedders. */
+export interface McpServerApi {
+  /** the default view's URL while HTTP listens (`http://127.0.0.1:PORT/mcp`) */
+  readonly url?: string
+  /** the view names, `default` first */
+  readonly views: string[]
+  /** a view's URL (undefined without HTTP); MCP_VIEW_UNKNOWN for a view that does not exist */
+  urlOf(view: string): string | undefined
+  /** where the bearer token HTTP clients send is (`in ~/.yoke/mcp-token`, `from $VAR`); never the token itself */
+  readonly tokenHint?: string
+  /** the sessions open now, HTTP and stdio together */
+  readonly sessions: number
+  /** Serves one session over a stream pair (stdin and stdout) until the input ends or the session closes. */
+  serveStdio(input: Readable, output: Writable, options?: { view?: string }): Promise<void>
+}
+
+declare module 'yoke' {
+  interface Services {
+    mcpServer: McpServerApi
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * The public face of the skills plugin: the `skills` service (the skills in use, their problems
+ * and shadowing, and their files, read safely), the shared `skillFilter`, and the default skills
+ * directories (exec-tools looks for packages in the same places).
+ */
+import { homedir } from 'node:os'
+import { delimiter, join } from 'node:path'
+import type { SyncHook } from 'yoke'
+import type { Skill, SkillProblem } from './parse.ts'
+import type { Shadowing, SkillFilter } from './skill-index.ts'
+
+export type { Skill, SkillProblem } from './parse.ts'
+export type { Shadowing, SkillFilter } from './skill-index.ts'
+
+export interface SkillChange {
+  added: string[]
+  changed: string[]
+  removed: string[]
+}
+
+export interface SkillsApi {
+  readonly hooks: { change: SyncHook<[SkillChange]> }
+  /** the skills in use, by name (filtered, highest-priority directory first) */
+  list(): Skill[]
+  get(name: string): Skill | undefined
+  /** names hidden by a higher-priority directory */
+  shadowed(): Shadowing[]
+  /** SKILL.md files that could not be loaded */
+  problems(): SkillProblem[]
+  /** the directories searched, highest priority first */
+  readonly roots: string[]
+  /** reads a skills directory (or one skill's directory) as `yoke skills check` does */
+  check(dir: string): { skills: Skill[]; problems: SkillProblem[] }
+  /**
+   * A skill's files other than SKILL.md, relative to its directory, breadth-first (hidden files
+   * and node_modules skipped), at most `max` (default 200); none for a skill not in use.
+   */
+  files(name: string, max?: number): string[]
+  /**
+   * One file of a skill (`SKILL.md`, or a path from `files`), as `skill_read` reads it: only from
+   * inside the skill's directory as indexed (`..`, absolute paths and symlinks that lead out are
+   * refused), only a regular file, at most 4 MiB. `refused` says why not, for the one who asked.
+   */
+  readFile(name: string, file: string): { bytes: Buffer } | { refused: string }
+  /** the skill's instructions as the model reads them (`<skill_content name="…">…</skill_content>`) */
+  body(name: string): string | undefined
+}
+
+declare module 'yoke' {
+  interface Services {
+    skills: SkillsApi
+    /** one decision, shared: which skills (and skill packages) are in use */
+    skillFilter: SkillFilter
+  }
+}
+
+/** Default directories, highest priority first: the project's, the user's, then YOKE_SKILLS_PATH. */
+export function defaultDirs(
+  project: { dir: string; home: string },
+  env: NodeJS.ProcessEnv = process.env,
+): string[] {
+  const path = (env.YOKE_SKILLS_PATH ?? '').split(delimiter).filter(Boolean)
+  return [
+    join(project.dir, '.agents', 'skills'),
+    join(project.dir, 'skills'),
+    join(project.home, 'skills'),
+    join(homedir(), '.agents', 'skills'),
+    ...path,
+  ]
+}

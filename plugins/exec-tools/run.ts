@@ -5,9 +5,9 @@
  * whole group, grandchildren included; so does the tool's own exit (no orphans). Output is bounded
  * while it streams: past `maxStdoutBytes` the tool is stopped, so a flood costs no memory.
  */
-import { spawn } from 'node:child_process'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { execa } from 'execa'
 import type { CallContext, ContentPart, ProgressEvent, ToolOutput } from 'yoke'
 
 export interface RunSpec {
@@ -73,87 +73,94 @@ export function runExecutable(spec: RunSpec, call: CallContext): Promise<Ran> {
  * from outside, when stdout floods, and when the program exits (what it started goes with it). The
  * run is over when the program has exited, even if something that escaped the group (setsid) still
  * holds its output.
+ *
+ * execa runs the program: its `timeout` and `cancelSignal` (the kill from outside) end it with
+ * SIGKILL, and its result gives the exit code, the signal and `timedOut`. Kept here: the group
+ * (execa kills the direct child only; the group is killed at the child's exit and at a flood), not
+ * waiting for output an escaped process holds, and reading both streams. stdout is capped as it
+ * arrives (execa's `maxBuffer` says so only after the exit, and with stderr unbuffered execa 9.6
+ * reads stdout a second time for `result.all`), stderr is split into bounded lines (execa's line
+ * splitting holds a whole line, however long).
  */
-export function runProcess(spec: ProcessSpec): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(spec.file, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-    })
-    const chunks: Buffer[] = []
-    let bytes = 0
-    let flooded = false
-    let timedOut = false
-    let events = 0
-    const stderr: string[] = []
-    let partial = ''
-    const killGroup = () => {
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL')
-      } catch {
-        // the group is gone already
-      }
+export async function runProcess(spec: ProcessSpec): Promise<Ran> {
+  const cancel = spec.onKill && new AbortController()
+  if (cancel) spec.onKill!(() => cancel.abort())
+  const child = execa(spec.file, spec.args, {
+    cwd: spec.cwd,
+    env: spec.env,
+    extendEnv: false,
+    detached: true, // a process group of its own, for the group kill
+    buffer: false, // both streams are read here
+    timeout: spec.timeoutMs,
+    cancelSignal: cancel?.signal,
+    killSignal: 'SIGKILL',
+    forceKillAfterDelay: false, // SIGKILL already
+    cleanup: false, // no exit handler per run: the group goes with the run
+    stripFinalNewline: false,
+    reject: false,
+  })
+  // written here rather than through `input`: sooner (the program waits for it), and cheaper
+  child.stdin!.on('error', () => {}) // a program that never reads its input
+  child.stdin!.end(spec.input)
+  const killGroup = () => {
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL')
+    } catch {
+      // the group is gone already
     }
-    const line = (text: string) => {
-      const cut = text.slice(0, LINE_CHARS)
-      if (!cut.trim()) return
-      stderr.push(cut)
-      if (stderr.length > STDERR_LINES) stderr.shift()
-      if (events++ < STDERR_EVENTS) spec.onStderrLine?.(cut)
-    }
-    spec.onKill?.(killGroup)
-    const timer =
-      spec.timeoutMs === undefined
-        ? undefined
-        : setTimeout(() => ((timedOut = true), killGroup()), spec.timeoutMs)
-    child.once('error', (err) => {
-      clearTimeout(timer)
-      reject(err) // spawn failed (ENOENT, EACCES)
-    })
-    child.stdin!.on('error', () => {}) // a program that never reads its input
-    child.stdin!.end(spec.input)
-    child.stdout!.on('data', (chunk: Buffer) => {
-      if (flooded) return
-      if (bytes + chunk.length > spec.maxStdoutBytes) {
-        flooded = true
-        chunks.push(chunk.subarray(0, spec.maxStdoutBytes - bytes))
-        bytes = spec.maxStdoutBytes
-        return killGroup()
-      }
-      chunks.push(chunk)
-      bytes += chunk.length
-    })
-    let stderrBytes = 0
-    child.stderr!.setEncoding('utf8').on('data', (text: string) => {
-      if ((stderrBytes += text.length) > STDERR_BYTES) return // drained, no longer read: a flood costs no CPU
-      const lines = (partial + text).split('\n')
-      partial = lines.pop()!.slice(-LINE_CHARS)
-      for (const l of lines) line(l)
-    })
-    let done = false
-    const finish = (code: number | null, signal: NodeJS.Signals | null) => {
-      if (done) return
-      done = true
-      clearTimeout(timer)
-      killGroup() // what the program left running in its group
+  }
+  let grace: NodeJS.Timeout | undefined
+  child.once('exit', () => {
+    killGroup() // what the program left running in its group
+    // a process that escaped the group (setsid) and holds stdout or stderr must not keep the run open
+    grace = setTimeout(() => {
       child.stdout!.destroy()
       child.stderr!.destroy()
-      line(partial)
-      resolve({
-        code,
-        signal,
-        stdout: Buffer.concat(chunks).toString('utf8'),
-        flooded,
-        timedOut,
-        stderr,
-      })
-    }
-    child.once('close', finish)
-    // a grandchild that inherited stdout must not keep the run open after the program exits
-    child.once('exit', (code, signal) => setTimeout(() => finish(code, signal), 100).unref())
+    }, 100).unref()
   })
+  const chunks: Buffer[] = []
+  let bytes = 0
+  let flooded = false
+  child.stdout!.on('data', (chunk: Buffer) => {
+    if (flooded) return
+    if (bytes + chunk.length > spec.maxStdoutBytes) {
+      flooded = true
+      chunks.push(chunk.subarray(0, spec.maxStdoutBytes - bytes))
+      bytes = spec.maxStdoutBytes
+      return killGroup()
+    }
+    chunks.push(chunk)
+    bytes += chunk.length
+  })
+  const stderr: string[] = []
+  let events = 0
+  let partial = ''
+  let stderrBytes = 0
+  const line = (text: string) => {
+    const cut = text.slice(0, LINE_CHARS)
+    if (!cut.trim()) return
+    stderr.push(cut)
+    if (stderr.length > STDERR_LINES) stderr.shift()
+    if (events++ < STDERR_EVENTS) spec.onStderrLine?.(cut)
+  }
+  child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+    if ((stderrBytes += text.length) > STDERR_BYTES) return // drained, no longer read: a flood costs no CPU
+    const lines = (partial + text).split('\n')
+    partial = lines.pop()!.slice(-LINE_CHARS)
+    for (const l of lines) line(l)
+  })
+  const r = await child
+  clearTimeout(grace)
+  if (r.exitCode === undefined && r.signal === undefined) throw r.cause ?? r // spawn failed (ENOENT, EACCES)
+  line(partial)
+  return {
+    code: r.exitCode ?? null,
+    signal: r.signal ?? null,
+    stdout: Buffer.concat(chunks).toString('utf8'),
+    flooded,
+    timedOut: r.timedOut,
+    stderr,
+  }
 }
 
 /**

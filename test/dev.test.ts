@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process'
 import { readFileSync, statSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { DevProcess, runYoke, sleep, tempProject, YOKE, type DevEvent } from './helpers/project.ts'
+import { until } from './helpers/until.ts'
 
 // A plugin that holds one of every kind of registration: service, tap, watcher, timer.
 const COUNTER = (version: string) => `
@@ -235,12 +236,14 @@ describe('yoke dev hot reload', () => {
       project.write('yoke.config.yaml', CONFIG(100 + i))
       if (i % 10 === 0) await sleep(5)
     }
-    const deadline = Date.now() + 20000
-    while (
-      Date.now() < deadline &&
-      !dev.events.slice(after).some((e) => e.type === 'log' && e.message === 'counter v4 step=150')
+    await until(
+      'the final state (counter v4 step=150)',
+      () =>
+        dev.events
+          .slice(after)
+          .some((e) => e.type === 'log' && e.message === 'counter v4 step=150'),
+      { ms: 20_000, every: 50 },
     )
-      await sleep(50)
     await sleep(400) // nothing may follow the final state
     const logs = dev.events
       .slice(after)
@@ -308,8 +311,8 @@ plugins:
     use: ./thrower.mjs
 ${extra}`
   const project = tempProject({
-    // stands in for the mcp-server plugin: the summary reads the service's url and tokenHint
-    'endpoint.mjs': `export default { name: 'endpoint', provides: ['mcpServer'], apply(ctx) { ctx.provide('mcpServer', { url: 'http://127.0.0.1:7777/mcp', tokenHint: 'yk_ab…' }) } }\n`,
+    // stands in for the mcp-server plugin: a plugin contributes a summary section through a control
+    'endpoint.mjs': `export default { name: 'endpoint', apply(ctx) { ctx.control('summary:mcp endpoint', () => ({ lines: ['http://127.0.0.1:7777/mcp · token yk_ab…'] })) } }\n`,
     'clock.mjs': `export default { name: 'clock', inject: ['runtime'], apply(ctx) { ctx.runtime.register({ name: 'clock_now', description: 'now', inputSchema: { type: 'object' }, execute: () => 'now' }) } }\n`,
     'waiter.mjs': `export default { name: 'waiter', inject: ['weather'], apply() {} }\n`,
     'thrower.mjs': `export default { name: 'thrower', apply() { throw new Error('kaboom') } }\n`,
@@ -329,16 +332,18 @@ ${extra}`
     const exited = new Promise<number | null>((resolve) =>
       child.on('exit', (code) => resolve(code)),
     )
-    const until = async (what: RegExp, ms = 20_000) => {
-      const end = Date.now() + ms
-      while (!what.test(stdout)) {
-        if (Date.now() > end || child.exitCode !== null)
-          assert.fail(`no ${what} within ${ms} ms\n${stdout}\n${stderr}`)
-        await sleep(20)
-      }
-    }
+    const printed = (line: RegExp) =>
+      until(
+        () => `${line} on stdout\n${stdout}\n${stderr}`,
+        () => {
+          if (child.exitCode !== null)
+            assert.fail(`yoke dev exited (${child.exitCode}) before ${line}\n${stdout}\n${stderr}`)
+          return line.test(stdout)
+        },
+        { ms: 20_000 },
+      )
     try {
-      await until(/ ready in [\d.]+ s · watching for changes/)
+      await printed(/ ready in [\d.]+ s · watching for changes/)
       const summary = stdout.slice(stdout.indexOf('\nconfig ') + 1)
       assert.match(
         summary,
@@ -367,7 +372,7 @@ ${extra}`
         'yoke.config.yaml',
         SUMMARY_CONFIG().replace(/ {2}thrower:\n {4}use: \.\/thrower\.mjs\n/, ''),
       )
-      await until(/reload \(yoke\.config\.yaml\): removed thrower/)
+      await printed(/reload \(yoke\.config\.yaml\): removed thrower/)
       assert.doesNotMatch(stdout.slice(before), /^instances/m, 'the summary is printed once')
     } finally {
       child.kill('SIGINT')

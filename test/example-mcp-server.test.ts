@@ -12,6 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { alive } from './helpers/mcp.ts'
 import { ROOT } from './helpers/project.ts'
+import { until } from './helpers/until.ts'
 
 const SERVER = join(ROOT, 'examples/mcp-server/index.mjs')
 const WAIT = { timeout: 15_000 } // every request is bounded
@@ -84,9 +85,7 @@ describe('example MCP server: workspace', () => {
     const pid = transport?.pid
     await client?.close()
     if (pid) {
-      const end = Date.now() + 5000
-      while (alive(pid) && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20))
-      assert.equal(alive(pid), false, 'the server exits when its client closes')
+      await until('the server to exit when its client closes', () => !alive(pid), { ms: 5000 })
     }
     rmSync(base, { recursive: true, force: true })
   })

@@ -16,6 +16,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { FIXTURE } from './helpers/mcp.ts'
 import { ROOT, tempProject, YOKE, type Project } from './helpers/project.ts'
+import { until } from './helpers/until.ts'
 
 const INSPECTOR = join(ROOT, 'node_modules/@modelcontextprotocol/inspector/cli/build/cli.js')
 
@@ -247,7 +248,9 @@ describe('yoke serve over HTTP: the Inspector CLI, views, and a hot reload under
     assert.ok(!(await client.listTools()).tools.some((t) => t.name === 'mcp__fx__echo'))
 
     project.writeAtomic('yoke.config.yaml', CONFIG + FX)
-    await waitFor('tools/list_changed after adding an MCP server', () => toolsChanged > 0, 20_000)
+    await until('tools/list_changed after adding an MCP server', () => toolsChanged > 0, {
+      ms: 20_000,
+    })
     assert.ok((await client.listTools()).tools.some((t) => t.name === 'mcp__fx__echo'))
     const echo = await client.callTool({
       name: 'mcp__fx__echo',
@@ -260,7 +263,9 @@ describe('yoke serve over HTTP: the Inspector CLI, views, and a hot reload under
       'skills/fresh/SKILL.md',
       '---\nname: fresh\ndescription: A skill added while serving.\n---\nDo the fresh thing.\n',
     )
-    await waitFor('prompts/list_changed after adding a skill', () => promptsChanged > 0, 15_000)
+    await until('prompts/list_changed after adding a skill', () => promptsChanged > 0, {
+      ms: 15_000,
+    })
     assert.ok((await client.listPrompts()).prompts.some((p) => p.name === 'fresh'))
     await client.close()
   })
@@ -277,11 +282,3 @@ describe('yoke serve over HTTP: the Inspector CLI, views, and a hot reload under
     assert.equal(code, 0, stderr)
   })
 })
-
-async function waitFor(what: string, check: () => boolean, ms: number) {
-  const end = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}

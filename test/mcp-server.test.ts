@@ -36,6 +36,7 @@ import { EVERYTHING, everything, fixture, mcpHarness, type McpHarness } from './
 
 const TEE = fileURLToPath(new URL('./fixtures/mcp/tee.mjs', import.meta.url))
 import { tempProject, type Project } from './helpers/project.ts'
+import { until } from './helpers/until.ts'
 
 const TOKEN = 'test-token-0123456789abcdef'
 const auth = { Authorization: `Bearer ${TOKEN}` }
@@ -125,19 +126,6 @@ const INIT = JSON.stringify({
     clientInfo: { name: 'raw', version: '1' },
   },
 })
-
-function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms
-  return new Promise((resolve, reject) => {
-    const poll = () =>
-      check()
-        ? resolve()
-        : Date.now() > end
-          ? reject(new Error(`timed out waiting for ${what}`))
-          : setTimeout(poll, 20)
-    poll()
-  })
-}
 
 describe('mcp-server: a gateway to server-everything over Streamable HTTP', () => {
   let h: McpHarness
@@ -669,7 +657,7 @@ describe('mcp-server: skills as prompts and resources', () => {
       'skills/release-notes/SKILL.md',
       '---\nname: release-notes\ndescription: Draft release notes.\n---\nList the merged changes.\n',
     )
-    await until('prompts/list_changed', () => changed > 0, 15_000)
+    await until('prompts/list_changed', () => changed > 0, { ms: 15_000 })
     assert.deepEqual(
       (await client.listPrompts()).prompts.map((p) => p.name),
       ['commit-messages', 'release-notes'],

@@ -1,11 +1,15 @@
-// The bad-input corpus: broken presets, patches and plugin modules. Each must end with exit 2, an
-// error code from the catalogue, the file:line:col it points at, and a hint; and none may harm a
-// running `yoke dev` (checked in the second suite).
+// The bad-input corpus: broken presets, patches and plugin modules. Each must end with an error
+// code from the catalogue, the file:line:col it points at, and a hint (composed in process; two
+// cases also through `yoke config validate`, for exit 2 and the printed format); and none may harm
+// a running `yoke dev` (checked in the last suite).
 import assert from 'node:assert/strict'
 import { truncateSync, writeFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
-import { catalogue } from '../../src/errors.ts'
-import { DevProcess, runYoke, tempProject } from '../helpers/project.ts'
+import { composeOptions, parseCommandArgs } from '../../src/cli/args.ts'
+import { formatError } from '../../src/cli/output.ts'
+import { Composition } from '../../src/config/composer.ts'
+import { catalogue, YokeError } from '../../src/errors.ts'
+import { DevProcess, runYoke, tempProject, type Project } from '../helpers/project.ts'
 
 const ZOD = import.meta.resolve('zod')
 const GOOD = `preset: minimal\nplugins:\n  ok:\n    use: ./ok.mjs\n  typed:\n    use: ./typed.mjs\n    config: { port: 8080, name: svc }\n`
@@ -347,37 +351,81 @@ function place(p: ReturnType<typeof project>, c: Case): string[] {
   }
 }
 
-describe('bad input: config validate', () => {
+/** What `yoke config validate ...args` finds, in process: the composition's config and instance errors. */
+async function compose(p: Project, args: string[]): Promise<YokeError[]> {
+  const { values } = parseCommandArgs(args)
+  const composition = new Composition({
+    ...composeOptions({ ...values, cwd: p.dir }),
+    home: p.home,
+  })
+  try {
+    const event = await composition.start()
+    return [...event.errors, ...event.failed.map((f) => f.error)]
+  } finally {
+    await composition.close()
+  }
+}
+
+const CRASH = /at .*\.ts:\d+|TypeError|RangeError/
+
+describe('bad input: each case, composed in process', () => {
   it('the corpus has at least 25 cases', () => assert.ok(CASES.length >= 25, String(CASES.length)))
 
   for (const c of CASES) {
     it(`${c.name} → ${c.code}`, async () => {
       const p = project()
       try {
-        const args = place(p, c)
-        const run = await runYoke(['config', 'validate', '--json', ...args], {
-          cwd: p.dir,
-          home: p.home,
-          timeoutMs: 30000,
-        })
-        assert.equal(run.code, 2, `exit code\n${run.stdout}\n${run.stderr}`)
-        const out = JSON.parse(run.stdout)
-        const err = out.errors.find((e: any) => e.code === c.code)
-        assert.ok(err, `expected ${c.code}, got ${out.errors.map((e: any) => e.code).join(', ')}`)
+        const errors = await compose(p, place(p, c))
+        const err = errors.find((e) => e.code === c.code)
+        assert.ok(err, `expected ${c.code}, got ${errors.map((e) => e.code).join(', ') || 'none'}`)
+        for (const e of errors) {
+          assert.ok(e instanceof YokeError && e.code in catalogue, `${e.code} is in the catalogue`)
+          const cause = e.cause instanceof Error ? `${e.cause.name}: ${e.cause.message}` : ''
+          assert.doesNotMatch(`${e.message}\n${e.hint}\n${cause}`, CRASH, 'no crash or stack trace')
+        }
         if (c.at) assert.match(err.location ?? '', c.at)
         assert.ok(err.hint.length > 10, 'a hint that says what to do')
-        assert.doesNotMatch(
-          run.stderr,
-          /at .*\.ts:\d+|TypeError|RangeError/,
-          'no crash or stack trace',
-        )
-        const human = await runYoke(['config', 'validate', ...args], {
-          cwd: p.dir,
-          home: p.home,
-          timeoutMs: 30000,
-        })
+        assert.match(formatError(err), new RegExp(`^${c.code} [\\s\\S]*\\n {2}hint \\S`))
+      } finally {
+        p.cleanup()
+      }
+    })
+  }
+})
+
+describe('bad input: yoke config validate', () => {
+  // two cases through the real CLI: a broken layer and a broken plugin module
+  const cases = ['duplicate key', 'module throws on import'].map((name) => {
+    const c = CASES.find((c) => c.name === name)
+    if (!c) throw new Error(`no case named "${name}"`)
+    return c
+  })
+  for (const c of cases) {
+    it(`${c.name}: exit 2, the error as JSON and as text`, async () => {
+      const p = project()
+      try {
+        const args = place(p, c)
+        const options = { cwd: p.dir, home: p.home, timeoutMs: 30000 }
+        const [json, human] = await Promise.all([
+          runYoke(['config', 'validate', '--json', ...args], options),
+          runYoke(['config', 'validate', ...args], options),
+        ])
+        assert.equal(json.code, 2, `exit code\n${json.stdout}\n${json.stderr}`)
+        const out = JSON.parse(json.stdout)
+        assert.equal(out.ok, false)
+        const err = out.errors.find((e: any) => e.code === c.code)
+        assert.ok(err, `expected ${c.code}, got ${out.errors.map((e: any) => e.code).join(', ')}`)
+        assert.match(err.location, c.at!)
+        assert.ok(err.hint.length > 10, 'a hint that says what to do')
+        assert.doesNotMatch(json.stderr, CRASH, 'no crash or stack trace')
         assert.equal(human.code, 2)
-        assert.match(human.stderr, new RegExp(`${c.code}[\\s\\S]*hint`))
+        assert.equal(human.stdout, '')
+        assert.match(
+          human.stderr,
+          new RegExp(
+            `^${c.code} .+\\n {2}at .+:\\d+:\\d+.*\\n(?: {2}cause .+\\n)? {2}hint .+\\n\\d+ errors?\\n$`,
+          ),
+        )
       } finally {
         p.cleanup()
       }

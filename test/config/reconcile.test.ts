@@ -3,15 +3,7 @@ import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { Composition } from '../../src/index.ts'
 import { tempProject } from '../helpers/project.ts'
-
-/** Polls `check` every 20 ms; fails after 10 s saying what it waited for. */
-async function until(check: () => boolean, what: string) {
-  const deadline = Date.now() + 10_000
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
+import { until } from '../helpers/until.ts'
 
 const logsOf = (c: Composition) => {
   const lines: string[] = []
@@ -98,14 +90,12 @@ describe('reconcile', () => {
     const events: any[] = []
     c.hooks.reload.tap('record', (e) => void events.push(e))
     p.write('helper.mjs', 'export const v = (\n')
-    await until(
-      () => events.some((e) => e.failed[0]?.error.code === 'PLUGIN_IMPORT_FAILED'),
-      'the broken helper to be reported',
+    await until('the broken helper to be reported', () =>
+      events.some((e) => e.failed[0]?.error.code === 'PLUGIN_IMPORT_FAILED'),
     )
     p.write('helper.mjs', 'export const v = 3\n')
-    await until(
-      () => events.some((e) => e.restarted.includes('a')),
-      'the fixed helper to be applied',
+    await until('the fixed helper to be applied', () =>
+      events.some((e) => e.restarted.includes('a')),
     )
     assert.ok(logs.includes('a: v3'))
     assert.ok(logs.includes('a: v3'))

@@ -21,6 +21,7 @@ import {
   type ToolResult,
 } from '../../src/index.ts'
 import { ROOT } from './project.ts'
+import { until } from './until.ts'
 
 export const EVERYTHING = join(
   ROOT,
@@ -41,7 +42,7 @@ export interface McpHarness {
   add(key: string, config: Record<string, unknown>): Promise<Fiber>
   remove(key: string): Promise<void>
   status(name: string): McpServerStatus
-  /** polls `check` every 20 ms until it is true, failing after `ms` */
+  /** the shared `until` (helpers/until.ts), 15 s by default */
   until(what: string, check: () => boolean, ms?: number): Promise<void>
   close(): Promise<void>
 }
@@ -94,13 +95,7 @@ export async function mcpHarness(
       assert.ok(found, `no server ${name}`)
       return found
     },
-    async until(what, check, ms = 15_000) {
-      const end = Date.now() + ms
-      while (!check()) {
-        if (Date.now() > end) assert.fail(`timed out after ${ms} ms waiting for ${what}`)
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
-    },
+    until: (what, check, ms = 15_000) => until(what, check, { ms }),
     close: () => kernel.dispose(),
   }
   return harness

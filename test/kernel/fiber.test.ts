@@ -14,6 +14,7 @@ import {
   type LogRecord,
   type Plugin,
 } from '../../src/index.ts'
+import { until } from '../helpers/until.ts'
 
 const plugin = (p: Record<string, unknown>) => toPlugin(p) as Plugin
 
@@ -314,8 +315,7 @@ describe('fibers and services', () => {
     await kernel.settled()
     await new Promise((r) => setTimeout(r, 200)) // chokidar's initial scan
     for (let i = 0; i < 5; i++) writeFileSync(file, String(i))
-    const deadline = Date.now() + 5000
-    while (!batches.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    await until('a debounced watch call', () => batches.length > 0, { ms: 5000 })
     assert.deepEqual(batches, [['change']], 'five quick writes, one debounced call')
     assert.equal(kernel.resources().watcher, 1)
     await kernel.remove(fiber)

@@ -4,6 +4,7 @@ import { after, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { DebouncedWatcher } from '../../src/kernel/watch.ts'
 import { tempProject } from '../helpers/project.ts'
+import { until } from '../helpers/until.ts'
 
 const project = tempProject({ 'exists.yaml': 'a', 'sibling/deep/noise.yaml': 'n' })
 after(() => project.cleanup())
@@ -34,8 +35,8 @@ it('files that do not exist yet are seen when they appear, even under missing di
     writeFileSync(project.path('sub/deeper/missing.yaml'), 'b')
     writeFileSync(project.path('exists.yaml'), 'b')
     writeFileSync(project.path('sibling/deep/noise.yaml'), 'unwatched')
-    const deadline = Date.now() + 5000
-    while (seen.length < 5 && Date.now() < deadline) await sleep(20)
+    const changes = () => `five changes, seen: ${JSON.stringify(seen)}`
+    await until(changes, () => seen.length >= 5, { ms: 5000 })
     await sleep(150)
     assert.deepEqual(seen.sort(), [
       'add /.config/yoke.yaml',

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { toDisposer } from '../../src/index.ts'
 import { runPipelineConformance } from '../conformance/pipeline.ts'
 import { execHarness, nodeExe, writePackage } from '../helpers/exec.ts'
+import { until } from '../helpers/until.ts'
 
 const BODIES = {
   echo: `process.stdout.write(JSON.stringify({ output: JSON.stringify(args) }))`,
@@ -18,27 +19,27 @@ runPipelineConformance('exec', async () => {
   // one watched exec-tools instance: each registration is a package written into its directory
   const h = await execHarness({}, { watch: true })
   const packages = join(h.root, 'packages')
-  const until = async (check: () => boolean, ms = 15_000) => {
-    for (let waited = 0; !check(); waited += 20) {
-      if (waited > ms) throw new Error('the package did not (un)load in time')
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
-  }
+  const listed = (name: string) => h.rt.list().some((t) => t.name === name)
   // the watcher is ready once a probe package comes and goes (until then an added package could be missed)
-  for (;;) {
-    const probe = writePackage(packages, 'probe', {
-      manifest: { name: 'probe', version: '1', tools: [{ name: 'probe', description: 'probe' }] },
-      exe: nodeExe(BODIES.echo),
-    })
-    try {
-      await until(() => h.rt.list().some((t) => t.name === 'probe'), 1000)
-      rmSync(probe, { recursive: true, force: true })
-      await until(() => !h.rt.list().some((t) => t.name === 'probe'))
-      break
-    } catch {
-      rmSync(probe, { recursive: true, force: true })
-    }
-  }
+  await until(
+    'the watcher to see a probe package come and go',
+    async () => {
+      const probe = writePackage(packages, 'probe', {
+        manifest: { name: 'probe', version: '1', tools: [{ name: 'probe', description: 'probe' }] },
+        exe: nodeExe(BODIES.echo),
+      })
+      try {
+        await until('the probe package to load', () => listed('probe'), { ms: 1000 })
+        rmSync(probe, { recursive: true, force: true })
+        await until('the probe package to unload', () => !listed('probe'), { ms: 15_000 })
+        return true
+      } catch {
+        rmSync(probe, { recursive: true, force: true })
+        return false
+      }
+    },
+    { ms: 60_000 },
+  )
   return {
     runtime: h.rt,
     async register(name, behaviour, options = {}) {
@@ -60,10 +61,10 @@ runPipelineConformance('exec', async () => {
         },
         exe: nodeExe(BODIES[behaviour]),
       })
-      await until(() => h.rt.list().some((t) => t.name === name))
+      await until(`package ${name} to load`, () => listed(name), { ms: 15_000 })
       return toDisposer(async () => {
         rmSync(dir, { recursive: true, force: true })
-        await until(() => !h.rt.list().some((t) => t.name === name))
+        await until(`package ${name} to unload`, () => !listed(name), { ms: 15_000 })
       })
     },
     close: () => h.close(),

@@ -8,7 +8,8 @@ import { after, before, describe, it } from 'node:test'
 import shellHooks from '../../plugins/shell-hooks/index.ts'
 import { execHarness, nodeExe, type ExecHarness } from '../helpers/exec.ts'
 import { FIXTURE } from '../helpers/mcp.ts'
-import type { PromptApi } from '../../plugins/prompt/index.ts'
+import { until } from '../helpers/until.ts'
+import type { PromptApi } from '../../plugins/prompt/api.ts'
 
 const text = (r: { content: readonly { type: string; text?: string }[] }) =>
   r.content.map((c) => c.text ?? '').join('')
@@ -184,7 +185,14 @@ describe('shell hooks', () => {
 
   it('after_tool_call sees the result, success and duration; sensitive tools are redacted; LLM hooks wait for an agent loop (a pending child instance)', async () => {
     await h.rt.call('read_file', { msg: '/etc/passwd' })
-    await new Promise((resolve) => setTimeout(resolve, 300)) // result hooks are not awaited by the caller
+    // result hooks are not awaited by the caller
+    await until('after_tool_call to see the read_file call', () => {
+      try {
+        return logOf('after.sh').some((p) => p.tool_name === 'read_file')
+      } catch {
+        return false // no after_tool_call has run yet
+      }
+    })
     const afters = logOf('after.sh')
     const plain = afters.find((p) => p.tool_name === 'h_allowed')
     assert.equal(plain.result, 'h_allowed: hi')
@@ -257,12 +265,11 @@ describe('package extras', () => {
   })
 
   it('mcp_servers start as child mcp-client instances (./ commands inside the package), and the package hook guards their tools', async () => {
-    for (
-      let waited = 0;
-      waited < 15_000 && !h.rt.list().some((t) => t.name === 'mcp__pkg-extras__echo');
-      waited += 50
+    await until(
+      "the package's MCP server tools",
+      () => h.rt.list().some((t) => t.name === 'mcp__pkg-extras__echo'),
+      { ms: 15_000, every: 50 },
     )
-      await new Promise((resolve) => setTimeout(resolve, 50))
     const ok = await h.rt.call('mcp__pkg-extras__echo', { text: 'via the package' })
     assert.equal(ok.status, 'ok', text(ok))
     assert.equal(text(ok), 'via the package')

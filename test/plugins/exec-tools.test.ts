@@ -17,6 +17,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { alive } from '../helpers/mcp.ts'
 import { execHarness, nodeExe, type ExecHarness } from '../helpers/exec.ts'
+import { until } from '../helpers/until.ts'
 import policy from '../../plugins/policy/index.ts'
 import skills from '../../plugins/skills/index.ts'
 import { createHash } from 'node:crypto'
@@ -364,14 +365,13 @@ describe('exec-tools: environment, approval, limits', () => {
     const timedOut = await h.rt.call('hang_forever', {})
     assert.equal(timedOut.status, 'TIMEOUT')
     const grandchild = Number(readFileSync(pidFile, 'utf8'))
-    await waitFor(
-      () => !alive(grandchild),
-      3000,
-      `grandchild ${grandchild} still alive after the timeout`,
-    )
+    await until(`grandchild ${grandchild} to die after the timeout`, () => !alive(grandchild), {
+      ms: 3000,
+    })
     const controller = new AbortController()
     const call = h.rt.call('hang_forever', {}, { signal: controller.signal })
-    await waitFor(
+    await until(
+      'the second run to start',
       () => {
         try {
           return Number(readFileSync(pidFile, 'utf8')) !== grandchild
@@ -379,17 +379,14 @@ describe('exec-tools: environment, approval, limits', () => {
           return false
         }
       },
-      3000,
-      'the second run did not start',
+      { ms: 3000 },
     )
     const second = Number(readFileSync(pidFile, 'utf8'))
     controller.abort()
     assert.equal((await call).status, 'ABORTED')
-    await waitFor(
-      () => !alive(second),
-      3000,
-      `grandchild ${second} still alive after the cancellation`,
-    )
+    await until(`grandchild ${second} to die after the cancellation`, () => !alive(second), {
+      ms: 3000,
+    })
   })
 
   it('a tool writing 1 GB to stdout ends with a bounded result and a bounded heap', async () => {
@@ -406,14 +403,6 @@ describe('exec-tools: environment, approval, limits', () => {
     assert.ok(flood.truncated, 'the runtime output limit spilled the rest')
   })
 })
-
-async function waitFor(check: () => boolean, ms: number, what: string) {
-  const end = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > end) assert.fail(what)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
 
 describe('exec-tools: hot reload', () => {
   let h: ExecHarness
@@ -455,10 +444,10 @@ describe('exec-tools: hot reload', () => {
         tools: [{ name: 'a_run', description: 'alpha v2' }],
       }),
     )
-    await waitFor(
+    await until(
+      'alpha to reload',
       () => h.rt.list().find((t) => t.name === 'a_run')?.description === 'alpha v2',
-      10_000,
-      'alpha did not reload',
+      { ms: 10_000 },
     )
     const after = ids()
     assert.notEqual(after.a_run, before.a_run)
@@ -470,7 +459,7 @@ describe('exec-tools: hot reload', () => {
     const file = join(h.root, 'packages/beta/beta')
     writeFileSync(`${file}.new`, exe('beta v2'), { mode: 0o755 })
     renameSync(`${file}.new`, file)
-    await waitFor(() => ids().b_run !== before.b_run, 10_000, 'beta did not reload')
+    await until('beta to reload', () => ids().b_run !== before.b_run, { ms: 10_000 })
     assert.equal(text(await h.rt.call('b_run', {})), 'beta v2')
     assert.equal(ids().a_run, before.a_run)
     const touched = ids()
@@ -484,17 +473,15 @@ describe('exec-tools: hot reload', () => {
     const prompt = h.kernel.services.get('prompt')!.value as { render(): string }
     assert.match(prompt.render(), /OLD RULES/)
     writeFileSync(join(h.root, 'packages/gamma/rules.md'), 'NEW RULES')
-    await waitFor(
-      () => /NEW RULES/.test(prompt.render()),
-      10_000,
-      'the prompt section did not follow the file',
-    )
+    await until('the prompt section to follow the file', () => /NEW RULES/.test(prompt.render()), {
+      ms: 10_000,
+    })
   })
 
   it('a broken manifest is reported with file:line:col; the package goes and the others stay', async () => {
     const before = ids()
     writeFileSync(join(h.root, 'packages/alpha/manifest.json'), '{ "name": "alpha", "version": ')
-    await waitFor(() => !ids().a_run, 10_000, 'alpha was not unloaded')
+    await until('alpha to be unloaded', () => !ids().a_run, { ms: 10_000 })
     assert.equal(ids().b_run, before.b_run)
     const failed = h.api.list().find((p) => p.dir.endsWith('alpha'))!
     assert.equal(failed.state, 'failed')

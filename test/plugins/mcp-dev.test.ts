@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test'
 import { parse } from 'yaml'
 import { FIXTURE } from '../helpers/mcp.ts'
 import { DevProcess, ROOT, runYoke, tempProject, type Project } from '../helpers/project.ts'
+import { until } from '../helpers/until.ts'
 
 const server = (name: string, env: Record<string, string> = {}) =>
   `  ${name}:\n    use: mcp-client\n    config:\n      serverName: ${name}\n      command: ${JSON.stringify(process.execPath)}\n      args: [${JSON.stringify(FIXTURE)}]\n      env: ${JSON.stringify(env)}\n`
@@ -39,13 +40,16 @@ describe('MCP servers in yoke dev', () => {
     return { source: out.source, by: Object.fromEntries(out.servers.map((s) => [s.name, s])) }
   }
   const connected = async (names: string[], timeoutMs = 15_000) => {
-    const end = Date.now() + timeoutMs
-    for (;;) {
-      const { by } = await list()
-      if (names.every((n) => by[n]?.state === 'connected')) return by
-      if (Date.now() > end) assert.fail(`not all connected: ${JSON.stringify(by)}`)
-      await new Promise((r) => setTimeout(r, 100))
-    }
+    let by: Awaited<ReturnType<typeof list>>['by'] = {}
+    await until(
+      () => `${names.join(', ')} to be connected; the last list: ${JSON.stringify(by)}`,
+      async () => {
+        by = (await list()).by
+        return names.every((n) => by[n]?.state === 'connected')
+      },
+      { ms: timeoutMs, every: 100 },
+    )
+    return by
   }
 
   before(async () => {
@@ -124,10 +128,15 @@ describe('MCP servers in yoke dev', () => {
     })
     assert.equal(r.code, 0, r.stderr)
     assert.match(r.stdout, /restarting alpha/)
-    const end = Date.now() + 15_000
-    let now = await connected(['alpha'])
-    while (now.alpha!.pid === before.alpha!.pid && Date.now() < end)
-      now = await connected(['alpha'])
+    let now = before
+    await until(
+      'alpha to be connected again, as a new process',
+      async () => {
+        now = await connected(['alpha'])
+        return now.alpha!.pid !== before.alpha!.pid
+      },
+      { ms: 15_000, every: 100 },
+    )
     assert.notEqual(now.alpha!.pid, before.alpha!.pid)
     const wrong = await runYoke(['mcp', 'restart', 'nope', '--cwd', project.dir], {
       cwd: project.dir,

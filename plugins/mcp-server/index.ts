@@ -28,6 +28,8 @@ const { version } = createRequire(import.meta.url)('yoke/package.json') as { ver
 
 export default definePlugin({
   name: 'mcp-server',
+  // its HTTP endpoint holds a port: a reload ends the old version before the new one listens
+  exclusive: true,
   inject: ['runtime', 'approval', 'project'],
   provides: ['mcpServer'],
   config: mcpServerConfig,

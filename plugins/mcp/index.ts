@@ -28,6 +28,8 @@ export default definePlugin({
   config: z.object({}).strict().prefault({}),
   apply(ctx) {
     const servers = new Map<string, McpServerHandle>()
+    /** handles a reloading instance's new version stands in front of, newest first */
+    const older = new Map<string, McpServerHandle[]>()
     const hooks = { change: new SyncHook<[McpServerStatus]>(['status']) }
     const offered = {
       resources: undefined as Disposer[] | undefined,
@@ -62,15 +64,24 @@ export default definePlugin({
       hooks,
       add(handle) {
         const held = servers.get(handle.name)
-        if (held)
+        // the new version of a reloading instance (the same key) takes the name over from the old
+        if (held && held.instance !== handle.instance)
           throw new YokeError('MCP_NAME_CONFLICT', {
             name: handle.name,
             first: held.instance,
             second: handle.instance,
           })
+        if (held) older.set(handle.name, [held, ...(older.get(handle.name) ?? [])])
         servers.set(handle.name, handle)
         return ctx.effect(`mcp server ${handle.name}`, () => {
-          if (servers.get(handle.name) === handle) servers.delete(handle.name)
+          const below = (older.get(handle.name) ?? []).filter((h) => h !== handle)
+          if (servers.get(handle.name) === handle) {
+            const [next, ...rest] = below
+            if (next) servers.set(handle.name, next)
+            else servers.delete(handle.name)
+            older.set(handle.name, rest)
+          } else older.set(handle.name, below)
+          if (!older.get(handle.name)?.length) older.delete(handle.name)
           if (!ctx.signal.aborted) offer()
         })
       },

@@ -10,6 +10,7 @@ import {
   SyncHook,
   toDisposer,
   YokeError,
+  type Context,
   type Disposer,
 } from 'yoke'
 import type { PromptApi, PromptSection } from './api.ts'
@@ -17,23 +18,44 @@ import './errors.ts'
 
 export type * from './api.ts'
 
+type Entry = PromptSection & { owner: string; fiber?: number }
+
 export class PromptSections {
   readonly hooks = defineHooks('prompt', {
     /** sections were added or removed */
     change: new SyncHook<[string[]]>(['names']),
   })
-  readonly #sections = new Map<string, PromptSection & { owner: string }>()
+  /** the section each name renders */
+  readonly #sections = new Map<string, Entry>()
+  /** older sections a reloading instance's new version stands in front of, newest first */
+  readonly #shadowed = new Map<string, Entry[]>()
 
-  register(section: PromptSection, owner: string): () => void {
+  /**
+   * Adds a section. A name is taken once, except by the new version of a reloading instance (the
+   * same owner key, another fiber), which stands in front of the old one until that one goes.
+   */
+  register(section: PromptSection, owner: string, fiber?: number): () => void {
     const current = this.#sections.get(section.name)
-    if (current)
+    if (current && (current.owner !== owner || fiber === undefined || current.fiber === fiber))
       throw new YokeError('PROMPT_DUPLICATE', { name: section.name, owner: current.owner })
-    const entry = { ...section, owner }
+    const entry = { ...section, owner, fiber }
+    const below = current ? [current, ...(this.#shadowed.get(section.name) ?? [])] : []
+    if (below.length) this.#shadowed.set(section.name, below)
     this.#sections.set(section.name, entry)
     this.hooks.change.call([section.name])
     return () => {
-      if (this.#sections.get(section.name) !== entry) return
-      this.#sections.delete(section.name)
+      const older = this.#shadowed.get(section.name) ?? []
+      const rest = older.filter((e) => e !== entry)
+      if (this.#sections.get(section.name) !== entry) {
+        if (rest.length) this.#shadowed.set(section.name, rest)
+        else this.#shadowed.delete(section.name)
+        return
+      }
+      const [next, ...others] = rest
+      if (others.length) this.#shadowed.set(section.name, others)
+      else this.#shadowed.delete(section.name)
+      if (next) this.#sections.set(section.name, next)
+      else this.#sections.delete(section.name)
       this.hooks.change.call([section.name])
     }
   }
@@ -56,10 +78,15 @@ export class PromptSections {
   }
 
   /** A view in which registrations are tracked by `track` (a consumer's effects, or plain disposers). */
-  view(owner: string, track: (label: string, cleanup: () => void) => Disposer): PromptApi {
+  view(
+    owner: string,
+    track: (label: string, cleanup: () => void) => Disposer,
+    fiber?: number,
+  ): PromptApi {
     return {
       hooks: this.hooks,
-      register: (section) => track(`prompt section ${section.name}`, this.register(section, owner)),
+      register: (section) =>
+        track(`prompt section ${section.name}`, this.register(section, owner, fiber)),
       list: () => this.list(),
       render: () => this.render(),
     }
@@ -77,8 +104,7 @@ export default definePlugin({
     ctx.provide(
       'prompt',
       Object.assign(host, {
-        [bindToContext]: (c: { key: string; effect: (l: string, f: () => void) => Disposer }) =>
-          sections.view(c.key, c.effect),
+        [bindToContext]: (c: Context) => sections.view(c.key, c.effect, c.fiberId),
       }),
     )
   },

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { YokeError } from '../errors.ts'
+import { guardProcess } from '../kernel/faults.ts'
 import { COMMON_HELP, COMMON_OPTIONS, parseCommandArgs, type ParsedArgs } from './args.ts'
 import type { Command } from './command.ts'
 import { configPrint, configValidate } from './config.ts'
@@ -96,6 +97,10 @@ function commonFlags(argv: string[]): ParsedArgs {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // a plugin's stray error fails that plugin, and its process.exit() does not end yoke
+  guardProcess((message) =>
+    process.stderr.write(`${color.yellow('warn', process.stderr)} yoke: ${message}\n`),
+  )
   const words: string[] = []
   for (const arg of argv) {
     if (arg.startsWith('-')) break

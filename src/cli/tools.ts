@@ -16,38 +16,41 @@ export const toolsList = defineCommand({
   usage: 'yoke tools list [--json] [common flags]',
   examples: ['yoke tools list', 'yoke tools list --json --config config/yoke.yaml'],
   run: (args, _, cli) =>
-    cli.compose(async (composition) => {
-      const tools = composition.runtime!.list()
-      if (args.json) {
-        printJson({
-          ok: true,
-          tools: tools.map((t) => ({
-            name: t.name,
-            description: t.description,
-            source: t.source,
-            risk: t.risk,
-            concurrency: t.concurrency,
-            owner: t.owner,
-            scope: 'global',
-            inputSchema: t.inputSchema,
-          })),
-        })
+    cli.compose(
+      async (composition) => {
+        const tools = composition.runtime!.list()
+        if (args.json) {
+          printJson({
+            ok: true,
+            tools: tools.map((t) => ({
+              name: t.name,
+              description: t.description,
+              source: t.source,
+              risk: t.risk,
+              concurrency: t.concurrency,
+              owner: t.owner,
+              scope: 'global',
+              inputSchema: t.inputSchema,
+            })),
+          })
+          return 0
+        }
+        if (!tools.length)
+          process.stdout.write(
+            color.dim('no tools: add a plugin that registers some to the preset\n'),
+          )
+        const width = Math.max(...tools.map((t) => t.name.length), 4) + 2
+        const sourceWidth = Math.max(...tools.map((t) => t.source.length), 12) + 2
+        for (const t of tools) {
+          const risk = t.risk === 'low' ? color.dim('low') : color.yellow(t.risk)
+          process.stdout.write(
+            `${t.name.padEnd(width)}${t.source.padEnd(sourceWidth)}${risk.padEnd(t.risk === 'low' ? 3 : 4)} ${color.dim(`${t.concurrency} · ${t.owner}`)}\n${t.description ? `  ${color.dim(t.description.split('\n')[0])}\n` : ''}`,
+          )
+        }
         return 0
-      }
-      if (!tools.length)
-        process.stdout.write(
-          color.dim('no tools: add a plugin that registers some to the preset\n'),
-        )
-      const width = Math.max(...tools.map((t) => t.name.length), 4) + 2
-      const sourceWidth = Math.max(...tools.map((t) => t.source.length), 12) + 2
-      for (const t of tools) {
-        const risk = t.risk === 'low' ? color.dim('low') : color.yellow(t.risk)
-        process.stdout.write(
-          `${t.name.padEnd(width)}${t.source.padEnd(sourceWidth)}${risk.padEnd(t.risk === 'low' ? 3 : 4)} ${color.dim(`${t.concurrency} · ${t.owner}`)}\n${t.description ? `  ${color.dim(t.description.split('\n')[0])}\n` : ''}`,
-        )
-      }
-      return 0
-    }),
+      },
+      { strict: true },
+    ),
 })
 
 export const toolsCall = defineCommand({

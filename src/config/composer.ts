@@ -38,8 +38,10 @@ declare module '../kernel/services.ts' {
 export interface ComposeOptions extends LoadOptions {
   /** quiet time after a file change before reloading (default 30 ms) */
   debounceMs?: number
-  /** how long a reload waits for one instance's apply before reporting it as still loading (30 s) */
+  /** how long one instance's apply may take before it fails with PLUGIN_TIMEOUT (30 s) */
   settleMs?: number
+  /** how long a plugin module's import may take before it fails with PLUGIN_TIMEOUT (30 s) */
+  importTimeoutMs?: number
   /** `serve` (default) until closed, or `once` for one command: see RunMode */
   runMode?: RunMode
 }
@@ -58,7 +60,7 @@ export class Composition {
     /** after the first load and after every reload, applied or rejected */
     reload: new SyncHook<[ReloadEvent]>(['event']),
   })
-  readonly loader = new ModuleLoader()
+  readonly loader: ModuleLoader
   readonly reconciler: Reconciler
   /** the last config that was applied */
   current?: ResolvedConfig
@@ -75,6 +77,7 @@ export class Composition {
 
   constructor(readonly options: ComposeOptions) {
     this.kernel = new Kernel({ runMode: options.runMode })
+    this.loader = new ModuleLoader(options.importTimeoutMs)
     this.reconciler = new Reconciler(this.kernel, options.settleMs)
     // the core runtime is there before any configured instance, under a key no preset can use
     this.#core = this.kernel.spawn(toPlugin(runtimePlugin) as Plugin, runtimeSettings.parse({}), {

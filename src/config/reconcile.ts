@@ -2,7 +2,11 @@
  * @module config/reconcile
  * Moves the running instances to a new resolved config, per instance key:
  *   added → spawn; removed or disabled → dispose; changed (use, config, enabled, module code)
- *   → dispose the old, spawn the new, and if the new one fails, restore the old;
+ *   → make before break: the new version starts beside the old one and takes over its names
+ *   (tools, services, controls) the moment it registers them, then the old one is disposed, so no
+ *   call finds a tool missing that exists before and after; if the new one cannot start beside the
+ *   old (an exclusive resource such as a port), it is tried once more after the old one is gone,
+ *   and if it fails, the old one is restored;
  *   unchanged → untouched (same fiber, same connections).
  * A config with errors changes nothing; a module that fails to import keeps its old version.
  * Instances start concurrently, and a reload waits only for the instances it touched (and those
@@ -38,7 +42,7 @@ export class Reconciler {
   readonly running = new Map<string, Running>()
 
   /**
-   * @param settleMs how long a reload waits for an instance's apply before reporting it as loading
+   * @param settleMs how long an instance's apply may take: past it, the instance fails (PLUGIN_TIMEOUT)
    * @param removeMs how long it waits for an instance's disposers before going on without it
    */
   constructor(
@@ -112,18 +116,28 @@ export class Reconciler {
       return 'unchanged'
     }
     const oldWorked = old?.fiber && old.fiber.state !== 'failed'
+    if (old?.fiber && oldWorked && !spec.module!.plugin.exclusive) {
+      // make before break: the old version serves until the new one has taken its names over
+      const fiber = await this.#start(spec)
+      if (fiber.state === 'failed') {
+        await this.kernel.removeWithin(fiber, this.removeMs)
+        this.running.set(spec.key, { ...old, rejected: sig })
+        report.failed.push({ instance: spec.key, error: rolledBack(spec, fiber) })
+        return undefined
+      }
+      await this.kernel.removeWithin(old.fiber, this.removeMs)
+      this.running.set(spec.key, { spec, fiber })
+      return 'restarted'
+    }
+    // break before make: no old version, a failed one, or a plugin whose instances hold something
+    // only one can hold at a time (a port)
     if (old?.fiber) await this.kernel.removeWithin(old.fiber, this.removeMs)
     const fiber = await this.#start(spec)
     if (fiber.state === 'failed' && oldWorked) {
       await this.kernel.removeWithin(fiber, this.removeMs)
       const restored = await this.#start(old!.spec)
       this.running.set(spec.key, { spec: old!.spec, fiber: restored, rejected: sig })
-      const error = new YokeError(
-        'RELOAD_ROLLED_BACK',
-        { instance: spec.key, reason: fiber.error?.message },
-        { ...spec.site, cause: fiber.error },
-      )
-      report.failed.push({ instance: spec.key, error })
+      report.failed.push({ instance: spec.key, error: rolledBack(spec, fiber) })
       return undefined
     }
     this.running.set(spec.key, { spec, fiber })
@@ -137,6 +151,14 @@ export class Reconciler {
       site: spec.site,
     })
     await this.kernel.whenSettled(fiber, this.settleMs)
+    if (fiber.state === 'loading')
+      await fiber.fail(
+        new YokeError(
+          'PLUGIN_TIMEOUT',
+          { what: `the apply of ${fiber.label}`, ms: this.settleMs },
+          { ...spec.site, instance: spec.key, plugin: fiber.plugin.name },
+        ),
+      )
     return fiber
   }
 
@@ -145,6 +167,14 @@ export class Reconciler {
     this.running.clear()
     await this.kernel.dispose(this.removeMs)
   }
+}
+
+function rolledBack(spec: InstanceSpec, failed: Fiber): YokeError {
+  return new YokeError(
+    'RELOAD_ROLLED_BACK',
+    { instance: spec.key, reason: failed.error?.message },
+    { ...spec.site, cause: failed.error },
+  )
 }
 
 /** What makes an instance "changed": its module's code and file, and its config as written. */

@@ -3,8 +3,9 @@
  * The `ctx` a plugin's apply receives. Everything registered through it is an effect of the
  * current activation: labelled, disposed in reverse order on unload, and returned as a Disposer.
  */
-import { YokeError } from '../errors.ts'
+import { messageOf, YokeError } from '../errors.ts'
 import type { Cleanup, EffectScope } from './disposer.ts'
+import { faultContext } from './faults.ts'
 import { hookName, tapHook, type AnyHook } from './hooks.ts'
 import { toPlugin, validateConfig } from './plugin.ts'
 import { bindToContext, type ContextBound } from './services.ts'
@@ -34,6 +35,7 @@ export function createContext(
   }
   const ctx: Context = {
     key: fiber.key,
+    fiberId: fiber.id,
     signal,
     logger,
     hooks: host.hooks,
@@ -46,18 +48,25 @@ export function createContext(
       return provision && (bind(provision.value) as never)
     },
     tap(hook, name, fn, options) {
-      const untap = tapHook(hook, name, fn, options, {
-        instance: fiber.key,
-        plugin: fiber.plugin.name,
-      })
+      // a tap runs in this instance's fault context, whoever calls the hook
+      const untap = tapHook(
+        hook,
+        name,
+        inContext(fn as (...a: unknown[]) => unknown) as typeof fn,
+        options,
+        {
+          instance: fiber.key,
+          plugin: fiber.plugin.name,
+        },
+      )
       return counted('tap', `tap ${name} on ${hookName(hook)}`, untap, hook)
     },
     effect: (label, cleanup) => scope.add(label, cleanup),
     watch(paths, handler, options) {
       const list = [paths].flat()
       const onError = (err: unknown) =>
-        logger.error(`watch handler failed: ${(err as Error)?.message ?? err}`, err)
-      const watcher = new DebouncedWatcher(list, handler, onError, options)
+        host.fault(fiber, new Error(`a watch handler failed: ${messageOf(err)}`, { cause: err }))
+      const watcher = new DebouncedWatcher(list, inContext(handler), onError, options)
       return counted('watcher', `watch ${list.join(', ')}`, () => watcher.close())
     },
     setTimeout(fn, ms) {
@@ -123,13 +132,21 @@ export function createContext(
     return typeof binder === 'function' ? binder.call(value, ctx) : value
   }
 
-  function guard(fn: () => void, what: string) {
-    return () => {
+  /** A callback of this instance's: it runs in its fault context, and what it throws fails it. */
+  function guard(fn: () => unknown, what: string) {
+    const fail = (err: unknown) =>
+      host.fault(fiber, new Error(`a ${what} callback threw: ${messageOf(err)}`, { cause: err }))
+    return inContext(() => {
       try {
-        fn()
+        const out = fn()
+        if (out instanceof Promise) out.catch(fail)
       } catch (err) {
-        logger.error(`${what} callback threw: ${(err as Error)?.message ?? err}`, err)
+        fail(err)
       }
-    }
+    })
+  }
+
+  function inContext<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
+    return (...args) => faultContext.run({ fiber, host }, () => fn(...args))
   }
 }

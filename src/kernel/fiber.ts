@@ -7,6 +7,7 @@
 import { asYokeError, YokeError, type ErrorSite } from '../errors.ts'
 import { EffectScope, type EffectNode } from './disposer.ts'
 import { createContext } from './context.ts'
+import { faultContext } from './faults.ts'
 import type { FiberHost, FiberInfo, FiberState, Plugin } from './types.ts'
 
 export type { FiberState } from './types.ts'
@@ -71,9 +72,9 @@ export class Fiber implements FiberInfo {
       this.error = undefined
       this.#setState('loading')
       try {
-        const cleanup = await this.plugin.apply(
-          createContext(this, this.host, scope, abort.signal),
-          this.config,
+        // apply, and all it starts, runs in a context that names this fiber (kernel/faults)
+        const cleanup = await faultContext.run({ fiber: this, host: this.host }, () =>
+          this.plugin.apply(createContext(this, this.host, scope, abort.signal), this.config),
         )
         if (typeof cleanup === 'function') scope.add('apply cleanup', cleanup)
         if (this.state !== 'loading') return // disposed while apply ran: unload undoes its effects next
@@ -93,6 +94,22 @@ export class Fiber implements FiberInfo {
         if (this.state === 'loading') this.#setState(this.waiting ? 'pending' : 'failed')
       }
     })
+  }
+
+  /**
+   * Ends the activation as failed with `error`: something it started threw after apply, or its
+   * apply did not finish in time. At once, without waiting for a hung apply: its effects are
+   * disposed, what it registers later is disposed as it arrives, and the rest of the kernel runs on.
+   */
+  async fail(error: YokeError): Promise<void> {
+    if (this.state === 'disposed' || this.state === 'failed') return
+    this.error = error
+    const scope = this.#scope
+    const abort = this.#abort
+    this.#setState('failed')
+    if (!scope || !abort || scope.closed) return
+    await this.host.releaseDependents(this)
+    await this.#close(scope, abort)
   }
 
   /** Ends the current activation: `pending` waits for services again, `disposed` is final. */

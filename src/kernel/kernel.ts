@@ -7,7 +7,8 @@
  * only fibers touched by a change are looked at, so a change costs its dependents, not the world.
  */
 import { SyncHook } from 'tapable'
-import { YokeError } from '../errors.ts'
+import { messageOf, YokeError } from '../errors.ts'
+import { faultError } from './faults.ts'
 import { disposeAll, settledWithin } from './disposer.ts'
 import { Fiber } from './fiber.ts'
 import { defineHooks, hookName, tapsOf, type AnyHook } from './hooks.ts'
@@ -40,7 +41,8 @@ export class Kernel implements FiberHost {
   readonly services = new ServiceRegistry((name) => this.schedule(...this.#dependents(name)))
   readonly runMode: RunMode
   readonly #fibers = new Set<Fiber>()
-  readonly #controls = new Map<string, { handler: ControlHandler; owner: FiberInfo }>()
+  /** control name → its handlers, newest first */
+  readonly #controls = new Map<string, Array<{ handler: ControlHandler; owner: FiberInfo }>>()
   /** service name → the fibers that inject it */
   readonly #injectors = new Map<string, Set<Fiber>>()
   readonly #dirty = new Set<FiberInfo>()
@@ -93,29 +95,36 @@ export class Kernel implements FiberHost {
     return this.services.get(name)
   }
 
-  /** Adds a control handler (see Context.control); a taken name is CONTROL_CONFLICT. */
+  /**
+   * Adds a control handler (see Context.control). As with services, the new version of a reloaded
+   * instance (same key) may answer beside the old one and takes over; another owner is
+   * CONTROL_CONFLICT.
+   */
   control(name: string, handler: ControlHandler, owner: FiberInfo): () => void {
-    const current = this.#controls.get(name)
-    if (current) throw new YokeError('CONTROL_CONFLICT', { name, owner: current.owner.label })
+    const stack = this.#controls.get(name) ?? []
+    const other = stack.find((c) => c.owner === owner || c.owner.key !== owner.key)
+    if (other) throw new YokeError('CONTROL_CONFLICT', { name, owner: other.owner.label })
     const entry = { handler, owner }
-    this.#controls.set(name, entry)
+    this.#controls.set(name, [entry, ...stack])
     return () => {
-      if (this.#controls.get(name) === entry) this.#controls.delete(name)
+      const rest = (this.#controls.get(name) ?? []).filter((c) => c !== entry)
+      if (rest.length) this.#controls.set(name, rest)
+      else this.#controls.delete(name)
     }
   }
 
   /** The control names active instances answer, sorted. */
   controls(): string[] {
     return [...this.#controls]
-      .filter(([, c]) => c.owner.state === 'active')
+      .filter(([, stack]) => stack.some((c) => c.owner.state === 'active'))
       .map(([name]) => name)
       .sort()
   }
 
   /** Runs the control handler `name`; CONTROL_UNKNOWN when no active instance answers it. */
   async ask(name: string, request: Record<string, unknown> = {}): Promise<unknown> {
-    const entry = this.#controls.get(name)
-    if (!entry || entry.owner.state !== 'active') {
+    const entry = this.#controls.get(name)?.find((c) => c.owner.state === 'active')
+    if (!entry) {
       throw new YokeError('CONTROL_UNKNOWN', { name, known: this.controls().join(', ') || 'none' })
     }
     return entry.handler(request)
@@ -183,16 +192,22 @@ export class Kernel implements FiberHost {
     }
   }
 
-  /** Unloads the active fibers that use a service of `provider`, before the provider unwinds. */
-  async releaseDependents(provider: Fiber): Promise<void> {
+  /**
+   * Unloads the active fibers that use a service of `provider`, before the provider unwinds. Those
+   * that already moved to a newer provision (the new version of a reloaded instance) keep running.
+   */
+  async releaseDependents(provider: FiberInfo): Promise<void> {
+    const ids = new Set(this.services.idsOf(provider).map(String))
     const live = this.dependentsOf(provider).filter(
-      (f) => f.state === 'active' || f.state === 'loading',
+      (f) =>
+        (f.state === 'active' || f.state === 'loading') &&
+        (f.epoch ?? '').split(',').some((id) => ids.has(id)),
     )
     await Promise.all(live.map((f) => f.unload('pending')))
   }
 
   /** The fibers that inject a service `provider` provides. */
-  dependentsOf(provider: Fiber): Fiber[] {
+  dependentsOf(provider: FiberInfo): Fiber[] {
     return [
       ...new Set(this.services.namesOf(provider).flatMap((name) => [...this.#dependents(name)])),
     ].filter((f) => f !== provider)
@@ -236,6 +251,16 @@ export class Kernel implements FiberHost {
       })
     }
     this.schedule(fiber, ...this.dependentsOf(fiber))
+  }
+
+  /** Something `info` started threw after its apply: it is logged and that instance fails alone. */
+  fault(info: FiberInfo, err: unknown): void {
+    const fiber = this.#own(info)
+    const error = faultError(info, err)
+    this.log({ level: 'error', fiber: info, message: error.message, error })
+    fiber
+      ?.fail(error)
+      .catch((e) => this.log({ level: 'error', fiber: info, message: messageOf(e) }))
   }
 
   /** Observers of the log must not break what they observe: a throwing tap goes to stderr. */

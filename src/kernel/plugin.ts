@@ -56,6 +56,7 @@ export function toPlugin(value: unknown): Plugin | string {
     inject,
     provides,
     config: config as ConfigSchema | undefined,
+    exclusive: v.exclusive === true,
     apply: (ctx, cfg) => (apply as Plugin['apply']).call(value, ctx, cfg),
   }
 }

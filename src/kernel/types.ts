@@ -72,6 +72,11 @@ export interface PluginDefinition<
   provides?: readonly string[]
   /** validates and defaults the instance's `config` */
   config?: S
+  /**
+   * Its instances hold something only one can hold at a time (a listening port): a reload disposes
+   * the old version before it starts the new one, instead of starting the new one beside it.
+   */
+  exclusive?: boolean
   apply(ctx: InjectedContext<I>, config: ConfigOf<S>): ApplyResult
 }
 
@@ -81,6 +86,7 @@ export interface Plugin {
   inject: readonly string[]
   provides: readonly string[]
   config?: ConfigSchema
+  exclusive: boolean
   apply(ctx: Context, config: unknown): ApplyResult
 }
 
@@ -152,6 +158,8 @@ export interface FiberHost {
   spawn(plugin: Plugin, config: unknown, options: SpawnOptions): FiberInfo
   remove(fiber: FiberInfo): Promise<void>
   log(record: LogRecord): void
+  /** something `fiber` started threw after its apply: it fails alone (see kernel/faults) */
+  fault(fiber: FiberInfo, err: unknown): void
   /** counts live resources by kind (taps, watchers, timers) and the hooks tapped */
   count(kind: string, delta: number, hook?: AnyHook): void
   /** a fiber changed state */
@@ -177,6 +185,11 @@ export interface ChildHandle extends Disposer {
 export interface Context {
   /** the instance key from the preset */
   readonly key: string
+  /**
+   * this instance's fiber: a reload that starts a new version of the same key gets a new one
+   * (registries let a new fiber take over its key's names while the old one still runs)
+   */
+  readonly fiberId: number
   /** aborted when this activation ends: long setup work should stop on it */
   readonly signal: AbortSignal
   readonly logger: Logger

@@ -6,6 +6,7 @@
  */
 import { definePlugin } from '../kernel/plugin.ts'
 import { toDisposer, type Disposer } from '../kernel/disposer.ts'
+import { faultContext } from '../kernel/faults.ts'
 import { bindToContext } from '../kernel/services.ts'
 import type { ApprovalBridge } from './approval.ts'
 import { GLOBAL, type Guard, type Mask } from './registry.ts'
@@ -14,7 +15,7 @@ import type { Tasks } from './tasks.ts'
 import type { RegisteredTool, ToolDefinition, ToolResult } from './types.ts'
 
 export type Track = (label: string, cleanup: () => void | Promise<void>) => Disposer
-type Consumer = { key: string; effect: Track }
+type Consumer = { key: string; effect: Track; fiberId?: number }
 
 /** What registering code sees of one layer: the global layer or a scope. */
 export interface ToolLayer {
@@ -55,11 +56,23 @@ declare module '../kernel/services.ts' {
 /** For code that is not a plugin (the CLI, tests, embedders): registrations are plain disposers. */
 export const hostTrack: Track = (_label, cleanup) => toDisposer(cleanup)
 
-export function runtimeView(rt: ToolRuntime, owner: string, track: Track): RuntimeApi {
+export function runtimeView(
+  rt: ToolRuntime,
+  owner: string,
+  track: Track,
+  fiber?: number,
+): RuntimeApi {
+  // a tool's body runs in its owner's fault context (kernel/faults), whoever calls it
+  const owned = faultContext.getStore()
+  const inOwner = (def: ToolDefinition): ToolDefinition =>
+    owned && typeof def?.execute === 'function'
+      ? { ...def, execute: (args, call) => faultContext.run(owned, () => def.execute(args, call)) }
+      : def
   const layer = (scope: string): ToolLayer => {
     const where = scope === GLOBAL ? '' : ` in ${scope}`
     return {
-      register: (def) => track(`tool ${def?.name}${where}`, rt.register(def, owner, scope)),
+      register: (def) =>
+        track(`tool ${def?.name}${where}`, rt.register(inOwner(def), owner, scope, fiber)),
       list: () => rt.list(scope),
       guard: (fn) => track(`guard${where}`, rt.guard(fn, scope)),
       call: (name, args, options) => rt.call(name, args, { caller: owner, ...options, scope }),
@@ -103,7 +116,7 @@ export const runtimePlugin = definePlugin({
     ctx.provide(
       'runtime',
       Object.assign(rt, {
-        [bindToContext]: (c: Consumer) => runtimeView(rt, c.key, c.effect),
+        [bindToContext]: (c: Consumer) => runtimeView(rt, c.key, c.effect, c.fiberId),
       }) as unknown as RuntimeApi,
     )
     ctx.provide(

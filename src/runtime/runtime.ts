@@ -150,8 +150,13 @@ export class ToolRuntime {
    * Registers a tool in a layer. The cleanup waits (up to unloadGraceMs) for calls in flight,
    * then ends the rest with UNLOADED and forgets the tool's approval grants.
    */
-  register(def: ToolDefinition, owner = 'host', scope = GLOBAL): () => Promise<void> {
-    const { tool, remove } = this.registry.register(def, owner, scope)
+  register(
+    def: ToolDefinition,
+    owner = 'host',
+    scope = GLOBAL,
+    fiber?: number,
+  ): () => Promise<void> {
+    const { tool, remove } = this.registry.register(def, owner, scope, fiber)
     return async () => {
       remove()
       this.approvals.forget(tool.id)

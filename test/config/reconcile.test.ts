@@ -25,7 +25,7 @@ describe('reconcile', () => {
     return p
   }
 
-  it('a hung apply is reported as loading and does not hold up reloads of other instances', async () => {
+  it('a hung apply fails its instance after settleMs and does not hold up reloads of other instances', async () => {
     const p = project({
       'hang.mjs': `export default { name: 'hang', apply() { return new Promise(() => {}) } }\n`,
       'ok.mjs': `export default { name: 'ok', apply(ctx, c) { ctx.logger.info('ok ' + c.v) } }\n`,
@@ -35,7 +35,9 @@ describe('reconcile', () => {
     const c = track(new Composition({ cwd: p.dir, home: p.home, settleMs: 300 }))
     const first = await c.start()
     assert.deepEqual(first.added, ['hang', 'ok'])
-    assert.equal(c.reconciler.running.get('hang')!.fiber!.state, 'loading')
+    assert.equal(c.reconciler.running.get('hang')!.fiber!.state, 'failed')
+    assert.equal(c.reconciler.running.get('hang')!.fiber!.error?.code, 'PLUGIN_TIMEOUT')
+    assert.equal(first.failed[0]?.instance, 'hang')
     p.write(
       'yoke.config.yaml',
       'preset: minimal\nplugins:\n  hang:\n    use: ./hang.mjs\n  ok:\n    use: ./ok.mjs\n    config: { v: 2 }\n',
@@ -64,7 +66,7 @@ describe('reconcile', () => {
     const bad = await c.reload()
     assert.equal(bad.failed[0].error.code, 'RELOAD_ROLLED_BACK')
     const applies = logs.filter((l) => l.startsWith('picky: applies')).length
-    assert.equal(applies, 3, 'first start, the failed new version, the restored old one')
+    assert.equal(applies, 2, 'first start, the failed new version (the old one kept running)')
     p.write(
       'yoke.config.yaml',
       'preset: minimal\nplugins:\n  picky:\n    use: ./picky.mjs\n    config: { fail: true }\n  ok:\n    use: ./ok.mjs\n    config: { x: 1 }\n',

@@ -3,8 +3,10 @@
  * hook, against a direct call of the same function in the same run. Then throughput with 64
  * concurrent safe calls.
  */
+import { Ajv } from 'ajv'
 import { ToolRuntime } from '../src/index.ts'
 import { tapHook } from '../src/kernel/hooks.ts'
+import { budgeted, createAjv } from '../src/runtime/schema-safety.ts'
 import { row } from './stats.ts'
 
 const N = 20_000
@@ -73,4 +75,28 @@ export async function pipelineBench() {
       '',
     ]),
   )
+  patternBench()
+}
+
+/** Validation with two ordinary patterns: re2js (what the runtime uses) against ajv's RegExp. */
+function patternBench() {
+  const schema = {
+    type: 'object',
+    properties: {
+      id: { type: 'string', pattern: '^[a-z0-9-]+$' },
+      mail: { type: 'string', pattern: '^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[a-zA-Z]{2,}$' },
+    },
+  }
+  const args = { id: 'my-tool-name-42', mail: 'someone@example.com' }
+  const perCall = (validate: (data: unknown) => boolean) => {
+    for (let i = 0; i < 5_000; i++) validate(args)
+    const t0 = process.hrtime.bigint()
+    for (let i = 0; i < N; i++) if (!validate(args)) throw new Error('invalid')
+    return Number(process.hrtime.bigint() - t0) / N
+  }
+  const plain = perCall(new Ajv().compile(schema))
+  const linear = perCall(budgeted(createAjv().compile(schema)))
+  console.log(`\nargument validation with two patterns, ${N} calls`)
+  console.log(row(['', 'RegExp ns/call', 're2js ns/call', 'ratio', '']))
+  console.log(row(['patterns', plain, linear, `${(linear / plain).toFixed(1)}×`, '']))
 }

@@ -5,10 +5,9 @@
  * glob test at lookup time, so globals added later are admitted unless they match; an allow mask is
  * the set of globals that matched when it was made, so globals added later stay out.
  */
-import { Ajv, type ValidateFunction } from 'ajv'
-import addFormats from 'ajv-formats'
+import type { ValidateFunction } from 'ajv'
 import { YokeError } from '../errors.ts'
-import { riskyPattern } from './schema-safety.ts'
+import { budgeted, createAjv, riskyPattern } from './schema-safety.ts'
 import type { RegisteredTool, ToolCall, ToolDefinition } from './types.ts'
 
 export const GLOBAL = 'global'
@@ -27,13 +26,15 @@ export interface Mask {
 interface Layer {
   parent?: string
   subagent: boolean
+  /** the tool each name resolves to */
   tools: Map<string, RegisteredTool>
+  /** older registrations a reload's new version stands in front of, newest first */
+  shadowed: Map<string, RegisteredTool[]>
   masks: Array<(name: string) => boolean>
   guards: Guard[]
 }
 
-const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true })
-;(addFormats as unknown as (a: Ajv) => void)(ajv)
+const ajv = createAjv() // patterns on a linear-time engine (schema-safety)
 let nextId = 0
 
 /** `mcp__github__*` → /^mcp__github__.*$/ : `*` any run, `?` one character. */
@@ -50,7 +51,15 @@ export const matchesAny = (globs: readonly string[], name: string) =>
   globs.some((g) => globToRegExp(g).test(name))
 
 export class ToolRegistry {
-  readonly #global: Layer = { subagent: false, tools: new Map(), masks: [], guards: [] }
+  readonly #global: Layer = {
+    subagent: false,
+    tools: new Map(),
+    shadowed: new Map(),
+    masks: [],
+    guards: [],
+  }
+  /** which fiber registered a tool: the same owner key from another fiber may stand in front */
+  readonly #fibers = new WeakMap<RegisteredTool, number | undefined>()
   readonly #layers = new Map<string, Layer>([[GLOBAL, this.#global]])
   readonly #chains = new Map<string, Layer[]>()
 
@@ -58,11 +67,17 @@ export class ToolRegistry {
     private readonly onChange: (added: string[], removed: string[], scope: string) => void,
   ) {}
 
-  /** Checks and adds a tool to a layer; returns its removal. */
+  /**
+   * Checks and adds a tool to a layer; returns its removal. A name is registered once per layer,
+   * except that the new version of a reloading instance (the same owner key, another fiber) stands
+   * in front of the old one: calls resolve to it at once, and the old one's removal uncovers
+   * nothing, so no call sees the tool missing across the reload.
+   */
   register(
     def: ToolDefinition,
     owner: string,
     scope = GLOBAL,
+    fiber?: number,
   ): { tool: RegisteredTool; remove: () => void } {
     const layer = this.#layer(scope)
     const fail = (code: 'TOOL_INVALID' | 'TOOL_DUPLICATE', reason: string) =>
@@ -78,12 +93,18 @@ export class ToolRegistry {
     const { $id: _id, $schema: _dialect, ...compiled } = schema
     let validate: ValidateFunction
     try {
-      validate = ajv.compile(compiled)
+      validate = budgeted(ajv.compile(compiled))
     } catch (err) {
       throw fail('TOOL_INVALID', `its input schema does not compile: ${(err as Error).message}`)
     }
     const current = layer.tools.get(def.name)
-    if (current) throw fail('TOOL_DUPLICATE', `instance "${current.owner}" already registered it`)
+    const replaces =
+      current &&
+      current.owner === owner &&
+      fiber !== undefined &&
+      this.#fibers.get(current) !== fiber
+    if (current && !replaces)
+      throw fail('TOOL_DUPLICATE', `instance "${current.owner}" already registered it`)
     const concurrency = def.concurrency === 'safe' ? 'safe' : 'exclusive' // anything unknown runs alone
     const tool: RegisteredTool = Object.freeze({
       ...def,
@@ -95,15 +116,27 @@ export class ToolRegistry {
       id: ++nextId,
       validate,
     })
+    this.#fibers.set(tool, fiber)
+    if (current) layer.shadowed.set(def.name, [current, ...(layer.shadowed.get(def.name) ?? [])])
     layer.tools.set(def.name, tool)
-    this.onChange([def.name], [], scope)
+    this.onChange([def.name], current ? [def.name] : [], scope)
     return {
       tool,
       remove: () => {
         ajv.removeSchema(compiled) // compiled schemas would pile up over reloads
-        if (layer.tools.get(def.name) !== tool) return
-        layer.tools.delete(def.name)
-        this.onChange([], [def.name], scope)
+        const below = layer.shadowed.get(def.name) ?? []
+        if (layer.tools.get(def.name) !== tool) {
+          const rest = below.filter((t) => t !== tool)
+          if (rest.length) layer.shadowed.set(def.name, rest)
+          else layer.shadowed.delete(def.name)
+          return
+        }
+        const [next, ...rest] = below
+        if (rest.length) layer.shadowed.set(def.name, rest)
+        else layer.shadowed.delete(def.name)
+        if (next) layer.tools.set(def.name, next)
+        else layer.tools.delete(def.name)
+        this.onChange(next ? [def.name] : [], [def.name], scope)
       },
     }
   }
@@ -143,6 +176,7 @@ export class ToolRegistry {
       parent,
       subagent: options.subagent ?? this.#layer(parent).subagent,
       tools: new Map(),
+      shadowed: new Map(),
       masks: [],
       guards: [],
     }
@@ -243,7 +277,7 @@ export class ToolRegistry {
 
 /**
  * Refuses schemas that are not objects, nest deeper than 10, serialize to more than 64 KiB, or hold
- * a pattern that can backtrack exponentially (riskyPattern): whatever the tool's source.
+ * a pattern the linear-time engine does not run (riskyPattern): whatever the tool's source.
  */
 export function checkSchema(schema: unknown): string | undefined {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema))

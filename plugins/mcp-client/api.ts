@@ -9,4 +9,11 @@ export {
   publicToolName,
   type McpClientConfig,
 } from './index.ts'
-export { importFile, importText, toYaml, type ImportedServer, type ImportResult } from './import.ts'
+export {
+  importFile,
+  importText,
+  toYaml,
+  type ImportedServer,
+  type ImportOptions,
+  type ImportResult,
+} from './import.ts'

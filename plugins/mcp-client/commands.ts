@@ -64,17 +64,23 @@ const mcpImport = defineCommand({
   name: 'mcp import',
   summary:
     'convert .mcp.json, claude_desktop_config.json or a Codex config.toml into mcp-client entries',
-  usage: 'yoke mcp import FILE [--write] [--json] [common flags]',
+  usage: 'yoke mcp import FILE [--write] [--trust-urls] [--json] [common flags]',
   positionals: 1,
-  flags: { write: { type: 'boolean' } },
-  examples: ['yoke mcp import .mcp.json', 'yoke mcp import ~/.codex/config.toml --write'],
+  // --trust-urls: the file is yours; without it HTTP entries get ssrfGuard: true (URLs from someone else's file)
+  flags: { write: { type: 'boolean' }, 'trust-urls': { type: 'boolean' } },
+  examples: [
+    'yoke mcp import .mcp.json',
+    'yoke mcp import ~/.codex/config.toml --write --trust-urls',
+  ],
   async run(args, [file], cli) {
     if (!file)
       throw new YokeError('USAGE', {
         reason:
           'yoke mcp import needs a file: .mcp.json, claude_desktop_config.json or a Codex config.toml',
       })
-    const result = importFile(resolve(args.cwd ?? process.cwd(), file))
+    const result = importFile(resolve(args.cwd ?? process.cwd(), file), {
+      trustUrls: Boolean(args['trust-urls']),
+    })
     const written = args.write ? await writeEntries(cli, result) : undefined
     if (args.json) printJson({ ok: true, ...result, ...(written && { written }) })
     else if (written) {

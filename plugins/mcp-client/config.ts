@@ -3,6 +3,9 @@
  * that every server shares.
  */
 import { createHash } from 'node:crypto'
+import { homedir } from 'node:os'
+import { basename, join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { z } from 'zod'
 import { BLOCKED_ENV } from '../exec-tools/api.ts'
 
@@ -10,7 +13,16 @@ export { BLOCKED_ENV }
 
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/
 
-const ms = (fallback: number) => z.number().int().positive().default(fallback)
+/** The longest delay a Node timer takes: a longer one fires after 1 ms (TimeoutOverflowWarning). */
+export const MAX_TIMER_MS = 2 ** 31 - 1
+
+const timerMs = () =>
+  z
+    .number()
+    .int()
+    .positive()
+    .max(MAX_TIMER_MS, `at most ${MAX_TIMER_MS} ms (2^31-1, the longest delay a timer takes)`)
+const ms = (fallback: number) => timerMs().default(fallback)
 
 export const mcpClientConfig = z
   .object({
@@ -38,7 +50,7 @@ export const mcpClientConfig = z
     /** a call with no progress for this long times out (progress resets it) */
     callMs: ms(60_000),
     /** a call times out after this long however much progress it reports (default 10 × callMs) */
-    maxCallMs: z.number().int().positive().optional(),
+    maxCallMs: timerMs().optional(),
     reconnect: z
       .object({
         initialDelayMs: ms(500),
@@ -46,7 +58,20 @@ export const mcpClientConfig = z
         maxAttempts: z.number().int().nonnegative().default(10),
       })
       .strict()
+      .refine((r) => r.maxDelayMs >= r.initialDelayMs, {
+        message:
+          'maxDelayMs must be at least initialDelayMs (the backoff grows from one to the other)',
+        path: ['maxDelayMs'],
+      })
       .prefault({}),
+    /**
+     * the directories the server is told about when it asks for roots (roots/list), relative to
+     * the project directory; none by default: roots/list is not even declared, so a server such as
+     * server-filesystem keeps the directories its command line gave it
+     */
+    roots: z.array(z.string().min(1)).max(64).default([]),
+    /** tools/list is read up to this many tools; the rest are left out with a warning */
+    maxTools: z.number().int().positive().max(50_000).default(5000),
     /** true: the instance fails when the server cannot start; false: it is reported and retried */
     failOnStartupError: z.boolean().default(false),
     /** `safe` calls may overlap; `exclusive` ones run alone */
@@ -55,11 +80,12 @@ export const mcpClientConfig = z
     risk: z.enum(['low', 'medium', 'high', 'critical']).optional(),
     /** descriptions are cut to this (a long one floods the model's context) */
     descriptionChars: z.number().int().min(80).default(2048),
-    /** the largest message a stdio server may send */
+    /** the largest message a stdio server may send (at most 512 MiB: a longer line cannot become a string) */
     maxMessageBytes: z
       .number()
       .int()
       .positive()
+      .max(512 * 1024 * 1024)
       .default(64 * 1024 * 1024),
     /** refuse private, loopback, link-local and metadata addresses and redirects (for URLs from packages) */
     ssrfGuard: z.boolean().default(false),
@@ -79,9 +105,41 @@ export const mcpClientConfig = z
     for (const name of Object.keys(cfg.env))
       if (BLOCKED_ENV.has(name.toUpperCase()))
         problem(`${name} may not be set: it makes a process load foreign code`, ['env', name])
+    cfg.roots.forEach((entry, i) => {
+      if (/^[a-z][a-z0-9+.-]*:\/\//i.test(entry) && !/^file:\/\//i.test(entry))
+        problem('a root is a directory: a path, or a file:// URL', ['roots', String(i)])
+      else if (/^file:\/\//i.test(entry)) {
+        try {
+          fileURLToPath(entry)
+        } catch (err) {
+          problem(`not a file URL this system can use: ${(err as Error).message}`, [
+            'roots',
+            String(i),
+          ])
+        }
+      }
+    })
   })
 
 export type McpClientConfig = z.output<typeof mcpClientConfig>
+
+/** How long a call may run in all, progress or not: maxCallMs, else 10 × callMs (within a timer's range). */
+export function totalCallMs(cfg: Pick<McpClientConfig, 'callMs' | 'maxCallMs'>): number {
+  return cfg.maxCallMs ?? Math.min(cfg.callMs * 10, MAX_TIMER_MS)
+}
+
+/** The roots a server is told about: each entry resolved against the project directory (`~/` is the home directory). */
+export function rootsOf(
+  cfg: Pick<McpClientConfig, 'roots'>,
+  projectDir: string,
+): Array<{ uri: string; name: string }> {
+  return cfg.roots.map((entry) => {
+    if (/^file:\/\//i.test(entry)) return { uri: entry, name: basename(fileURLToPath(entry)) }
+    const path = entry === '~' || entry.startsWith('~/') ? join(homedir(), entry.slice(1)) : entry
+    const dir = resolve(projectDir, path)
+    return { uri: pathToFileURL(dir).href, name: basename(dir) || dir }
+  })
+}
 
 export function transportOf(
   cfg: Pick<McpClientConfig, 'transport' | 'command' | 'url'>,

@@ -8,7 +8,7 @@ export const errors = defineErrors('mcp-client', {
   },
   URL_REFUSED: {
     message: 'refused to connect to {url}: {reason}',
-    hint: 'URLs from packages may not reach private, loopback, link-local or metadata addresses, nor redirect; put the server in your own config to reach a local one.',
+    hint: 'URLs from packages and imported files may not reach private, loopback, link-local or metadata addresses, nor redirect; put the server in your own config (ssrfGuard: false, or `yoke mcp import --trust-urls` for a file that is yours) to reach a local one.',
   },
 })
 

@@ -8,7 +8,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import { lookup } from 'node:dns/promises'
 import { Agent, fetch as undiciFetch } from 'undici'
-import { BlockList, isIP } from 'node:net'
+import { isIP } from 'node:net'
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
 import {
   StreamableHTTPClientTransport,
@@ -16,43 +16,10 @@ import {
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { YokeError } from 'yoke'
+import { isPrivateAddress } from './addresses.ts'
 import './errors.ts'
 
-const PRIVATE = new BlockList()
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  PRIVATE.addSubnet(net, bits, 'ipv4')
-// ::/96 holds ::, ::1 and the IPv4-compatible forms; BlockList maps ::ffff:a.b.c.d onto the IPv4 rules itself
-// 64:ff9b::/96 and 64:ff9b:1::/48 (NAT64), 2002::/16 (6to4) and 100::/64 can carry or reach an IPv4 address
-for (const [net, bits] of [
-  ['::', 96],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
-  ['64:ff9b::', 96],
-  ['64:ff9b:1::', 48],
-  ['2002::', 16],
-  ['100::', 64],
-] as const) {
-  PRIVATE.addSubnet(net, bits, 'ipv6')
-}
-
-export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address)
-  return family === 0 || PRIVATE.check(address, family === 4 ? 'ipv4' : 'ipv6')
-}
+export { isPrivateAddress }
 
 /** Throws URL_REFUSED when the URL's host is, or resolves to, an address that must not be reached. */
 export async function checkUrl(url: string | URL, resolve = lookup): Promise<void> {

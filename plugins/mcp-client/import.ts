@@ -6,11 +6,13 @@
  * except importFile, which reads one bounded file. An unusable file throws; an unusable entry is
  * skipped with a warning, so one bad server does not cost the others.
  */
+import { isIP } from 'node:net'
 import { basename, extname } from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { Document } from 'yaml'
 import { readConfigText, YokeError } from 'yoke'
 import { BLOCKED_ENV, SERVER_NAME } from './config.ts'
+import { isPrivateAddress } from './addresses.ts'
 
 export interface ImportedServer {
   /** the instance key for the yoke preset: `mcp-<serverName>` */
@@ -20,6 +22,14 @@ export interface ImportedServer {
   enabled: boolean
   /** the mcp-client config; keys absent in the source are absent here */
   config: Record<string, unknown>
+}
+
+export interface ImportOptions {
+  /**
+   * The file is the user's own: its URLs are reached as written. Without it every HTTP entry gets
+   * `ssrfGuard: true` (someone else's file may point at this machine or its network).
+   */
+  trustUrls?: boolean
 }
 
 export interface ImportResult {
@@ -295,7 +305,7 @@ function detect(
  *   // → { format: 'mcp.json', servers: [{ key: 'mcp-fs', serverName: 'fs', enabled: true,
  *   //      config: { serverName: 'fs', command: 'npx', args: ['-y', 'server-fs'] } }], warnings: [] }
  */
-export function importText(text: string, file: string): ImportResult {
+export function importText(text: string, file: string, options: ImportOptions = {}): ImportResult {
   const { format, entries } = detect(text, file)
   const warnings: string[] = []
   const converted: Array<Converted & { name: string }> = []
@@ -303,6 +313,7 @@ export function importText(text: string, file: string): ImportResult {
     try {
       if (!isObject(entry)) throw new SkipEntry('the entry is not an object')
       const result = format === 'codex-toml' ? fromCodex(entry) : fromMcpJson(entry)
+      if (!options.trustUrls && typeof result.config.url === 'string') guardUrl(result)
       converted.push({ name, ...result })
       warnings.push(...result.notes.map((note) => `server "${name}": ${note}`))
     } catch (err) {
@@ -323,9 +334,28 @@ export function importText(text: string, file: string): ImportResult {
   return { format, servers, warnings }
 }
 
+/**
+ * An HTTP entry from a file that is not known to be the user's own: the SSRF rules of untrusted
+ * sources (no private, loopback, link-local or metadata address, no redirect). A URL that is such
+ * an address on its face gets a note, since it will be refused.
+ */
+function guardUrl(result: Converted) {
+  result.config.ssrfGuard = true
+  let host: string | undefined
+  try {
+    host = new URL(result.config.url as string).hostname.replace(/^\[|\]$/g, '')
+  } catch {
+    return // ${VAR} in the URL: the guard decides once it is expanded
+  }
+  if (/^localhost\.?$|\.localhost\.?$/i.test(host) || (isIP(host) && isPrivateAddress(host)))
+    result.notes.push(
+      `its url reaches ${host}, a loopback or private address, which the SSRF guard refuses; if the file is yours, import it with --trust-urls (or set ssrfGuard: false)`,
+    )
+}
+
 /** Reads and converts one file: a regular file of at most 1 MiB of UTF-8 (the config reader's rules and errors). */
-export function importFile(path: string): ImportResult {
-  return importText(readConfigText(path), path)
+export function importFile(path: string, options: ImportOptions = {}): ImportResult {
+  return importText(readConfigText(path), path, options)
 }
 
 /**

@@ -8,7 +8,13 @@ import { createRequire } from 'node:module'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { definePlugin, YokeError, type CallContext, type ToolOutput } from 'yoke'
 import type { McpServerHandle } from '../mcp/api.ts'
-import { mcpClientConfig, transportOf, type McpClientConfig } from './config.ts'
+import {
+  mcpClientConfig,
+  rootsOf,
+  totalCallMs,
+  transportOf,
+  type McpClientConfig,
+} from './config.ts'
 import { sessionExpired } from './http.ts'
 import { answerSampling } from './sampling.ts'
 import { Session } from './session.ts'
@@ -56,6 +62,7 @@ export default definePlugin({
           cfg,
           {
             projectDir: ctx.project.dir,
+            roots: rootsOf(cfg, ctx.project.dir),
             version,
             onToolsChanged: resync,
             onError: (err) => ctx.logger.debug(`MCP server "${server}": ${err.message}`),
@@ -154,7 +161,7 @@ export default definePlugin({
         const result = await session.client.callTool({ name: raw, arguments: args }, undefined, {
           timeout: cfg.callMs,
           resetTimeoutOnProgress: true,
-          maxTotalTimeout: cfg.maxCallMs ?? cfg.callMs * 10,
+          maxTotalTimeout: totalCallMs(cfg),
           signal: link as unknown as AbortSignal,
           onprogress: link.onprogress,
         })
@@ -163,7 +170,7 @@ export default definePlugin({
         if (link.aborted) throw link.reason // the runtime already knows why (abort, timeout, unload)
         if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
           // callMs passed without progress, or maxCallMs in all
-          const ms = /total/i.test(err.message) ? (cfg.maxCallMs ?? cfg.callMs * 10) : cfg.callMs
+          const ms = /total/i.test(err.message) ? totalCallMs(cfg) : cfg.callMs
           throw new YokeError('TIMEOUT', { name: call.call.name, ms }, { cause: err })
         }
         if (sessionExpired(err) && !retried) {

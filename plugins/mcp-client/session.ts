@@ -4,8 +4,7 @@
  * when the server answers 4xx to it. `lost` settles once, with why the connection ended.
  */
 import { existsSync } from 'node:fs'
-import { basename, resolve } from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { resolve } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
@@ -20,13 +19,15 @@ import { sessionExpired, sseTransport, streamableTransport, wantsSse } from './h
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js'
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
-import { settledWithin } from 'yoke'
+import { createAjv, settledWithin } from 'yoke'
 import { ProcessTransport, serverEnv } from './stdio.ts'
 
 export type TransportKind = 'stdio' | 'http' | 'sse'
 
 export interface SessionHost {
   projectDir: string
+  /** the roots the entry lists; none: the roots capability is not declared at all */
+  roots: Array<{ uri: string; name: string }>
   version: string
   /** the server announced that its tool list changed */
   onToolsChanged(): void
@@ -74,14 +75,20 @@ export class Session {
     const client = new Client(
       { name: 'yoke', version: host.version },
       {
-        capabilities: { roots: {}, ...(host.sample ? { sampling: {} } : {}) },
+        capabilities: {
+          // roots only when the entry lists some: a server such as server-filesystem replaces the
+          // directories it was started with by whatever roots/list answers
+          ...(host.roots.length ? { roots: {} } : {}),
+          ...(host.sample ? { sampling: {} } : {}),
+        },
         jsonSchemaValidator: tolerantValidator,
       },
     )
     const session = new Session(client, makeTransport(cfg, kind, host.projectDir), kind)
-    client.setRequestHandler(ListRootsRequestSchema, () => ({
-      roots: [{ uri: pathToFileURL(host.projectDir).href, name: basename(host.projectDir) }],
-    }))
+    if (host.roots.length) {
+      const roots = host.roots.map((root) => ({ ...root }))
+      client.setRequestHandler(ListRootsRequestSchema, () => ({ roots }))
+    }
     if (host.sample)
       client.setRequestHandler(CreateMessageRequestSchema, (request, extra) =>
         host.sample!(request.params, extra.signal),
@@ -172,6 +179,7 @@ export class Session {
   #closeReason(): string {
     const t = this.transport
     if (!(t instanceof ProcessTransport)) return 'the connection closed'
+    if (t.fatal) return t.fatal // what made yoke end it (a message over the cap, a line that is not JSON-RPC)
     const how = t.exit
       ? t.exit.signal
         ? `was killed by ${t.exit.signal}`
@@ -204,6 +212,7 @@ function describe(err: unknown, session: Session): string {
     if (code === 'ENOENT' && t.options.cwd && !existsSync(t.options.cwd))
       return `the working directory does not exist: ${t.options.cwd}`
     if (code === 'ENOENT') return `command not found: ${JSON.stringify(t.options.command)}`
+    if (t.fatal) return t.fatal // the exit that followed is ours, not the server's
     const tail = t.stderr.at(-1)
     const exit = t.exit ? `; the process exited with code ${t.exit.code ?? t.exit.signal}` : ''
     return `${message}${exit}${tail ? ` (stderr: ${tail})` : ''}`
@@ -211,7 +220,8 @@ function describe(err: unknown, session: Session): string {
   return message
 }
 
-const ajvProvider = new AjvJsonSchemaValidator()
+// servers' output schemas run on yoke's ajv: their patterns on the linear-time engine too
+const ajvProvider = new AjvJsonSchemaValidator(createAjv({ validateSchema: false }))
 
 /**
  * The SDK compiles every tool's outputSchema inside listTools and throws on the first that does

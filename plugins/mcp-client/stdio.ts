@@ -3,7 +3,8 @@
  * in a process group of its own so closing kills its whole tree (a server started through `npx`
  * is a grandchild), the environment is scrubbed, a message may be as large as configured (the
  * SDK caps it at 10 MiB and re-concatenates its buffer on every chunk), and the last lines of
- * stderr are kept to explain a failure.
+ * stderr are kept to explain a failure. A protocol error (a message over the cap, a line that is not
+ * JSON-RPC once the server has spoken) ends the connection at once, with `fatal` saying why.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
@@ -44,6 +45,10 @@ export class ProcessTransport implements Transport {
   /** the last lines the server wrote to stderr */
   readonly stderr: string[] = []
   exit?: { code: number | null; signal: string | null }
+  /** why yoke ended the connection itself (a message over the cap, a line that is not JSON-RPC) */
+  fatal?: string
+  /** the server has sent one JSON-RPC message: from then on a line that is not one is a protocol error */
+  #spoken = false
   #child?: ChildProcess
   #exited?: Promise<void>
   #pending: Buffer[] = []
@@ -176,29 +181,45 @@ export class ProcessTransport implements Transport {
       this.#pendingBytes += chunk.length - start
       if (this.#pendingBytes > this.options.maxMessageBytes) {
         this.#pending = []
-        this.onerror?.(
-          new Error(
-            `the server sent a message over ${this.options.maxMessageBytes} bytes (maxMessageBytes); closing the connection`,
-          ),
+        const cap = this.options.maxMessageBytes
+        this.#fail(
+          `the server sent a message over ${cap} bytes (${mib(cap)}, maxMessageBytes); raise maxMessageBytes in its entry (up to 512 MiB) to accept larger ones`,
         )
-        void this.close()
       }
     }
   }
 
+  /**
+   * A protocol error: the requests in flight fail at once (the SDK rejects them on close) with
+   * `why`, and the process is ended; the supervisor starts it again.
+   */
+  #fail(why: string) {
+    if (this.fatal || this.#closed) return
+    this.fatal = why
+    // nothing more is read from a stream out of step (what the server still writes is discarded)
+    this.#child?.stdout?.removeAllListeners('data').resume()
+    this.#ended()
+    this.onerror?.(new Error(`${why}; closing the connection`))
+    void this.close()
+  }
+
+  /**
+   * One line of stdout. Before the server's first JSON-RPC message a line that is not one is a
+   * banner (some servers print one) and is only reported; after it, it is a protocol error (a
+   * response may be lost in it): the connection fails at once and the server is restarted.
+   */
   #deliver(line: string) {
-    if (!line.trim()) return
+    if (this.fatal || !line.trim()) return
     let message: JSONRPCMessage
     try {
       message = deserializeMessage(line.endsWith('\r') ? line.slice(0, -1) : line)
     } catch {
-      this.onerror?.(
-        new Error(
-          `the server wrote a line that is not JSON-RPC: ${JSON.stringify(line.slice(0, 120))}`,
-        ),
-      )
+      const what = `the server wrote a line that is not JSON-RPC: ${JSON.stringify(line.slice(0, 120))}`
+      if (this.#spoken) this.#fail(what)
+      else this.onerror?.(new Error(`${what} (before its first message: skipped)`))
       return
     }
+    this.#spoken = true
     this.onmessage?.(message)
   }
 
@@ -208,6 +229,8 @@ export class ProcessTransport implements Transport {
     this.onclose?.()
   }
 }
+
+const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 100) / 100} MiB`
 
 /** Polls until no process of the group is left (true), or `ms` pass (false). */
 async function groupGone(pid: number, ms: number): Promise<boolean> {

@@ -140,7 +140,14 @@ export class Supervisor {
         if (Date.now() - this.connectedAt >= this.policy.maxDelayMs) this.attempt = 0
       } catch (err) {
         if (this.#closed) break
-        if (!this.#restarting) failure = err instanceof Error ? err : new Error(String(err))
+        // a connection that ended under the sync failed for why it ended, not for "Connection closed"
+        if (!this.#restarting)
+          failure =
+            session?.isLost && session.why
+              ? new Error(session.why, { cause: err })
+              : err instanceof Error
+                ? err
+                : new Error(String(err))
       }
       // the next state first, so the caller of the first attempt and the observers see it at once
       const restart = this.#restarting

@@ -6,7 +6,8 @@
  * Syncs run one at a time; a request during one queues at most one more.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { Tool } from '@modelcontextprotocol/sdk/types.js'
+import { ToolSchema, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import { z } from 'zod'
 import {
   checkSchema,
   globToRegExp,
@@ -18,7 +19,7 @@ import {
   type ToolDefinition,
   type ToolOutput,
 } from 'yoke'
-import { publicToolName, type McpClientConfig } from './config.ts'
+import { publicToolName, totalCallMs, type McpClientConfig } from './config.ts'
 import { tolerantValidator } from './session.ts'
 
 /** A tools/list the server got wrong: reported, and the previous generation stays. */
@@ -36,8 +37,6 @@ interface Entry {
   def: ToolDefinition
   dispose?: Disposer
 }
-
-const MAX_TOOLS = 5000
 
 export class ServerTools {
   #registered = new Map<string, Entry>()
@@ -88,10 +87,10 @@ export class ServerTools {
   }
 
   async #sync(client: Client): Promise<void> {
-    const listed = await listAll(client, this.cfg.startupMs)
-    if (this.signal.aborted) return
     try {
-      await this.#swap(this.#build(listed))
+      const listing = await listAll(client, this.cfg.startupMs, this.cfg.maxTools)
+      if (this.signal.aborted) return
+      await this.#swap(this.#build(listing))
     } catch (err) {
       if (!(err instanceof ListProblem)) throw err
       this.problems = [err.message]
@@ -99,17 +98,19 @@ export class ServerTools {
     }
   }
 
-  #build(listed: Tool[]): Map<string, Entry> {
+  #build({ tools: listed, malformed, notes }: Listing): Map<string, Entry> {
     const server = this.cfg.serverName
     const next = new Map<string, Entry>()
     const raws = new Set<string>()
     const before = new Set(this.problems)
     this.problems = []
-    const skip = (raw: string, why: string) => {
-      const problem = `skipped tool "${raw}": ${why}`
+    const report = (problem: string) => {
       this.problems.push(problem)
       if (!before.has(problem)) this.warn(`MCP server "${server}": ${problem}`) // once, not on every re-sync
     }
+    const skip = (raw: string, why: string) => report(`skipped tool "${raw}": ${why}`)
+    for (const { label, why } of malformed) report(`skipped tool ${label}: ${why}`)
+    for (const note of notes) report(note)
     for (const tool of listed) {
       if (raws.has(tool.name))
         throw new ListProblem(
@@ -155,9 +156,9 @@ export class ServerTools {
       inputSchema: tool.inputSchema as Record<string, unknown>,
       outputSchema: tool.outputSchema as Record<string, unknown> | undefined,
       source: `mcp:${cfg.serverName}`,
-      risk: cfg.risk ?? (tool.annotations?.readOnlyHint ? 'low' : 'medium'),
+      risk: cfg.risk ?? riskOf(tool.annotations),
       concurrency: cfg.concurrency,
-      timeoutMs: cfg.maxCallMs ?? cfg.callMs * 10,
+      timeoutMs: totalCallMs(cfg),
       annotations,
       execute: (args, ctx) => body(tool.name, args, ctx),
     }
@@ -208,25 +209,103 @@ function outputSchemaProblem(schema: object): string | undefined {
     : undefined
 }
 
-/** Every page of tools/list, all within `ms`. */
-async function listAll(client: Client, ms: number): Promise<Tool[]> {
+/**
+ * A tool's risk from its MCP annotations (hints from the server): `destructiveHint: true` is high
+ * (the policy plugin asks first), `readOnlyHint: true` low, anything else medium. The spec reads
+ * destructiveHint only when readOnlyHint is false; a server that claims both gets the stricter.
+ */
+export function riskOf(annotations: Tool['annotations']): 'low' | 'medium' | 'high' {
+  if (annotations?.destructiveHint === true) return 'high'
+  if (annotations?.readOnlyHint === true) return 'low'
+  return 'medium'
+}
+
+interface Listing {
+  /** the tools that are well formed, in the server's order */
+  tools: Tool[]
+  /** the entries the SDK's Tool schema refuses: skipped one by one, never the whole list */
+  malformed: Array<{ label: string; why: string }>
+  /** what else was wrong with the list (over maxTools, a repeated cursor) */
+  notes: string[]
+}
+
+/** A page of tools/list read loosely, so one bad entry is skipped alone (the SDK's schema refuses the whole page). */
+const LoosePage = z.looseObject({ tools: z.unknown(), nextCursor: z.unknown().optional() })
+
+/** How one malformed entry is named in a warning: its name when it has one, else its place. */
+function labelOf(entry: unknown, index: number): string {
+  const name = (entry as { name?: unknown } | null)?.name
+  if (typeof name === 'string' && name) return JSON.stringify(name.slice(0, 100))
+  const shown = name === undefined ? 'no name' : `name ${JSON.stringify(name)?.slice(0, 60)}`
+  return `#${index + 1} of tools/list (${shown})`
+}
+
+/** What the Tool schema says about an entry, briefly: `inputSchema: expected object, received undefined`. */
+function whyMalformed(error: { issues: Array<{ path: PropertyKey[]; message: string }> }): string {
+  const issues = error.issues.slice(0, 3).map((i) => {
+    const at = i.path.map(String).join('.')
+    return `${at ? `${at}: ` : ''}${i.message.replace(/^Invalid input: /, '')}`
+  })
+  const more = error.issues.length > 3 ? ` (and ${error.issues.length - 3} more)` : ''
+  return `it does not match MCP's Tool shape (${issues.join('; ')}${more})`
+}
+
+/**
+ * Every page of tools/list, all within `ms`, and no more than `max` entries: the entries past it
+ * are left out with a note, so a huge list costs its tail, never the connection. A page that is
+ * not a list at all is a ListProblem (the previous tools stay).
+ */
+async function listAll(client: Client, ms: number, max: number): Promise<Listing> {
   const deadline = Date.now() + ms
-  const tools: Tool[] = []
+  const listing: Listing = { tools: [], malformed: [], notes: [] }
   const cursors = new Set<string>()
+  let seen = 0
+  let full = false
   let cursor: string | undefined
   do {
-    const page = await client.listTools(cursor === undefined ? undefined : { cursor }, {
-      timeout: Math.max(1, deadline - Date.now()),
-    })
-    tools.push(...page.tools)
-    cursor = page.nextCursor
-    if (cursor !== undefined && cursors.has(cursor))
-      throw new ListProblem(`tools/list repeats the cursor ${JSON.stringify(cursor)}`)
-    if (tools.length > MAX_TOOLS)
-      throw new ListProblem(`tools/list goes on past ${MAX_TOOLS} tools`)
+    const page = await client.request(
+      { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+      LoosePage,
+      { timeout: Math.max(1, deadline - Date.now()) },
+    )
+    if (!Array.isArray(page.tools))
+      throw new ListProblem(
+        'tools/list answered without a tools array; the previous tools stay registered',
+      )
+    for (const entry of page.tools) {
+      if (seen === max) {
+        full = true
+        listing.notes.push(
+          `tools/list has more than ${max} tools (maxTools): the first ${max} are kept, the rest left out; raise maxTools, or pick tools with enabledTools`,
+        )
+        break
+      }
+      const checked = ToolSchema.safeParse(entry)
+      if (checked.success) listing.tools.push(checked.data as Tool)
+      else listing.malformed.push({ label: labelOf(entry, seen), why: whyMalformed(checked.error) })
+      seen++
+    }
+    if (full) break
+    const next = page.nextCursor
+    if (next !== undefined && typeof next !== 'string') {
+      listing.notes.push(
+        `tools/list gave a nextCursor that is not a string; the pages after it are left out`,
+      )
+      break
+    }
+    if (next !== undefined && cursors.has(next)) {
+      listing.notes.push(
+        `tools/list repeats the cursor ${JSON.stringify(next.slice(0, 60))}; the pages after it are left out`,
+      )
+      break
+    }
+    cursor = next
     if (cursor !== undefined) cursors.add(cursor)
   } while (cursor !== undefined)
-  return tools
+  // what the SDK's own listTools does with a list: the output validators for callTool's structuredContent
+  const sdk = client as unknown as { cacheToolMetadata?: (tools: Tool[]) => void }
+  sdk.cacheToolMetadata?.(listing.tools)
+  return listing
 }
 
 type McpContent = {

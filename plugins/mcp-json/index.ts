@@ -31,7 +31,8 @@ export default definePlugin({
     async function load() {
       let servers: ImportedServer[]
       try {
-        const result = importFile(file)
+        // the file is named in the user's own config: its URLs are theirs (defaults: { ssrfGuard: true } guards them)
+        const result = importFile(file, { trustUrls: true })
         for (const warning of result.warnings) ctx.logger.warn(`${cfg.file}: ${warning}`)
         servers = result.servers.filter((s) => s.enabled)
       } catch (err) {

@@ -32,6 +32,11 @@ const httpConfig = z
       .string()
       .regex(/^\/[A-Za-z0-9_./-]*$/, 'a path like /mcp')
       .default('/mcp'),
+    /**
+     * the most sessions one client (one remote address) holds; at it, its new session takes the
+     * place of its idlest one. Default: a quarter of maxSessions (64)
+     */
+    maxSessionsPerClient: z.number().int().positive().optional(),
   })
   .strict()
 
@@ -64,9 +69,13 @@ export const mcpServerConfig = z
       .number()
       .int()
       .positive()
+      .max(2 ** 31 - 1)
       .default(30 * 60_000),
-    /** the most sessions at once; an initialize past it is answered 503 */
-    maxSessions: z.number().int().positive().default(256),
+    /**
+     * the most sessions at once; past it, a new session takes the place of the idlest session of
+     * the client that holds the most (503 only when every session has a request in flight)
+     */
+    maxSessions: z.number().int().positive().max(100_000).default(256),
     /** the runtime scope whose tools are served (default the global one) */
     scope: z.string().min(1).default('global'),
     /** how long tool changes settle before clients are told (tools/list_changed) */

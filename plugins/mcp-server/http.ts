@@ -3,7 +3,10 @@
  * (a stateless server cannot carry cancellation, progress or elicitation to the right handler).
  * Each request is checked in order: the bearer token (401), the path's view (404), the body's size
  * (413, before it is read, from Content-Length, or while it streams), JSON (400), the session
- * (404 for one we do not know, or that belongs to another view). Idle sessions are closed.
+ * (404 for one we do not know, or that belongs to another view). Idle sessions are closed. Sessions
+ * are capped per client (remote address) and in all; at a cap a new session takes the place of an
+ * idle one (the client's own, else one of the client that holds the most), so no token holder can
+ * lock the others out.
  */
 import { randomUUID } from 'node:crypto'
 import {
@@ -36,9 +39,18 @@ export interface EndpointHost {
 interface Tracked {
   session: McpSession
   transport: StreamableHTTPServerTransport
+  /** the remote address that opened it: sessions are capped per client */
+  client: string
   lastSeen: number
   /** requests being handled and streams open: a session with any is not idle */
   active: number
+  /** requests being handled (not the GET stream): a session with any is never made to give way */
+  requests: number
+}
+
+/** The client a request comes from, for the per-client cap: its remote address (IPv4-mapped folded). */
+function clientOf(req: IncomingMessage): string {
+  return (req.socket.remoteAddress ?? 'unknown').replace(/^::ffff:(?=\d+\.)/i, '')
 }
 
 export function isLoopback(host: string): boolean {
@@ -176,17 +188,20 @@ export class HttpEndpoint {
         -32000,
         'Bad Request: no mcp-session-id header; start with an initialize request',
       )
-    if (this.sessions.size >= this.host.maxSessions)
-      return reply(
-        res,
-        503,
-        -32000,
-        `Too many sessions (maxSessions ${this.host.maxSessions}); close one or try later`,
-      )
+    const client = clientOf(req)
+    const refused = this.#makeRoom(client)
+    if (refused) return reply(res, refused.status, -32000, refused.message, { 'retry-after': '5' })
     const id = randomUUID()
     const session = this.host.open(view, id)
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id })
-    const tracked: Tracked = { session, transport, lastSeen: Date.now(), active: 0 }
+    const tracked: Tracked = {
+      session,
+      transport,
+      client,
+      lastSeen: Date.now(),
+      active: 0,
+      requests: 0,
+    }
     this.sessions.set(id, tracked)
     void session.ended.then(() => this.sessions.delete(id))
     await session.connect(transport)
@@ -195,13 +210,64 @@ export class HttpEndpoint {
   }
 
   async #serve(tracked: Tracked, req: IncomingMessage, res: ServerResponse, body: unknown) {
+    // a GET is the client's stream for server messages: it keeps the session from the idle sweep,
+    // but holding one open does not keep others out (any client can hold one per session)
+    const request = req.method !== 'GET'
     tracked.active++
+    if (request) tracked.requests++
     tracked.lastSeen = Date.now()
     res.once('close', () => {
       tracked.active--
+      if (request) tracked.requests--
       tracked.lastSeen = Date.now()
     })
     await tracked.transport.handleRequest(req, res, body)
+  }
+
+  /**
+   * Room for a new session of `client`, so no client can lock others out. A client at its own cap
+   * gives up its idlest session (one with no request in flight, the longest unused); a full table
+   * takes the idlest session of the client holding the most. Refused (429 / 503) only when every
+   * candidate has a request in flight.
+   */
+  #makeRoom(client: string): { status: number; message: string } | undefined {
+    const { maxSessions } = this.host
+    const perClient = this.cfg.maxSessionsPerClient ?? Math.max(1, Math.ceil(maxSessions / 4))
+    const byClient = new Map<string, Tracked[]>()
+    for (const t of this.sessions.values())
+      if (!t.session.closed) byClient.set(t.client, [...(byClient.get(t.client) ?? []), t])
+    const mine = byClient.get(client) ?? []
+    if (mine.length >= perClient) {
+      const victim = idlest(mine)
+      if (!victim)
+        return {
+          status: 429,
+          message: `Too many sessions from ${client}: ${mine.length} (http.maxSessionsPerClient ${perClient}), each with a request in flight; end one (DELETE) or try later`,
+        }
+      this.#evict(victim, `${client} opened a new one past http.maxSessionsPerClient ${perClient}`)
+      return undefined
+    }
+    if (this.sessions.size < maxSessions) return undefined
+    const holders = [...byClient.values()].sort((a, b) => b.length - a.length)
+    for (const held of holders) {
+      const victim = idlest(held)
+      if (!victim) continue
+      this.#evict(
+        victim,
+        `maxSessions ${maxSessions} reached; ${victim.client} holds the most sessions (${held.length})`,
+      )
+      return undefined
+    }
+    return {
+      status: 503,
+      message: `Too many sessions (maxSessions ${maxSessions}), each with a request in flight; try later`,
+    }
+  }
+
+  #evict(t: Tracked, why: string) {
+    this.host.debug(`MCP session ${t.session.id} closed to make room: ${why}`)
+    this.sessions.delete(t.session.id)
+    void t.session.close()
   }
 
   /** The view a path names, or why it names none. */
@@ -234,6 +300,13 @@ export class HttpEndpoint {
       void t.session.close()
     }
   }
+}
+
+/** The session with no request in flight that was used longest ago. */
+function idlest(list: Tracked[]): Tracked | undefined {
+  let found: Tracked | undefined
+  for (const t of list) if (t.requests === 0 && (!found || t.lastSeen < found.lastSeen)) found = t
+  return found
 }
 
 /** The body as text, or 'too large' (from Content-Length before reading, or once it passes the limit). */

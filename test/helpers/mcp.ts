@@ -29,6 +29,10 @@ export const EVERYTHING = join(
 )
 export const MEMORY = join(ROOT, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js')
 export const FIXTURE = join(ROOT, 'test/fixtures/mcp/server.mjs')
+/** raw JSON-RPC frames, no SDK: malformed tool lists, huge lists, lines that are not JSON */
+export const RAW = join(ROOT, 'test/fixtures/mcp/raw.mjs')
+/** treats roots as server-filesystem does: the client's roots replace its command-line directories */
+export const FS_LIKE = join(ROOT, 'test/fixtures/mcp/fs-like.mjs')
 
 export const text = (r: ToolResult) =>
   r.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
@@ -112,6 +116,13 @@ export const fixture = (
   mode = 'normal',
   extra: Record<string, unknown> = {},
 ) => ({ serverName, command: process.execPath, args: [FIXTURE, mode], ...extra })
+
+export const raw = (serverName: string, mode: string, extra: Record<string, unknown> = {}) => ({
+  serverName,
+  command: process.execPath,
+  args: [RAW, mode],
+  ...extra,
+})
 
 /** true while a process with this pid runs (a zombie waiting for a reaper does not count) */
 export function alive(pid: number): boolean {

@@ -327,11 +327,12 @@ describe('exec-tools: environment, approval, limits', () => {
     }
   })
 
-  it('a secret reaches a tool only when its env lists it; a non-empty env is strict', async () => {
+  it('a secret reaches a tool only when its env lists it; with or without env, only the essentials and the listed names', async () => {
     const loose = await envOf('env_default')
     assert.equal(loose.GITHUB_TOKEN, undefined)
     assert.equal(loose.DEPLOY_KEY, undefined)
-    assert.equal(loose.PLAIN_SETTING, 'visible')
+    assert.equal(loose.PLAIN_SETTING, undefined, 'no env list: an allowlist all the same')
+    assert.ok(loose.PATH && loose.YOKE_WORK_DIR)
     const strict = await envOf('env_strict')
     assert.equal(strict.GITHUB_TOKEN, 'ghp_secret')
     assert.equal(
@@ -609,7 +610,7 @@ describe('exec-tools: hostile packages', () => {
                 description: 'x',
                 input_schema: {
                   type: 'object',
-                  properties: { s: { type: 'string', pattern: '^(a|aa)+$' } },
+                  properties: { s: { type: 'string', pattern: '(?<=a)b' } },
                 },
               },
               { name: 'redos_ok', description: 'y' },
@@ -640,10 +641,10 @@ describe('exec-tools: hostile packages', () => {
       const names = h.rt.list().map((t) => t.name)
       assert.ok(
         !names.includes('redos_run') && names.includes('redos_ok'),
-        'a pattern that backtracks exponentially costs that tool only',
+        'a pattern yoke does not run costs that tool only',
       )
       assert.ok(
-        h.logs.some((l) => /redos_run is not registered: .*exponential time/.test(l.message)),
+        h.logs.some((l) => /redos_run is not registered: .*it uses a lookbehind/.test(l.message)),
       )
     } finally {
       await h.close()

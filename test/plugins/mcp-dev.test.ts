@@ -320,4 +320,28 @@ describe('yoke mcp without a running dev', () => {
     assert.equal(broken.code, 2)
     assert.match(broken.stderr, /broken\.json:\d+:\d+/)
   })
+
+  it("mcp import guards the URLs of someone else's file; --trust-urls takes them as the user's own", async () => {
+    project.write(
+      'theirs.mcp.json',
+      JSON.stringify({ mcpServers: { local: { url: 'http://127.0.0.1:9/mcp' } } }),
+    )
+    const imported = async (...flags: string[]) => {
+      const r = await runYoke(['mcp', 'import', 'theirs.mcp.json', '--json', ...flags], {
+        cwd: project.dir,
+        home: project.home,
+      })
+      assert.equal(r.code, 0, r.stderr)
+      return JSON.parse(r.stdout) as {
+        servers: Array<{ config: Record<string, unknown> }>
+        warnings: string[]
+      }
+    }
+    const guarded = await imported()
+    assert.equal(guarded.servers[0]!.config.ssrfGuard, true)
+    assert.match(guarded.warnings.join('\n'), /127\.0\.0\.1.*--trust-urls/)
+    const trusted = await imported('--trust-urls')
+    assert.equal(trusted.servers[0]!.config.ssrfGuard, undefined)
+    assert.deepEqual(trusted.warnings, [])
+  })
 })

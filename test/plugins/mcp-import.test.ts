@@ -54,19 +54,25 @@ describe('mcp import: Claude Code .mcp.json', () => {
           url: 'https://api.githubcopilot.com/mcp/',
           headers: { Authorization: 'Bearer ${GITHUB_TOKEN}' },
           callMs: 30000,
+          ssrfGuard: true, // a URL from an imported file: the rules of untrusted sources
         },
       },
       {
         key: 'mcp-linear',
         serverName: 'linear',
         enabled: true,
-        config: { serverName: 'linear', url: 'https://mcp.linear.app/sse', transport: 'sse' },
+        config: {
+          serverName: 'linear',
+          url: 'https://mcp.linear.app/sse',
+          transport: 'sse',
+          ssrfGuard: true,
+        },
       },
       {
         key: 'mcp-dynamic-auth',
         serverName: 'dynamic-auth',
         enabled: true,
-        config: { serverName: 'dynamic-auth', url: 'https://mcp.example.com/mcp' },
+        config: { serverName: 'dynamic-auth', url: 'https://mcp.example.com/mcp', ssrfGuard: true },
       },
     ])
     // oauth and alwaysLoad are dropped quietly; ws and headersHelper are not
@@ -87,7 +93,7 @@ describe('mcp import: Claude Code .mcp.json', () => {
           command: 'npx',
           args: ['-y', '@modelcontextprotocol/server-memory'],
         },
-        { serverName: 'docs', url: 'https://docs.example.com/mcp' },
+        { serverName: 'docs', url: 'https://docs.example.com/mcp', ssrfGuard: true },
       ],
     )
     assert.deepEqual(result.warnings, [])
@@ -147,6 +153,7 @@ describe('mcp import: Codex config.toml', () => {
           },
           disabledTools: ['delete_file'],
           startupMs: 5000, // the legacy startup_timeout_ms
+          ssrfGuard: true,
         },
       },
     ])

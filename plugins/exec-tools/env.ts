@@ -1,8 +1,12 @@
 /**
- * The environment a plugin process gets, after octos's sandbox rules (reference/octos.md §2, §3):
- * variables that make a process load foreign code never pass; secret-looking variables pass only
- * when a tool's `env` lists them; a non-empty `env` switches to strict mode (the listed names plus
- * the runtime essentials). Pure functions: callers pass `process.env` or a fixture.
+ * The environment a plugin process gets: an allowlist, like an MCP server's. A tool receives the
+ * runtime essentials (PATH, HOME, the locale, …, and the host's `OCTOS_*` / `YOKE_*`) and the
+ * names its `env` lists, nothing else. octos's blocked variables (reference/octos.md §2, §3) never
+ * pass, not even listed; secret-looking names, values that are URLs with credentials in them and
+ * the shell hijack variables (PS4, SHELLOPTS, …) pass only when listed. octos's default mode
+ * (the whole host environment minus secrets, when `env` is empty) is gone: its secret test missed
+ * PGPASSWORD, MYSQL_PWD, DATABASE_URL's password and NPM_CONFIG__AUTH. Pure functions: callers
+ * pass `process.env` or a fixture.
  *
  * Names are compared in ASCII upper case (Rust's `to_ascii_uppercase`), not `toUpperCase()`:
  * Unicode case mapping would let `ſ` (long s) match `S`, so an allowlist entry could select a
@@ -31,24 +35,62 @@ export const BLOCKED_ENV: ReadonlySet<string> = new Set([
   'ZDOTDIR',
 ])
 
-const SECRET_TOKENS = new Set([
+/**
+ * Variables that make a shell script (or another runtime) run code they name; unlike BLOCKED_ENV
+ * a tool may need one (a Python tool its PYTHONHOME), so they pass when its `env` lists them.
+ * `BASH_FUNC_*` (exported bash functions, which replace commands in every bash script) is a prefix.
+ */
+export const HIJACK_ENV: ReadonlySet<string> = new Set([
+  'PS4',
+  'PS1',
+  'PS2',
+  'PROMPT_COMMAND',
+  'SHELLOPTS',
+  'BASHOPTS',
+  'BASH_XTRACEFD',
+  'IFS',
+  'CDPATH',
+  'GLOBIGNORE',
+  'GCONV_PATH',
+  'PERL5LIB',
+  'PERLLIB',
+  'PERL5DB',
+  'PYTHONHOME',
+  'PYTHONWARNINGS',
+  'PYTHONBREAKPOINT',
+  'NODE_PATH',
+  'LUA_INIT',
+  'LUA_PATH',
+  'LUA_CPATH',
+  '_JAVA_OPTIONS',
+  'JDK_JAVA_OPTIONS',
+  'CLASSPATH',
+  'GIT_SSH_COMMAND',
+  'GIT_EXEC_PATH',
+])
+
+/** Contained anywhere in a name (ASCII case-insensitive), these make it secret-looking. */
+const SECRET_PARTS = [
+  'KEY',
   'TOKEN',
   'SECRET',
   'PASSWORD',
+  'PASSWD',
+  'PWD',
+  'AUTH',
+  'CREDENTIAL',
   'PASSCODE',
   'PASSPHRASE',
-  'CREDENTIAL',
-  'CREDENTIALS',
-  'PAT',
   'BEARER',
-  'AUTHORIZATION',
   'COOKIE',
-])
-const SECRET_PARTS = ['APIKEY', 'API_KEY', 'ACCESSKEY', 'SECRETKEY', 'PRIVATEKEY']
+]
+/** Secret as whole words only: PAT (a personal access token) is also the start of PATH. */
+const SECRET_WORDS = new Set(['PAT'])
+/** The working-directory variables are not passwords, whatever their spelling suggests. */
+const NOT_SECRET = new Set(['PWD', 'OLDPWD'])
 const ESSENTIALS = new Set([
   'PATH',
   'HOME',
-  'PWD',
   'USER',
   'LOGNAME',
   'SHELL',
@@ -76,14 +118,32 @@ export function isBlockedEnv(name: string): boolean {
 }
 
 /**
- * octos's secret-name rule: `GITHUB_PAT`, `private_key`, `MY_KEY` are secret; `TOKENIZERS_PARALLELISM`,
- * `OPENAI_BASE_URL`, `MONKEY` are not (tokens are whole words, so TOKENIZERS is not TOKEN).
+ * Secret-looking names: any that contains KEY, TOKEN, SECRET, PASSWORD, PASSWD, PWD, AUTH,
+ * CREDENTIAL, PASSCODE, PASSPHRASE, BEARER or COOKIE (ASCII case-insensitive, anywhere: `APITOKEN`,
+ * `PGPASSWORD`, `MYSQL_PWD`, `NPM_CONFIG__AUTH`), or has PAT as a whole word (`GITHUB_PAT`, not
+ * `PATH`). `PWD` and `OLDPWD` (the working directories) are not secret. Substrings err on the
+ * safe side: `KEYBOARD` and `TOKENIZERS_PARALLELISM` look secret too, and pass when listed.
  */
 export function isSecretName(name: string): boolean {
   const n = upper(name)
-  if (n.split(/[^A-Z0-9]+/).some((token) => SECRET_TOKENS.has(token))) return true
+  if (NOT_SECRET.has(n)) return false
   if (SECRET_PARTS.some((part) => n.includes(part))) return true
-  return n === 'KEY' || n.endsWith('_KEY') || n.includes('_KEY_')
+  return n.split(/[^A-Z0-9]+/).some((word) => SECRET_WORDS.has(word))
+}
+
+/** A shell hijack variable (HIJACK_ENV, or an exported bash function `BASH_FUNC_…`). */
+export function isHijackEnv(name: string): boolean {
+  const n = upper(name)
+  return HIJACK_ENV.has(n) || n.startsWith('BASH_FUNC_')
+}
+
+/**
+ * A value that carries a credential whatever its name: a URL with userinfo
+ * (`postgres://app:hunter2@db/app`, `https://ghp_x@github.com/…`: a user name alone is often a
+ * token).
+ */
+export function isSecretValue(value: string): boolean {
+  return /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#\s]*@/.test(value)
 }
 
 /** Why an `env` allowlist entry is invalid, in octos's words and order; undefined when it is fine. */
@@ -98,9 +158,9 @@ export function envNameProblem(name: string): string | undefined {
 }
 
 /**
- * What strict mode keeps without being listed: locale, paths, the terminal, and the host's own
+ * What every tool gets without listing it: locale, paths, the terminal, and the host's own
  * `OCTOS_*` / `YOKE_*` variables (so `YOKE_WORK_DIR` reaches the tool). Case-insensitive, so
- * Windows's `Path` counts as PATH.
+ * Windows's `Path` counts as PATH. Not PWD: the caller sets it to the process's own directory.
  */
 export function isEssential(name: string): boolean {
   const n = upper(name)
@@ -108,37 +168,48 @@ export function isEssential(name: string): boolean {
 }
 
 export interface ToolEnvOptions {
-  /** the tool's `env` list: empty → default mode, non-empty → strict mode */
+  /** the names the tool's `env` lists: they pass whatever they look like (except BLOCKED_ENV) */
   allow: readonly string[]
   /** the variables to choose from (default `process.env`) */
   from?: NodeJS.ProcessEnv
   /** variables the host sets (e.g. YOKE_WORK_DIR): the same gate, and they override `from` */
   extra?: Record<string, string>
+  /** the process's working directory: becomes PWD (the host's own PWD is never passed on) */
+  cwd?: string
 }
 
 /**
- * The environment a tool process gets.
+ * The environment a tool process gets: the essentials and the listed names, no blocked variable
+ * ever, and no secret-looking name, credential-carrying value or hijack variable unless listed.
  *
  * @example
- * toolEnv({ allow: [], from: { PATH: '/bin', GITHUB_TOKEN: 't' } })              // { PATH: '/bin' }
+ * toolEnv({ allow: [], from: { PATH: '/bin', GITHUB_TOKEN: 't', A: 'x' } })              // { PATH: '/bin' }
  * toolEnv({ allow: ['GITHUB_TOKEN'], from: { PATH: '/bin', GITHUB_TOKEN: 't', A: 'x' } }) // { PATH, GITHUB_TOKEN }
  */
 export function toolEnv({
   allow,
   from = process.env,
   extra = {},
+  cwd,
 }: ToolEnvOptions): Record<string, string> {
   const listed = new Set(allow.map(upper))
-  const strict = listed.size > 0
-  const passes = (name: string) => {
+  const passes = (name: string, value: string) => {
     if (isBlockedEnv(name)) return false // whatever the allowlist says
     if (listed.has(upper(name))) return true
-    // a secret passes only when listed: OCTOS_API_KEY is not "essential" for being OCTOS_*
-    return !isSecretName(name) && (!strict || isEssential(name))
+    // OCTOS_API_KEY is not passed on for being OCTOS_*, nor YOKE_DB=postgres://u:pw@h for being
+    // YOKE_*; a value that starts "()" is a bash function definition (what shellshock parsed)
+    return (
+      isEssential(name) &&
+      !isSecretName(name) &&
+      !isHijackEnv(name) &&
+      !isSecretValue(value) &&
+      !value.startsWith('()')
+    )
   }
   const out = new Map<string, string>()
   for (const [name, value] of Object.entries(from))
-    if (value !== undefined && passes(name)) out.set(name, value)
-  for (const [name, value] of Object.entries(extra)) if (passes(name)) out.set(name, value)
+    if (value !== undefined && passes(name, value)) out.set(name, value)
+  for (const [name, value] of Object.entries(extra)) if (passes(name, value)) out.set(name, value)
+  if (cwd !== undefined) out.set('PWD', cwd)
   return Object.fromEntries(out) // own properties only: a variable named __proto__ cannot touch the prototype
 }

@@ -6,6 +6,10 @@ export const errors = defineErrors('exec-tools', {
     message: '{reason}',
     hint: 'Fix manifest.json at the position shown (`yoke plugins check DIR` lists every problem); the other packages keep working.',
   },
+  EXECUTABLE_INVALID: {
+    message: '{reason}',
+    hint: 'Ship a program this machine runs: a binary built for its OS and architecture, or a script whose first line is #! and an absolute interpreter path (`yoke plugins check DIR` names the file and why); the other packages keep working.',
+  },
 })
 
 type Codes = typeof errors

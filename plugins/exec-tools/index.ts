@@ -99,7 +99,7 @@ export default definePlugin({
           ctx.logger.error(
             `package ${failure.id} is not loaded`,
             new YokeError(
-              'MANIFEST_INVALID',
+              e.code ?? 'MANIFEST_INVALID',
               { reason: e.message },
               { file: e.file, line: e.line, col: e.col },
             ),

@@ -18,6 +18,7 @@ import {
 import { join, relative, sep } from 'node:path'
 import { globToRegExp } from 'yoke'
 import { findExecutable, IntegrityGate, verify } from './executable.ts'
+import { executableFormat, interpreterWarning, type Format } from './format.ts'
 import { parseManifest, type Manifest, type ManifestProblem } from './manifest.ts'
 
 const PROMPT_FILE_BYTES = 64 * 1024
@@ -65,6 +66,7 @@ export async function loadPackage(
       `${manifest.id} is not signed (no sha256) and requireSigned is on${manifest.tools.length ? '' : ': an extras-only package cannot be signed'}`,
     )
   let exe: Package['exe']
+  const executableWarnings: ManifestProblem[] = []
   if (manifest.tools.length) {
     const found = findExecutable(dir, manifest.name)
     if ('problem' in found) return fail(found.problem)
@@ -74,6 +76,22 @@ export async function loadPackage(
     } catch (err) {
       return fail(`${manifest.id}: integrity check failed: ${(err as Error).message}`)
     }
+    // every tool runs this one file: one the machine cannot run fails the package
+    let format: Format
+    try {
+      format = executableFormat(exe.path)
+    } catch (err) {
+      return fail(
+        `${manifest.id}: cannot read the executable ${exe.path}: ${(err as Error).message}`,
+      )
+    }
+    if ('problem' in format)
+      return fail(`${manifest.id}: the executable ${exe.path} is refused: it ${format.problem}`, {
+        code: 'EXECUTABLE_INVALID',
+      })
+    const missing = interpreterWarning(format)
+    if (missing)
+      executableWarnings.push({ file, line: 1, col: 1, message: `${exe.path}: ${missing}` })
   }
   const promptWarnings: ManifestProblem[] = []
   const prompts = promptFiles({ dir, manifest }, (message) =>
@@ -86,7 +104,14 @@ export async function loadPackage(
     .update(exe?.sha256 ?? '')
     .update(JSON.stringify(prompts))
     .digest('hex')
-  return { dir, manifest, warnings: [...warnings, ...promptWarnings], exe, prompts, fingerprint }
+  return {
+    dir,
+    manifest,
+    warnings: [...warnings, ...executableWarnings, ...promptWarnings],
+    exe,
+    prompts,
+    fingerprint,
+  }
 }
 
 /**

@@ -17,7 +17,7 @@ export interface ManifestTool {
   description: string
   /** `input_schema`, default `{"type":"object"}` */
   inputSchema: Record<string, unknown>
-  /** `env` and its alias `env_allowlist`, merged: non-empty selects strict mode */
+  /** `env` and its alias `env_allowlist`, merged: the names passed on beyond the essentials */
   env: string[]
   /** undefined for an absent or unknown literal: only high and critical ask for approval */
   risk?: Risk
@@ -33,6 +33,8 @@ export interface ManifestHook {
   command: string[]
   timeoutMs: number
   toolFilter: string[]
+  /** names passed on from our environment, beyond the essentials (as a tool's `env`) */
+  env: string[]
 }
 
 /** Exactly one of `command` (stdio) and `url` (HTTP). `env` lists names whose values come from our environment. */
@@ -67,6 +69,8 @@ export interface ManifestProblem {
   message: string
   /** the tool a warning is about */
   tool?: string
+  /** the catalogue code when it is not MANIFEST_INVALID (an executable this machine cannot run) */
+  code?: 'EXECUTABLE_INVALID'
 }
 
 export const HOOK_EVENTS: ReadonlySet<string> = new Set([
@@ -152,6 +156,7 @@ const hookEntry = z.object({
     .refine((argv) => argv[0]?.trim() !== '', 'must start with a program'),
   timeout_ms: positiveInt.default(5000),
   tool_filter: z.array(z.string()).default([]),
+  env: envNames.default([]),
 })
 
 const mcpEntry = z
@@ -342,6 +347,7 @@ export function parseManifest(
       command: h.command,
       timeoutMs: h.timeout_ms,
       toolFilter: h.tool_filter,
+      env: h.env,
     })),
     promptsInclude: entries(
       m.prompts?.include ?? [],

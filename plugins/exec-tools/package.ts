@@ -86,6 +86,7 @@ export const packagePlugin = definePlugin({
         command: h.command,
         timeout_ms: h.timeoutMs,
         tool_filter: h.toolFilter,
+        env: h.env,
       }))
       ctx.plugin(shellHooks, { hooks, baseDir: pkg.dir }, { key: 'hooks' })
     }
@@ -142,6 +143,7 @@ function toolDefinition(
       const env = toolEnv({
         allow: tool.env,
         extra: { YOKE_WORK_DIR: workDir, OCTOS_WORK_DIR: workDir },
+        cwd: workDir,
       })
       mkdirSync(workDir, { recursive: true }) // someone may have cleaned .yoke/work since the last call
       const ran = await runExecutable(

@@ -7,6 +7,7 @@
  * (before_llm_call, after_llm_call, on_turn_end, user_prompt_submit) tap the agent loop's hooks
  * from a child instance that waits for the `agent` service, so they attach whenever a loop runs.
  */
+import { realpathSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { z } from 'zod'
 import {
@@ -18,7 +19,7 @@ import {
   type ToolResult,
 } from 'yoke'
 import type { ModelInfo, TurnInfo } from '../agent-loop/api.ts'
-import { runProcess, toolEnv } from '../exec-tools/api.ts'
+import { envNameProblem, executableFormat, runProcess, toolEnv } from '../exec-tools/api.ts'
 import type { ModelRequest, ModelResponse } from '../models/api.ts'
 
 export const HOOK_EVENTS = [
@@ -43,6 +44,21 @@ const hook = z
     timeout_ms: z.number().int().positive().max(600_000).default(5000),
     /** exact tool names (tool events only); empty: every tool */
     tool_filter: z.array(z.string().min(1)).default([]),
+    /** variables passed on beyond the essentials, as a package tool's `env` (the same rules) */
+    env: z
+      .array(z.string())
+      .default([])
+      .superRefine((names, issues) =>
+        names.forEach((name, i) => {
+          const problem = envNameProblem(name)
+          if (problem)
+            issues.addIssue({
+              code: 'custom',
+              message: `${JSON.stringify(name)}: ${problem}`,
+              path: [i],
+            })
+        }),
+      ),
   })
   .strict()
 export type ShellHook = z.input<typeof hook>
@@ -168,6 +184,7 @@ function runner(h: z.output<typeof hook>, index: number, baseDir: string, logger
         h.timeout_ms,
         baseDir,
         codes,
+        h.env,
       )
       if (!outcome.failure) {
         failures = 0
@@ -252,9 +269,11 @@ function tapAgent(ctx: InjectedContext<['agent']>, hooks: Runner[]) {
 }
 
 /**
- * One run: the payload on stdin, bounded by the timeout, with an environment scrubbed of secrets;
- * the hook's process group goes when it ends (nothing it started outlives it). An exit code outside
- * `codes` (octos: 1 and 2 only mean something before a tool call) is a failure.
+ * One run: the payload on stdin, bounded by the timeout, with a package tool's environment (the
+ * essentials and the names `env` lists); the hook's process group goes when it ends (nothing it
+ * started outlives it). An exit code outside `codes` (octos: 1 and 2 only mean something before a
+ * tool call) is a failure, and so is a program given by path that this machine cannot run (a
+ * foreign binary, a script without #!), which would otherwise reach /bin/sh as shell commands.
  */
 async function runHook(
   argv: string[],
@@ -262,14 +281,17 @@ async function runHook(
   timeoutMs: number,
   cwd: string,
   codes: number[],
+  env: readonly string[],
 ): Promise<Outcome> {
   const [file, ...args] = argv
+  const refused = file!.includes('/') ? formatProblem(resolve(cwd, file!)) : undefined
+  if (refused) return { stdout: '', failure: refused }
   let r
   try {
     r = await runProcess({
       file: file!,
       args,
-      env: toolEnv({ allow: [] }),
+      env: toolEnv({ allow: env, cwd }),
       cwd,
       input: JSON.stringify(payload),
       maxStdoutBytes: 1024 * 1024,
@@ -284,6 +306,19 @@ async function runHook(
   return {
     stdout: r.stdout,
     failure: `exit code ${r.code}${r.stderr.length ? `: ${r.stderr.at(-1)}` : ''}`,
+  }
+}
+
+/** Why the program at `path` cannot run here, or undefined (also when it cannot be read: the spawn then says why). */
+function formatProblem(path: string): string | undefined {
+  let real: string
+  try {
+    real = realpathSync(path)
+    if (!statSync(real).isFile()) return undefined
+    const format = executableFormat(real)
+    return 'problem' in format ? `${path} is refused: it ${format.problem}` : undefined
+  } catch {
+    return undefined
   }
 }
 

@@ -5,7 +5,10 @@ import {
   envNameProblem,
   isBlockedEnv,
   isEssential,
+  HIJACK_ENV,
+  isHijackEnv,
   isSecretName,
+  isSecretValue,
   toolEnv,
 } from '../../plugins/exec-tools/api.ts'
 
@@ -51,50 +54,85 @@ describe('plugin environment: blocked variables (octos BLOCKED_ENV_VARS)', () =>
   })
 })
 
-describe('plugin environment: secret-like names (octos subprocess_env)', () => {
-  it('the reference examples', () => {
-    for (const name of ['GITHUB_PAT', 'private_key', 'KEY', 'MY_KEY', 'A_KEY_B'])
+describe('plugin environment: secret-like names (substrings, ASCII case-insensitive)', () => {
+  it('the names octos let through are secret now: a part anywhere in the name', () => {
+    // octos matched whole words only: each of these reached a tool (issue 14)
+    for (const name of [
+      'PGPASSWORD',
+      'MYSQL_PWD',
+      'APITOKEN',
+      'NPM_CONFIG__AUTH',
+      'npm_config__auth',
+    ])
       assert.ok(isSecretName(name), name)
-    for (const name of ['TOKENIZERS_PARALLELISM', 'OPENAI_BASE_URL', 'MONKEY'])
-      assert.equal(isSecretName(name), false, name)
   })
 
-  it('each token, whole words only', () => {
-    for (const token of [
+  it('each part, anywhere and in any case', () => {
+    for (const part of [
+      'KEY',
       'TOKEN',
       'SECRET',
       'PASSWORD',
+      'PASSWD',
+      'PWD',
+      'AUTH',
+      'CREDENTIAL',
       'PASSCODE',
       'PASSPHRASE',
-      'CREDENTIAL',
-      'CREDENTIALS',
-      'PAT',
       'BEARER',
-      'AUTHORIZATION',
       'COOKIE',
     ]) {
-      assert.ok(isSecretName(`my_${token.toLowerCase()}`), token)
-      assert.ok(isSecretName(`X.${token}-Y`), `${token} between other separators`)
+      if (part !== 'PWD') assert.ok(isSecretName(part), part) // bare PWD is the working directory
+      assert.ok(isSecretName(`my_${part.toLowerCase()}`), `${part} as a suffix`)
+      assert.ok(isSecretName(`X${part}Y`), `${part} inside a word`)
+      assert.ok(isSecretName(`${part[0]}${part.slice(1).toLowerCase()}_FILE`), `${part} mixed case`)
     }
-    assert.equal(isSecretName('PATH'), false, 'PAT is a token, not a prefix')
-    assert.equal(isSecretName('PATTERN_DIR'), false)
-    assert.equal(isSecretName('SECRETARY'), false)
-  })
-
-  it('the contained parts and the KEY rule', () => {
     for (const name of [
       'OPENAI_API_KEY',
-      'xapikey',
-      'AWS_ACCESSKEY_ID',
-      'MYSECRETKEY1',
-      'SSH_PRIVATEKEY_FILE',
-      'KEY_ID_KEY',
       'AWS_SECRET_ACCESS_KEY',
-    ]) {
+      'GITHUB_TOKEN',
+      'TOKENIZERS_PARALLELISM', // errs on the safe side: passes when listed
+      'KEYBOARD',
+      'GIT_AUTHOR_NAME',
+    ])
       assert.ok(isSecretName(name), name)
-    }
-    for (const name of ['KEYBOARD', 'KEY_FILE', 'HOTKEYS', 'TURKEY'])
+  })
+
+  it('PAT is a whole word (GITHUB_PAT), not the start of PATH; PWD and OLDPWD are directories', () => {
+    assert.ok(isSecretName('GITHUB_PAT'))
+    assert.ok(isSecretName('pat'))
+    for (const name of ['PATH', 'PATTERN_DIR', 'PWD', 'OLDPWD', 'pwd', 'HOME', 'LANG', 'SHELL'])
       assert.equal(isSecretName(name), false, name)
+  })
+
+  it('folds ASCII case only: a long s (ſ) does not make PAſSWORD a PASSWORD', () => {
+    assert.equal(isSecretName('PAſSWORD'), false) // and it is not an essential, so it never passes unlisted
+  })
+
+  it('a value that is a URL with credentials is secret whatever its name', () => {
+    for (const value of [
+      'postgres://app:hunter2@db.internal:5432/app',
+      'https://ghp_abc@github.com/o/r.git',
+      'redis://:pw@cache',
+    ])
+      assert.ok(isSecretValue(value), value)
+    for (const value of ['https://github.com/o/r', 'user@example.com', 'mailto:a@b', '/a/b@c'])
+      assert.equal(isSecretValue(value), false, value)
+  })
+
+  it('the shell hijack variables: a list and the BASH_FUNC_ prefix, any case', () => {
+    for (const name of [
+      'PS4',
+      'ps4',
+      'SHELLOPTS',
+      'BASHOPTS',
+      'PROMPT_COMMAND',
+      'GCONV_PATH',
+      'BASH_FUNC_ls%%',
+    ])
+      assert.ok(isHijackEnv(name), name)
+    for (const name of ['PATH', 'PS', 'BASH', 'LANG']) assert.equal(isHijackEnv(name), false, name)
+    for (const name of HIJACK_ENV) assert.equal(isBlockedEnv(name), false, `${name} may be listed`)
   })
 })
 
@@ -147,12 +185,51 @@ describe('plugin environment: toolEnv', () => {
     node_options: '--require x',
   }
 
-  it('default mode forwards what is neither blocked nor secret', () => {
+  it('with no env list a tool gets the essentials only (octos forwarded PLAIN too)', () => {
     assert.deepEqual(toolEnv({ allow: [], from: host }), {
       PATH: '/usr/bin',
       HOME: '/home/u',
-      PLAIN: 'p',
     })
+  })
+
+  it('with no env list none of the leaks of issue 14 passes: PGPASSWORD, MYSQL_PWD, DATABASE_URL, APITOKEN, NPM_CONFIG__AUTH, PS4', () => {
+    const leaky = {
+      PATH: '/bin',
+      PGPASSWORD: 'pg',
+      MYSQL_PWD: 'my',
+      DATABASE_URL: 'postgres://app:hunter2@db/app',
+      APITOKEN: 'tok',
+      NPM_CONFIG__AUTH: 'bnBt',
+      PS4: '$(touch /tmp/pwned)',
+      SHELLOPTS: 'xtrace',
+      'BASH_FUNC_ls%%': '() { echo pwned; }',
+    }
+    assert.deepEqual(toolEnv({ allow: [], from: leaky }), { PATH: '/bin' })
+    const listed = Object.keys(leaky)
+    assert.deepEqual(toolEnv({ allow: listed, from: leaky }), leaky, 'each passes when listed')
+  })
+
+  it('the essential families (YOKE_*, OCTOS_*, LC_*) drop secret-looking names, credential URLs, hijack names and function values', () => {
+    const env = toolEnv({
+      allow: [],
+      from: {
+        YOKE_HOME: '/y',
+        YOKE_DB: 'postgres://u:pw@h/db',
+        YOKE_MIRROR: 'https://mirror.example/x',
+        OCTOS_AUTH_HEADER: 'x',
+        LC_ALL: 'C',
+        TERM: '() { :; }; echo shellshock',
+      },
+    })
+    assert.deepEqual(env, { YOKE_HOME: '/y', YOKE_MIRROR: 'https://mirror.example/x', LC_ALL: 'C' })
+  })
+
+  it("PWD is the process's own directory (cwd), never the host's", () => {
+    assert.deepEqual(toolEnv({ allow: [], from: { PWD: '/host/dir', PATH: '/b' }, cwd: '/work' }), {
+      PATH: '/b',
+      PWD: '/work',
+    })
+    assert.deepEqual(toolEnv({ allow: [], from: { PWD: '/host/dir' } }), {}, 'not an essential')
   })
 
   it('execute_does_not_expose_secret_extra_env_without_tool_allowlist', () => {
@@ -165,7 +242,7 @@ describe('plugin environment: toolEnv', () => {
     assert.equal(env.YOKE_WORK_DIR, '/w')
   })
 
-  it('a listed secret passes, matched case-insensitively (strict mode)', () => {
+  it('a listed secret passes, matched case-insensitively', () => {
     const env = toolEnv({ allow: ['github_token'], from: host })
     assert.deepEqual(env, { PATH: '/usr/bin', HOME: '/home/u', GITHUB_TOKEN: 'ghp' })
   })
@@ -230,7 +307,7 @@ describe('plugin environment: toolEnv', () => {
 
   it('extras override the host; undefined host values are skipped; __proto__ stays an own key', () => {
     const env = toolEnv({
-      allow: [],
+      allow: ['PLAIN', 'GONE', '__proto__'],
       from: { PLAIN: 'host', GONE: undefined, ['__proto__']: 'x' },
       extra: { PLAIN: 'extra' },
     })
@@ -247,7 +324,7 @@ describe('plugin environment: toolEnv', () => {
   })
 })
 
-describe('plugin environment: strict mode and secrets', () => {
+describe('plugin environment: the essential families and secrets', () => {
   it('a secret-looking essential (OCTOS_*, YOKE_*, LC_*) still needs listing', () => {
     const env = toolEnv({
       allow: ['MY_SETTING'],

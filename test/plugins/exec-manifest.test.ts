@@ -88,12 +88,14 @@ describe('manifest.json: a full valid manifest', () => {
         command: ['./hooks/guard.sh', '--strict'],
         timeoutMs: 2000,
         toolFilter: ['deep_search'],
+        env: [],
       },
       {
         event: 'after_tool_call',
         command: ['node', 'hooks/log.js'],
         timeoutMs: 5000,
         toolFilter: [],
+        env: [],
       },
     ])
     assert.deepEqual(m.promptsInclude, ['prompts/*.md'])
@@ -475,13 +477,33 @@ describe('manifest.json: extras', () => {
     })
     const r = parse(text)
     assert.deepEqual(r.manifest!.hooks, [
-      { event: 'user_prompt_submit', command: ['y'], timeoutMs: 100, toolFilter: [] },
+      { event: 'user_prompt_submit', command: ['y'], timeoutMs: 100, toolFilter: [], env: [] },
     ])
     assert.deepEqual(
       r.warnings.map((w) => w.message),
       ['manifest.hooks[0] skipped: event is not a known hook event: "before_everything"'],
     )
     assert.deepEqual(at(r.warnings[0]), posOf(text, '"before_everything"'))
+  })
+
+  it("a hook's env lists names like a tool's: read, and a hijack name skips that hook alone", () => {
+    const r = parse(
+      json({
+        ...base,
+        hooks: [
+          { event: 'before_tool_call', command: ['./a'], env: ['GUARD_TOKEN'] },
+          { event: 'after_tool_call', command: ['./b'], env: ['LD_PRELOAD'] },
+        ],
+      }),
+    )
+    assert.deepEqual(
+      r.manifest!.hooks.map((h) => [h.command[0], h.env]),
+      [['./a', ['GUARD_TOKEN']]],
+    )
+    assert.deepEqual(
+      r.warnings.map((w) => w.message),
+      ['manifest.hooks[1] skipped: env[0] is "LD_PRELOAD": name is a known process-hijack env var'],
+    )
   })
 
   it('MCP servers: exactly one of command and url; env names checked; a bad entry is skipped alone', () => {

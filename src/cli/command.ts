@@ -45,7 +45,8 @@ export interface CommandContext {
    */
   compose(
     work: (composition: Composition) => Promise<number>,
-    options?: { quiet?: boolean; sets?: string[] },
+    /** strict: an instance that failed to start makes the command exit 1 (its result is partial) */
+    options?: { quiet?: boolean; sets?: string[]; strict?: boolean },
   ): Promise<number>
   /**
    * Asks the `yoke dev` running in this project for the control `name`; undefined when none
@@ -64,7 +65,10 @@ export interface CommandContext {
   instances(): Promise<ConfiguredInstance[]>
   /**
    * Edits the project config (created as yoke.config.yaml when there is none) through yaml's
-   * document model, so comments and layout stay, and writes it atomically.
+   * document model, so comments and layout stay, and writes it atomically, under a lock, keeping
+   * its mode and owner, through a symlink; a change made meanwhile fails the edit (EDIT_CONFLICT).
+   * `edit` may run more than once (once on a plain copy, to check the result reads back the same):
+   * it should only change the document.
    */
   editConfig<T>(edit: (doc: Document, file: string) => T): Promise<{ file: string } & T>
 }

@@ -1,19 +1,29 @@
 /**
  * @module config/interpolate
  * `${VAR}` and `${VAR:-default}` in string values (keys are never expanded); `$${` writes a
- * literal `${`. A missing variable without a default is an error at its file:line. Paths whose
- * value took text from the environment are returned so printing can redact them.
+ * literal `${`. A missing variable without a default is reported with its path and file:line (and
+ * left as written); the caller decides what it means: a config error, or one instance that waits.
+ * Paths whose value took text from the environment are returned so printing can redact them.
  */
 import { YokeError } from '../errors.ts'
 import { locate, pathKey, type Path, type Position } from './yaml.ts'
 
 const PATTERN = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g
 
+/** One `${NAME}` with no value and no default: where it is written. */
+export interface MissingVar {
+  name: string
+  path: Path
+  at?: Position
+}
+
 export interface Interpolated {
   value: unknown
   /** path keys whose value includes text from an environment variable */
   fromEnv: Set<string>
+  /** CONFIG_ENV_MISSING for each entry of `missing` */
   errors: YokeError[]
+  missing: MissingVar[]
 }
 
 export function interpolate(
@@ -23,6 +33,7 @@ export function interpolate(
 ): Interpolated {
   const fromEnv = new Set<string>()
   const errors: YokeError[] = []
+  const missing: MissingVar[] = []
   const visit = (v: unknown, path: Path): unknown => {
     if (typeof v === 'string') {
       if (!v.includes('$')) return v
@@ -37,7 +48,9 @@ export function interpolate(
             return set
           }
           if (fallback !== undefined) return fallback
-          errors.push(new YokeError('CONFIG_ENV_MISSING', { name }, { ...locate(positions, path) }))
+          const at = locate(positions, path)
+          missing.push({ name, path, at })
+          errors.push(new YokeError('CONFIG_ENV_MISSING', { name }, { ...at }))
           return match
         },
       )
@@ -52,5 +65,5 @@ export function interpolate(
     }
     return v
   }
-  return { value: visit(value, []), fromEnv, errors }
+  return { value: visit(value, []), fromEnv, errors, missing }
 }

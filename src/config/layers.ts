@@ -1,25 +1,36 @@
 /**
  * @module config/layers
  * Finds and reads the config layers, lowest first:
- *   the extends chain → the preset → the project config (cosmiconfig) → $YOKE_HOME/patch.yaml
+ *   the extends chain → the preset → the project config → $YOKE_HOME/patch.yaml
  *   → each --patch FILE → each --set path=value.
  * The preset is --preset, else the project config's `preset:`, else `base`.
+ * The project config is searched for by name (the places and the `project` strategy cosmiconfig
+ * uses), without reading any candidate: every file is read by the defensive reader of yaml.ts.
  */
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { cosmiconfig } from 'cosmiconfig'
 import { YokeError } from '../errors.ts'
-import { interpolate } from './interpolate.ts'
+import { interpolate, type MissingVar } from './interpolate.ts'
 import type { LayerValue } from './merge.ts'
 import { checkLayer } from './shape.ts'
-import { parseConfigText, pathKey, readConfigFile, type ParsedFile, type Position } from './yaml.ts'
+import {
+  parseConfigText,
+  pathKey,
+  readConfigFile,
+  readConfigText,
+  type ParsedFile,
+  type Position,
+} from './yaml.ts'
 
 export const YOKE_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 export const BUILTIN_PRESETS = join(YOKE_ROOT, 'presets')
 
-/** Where cosmiconfig looks for the project config, in order (YAML and JSON only: they hot-reload). */
+/**
+ * Where the project config is looked for, in order, in cwd and then each parent up to the first
+ * directory with a package.json (cosmiconfig's names; YAML and JSON only: they hot-reload).
+ */
 export const PROJECT_CONFIG_PLACES = [
   'yoke.config.yaml',
   'yoke.config.yml',
@@ -63,9 +74,16 @@ export interface LayerStack {
   preset: string
   /** the project's directory: where the project config is, else cwd */
   projectDir: string
+  /** the project config file found (or named by --config), even when it could not be read */
+  projectFile?: string
   /** files whose change means a reload, existing or not (the user patch may appear later) */
   watchFiles: string[]
   errors: YokeError[]
+  /**
+   * `${VAR}`s with no value inside an instance's entry (`plugins.<key>.…`): not config errors, the
+   * instance waits for them (see resolve.ts); one anywhere else is in `errors` (CONFIG_ENV_MISSING)
+   */
+  missing: MissingVar[]
 }
 
 export function yokeHome(options: Pick<LoadOptions, 'home' | 'env'>): string {
@@ -76,6 +94,7 @@ export async function loadLayers(options: LoadOptions): Promise<LayerStack> {
   const env = options.env ?? process.env
   const cwd = resolve(options.cwd)
   const errors: YokeError[] = []
+  const missing: MissingVar[] = []
   const layers: Layer[] = []
   const watchFiles = new Set<string>()
 
@@ -83,10 +102,18 @@ export async function loadLayers(options: LoadOptions): Promise<LayerStack> {
     watchFiles.add(file)
     try {
       const parsed = pickKey(readConfigFile(file), pick)
-      const { value, fromEnv, errors: envErrors } = interpolate(parsed.value, env, parsed.positions)
+      const interpolated = interpolate(parsed.value, env, parsed.positions)
+      const { value, fromEnv } = interpolated
       const shapeErrors = checkLayer(value, parsed.positions, file, parsed.keys, kind)
-      errors.push(...shapeErrors, ...envErrors)
+      errors.push(...shapeErrors)
       if (shapeErrors.length) return undefined
+      for (const m of interpolated.missing) {
+        const [top, key, field] = m.path
+        if (top === 'plugins' && key !== undefined && field !== undefined) missing.push(m)
+        // x-… keys only hold anchors: a variable there counts where an alias uses it
+        else if (!String(top).startsWith('x-'))
+          errors.push(new YokeError('CONFIG_ENV_MISSING', { name: m.name }, { ...m.at }))
+      }
       return {
         kind,
         file,
@@ -141,7 +168,15 @@ export async function loadLayers(options: LoadOptions): Promise<LayerStack> {
   for (const patch of options.patches ?? []) push(read('patch', resolve(cwd, patch)))
   for (const set of options.sets ?? []) push(parseSet(set, errors))
 
-  return { layers, preset: presetFile ?? chosen, projectDir, watchFiles: [...watchFiles], errors }
+  return {
+    layers,
+    preset: presetFile ?? chosen,
+    projectDir,
+    projectFile,
+    watchFiles: [...watchFiles],
+    errors,
+    missing,
+  }
 
   function push(layer: Layer | undefined) {
     if (layer) layers.push(layer)
@@ -189,21 +224,51 @@ export function findPreset(name: string, base: string, projectDir: string): stri
   return undefined
 }
 
+/**
+ * The project config: the first of PROJECT_CONFIG_PLACES that exists in cwd, then in each parent
+ * up to the first directory with a package.json (or package.yaml), as cosmiconfig's `project`
+ * strategy searches. Finding a file reads nothing: a candidate is recognised by stat alone, so a
+ * FIFO, a device or a huge file is returned and then refused, named, by the defensive reader. Only
+ * package.json is read here (through that reader) to see whether it has a `yoke` key.
+ */
 async function findProjectConfig(cwd: string): Promise<string | undefined> {
-  const found = { found: true } // cosmiconfig only finds the file; yoke parses it with positions
-  const explorer = cosmiconfig('yoke', {
-    searchPlaces: PROJECT_CONFIG_PLACES,
-    searchStrategy: 'project',
-    cache: false,
-    ignoreEmptySearchPlaces: false, // an empty yoke.config.yaml is still this project's config
-    loaders: {
-      '.json': (file, content) => (basename(file) === 'package.json' ? safeJson(content) : found),
-      '.yaml': () => found,
-      '.yml': () => found,
-      noExt: () => found,
-    },
-  })
-  return (await explorer.search(cwd))?.filepath
+  for (let dir = cwd; ; dir = dirname(dir)) {
+    for (const place of PROJECT_CONFIG_PLACES) {
+      const file = join(dir, place)
+      const stat = statOf(file)
+      if (!stat || stat === 'directory') continue
+      if (place !== 'package.json' || hasYokeKey(file)) return file
+    }
+    const top = dirname(dir) === dir
+    if (top || ['package.json', 'package.yaml'].some((f) => statOf(join(dir, f)))) return undefined
+  }
+}
+
+/** undefined when nothing is there (or a parent is not a directory); 'directory'; else 'other'. */
+function statOf(file: string): 'directory' | 'other' | undefined {
+  try {
+    const stat = statSync(file, { throwIfNoEntry: false })
+    return !stat ? undefined : stat.isDirectory() ? 'directory' : 'other'
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    // ENOTDIR: a parent is a file; anything else (EACCES, ELOOP…): there is something the reader names
+    return code === 'ENOTDIR' ? undefined : 'other'
+  }
+}
+
+/**
+ * Whether package.json has a `yoke` key. One that cannot be read safely (not a regular file, over
+ * the size cap) counts as having one, so the reader reports it instead of the search going past it.
+ */
+function hasYokeKey(file: string): boolean {
+  let text: string
+  try {
+    text = readConfigText(file)
+  } catch {
+    return true
+  }
+  const json = safeJson(text) as Record<string, unknown> | undefined
+  return Boolean(json && typeof json === 'object' && json.yoke !== undefined && json.yoke !== null)
 }
 
 function projectDirOf(file: string) {

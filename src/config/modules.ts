@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import { YokeError } from '../errors.ts'
+import { faultContext } from '../kernel/faults.ts'
 import { toPlugin, type Plugin } from '../kernel/plugin.ts'
 import { YOKE_ROOT } from './layers.ts'
 
@@ -66,6 +67,8 @@ export function builtinNames(): string[] {
 }
 
 export class ModuleLoader {
+  constructor(private readonly importTimeoutMs = 30_000) {}
+
   #cache = new Map<string, LoadedModule>()
   /** importer URL → the local URLs it imports, for the current pass (reported by loader-hooks.mjs) */
   #imports = new Map<string, Set<string>>()
@@ -99,8 +102,13 @@ export class ModuleLoader {
       : pathToFileURL(target.file).href + (gen ? `?yoke-gen=${gen}` : '')
     let namespace: Record<string, unknown>
     try {
-      namespace = await import(url)
+      // named for the fault guard (process.exit at import throws), and bounded: a top-level await
+      // that never settles fails this module instead of hanging every load and reload
+      namespace = await faultContext.run({ module: target.file }, () =>
+        withTimeout(import(url), this.importTimeoutMs, `the import of ${target.file}`),
+      )
     } catch (err) {
+      if (err instanceof YokeError && err.code === 'PLUGIN_TIMEOUT') throw err
       const code = (err as NodeJS.ErrnoException)?.code
       if (
         target.from &&
@@ -186,7 +194,8 @@ function versionOf(file: string, deps: string[]): string {
   for (const f of [file, ...deps].sort()) {
     hash.update(f + '\0')
     try {
-      hash.update(readFileSync(f))
+      // checked first: a file swapped for a FIFO would block this read (and every reload) forever
+      hash.update(statSync(f).isFile() ? readFileSync(f) : 'not a file')
     } catch {
       hash.update('missing')
     }
@@ -200,4 +209,12 @@ function isFile(path: string): boolean {
   } catch {
     return false
   }
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new YokeError('PLUGIN_TIMEOUT', { what, ms })), ms)
+  })
+  return Promise.race([work, late]).finally(() => clearTimeout(timer))
 }

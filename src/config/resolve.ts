@@ -3,12 +3,14 @@
  * From layers to instances: merge, check, resolve each instance's `use`, import its module and
  * validate its `config` with the plugin's schema. Two kinds of trouble come out separately:
  * config errors (the whole candidate is invalid) and code errors (one module failed to load,
- * which affects only its instance).
+ * which affects only its instance). A `${VAR}` with no value inside one instance's entry is
+ * neither: that instance waits (PLUGIN_WAITING, naming the variable) and the rest runs.
  */
 import { dirname } from 'node:path'
 import { asYokeError, YokeError, type ErrorSite } from '../errors.ts'
-import { validateConfig } from '../kernel/plugin.ts'
+import { toPlugin, validateConfig, type Plugin } from '../kernel/plugin.ts'
 import { runtimeSettings, type RuntimeSettings } from '../runtime/runtime.ts'
+import type { MissingVar } from './interpolate.ts'
 import { loadLayers, type LayerStack, type LoadOptions } from './layers.ts'
 import { mergeLayers, type Merged } from './merge.ts'
 import { resolveUse, type LoadedModule, type ModuleLoader } from './modules.ts'
@@ -29,6 +31,11 @@ export interface InstanceSpec {
   local?: boolean
   /** the module could not be imported: only this instance is affected */
   error?: YokeError
+  /**
+   * its entry has a `${VAR}` with no value: the instance is spawned with a stand-in of its plugin
+   * (same name and provides) that waits with this error, and its config is not validated
+   */
+  waiting?: YokeError
   site: ErrorSite
 }
 
@@ -55,6 +62,7 @@ export async function resolveConfig(
   const instances: InstanceSpec[] = []
   const runtime = validateRuntime(merged, errors)
   if (errors.length) return { stack, merged, instances, runtime, errors }
+  const unset = unsetVars(stack.missing, merged)
 
   for (const [key, entry] of Object.entries(plugins)) {
     const usePos = merged.origins.get(pathKey(['plugins', key, 'use']))
@@ -67,6 +75,14 @@ export async function resolveConfig(
       site,
     }
     instances.push(spec)
+    const vars = unset.get(key)
+    if (spec.enabled && vars?.some((v) => v.path[2] === 'use')) {
+      // which module is not known yet: the stand-in is named by the use: as written
+      spec.waiting = waitingError(key, spec.use, vars)
+      const plugin = toPlugin({ name: spec.use, apply: () => {} }) as Plugin
+      spec.module = waitingModule({ plugin, file: spec.use, version: 'unresolved', deps: [] }, spec)
+      continue
+    }
     if (!spec.enabled) {
       if (!spec.use) continue // disabled in a patch for presets that may not have it: fine
       // a disabled instance is not run, but knowing its plugin lets inspect name it as a provider
@@ -89,6 +105,11 @@ export async function resolveConfig(
       continue
     }
     site.plugin = spec.module.plugin.name
+    if (vars) {
+      spec.waiting = waitingError(key, site.plugin, vars)
+      spec.module = waitingModule(spec.module, spec)
+      continue
+    }
     const result = validateConfig(spec.module.plugin, spec.raw)
     if ('value' in result) spec.config = result.value
     else {
@@ -107,6 +128,61 @@ export async function resolveConfig(
     }
   }
   return { stack, merged, instances, runtime, errors }
+}
+
+/**
+ * The `${VAR}`s with no value that are still in the merged config, by instance key: one that a
+ * higher layer replaced or deleted (its origin is another position now) no longer counts.
+ */
+function unsetVars(missing: MissingVar[], merged: Merged): Map<string, MissingVar[]> {
+  const byKey = new Map<string, MissingVar[]>()
+  for (const m of missing) {
+    const origin = merged.origins.get(pathKey(m.path))
+    const same =
+      origin &&
+      m.at &&
+      origin.file === m.at.file &&
+      origin.line === m.at.line &&
+      origin.col === m.at.col
+    if (!same) continue
+    const key = String(m.path[1])
+    byKey.set(key, [...(byKey.get(key) ?? []), m])
+  }
+  return byKey
+}
+
+/** PLUGIN_WAITING for an instance whose entry needs variables that are not set, at the first one. */
+function waitingError(instance: string, plugin: string, vars: MissingVar[]): YokeError {
+  const names = [...new Set(vars.map((v) => v.name))]
+  const list = names.join(', ')
+  const where = [...new Set(vars.map((v) => v.path.slice(2).join('.')))].join(', ')
+  return new YokeError(
+    'PLUGIN_WAITING',
+    {
+      instance,
+      reason: `the environment variable${names.length > 1 ? 's' : ''} ${list} ${names.length > 1 ? 'are' : 'is'} not set (${where})`,
+      what: `set ${list} in the environment yoke runs in (a running yoke dev sees a new variable only after a restart), or write a value or a default (\${${names[0]}:-…}) in the config: the reload that follows starts it`,
+    },
+    { ...vars[0]!.at, instance, plugin },
+  )
+}
+
+/**
+ * The module of a waiting instance: its plugin's name and provides (so `yoke inspect` can name it
+ * as a provider), an apply that only waits, and a version of its own, so the instance counts as
+ * changed (and restarts for real) once its variables are set or its entry is fixed.
+ */
+function waitingModule(loaded: LoadedModule, spec: InstanceSpec): LoadedModule {
+  const error = spec.waiting!
+  const plugin: Plugin = {
+    ...loaded.plugin,
+    inject: [],
+    config: undefined,
+    apply: () => {
+      throw error
+    },
+  }
+  return { ...loaded, plugin, version: `${loaded.version}\0waiting:${error.message}` }
 }
 
 function validateRuntime(merged: Merged, errors: YokeError[]): RuntimeSettings {

@@ -4,7 +4,7 @@
  * duplicate keys refused, alias expansion and nesting bounded. Every node's position is kept,
  * keyed by its path, so any later error can name file:line:col.
  */
-import { readFileSync, statSync } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs'
 import {
   isAlias,
   isMap,
@@ -13,6 +13,8 @@ import {
   isSeq,
   LineCounter,
   parseDocument,
+  visit,
+  type Alias,
   type Document,
   type Node,
 } from 'yaml'
@@ -42,28 +44,18 @@ export const pathKey = (path: Path) => path.join('\u001f')
 export const readConfigFile = (file: string): ParsedFile =>
   parseConfigText(readConfigText(file), file)
 
-/** A config file's text: a regular file, at most 1 MiB, UTF-8 without NUL; else the catalogue's error. */
+/**
+ * A config file's text: a regular file (a link to one is followed), at most 1 MiB, UTF-8 without
+ * NUL; else the catalogue's error. The checks come before any byte is read: a FIFO, a device
+ * (/dev/zero) or a directory is refused by its type without being opened, and the file is opened
+ * non-blocking and checked again through its descriptor, so one swapped in meanwhile cannot make
+ * the read block or run past the cap.
+ */
 export function readConfigText(file: string): string {
-  let size: number
-  try {
-    const stat = statSync(file)
-    if (!stat.isFile())
-      throw Object.assign(new Error('it is not a regular file'), { code: 'ENOTFILE' })
-    size = stat.size
-  } catch (err) {
-    const code =
-      (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'CONFIG_NOT_FOUND' : 'CONFIG_READ_FAILED'
-    throw new YokeError(
-      code,
-      { kind: 'file', name: file, file, reason: (err as Error).message },
-      { file, cause: err },
-    )
-  }
-  if (size > LIMITS.bytes)
-    throw new YokeError('CONFIG_TOO_LARGE', { file, size, limit: LIMITS.bytes }, { file })
+  const bytes = readBounded(file)
   let text: string
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(file))
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
   } catch {
     throw new YokeError(
       'CONFIG_NOT_TEXT',
@@ -79,6 +71,54 @@ export function readConfigText(file: string): string {
       { file, ...lineCol(text, nul) },
     )
   return text
+}
+
+const KINDS = {
+  FIFO: 'a FIFO',
+  CharacterDevice: 'a character device',
+  BlockDevice: 'a block device',
+  Socket: 'a socket',
+  Directory: 'a directory',
+} as const
+
+/** The file's bytes: stat says it is a regular file under the cap before it is opened, fstat again after. */
+function readBounded(file: string): Buffer {
+  const check = (stat: Stats) => {
+    if (!stat.isFile()) {
+      const kind = Object.entries(KINDS).find(([k]) => stat[`is${k as keyof typeof KINDS}`]())
+      const what = kind?.[1] ?? 'of another kind'
+      throw Object.assign(new Error(`it is not a regular file (${what})`), { code: 'ENOTFILE' })
+    }
+    if (stat.size > LIMITS.bytes) tooLarge(stat.size)
+  }
+  const tooLarge = (size: number | string) => {
+    throw new YokeError('CONFIG_TOO_LARGE', { file, size, limit: LIMITS.bytes }, { file })
+  }
+  let fd: number | undefined
+  try {
+    check(statSync(file)) // a FIFO or a device is refused without being opened
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0)) // never blocks
+    check(fstatSync(fd)) // what was opened, in case the path was swapped meanwhile
+    // read at most one byte past the cap: a file that grows while it is read is still bounded
+    const buffer = Buffer.alloc(LIMITS.bytes + 1)
+    let length = 0
+    for (let n; (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0;) {
+      length += n
+      if (length > LIMITS.bytes) tooLarge(`more than ${LIMITS.bytes}`)
+    }
+    return buffer.subarray(0, length)
+  } catch (err) {
+    if (err instanceof YokeError) throw err
+    const code =
+      (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'CONFIG_NOT_FOUND' : 'CONFIG_READ_FAILED'
+    throw new YokeError(
+      code,
+      { kind: 'file', name: file, file, reason: (err as Error).message },
+      { file, cause: err },
+    )
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
 }
 
 export function parseConfigText(text: string, file: string): ParsedFile {
@@ -116,6 +156,23 @@ export function parseConfigText(text: string, file: string): ParsedFile {
       at(quote >= 0 ? quote : first.pos[0]),
     )
   }
+  // an alias with no anchor before it: a syntax error at the alias, not a crash in toJS
+  let unresolved: Alias | undefined
+  visit(doc, {
+    Alias(_, node) {
+      if (node.resolve(doc)) return undefined
+      unresolved = node
+      return visit.BREAK
+    },
+  })
+  if (unresolved)
+    throw new YokeError(
+      'CONFIG_SYNTAX',
+      {
+        reason: `the alias *${unresolved.source} has no anchor &${unresolved.source} before it`,
+      },
+      at(unresolved.range?.[0]),
+    )
   let value: unknown
   try {
     value = doc.toJS({ maxAliasCount: LIMITS.aliases })

@@ -172,11 +172,12 @@ const CASES: Case[] = [
     at: /bad\.yaml:3:10$/,
   },
   {
-    name: 'missing environment variable',
+    // inside an instance's entry it makes that instance wait instead (test/config/env-wait.test.ts)
+    name: 'missing environment variable at a top-level key',
     file: 'bad.yaml',
-    text: 'plugins:\n  typed:\n    config:\n      name: ${YOKE_SURELY_UNSET_VAR}\n',
+    text: 'runtime:\n  timeoutMs: ${YOKE_SURELY_UNSET_VAR}\n',
     code: 'CONFIG_ENV_MISSING',
-    at: /bad\.yaml:4:13$/,
+    at: /bad\.yaml:2:14$/,
   },
   {
     name: 'alias bomb',

@@ -120,16 +120,18 @@ describe('layered config', () => {
     )
   })
 
-  it('a missing variable without default is an error at its file:line', async () => {
+  it("a missing variable without default in an instance's entry makes it wait, at its file:line", async () => {
     const resolved = await resolveConfig(
       { cwd: project.dir, home: project.home, env: {} },
       new ModuleLoader(),
     )
-    assert.equal(resolved.errors.length, 1)
-    const [err] = resolved.errors
-    assert.equal(err.code, 'CONFIG_ENV_MISSING')
+    assert.deepEqual(resolved.errors, [])
+    const err = resolved.instances.find((i) => i.key === 'a')!.waiting!
+    assert.equal(err.code, 'PLUGIN_WAITING')
+    assert.match(err.message, /YOKE_TEST_TOKEN is not set \(config\.token\)/)
     assert.equal(err.location, `${project.path('presets/child.yaml')}:6:14`)
-    assert.match(err.hint, /\$\{YOKE_TEST_TOKEN:-default\}/)
+    assert.match(err.hint, /\$\{YOKE_TEST_TOKEN:-…\}/)
+    assert.equal(resolved.instances.find((i) => i.key === 'b')!.waiting, undefined)
   })
 
   it('--preset beats the project config, and the default preset is base', async () => {

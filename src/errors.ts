@@ -23,7 +23,7 @@ export const catalogue = {
   },
   CONFIG_READ_FAILED: {
     message: 'cannot read {file}: {reason}',
-    hint: 'Check that the file exists and is readable.',
+    hint: 'Check that the file exists, is readable and is a regular file (not a FIFO, a device or a directory).',
   },
   CONFIG_TOO_LARGE: {
     message: '{file} is {size} bytes; a config file may be at most {limit} bytes',
@@ -65,6 +65,26 @@ export const catalogue = {
     message: 'bad --set "{arg}": {reason}',
     hint: 'Write --set plugins.<instance>.config.<key>=<YAML value>, e.g. --set plugins.agent.enabled=true.',
   },
+  CONFIG_NOT_WRITABLE: {
+    message: '{file} was not edited: {reason}',
+    hint: 'yoke leaves a file it may not write as it is: make it writable (chmod u+w) if it should change, or add the entry by hand.',
+  },
+  CONFIG_EDIT_UNSAFE: {
+    message: 'cannot edit {file} safely: {reason}',
+    hint: 'yoke edits a config only when nothing but the entry changes: make the entry plain YAML (no anchor it shares, no alias, one document), or add the entry by hand.',
+  },
+  EDIT_CONFLICT: {
+    message: '{file} changed while yoke was editing it; nothing was written',
+    hint: 'Another program (an editor, another yoke command) wrote it at the same time: look at the file, then run the command again.',
+  },
+  EDIT_LOCKED: {
+    message: '{file} stayed locked by another process for {ms} ms',
+    hint: 'Another yoke command is editing it: run again when it is done. If none is running, remove the lock directory {lock}.',
+  },
+  EDIT_WRITE_FAILED: {
+    message: 'writing {file} failed: {reason}; the file is as it was',
+    hint: 'Check the disk space and the permissions of its directory (the new text is written beside it, then renamed over it).',
+  },
   CONFIG_INVALID: {
     message: 'invalid config for instance "{instance}" (plugin {plugin}): {reason}',
     hint: "Compare the value with the plugin's README; the position shows the layer that set it.",
@@ -84,6 +104,14 @@ export const catalogue = {
   PLUGIN_APPLY_FAILED: {
     message: 'instance "{instance}" (plugin {plugin}) failed to apply: {reason}',
     hint: 'The error and its cause say why; the other instances keep running.',
+  },
+  PLUGIN_FAULT: {
+    message: 'instance "{instance}" (plugin {plugin}) failed after it started: {reason}',
+    hint: 'Something the plugin started (a timer, a callback, a promise nobody awaited) threw; the other instances keep running. Fix the plugin, then save it to reload.',
+  },
+  PLUGIN_TIMEOUT: {
+    message: '{what} did not finish within {ms} ms',
+    hint: 'A module whose top-level code never settles, or an apply that waits forever (on a network, a lock): fix it, or raise the limit (importTimeoutMs / applyTimeoutMs in the compose options).',
   },
   PLUGIN_WAITING: {
     message: 'instance "{instance}" is waiting: {reason}',
@@ -117,7 +145,7 @@ export const catalogue = {
   },
   TOOL_INVALID: {
     message: 'cannot register tool "{name}" (instance {owner}): {reason}',
-    hint: 'Tool names are 1-64 of A-Z a-z 0-9 _ -; input schemas are JSON objects of type "object", at most 10 levels deep and 64 KiB.',
+    hint: 'Tool names are 1-64 of A-Z a-z 0-9 _ -; input schemas are JSON objects of type "object", at most 10 levels deep and 64 KiB, whose patterns run on RE2 (no lookarounds or backreferences).',
   },
   TOOL_DUPLICATE: {
     message: 'tool "{name}" is already registered in scope {scope}: {reason}',

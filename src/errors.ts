@@ -200,6 +200,10 @@ export const catalogue = {
     message: 'the control "{name}" is already answered by {owner}',
     hint: 'Two instances answer the same control name: give one of them another name, or remove one.',
   },
+  CONTROL_FAILED: {
+    message: 'the control "{name}" of {owner} failed: {reason}',
+    hint: 'The plugin that answers it threw; its message says why. The running dev keeps running.',
+  },
   CONTROL_UNKNOWN: {
     message: 'nothing answers the control "{name}" (answered: {known})',
     hint: 'The plugin that answers it is not in the preset or not active; `yoke inspect` says why.',

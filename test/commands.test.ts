@@ -3,7 +3,9 @@
 // `yoke dev` through the control API. A broken commands module is that plugin's problem only.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { DevProcess, runYoke, tempProject, type Project } from './helpers/project.ts'
+import { execFileSync, spawn } from 'node:child_process'
+import { DevProcess, runYoke, tempProject, YOKE, type Project } from './helpers/project.ts'
+import { until } from './helpers/until.ts'
 
 // a plugin with no dependencies: it counts its activations and answers the control `notes-count`
 const PLUGIN = `
@@ -13,6 +15,9 @@ export default {
   apply(ctx) {
     activations++
     ctx.control('notes-count', ({ plus = 0 }) => ({ count: 3 + Number(plus), pid: process.pid, activations }))
+    ctx.control('notes-throw', () => { throw new Error('the notes are locked') })
+    ctx.control('notes-void', () => undefined)
+    ctx.control('summary:notes', () => ({ rows: 'not rows' }))
   },
 }
 `
@@ -31,6 +36,17 @@ export const commands = [
       process.stdout.write(JSON.stringify({ ...reply.answer, source: reply.source }) + '\\n')
       return 0
     },
+  },
+  {
+    name: 'notes ask',
+    summary: 'asks one control',
+    async run(_args, [name], cli) {
+      const reply = await cli.control(name)
+      if (typeof reply === 'number') return reply
+      process.stdout.write(JSON.stringify({ answer: reply.answer ?? null, source: reply.source }) + '\\n')
+      return 0
+    },
+    positionals: 1,
   },
   { name: 'notes broken', summary: 'no run function' },
 ]
@@ -55,7 +71,10 @@ describe('commands from a project plugin', () => {
       stdout,
       /^ {2}notes count +how many notes the running dev holds \(instance "notes"\)$/m,
     )
-    assert.match(stderr, /notes\/commands\.mjs\): an entry is not a command/)
+    assert.match(
+      stderr,
+      /notes\/commands\.mjs\): entry "notes broken" is not a command: it has no run function/,
+    )
     assert.match(stdout, /^ {2}tools list/m, 'the kernel commands are still listed')
   })
 
@@ -91,9 +110,67 @@ describe('commands from a project plugin', () => {
       assert.equal(answer.source, 'live from yoke dev')
       assert.equal(answer.pid, dev.child.pid, 'the dev process answered')
       assert.equal(answer.count, 3)
+
+      // the dev's answer is the answer: undefined is one, and its error is not retried elsewhere
+      const empty = await runYoke(['notes', 'ask', 'notes-void', '--cwd', project.dir], {
+        home: project.home,
+      })
+      assert.deepEqual(JSON.parse(empty.stdout), { answer: null, source: 'live from yoke dev' })
+      const failed = await runYoke(['notes', 'ask', 'notes-throw', '--cwd', project.dir], {
+        home: project.home,
+      })
+      assert.equal(failed.code, 1)
+      assert.match(failed.stderr, /the notes are locked/)
+      assert.doesNotMatch(failed.stderr, /composing/)
+
+      // a second dev of the same project does not take the socket from the first
+      const second = new DevProcess([], { cwd: project.dir, home: project.home })
+      try {
+        await second.ready()
+        assert.match(second.stderr, /another yoke dev runs this project/)
+      } finally {
+        await second.stop()
+      }
+      const again = await runYoke(['notes', 'count', '--cwd', project.dir], { home: project.home })
+      assert.equal(JSON.parse(again.stdout).pid, dev.child.pid, 'the first dev still answers')
     } finally {
       await dev.stop()
     }
+  })
+
+  it('a summary section of the wrong shape is reported in the summary, and yoke dev runs on', async () => {
+    const child = spawn(process.execPath, [YOKE, 'dev', '--cwd', project.dir], {
+      env: { ...process.env, NO_COLOR: '1', YOKE_HOME: project.home },
+    })
+    let stdout = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    try {
+      await until('the dev summary', () => / ready in /.test(stdout), { ms: 20_000 })
+      assert.match(stdout, /^notes\n {2}could not be read: the answer is not a summary section/m)
+    } finally {
+      child.kill('SIGTERM')
+    }
+  })
+
+  it('a commands module that never finishes importing or is a FIFO does not hang yoke --help', async () => {
+    project.write('hang/index.mjs', "export default { name: 'hang', apply() {} }\n")
+    project.write('hang/commands.mjs', 'await new Promise(() => {})\n')
+    project.write('fifo/index.mjs', "export default { name: 'fifo', apply() {} }\n")
+    execFileSync('mkfifo', [project.path('fifo/commands.mjs')])
+    project.write(
+      'yoke.config.yaml',
+      'preset: minimal\nplugins:\n  notes: { use: ./notes }\n  hang: { use: ./hang }\n  fifo: { use: ./fifo }\n',
+    )
+    const started = performance.now()
+    const { code, stdout, stderr } = await runYoke(['--help', '--cwd', project.dir], {
+      home: project.home,
+      timeoutMs: 20_000,
+    })
+    assert.equal(code, 0)
+    assert.match(stdout, /notes count/, 'the healthy plugin still contributes')
+    assert.match(stderr, /instance "hang".*did not load within 5000 ms/)
+    assert.ok(performance.now() - started < 15_000)
+    project.write('yoke.config.yaml', 'preset: minimal\nplugins:\n  notes: { use: ./notes }\n')
   })
 
   it('a commands module that fails to import is reported and the other commands still run', async () => {

@@ -3,18 +3,27 @@
 // cycle, type-only edges included. Imports are read with TypeScript's own pre-processor, so
 // static, type-only, re-exported and dynamic imports all count, and comments never do.
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, realpathSync } from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { describe, it } from 'node:test'
 import ts from 'typescript'
 import { ROOT } from './helpers/project.ts'
 
-const SOURCE = /\.(ts|mts|mjs|js)$/
+const SOURCE = /\.(ts|mts|cts|mjs|cjs|js)$/
 
 function filesUnder(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
     .filter((f) => SOURCE.test(f) && !f.split(sep).includes('fixtures'))
     .map((f) => join(dir, f))
+}
+
+/** Where a path really is: a symlink counts as the file it points to. */
+const real = (file: string) => {
+  try {
+    return relative(ROOT, realpathSync(join(ROOT, file)))
+  } catch {
+    return file
+  }
 }
 
 /** The repository-relative files `file` imports (relative specifiers only; packages are skipped). */
@@ -23,7 +32,27 @@ function importsOf(file: string): string[] {
   return info.importedFiles
     .map((i) => i.fileName)
     .filter((spec) => spec.startsWith('.'))
-    .map((spec) => relative(ROOT, resolve(ROOT, dirname(file), spec)))
+    .map((spec) => real(relative(ROOT, resolve(ROOT, dirname(file), spec))))
+}
+
+/** String literals in `file` that name a path into plugins/ (a computed import, a require). */
+function pluginPathsIn(file: string): string[] {
+  const text = readFileSync(join(ROOT, file), 'utf8')
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const found: string[] = []
+  const visit = (node: ts.Node) => {
+    if (
+      (ts.isStringLiteral(node) ||
+        ts.isNoSubstitutionTemplateLiteral(node) ||
+        ts.isTemplateHead(node)) &&
+      /(^|\/)plugins\//.test(node.text) &&
+      node.text.includes('..')
+    )
+      found.push(node.text)
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return found
 }
 
 const pluginOf = (file: string) =>
@@ -31,9 +60,20 @@ const pluginOf = (file: string) =>
 
 describe('layering', () => {
   it('nothing under src/ imports from plugins/', () => {
-    const offences = filesUnder('src').flatMap((file) =>
-      importsOf(file)
+    const offences = filesUnder('src').flatMap((file) => [
+      ...importsOf(file)
         .filter((target) => target.startsWith(`plugins${sep}`))
+        .map((target) => `${file} imports ${target}`),
+      ...pluginPathsIn(file).map((path) => `${file} names ${path}`),
+      ...(real(file).startsWith(`plugins${sep}`) ? [`${file} is a link into plugins/`] : []),
+    ])
+    assert.deepEqual(offences, [])
+  })
+
+  it("a plugin reaches the kernel only through its public API ('yoke', 'yoke/cli')", () => {
+    const offences = filesUnder('plugins').flatMap((file) =>
+      importsOf(file)
+        .filter((target) => target.startsWith(`src${sep}`))
         .map((target) => `${file} imports ${target}`),
     )
     assert.deepEqual(offences, [])

@@ -15,6 +15,7 @@ const pluginsList = defineCommand({
   summary:
     'plugin executable packages: loaded (tools, extras, integrity), failed and why, shadowed, filtered',
   usage: 'yoke plugins list [--json] [common flags]',
+  examples: ['yoke plugins list --config config/yoke.yaml', 'yoke plugins list --json'],
   run: (args, _, cli) =>
     cli.compose(
       async (composition) => {
@@ -37,7 +38,8 @@ const pluginsCheck = defineCommand({
   name: 'plugins check',
   summary:
     'check a package (or a directory of packages): manifest, executable, integrity, schemas; exit 1 on errors',
-  usage: 'yoke plugins check DIR [--json]',
+  usage: 'yoke plugins check DIR [--json] [common flags]',
+  examples: ['yoke plugins check examples/packages', 'yoke plugins check ./my-package --json'],
   positionals: 1,
   async run(args, [dir]) {
     if (!dir)

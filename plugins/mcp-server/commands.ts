@@ -5,6 +5,7 @@
  * then carries protocol messages only; logs go to stderr) and ends with stdin; otherwise it
  * serves Streamable HTTP and prints the URL on stderr. Config edits reload as in `yoke dev`.
  */
+import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Composition, YokeError } from 'yoke'
 import { defineCommand, errorJson, formatError, printJson, type CommandContext } from 'yoke/cli'
@@ -124,7 +125,15 @@ function parseHostPort(value: string): { host: string; port: number } {
 }
 
 /** This plugin's entry module: an instance is ours when its `use` resolves to it. */
-const ENTRY = fileURLToPath(new URL('./index.ts', import.meta.url))
+// compared by real path: a linked copy of yoke (npm link, workspaces) names the same file
+const ENTRY = realpathSync(fileURLToPath(new URL('./index.ts', import.meta.url)))
+const real = (file: string | undefined) => {
+  try {
+    return file && realpathSync(file)
+  } catch {
+    return file
+  }
+}
 
 /** The instance key of the configured mcp-server, or the key to add one under. */
 async function serverKey(
@@ -136,7 +145,7 @@ async function serverKey(
   } catch {
     return { name: PLUGIN } // the composition reports the config's errors
   }
-  const ours = instances.filter((i) => i.file === ENTRY)
+  const ours = instances.filter((i) => real(i.file) === ENTRY)
   const found = ours.find((i) => i.enabled) ?? ours[0]
   if (found) return { name: found.key, disabled: !found.enabled }
   return { name: instances.some((i) => i.key === PLUGIN) ? 'yoke-serve' : PLUGIN, add: true }

@@ -8,7 +8,12 @@ import type { Context } from 'yoke'
 import type { ModelProvider } from './registry.ts'
 
 export function offerProvider(ctx: Context, provider: ModelProvider): void {
-  const offer = () => ctx.get('models')?.register(provider)
+  let offered: (() => unknown) | undefined
+  // one offer at a time: the one to a registry that went away is withdrawn, not left in the tree
+  const offer = () => {
+    void offered?.()
+    offered = ctx.get('models')?.register(provider)
+  }
   offer()
   ctx.tap(ctx.hooks.state, `${ctx.key}: offer ${provider.kind}`, (fiber) => {
     if (fiber.state === 'active' && fiber.plugin.provides.includes('models')) offer()

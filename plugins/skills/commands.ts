@@ -23,6 +23,7 @@ const skillsList = defineCommand({
   name: 'skills list',
   summary: 'the skills in use: available or why not, where from, what they shadow',
   usage: 'yoke skills list [--json] [common flags]',
+  examples: ['yoke skills list --config config/yoke.yaml', 'yoke skills list --json'],
   run: (args, _, cli) =>
     cli.compose(
       async (composition) => {
@@ -73,6 +74,7 @@ const skillsShow = defineCommand({
   name: 'skills show',
   summary: 'one skill: its metadata, its instructions and where it lives',
   usage: 'yoke skills show NAME [--json] [common flags]',
+  examples: ['yoke skills show csv-insights --config config/yoke.yaml'],
   positionals: 1,
   run: (args, [name], cli) =>
     cli.compose(
@@ -107,6 +109,7 @@ const skillsCheck = defineCommand({
   summary:
     'validate skills against the Agent Skills spec (a directory, or every configured one); exit 1 on errors',
   usage: 'yoke skills check [DIR] [--json] [common flags]',
+  examples: ['yoke skills check examples/skills', 'yoke skills check ~/.agents/skills --json'],
   positionals: 1,
   run: (args, [dir], cli) =>
     cli.compose(

@@ -18,7 +18,7 @@ import { parseConfigText, pathKey, readConfigText } from '../config/yaml.ts'
 import { messageOf, YokeError } from '../errors.ts'
 import { composeOptions } from './args.ts'
 import type { CommandContext, ConfiguredInstance, ParsedArgs } from './command.ts'
-import { ask, socketPath } from './control.ts'
+import { ask, socketPath, type Reply } from './control.ts'
 import { errorJson, formatError, printJson, progress } from './output.ts'
 
 export function commandContext(args: ParsedArgs): CommandContext {
@@ -26,6 +26,13 @@ export function commandContext(args: ParsedArgs): CommandContext {
   const json = Boolean(args.json)
   /** the layer flags ask for other layers than a running dev has: it cannot answer for them */
   const otherLayers = Boolean(args.preset || args.patch?.length || args.set?.length)
+
+  /** The dev running this project's layers, asked for `name`; `none` for other layers or no dev. */
+  const askDev = async (name: string, request: Record<string, unknown>): Promise<Reply> => {
+    if (otherLayers) return { status: 'none' }
+    const { projectDir, projectFile } = await loadLayers(options)
+    return ask(socketPath(projectDir, projectFile), { ...request, cmd: name })
+  }
 
   const cli: CommandContext = {
     cwd: options.cwd,
@@ -61,14 +68,15 @@ export function commandContext(args: ParsedArgs): CommandContext {
     },
 
     async live(name, request = {}) {
-      if (otherLayers) return undefined
-      const { projectDir } = await loadLayers(options)
-      return ask(socketPath(projectDir), { ...request, cmd: name })
+      const reply = await askDev(name, request)
+      if (reply.status === 'error') throw reply.error
+      return reply.status === 'ok' ? reply.answer : undefined
     },
 
     async control(name, request = {}, { fresh = false } = {}) {
-      const answer = fresh ? undefined : await cli.live(name, request)
-      if (answer !== undefined) return { answer, source: 'live from yoke dev' }
+      const live: Reply = fresh ? { status: 'none' } : await askDev(name, request)
+      if (live.status === 'error') throw live.error // the dev answered: its error is the answer
+      if (live.status === 'ok') return { answer: live.answer, source: 'live from yoke dev' }
       let reply: { answer: unknown; source: 'composed now' } | undefined
       const code = await cli.compose(
         async (composition) => {

@@ -83,18 +83,25 @@ export const dev = defineCommand({
       return 2
     }
     await composition.watch()
+    // signals are heard from here on, whatever a plugin's summary section does
+    const stop = new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve)
+      process.once('SIGTERM', resolve)
+    })
+    const { stack } = composition.current!
     const stopControl = await listen(
-      socketPath(composition.current!.stack.projectDir),
+      socketPath(stack.projectDir, stack.projectFile),
       async ({ cmd, ...request }) => {
         if (cmd === 'inspect') return snapshot(composition)
         if (cmd === 'reload') return composition.reload(['(requested)'])
         return kernel.ask(cmd, request)
       },
-    ).catch(() => undefined) // no socket (read-only tmp): dev still runs; inspect composes its own copy
-    // listen before saying ready: whoever reads "ready" may signal at once
-    const stop = new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve)
-      process.once('SIGTERM', resolve)
+    ).catch((err) => {
+      // no socket (another dev holds it, a read-only tmp): this dev runs on; commands compose their own copy
+      process.stderr.write(
+        `${color.yellow('warn', process.stderr)} commands cannot reach this dev: ${err instanceof YokeError && err.code === 'CONTROL_CONFLICT' ? 'another yoke dev runs this project and answers them' : (err as Error).message}\n`,
+      )
+      return undefined
     })
     if (!json) {
       process.stdout.write(await summary(composition, await snapshot(composition), cwd))

@@ -7,11 +7,12 @@
  * - an npm package: the file `package.json#yoke.commands` names.
  * A commands module should be light: it imports what a command needs inside `run`.
  */
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { basename, dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { BUILTIN_PLUGINS, builtinNames } from '../config/modules.ts'
+import { readConfigText } from '../config/yaml.ts'
 import { messageOf } from '../errors.ts'
 import type { Command, CommandContext } from './command.ts'
 
@@ -53,47 +54,102 @@ export async function projectCommands(cli: CommandContext): Promise<Contributed[
 function commandsModuleOf(entry: string, projectDir: string): string | undefined {
   if (/^index\.(ts|mts|js|mjs)$/.test(basename(entry))) return join(dirname(entry), 'commands')
   if (existsSync(entry)) return undefined // a single-file local plugin has no commands module
+  const manifest = packageJsonOf(entry, projectDir)
+  if (!manifest) return undefined
   try {
-    const manifest = createRequire(join(projectDir, 'noop.js')).resolve(`${entry}/package.json`)
-    const named = JSON.parse(readFileSync(manifest, 'utf8'))?.yoke?.commands
+    const named = JSON.parse(readConfigText(manifest))?.yoke?.commands
     return typeof named === 'string' ? join(dirname(manifest), named) : undefined
-  } catch {
-    return undefined // a package that does not export its package.json declares no commands
+  } catch (err) {
+    warn(`package ${entry}`, manifest, messageOf(err))
+    return undefined
   }
 }
+
+/** A package's package.json: exported, or found above its resolved entry (when `exports` hides it). */
+function packageJsonOf(name: string, projectDir: string): string | undefined {
+  const require = createRequire(join(projectDir, 'noop.js'))
+  try {
+    return require.resolve(`${name}/package.json`)
+  } catch {
+    try {
+      for (let dir = dirname(require.resolve(name)); dir !== dirname(dir); dir = dirname(dir)) {
+        const file = join(dir, 'package.json')
+        if (isFile(file) && JSON.parse(readConfigText(file))?.name === name) return file
+      }
+    } catch {
+      return undefined // not resolvable as CommonJS either: composing reports it
+    }
+    return undefined
+  }
+}
+
+const isFile = (file: string) => statSync(file, { throwIfNoEntry: false })?.isFile() === true
+
+/** A commands module gets this long to import: `yoke --help` never hangs on one. */
+const IMPORT_MS = 5000
 
 /**
  * Imports `base` (with or without an extension) and reads its `commands` export. A module that
  * fails is that plugin's problem: it is reported, and every other command still works.
  */
 async function commandsIn(base: string, owner: string): Promise<Contributed[]> {
+  // a regular file only: a FIFO or a device named commands.ts would hang the import
   const file = [base, ...EXTENSIONS.map((ext) => base + ext)].find(
-    (f) => existsSync(f) && /\.[cm]?[jt]s$/.test(f),
+    (f) => /\.[cm]?[jt]s$/.test(f) && isFile(f),
   )
   if (!file) return []
+  let timer: NodeJS.Timeout | undefined
   try {
-    const module = await import(pathToFileURL(file).href)
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`it did not load within ${IMPORT_MS} ms`)),
+        IMPORT_MS,
+      )
+    })
+    const module = await Promise.race([import(pathToFileURL(file).href), late])
     const list: unknown = module.commands ?? module.default
     if (!Array.isArray(list)) throw new Error('it exports no `commands` list')
-    return list.flatMap((command) => {
-      if (isCommand(command)) return [{ command, owner }]
-      warn(owner, file, `an entry is not a command (it needs name, summary and run)`)
+    return list.flatMap((command, i) => {
+      const problem = commandProblem(command)
+      if (!problem) return [{ command: withDefaults(command as Command), owner }]
+      const name =
+        typeof (command as Command)?.name === 'string'
+          ? `"${(command as Command).name}"`
+          : `#${i + 1}`
+      warn(owner, file, `entry ${name} is not a command: ${problem}`)
       return []
     })
   } catch (err) {
     warn(owner, file, messageOf(err))
     return []
+  } finally {
+    clearTimeout(timer)
   }
 }
 
-function isCommand(value: unknown): value is Command {
+/** Why `value` is not a command, or undefined when it is one. */
+function commandProblem(value: unknown): string | undefined {
   const c = value as Partial<Command> | null
-  return (
-    typeof c?.name === 'string' &&
-    /^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*)?$/.test(c.name) &&
-    typeof c.summary === 'string' &&
-    typeof c.run === 'function'
+  if (typeof c !== 'object' || c === null) return 'it is not an object'
+  if (typeof c.name !== 'string' || !/^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*)?$/.test(c.name))
+    return 'its name is one or two lower-case words'
+  if (typeof c.summary !== 'string' || !c.summary) return 'it has no summary'
+  if (typeof c.run !== 'function') return 'it has no run function'
+  if (c.usage !== undefined && typeof c.usage !== 'string') return 'usage is not a string'
+  if (
+    c.examples !== undefined &&
+    !(Array.isArray(c.examples) && c.examples.every((e) => typeof e === 'string'))
   )
+    return 'examples is not a list of strings'
+  if (c.positionals !== undefined && !(Number.isInteger(c.positionals) && c.positionals >= 0))
+    return 'positionals is not a whole number'
+  if (c.flags !== undefined && (typeof c.flags !== 'object' || c.flags === null))
+    return 'flags is not an object of parseArgs options'
+  return undefined
+}
+
+function withDefaults(command: Command): Command {
+  return command.usage ? command : { ...command, usage: `yoke ${command.name} [common flags]` }
 }
 
 function warn(owner: string, file: string, message: string) {

@@ -34,12 +34,13 @@ export const inspect = defineCommand({
     const what = args.prompt ? 'prompt' : 'inspect'
     // a running dev shows its own layers: ask it only when no flag asks for other ones (`--config` names the project)
     if (!args.fresh && !args.preset && !args.patch?.length && !args.set?.length) {
-      const { projectDir } = await loadLayers(options)
-      const live = await ask(socketPath(projectDir), what)
-      if (live !== undefined && args.prompt)
-        return printPrompt(live as string, args.json, 'live from yoke dev')
-      if (live) {
-        snap = live as Snapshot
+      const { projectDir, projectFile } = await loadLayers(options)
+      const reply = await ask(socketPath(projectDir, projectFile), { cmd: what })
+      if (reply.status === 'error') throw reply.error
+      if (reply.status === 'ok' && args.prompt)
+        return printPrompt(String(reply.answer ?? ''), args.json, 'live from yoke dev')
+      if (reply.status === 'ok') {
+        snap = reply.answer as Snapshot
         source = 'live from yoke dev'
       }
     }

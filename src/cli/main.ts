@@ -63,18 +63,42 @@ function match(commands: Contributed[], words: string[]): Contributed | undefine
     .find((c) => c.command.name.split(' ').every((w, i) => words[i] === w))
 }
 
-/** Adds `more` after `known`; a name already taken keeps its first owner (and says so). */
+/**
+ * Adds `more` after `known`. A name another owner has is refused (the first owner keeps it), and
+ * so is one that would shadow a group or be shadowed by it (`mcp` against `mcp list`, `serve stop`
+ * against `serve`): every listed command can be reached by its words.
+ */
 function join(known: Contributed[], more: Contributed[]): Contributed[] {
   const all = [...known]
+  const clash = (a: string, b: string) => a === b || a.startsWith(b + ' ') || b.startsWith(a + ' ')
   for (const c of more) {
-    const taken = all.find((k) => k.command.name === c.command.name)
+    const taken = all.find((k) => clash(k.command.name, c.command.name))
     if (!taken) all.push(c)
     else
       process.stderr.write(
-        `warning: yoke ${c.command.name} from ${c.owner} is ignored: ${taken.owner} has that command\n`,
+        `warning: yoke ${c.command.name} from ${c.owner} is ignored: it clashes with yoke ${taken.command.name} of ${taken.owner}\n`,
       )
   }
   return all
+}
+
+/** `yoke --cwd DIR tools list` as `yoke tools list --cwd DIR`: leading common flags move behind the words. */
+function wordsFirst(argv: string[]): string[] {
+  const leading: string[] = []
+  let i = 0
+  while (i < argv.length && argv[i]!.startsWith('--')) {
+    const name = argv[i]!.slice(2).split('=')[0]!
+    const option = (COMMON_OPTIONS as Record<string, { type: string }>)[name]
+    if (!option || name === 'help') break
+    const takesValue = option.type === 'string' && !argv[i]!.includes('=')
+    leading.push(...argv.slice(i, i + (takesValue ? 2 : 1)))
+    i += takesValue ? 2 : 1
+  }
+  if (!leading.length) return argv
+  const rest = argv.slice(i)
+  const words = rest.findIndex((a) => a.startsWith('-'))
+  const cut = words < 0 ? rest.length : words
+  return [...rest.slice(0, cut), ...leading, ...rest.slice(cut)]
 }
 
 /** The common flags alone, read leniently: enough to find the project before the command is known. */
@@ -96,7 +120,8 @@ function commonFlags(argv: string[]): ParsedArgs {
   }
 }
 
-export async function main(argv: string[]): Promise<number> {
+export async function main(given: string[]): Promise<number> {
+  const argv = wordsFirst(given)
   // a plugin's stray error fails that plugin, and its process.exit() does not end yoke
   guardProcess((message) =>
     process.stderr.write(`${color.yellow('warn', process.stderr)} yoke: ${message}\n`),
@@ -108,6 +133,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const json = argv.includes('--json')
   const wantsHelp = argv.includes('--help') || argv.includes('-h')
+  if (!words.length && (argv[0] === '--version' || argv[0] === '-v')) return version()
   try {
     let commands = join(
       KERNEL.map((command) => ({ command, owner: 'yoke' })),

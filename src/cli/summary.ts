@@ -87,9 +87,9 @@ export async function summary(
     const title = name.slice(SECTION.length)
     let section: SummarySection | undefined
     try {
-      section = (await kernel.ask(name)) as SummarySection | undefined
+      section = checked(await kernel.ask(name, {}, 2000))
     } catch (err) {
-      section = { lines: [color.red(`  could not be read: ${messageOf(err)}`)] }
+      section = { lines: [color.red(`could not be read: ${messageOf(err)}`)] }
     }
     if (!section) continue
     head(title, section.note)
@@ -114,4 +114,20 @@ function why(i: InstanceInfo, cwd: string): string[] {
       lines.push(`      ${color.dim('at')} ${displayPath(i.error.location, cwd)}`)
   }
   return lines
+}
+
+/** A section as its plugin answered it, or the reason it is not one (it never breaks the summary). */
+function checked(value: unknown): SummarySection | undefined {
+  if (value === undefined || value === null) return undefined
+  const v = value as SummarySection
+  const strings = (a: unknown) => Array.isArray(a) && a.every((x) => typeof x === 'string')
+  const ok =
+    typeof value === 'object' &&
+    (v.note === undefined || typeof v.note === 'string') &&
+    (v.lines === undefined || strings(v.lines)) &&
+    (v.rows === undefined ||
+      (Array.isArray(v.rows) && v.rows.every((r) => strings(r) && r.length === 2)))
+  if (!ok)
+    throw new Error('the answer is not a summary section ({ note?, rows?, lines? } of strings)')
+  return v
 }

@@ -26,6 +26,9 @@ import type {
 
 export type { LogRecord, RunMode, SpawnOptions } from './types.ts'
 
+/** names `yoke dev` answers itself on its control socket */
+const RESERVED_CONTROLS = new Set(['inspect', 'reload', 'ping'])
+
 export interface KernelOptions {
   /** how the composition runs (default `serve`): see RunMode */
   runMode?: RunMode
@@ -101,6 +104,8 @@ export class Kernel implements FiberHost {
    * CONTROL_CONFLICT.
    */
   control(name: string, handler: ControlHandler, owner: FiberInfo): () => void {
+    if (RESERVED_CONTROLS.has(name))
+      throw new YokeError('CONTROL_CONFLICT', { name, owner: 'yoke dev itself' })
     const stack = this.#controls.get(name) ?? []
     const other = stack.find((c) => c.owner === owner || c.owner.key !== owner.key)
     if (other) throw new YokeError('CONTROL_CONFLICT', { name, owner: other.owner.label })
@@ -121,13 +126,38 @@ export class Kernel implements FiberHost {
       .sort()
   }
 
-  /** Runs the control handler `name`; CONTROL_UNKNOWN when no active instance answers it. */
-  async ask(name: string, request: Record<string, unknown> = {}): Promise<unknown> {
+  /**
+   * Runs the control handler `name`, bounded by `timeoutMs` (PLUGIN_TIMEOUT past it);
+   * CONTROL_UNKNOWN when no active instance answers it.
+   */
+  async ask(
+    name: string,
+    request: Record<string, unknown> = {},
+    timeoutMs = 30_000,
+  ): Promise<unknown> {
     const entry = this.#controls.get(name)?.find((c) => c.owner.state === 'active')
     if (!entry) {
       throw new YokeError('CONTROL_UNKNOWN', { name, known: this.controls().join(', ') || 'none' })
     }
-    return entry.handler(request)
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<never>((_, reject) => {
+      const what = `the control "${name}" of ${entry.owner.label}`
+      timer = setTimeout(
+        () => reject(new YokeError('PLUGIN_TIMEOUT', { what, ms: timeoutMs })),
+        timeoutMs,
+      )
+    })
+    const answer = Promise.resolve()
+      .then(() => entry.handler(request))
+      .catch((err) => {
+        if (err instanceof YokeError) throw err
+        throw new YokeError(
+          'CONTROL_FAILED',
+          { name, owner: entry.owner.label, reason: messageOf(err) },
+          { instance: entry.owner.key, plugin: entry.owner.plugin.name, cause: err },
+        )
+      })
+    return Promise.race([answer, late]).finally(() => clearTimeout(timer))
   }
 
   #dependents(name: string): Iterable<Fiber> {

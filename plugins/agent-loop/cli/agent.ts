@@ -152,6 +152,10 @@ export const agentRun = defineCommand({
   name: 'run',
   summary: 'one agent task: streams the answer and each tool call; exit 0 when it is done',
   usage: 'yoke run "TASK" [--record FILE] [--max-turns N] [--json] [common flags]',
+  examples: [
+    'yoke run "summarise the README" --config config/yoke.yaml',
+    'yoke run --record run.jsonl --max-turns 8 "fix the failing test"',
+  ],
   flags: { record: { type: 'string' }, 'max-turns': { type: 'string' } },
   positionals: 1,
   async run(args, positionals, cli) {
@@ -195,6 +199,10 @@ export const agentChat = defineCommand({
   name: 'chat',
   summary: 'an interactive agent session with history; /tools, /skills, /reload, /new, /exit',
   usage: 'yoke chat [--record FILE] [--max-turns N] [common flags]',
+  examples: [
+    'yoke chat --config config/yoke.yaml',
+    'yoke chat --set plugins.model.config.model=gpt-4.1',
+  ],
   flags: { record: { type: 'string' }, 'max-turns': { type: 'string' } },
   async run(args, _, cli) {
     const budget = budgetOf(args)

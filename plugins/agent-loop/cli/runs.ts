@@ -70,6 +70,7 @@ export const runsList = defineCommand({
   name: 'runs list',
   summary: 'agent runs recorded in the project (newest first): task, status, turns, tools',
   usage: 'yoke runs list [--dir DIR] [--json] [common flags]',
+  examples: ['yoke runs list', 'yoke runs list --json --dir ./.yoke/runs'],
   flags: { dir: { type: 'string' } },
   async run(args, _, cli) {
     const dir = await runsDir(args, cli)
@@ -116,6 +117,7 @@ export const runsShow = defineCommand({
   name: 'runs show',
   summary: 'one run: the conversation, each tool call and result, timings and usage',
   usage: 'yoke runs show ID [--dir DIR] [--json] [common flags]',
+  examples: ['yoke runs show 2026-12-01T10-00-00-abc123', 'yoke runs show <id> --json'],
   flags: { dir: { type: 'string' } },
   positionals: 1,
   async run(args, positionals, cli) {

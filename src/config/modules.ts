@@ -100,6 +100,12 @@ export class ModuleLoader {
     const url = target.from
       ? `yoke-from:${encodeURIComponent(JSON.stringify([target.from, target.file]))}`
       : pathToFileURL(target.file).href + (gen ? `?yoke-gen=${gen}` : '')
+    const size = target.kind === 'local' ? statSync(target.file).size : 0
+    if (size > MAX_MODULE_BYTES)
+      throw new YokeError('PLUGIN_IMPORT_FAILED', {
+        file: target.file,
+        reason: `it is ${size} bytes; a plugin module may be at most ${MAX_MODULE_BYTES} (code, not data)`,
+      })
     let namespace: Record<string, unknown>
     try {
       // named for the fault guard (process.exit at import throws), and bounded: a top-level await
@@ -189,13 +195,20 @@ export class ModuleLoader {
   }
 }
 
+/** A plugin module (and each local file it imports) may be this large: code, not data. */
+const MAX_MODULE_BYTES = 8 * 1024 * 1024
+
 function versionOf(file: string, deps: string[]): string {
   const hash = createHash('sha256')
   for (const f of [file, ...deps].sort()) {
     hash.update(f + '\0')
     try {
-      // checked first: a file swapped for a FIFO would block this read (and every reload) forever
-      hash.update(statSync(f).isFile() ? readFileSync(f) : 'not a file')
+      // checked first: a FIFO would block this read (and every reload) forever, a huge file the
+      // event loop; such a module is refused at import (below), so its size stands in for it here
+      const stat = statSync(f)
+      if (!stat.isFile()) hash.update('not a file')
+      else if (stat.size > MAX_MODULE_BYTES) hash.update(`too large ${stat.size} ${stat.mtimeMs}`)
+      else hash.update(readFileSync(f))
     } catch {
       hash.update('missing')
     }

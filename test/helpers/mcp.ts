@@ -33,6 +33,11 @@ export const FIXTURE = join(ROOT, 'test/fixtures/mcp/server.mjs')
 export const RAW = join(ROOT, 'test/fixtures/mcp/raw.mjs')
 /** treats roots as server-filesystem does: the client's roots replace its command-line directories */
 export const FS_LIKE = join(ROOT, 'test/fixtures/mcp/fs-like.mjs')
+/** the real @modelcontextprotocol/server-filesystem from npm */
+export const FILESYSTEM = join(
+  ROOT,
+  'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js',
+)
 
 export const text = (r: ToolResult) =>
   r.content.map((c) => (c.type === 'text' ? c.text : '')).join('')

@@ -11,7 +11,15 @@ import { importText } from '../../plugins/mcp-client/import.ts'
 import { riskOf } from '../../plugins/mcp-client/tools.ts'
 import policyPlugin from '../../plugins/policy/index.ts'
 import { toPlugin, validateConfig, type Plugin } from '../../src/index.ts'
-import { FS_LIKE, MEMORY, mcpHarness, raw, text, type McpHarness } from '../helpers/mcp.ts'
+import {
+  FILESYSTEM,
+  FS_LIKE,
+  MEMORY,
+  mcpHarness,
+  raw,
+  text,
+  type McpHarness,
+} from '../helpers/mcp.ts'
 import { tempProject, type Project } from '../helpers/project.ts'
 
 describe("roots are the user's choice: a server's sandbox is never widened", () => {
@@ -54,6 +62,22 @@ describe("roots are the user's choice: a server's sandbox is never widened", () 
     assert.match(text(outside), /Access denied/)
     assert.equal(text(await read('fs', project.path('sub/visible.txt'))), 'inside sub\n')
     await h.remove('fs')
+  })
+
+  it('the real server-filesystem keeps the directory it was started with: yoke never widens it', async () => {
+    await h.add('realfs', {
+      serverName: 'realfs',
+      command: process.execPath,
+      args: [FILESYSTEM, sub],
+    })
+    assert.equal(h.status('realfs').state, 'connected')
+    assert.deepEqual(await allowed('realfs'), [sub])
+    assert.match(
+      text(await read('realfs', project.path('secret.txt'))),
+      /Access denied|outside allowed/i,
+    )
+    assert.equal(text(await read('realfs', project.path('sub/visible.txt'))), 'inside sub\n')
+    await h.remove('realfs')
   })
 
   it('roots listed in the entry are what it gets, relative to the project directory', async () => {

@@ -23,6 +23,7 @@ export {
 export { executableFormat, formatOf, THIS_HOST, type Format, type Host } from './format.ts'
 export { runExecutable, runProcess, type ProcessSpec, type Ran, type RunSpec } from './run.ts'
 export type { Manifest, ManifestProblem } from './manifest.ts'
+export { HOOK_EVENT_NAMES } from './manifest.ts'
 export { loadPackage, promptFiles, type Package, type PackageFailure } from './load.ts'
 
 export interface PackageInfo {

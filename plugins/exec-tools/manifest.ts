@@ -73,7 +73,8 @@ export interface ManifestProblem {
   code?: 'EXECUTABLE_INVALID'
 }
 
-export const HOOK_EVENTS: ReadonlySet<string> = new Set([
+/** The events a hook may name (octos's names): manifests and shell-hooks' config share them. */
+export const HOOK_EVENT_NAMES = [
   'before_tool_call',
   'after_tool_call',
   'before_llm_call',
@@ -85,7 +86,8 @@ export const HOOK_EVENTS: ReadonlySet<string> = new Set([
   'on_spawn_complete',
   'on_spawn_failure',
   'user_prompt_submit',
-])
+] as const
+export const HOOK_EVENTS: ReadonlySet<string> = new Set(HOOK_EVENT_NAMES)
 
 // Custom messages are predicates ("must …", "is …"): they read after the field's name.
 const HEX64 = /^[0-9a-fA-F]{64}$/

@@ -19,22 +19,16 @@ import {
   type ToolResult,
 } from 'yoke'
 import type { ModelInfo, TurnInfo } from '../agent-loop/api.ts'
-import { envNameProblem, executableFormat, runProcess, toolEnv } from '../exec-tools/api.ts'
+import {
+  envNameProblem,
+  executableFormat,
+  HOOK_EVENT_NAMES,
+  runProcess,
+  toolEnv,
+} from '../exec-tools/api.ts'
 import type { ModelRequest, ModelResponse } from '../models/api.ts'
 
-export const HOOK_EVENTS = [
-  'before_tool_call',
-  'after_tool_call',
-  'before_llm_call',
-  'after_llm_call',
-  'on_resume',
-  'on_turn_end',
-  'before_spawn_verify',
-  'on_spawn_verify',
-  'on_spawn_complete',
-  'on_spawn_failure',
-  'user_prompt_submit',
-] as const
+export const HOOK_EVENTS = HOOK_EVENT_NAMES
 
 const hook = z
   .object({

@@ -10,6 +10,9 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import type { ToolResult } from '../../src/index.ts'
+import { alive } from '../../test/helpers/mcp.ts'
+
+export { alive }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
@@ -176,20 +179,6 @@ export async function until(check: () => boolean, ms: number, every = 20): Promi
     if (check()) return true
     if (Date.now() >= end) return false
     await sleep(every)
-  }
-}
-
-/** True while a process with this pid runs (a zombie waiting for its reaper does not count). */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return false
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
-  } catch {
-    return true
   }
 }
 

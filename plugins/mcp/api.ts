@@ -3,7 +3,7 @@
  * (server names stay unique; `yoke mcp list` and `yoke mcp restart` read and act through it), and
  * what one server looks like to it.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Client } from '@modelcontextprotocol/client'
 import type { Disposer, SyncHook } from 'yoke'
 
 export interface McpServerStatus {
@@ -23,8 +23,10 @@ export interface McpServerStatus {
   pid?: number
   /** the Streamable HTTP session */
   sessionId?: string
-  /** the server's own name and version, from the handshake */
+  /** the server's own name and version, from the handshake (legacy) or server/discover (modern) */
   server?: { name: string; version: string }
+  /** what the connection negotiated: the 2025 era (initialize, sessions) or 2026-07-28 and later */
+  protocol?: { era: 'legacy' | 'modern'; version: string }
 }
 
 /** What an mcp-client instance registers. */
@@ -32,19 +34,28 @@ export interface McpServerHandle {
   readonly name: string
   readonly instance: string
   status(): McpServerStatus
-  /** the SDK client while connected */
+  /** the SDK (v2) client while connected */
   client(): Client | undefined
   /** per-request timeout for the hub's resource and prompt requests */
   readonly timeoutMs: number
   restart(): void
 }
 
+export type McpList = 'tools' | 'resources' | 'prompts'
+
 export interface McpHub {
-  readonly hooks: { change: SyncHook<[McpServerStatus]> }
+  readonly hooks: {
+    /** a server's state changed (connected, reconnecting, …) */
+    change: SyncHook<[McpServerStatus]>
+    /** a server announced that one of its lists changed (or it reconnected with a new one) */
+    listChanged: SyncHook<[name: string, list: McpList]>
+  }
   /** Joins a server; a name already in use is MCP_NAME_CONFLICT naming both instances. */
   add(handle: McpServerHandle): Disposer
   /** A server's state changed. */
   changed(name: string): void
+  /** A server's list changed: calls hooks.listChanged (a throwing tap is logged, not thrown). */
+  listChanged(name: string, list: McpList): void
   list(): McpServerStatus[]
   get(name: string): McpServerHandle | undefined
   /** false when no server has that name */

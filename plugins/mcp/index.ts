@@ -17,7 +17,7 @@ import {
 import { registerControls } from './controls.ts'
 import './errors.ts'
 import { promptTools, resourceTools } from './tools.ts'
-import type { McpHub, McpServerHandle, McpServerStatus } from './api.ts'
+import type { McpHub, McpList, McpServerHandle, McpServerStatus } from './api.ts'
 
 export type * from './api.ts'
 
@@ -30,7 +30,10 @@ export default definePlugin({
     const servers = new Map<string, McpServerHandle>()
     /** handles a reloading instance's new version stands in front of, newest first */
     const older = new Map<string, McpServerHandle[]>()
-    const hooks = { change: new SyncHook<[McpServerStatus]>(['status']) }
+    const hooks = {
+      change: new SyncHook<[McpServerStatus]>(['status']),
+      listChanged: new SyncHook<[string, McpList]>(['name', 'list']),
+    }
     const offered = {
       resources: undefined as Disposer[] | undefined,
       prompts: undefined as Disposer[] | undefined,
@@ -93,6 +96,14 @@ export default definePlugin({
           hooks.change.call(server.status())
         } catch (err) {
           ctx.logger.error(`a tap on mcp.change threw: ${(err as Error)?.message ?? err}`, err)
+        }
+      },
+      listChanged(name, list) {
+        if (!servers.has(name) || ctx.signal.aborted) return
+        try {
+          hooks.listChanged.call(name, list)
+        } catch (err) {
+          ctx.logger.error(`a tap on mcp.listChanged threw: ${(err as Error)?.message ?? err}`, err)
         }
       },
       list: () =>

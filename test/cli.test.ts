@@ -1,7 +1,9 @@
 // The CLI frame: help on every level, exit codes, --json, inspect without a running dev.
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
-import { ROOT, runYoke, runYokeWithInput, tempProject } from './helpers/project.ts'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { ROOT, runYoke, runYokeWithInput, tempProject, YOKE } from './helpers/project.ts'
 
 const project = tempProject({
   'ok.mjs': `export default { name: 'ok', provides: ['thing'], apply(ctx) { ctx.provide('thing', 1) } }\n`,
@@ -49,6 +51,41 @@ describe('yoke CLI', () => {
     const events = await run('dev', '--events', 'xml')
     assert.equal(events.code, 2)
     assert.match(events.stderr, /--events takes json or text/)
+  })
+
+  it('yoke help, per-command flags, did-you-mean for commands and flags', async () => {
+    const help = await run('help', 'tools', 'call')
+    assert.equal(help.code, 0)
+    assert.match(help.stdout, /Usage: yoke tools call NAME/)
+    assert.match(help.stdout, /Flags:\n {2}--args JSON +the tool's arguments/)
+    assert.match((await run('help')).stdout, /Usage: yoke <command>/)
+    const flag = await run('tools', 'list', '--jsn')
+    assert.equal(flag.code, 2)
+    assert.match(flag.stderr, /USAGE unknown flag --jsn \(did you mean --json\?\)/)
+    const words = await run('tool', 'list')
+    assert.match(words.stderr, /unknown command "tool list" \(did you mean "yoke tools list"\?\)/)
+    assert.match((await run('inspekt')).stderr, /did you mean "yoke inspect"/)
+    assert.doesNotMatch((await run('frobnicate')).stderr, /did you mean/)
+    const group = await run('tools')
+    assert.equal(group.code, 2)
+    assert.match(group.stderr, /yoke tools needs a subcommand: list, call/)
+  })
+
+  it('a reader that goes away ends yoke as SIGPIPE would (141), without an EPIPE trace', async () => {
+    const child = spawn(process.execPath, [YOKE, '--help'], {
+      cwd: project.dir,
+      env: { ...process.env, NO_COLOR: '1', YOKE_HOME: project.home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    child.stdout.destroy() // the reader is gone before yoke writes a line
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    const code = await Promise.race([
+      once(child, 'exit').then(([c]) => c),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('no exit in 30 s')), 30_000)),
+    ])
+    assert.equal(code, 141)
+    assert.doesNotMatch(stderr, /EPIPE/)
   })
 
   it('--version prints the version', async () => {

@@ -9,6 +9,7 @@ export type {
   Command,
   CommandContext,
   ConfiguredInstance,
+  Flag,
   Flags,
   ParsedArgs,
   SummarySection,

@@ -7,7 +7,8 @@ import { statSync } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { YokeError } from '../errors.ts'
 import type { ComposeOptions } from '../config/composer.ts'
-import type { ParsedArgs } from './command.ts'
+import type { Flags, ParsedArgs } from './command.ts'
+import { didYouMean } from './suggest.ts'
 
 export const COMMON_OPTIONS = {
   cwd: { type: 'string' },
@@ -32,7 +33,7 @@ Exit codes: 0 done, 1 the operation failed, 2 usage or config error.`
 
 export type { ParsedArgs } from './command.ts'
 
-export function parseCommandArgs(argv: string[], options: ParseArgsConfig['options'] = {}) {
+export function parseCommandArgs(argv: string[], options: Flags = {}) {
   try {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -42,8 +43,20 @@ export function parseCommandArgs(argv: string[], options: ParseArgsConfig['optio
     })
     return { values: values as ParsedArgs, positionals }
   } catch (err) {
-    throw new YokeError('USAGE', { reason: (err as Error).message })
+    throw new YokeError('USAGE', { reason: usageReason(err, { ...COMMON_OPTIONS, ...options }) })
   }
+}
+
+/** parseArgs' complaint in yoke's words: the flag, and the nearest known one. */
+function usageReason(err: unknown, options: Flags): string {
+  const { code, message } = err as NodeJS.ErrnoException
+  const flag = /'(-{1,2}[^']*)'/.exec(message)?.[1]
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag) {
+    const name = flag.replace(/^-+/, '').split('=')[0]!
+    return `unknown flag ${flag}${didYouMean(name, Object.keys(options), (g) => `--${g}`)}`
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && flag) return message.replace(/\.$/, '')
+  return message
 }
 
 export function composeOptions(args: ParsedArgs): ComposeOptions {

@@ -9,7 +9,15 @@ import type { ParseArgsConfig } from 'node:util'
 import type { Document } from 'yaml'
 import type { ComposeOptions, Composition } from '../config/composer.ts'
 
-export type Flags = NonNullable<ParseArgsConfig['options']>
+/** One flag: node:util parseArgs' option, with what `--help` says about it. */
+export type Flag = NonNullable<ParseArgsConfig['options']>[string] & {
+  /** one line for the command's --help */
+  description?: string
+  /** the value's placeholder in --help (default: VALUE) */
+  value?: string
+}
+
+export type Flags = Record<string, Flag>
 
 export type ParsedArgs = {
   cwd?: string

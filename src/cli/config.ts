@@ -34,7 +34,9 @@ export const configPrint = defineCommand({
   name: 'config print',
   summary: 'print the effective config; --explain shows where each value came from',
   usage: 'yoke config print [--explain] [common flags]',
-  flags: { explain: { type: 'boolean' } },
+  flags: {
+    explain: { type: 'boolean', description: 'say beside each value which layer and line set it' },
+  },
   examples: ['yoke config print --explain', 'yoke config print --set plugins.agent.enabled=true'],
   async run(args) {
     const resolved = await resolveFor(args)

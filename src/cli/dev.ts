@@ -21,7 +21,13 @@ export const dev = defineCommand({
   name: 'dev',
   summary: 'run the composed harness with hot reload; --events json streams JSON lines',
   usage: 'yoke dev [--events json|text] [common flags]',
-  flags: { events: { type: 'string' } },
+  flags: {
+    events: {
+      type: 'string',
+      value: 'json|text',
+      description: 'how events are printed (default text; --json means json)',
+    },
+  },
   examples: ['yoke dev --config config/yoke.yaml', 'yoke dev --events json | jq .type'],
   async run(args) {
     const format = args.events ?? (args.json ? 'json' : 'text')

@@ -18,9 +18,9 @@ export const inspect = defineCommand({
   summary: 'instances and states (and why), services, hooks and taps, resources',
   usage: 'yoke inspect [--fresh] [--effects] [--prompt] [common flags]',
   flags: {
-    fresh: { type: 'boolean' },
-    effects: { type: 'boolean' },
-    prompt: { type: 'boolean' },
+    fresh: { type: 'boolean', description: 'compose now even when a yoke dev is running' },
+    effects: { type: 'boolean', description: "list each instance's effects (timers, watchers, …)" },
+    prompt: { type: 'boolean', description: 'print the system prompt the sections render' },
   },
   examples: [
     'yoke inspect --config config/yoke.yaml',

@@ -9,13 +9,14 @@ import { parseArgs } from 'node:util'
 import { YokeError } from '../errors.ts'
 import { guardProcess } from '../kernel/faults.ts'
 import { COMMON_HELP, COMMON_OPTIONS, parseCommandArgs, type ParsedArgs } from './args.ts'
-import type { Command } from './command.ts'
+import type { Command, Flags } from './command.ts'
 import { configPrint, configValidate } from './config.ts'
 import { commandContext } from './context.ts'
 import { dev } from './dev.ts'
 import { builtinCommands, projectCommands, type Contributed } from './discover.ts'
 import { inspect } from './inspect.ts'
 import { color, errorJson, formatError, printJson } from './output.ts'
+import { suggest } from './suggest.ts'
 import { toolsCall, toolsList } from './tools.ts'
 
 /** The kernel's own commands: the rest come from plugins. */
@@ -50,10 +51,40 @@ function commandHelp({ command, owner }: Contributed): string {
     `yoke ${command.name} — ${command.summary}${owner === 'yoke' ? '' : ` (from ${owner})`}`,
     '',
     `Usage: ${command.usage}`,
+    ...flagsHelp(command.flags ?? {}),
     ...examples,
     '',
     COMMON_HELP,
   ].join('\n')
+}
+
+/** The command's own flags, one line each: `--args JSON   the tool's arguments`. */
+function flagsHelp(flags: Flags): string[] {
+  const spelled = Object.entries(flags).map(([name, flag]) => {
+    const short = flag.short ? `-${flag.short}, ` : ''
+    const value = flag.type === 'string' ? ` ${flag.value ?? 'VALUE'}` : ''
+    const repeat = flag.multiple ? ' (repeatable)' : ''
+    return [`${short}--${name}${value}`, `${flag.description ?? ''}${repeat}`] as const
+  })
+  if (!spelled.length) return []
+  const width = Math.max(...spelled.map(([left]) => left.length)) + 2
+  return [
+    '',
+    'Flags:',
+    ...spelled.map(([left, right]) => `  ${left.padEnd(width)}${right}`.trimEnd()),
+  ]
+}
+
+/** Why the words name no command, with the nearest command when it looks like a typo. */
+function unknownCommand(commands: Contributed[], words: string[]): string {
+  const names = commands.map((c) => c.command.name)
+  const group = names.filter((n) => n.startsWith(words[0] + ' '))
+  if (words.length === 1 && group.length)
+    return `yoke ${words[0]} needs a subcommand: ${group.map((n) => n.split(' ')[1]).join(', ')}`
+  const spelled = words.slice(0, 2).join(' ')
+  const guess =
+    suggest(spelled, names) ?? suggest(words[0]!, new Set(names.map((n) => n.split(' ')[0]!)))
+  return `unknown command "${words.join(' ')}"${guess ? ` (did you mean "yoke ${guess}"?)` : ''}`
 }
 
 /** The command the leading words name, the longest name first (`mcp add` before `mcp`). */
@@ -121,7 +152,15 @@ function commonFlags(argv: string[]): ParsedArgs {
 }
 
 export async function main(given: string[]): Promise<number> {
-  const argv = wordsFirst(given)
+  exitQuietlyOnClosedPipe()
+  const code = await runCommand(given)
+  // a write that already failed for a closed pipe may not have been reported yet
+  return (process.stdout.errored as NodeJS.ErrnoException | null)?.code === 'EPIPE' ? 141 : code
+}
+
+async function runCommand(given: string[]): Promise<number> {
+  // `yoke help tools list` is `yoke tools list --help`
+  const argv = wordsFirst(given[0] === 'help' ? [...given.slice(1), '--help'] : given)
   // a plugin's stray error fails that plugin, and its process.exit() does not end yoke
   guardProcess((message) =>
     process.stderr.write(`${color.yellow('warn', process.stderr)} yoke: ${message}\n`),
@@ -155,9 +194,7 @@ export async function main(given: string[]): Promise<number> {
         return argv.length ? 0 : 2
       }
       throw new YokeError('USAGE', {
-        reason: words.length
-          ? `unknown command "${words.join(' ')}"`
-          : `unexpected argument ${argv[0]}`,
+        reason: words.length ? unknownCommand(commands, words) : `unexpected argument ${argv[0]}`,
       })
     }
     const { command } = found
@@ -197,4 +234,19 @@ function version(): number {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))
   process.stdout.write(`yoke ${pkg.version}\n`)
   return 0
+}
+
+/**
+ * `yoke tools list | head`: once the reader has gone, the rest of the output has nowhere to go. A
+ * Unix tool dies of SIGPIPE there (the shell sees 141); yoke ends the same way instead of throwing
+ * EPIPE from a write.
+ */
+let pipeGuarded = false
+function exitQuietlyOnClosedPipe() {
+  if (pipeGuarded) return
+  pipeGuarded = true
+  for (const stream of [process.stdout, process.stderr])
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(141)
+    })
 }

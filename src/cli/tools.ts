@@ -57,7 +57,13 @@ export const toolsCall = defineCommand({
   name: 'tools call',
   summary: 'one call through the full pipeline (approval asked on the terminal); exit 0 when ok',
   usage: 'yoke tools call NAME [--args JSON] [--json] [common flags]',
-  flags: { args: { type: 'string' } },
+  flags: {
+    args: {
+      type: 'string',
+      value: 'JSON',
+      description: "the tool's arguments, a JSON object (default {})",
+    },
+  },
   positionals: 1,
   examples: [
     `yoke tools call note_add --args '{"text":"hi"}'`,

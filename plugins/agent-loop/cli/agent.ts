@@ -16,6 +16,7 @@ import {
   on,
   printJson,
   promptBridge,
+  type Flags,
   type ParsedArgs,
 } from 'yoke/cli'
 import type { ChatMessage } from '../../models/api.ts'
@@ -35,6 +36,11 @@ async function agentOf(composition: Composition): Promise<AgentApi> {
   throw new YokeError('AGENT_UNAVAILABLE', {
     reason: reasons.length ? reasons.join('; ') : 'no instance provides the `agent` service',
   })
+}
+
+const RUN_FLAGS: Flags = {
+  record: { type: 'string', value: 'FILE', description: 'write the run as a cassette to FILE' },
+  'max-turns': { type: 'string', value: 'N', description: 'end the run after N model turns' },
 }
 
 function budgetOf(args: ParsedArgs) {
@@ -156,7 +162,7 @@ export const agentRun = defineCommand({
     'yoke run "summarise the README" --config config/yoke.yaml',
     'yoke run --record run.jsonl --max-turns 8 "fix the failing test"',
   ],
-  flags: { record: { type: 'string' }, 'max-turns': { type: 'string' } },
+  flags: RUN_FLAGS,
   positionals: 1,
   async run(args, positionals, cli) {
     const [task] = positionals
@@ -203,7 +209,7 @@ export const agentChat = defineCommand({
     'yoke chat --config config/yoke.yaml',
     'yoke chat --set plugins.model.config.model=gpt-4.1',
   ],
-  flags: { record: { type: 'string' }, 'max-turns': { type: 'string' } },
+  flags: RUN_FLAGS,
   async run(args, _, cli) {
     const budget = budgetOf(args)
     const cwd = resolve(args.cwd ?? process.cwd())

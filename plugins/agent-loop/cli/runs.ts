@@ -7,10 +7,23 @@
 import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { YokeError } from 'yoke'
-import { defineCommand, on, printJson, type CommandContext, type ParsedArgs } from 'yoke/cli'
+import {
+  defineCommand,
+  on,
+  printJson,
+  type CommandContext,
+  type Flag,
+  type ParsedArgs,
+} from 'yoke/cli'
 import '../errors.ts'
 
 type TranscriptRecord = Record<string, unknown> & { type: string; at: number }
+
+const RUNS_DIR_FLAG: Flag = {
+  type: 'string',
+  value: 'DIR',
+  description: 'where the transcripts are (default: .yoke/runs in the project)',
+}
 
 async function runsDir(args: ParsedArgs, cli: CommandContext): Promise<string> {
   if (args.dir) return resolve(cli.cwd, args.dir as string)
@@ -71,7 +84,7 @@ export const runsList = defineCommand({
   summary: 'agent runs recorded in the project (newest first): task, status, turns, tools',
   usage: 'yoke runs list [--dir DIR] [--json] [common flags]',
   examples: ['yoke runs list', 'yoke runs list --json --dir ./.yoke/runs'],
-  flags: { dir: { type: 'string' } },
+  flags: { dir: RUNS_DIR_FLAG },
   async run(args, _, cli) {
     const dir = await runsDir(args, cli)
     let files: string[] = []
@@ -118,7 +131,7 @@ export const runsShow = defineCommand({
   summary: 'one run: the conversation, each tool call and result, timings and usage',
   usage: 'yoke runs show ID [--dir DIR] [--json] [common flags]',
   examples: ['yoke runs show 2026-12-01T10-00-00-abc123', 'yoke runs show <id> --json'],
-  flags: { dir: { type: 'string' } },
+  flags: { dir: RUNS_DIR_FLAG },
   positionals: 1,
   async run(args, positionals, cli) {
     const [id] = positionals

@@ -71,6 +71,20 @@ describe('yoke CLI', () => {
     assert.match(group.stderr, /yoke tools needs a subcommand: list, call/)
   })
 
+  it('a plugin name one letter off a built-in is suggested', async () => {
+    const typo = tempProject({
+      'yoke.config.yaml': 'preset: minimal\nplugins:\n  p:\n    use: polcy\n',
+    })
+    try {
+      const r = await runYoke(['config', 'validate'], { cwd: typo.dir, home: typo.home })
+      assert.equal(r.code, 2)
+      assert.match(r.stderr, /PLUGIN_NOT_FOUND .*\(did you mean the built-in "policy"\?\)/)
+      assert.match(r.stderr, /yoke\.config\.yaml:4:10/)
+    } finally {
+      typo.cleanup()
+    }
+  })
+
   it('a reader that goes away ends yoke as SIGPIPE would (141), without an EPIPE trace', async () => {
     const child = spawn(process.execPath, [YOKE, '--help'], {
       cwd: project.dir,

@@ -16,7 +16,7 @@ import { dev } from './dev.ts'
 import { builtinCommands, projectCommands, type Contributed } from './discover.ts'
 import { inspect } from './inspect.ts'
 import { color, errorJson, formatError, printJson } from './output.ts'
-import { suggest } from './suggest.ts'
+import { suggest } from '../config/suggest.ts'
 import { toolsCall, toolsList } from './tools.ts'
 
 /** The kernel's own commands: the rest come from plugins. */

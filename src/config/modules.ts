@@ -15,6 +15,7 @@ import { YokeError } from '../errors.ts'
 import { faultContext } from '../kernel/faults.ts'
 import { toPlugin, type Plugin } from '../kernel/plugin.ts'
 import { YOKE_ROOT } from './layers.ts'
+import { didYouMean } from './suggest.ts'
 
 export const BUILTIN_PLUGINS = join(YOKE_ROOT, 'plugins')
 
@@ -122,7 +123,7 @@ export class ModuleLoader {
       ) {
         throw new YokeError('PLUGIN_NOT_FOUND', {
           use: target.file,
-          reason: `no npm package "${target.file}" is installed for ${target.from} (${(err as Error).message.split('\n')[0]})`,
+          reason: `no npm package "${target.file}" is installed for ${target.from}${didYouMean(target.file, builtinNames(), (g) => `the built-in "${g}"`)} (${(err as Error).message.split('\n')[0]})`,
           builtins: builtinNames().join(', '),
         })
       }

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod'
 import { YokeError } from '../errors.ts'
+import { didYouMean } from './suggest.ts'
 import { locate, pathKey, type Path, type Position } from './yaml.ts'
 
 /** Instance keys are also path segments in `--set plugins.<key>…`, so no dots. */
@@ -98,8 +99,7 @@ export function checkLayer(
       const key = issue.keys[0]
       at = keys.get(pathKey([...path, key])) ?? locate(positions, [...path, key])
       const known = KNOWN[path.length === 0 ? '' : 'instance']
-      const guess = known?.find((k) => similar(k, key))
-      reason = `unknown key "${key}" in ${path.length ? describe(path) : 'the layer'}${guess ? ` (did you mean "${guess}"?)` : ''}`
+      reason = `unknown key "${key}" in ${path.length ? describe(path) : 'the layer'}${didYouMean(key, known ?? [])}`
     }
     return new YokeError(
       'CONFIG_SHAPE',
@@ -132,9 +132,3 @@ export function checkInstances(
 function describe(path: Path): string {
   return path.length ? path.join('.') : 'the layer'
 }
-
-/** A cheap "did you mean": one is a prefix of the other, or they differ in one letter. */
-const similar = (a: string, b: string) =>
-  a.startsWith(b) ||
-  b.startsWith(a) ||
-  (a.length === b.length && [...a].filter((c, i) => c !== b[i]).length === 1)

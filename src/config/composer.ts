@@ -76,7 +76,7 @@ export class Composition {
   readonly #core: Fiber
 
   constructor(readonly options: ComposeOptions) {
-    this.kernel = new Kernel({ runMode: options.runMode })
+    this.kernel = new Kernel({ runMode: options.runMode, baseDir: () => this.project.dir })
     this.loader = new ModuleLoader(options.importTimeoutMs)
     this.reconciler = new Reconciler(this.kernel, options.settleMs)
     // the core runtime is there before any configured instance, under a key no preset can use

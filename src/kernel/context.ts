@@ -3,6 +3,7 @@
  * The `ctx` a plugin's apply receives. Everything registered through it is an effect of the
  * current activation: labelled, disposed in reverse order on unload, and returned as a Disposer.
  */
+import { resolve } from 'node:path'
 import { messageOf, YokeError } from '../errors.ts'
 import type { Cleanup, EffectScope } from './disposer.ts'
 import { faultContext } from './faults.ts'
@@ -63,7 +64,7 @@ export function createContext(
     },
     effect: (label, cleanup) => scope.add(label, cleanup),
     watch(paths, handler, options) {
-      const list = [paths].flat()
+      const list = [paths].flat().map((p) => resolve(host.baseDir(), p))
       const onError = (err: unknown) =>
         host.fault(fiber, new Error(`a watch handler failed: ${messageOf(err)}`, { cause: err }))
       const watcher = new DebouncedWatcher(list, inContext(handler), onError, options)

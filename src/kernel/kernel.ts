@@ -32,6 +32,8 @@ const RESERVED_CONTROLS = new Set(['inspect', 'reload', 'ping'])
 export interface KernelOptions {
   /** how the composition runs (default `serve`): see RunMode */
   runMode?: RunMode
+  /** where a plugin's relative paths (ctx.watch) start: the project's directory (default: cwd) */
+  baseDir?: () => string
 }
 
 export class Kernel implements FiberHost {
@@ -43,6 +45,7 @@ export class Kernel implements FiberHost {
   })
   readonly services = new ServiceRegistry((name) => this.schedule(...this.#dependents(name)))
   readonly runMode: RunMode
+  readonly baseDir: () => string
   readonly #fibers = new Set<Fiber>()
   /** control name → its handlers, newest first */
   readonly #controls = new Map<string, Array<{ handler: ControlHandler; owner: FiberInfo }>>()
@@ -56,6 +59,7 @@ export class Kernel implements FiberHost {
 
   constructor(options: KernelOptions = {}) {
     this.runMode = options.runMode ?? 'serve'
+    this.baseDir = options.baseDir ?? (() => process.cwd())
   }
 
   /** Every fiber that is not disposed yet, in creation order. */

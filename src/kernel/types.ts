@@ -150,6 +150,8 @@ export interface SpawnOptions {
 export interface FiberHost {
   readonly hooks: KernelHooks
   readonly runMode: RunMode
+  /** where relative paths start (the project's directory) */
+  baseDir(): string
   /** every fiber that is not disposed yet, in creation order */
   readonly fibers: readonly FiberInfo[]
   provide(name: string, value: unknown, owner: FiberInfo): () => void
@@ -205,7 +207,10 @@ export interface Context {
   tap<H extends AnyHook>(hook: H, name: string, fn: TapFn<H>, options?: TapOptions): Disposer
   /** Records any cleanup as an effect. */
   effect(label: string, cleanup: Cleanup): Disposer
-  /** Watches files or directories (chokidar), calling `handler` with the debounced changes. */
+  /**
+   * Watches files or directories (chokidar), calling `handler` with the debounced changes. A
+   * relative path starts at the project's directory, not the shell's.
+   */
   watch(paths: string | string[], handler: WatchHandler, options?: WatchOptions): Disposer
   setTimeout(fn: () => void, ms: number): Disposer
   setInterval(fn: () => void, ms: number): Disposer

@@ -297,6 +297,32 @@ describe('fibers and services', () => {
     assert.ok('issues' in bad && bad.issues[0].path[0] === 'units')
   })
 
+  it("ctx.watch resolves a relative path from the project's directory, not the shell's", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'yoke-watch-rel-'))
+    writeFileSync(join(dir, 'notes.txt'), '1')
+    const kernel = new Kernel({ baseDir: () => dir })
+    const seen: string[] = []
+    kernel.spawn(
+      plugin({
+        name: 'relative-watcher',
+        apply: (ctx: Context) =>
+          void ctx.watch('./notes.txt', (changes) => void seen.push(...changes.map((c) => c.path))),
+      }),
+      {},
+      { key: 'w' },
+    )
+    await kernel.settled()
+    await new Promise((r) => setTimeout(r, 200)) // chokidar's initial scan
+    writeFileSync(join(dir, 'notes.txt'), '2')
+    try {
+      await until('a change of the project-relative file', () => seen.length > 0, { ms: 5000 })
+      assert.deepEqual(seen, [join(dir, 'notes.txt')])
+    } finally {
+      await kernel.dispose()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('ctx.watch reports debounced changes and stops when disposed', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'yoke-watch-'))
     const file = join(dir, 'x.txt')

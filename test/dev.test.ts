@@ -412,3 +412,31 @@ describe('a TypeScript plugin outside a "type": "module" package', () => {
     }
   })
 })
+
+describe('yoke dev with a config that is broken at start', () => {
+  it('says what is wrong, waits for the fix, then runs it; Ctrl-C while waiting ends it', async () => {
+    const project = tempProject({
+      'yoke.config.yaml': 'preset: minimal\nplugins:\n  p:\n    use: policy\n    enabeld: true\n',
+    })
+    const dev = new DevProcess([], { cwd: project.dir, home: project.home })
+    try {
+      const loaded = await dev.next((e) => e.type === 'loaded')
+      assert.equal(loaded.ok, false)
+      assert.match(loaded.errors[0].message, /unknown key "enabeld".*did you mean "enabled"/)
+      assert.equal(dev.child.exitCode, null, 'it keeps running')
+      project.write('yoke.config.yaml', 'preset: minimal\nplugins:\n  p:\n    use: policy\n')
+      await dev.ready()
+      assert.ok(dev.events.some((e) => e.type === 'reload' && e.ok))
+    } finally {
+      assert.equal(await dev.stop(), 0, dev.stderr)
+    }
+    project.write('yoke.config.yaml', 'preset: minimal\nplugins:\n  p:\n    use: nope-nope\n')
+    const waiting = new DevProcess([], { cwd: project.dir, home: project.home })
+    try {
+      await waiting.next((e) => e.type === 'loaded' && !e.ok)
+    } finally {
+      assert.equal(await waiting.stop(), 2, 'stopped while waiting: the config never ran')
+      project.cleanup()
+    }
+  })
+})

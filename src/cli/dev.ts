@@ -80,20 +80,20 @@ export const dev = defineCommand({
           printJson({ type: 'error', ...errorJson(error) })
         return
       }
-      printReload(event, cwd, time())
+      printReload(composition, event, cwd, time())
     })
 
-    const first = await composition.start()
-    if (!first.ok) {
-      await composition.close()
-      return 2
-    }
-    await composition.watch()
     // signals are heard from here on, whatever a plugin's summary section does
     const stop = new Promise<void>((resolve) => {
       process.once('SIGINT', resolve)
       process.once('SIGTERM', resolve)
     })
+    const first = await composition.start()
+    await composition.watch()
+    if (!first.ok && !(await fixed(composition, stop))) {
+      await composition.close()
+      return 2
+    }
     const { stack } = composition.current!
     const stopControl = await listen(
       socketPath(stack.projectDir, stack.projectFile),
@@ -130,6 +130,16 @@ export const dev = defineCommand({
   },
 })
 
+/** The first load failed: its files are watched; true once an edit fixes it, false on a signal. */
+function fixed(composition: Composition, stop: Promise<void>): Promise<boolean> {
+  const loaded = new Promise<boolean>((resolve) =>
+    composition.hooks.reload.tap('yoke dev: waiting for a fix', (event) => {
+      if (event.ok) resolve(true)
+    }),
+  )
+  return Promise.race([loaded, stop.then(() => false)])
+}
+
 function instanceStates(composition: Composition) {
   return [...composition.reconciler.running].map(([key, { spec, fiber }]) => ({
     key,
@@ -139,12 +149,12 @@ function instanceStates(composition: Composition) {
   }))
 }
 
-function printReload(event: ReloadEvent, cwd: string, time: string) {
+function printReload(composition: Composition, event: ReloadEvent, cwd: string, time: string) {
   const out = event.ok ? process.stdout : process.stderr
   const files = event.trigger.map((f) => displayPath(f, cwd)).join(', ')
   if (!event.ok) {
     out.write(
-      `${time} ${color.red(event.type === 'loaded' ? 'config invalid' : 'reload rejected', out)}${files ? ` (${files})` : ''}: the running generation is kept\n`,
+      `${time} ${color.red(event.type === 'loaded' ? 'config invalid' : 'reload rejected', out)}${files ? ` (${files})` : ''}: ${event.type === 'loaded' || !composition.current ? 'waiting for a fix (Ctrl-C to stop)' : 'the running generation is kept'}\n`,
     )
     for (const error of event.errors) out.write(formatError(error, out) + '\n')
     return

@@ -4,6 +4,7 @@ import { execBench } from './exec.ts'
 import { gatewayBench } from './gateway.ts'
 import { lifecycleBench } from './lifecycle.ts'
 import { mcpBench } from './mcp.ts'
+import { mcpSdkBench } from './mcp-sdk.ts'
 import { pipelineBench } from './pipeline.ts'
 import { reloadBench } from './reload.ts'
 import { skillsBench } from './skills.ts'
@@ -13,6 +14,7 @@ await lifecycleBench()
 await pipelineBench()
 await reloadBench()
 await skillsBench()
+await mcpSdkBench()
 await mcpBench()
 await execBench()
 await gatewayBench()

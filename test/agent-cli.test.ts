@@ -2,6 +2,7 @@
 // process, the model a real HTTP server in this test speaking the OpenAI wire format.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { chmodSync, mkdirSync, readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
@@ -264,6 +265,67 @@ describe('yoke run, runs, record and replay', () => {
     ).map((m: any) => m.content)
     assert.deepEqual(second, ['hello', 'Hello there.', 'what did I say?'])
   })
+})
+
+describe('yoke chat on a terminal', () => {
+  // `script` (util-linux) gives yoke a real pseudo-terminal, so readline sees keys, Ctrl-C included
+  for (const term of ['xterm', 'dumb'])
+    it(`Ctrl-C drops a half-typed line and leaves at an empty prompt with exit 130 (TERM=${term})`, async () => {
+      const p = tempProject({})
+      const server = await modelServer([{ text: 'Got it.' }])
+      p.write(
+        'yoke.config.yaml',
+        `preset: base\nplugins:\n  model:\n${openaiModel(server.openaiBaseUrl)}\n  agent:\n    use: agent-loop\n`,
+      )
+      const child = spawn(
+        'script',
+        ['-qfec', `"${process.execPath}" "${YOKE}" chat`, '/dev/null'],
+        {
+          cwd: p.dir,
+          env: { ...process.env, ...ENV, NO_COLOR: '1', YOKE_HOME: p.home, TERM: term },
+        },
+      )
+      let screen = ''
+      child.stdout.on('data', (d) => (screen += d))
+      const until = async (what: string, test: () => boolean) => {
+        for (let waited = 0; !test(); waited += 50) {
+          if (waited > 20_000) throw new Error(`no ${what} on the terminal:\n${screen}`)
+          await new Promise((r) => setTimeout(r, 50))
+        }
+      }
+      const prompts = () => screen.split('you> ').length - 1
+      try {
+        await until('first prompt', () => prompts() >= 1)
+        child.stdin.write('half a thought')
+        await until('echo of the typing', () => screen.includes('half a thought'))
+        child.stdin.write('\x03') // Ctrl-C with text: the line goes, the chat stays
+        await until('a fresh prompt', () => screen.includes('^C'))
+        child.stdin.write('hello\r')
+        await until('the answer', () => screen.includes('Got it.'))
+        const asked = server.requests.at(-1)!.body.messages.filter((m: any) => m.role === 'user')
+        assert.deepEqual(
+          asked.map((m: any) => m.content),
+          ['hello'],
+          `the dropped text never reached the model:\n${screen}`,
+        )
+        await until(
+          'the prompt after the answer',
+          () => screen.lastIndexOf('you> ') > screen.indexOf('Got it.'),
+        )
+        child.stdin.write('\x03') // Ctrl-C at an empty prompt: leave
+        const [code] = await Promise.race([
+          once(child, 'exit'),
+          new Promise<never>((_, reject) =>
+            setTimeout(() => reject(new Error(`chat did not leave:\n${screen}`)), 20_000),
+          ),
+        ])
+        assert.equal(code, 130, screen)
+      } finally {
+        child.kill('SIGKILL')
+        await server.close()
+        p.cleanup()
+      }
+    })
 })
 
 describe('a hot reload during a run', () => {

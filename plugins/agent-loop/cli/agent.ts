@@ -222,13 +222,24 @@ export const agentChat = defineCommand({
           terminal: Boolean(process.stdin.isTTY),
         })
         const lines = new LineReader(rl)
-        // on a terminal, readline takes Ctrl-C: it cancels the running turn, or leaves at the prompt
+        const c = on(process.stderr)
+        rl.setPrompt(c.bold('you> '))
+        // on a terminal, readline takes Ctrl-C: it cancels the running turn, drops a half-typed
+        // line (as a shell does), and at an empty prompt leaves as an interrupted tool does (130)
         let current: AgentRun | undefined
-        rl.on('SIGINT', () => (current ? current.cancel('cancelled with Ctrl-C') : rl.close()))
+        let interrupted = false
+        rl.on('SIGINT', () => {
+          if (current) return current.cancel('cancelled with Ctrl-C')
+          if (!rl.line) return ((interrupted = true), rl.close())
+          process.stderr.write('^C\n')
+          rl.write(null, { ctrl: true, name: 'e' })
+          rl.write(null, { ctrl: true, name: 'u' })
+          // a dumb terminal (TERM=dumb) has no line editing: readline keeps the text, so drop it here
+          if (rl.line) (rl as { line: string }).line = ''
+        })
         // approvals read their answer from the same input as the chat
         const bridge = promptBridge(process.stdin, process.stderr, lines)
         const off = composition.runtime!.approvals.register(bridge)
-        const c = on(process.stderr)
         let history: readonly ChatMessage[] = []
         let turns = 0
         process.stderr.write(
@@ -236,7 +247,7 @@ export const agentChat = defineCommand({
         )
         try {
           for (;;) {
-            process.stderr.write(c.bold('you> '))
+            rl.prompt()
             const next = await lines.next()
             if (next === undefined) break
             const line = next.trim()
@@ -286,7 +297,7 @@ export const agentChat = defineCommand({
           bridge.close()
           rl.close()
         }
-        return 0
+        return interrupted ? 130 : 0
       },
       { quiet: true },
     )

@@ -1,15 +1,18 @@
 // examples/mcp-server (the workspace server), spawned as a real process and driven by the SDK's own
-// client over stdio: every tool and the resources, then hostile input (escapes by .., absolute
-// paths and symlinks, .git, huge and binary files, bad and runaway regular expressions, hostile
-// globs), after which it must still serve. Every wait is bounded.
+// v2 client over stdio on the 2026-07-28 revision: every tool and the resources, then hostile input
+// (escapes by .., absolute paths and symlinks, .git, huge and binary files, bad and runaway regular
+// expressions, hostile globs), after which it must still serve. Then the 2025 era on the same
+// stdio entry: the v2 client pinned to it, and the v1 SDK's client. Every wait is bounded.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { Client } from '@modelcontextprotocol/client'
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport as V1StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { alive } from './helpers/mcp.ts'
 import { ROOT } from './helpers/project.ts'
 import { until } from './helpers/until.ts'
@@ -36,7 +39,7 @@ describe('example MCP server: workspace', () => {
   let transport: StdioClientTransport
   let stderr = ''
   const call = async (name: string, args: Record<string, unknown> = {}, options = {}) =>
-    (await client.callTool({ name, arguments: args }, undefined, { ...WAIT, ...options })) as Result
+    (await client.callTool({ name, arguments: args }, { ...WAIT, ...options })) as Result
   const ok = async (name: string, args: Record<string, unknown> = {}) => {
     const r = await call(name, args)
     assert.ok(!r.isError, `${name} ${JSON.stringify(args)} failed: ${textOf(r)}`)
@@ -78,8 +81,12 @@ describe('example MCP server: workspace', () => {
       stderr: 'pipe',
     })
     transport.stderr?.on('data', (d) => (stderr += d))
-    client = new Client({ name: 'yoke-test', version: '1.0.0' })
+    client = new Client(
+      { name: 'yoke-test', version: '1.0.0' },
+      { versionNegotiation: { mode: 'auto' } },
+    )
     await client.connect(transport, WAIT)
+    assert.equal(client.getProtocolEra(), 'modern', 'auto negotiates the 2026-07-28 revision')
   })
   after(async () => {
     const pid = transport?.pid
@@ -414,4 +421,59 @@ describe('example MCP server: workspace', () => {
     assert.equal(help.status, 0)
     assert.match(help.stdout, /usage: node index\.mjs \[ROOT\]/)
   })
+})
+
+describe('example MCP server: the 2025 era on the same stdio entry', () => {
+  const root = mkdtempSync(join(tmpdir(), 'yoke-workspace-legacy-'))
+  writeFileSync(join(root, 'README.md'), '# Demo\nHello World\n')
+  after(() => rmSync(root, { recursive: true, force: true }))
+
+  // the v2 client pinned to the 2025 handshake, and the v1 SDK's client (which knows no other)
+  const clients = {
+    'v2 client pinned legacy': () => ({
+      client: new Client(
+        { name: 'yoke-test', version: '1.0.0' },
+        { versionNegotiation: { mode: 'legacy' } },
+      ),
+      transport: new StdioClientTransport({ command: process.execPath, args: [SERVER, root] }),
+    }),
+    'v1 SDK client': () => ({
+      client: new V1Client({ name: 'yoke-test', version: '1.0.0' }),
+      transport: new V1StdioClientTransport({ command: process.execPath, args: [SERVER, root] }),
+    }),
+  }
+  for (const [label, make] of Object.entries(clients)) {
+    it(`${label}: lists the tools, reads a file and a resource, refuses an escape`, async () => {
+      const { client, transport } = make()
+      await client.connect(transport as never, WAIT)
+      try {
+        const v2 = client instanceof Client
+        if (v2) assert.equal(client.getProtocolEra(), 'legacy')
+        const { tools } = await client.listTools(undefined, WAIT)
+        assert.deepEqual(
+          tools.map((t) => t.name),
+          ['list_files', 'read_file', 'search_text', 'file_info'],
+        )
+        const callTool = (args: Record<string, unknown>) =>
+          (v2
+            ? client.callTool({ name: 'read_file', arguments: args }, WAIT)
+            : (client as V1Client).callTool(
+                { name: 'read_file', arguments: args },
+                undefined,
+                WAIT,
+              )) as Promise<Result>
+        assert.equal(
+          textOf(await callTool({ path: 'README.md' })),
+          '     1\t# Demo\n     2\tHello World',
+        )
+        const escape = await callTool({ path: '../etc/passwd' })
+        assert.equal(escape.isError, true)
+        assert.match(textOf(escape), /outside the workspace root/)
+        const readme = await client.readResource({ uri: 'workspace:///README.md' }, WAIT)
+        assert.equal((readme.contents[0] as { text: string }).text, '# Demo\nHello World\n')
+      } finally {
+        await client.close()
+      }
+    })
+  }
 })

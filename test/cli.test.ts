@@ -3,6 +3,9 @@ import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { displayPath } from '../src/cli/output.ts'
 import { ROOT, runYoke, runYokeWithInput, tempProject, YOKE } from './helpers/project.ts'
 
 const project = tempProject({
@@ -100,6 +103,15 @@ describe('yoke CLI', () => {
     ])
     assert.equal(code, 141)
     assert.doesNotMatch(stderr, /EPIPE/)
+  })
+
+  it('paths in the home directory read as ~/… from outside it', () => {
+    const home = homedir()
+    assert.equal(
+      displayPath(join(home, '.agents', 'skills'), '/nonexistent/project'),
+      '~/.agents/skills',
+    )
+    assert.equal(displayPath('/nonexistent/project/skills', '/nonexistent/project'), 'skills')
   })
 
   it('--version prints the version', async () => {

@@ -3,6 +3,7 @@
  * `yoke skills list|show NAME|check [DIR]`, read from the composed `skills` service (the `skills`
  * plugin is in the base preset).
  */
+import { statSync } from 'node:fs'
 import { YokeError, type Composition } from 'yoke'
 import { color, defineCommand, displayPath, printJson, type ParsedArgs } from 'yoke/cli'
 import type { SkillsApi } from './api.ts'
@@ -115,15 +116,26 @@ const skillsCheck = defineCommand({
     cli.compose(
       async (composition) => {
         const skills = skillsOf(composition)
-        const results = (dir ? [dir] : skills.roots).map((d) => skills.check(d))
+        // the configured roots are places skills may be: one that is not there is no error
+        const roots = dir
+          ? [dir]
+          : skills.roots.filter((d) => statSync(d, { throwIfNoEntry: false }))
+        const absent = dir ? [] : skills.roots.filter((d) => !roots.includes(d))
+        const results = roots.map((d) => skills.check(d))
         const checked = results.flatMap((r) => r.skills)
         const problems = results.flatMap((r) => r.problems)
         const warnings = checked.flatMap((s) =>
           s.warnings.map((w) => ({ file: s.file, warning: w })),
         )
         if (args.json)
-          printJson({ ok: !problems.length, skills: checked.length, problems, warnings })
+          printJson({ ok: !problems.length, skills: checked.length, problems, warnings, absent })
         else {
+          if (absent.length)
+            process.stdout.write(
+              color.dim(
+                `not there (skipped): ${absent.map((d) => displayPath(d, cwdOf(args))).join(', ')}\n`,
+              ),
+            )
           for (const p of problems)
             process.stdout.write(
               `${color.red('error')} ${displayPath(p.file, cwdOf(args))}${p.line ? `:${p.line}` : ''}: ${p.message}\n`,

@@ -3,6 +3,7 @@
  * Printing for humans and machines: colour only on a TTY and never with NO_COLOR; errors as
  * "CODE message / at file:line:col / hint"; JSON as one object per line.
  */
+import { homedir } from 'node:os'
 import { relative, resolve, sep } from 'node:path'
 import { YOKE_ROOT } from '../config/layers.ts'
 import { YokeError, messageOf } from '../errors.ts'
@@ -76,5 +77,9 @@ export function progress(message: string): void {
 export function displayPath(file: string, cwd: string): string {
   if (file.startsWith(YOKE_ROOT) && !resolve(cwd).concat(sep).startsWith(YOKE_ROOT))
     return `yoke:${file.slice(YOKE_ROOT.length)}`
-  return relative(cwd, file) || file
+  const near = relative(cwd, file) || file
+  // a file in the home directory, seen from outside it, reads better as ~/… than as ../../root/…
+  const home = homedir()
+  if (near.startsWith('..') && file.startsWith(home + sep)) return `~${file.slice(home.length)}`
+  return near
 }

@@ -413,9 +413,19 @@ describe('yoke skills', () => {
     )
     assert.deepEqual(
       JSON.parse(examples.stdout),
-      { ok: true, skills: 3, problems: [], warnings: [] },
+      { ok: true, skills: 3, problems: [], warnings: [], absent: [] },
       'the examples are clean',
     )
+    // no DIR: every configured root that exists; the optional ones that do not are skipped, not errors
+    p.write('skills/bad/SKILL.md', md('name: bad\ndescription: fixed'))
+    const all = await runYoke(['skills', 'check', '--json'], { cwd: p.dir, home: p.home })
+    assert.equal(all.code, 0, all.stdout)
+    const report = JSON.parse(all.stdout)
+    assert.deepEqual(report.problems, [])
+    assert.ok(report.absent.length > 0, 'the home directories of the test are empty')
+    const text = await runYoke(['skills', 'check'], { cwd: p.dir, home: p.home })
+    assert.match(text.stdout, /not there \(skipped\): /)
+    assert.doesNotMatch(text.stdout, /\.\.\/\.\.\//, 'no climbing relative paths')
   })
 })
 

@@ -1,9 +1,10 @@
 // The CLI frame: help on every level, exit codes, --json, inspect without a running dev.
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
-import { spawn } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { once } from 'node:events'
-import { homedir } from 'node:os'
+import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { displayPath } from '../src/cli/output.ts'
 import { ROOT, runYoke, runYokeWithInput, tempProject, YOKE } from './helpers/project.ts'
@@ -112,6 +113,73 @@ describe('yoke CLI', () => {
       '~/.agents/skills',
     )
     assert.equal(displayPath('/nonexistent/project/skills', '/nonexistent/project'), 'skills')
+  })
+
+  it("yoke completion bash completes command words and a command's own flags through yoke itself", async (t) => {
+    const shim = mkdtempSync(join(tmpdir(), 'yoke-shim-'))
+    t.after(() => rmSync(shim, { recursive: true, force: true }))
+    symlinkSync(YOKE, join(shim, 'yoke'))
+    const complete = (line: string[], cword: number) =>
+      new Promise<string[]>((resolve, reject) => {
+        const words = line.map((w) => `'${w}'`).join(' ')
+        execFile(
+          'bash',
+          [
+            '-c',
+            `source <(yoke completion bash); COMP_WORDS=(${words}); COMP_CWORD=${cword}; _yoke; printf '%s\\n' "\${COMPREPLY[@]}"`,
+          ],
+          {
+            cwd: project.dir,
+            env: { ...process.env, PATH: `${shim}:${process.env.PATH}`, YOKE_HOME: project.home },
+            timeout: 30_000,
+          },
+          (err, stdout, stderr) =>
+            err
+              ? reject(new Error(`${err.message}\n${stderr}`))
+              : resolve(stdout.split('\n').filter(Boolean)),
+        )
+      })
+    assert.deepEqual(await complete(['yoke', 'con'], 1), ['config'])
+    assert.deepEqual(await complete(['yoke', 'config', ''], 2), ['print', 'validate'])
+    assert.deepEqual(await complete(['yoke', 'tools', 'call', '--a'], 3), ['--args'])
+    assert.ok((await complete(['yoke', ''], 1)).includes('help'))
+    const unknown = await run('completion', 'tcsh')
+    assert.equal(unknown.code, 2)
+    assert.match(unknown.stderr, /takes bash, zsh, fish, not "tcsh"/)
+  })
+
+  it('Ctrl-C during yoke tools call aborts the call and exits 130', async (t) => {
+    const slow = tempProject({
+      'slow.mjs': `import { writeFileSync } from 'node:fs'
+export default { name: 'slow', inject: ['runtime'], apply(ctx) {
+  ctx.runtime.register({ name: 'wait', description: 'waits until aborted', execute: (_, call) => new Promise((resolve) => {
+    writeFileSync('started', '')
+    call.signal.addEventListener('abort', () => { writeFileSync('aborted', ''); resolve('aborted') })
+  }) })
+} }
+`,
+      'yoke.config.yaml': 'preset: minimal\nplugins:\n  slow:\n    use: ./slow.mjs\n',
+    })
+    t.after(() => slow.cleanup())
+    const child = spawn(process.execPath, [YOKE, 'tools', 'call', 'wait'], {
+      cwd: slow.dir,
+      env: { ...process.env, NO_COLOR: '1', YOKE_HOME: slow.home },
+      stdio: 'ignore',
+    })
+    const exited = once(child, 'exit')
+    for (let waited = 0; !existsSync(slow.path('started')); waited += 50) {
+      assert.ok(waited < 20_000, 'the tool never started')
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    child.kill('SIGINT')
+    const [code] = await Promise.race([
+      exited,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('no exit in 20 s')), 20_000),
+      ),
+    ])
+    assert.equal(code, 130)
+    assert.ok(existsSync(slow.path('aborted')), 'the tool saw the abort')
   })
 
   it('--version prints the version', async () => {

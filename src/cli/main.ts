@@ -11,6 +11,7 @@ import { guardProcess } from '../kernel/faults.ts'
 import { COMMON_HELP, COMMON_OPTIONS, parseCommandArgs, type ParsedArgs } from './args.ts'
 import type { Command, Flags } from './command.ts'
 import { configPrint, configValidate } from './config.ts'
+import { candidates, completion } from './completion.ts'
 import { commandContext } from './context.ts'
 import { dev } from './dev.ts'
 import { builtinCommands, projectCommands, type Contributed } from './discover.ts'
@@ -20,7 +21,15 @@ import { suggest } from '../config/suggest.ts'
 import { toolsCall, toolsList } from './tools.ts'
 
 /** The kernel's own commands: the rest come from plugins. */
-const KERNEL: Command[] = [dev, configPrint, configValidate, inspect, toolsList, toolsCall]
+const KERNEL: Command[] = [
+  dev,
+  configPrint,
+  configValidate,
+  inspect,
+  toolsList,
+  toolsCall,
+  completion,
+]
 
 function topHelp(commands: Contributed[]): string {
   const width = Math.max(...commands.map((c) => c.command.name.length)) + 2
@@ -158,7 +167,24 @@ export async function main(given: string[]): Promise<number> {
   return (process.stdout.errored as NodeJS.ErrnoException | null)?.code === 'EPIPE' ? 141 : code
 }
 
+/** `yoke __complete -- WORDS… CURRENT`: the completion script's question; candidates one per line. */
+async function complete(given: string[]): Promise<number> {
+  const args = given[0] === '--' ? given.slice(1) : given
+  const words = args.slice(0, -1)
+  const commands = join(
+    join(
+      KERNEL.map((command) => ({ command, owner: 'yoke' })),
+      await builtinCommands(),
+    ),
+    await projectCommands(commandContext(commonFlags(words))),
+  )
+  const found = candidates(commands, words, args.at(-1) ?? '')
+  if (found.length) process.stdout.write(found.join('\n') + '\n')
+  return 0
+}
+
 async function runCommand(given: string[]): Promise<number> {
+  if (given[0] === '__complete') return complete(given.slice(1))
   // `yoke help tools list` is `yoke tools list --help`
   const argv = wordsFirst(given[0] === 'help' ? [...given.slice(1), '--help'] : given)
   // a plugin's stray error fails that plugin, and its process.exit() does not end yoke

@@ -121,7 +121,8 @@ export const toolsCall = defineCommand({
           ) + '\n',
         )
       }
-      return result.ok ? 0 : 1
+      // interrupted (Ctrl-C): 130, as a Unix tool stopped by SIGINT
+      return abort.signal.aborted ? 130 : result.ok ? 0 : 1
     })
   },
 })

@@ -137,7 +137,8 @@ function summary(result: RunResult, cwd: string, stream = process.stderr): strin
 }
 
 /** Runs one task to its end; the first Ctrl-C cancels it (the run ends `cancelled`, its transcript closed), a second exits. */
-async function runTask(run: AgentRun): Promise<RunResult> {
+/** The run's result; `interrupted`: Ctrl-C cancelled it. */
+async function runTask(run: AgentRun): Promise<{ result: RunResult; interrupted: boolean }> {
   let presses = 0
   const onSigint = () => {
     if (++presses > 1) process.exit(130)
@@ -148,7 +149,7 @@ async function runTask(run: AgentRun): Promise<RunResult> {
   }
   process.on('SIGINT', onSigint)
   try {
-    return await run.result
+    return { result: await run.result, interrupted: presses > 0 }
   } finally {
     process.off('SIGINT', onSigint)
   }
@@ -184,10 +185,11 @@ export const agentRun = defineCommand({
             caller: 'cli',
             onEvent: args.json ? undefined : printer(),
           })
-          const result = await runTask(run)
+          const { result, interrupted } = await runTask(run)
           if (args.json) printJson({ ok: result.status === 'done', ...result })
           else process.stderr.write(summary(result, cwd) + '\n')
-          return result.status === 'done' ? 0 : 1
+          // cancelled with Ctrl-C: 130, as a Unix tool stopped by SIGINT
+          return interrupted ? 130 : result.status === 'done' ? 0 : 1
         } finally {
           off()
           bridge.close()
@@ -286,7 +288,7 @@ export const agentChat = defineCommand({
                 caller: 'cli',
                 onEvent: printer(),
               })
-              const result = await runTask(current).finally(() => (current = undefined))
+              const { result } = await runTask(current).finally(() => (current = undefined))
               turns++
               history = result.messages
               process.stderr.write(summary(result, cwd) + '\n')

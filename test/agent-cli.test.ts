@@ -192,7 +192,7 @@ describe('yoke run, runs, record and replay', () => {
     }
   })
 
-  it('Ctrl-C during a tool call cancels the run: the tool is aborted, exit 1, the transcript ends cancelled', async () => {
+  it('Ctrl-C during a tool call cancels the run: the tool is aborted, exit 130, the transcript ends cancelled', async () => {
     const q = tempProject({
       'tools.mjs':
         "export default { name: 'slow', inject: ['runtime'], apply(ctx) { ctx.runtime.register({ name: 'wait_forever', description: 'waits until cancelled', execute: (_a, call) => new Promise((_r, reject) => call.signal.addEventListener('abort', () => reject(new Error('stopped')))) }) } }\n",
@@ -221,7 +221,7 @@ describe('yoke run, runs, record and replay', () => {
       })
       child.kill('SIGINT')
       const timer = setTimeout(() => child.kill('SIGKILL'), 15_000)
-      assert.equal(await exited, 1, stderr)
+      assert.equal(await exited, 130, stderr)
       clearTimeout(timer)
       assert.match(stderr, /cancelling…/)
       assert.match(stderr, /✗ wait_forever ABORTED/)

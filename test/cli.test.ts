@@ -182,6 +182,38 @@ export default { name: 'slow', inject: ['runtime'], apply(ctx) {
     assert.ok(existsSync(slow.path('aborted')), 'the tool saw the abort')
   })
 
+  it('yoke doctor: Node, the config, failed and waiting instances, plugin checks; exit 1 on an error', async () => {
+    const doc = await run('doctor', '--json')
+    assert.equal(doc.code, 1, doc.stderr)
+    const { ok, checks } = JSON.parse(doc.stdout)
+    assert.equal(ok, false)
+    const says = (level: string, pattern: RegExp) =>
+      assert.ok(
+        checks.some((c: any) => c.level === level && pattern.test(c.message)),
+        `${level} ${pattern}: ${JSON.stringify(checks)}`,
+      )
+    says('ok', /^node \d+\.\d+\.\d+ \(yoke needs >=/)
+    says('ok', /^project config yoke\.config\.yaml/)
+    says('error', /instance "boom" \(boom\) is failed: .*kaboom/)
+    says('warn', /instance "wants" \(wants\) is pending: waits for missing/)
+    const checked = tempProject({
+      'checks.mjs': `export default { name: 'checks', apply(ctx) {
+  ctx.control('doctor:checks', () => [{ level: 'ok', message: 'the thing is fine' }, { level: 'warn', message: 'the other thing is odd', hint: 'look at it' }])
+} }
+`,
+      'yoke.config.yaml': 'preset: minimal\nplugins:\n  checks:\n    use: ./checks.mjs\n',
+    })
+    try {
+      const text = await runYoke(['doctor'], { cwd: checked.dir, home: checked.home })
+      assert.equal(text.code, 0, text.stdout + text.stderr)
+      assert.match(text.stdout, /✓ checks: the thing is fine/)
+      assert.match(text.stdout, /! checks: the other thing is odd\n {2}hint look at it/)
+      assert.match(text.stdout, /ok, 1 warning, 0 errors/)
+    } finally {
+      checked.cleanup()
+    }
+  })
+
   it('--version prints the version', async () => {
     const v = await run('--version')
     assert.equal(v.code, 0)

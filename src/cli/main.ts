@@ -14,6 +14,7 @@ import { configPrint, configValidate } from './config.ts'
 import { candidates, completion } from './completion.ts'
 import { commandContext } from './context.ts'
 import { dev } from './dev.ts'
+import { doctor } from './doctor.ts'
 import { builtinCommands, projectCommands, type Contributed } from './discover.ts'
 import { inspect } from './inspect.ts'
 import { color, errorJson, formatError, printJson } from './output.ts'
@@ -29,6 +30,7 @@ const KERNEL: Command[] = [
   toolsList,
   toolsCall,
   completion,
+  doctor,
 ]
 
 function topHelp(commands: Contributed[]): string {

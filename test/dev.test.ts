@@ -422,6 +422,7 @@ describe('yoke dev with a config that is broken at start', () => {
     try {
       const loaded = await dev.next((e) => e.type === 'loaded')
       assert.equal(loaded.ok, false)
+      await dev.next((e) => e.type === 'waiting') // its files are watched from here on
       assert.match(loaded.errors[0].message, /unknown key "enabeld".*did you mean "enabled"/)
       assert.equal(dev.child.exitCode, null, 'it keeps running')
       project.write('yoke.config.yaml', 'preset: minimal\nplugins:\n  p:\n    use: policy\n')
@@ -433,9 +434,67 @@ describe('yoke dev with a config that is broken at start', () => {
     project.write('yoke.config.yaml', 'preset: minimal\nplugins:\n  p:\n    use: nope-nope\n')
     const waiting = new DevProcess([], { cwd: project.dir, home: project.home })
     try {
-      await waiting.next((e) => e.type === 'loaded' && !e.ok)
+      await waiting.next((e) => e.type === 'waiting')
     } finally {
       assert.equal(await waiting.stop(), 2, 'stopped while waiting: the config never ran')
+      project.cleanup()
+    }
+  })
+})
+
+describe('the log file and yoke logs', () => {
+  it('yoke dev writes every record to .yoke/logs/dev.log; yoke logs shows them, filtered, and -f follows', async () => {
+    const talker = (word: string) =>
+      `export default { name: 'talker', apply(ctx) { ctx.logger.debug('debug ${word}'); ctx.logger.warn('warn ${word}') } }\n`
+    const project = tempProject({
+      'talker.mjs': talker('one'),
+      'yoke.config.yaml': 'preset: minimal\nplugins:\n  talker:\n    use: ./talker.mjs\n',
+    })
+    const dev = new DevProcess(['--log-level', 'warn'], { cwd: project.dir, home: project.home })
+    let follower: ReturnType<typeof spawn> | undefined
+    let followed = ''
+    try {
+      await dev.ready()
+      follower = spawn(process.execPath, [YOKE, 'logs', '-f', '--lines', '0'], {
+        cwd: project.dir,
+        env: { ...process.env, NO_COLOR: '1', YOKE_HOME: project.home },
+      })
+      follower.stdout!.on('data', (d) => (followed += d))
+      let told = ''
+      follower.stderr!.on('data', (d) => (told += d))
+      await until('yoke logs -f following', () => told.includes('following'), { ms: 15_000 })
+      assert.ok(
+        !dev.events.some((e) => e.type === 'log' && e.level === 'debug'),
+        '--log-level warn',
+      )
+      const all = await runYoke(['logs', '--log-level', 'debug'], {
+        cwd: project.dir,
+        home: project.home,
+      })
+      assert.match(all.stdout, /debug talker: debug one/)
+      assert.match(all.stdout, /warn talker: warn one/)
+      const warnings = await runYoke(['logs', '--log-level', 'warn'], {
+        cwd: project.dir,
+        home: project.home,
+      })
+      assert.doesNotMatch(warnings.stdout, /debug one/)
+      assert.match(warnings.stdout, /warn talker: warn one/)
+      await dev.reloadAfter(() => project.write('talker.mjs', talker('two')))
+      await until(
+        `yoke logs -f shows the new record:\n${followed}`,
+        () => followed.includes('warn two'),
+        { ms: 10_000 },
+      )
+      assert.doesNotMatch(followed, /warn one/, '--lines 0: only what came after')
+      const bad = await runYoke(['logs', '--log-level', 'loud'], {
+        cwd: project.dir,
+        home: project.home,
+      })
+      assert.equal(bad.code, 2)
+      assert.match(bad.stderr, /--log-level takes debug, info, warn, error, not "loud"/)
+    } finally {
+      follower?.kill('SIGINT')
+      assert.equal(await dev.stop(), 0, dev.stderr)
       project.cleanup()
     }
   })

@@ -17,6 +17,7 @@ export const COMMON_OPTIONS = {
   patch: { type: 'string', multiple: true },
   set: { type: 'string', multiple: true },
   json: { type: 'boolean' },
+  'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options']
 
@@ -27,6 +28,7 @@ export const COMMON_HELP = `Common flags:
   --patch FILE        a patch layer on top (repeatable, applied in order)
   --set PATH=VALUE    one value on top of everything (repeatable), e.g. --set plugins.agent.enabled=true
   --json              machine-readable output on stdout
+  --log-level LEVEL   the least log level on stderr: debug, info, warn, error (dev: info, others: warn)
   -h, --help          this help
 
 Exit codes: 0 done, 1 the operation failed, 2 usage or config error.`

@@ -19,6 +19,7 @@ import { messageOf, YokeError } from '../errors.ts'
 import { composeOptions } from './args.ts'
 import type { CommandContext, ConfiguredInstance, ParsedArgs } from './command.ts'
 import { ask, socketPath, type Reply } from './control.ts'
+import { logLevelOf, passes } from './logs.ts'
 import { errorJson, formatError, printJson, progress } from './output.ts'
 
 export function commandContext(args: ParsedArgs): CommandContext {
@@ -46,8 +47,9 @@ export function commandContext(args: ParsedArgs): CommandContext {
         sets: [...(options.sets ?? []), ...sets],
         runMode: 'once',
       })
+      const threshold = logLevelOf(args['log-level'], quiet ? 'error' : 'warn')
       composition.kernel.hooks.log.tap('yoke', (r) => {
-        if (r.level === 'error' || (r.level === 'warn' && !quiet))
+        if (passes(r.level, threshold))
           process.stderr.write(`${r.level} ${r.fiber ? `${r.fiber.key}: ` : ''}${r.message}\n`)
       })
       try {

@@ -16,6 +16,7 @@ import { defineCommand } from './command.ts'
 import { listen, socketPath } from './control.ts'
 import { color, displayPath, errorJson, formatError, printJson } from './output.ts'
 import { summary } from './summary.ts'
+import { logFileOf, logLevelOf, logWriter, passes } from './logs.ts'
 
 export const dev = defineCommand({
   name: 'dev',
@@ -39,7 +40,16 @@ export const dev = defineCommand({
     const { kernel } = composition
     const time = () => color.dim(new Date().toTimeString().slice(0, 8))
 
+    // events as JSON carry every record unless told otherwise; the terminal shows info and up
+    const threshold = logLevelOf(args['log-level'], json ? 'debug' : 'info')
+    // every record also goes to the project's log file, which yoke logs reads
+    const writeLog = logWriter(
+      () => logFileOf(composition.project.dir),
+      (message) => process.stderr.write(`${color.yellow('warn', process.stderr)} ${message}\n`),
+    )
     kernel.hooks.log.tap('yoke dev', (record: LogRecord) => {
+      writeLog(record)
+      if (!passes(record.level, threshold)) return
       if (json)
         return printJson({
           type: 'log',
@@ -48,7 +58,6 @@ export const dev = defineCommand({
           message: record.message,
           error: record.error ? errorJson(record.error) : undefined,
         })
-      if (record.level === 'debug') return
       const who = record.fiber ? `${record.fiber.key}: ` : ''
       const text =
         record.error instanceof YokeError ? formatError(record.error) : `${who}${record.message}`
@@ -90,6 +99,7 @@ export const dev = defineCommand({
     })
     const first = await composition.start()
     await composition.watch()
+    if (!first.ok && json) printJson({ type: 'waiting', reason: 'the config does not load' })
     if (!first.ok && !(await fixed(composition, stop))) {
       await composition.close()
       return 2

@@ -17,6 +17,7 @@ import { dev } from './dev.ts'
 import { doctor } from './doctor.ts'
 import { builtinCommands, projectCommands, type Contributed } from './discover.ts'
 import { inspect } from './inspect.ts'
+import { logs } from './logs.ts'
 import { color, errorJson, formatError, printJson } from './output.ts'
 import { suggest } from '../config/suggest.ts'
 import { toolsCall, toolsList } from './tools.ts'
@@ -31,6 +32,7 @@ const KERNEL: Command[] = [
   toolsCall,
   completion,
   doctor,
+  logs,
 ]
 
 function topHelp(commands: Contributed[]): string {

@@ -214,6 +214,30 @@ export default { name: 'slow', inject: ['runtime'], apply(ctx) {
     }
   })
 
+  it("a plugin outside yoke's tree imports 'yoke' and 'yoke/cli' (the running yoke, one copy)", async () => {
+    const outside = tempProject({
+      'plugins/uses-api.ts': `import { definePlugin, YokeError } from 'yoke'
+import { defineCommand } from 'yoke/cli'
+import { YokeError as Same } from 'yoke'
+export default definePlugin({
+  name: 'uses-api',
+  apply(ctx) {
+    ctx.logger.warn(\`api ok: \${typeof defineCommand} \${YokeError === Same}\`)
+  },
+})
+`,
+      'yoke.config.yaml': 'preset: minimal\nplugins:\n  api:\n    use: ./plugins/uses-api.ts\n',
+    })
+    try {
+      const r = await runYoke(['config', 'validate'], { cwd: outside.dir, home: outside.home })
+      assert.equal(r.code, 0, r.stderr)
+      const inspect = await runYoke(['inspect', '--json'], { cwd: outside.dir, home: outside.home })
+      assert.match(inspect.stderr, /api ok: function true/)
+    } finally {
+      outside.cleanup()
+    }
+  })
+
   it('--version prints the version', async () => {
     const v = await run('--version')
     assert.equal(v.code, 0)

@@ -2,11 +2,13 @@
 // `file.ts?yoke-gen=N` passes the same query on to the local files it imports, so a reload
 // re-evaluates the plugin's whole local import graph. node_modules and yoke's own source keep
 // one shared copy. Each import edge is reported back, so the caller knows (and watches) exactly
-// the files each plugin depends on.
+// the files each plugin depends on. `yoke` and `yoke/…` always resolve to the running yoke, so a
+// plugin anywhere (no yoke installed beside it) gets the host's API — one copy, one YokeError class.
 import { pathToFileURL } from 'node:url'
 
 let port
 let shared = []
+let host
 // a local .ts plugin is ESM (the plugin contract) even outside a "type": "module" package; as CommonJS a reload would get the cached copy
 const esm = (r) =>
   r.url.includes('yoke-gen=') && /\.ts$/.test(r.url.split('?')[0]) ? { ...r, format: 'module' } : r
@@ -14,6 +16,7 @@ const esm = (r) =>
 export function initialize(data) {
   port = data.port
   shared = data.shared
+  host = data.host
   // a ping is answered after every edge reported before it: the port keeps order
   port.on('message', (message) => message === 'ping' && port.postMessage('pong'))
   port.unref()
@@ -25,6 +28,8 @@ export async function resolve(specifier, context, next) {
     const [dir, pkg] = JSON.parse(decodeURIComponent(specifier.slice('yoke-from:'.length)))
     return next(pkg, { ...context, parentURL: pathToFileURL(`${dir}/package.json`).href })
   }
+  if (host && (specifier === 'yoke' || specifier.startsWith('yoke/')))
+    return next(specifier, { ...context, parentURL: host })
   const result = esm(await next(specifier, context))
   const gen = context.parentURL && /[?&]yoke-gen=(\d+)/.exec(context.parentURL)?.[1]
   const url = result.url

@@ -163,7 +163,7 @@ export class ModuleLoader {
     this.#port = port1
     const shared = [pathToFileURL(join(YOKE_ROOT, 'src')).href + '/']
     register(new URL('./loader-hooks.mjs', import.meta.url), {
-      data: { port: port2, shared },
+      data: { port: port2, shared, host: pathToFileURL(join(YOKE_ROOT, 'package.json')).href },
       transferList: [port2],
     })
   }

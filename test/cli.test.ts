@@ -1,7 +1,7 @@
 // The CLI frame: help on every level, exit codes, --json, inspect without a running dev.
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
-import { execFile, spawn } from 'node:child_process'
+import { execFile, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { once } from 'node:events'
 import { homedir, tmpdir } from 'node:os'
@@ -236,6 +236,33 @@ export default definePlugin({
     } finally {
       outside.cleanup()
     }
+  })
+
+  it('yoke init makes a project that runs (a TypeScript plugin, an executable, a skill) and type-checks', async (t) => {
+    const parent = tempProject({})
+    t.after(() => parent.cleanup())
+    const made = await runYoke(['init', 'agent', '--json'], { cwd: parent.dir, home: parent.home })
+    assert.equal(made.code, 0, made.stderr)
+    assert.ok(JSON.parse(made.stdout).made.includes('plugins/hello.ts'))
+    const dir = parent.path('agent')
+    const at = { cwd: dir, home: parent.home }
+    const list = JSON.parse((await runYoke(['tools', 'list', '--json'], at)).stdout)
+    const names = list.tools.map((tool: any) => tool.name)
+    for (const name of ['hello', 'shout', 'skills_list']) assert.ok(names.includes(name), name)
+    const hello = await runYoke(['tools', 'call', 'hello', '--args', '{"name":"Ada"}'], at)
+    assert.equal(hello.stdout, 'Hello, Ada!\n', hello.stderr)
+    const shout = await runYoke(['tools', 'call', 'shout', '--args', '{"text":"hey"}'], at)
+    assert.equal(shout.stdout.trim(), 'HEY', shout.stderr)
+    const skills = await runYoke(['skills', 'list'], at)
+    assert.match(skills.stdout, /hello-world\s+available/)
+    const tsc = spawnSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', '.'], {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
+    assert.equal(tsc.status, 0, tsc.stdout + tsc.stderr)
+    const again = await runYoke(['init', 'agent'], { cwd: parent.dir, home: parent.home })
+    assert.match(again.stdout, /kept yoke\.config\.yaml \(it exists\)/)
   })
 
   it('--version prints the version', async () => {

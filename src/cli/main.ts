@@ -16,6 +16,7 @@ import { commandContext } from './context.ts'
 import { dev } from './dev.ts'
 import { doctor } from './doctor.ts'
 import { builtinCommands, projectCommands, type Contributed } from './discover.ts'
+import { init } from './init.ts'
 import { inspect } from './inspect.ts'
 import { logs } from './logs.ts'
 import { color, errorJson, formatError, printJson } from './output.ts'
@@ -33,6 +34,7 @@ const KERNEL: Command[] = [
   completion,
   doctor,
   logs,
+  init,
 ]
 
 function topHelp(commands: Contributed[]): string {

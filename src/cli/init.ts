@@ -1,0 +1,171 @@
+/**
+ * @module cli/init
+ * `yoke init [DIR]`: a project to start from — a config on the base preset, a TypeScript plugin
+ * with a tsconfig.json that type-checks it against this yoke, a skill, a plugin executable, and an
+ * MCP server entry to uncomment. Files that exist are kept (and listed), never overwritten.
+ */
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { YOKE_ROOT } from '../config/layers.ts'
+import { defineCommand } from './command.ts'
+import { color, printJson } from './output.ts'
+
+const CONFIG = `# The project config (made by yoke init): the layers, presets and plugins are in yoke's README.
+preset: base
+plugins:
+  hello:
+    # a TypeScript plugin: edit plugins/hello.ts while yoke dev runs and it reloads
+    use: ./plugins/hello.ts
+    config:
+      greeting: Hello
+  packages:
+    # plugin executables: a directory with manifest.json and a program (any language)
+    use: exec-tools
+    config:
+      dirs: [./packages]
+  # An MCP server: uncomment, or let \`yoke mcp add NAME -- COMMAND ARGS…\` write one.
+  # A stdio server runs in this directory; give paths to files as absolute paths.
+  # memory:
+  #   use: mcp-client
+  #   config:
+  #     serverName: memory
+  #     command: npx
+  #     args: [-y, "@modelcontextprotocol/server-memory"]
+`
+
+const PLUGIN = `// A yoke plugin in TypeScript: it registers one tool. \`yoke tools call hello --args '{"name":"Ada"}'\`
+import { definePlugin } from 'yoke'
+
+interface HelloConfig {
+  greeting?: string
+}
+
+export default definePlugin({
+  name: 'hello',
+  inject: ['runtime'],
+  apply(ctx, config: HelloConfig) {
+    const greeting = config.greeting ?? 'Hello'
+    ctx.runtime.register({
+      name: 'hello',
+      description: 'Greets someone by name.',
+      concurrency: 'safe',
+      inputSchema: {
+        type: 'object',
+        properties: { name: { type: 'string', description: 'who to greet' } },
+        required: ['name'],
+      },
+      execute: (args) => \`\${greeting}, \${(args as { name: string }).name}!\`,
+    })
+  },
+})
+`
+
+const SKILL = `---
+name: hello-world
+description: Greets the user warmly. Use when the user says hello or asks for a greeting.
+---
+
+# Hello world
+
+When the user greets you, greet them back by name if you know it, using the \`hello\` tool.
+`
+
+const MANIFEST = `{
+  "name": "shout",
+  "version": "1.0.0",
+  "tools": [
+    {
+      "name": "shout",
+      "description": "Upper-cases the text it is given.",
+      "input_schema": {
+        "type": "object",
+        "properties": { "text": { "type": "string" } },
+        "required": ["text"]
+      },
+      "risk": "low"
+    }
+  ]
+}
+`
+
+const EXECUTABLE = `#!/bin/sh
+# A plugin executable: the JSON arguments arrive on stdin; stdout is the result (plain text here).
+input=$(cat)
+printf '%s' "$input" | sed -n 's/.*"text"[[:space:]]*:[[:space:]]*"\\([^"]*\\)".*/\\1/p' | tr '[:lower:]' '[:upper:]'
+`
+
+/** Type-checks plugins/ against the running yoke's own sources and types (`npx tsc -p .`). */
+function tsconfig(dir: string): string {
+  const yoke = relative(dir, YOKE_ROOT) || '.'
+  return (
+    JSON.stringify(
+      {
+        compilerOptions: {
+          target: 'ES2022',
+          // ESM syntax whatever package.json says (yoke loads a .ts plugin as ESM either way)
+          module: 'preserve',
+          moduleResolution: 'bundler',
+          lib: ['ES2023'],
+          strict: true,
+          noEmit: true,
+          allowImportingTsExtensions: true,
+          verbatimModuleSyntax: true,
+          skipLibCheck: true,
+          resolveJsonModule: true,
+          types: ['node'],
+          typeRoots: [join(yoke, 'node_modules', '@types')],
+          paths: {
+            yoke: [join(yoke, 'src', 'index.ts')],
+            'yoke/cli': [join(yoke, 'src', 'cli', 'api.ts')],
+          },
+        },
+        include: ['plugins'],
+      },
+      null,
+      2,
+    ) + '\n'
+  )
+}
+
+export const init = defineCommand({
+  name: 'init',
+  summary: 'start a project: config, a TypeScript plugin, a skill, a plugin executable, MCP entry',
+  usage: 'yoke init [DIR] [--json]',
+  positionals: 1,
+  examples: ['yoke init', 'yoke init my-agent && cd my-agent && yoke dev'],
+  async run(args, [target]) {
+    const dir = resolve(args.cwd ?? process.cwd(), target ?? '.')
+    const files: Array<[string, string, number?]> = [
+      ['yoke.config.yaml', CONFIG],
+      ['plugins/hello.ts', PLUGIN],
+      ['tsconfig.json', tsconfig(dir)],
+      ['skills/hello-world/SKILL.md', SKILL],
+      ['packages/shout/manifest.json', MANIFEST],
+      ['packages/shout/shout', EXECUTABLE, 0o755],
+      ['.gitignore', '.yoke/\nnode_modules/\n'],
+    ]
+    const made: string[] = []
+    const kept: string[] = []
+    for (const [rel, text, mode] of files) {
+      const file = join(dir, rel)
+      if (existsSync(file)) {
+        kept.push(rel)
+        continue
+      }
+      mkdirSync(dirname(file), { recursive: true })
+      writeFileSync(file, text)
+      if (mode) chmodSync(file, mode)
+      made.push(rel)
+    }
+    if (args.json) printJson({ ok: true, dir, made, kept })
+    else {
+      for (const rel of made) process.stdout.write(`${color.green('made')} ${rel}\n`)
+      for (const rel of kept) process.stdout.write(`${color.dim(`kept ${rel} (it exists)`)}\n`)
+      const cd = target ? `cd ${target} && ` : ''
+      process.stdout.write(
+        `\nNext: ${cd}yoke dev   (then, in another terminal: yoke tools call hello --args '{"name":"Ada"}')\n`,
+      )
+    }
+    return 0
+  },
+})

@@ -3,7 +3,15 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { readFileSync, statSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
-import { DevProcess, runYoke, sleep, tempProject, YOKE, type DevEvent } from './helpers/project.ts'
+import {
+  DevProcess,
+  runYoke,
+  runYokeWithInput,
+  sleep,
+  tempProject,
+  YOKE,
+  type DevEvent,
+} from './helpers/project.ts'
 import { until } from './helpers/until.ts'
 
 // A plugin that holds one of every kind of registration: service, tap, watcher, timer.
@@ -494,6 +502,45 @@ describe('the log file and yoke logs', () => {
       assert.match(bad.stderr, /--log-level takes debug, info, warn, error, not "loud"/)
     } finally {
       follower?.kill('SIGINT')
+      assert.equal(await dev.stop(), 0, dev.stderr)
+      project.cleanup()
+    }
+  })
+})
+
+describe('one-shot commands act on the running dev', () => {
+  it('tools call runs in the dev (its state), asks its approvals on the calling terminal; --fresh composes', async () => {
+    const project = tempProject({
+      'counter.mjs': `export default { name: 'counter', inject: ['runtime'], apply(ctx) {
+  let n = 0
+  ctx.runtime.register({ name: 'count', description: 'counts', execute: () => String(++n) })
+  ctx.runtime.register({ name: 'reset', description: 'resets', risk: 'high', execute: () => { n = 0; return 'reset' } })
+} }
+`,
+      'yoke.config.yaml': 'preset: base\nplugins:\n  counter:\n    use: ./counter.mjs\n',
+    })
+    const dev = new DevProcess([], { cwd: project.dir, home: project.home })
+    const at = { cwd: project.dir, home: project.home }
+    try {
+      await dev.ready()
+      assert.equal((await runYoke(['tools', 'call', 'count'], at)).stdout, '1\n')
+      assert.equal((await runYoke(['tools', 'call', 'count'], at)).stdout, '2\n', 'the same state')
+      assert.equal((await runYoke(['tools', 'call', 'count', '--fresh'], at)).stdout, '1\n')
+      const list = JSON.parse((await runYoke(['tools', 'list', '--json'], at)).stdout)
+      assert.ok(list.tools.some((t: any) => t.name === 'reset' && t.risk === 'high'))
+      // the policy asks before a high-risk tool: the question comes to this terminal
+      const denied = await runYokeWithInput(['tools', 'call', 'reset'], at, 'n\n')
+      assert.equal(denied.code, 1)
+      assert.match(denied.stderr, /\? reset \{\}[\s\S]*allow\?[\s\S]*denied/)
+      assert.equal((await runYoke(['tools', 'call', 'count'], at)).stdout, '3\n', 'not reset')
+      const allowed = await runYokeWithInput(['tools', 'call', 'reset'], at, 'y\n')
+      assert.equal(allowed.code, 0, allowed.stderr)
+      assert.equal(
+        (await runYoke(['tools', 'call', 'count'], at)).stdout,
+        '1\n',
+        'reset in the dev',
+      )
+    } finally {
       assert.equal(await dev.stop(), 0, dev.stderr)
       project.cleanup()
     }

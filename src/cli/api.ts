@@ -11,6 +11,7 @@ export type {
   ConfiguredInstance,
   Flag,
   Flags,
+  LiveOptions,
   ParsedArgs,
   SummarySection,
 } from './command.ts'

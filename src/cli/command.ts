@@ -40,6 +40,18 @@ export interface ConfiguredInstance {
   file?: string
 }
 
+/** A conversation with the running dev while it works on one request. */
+export interface LiveOptions {
+  /** answers the dev's questions (an approval asked while the request runs) */
+  onAsk?(question: unknown): Promise<unknown>
+  /** hears the dev's notes on the way (progress) */
+  onTell?(note: unknown): void
+  /** ends the request early: the dev's handler sees its signal abort */
+  signal?: AbortSignal
+  /** how long the answer may take once the dev accepted (default 40 s; Infinity for work bounded by its own timeouts) */
+  answerMs?: number
+}
+
 export interface CommandContext {
   /** the directory the command runs in (`--cwd`, else the process's) */
   readonly cwd: string
@@ -60,7 +72,7 @@ export interface CommandContext {
    * Asks the `yoke dev` running in this project for the control `name`; undefined when none
    * answers, or when a flag (--preset, --patch, --set) asks for other layers than it runs.
    */
-  live(name: string, request?: Record<string, unknown>): Promise<unknown>
+  live(name: string, request?: Record<string, unknown>, options?: LiveOptions): Promise<unknown>
   /** The running dev's answer to `name`, else the answer of a composition made for it. */
   control(
     name: string,

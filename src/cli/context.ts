@@ -17,7 +17,7 @@ import { baseOf } from '../config/resolve.ts'
 import { parseConfigText, pathKey, readConfigText } from '../config/yaml.ts'
 import { messageOf, YokeError } from '../errors.ts'
 import { composeOptions } from './args.ts'
-import type { CommandContext, ConfiguredInstance, ParsedArgs } from './command.ts'
+import type { CommandContext, ConfiguredInstance, LiveOptions, ParsedArgs } from './command.ts'
 import { ask, socketPath, type Reply } from './control.ts'
 import { logLevelOf, passes } from './logs.ts'
 import { errorJson, formatError, printJson, progress } from './output.ts'
@@ -29,10 +29,14 @@ export function commandContext(args: ParsedArgs): CommandContext {
   const otherLayers = Boolean(args.preset || args.patch?.length || args.set?.length)
 
   /** The dev running this project's layers, asked for `name`; `none` for other layers or no dev. */
-  const askDev = async (name: string, request: Record<string, unknown>): Promise<Reply> => {
+  const askDev = async (
+    name: string,
+    request: Record<string, unknown>,
+    conversation: LiveOptions = {},
+  ): Promise<Reply> => {
     if (otherLayers) return { status: 'none' }
     const { projectDir, projectFile } = await loadLayers(options)
-    return ask(socketPath(projectDir, projectFile), { ...request, cmd: name })
+    return ask(socketPath(projectDir, projectFile), { ...request, cmd: name }, conversation)
   }
 
   const cli: CommandContext = {
@@ -69,8 +73,8 @@ export function commandContext(args: ParsedArgs): CommandContext {
       }
     },
 
-    async live(name, request = {}) {
-      const reply = await askDev(name, request)
+    async live(name, request = {}, conversation) {
+      const reply = await askDev(name, request, conversation)
       if (reply.status === 'error') throw reply.error
       return reply.status === 'ok' ? reply.answer : undefined
     },

@@ -2,18 +2,42 @@
  * @module cli/control
  * A running `yoke dev` listens on a Unix socket named after its project (directory and project
  * config file), so that commands run beside it (`yoke inspect`, and every `cli.control`) reach
- * the live state instead of composing a second copy. Protocol: one JSON request line, one JSON
- * answer line: `{ ok: true, answer }` or `{ ok: false, error }` (a catalogue error as JSON).
+ * the live state instead of composing a second copy. Protocol, JSON lines: the asker sends the
+ * request; the dev may put questions (`{ ask: { id, question } }`, answered by `{ reply: id,
+ * answer }`) and notes (`{ tell }`), then ends with `{ ok: true, answer }` or `{ ok: false, error }`
+ * (a catalogue error as JSON). An asker that goes away aborts the handler's signal.
  */
 import { createHash } from 'node:crypto'
 import { lstatSync, mkdirSync, rmSync, statSync } from 'node:fs'
-import { createConnection, createServer, type Server } from 'node:net'
+import { createConnection, createServer, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { YokeError, type ErrorCode } from '../errors.ts'
 
 export type ControlRequest = { cmd: string; [key: string]: unknown }
-export type ControlHandler = (request: ControlRequest) => Promise<unknown>
+
+/** The conversation with one asker, while its request runs. */
+export interface ControlSession {
+  /** aborted when the asker goes away */
+  signal: AbortSignal
+  /** puts a question to the asker (an approval); resolves with its reply */
+  ask(question: unknown): Promise<unknown>
+  /** tells the asker something on the way (progress) */
+  tell(note: unknown): void
+}
+
+export type ControlHandler = (request: ControlRequest, session: ControlSession) => Promise<unknown>
+
+/** What the asker does with the dev's questions and notes, and how long it waits. */
+export interface AskOptions {
+  connectMs?: number
+  /** how long the answer may take once the dev accepted (default 40 s) */
+  answerMs?: number
+  onAsk?(question: unknown): Promise<unknown>
+  onTell?(note: unknown): void
+  /** ends the conversation: the dev's handler sees its signal abort */
+  signal?: AbortSignal
+}
 
 /** What asking a dev gives: none answers, an answer (undefined is one), or the dev's error. */
 export type Reply =
@@ -39,36 +63,14 @@ export async function listen(path: string, handler: ControlHandler): Promise<() 
   // another user's directory could hold a planted socket
   if (process.getuid && (owner.uid !== process.getuid() || owner.mode & 0o077))
     throw new Error(`${dir} is not private to this user`)
-  const other = await ask(path, { cmd: 'ping' }, 1000)
+  const other = await ask(path, { cmd: 'ping' }, { connectMs: 1000 })
   if (other.status !== 'none')
     throw new YokeError('CONTROL_CONFLICT', {
       name: 'the control socket',
       owner: 'another yoke dev of this project',
     })
   rmSync(path, { force: true })
-  const server: Server = createServer((socket) => {
-    let buffer = ''
-    socket.setEncoding('utf8')
-    socket.on('error', () => {})
-    socket.on('data', (chunk) => {
-      buffer += chunk
-      if (buffer.length > 64 * 1024) return socket.destroy()
-      const nl = buffer.indexOf('\n')
-      if (nl < 0) return
-      let request: ControlRequest
-      try {
-        request = JSON.parse(buffer.slice(0, nl))
-      } catch {
-        return socket.end(JSON.stringify({ ok: false, error: { message: 'bad request' } }) + '\n')
-      }
-      Promise.resolve()
-        .then(() => (request.cmd === 'ping' ? 'pong' : handler(request)))
-        .then(
-          (answer) => socket.end(JSON.stringify({ ok: true, answer: answer ?? null }) + '\n'),
-          (err) => socket.end(JSON.stringify({ ok: false, error: errorOf(err) }) + '\n'),
-        )
-    })
-  })
+  const server: Server = createServer((socket) => converse(socket, handler))
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(path, resolve))
   const ours = lstatSync(path).ino
   server.unref()
@@ -78,6 +80,68 @@ export async function listen(path: string, handler: ControlHandler): Promise<() 
       // a later dev may have taken the path over: only our own socket is removed
       if (lstatSync(path, { throwIfNoEntry: false })?.ino === ours) rmSync(path, { force: true })
     })
+}
+
+/** One asker: its request line, then its replies to the dev's questions. */
+function converse(socket: Socket, handler: ControlHandler) {
+  const gone = new AbortController()
+  const waiting = new Map<number, (answer: unknown) => void>()
+  let request: ControlRequest | undefined
+  let questions = 0
+  const send = (message: unknown) => socket.writable && socket.write(JSON.stringify(message) + '\n')
+  const session: ControlSession = {
+    signal: gone.signal,
+    ask: (question) =>
+      new Promise((resolve, reject) => {
+        if (gone.signal.aborted) return reject(new Error('the asker has gone'))
+        const id = ++questions
+        waiting.set(id, resolve)
+        gone.signal.addEventListener('abort', () => reject(new Error('the asker has gone')), {
+          once: true,
+        })
+        send({ ask: { id, question } })
+      }),
+    tell: (note) => void send({ tell: note }),
+  }
+  const finish = (message: unknown) => socket.end(JSON.stringify(message) + '\n')
+  socket.setEncoding('utf8')
+  socket.on('error', () => {})
+  socket.on('close', () => gone.abort())
+  lines(socket, 64 * 1024, (line) => {
+    let message: Record<string, unknown>
+    try {
+      message = JSON.parse(line)
+    } catch {
+      return finish({ ok: false, error: { message: 'bad request' } })
+    }
+    if (request) {
+      const id = message.reply as number
+      waiting.get(id)?.(message.answer)
+      waiting.delete(id)
+      return
+    }
+    request = message as ControlRequest
+    Promise.resolve()
+      .then(() => (request!.cmd === 'ping' ? 'pong' : handler(request!, session)))
+      .then(
+        (answer) => finish({ ok: true, answer: answer ?? null }),
+        (err) => finish({ ok: false, error: errorOf(err) }),
+      )
+  })
+}
+
+/** Calls `take` with each line `socket` reads; a line over `max` characters ends the socket. */
+function lines(socket: Socket, max: number, take: (line: string) => void) {
+  let buffer = ''
+  socket.on('data', (chunk: string) => {
+    buffer += chunk
+    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+      const line = buffer.slice(0, nl)
+      buffer = buffer.slice(nl + 1)
+      if (line) take(line)
+    }
+    if (buffer.length > max) socket.destroy()
+  })
 }
 
 function errorOf(err: unknown) {
@@ -90,41 +154,68 @@ function errorOf(err: unknown) {
  * once it has accepted, its answer is awaited up to ANSWER_MS, so a slow handler is not mistaken
  * for no dev.
  */
-export function ask(path: string, request: ControlRequest, connectMs = 2000): Promise<Reply> {
+export function ask(
+  path: string,
+  request: ControlRequest,
+  { connectMs = 2000, answerMs = ANSWER_MS, onAsk, onTell, signal }: AskOptions = {},
+): Promise<Reply> {
   return new Promise((resolve) => {
     const socket = createConnection(path)
-    let buffer = ''
     let timer = setTimeout(() => done({ status: 'none' }), connectMs)
+    let settled = false
     const done = (reply: Reply) => {
+      if (settled) return
+      settled = true
       clearTimeout(timer)
+      signal?.removeEventListener('abort', leave)
       socket.destroy()
       resolve(reply)
     }
+    const leave = () =>
+      done({ status: 'error', error: new YokeError('ABORTED', { name: `"${request.cmd}"` }) })
+    signal?.addEventListener('abort', leave, { once: true })
     socket.setEncoding('utf8')
     socket.on('connect', () => {
       clearTimeout(timer)
       const what = `the running yoke dev's answer to "${request.cmd}"`
-      timer = setTimeout(
-        () =>
-          done({
-            status: 'error',
-            error: new YokeError('PLUGIN_TIMEOUT', { what, ms: ANSWER_MS }),
-          }),
-        ANSWER_MS,
-      )
+      if (Number.isFinite(answerMs))
+        timer = setTimeout(
+          () =>
+            done({
+              status: 'error',
+              error: new YokeError('PLUGIN_TIMEOUT', { what, ms: answerMs }),
+            }),
+          answerMs,
+        )
       socket.write(JSON.stringify(request) + '\n')
     })
-    socket.on('data', (chunk) => (buffer += chunk))
-    socket.on('end', () => {
-      let reply: { ok?: boolean; answer?: unknown; error?: ErrorJson }
+    let spoke = false
+    lines(socket, 64 * 1024 * 1024, (line) => {
+      let message: {
+        ok?: boolean
+        answer?: unknown
+        error?: ErrorJson
+        ask?: { id: number; question: unknown }
+        tell?: unknown
+      }
       try {
-        reply = JSON.parse(buffer)
+        message = JSON.parse(line)
       } catch {
         return done({ status: 'none' }) // not a dev speaking this protocol
       }
-      if (reply.ok) return done({ status: 'ok', answer: reply.answer ?? undefined })
-      done({ status: 'error', error: fromJson(reply.error ?? {}) })
+      spoke = true
+      if (message.ask) {
+        const { id, question } = message.ask
+        void Promise.resolve(onAsk?.(question)).then(
+          (answer) => socket.writable && socket.write(JSON.stringify({ reply: id, answer }) + '\n'),
+          () => socket.writable && socket.write(JSON.stringify({ reply: id }) + '\n'),
+        )
+      } else if ('tell' in message) onTell?.(message.tell)
+      else if (message.ok) done({ status: 'ok', answer: message.answer ?? undefined })
+      else done({ status: 'error', error: fromJson(message.error ?? {}) })
     })
+    socket.on('end', () => !spoke && done({ status: 'none' }))
+    socket.on('close', () => done({ status: 'none' }))
     socket.on('error', () => done({ status: 'none' }))
   })
 }

@@ -16,6 +16,7 @@ import { defineCommand } from './command.ts'
 import { listen, socketPath } from './control.ts'
 import { color, displayPath, errorJson, formatError, printJson } from './output.ts'
 import { summary } from './summary.ts'
+import { liveCall, toolRows } from './tools.ts'
 import { logFileOf, logLevelOf, logWriter, passes } from './logs.ts'
 
 export const dev = defineCommand({
@@ -107,9 +108,11 @@ export const dev = defineCommand({
     const { stack } = composition.current!
     const stopControl = await listen(
       socketPath(stack.projectDir, stack.projectFile),
-      async ({ cmd, ...request }) => {
+      async ({ cmd, ...request }, session) => {
         if (cmd === 'inspect') return snapshot(composition)
         if (cmd === 'reload') return composition.reload(['(requested)'])
+        if (cmd === 'tools-list') return toolRows(composition)
+        if (cmd === 'tools-call') return liveCall(composition, request, session)
         return kernel.ask(cmd, request)
       },
     ).catch((err) => {

@@ -2,72 +2,103 @@
  * @module cli/tools
  * `yoke tools list` shows the tools a scope sees; `yoke tools call NAME --args JSON` runs one call
  * through the whole pipeline (policy, approval on the terminal, hooks, limits) and prints the result.
+ * Both act on the running `yoke dev` of the project when there is one (the call runs there, its
+ * approvals are asked on this terminal, its progress shown here); `--fresh`, a layer flag or no dev:
+ * a composition made for the command.
  */
+import type { Composition } from '../config/composer.ts'
 import { YokeError } from '../errors.ts'
 import { hostTrack, runtimeView } from '../runtime/index.ts'
-import type { ToolResult } from '../runtime/types.ts'
+import type { ApprovalAnswer } from '../runtime/approval.ts'
+import type { ProgressEvent, ToolCall, ToolResult } from '../runtime/types.ts'
+import type { ToolRuntime } from '../runtime/runtime.ts'
 import { promptBridge } from './approval-prompt.ts'
-import { defineCommand } from './command.ts'
+import { defineCommand, type Flag } from './command.ts'
+import type { ControlSession } from './control.ts'
 import { color, printJson, progress } from './output.ts'
+
+const FRESH: Flag = {
+  type: 'boolean',
+  description: 'compose now even when a yoke dev is running (its state is not seen)',
+}
+
+export interface ToolRow {
+  name: string
+  description?: string
+  source: string
+  risk: string
+  concurrency: string
+  owner: string
+  scope: 'global'
+  inputSchema: unknown
+}
+
+/** The global scope's tools, as `tools list` shows them (the dev's answer to `tools-list`). */
+export function toolRows(composition: Composition): ToolRow[] {
+  return composition.runtime!.list().map((t) => ({
+    name: t.name,
+    description: t.description,
+    source: t.source,
+    risk: t.risk,
+    concurrency: t.concurrency,
+    owner: t.owner,
+    scope: 'global',
+    inputSchema: t.inputSchema,
+  }))
+}
 
 export const toolsList = defineCommand({
   name: 'tools list',
   summary: 'the tools a scope sees: name, source, risk, concurrency, owner',
-  usage: 'yoke tools list [--json] [common flags]',
-  examples: ['yoke tools list', 'yoke tools list --json --config config/yoke.yaml'],
-  run: (args, _, cli) =>
-    cli.compose(
-      async (composition) => {
-        const tools = composition.runtime!.list()
-        if (args.json) {
-          printJson({
-            ok: true,
-            tools: tools.map((t) => ({
-              name: t.name,
-              description: t.description,
-              source: t.source,
-              risk: t.risk,
-              concurrency: t.concurrency,
-              owner: t.owner,
-              scope: 'global',
-              inputSchema: t.inputSchema,
-            })),
-          })
-          return 0
-        }
-        if (!tools.length)
-          process.stdout.write(
-            color.dim('no tools: add a plugin that registers some to the preset\n'),
-          )
-        const width = Math.max(...tools.map((t) => t.name.length), 4) + 2
-        const sourceWidth = Math.max(...tools.map((t) => t.source.length), 12) + 2
-        for (const t of tools) {
-          const risk = t.risk === 'low' ? color.dim('low') : color.yellow(t.risk)
-          process.stdout.write(
-            `${t.name.padEnd(width)}${t.source.padEnd(sourceWidth)}${risk.padEnd(t.risk === 'low' ? 3 : 4)} ${color.dim(`${t.concurrency} · ${t.owner}`)}\n${t.description ? `  ${color.dim(t.description.split('\n')[0])}\n` : ''}`,
-          )
-        }
-        return 0
+  usage: 'yoke tools list [--fresh] [--json] [common flags]',
+  flags: { fresh: FRESH },
+  examples: ['yoke tools list', 'yoke tools list --json --fresh'],
+  async run(args, _, cli) {
+    const live = args.fresh ? undefined : ((await cli.live('tools-list')) as ToolRow[] | undefined)
+    if (live) return printTools(live, Boolean(args.json))
+    return cli.compose(
+      async (composition) => printTools(toolRows(composition), Boolean(args.json)),
+      {
+        strict: true,
       },
-      { strict: true },
-    ),
+    )
+  },
 })
+
+function printTools(tools: ToolRow[], json: boolean): number {
+  if (json) {
+    printJson({ ok: true, tools })
+    return 0
+  }
+  if (!tools.length)
+    process.stdout.write(color.dim('no tools: add a plugin that registers some to the preset\n'))
+  const width = Math.max(...tools.map((t) => t.name.length), 4) + 2
+  const sourceWidth = Math.max(...tools.map((t) => t.source.length), 12) + 2
+  for (const t of tools) {
+    const risk = t.risk === 'low' ? color.dim('low') : color.yellow(t.risk)
+    process.stdout.write(
+      `${t.name.padEnd(width)}${t.source.padEnd(sourceWidth)}${risk.padEnd(t.risk === 'low' ? 3 : 4)} ${color.dim(`${t.concurrency} · ${t.owner}`)}\n${t.description ? `  ${color.dim(t.description.split('\n')[0])}\n` : ''}`,
+    )
+  }
+  return 0
+}
 
 export const toolsCall = defineCommand({
   name: 'tools call',
   summary: 'one call through the full pipeline (approval asked on the terminal); exit 0 when ok',
-  usage: 'yoke tools call NAME [--args JSON] [--json] [common flags]',
+  usage: 'yoke tools call NAME [--args JSON] [--fresh] [--json] [common flags]',
   flags: {
     args: {
       type: 'string',
       value: 'JSON',
       description: "the tool's arguments, a JSON object (default {})",
     },
+    fresh: FRESH,
   },
   positionals: 1,
   examples: [
     `yoke tools call note_add --args '{"text":"hi"}'`,
-    'yoke tools call mcp__workspace__list_files --json',
+    'yoke tools call mcp__workspace__list_files --json --fresh',
   ],
   async run(args, positionals, cli) {
     const [name] = positionals
@@ -78,51 +109,115 @@ export const toolsCall = defineCommand({
     } catch (err) {
       throw new YokeError('USAGE', { reason: `--args is not JSON: ${(err as Error).message}` })
     }
-    return cli.compose(async (composition) => {
-      const rt = composition.runtime!
-      const bridge = promptBridge()
-      const view = runtimeView(rt, 'cli', hostTrack)
-      const off = rt.approvals.register(bridge)
-      const abort = new AbortController()
-      const onSigint = () => abort.abort()
-      process.once('SIGINT', onSigint)
-      let result: ToolResult
-      try {
-        result = await view.call(name, toolArgs, {
-          signal: abort.signal,
-          onProgress: (e) =>
-            progress(`  ${e.message ?? ''}${e.total ? ` ${e.progress}/${e.total}` : ''}`),
-        })
-        if (result.task) {
-          // a one-shot command waits for a background task's end (Ctrl-C cancels it)
-          progress(
-            `${result.content.map((c) => (c.type === 'text' ? c.text : '')).join('')}; waiting for it…`,
-          )
-          abort.signal.addEventListener('abort', () => rt.tasks.cancel(result.task!), {
-            once: true,
-          })
-          result = (await rt.tasks.wait(result.task))?.result ?? result
+    const bridge = promptBridge()
+    const abort = new AbortController()
+    const onSigint = () => abort.abort()
+    process.once('SIGINT', onSigint)
+    try {
+      let result: ToolResult | undefined
+      if (!args.fresh) {
+        try {
+          result = (await cli.live(
+            'tools-call',
+            { name, args: toolArgs },
+            {
+              // the call runs in the dev; its approvals are this terminal's to answer
+              onAsk: (question) => {
+                const { call, reason } = question as { call: ToolCall; reason: string }
+                return bridge.ask({ call, reason, signal: abort.signal })
+              },
+              onTell: (note) => showProgress(note as ProgressEvent),
+              signal: abort.signal,
+              answerMs: Infinity, // the call is bounded by its own timeout in the dev
+            },
+          )) as ToolResult | undefined
+        } catch (err) {
+          if (abort.signal.aborted) return 130 // Ctrl-C: the dev cancelled the call
+          throw err
         }
-      } finally {
-        process.off('SIGINT', onSigint)
-        off()
-        bridge.close()
       }
-      if (args.json) printJson(result)
-      else {
-        const text = result.content
-          .map((c) => (c.type === 'text' ? c.text : `[${c.type}]`))
-          .join('\n')
-        if (text) (result.ok ? process.stdout : process.stderr).write(text + '\n')
-        process.stderr.write(
-          color.dim(
-            `${result.ok ? color.green('ok', process.stderr) : color.red(result.status, process.stderr)} · ${result.durationMs} ms${result.truncated ? ` · truncated, whole output in ${result.truncated.spilled}` : ''}`,
-            process.stderr,
-          ) + '\n',
-        )
-      }
-      // interrupted (Ctrl-C): 130, as a Unix tool stopped by SIGINT
-      return abort.signal.aborted ? 130 : result.ok ? 0 : 1
-    })
+      if (result) return printResult(result, Boolean(args.json), abort.signal.aborted)
+      return await cli.compose(async (composition) => {
+        const rt = composition.runtime!
+        const off = rt.approvals.register(bridge)
+        try {
+          const done = await callTool(rt, 'cli', name, toolArgs, abort.signal)
+          return printResult(done, Boolean(args.json), abort.signal.aborted)
+        } finally {
+          off()
+        }
+      })
+    } finally {
+      process.off('SIGINT', onSigint)
+      bridge.close()
+    }
   },
 })
+
+let liveCalls = 0
+
+/**
+ * The dev's side of a `tools call` from another terminal: the call runs here as its own caller,
+ * so its approvals go back to that terminal (and to no one else's), and its progress too.
+ */
+export async function liveCall(
+  composition: Composition,
+  request: Record<string, unknown>,
+  session: ControlSession,
+): Promise<ToolResult> {
+  const rt = composition.runtime!
+  const caller = `cli:live:${++liveCalls}`
+  const off = rt.approvals.register({
+    name: 'yoke tools call',
+    handles: (call) => call.caller === caller,
+    ask: async ({ call, reason }) =>
+      (await session.ask({ call: { name: call.name, args: call.args }, reason })) as ApprovalAnswer,
+  })
+  try {
+    return await callTool(rt, caller, String(request.name), request.args, session.signal, (e) =>
+      session.tell(e),
+    )
+  } finally {
+    off()
+  }
+}
+
+/** One call; a background task (spawnOnly) is waited for, and cancelled with the signal. */
+async function callTool(
+  rt: ToolRuntime,
+  caller: string,
+  name: string,
+  args: unknown,
+  signal: AbortSignal,
+  onProgress: (event: ProgressEvent) => void = showProgress,
+): Promise<ToolResult> {
+  const view = runtimeView(rt, caller, hostTrack)
+  const result = await view.call(name, args, { signal, onProgress })
+  if (!result.task) return result
+  // a one-shot command waits for a background task's end (Ctrl-C cancels it)
+  onProgress({
+    message: `${result.content.map((c) => (c.type === 'text' ? c.text : '')).join('')}; waiting for it…`,
+  })
+  signal.addEventListener('abort', () => rt.tasks.cancel(result.task!), { once: true })
+  return (await rt.tasks.wait(result.task))?.result ?? result
+}
+
+function showProgress(e: ProgressEvent) {
+  progress(`  ${e.message ?? ''}${e.total ? ` ${e.progress}/${e.total}` : ''}`)
+}
+
+/** Prints the result; 0 ok, 1 not, 130 when Ctrl-C ended it (as a Unix tool stopped by SIGINT). */
+function printResult(result: ToolResult, json: boolean, interrupted: boolean): number {
+  if (json) printJson(result)
+  else {
+    const text = result.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n')
+    if (text) (result.ok ? process.stdout : process.stderr).write(text + '\n')
+    process.stderr.write(
+      color.dim(
+        `${result.ok ? color.green('ok', process.stderr) : color.red(result.status, process.stderr)} · ${result.durationMs} ms${result.truncated ? ` · truncated, whole output in ${result.truncated.spilled}` : ''}`,
+        process.stderr,
+      ) + '\n',
+    )
+  }
+  return interrupted ? 130 : result.ok ? 0 : 1
+}

@@ -8,8 +8,8 @@ import { YokeError, type Composition } from 'yoke'
 import { color, defineCommand, displayPath, printJson, type ParsedArgs } from 'yoke/cli'
 import type { SkillsApi } from './api.ts'
 
-function skillsOf(composition: Composition): SkillsApi {
-  const service = composition.get('skills')
+function skillsOf(composition: Composition | undefined): SkillsApi {
+  const service = composition?.get('skills')
   if (!service)
     throw new YokeError('USAGE', {
       reason:
@@ -20,55 +20,60 @@ function skillsOf(composition: Composition): SkillsApi {
 
 const cwdOf = (args: ParsedArgs) => args.cwd ?? process.cwd()
 
+/** What the `skills-list` control answers. */
+interface Listing {
+  roots: string[]
+  skills: Array<Omit<ReturnType<SkillsApi['list']>[number], 'body'>>
+  shadowed: ReturnType<SkillsApi['shadowed']>
+  problems: ReturnType<SkillsApi['problems']>
+}
+
 const skillsList = defineCommand({
   name: 'skills list',
   summary: 'the skills in use: available or why not, where from, what they shadow',
-  usage: 'yoke skills list [--json] [common flags]',
-  examples: ['yoke skills list --config config/yoke.yaml', 'yoke skills list --json'],
-  run: (args, _, cli) =>
-    cli.compose(
-      async (composition) => {
-        const skills = skillsOf(composition)
-        const shadowed = skills.shadowed()
-        if (args.json) {
-          printJson({
-            ok: true,
-            roots: skills.roots,
-            skills: skills.list().map(({ body: _body, ...s }) => s),
-            shadowed,
-            problems: skills.problems(),
-          })
-          return 0
-        }
-        const width = Math.max(8, ...skills.list().map((s) => s.name.length)) + 2
-        for (const s of skills.list()) {
-          const state = s.available
-            ? color.green('available')
-            : color.yellow(`unavailable: ${s.why}`)
-          process.stdout.write(
-            `${s.name.padEnd(width)}${state}${s.always ? color.dim(' · always on') : ''}${s.hasTools ? color.dim(' · tools') : ''}\n  ${color.dim(displayPath(s.file, cwdOf(args)))}\n`,
-          )
-        }
-        for (const s of shadowed)
-          process.stdout.write(
-            color.yellow(
-              `shadowed: ${s.name} in ${displayPath(s.shadowed, cwdOf(args))} (by ${displayPath(s.winner, cwdOf(args))})\n`,
-            ),
-          )
-        for (const p of skills.problems())
-          process.stdout.write(
-            color.red(`skipped: ${displayPath(p.file, cwdOf(args))}:${p.line}: ${p.message}\n`),
-          )
-        if (!skills.list().length)
-          process.stdout.write(
-            color.dim(
-              `no skills in ${skills.roots.map((r) => displayPath(r, cwdOf(args))).join(', ')}\n`,
-            ),
-          )
-        return 0
-      },
-      { quiet: true },
-    ),
+  usage: 'yoke skills list [--fresh] [--json] [common flags]',
+  flags: {
+    fresh: { type: 'boolean', description: 'compose now even when a yoke dev is running' },
+  },
+  examples: ['yoke skills list --config config/yoke.yaml', 'yoke skills list --json --fresh'],
+  async run(args, _, cli) {
+    let reply
+    try {
+      reply = await cli.control('skills-list', {}, { fresh: Boolean(args.fresh) })
+    } catch (err) {
+      if (err instanceof YokeError && err.code === 'CONTROL_UNKNOWN') skillsOf(undefined)
+      throw err
+    }
+    if (typeof reply === 'number') return reply
+    const { roots, skills, shadowed, problems } = reply.answer as Listing
+    if (args.json) {
+      printJson({ ok: true, roots, skills, shadowed, problems })
+      return 0
+    }
+    const cwd = cwdOf(args)
+    const width = Math.max(8, ...skills.map((s) => s.name.length)) + 2
+    for (const s of skills) {
+      const state = s.available ? color.green('available') : color.yellow(`unavailable: ${s.why}`)
+      process.stdout.write(
+        `${s.name.padEnd(width)}${state}${s.always ? color.dim(' · always on') : ''}${s.hasTools ? color.dim(' · tools') : ''}\n  ${color.dim(displayPath(s.file, cwd))}\n`,
+      )
+    }
+    for (const s of shadowed)
+      process.stdout.write(
+        color.yellow(
+          `shadowed: ${s.name} in ${displayPath(s.shadowed, cwd)} (by ${displayPath(s.winner, cwd)})\n`,
+        ),
+      )
+    for (const p of problems)
+      process.stdout.write(
+        color.red(`skipped: ${displayPath(p.file, cwd)}:${p.line}: ${p.message}\n`),
+      )
+    if (!skills.length)
+      process.stdout.write(
+        color.dim(`no skills in ${roots.map((r) => displayPath(r, cwd)).join(', ')}\n`),
+      )
+    return 0
+  },
 })
 
 const skillsShow = defineCommand({

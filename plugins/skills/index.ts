@@ -56,6 +56,13 @@ export default definePlugin({
 
     ctx.provide('skillFilter', filter)
     ctx.control('summary:skills', () => summarySection(index.skills))
+    // `yoke skills list`, answered by the running dev when there is one
+    ctx.control('skills-list', () => ({
+      roots,
+      skills: index.skills.map(({ body: _body, ...s }) => s),
+      shadowed: index.shadowed,
+      problems: index.problems,
+    }))
     ctx.provide('skills', {
       hooks,
       roots,

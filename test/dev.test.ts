@@ -540,6 +540,9 @@ describe('one-shot commands act on the running dev', () => {
         '1\n',
         'reset in the dev',
       )
+      const skills = await runYoke(['skills', 'list', '--json'], at)
+      assert.equal(skills.code, 0, skills.stderr)
+      assert.ok(Array.isArray(JSON.parse(skills.stdout).roots), 'the dev answers skills list')
     } finally {
       assert.equal(await dev.stop(), 0, dev.stderr)
       project.cleanup()

@@ -1,51 +1,84 @@
 /**
- * MCP bridge overhead, side by side with a bare SDK client in the same run: server-everything's
- * `echo` called through yoke (mcp-client + the whole pipeline), through the SDK alone, and through
- * the SDK with the options yoke passes on every call (a signal, progress, timeouts), each on its
- * own server process. Latency: the three interleave call by call, so drift hits all alike. Throughput: calls/s at 32 concurrent, alternating rounds. Then five stdio servers
- * started together against the slowest started alone, for yoke and for the bare SDK (on a machine
- * with fewer cores than servers, the servers' own startup competes for CPU: the SDK row shows that
- * bound).
+ * MCP bridge overhead, side by side with a bare SDK (v2) client in the same run, per era: the
+ * 2025 era on server-everything's `echo`, and 2026-07-28 on the modern fixture's `echo`
+ * (test/fixtures/mcp/modern.mjs), each over stdio, called through yoke (mcp-client + the whole
+ * pipeline, `protocol: auto`), through the v2 Client alone (legacy mode against server-everything,
+ * pinned to 2026-07-28 against the fixture), and through that Client with what yoke adds to every
+ * call (a signal, progress, timeouts, and the capabilities it declares, which a 2026-07-28 request
+ * carries in its envelope), each on its own server process. Latency: the
+ * three interleave call by call, so drift hits all alike. Throughput: calls/s at 32 concurrent,
+ * alternating rounds. Then five stdio servers started together against the slowest started
+ * alone, for yoke and for the bare SDK (on a machine with fewer cores than servers, the servers'
+ * own startup competes for CPU: the SDK row shows that bound).
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { EVERYTHING, everything, mcpHarness } from '../test/helpers/mcp.ts'
+import { Client } from '@modelcontextprotocol/client'
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
+import { EVERYTHING, everything, mcpHarness, MODERN } from '../test/helpers/mcp.ts'
 import { median, percentile, row, throughput, timed, type Call } from './stats.ts'
 
 const SEQUENTIAL = 3000
 const CONCURRENT_CALLS = 6000
 const WIDTH = 32
 
-async function rawClient(): Promise<Client> {
-  const client = new Client({ name: 'bench', version: '1' })
+type Era = 'legacy' | 'modern'
+const SERVERS: Record<Era, { args: string[]; tool: string; arg: Record<string, string> }> = {
+  legacy: { args: [EVERYTHING, 'stdio'], tool: 'echo', arg: { message: 'hi' } },
+  modern: { args: [MODERN], tool: 'echo', arg: { text: 'hi' } },
+}
+
+/** `declared`: the capabilities yoke declares (questions, and 2026-07-28 tasks), which every 2026 request carries */
+async function rawClient(era: Era = 'legacy', declared = false): Promise<Client> {
+  const client = new Client(
+    { name: 'bench', version: '1' },
+    {
+      ...(era === 'modern' && { versionNegotiation: { mode: { pin: '2026-07-28' } } }),
+      ...(declared && {
+        capabilities: {
+          elicitation: { form: {}, url: {} },
+          extensions: { 'io.modelcontextprotocol/tasks': {} },
+        },
+      }),
+    },
+  )
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: [EVERYTHING, 'stdio'],
+      args: SERVERS[era].args,
       stderr: 'ignore',
     }),
   )
+  if (client.getProtocolEra() !== era) throw new Error(`the bare client is not on the ${era} era`)
   return client
 }
 
-export async function mcpBench() {
-  const raw = await rawClient()
-  const rawWithOptions = await rawClient()
+/** yoke vs the bare v2 Client on one era's server: p50/p99 and throughput at 32 concurrent. */
+async function compare(era: Era) {
+  const { tool, arg } = SERVERS[era]
+  const raw = await rawClient(era)
+  const rawWithOptions = await rawClient(era, true)
   // the runtime's default cap is 16 calls in flight; 32 concurrent calls need a cap above 32
   const h = await mcpHarness(undefined, { maxConcurrent: 64 })
-  await h.add('everything', everything())
-  const viaSdk: Call = () => raw.callTool({ name: 'echo', arguments: { message: 'hi' } })
+  await h.add('bench', {
+    serverName: 'bench',
+    command: process.execPath,
+    args: SERVERS[era].args,
+  })
+  if (h.status('bench').protocol?.era !== era) throw new Error(`yoke is not on the ${era} era`)
+  const viaSdk: Call = () => raw.callTool({ name: tool, arguments: arg })
   // what yoke asks of every call: cancellation (a signal), progress (which makes a progressToken), timeouts
   const viaSdkWithOptions: Call = () =>
-    rawWithOptions.callTool({ name: 'echo', arguments: { message: 'hi' } }, undefined, {
-      signal: new AbortController().signal,
-      onprogress: () => {},
-      resetTimeoutOnProgress: true,
-      timeout: 60_000,
-      maxTotalTimeout: 600_000,
-    })
+    rawWithOptions.callTool(
+      { name: tool, arguments: arg },
+      {
+        signal: new AbortController().signal,
+        onprogress: () => {},
+        resetTimeoutOnProgress: true,
+        timeout: 60_000,
+        maxTotalTimeout: 600_000,
+      },
+    )
   const viaYoke: Call = async () => {
-    const r = await h.rt.call('mcp__everything__echo', { message: 'hi' })
+    const r = await h.rt.call(`mcp__bench__${tool}`, arg)
     if (!r.ok) throw new Error(r.error?.message)
   }
   for (let i = 0; i < 300; i++) await Promise.all([viaSdk(), viaSdkWithOptions(), viaYoke()]) // warm-up
@@ -59,8 +92,9 @@ export async function mcpBench() {
       rates[j]!.push(await throughput(sides[j]!, CONCURRENT_CALLS / 5, WIDTH))
   const [sdk, withOptions, yoke] = times as [number[], number[], number[]]
   const [sdkRate, optionsRate, yokeRate] = rates.map(median) as [number, number, number]
+  const server = era === 'legacy' ? 'server-everything, 2025-11-25' : 'modern fixture, 2026-07-28'
   console.log(
-    `\nMCP echo (server-everything, stdio), through yoke vs a bare SDK client; ${SEQUENTIAL} sequential calls each (interleaved), ${CONCURRENT_CALLS} at ${WIDTH} concurrent (runtime.maxConcurrent 64)`,
+    `\nMCP echo (${server}, stdio), through yoke vs a bare v2 SDK client; ${SEQUENTIAL} sequential calls each (interleaved), ${CONCURRENT_CALLS} at ${WIDTH} concurrent (runtime.maxConcurrent 64)`,
   )
   console.log(row(['', 'bare SDK', 'SDK + options', 'yoke', 'yoke / SDK', 'yoke / +opts', 'goal']))
   for (const p of [50, 99]) {
@@ -83,6 +117,11 @@ export async function mcpBench() {
   await raw.close()
   await rawWithOptions.close()
   await h.close()
+}
+
+export async function mcpBench() {
+  await compare('legacy')
+  await compare('modern')
 
   const alone = { sdk: [] as number[], yoke: [] as number[] }
   for (let i = 0; i < 5; i++) {
@@ -103,8 +142,9 @@ export async function mcpBench() {
   await many.close()
   let clients: Client[] = []
   const sdkAll =
-    (await timed(async () => (clients = await Promise.all(Array.from({ length: 5 }, rawClient))))) /
-    1000
+    (await timed(
+      async () => (clients = await Promise.all(Array.from({ length: 5 }, () => rawClient()))),
+    )) / 1000
   await Promise.all(clients.map((c) => c.close()))
   console.log(
     '\nfive stdio servers (server-everything) started together vs the slowest alone (yoke includes tools/list and registration)',

@@ -2,8 +2,10 @@
  * One call's link to the SDK: the part of an AbortSignal that the SDK's request() reads (aborted,
  * reason, throwIfAborted, an abort listener) and the progress callback, over the call's cheap
  * onEnd. A real AbortSignal per call costs an AbortController and an EventTarget listener, which
- * shows at thousands of calls a second. The cancellation tests keep this honest against the
- * pinned SDK (1.32.2).
+ * shows at thousands of calls a second. The v2 SDK (2.4.0) reads the same: its
+ * request() checks `aborted`, takes `reason`, and adds and removes an `abort` listener; on
+ * 2026-07-28 over HTTP it closes the request's stream on that abort. The cancellation tests (both
+ * eras, test/mcp-bridge-matrix.test.ts) keep this honest.
  */
 import type { CallContext } from 'yoke'
 

@@ -21,7 +21,8 @@ import { importFile, toYaml, type ImportResult } from './import.ts'
 
 const mcpList = defineCommand({
   name: 'mcp list',
-  summary: 'MCP servers: state (connected, reconnecting n of m, gave up), last error, tools',
+  summary:
+    'MCP servers: state (connected, reconnecting n of m, gave up), protocol era and version, last error, tools',
   usage: 'yoke mcp list [--fresh] [--json] [common flags]',
   flags: { fresh: { type: 'boolean' } },
   examples: ['yoke mcp list --config config/yoke.yaml', 'yoke mcp list --fresh --json'],
@@ -237,6 +238,7 @@ function printServers(servers: McpServerStatus[], args: ParsedArgs, source: stri
           : color.red(s.detail)
     const about = [
       s.transport,
+      s.protocol && `MCP ${s.protocol.version} (${s.protocol.era} era)`,
       s.server && `${s.server.name} ${s.server.version}`,
       s.pid && `pid ${s.pid}`,
       `${s.tools} tools`,

@@ -13,6 +13,10 @@ export { BLOCKED_ENV }
 
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/
 
+/** the values of `protocol`: negotiate, the 2025 era only, or the 2026-07-28 revision only */
+export const PROTOCOLS = ['auto', 'legacy', '2026-07-28'] as const
+export type ProtocolChoice = (typeof PROTOCOLS)[number]
+
 /** The longest delay a Node timer takes: a longer one fires after 1 ms (TimeoutOverflowWarning). */
 export const MAX_TIMER_MS = 2 ** 31 - 1
 
@@ -32,6 +36,11 @@ export const mcpClientConfig = z
       .regex(SERVER_NAME, 'serverName must be 1-32 characters of A-Z a-z 0-9 _ -'),
     /** default: stdio with `command`, else Streamable HTTP falling back to SSE */
     transport: z.enum(['stdio', 'http', 'sse']).optional(),
+    /**
+     * the MCP revision to speak: `auto` probes `server/discover` (2026-07-28) and falls back to
+     * the 2025 handshake; `legacy` is the 2025 handshake only; `2026-07-28` that revision or nothing
+     */
+    protocol: z.enum(PROTOCOLS).default('auto'),
     command: z.string().min(1).optional(),
     args: z.array(z.string()).default([]),
     /** added to a scrubbed environment (HOME, LOGNAME, PATH, SHELL, TERM, USER) */
@@ -45,6 +54,11 @@ export const mcpClientConfig = z
     enabledTools: z.array(z.string().min(1)).optional(),
     /** globs over the server's own tool names, applied after enabledTools */
     disabledTools: z.array(z.string().min(1)).default([]),
+    /**
+     * globs over the server's own tool names: these run as yoke background tasks (spawnOnly),
+     * backed by an MCP task on the server when the tool supports tasks
+     */
+    spawnOnly: z.array(z.string().min(1)).default([]),
     /** bounds the connection (spawn, handshake) and tools/list */
     startupMs: ms(30_000),
     /** a call with no progress for this long times out (progress resets it) */

@@ -9,12 +9,12 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import { lookup } from 'node:dns/promises'
 import { Agent, fetch as undiciFetch } from 'undici'
 import { isIP } from 'node:net'
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
 import {
+  SdkHttpError,
+  SSEClientTransport,
   StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js'
+  type FetchLike,
+} from '@modelcontextprotocol/client'
 import { YokeError } from 'yoke'
 import { isPrivateAddress } from './addresses.ts'
 import './errors.ts'
@@ -132,17 +132,17 @@ export function sseTransport(options: HttpOptions): SSEClientTransport {
   })
 }
 
+/** The HTTP status an error carries (SdkHttpError.status, also under a negotiation error's cause). */
+function httpStatus(err: unknown): number | undefined {
+  for (let e = err, depth = 0; e && depth < 4; e = (e as Error).cause, depth++)
+    if (e instanceof SdkHttpError) return e.status
+  return undefined
+}
+
 /** A Streamable HTTP answer that means "this server speaks the older SSE transport". */
 export function wantsSse(err: unknown): boolean {
-  const code = (err as StreamableHTTPError)?.code
-  return (
-    err instanceof StreamableHTTPError &&
-    typeof code === 'number' &&
-    code >= 400 &&
-    code < 500 &&
-    code !== 401 &&
-    code !== 403
-  )
+  const status = httpStatus(err)
+  return status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403
 }
 
 /**
@@ -151,7 +151,7 @@ export function wantsSse(err: unknown): boolean {
  */
 export function sessionExpired(err: unknown): boolean {
   return (
-    err instanceof StreamableHTTPError &&
-    (err.code === 404 || (err.code === 400 && /session/i.test(err.message)))
+    err instanceof SdkHttpError &&
+    (err.status === 404 || (err.status === 400 && /session/i.test(err.message)))
   )
 }

@@ -11,7 +11,7 @@ import { basename, extname } from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { Document } from 'yaml'
 import { readConfigText, YokeError } from 'yoke'
-import { BLOCKED_ENV, SERVER_NAME } from './config.ts'
+import { BLOCKED_ENV, PROTOCOLS, SERVER_NAME, type ProtocolChoice } from './config.ts'
 import { isPrivateAddress } from './addresses.ts'
 
 export interface ImportedServer {
@@ -106,6 +106,12 @@ function fieldReader(entry: Fields) {
         'a table of environment variable names',
       ),
     positive: (key: string) => get(key, isPositive, 'a positive number'),
+    protocol: (key: string) =>
+      get(
+        key,
+        (v): v is ProtocolChoice => (PROTOCOLS as readonly unknown[]).includes(v),
+        PROTOCOLS.join(', ').replace(/, ([^,]+)$/, ' or $1'),
+      ),
     boolean: (key: string) =>
       get(key, (v): v is boolean => typeof v === 'boolean', 'true or false'),
     has: (key: string) => entry[key] !== undefined,
@@ -151,6 +157,8 @@ function fromMcpJson(entry: Fields): Converted {
   if (r.has('headersHelper'))
     r.note('headersHelper is not supported; add the headers it produces under config.headers')
   const callMs = toMs(r.positive('timeout'))
+  // yoke's own key, passed through when an entry carries it (auto | legacy | 2026-07-28)
+  const protocol = r.protocol('protocol')
   let config: Fields
   if (type === 'stdio') {
     const command = r.text('command')
@@ -162,7 +170,7 @@ function fromMcpJson(entry: Fields): Converted {
     // plain http is left to inference (streamable HTTP with SSE fallback); sse is pinned
     config = { url, headers: r.stringMap('headers'), transport: type === 'sse' ? 'sse' : undefined }
   }
-  return { enabled: true, config: compact({ ...config, callMs }), notes: r.notes() }
+  return { enabled: true, config: compact({ ...config, callMs, protocol }), notes: r.notes() }
 }
 
 /** One Codex `[mcp_servers.<id>]` table. Fields of the other transport count as unknown keys. */

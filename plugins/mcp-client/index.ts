@@ -1,25 +1,23 @@
 /**
- * mcp-client: one MCP server (stdio, Streamable HTTP or SSE) whose tools run through the runtime's
- * pipeline like any other, as `mcp__<server>__<tool>`. A supervisor keeps it connected (backoff,
- * an outage budget, then giving up until restarted); during an outage its calls end at once with
- * SERVER_UNAVAILABLE saying what is going on. Every instance joins the `mcp` registry.
+ * mcp-client: one MCP server (stdio, Streamable HTTP or SSE; the 2025 era or 2026-07-28) whose
+ * tools run through the runtime's pipeline like any other, as `mcp__<server>__<tool>`. A
+ * supervisor keeps it connected (backoff, an outage budget, then giving up until restarted);
+ * during an outage its calls end at once with SERVER_UNAVAILABLE saying what is going on. Every
+ * instance joins the `mcp` registry, which also carries the server's questions to yoke.
  */
 import { createRequire } from 'node:module'
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
+import type { Tool } from '@modelcontextprotocol/client'
 import { definePlugin, YokeError, type CallContext, type ToolOutput } from 'yoke'
-import type { McpServerHandle } from '../mcp/api.ts'
-import {
-  mcpClientConfig,
-  rootsOf,
-  totalCallMs,
-  transportOf,
-  type McpClientConfig,
-} from './config.ts'
-import { sessionExpired } from './http.ts'
+import type { McpList, McpServerHandle } from '../mcp/api.ts'
+import { SdkCall } from './call.ts'
+import { callTool as callOnce, type AnswerInput } from './calls.ts'
+import { mcpClientConfig, rootsOf, transportOf } from './config.ts'
+import { elicitThrough } from './elicit.ts'
+import { failure, Unanswerable } from './failures.ts'
 import { answerSampling } from './sampling.ts'
 import { Session } from './session.ts'
 import { Supervisor } from './supervisor.ts'
-import { SdkCall } from './call.ts'
+import { runsAsTask, TaskCalls, TASKS } from './tasks.ts'
 import { ServerTools, toOutput } from './tools.ts'
 import './errors.ts'
 
@@ -34,6 +32,7 @@ export default definePlugin({
   config: mcpClientConfig,
   async apply(ctx, cfg) {
     const server = cfg.serverName
+    const roots = rootsOf(cfg, ctx.project.dir)
     // sampling, when opted in: the model is read per request (it may come, go or be replaced)
     const sample = cfg.sampling
       ? async (params: Parameters<typeof answerSampling>[1], signal: AbortSignal) => {
@@ -49,28 +48,45 @@ export default definePlugin({
           return result
         }
       : undefined
+    const elicit = elicitThrough(server, ctx.mcp, ctx.logger, cfg.callMs)
+    /** the calls in flight: a 2025-era question while exactly one runs belongs to that one */
+    const running = new Set<CallContext>()
+    /** what earlier connections learnt: the server speaks only the 2025 era */
+    let legacyOnly = false
     const tools = new ServerTools(
       cfg,
       ctx.runtime,
-      (raw, args, call) => callTool(raw, args, call),
+      (tool, args, call, spawnOnly) => callTool(tool, args, call, spawnOnly),
       (m) => ctx.logger.warn(m),
       ctx.signal,
     )
+    const tasks = new WeakMap<Session, TaskCalls>()
     const supervisor: Supervisor = new Supervisor(cfg.reconnect, {
-      open: (signal) =>
-        Session.open(
+      open: async (signal) => {
+        const session = await Session.open(
           cfg,
           {
             projectDir: ctx.project.dir,
-            roots: rootsOf(cfg, ctx.project.dir),
+            roots,
             version,
-            onToolsChanged: resync,
+            onListChanged: listChanged,
             onError: (err) => ctx.logger.debug(`MCP server "${server}": ${err.message}`),
             sample,
+            elicit: (params, signal) =>
+              elicit(params, running.size === 1 ? [...running][0]!.call : undefined, signal),
+            legacyOnly,
+            learntLegacy: () => (legacyOnly = true),
           },
           signal,
-        ),
-      ready: (session) => tools.sync(session.client),
+        )
+        void session.lost.then(() => tasks.get(session)?.close())
+        // 2026-07-28: a server with the tasks extension may make any call a task; the wire follows it
+        if (session.era === 'modern' && session.client.getServerCapabilities()?.extensions?.[TASKS])
+          session.wire.tasks = (created, progress, signal) =>
+            taskCalls(session).drive(created, progress, signal)
+        return session
+      },
+      ready: (session) => tools.sync(session.client, 'connected'),
       async gaveUp() {
         ctx.logger.error(
           `MCP server "${server}" ${supervisor.describe()}; its tools are unregistered`,
@@ -92,16 +108,21 @@ export default definePlugin({
           err,
         ),
     })
+    const connected = () => (supervisor.state === 'connected' ? supervisor.session : undefined)
     const handle: McpServerHandle = {
       name: server,
       instance: ctx.key,
       timeoutMs: cfg.callMs,
-      client: () => (supervisor.state === 'connected' ? supervisor.session?.client : undefined),
-      restart: () => supervisor.restart(),
+      client: () => connected()?.client,
+      restart: () => {
+        tools.stale() // a restart reads the lists again, whatever their cache hints say
+        legacyOnly = false
+        supervisor.restart()
+      },
       status: () => {
         const session = supervisor.session
-        const info =
-          supervisor.state === 'connected' ? session?.client.getServerVersion() : undefined
+        const live = connected()
+        const info = live?.client.getServerVersion()
         return {
           name: server,
           instance: ctx.key,
@@ -116,6 +137,7 @@ export default definePlugin({
           pid: session?.pid,
           sessionId: session?.sessionId,
           server: info && { name: info.name, version: info.version },
+          protocol: live?.protocol,
         }
       },
     }
@@ -135,45 +157,74 @@ export default definePlugin({
         `MCP server "${server}" could not start (${failed.message}); ${supervisor.describe()}`,
       )
 
-    function resync() {
+    /** A list changed on the server: tools are read again; the hub passes every change on. */
+    function listChanged(list: McpList) {
+      if (list !== 'tools') return ctx.mcp.listChanged(server, list)
       const session = supervisor.session
       if (!session || session.isLost) return // the sync of the next connection will see the new list
       // queued behind a sync under way (the one on connect, too)
-      tools.sync(session.client).catch((err) => {
-        if (!session.isLost)
-          ctx.logger.warn(
-            `MCP server "${server}": re-reading its tools failed (${(err as Error).message}); the previous tools stay`,
-          )
-      })
+      tools.sync(session.client, 'changed').then(
+        () => ctx.mcp.listChanged(server, 'tools'),
+        (err) => {
+          if (!session.isLost)
+            ctx.logger.warn(
+              `MCP server "${server}": re-reading its tools failed (${(err as Error).message}); the previous tools stay`,
+            )
+        },
+      )
+    }
+
+    /** What a 2026-07-28 server asks for inside a call's result, answered for that call. */
+    const answer: AnswerInput = async ({ method, params }, call) => {
+      if (method === 'elicitation/create')
+        return { ...(await elicit(params as never, call.call, call.signal)) }
+      if (method === 'sampling/createMessage' && sample)
+        return { ...(await sample(params as never, call.signal)) }
+      if (method === 'roots/list' && roots.length) return { roots: roots.map((r) => ({ ...r })) }
+      const why =
+        method === 'sampling/createMessage'
+          ? 'sampling, which is off for it (set sampling: true in its entry to let it use the model)'
+          : method === 'roots/list'
+            ? 'roots, and its entry lists none'
+            : `${method}, which yoke does not answer`
+      throw new Unanswerable(`MCP server "${server}" asked for ${why}`)
+    }
+
+    function taskCalls(session: Session): TaskCalls {
+      let calls = tasks.get(session)
+      if (!calls) {
+        const info = { name: 'yoke', version }
+        const only = () => (running.size === 1 ? [...running][0]!.call : undefined)
+        calls = new TaskCalls(session, cfg, info, session.capabilities, elicit, only)
+        tasks.set(session, calls)
+      }
+      return calls
     }
 
     async function callTool(
-      raw: string,
+      tool: Tool,
       args: Record<string, unknown>,
       call: CallContext,
+      spawnOnly: boolean,
       retried = false,
     ): Promise<ToolOutput> {
-      const session = supervisor.session
-      if (!session || supervisor.state !== 'connected')
-        throw unavailable(cfg, supervisor.describe())
+      const session = connected()
+      if (!session) throw unavailable(supervisor.describe())
       const link = new SdkCall(call)
+      let asTask = false
+      running.add(call)
       try {
-        const result = await session.client.callTool({ name: raw, arguments: args }, undefined, {
-          timeout: cfg.callMs,
-          resetTimeoutOnProgress: true,
-          maxTotalTimeout: totalCallMs(cfg),
-          signal: link as unknown as AbortSignal,
-          onprogress: link.onprogress,
-        })
+        // a 2026-07-28 server makes a call a task itself (the wire follows it); a 2025 one is asked to
+        const caps = session.client.getServerCapabilities()
+        asTask = session.era === 'legacy' && runsAsTask(tool, spawnOnly, caps, server)
+        const result = asTask
+          ? await taskCalls(session).call(tool, args, call, link)
+          : await callOnce(session, cfg, tool, args, call, link, answer)
         return toOutput(result)
       } catch (err) {
         if (link.aborted) throw link.reason // the runtime already knows why (abort, timeout, unload)
-        if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
-          // callMs passed without progress, or maxCallMs in all
-          const ms = /total/i.test(err.message) ? totalCallMs(cfg) : cfg.callMs
-          throw new YokeError('TIMEOUT', { name: call.call.name, ms }, { cause: err })
-        }
-        if (sessionExpired(err) && !retried) {
+        const what = failure(err, cfg, call.call.name, session, asTask)
+        if (what.kind === 'expired' && !retried) {
           // the server refused this very call for an unknown session (it restarted): it never ran it,
           // so send it again on a new session. A call merely in flight when that happened is not resent.
           session.drop('the server forgot the session', true)
@@ -182,34 +233,17 @@ export default definePlugin({
             new Promise<false>((resolve) => call.onEnd(() => resolve(false))),
           ])
           if (link.aborted) throw link.reason // the caller gave up meanwhile: nothing is sent again
-          if (back) return callTool(raw, args, call, true)
+          if (back) return callTool(tool, args, call, spawnOnly, true)
         }
-        if (
-          session.isLost ||
-          (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
-        ) {
-          throw unavailable(
-            cfg,
-            `the connection closed during the call (${session.why ?? 'connection closed'}); reconnecting`,
-          )
-        }
-        // a JSON-RPC error, or a result the SDK refused (a zod error), is the server's answer; anything
-        // else (fetch failed, HTTP 5xx) means it could not be reached
-        if (!(err instanceof McpError) && !Array.isArray((err as { issues?: unknown })?.issues)) {
-          session.drop(`a request failed (${(err as Error)?.message ?? err})`)
-          throw unavailable(
-            cfg,
-            `the request failed (${(err as Error)?.message ?? err}); reconnecting`,
-          )
-        }
-        throw new Error(`MCP server "${server}" answered: ${(err as Error).message}`, {
-          cause: err,
-        })
+        if (what.kind === 'unreachable') session.drop(what.why)
+        throw what.error
+      } finally {
+        running.delete(call)
       }
+    }
+
+    function unavailable(state: string) {
+      return new YokeError('SERVER_UNAVAILABLE', { server, state })
     }
   },
 })
-
-function unavailable(cfg: McpClientConfig, state: string) {
-  return new YokeError('SERVER_UNAVAILABLE', { server: cfg.serverName, state })
-}

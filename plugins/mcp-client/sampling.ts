@@ -5,11 +5,11 @@
  * provider-neutral ones; images and audio are named in the text, not sent.
  */
 import {
-  McpError,
-  ErrorCode,
+  ProtocolError,
+  ProtocolErrorCode,
   type CreateMessageRequest,
   type CreateMessageResult,
-} from '@modelcontextprotocol/sdk/types.js'
+} from '@modelcontextprotocol/client'
 import type { ChatMessage, ModelClient } from '../models/api.ts'
 
 type Params = CreateMessageRequest['params']
@@ -35,8 +35,8 @@ export async function answerSampling(
   signal: AbortSignal,
 ): Promise<{ result: CreateMessageResult; usage: { inputTokens: number; outputTokens: number } }> {
   if (!model)
-    throw new McpError(
-      ErrorCode.InternalError,
+    throw new ProtocolError(
+      ProtocolErrorCode.InternalError,
       'the client has no model to sample with (no instance provides the `model` service, or it waits for its key)',
     )
   const messages: ChatMessage[] = params.messages.map((m) => ({

@@ -1,26 +1,34 @@
 /**
  * One connection to one MCP server: a fresh SDK Client over a fresh transport (the SDK closes a
- * client whose initialization failed, so nothing is reused). Streamable HTTP falls back to SSE
- * when the server answers 4xx to it. `lost` settles once, with why the connection ended.
+ * client whose connect failed, so nothing is reused). The era is negotiated per `protocol`:
+ * `auto` probes `server/discover` in place (over stdio too: yoke's ProcessTransport is probed on
+ * its own pipe, no second process), and a stdio server that exits on the probe is started again
+ * with the 2025 handshake. Streamable HTTP falls back to SSE when the server answers 4xx to it.
+ * `lost` settles once, with why the connection ended.
  */
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
-  CreateMessageRequestSchema,
-  ListRootsRequestSchema,
-  ToolListChangedNotificationSchema,
+  StreamableHTTPClientTransport,
+  type Client,
+  type ClientCapabilities,
   type CreateMessageRequest,
   type CreateMessageResult,
-} from '@modelcontextprotocol/sdk/types.js'
+  type ElicitRequest,
+  type ElicitResult,
+  type McpSubscription,
+  type PriorDiscovery,
+  type ProtocolEra,
+  type SubscriptionFilter,
+  type Transport,
+} from '@modelcontextprotocol/client'
+import { settledWithin } from 'yoke'
+import type { McpList } from '../mcp/api.ts'
 import { transportOf, type McpClientConfig } from './config.ts'
 import { sessionExpired, sseTransport, streamableTransport, wantsSse } from './http.ts'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js'
-import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
-import { createAjv, settledWithin } from 'yoke'
+import { capabilitiesOf, eraProblem, exitedOnProbe, makeClient, PROBE_MS } from './negotiation.ts'
 import { ProcessTransport, serverEnv } from './stdio.ts'
+import { Wire } from './wire.ts'
 
 export type TransportKind = 'stdio' | 'http' | 'sse'
 
@@ -29,12 +37,18 @@ export interface SessionHost {
   /** the roots the entry lists; none: the roots capability is not declared at all */
   roots: Array<{ uri: string; name: string }>
   version: string
-  /** the server announced that its tool list changed */
-  onToolsChanged(): void
+  /** the server announced that one of its lists changed */
+  onListChanged(list: McpList): void
   /** a transport or protocol error that did not end the connection (logged) */
   onError(err: Error): void
   /** answers sampling/createMessage; when absent, sampling is not declared */
   sample?(params: CreateMessageRequest['params'], signal: AbortSignal): Promise<CreateMessageResult>
+  /** answers a 2025-era elicitation/create (a 2026 server asks inside the call's result instead) */
+  elicit(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult>
+  /** what an earlier connection learnt: this server speaks only the 2025 era (skip the probe) */
+  legacyOnly: boolean
+  /** remembers that the server speaks only the 2025 era (it exited on the probe, or ignored it) */
+  learntLegacy(): void
 }
 
 export class Session {
@@ -42,6 +56,7 @@ export class Session {
   #lose!: (why: Error) => void
   #checking = false
   #terminated = false
+  #listening?: McpSubscription
   isLost = false
   /** why it ended, once it has */
   why?: string
@@ -50,13 +65,20 @@ export class Session {
 
   private constructor(
     readonly client: Client,
-    readonly transport: Transport,
+    /** what this client declared (the 2026 tasks extension frames its raw requests with them) */
+    readonly capabilities: ClientCapabilities,
+    readonly wire: Wire,
     readonly kind: TransportKind,
   ) {
     this.lost = new Promise((resolve) => (this.#lose = resolve))
   }
 
-  /** the Streamable HTTP session id */
+  /** the transport under the wire (yoke's ProcessTransport, or the SDK's HTTP ones) */
+  get transport(): Transport {
+    return this.wire.inner
+  }
+
+  /** the Streamable HTTP session id (the 2025 era over HTTP; a 2026-07-28 connection has none) */
   get sessionId(): string | undefined {
     return this.transport.sessionId
   }
@@ -65,40 +87,28 @@ export class Session {
     return this.transport instanceof ProcessTransport ? this.transport.pid : undefined
   }
 
+  get era(): ProtocolEra {
+    return this.client.getProtocolEra() ?? 'legacy'
+  }
+
+  /** the era and revision the connection speaks */
+  get protocol(): { era: ProtocolEra; version: string } {
+    return { era: this.era, version: this.client.getNegotiatedProtocolVersion() ?? 'unknown' }
+  }
+
   /** Connects within `startupMs` or throws; a stdio server that fails is killed. `signal` aborts the attempt. */
   static async open(
     cfg: McpClientConfig,
     host: SessionHost,
     signal?: AbortSignal,
     kind: TransportKind = transportOf(cfg),
+    prior?: PriorDiscovery,
   ): Promise<Session> {
-    const client = new Client(
-      { name: 'yoke', version: host.version },
-      {
-        capabilities: {
-          // roots only when the entry lists some: a server such as server-filesystem replaces the
-          // directories it was started with by whatever roots/list answers
-          ...(host.roots.length ? { roots: {} } : {}),
-          ...(host.sample ? { sampling: {} } : {}),
-        },
-        jsonSchemaValidator: tolerantValidator,
-      },
-    )
-    const session = new Session(client, makeTransport(cfg, kind, host.projectDir), kind)
-    if (host.roots.length) {
-      const roots = host.roots.map((root) => ({ ...root }))
-      client.setRequestHandler(ListRootsRequestSchema, () => ({ roots }))
-    }
-    if (host.sample)
-      client.setRequestHandler(CreateMessageRequestSchema, (request, extra) =>
-        host.sample!(request.params, extra.signal),
-      )
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => host.onToolsChanged())
-    client.onclose = () => session.#ended(new Error(session.#closeReason()))
-    client.onerror = (err) => {
-      host.onError(err)
-      session.#check()
-    }
+    const capabilities = capabilitiesOf(host)
+    const client = makeClient(cfg, host, capabilities)
+    const wire = new Wire(makeTransport(cfg, kind, host.projectDir))
+    const session = new Session(client, capabilities, wire, kind)
+    session.#wire(host)
     let timer: NodeJS.Timeout | undefined
     let onAbort: (() => void) | undefined
     const late = new Promise<never>((_, reject) => {
@@ -110,18 +120,39 @@ export class Session {
       onAbort = () => reject(signal!.reason)
       signal?.addEventListener('abort', onAbort, { once: true })
     })
+    prior ??= host.legacyOnly && cfg.protocol === 'auto' ? { kind: 'legacy' } : undefined
     try {
       signal?.throwIfAborted()
       await Promise.race([
-        client.connect(session.transport, { timeout: cfg.startupMs, signal }),
+        client.connect(session.wire, { timeout: cfg.startupMs, signal, prior }),
         late,
       ])
+      if (cfg.protocol === 'auto' && session.era === 'legacy' && session.wire.probeUnanswered)
+        host.learntLegacy() // it ignored the probe: a reconnect need not wait for it again
+      await session
+        .#listen(host)
+        .catch((err) =>
+          host.onError(
+            new Error(`its change stream (subscriptions/listen) did not open: ${err.message}`),
+          ),
+        )
       return session
     } catch (err) {
       await session.close()
-      if (kind === 'http' && !cfg.transport && wantsSse(err) && !signal?.aborted)
-        return Session.open(cfg, host, signal, 'sse')
-      throw new Error(describe(err, session), { cause: err })
+      if (signal?.aborted) throw err
+      // a stdio server that ended on the unknown probe (rmcp-based ones do) speaks only the 2025 era
+      if (
+        kind === 'stdio' &&
+        cfg.protocol === 'auto' &&
+        !prior &&
+        exitedOnProbe(err, session.transport)
+      ) {
+        host.learntLegacy()
+        return Session.open(cfg, host, signal, kind, { kind: 'legacy' })
+      }
+      if (kind === 'http' && !cfg.transport && wantsSse(err))
+        return Session.open(cfg, host, signal, 'sse', prior)
+      throw new Error(describe(err, session, cfg), { cause: err })
     } finally {
       clearTimeout(timer)
       signal?.removeEventListener('abort', onAbort!)
@@ -131,6 +162,7 @@ export class Session {
   /** Ends the connection; an HTTP session is ended on the server too (bounded: a dead server is not waited for). */
   async close(): Promise<void> {
     this.#ended(new Error('closed'))
+    void this.#listening?.close().catch(() => {})
     if (
       !this.#terminated &&
       !this.expired &&
@@ -159,12 +191,87 @@ export class Session {
     this.#lose(why)
   }
 
-  /** After a transport error, a ping tells a dead server (an HTTP one sends no close) from a hiccup. */
+  /** The handlers of what the server sends on its own: list changes, and the 2025 era's requests. */
+  #wire(host: SessionHost) {
+    const { client } = this
+    if (host.roots.length) {
+      const roots = host.roots.map((root) => ({ ...root }))
+      client.setRequestHandler('roots/list', () => ({ roots }))
+    }
+    if (host.sample)
+      client.setRequestHandler('sampling/createMessage', (request, ctx) =>
+        host.sample!(request.params, ctx.mcpReq.signal),
+      )
+    client.setRequestHandler('elicitation/create', (request, ctx) =>
+      host.elicit(request.params, ctx.mcpReq.signal),
+    )
+    client.setNotificationHandler('notifications/tools/list_changed', () =>
+      host.onListChanged('tools'),
+    )
+    client.setNotificationHandler('notifications/resources/list_changed', () =>
+      host.onListChanged('resources'),
+    )
+    client.setNotificationHandler('notifications/prompts/list_changed', () =>
+      host.onListChanged('prompts'),
+    )
+    client.onclose = () => this.#ended(new Error(this.#closeReason()))
+    // set before connecting: the SDK's era probe passes the transport's errors only to a handler
+    // already there (a banner line before the first message is reported even then)
+    const reported = new WeakSet<Error>()
+    this.wire.onerror = (err) => {
+      reported.add(err)
+      host.onError(err)
+    }
+    client.onerror = (err) => {
+      if (!reported.has(err)) host.onError(err)
+      this.#check()
+    }
+  }
+
+  /**
+   * On a 2026-07-28 connection nothing arrives unsolicited: list changes come on a
+   * `subscriptions/listen` stream, opened for the lists the server says can change. A stream
+   * the server ends is opened again while the server answers (and the lists are read again, a
+   * change may have been missed); one it will not reopen ends the connection.
+   */
+  async #listen(host: SessionHost, again = false): Promise<void> {
+    if (this.era !== 'modern' || this.isLost) return
+    const caps = this.client.getServerCapabilities()
+    const filter: SubscriptionFilter = {
+      ...(caps?.tools?.listChanged && { toolsListChanged: true }),
+      ...(caps?.resources?.listChanged && { resourcesListChanged: true }),
+      ...(caps?.prompts?.listChanged && { promptsListChanged: true }),
+    }
+    if (!Object.keys(filter).length) return
+    const subscription = await this.client.listen(filter, { timeout: PROBE_MS })
+    this.#listening = subscription
+    if (again)
+      for (const list of ['tools', 'resources', 'prompts'] as const)
+        if (caps?.[list]?.listChanged) host.onListChanged(list)
+    void subscription.closed.then(async (how) => {
+      if (how === 'local' || this.isLost) return
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      if (this.isLost) return
+      await this.#listen(host, true).catch((err) =>
+        this.drop(
+          `its change stream (subscriptions/listen) ended and could not be reopened (${(err as Error).message})`,
+        ),
+      )
+    })
+  }
+
+  /**
+   * After a transport error, a request tells a dead server (an HTTP one sends no close) from a
+   * hiccup: ping in the 2025 era, server/discover on 2026-07-28 (which has no ping).
+   */
   #check() {
     if (this.#checking || this.isLost) return
     this.#checking = true
-    this.client
-      .ping({ timeout: 5000 })
+    const alive =
+      this.era === 'modern'
+        ? this.client.discover({ timeout: 5000 })
+        : this.client.ping({ timeout: 5000 })
+    alive
       .catch((err) =>
         this.drop(
           sessionExpired(err)
@@ -204,8 +311,8 @@ function makeTransport(cfg: McpClientConfig, kind: TransportKind, projectDir: st
 }
 
 /** The failure, with the server's last stderr line when it has one (usually the real reason). */
-function describe(err: unknown, session: Session): string {
-  const message = (err as Error)?.message ?? String(err)
+function describe(err: unknown, session: Session, cfg: McpClientConfig): string {
+  const message = eraProblem(err, cfg) ?? (err as Error)?.message ?? String(err)
   const t = session.transport
   if (t instanceof ProcessTransport) {
     const code = (err as NodeJS.ErrnoException)?.code
@@ -218,23 +325,4 @@ function describe(err: unknown, session: Session): string {
     return `${message}${exit}${tail ? ` (stderr: ${tail})` : ''}`
   }
   return message
-}
-
-// servers' output schemas run on yoke's ajv: their patterns on the linear-time engine too
-const ajvProvider = new AjvJsonSchemaValidator(createAjv({ validateSchema: false }))
-
-/**
- * The SDK compiles every tool's outputSchema inside listTools and throws on the first that does
- * not compile, losing the whole list; this one lets that tool's calls fail instead (and the tool
- * sync skips it).
- */
-export const tolerantValidator: jsonSchemaValidator = {
-  getValidator(schema) {
-    try {
-      return ajvProvider.getValidator(schema)
-    } catch (err) {
-      const errorMessage = `the server's outputSchema does not compile: ${(err as Error).message}`
-      return () => ({ valid: false, data: undefined, errorMessage })
-    }
-  },
 }

@@ -7,9 +7,12 @@
  * JSON-RPC once the server has spoken) ends the connection at once, with `fatal` saying why.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import {
+  deserializeMessage,
+  serializeMessage,
+  type JSONRPCMessage,
+  type Transport,
+} from '@modelcontextprotocol/client'
 import { settledWithin } from 'yoke'
 import { BLOCKED_ENV } from './config.ts'
 

@@ -5,9 +5,7 @@
  * tools with one name, a name another instance holds) leaves the previous generation in place.
  * Syncs run one at a time; a request during one queues at most one more.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { ToolSchema, type Tool } from '@modelcontextprotocol/sdk/types.js'
-import { z } from 'zod'
+import type { Client, Tool } from '@modelcontextprotocol/client'
 import {
   checkSchema,
   globToRegExp,
@@ -20,19 +18,31 @@ import {
   type ToolOutput,
 } from 'yoke'
 import { publicToolName, totalCallMs, type McpClientConfig } from './config.ts'
-import { tolerantValidator } from './session.ts'
+import { COMPILE_PROBLEM, tolerantValidator } from './validator.ts'
+import { LISTING_META, type ListingIssues } from './wire.ts'
+
+/** What a registered upstream tool carries besides the runtime's fields (read by mcp-server). */
+interface UpstreamFields {
+  title?: string
+  execution?: Tool['execution']
+}
 
 /** A tools/list the server got wrong: reported, and the previous generation stays. */
 export class ListProblem extends Error {}
 
 export type CallBody = (
-  raw: string,
+  tool: Tool,
   args: Record<string, unknown>,
   ctx: CallContext,
+  spawnOnly: boolean,
 ) => Promise<ToolOutput>
+
+/** How a sync came about: `changed` (the server said so, or a restart) reads the list whatever its cache hint says. */
+export type SyncReason = 'connected' | 'changed'
 
 interface Entry {
   raw: string
+  tool: Tool
   fingerprint: string
   def: ToolDefinition
   dispose?: Disposer
@@ -44,7 +54,10 @@ export class ServerTools {
   #queued?: Promise<void>
   /** what the last sync skipped or refused, for `yoke mcp list` */
   problems: string[] = []
+  /** the last list stays valid until then (its `ttlMs` cache hint), unless the server says it changed */
+  #freshUntil = 0
   readonly #wanted: (raw: string) => boolean
+  readonly #spawnOnly: (raw: string) => boolean
 
   constructor(
     private readonly cfg: McpClientConfig,
@@ -57,6 +70,18 @@ export class ServerTools {
     const never = cfg.disabledTools.map(globToRegExp)
     this.#wanted = (raw) =>
       (!only || only.some((g) => g.test(raw))) && !never.some((g) => g.test(raw))
+    const background = cfg.spawnOnly.map(globToRegExp)
+    this.#spawnOnly = (raw) => background.some((g) => g.test(raw))
+  }
+
+  /** the listed tool behind a public name (the wire name, its schemas and `execution`) */
+  tool(name: string): Tool | undefined {
+    return this.#registered.get(name)?.tool
+  }
+
+  /** The next sync reads the list whatever its cache hint (a restart, a list_changed). */
+  stale(): void {
+    this.#freshUntil = 0
   }
 
   get count(): number {
@@ -67,15 +92,19 @@ export class ServerTools {
     return [...this.#registered.keys()]
   }
 
-  /** Serialized: a sync asked for while one runs waits for it; several such requests share one. */
-  sync(client: Client): Promise<void> {
+  /**
+   * Serialized: a sync asked for while one runs waits for it; several such requests share one. A
+   * sync on connecting again skips the read while the last list is fresh (its cache hint).
+   */
+  sync(client: Client, reason: SyncReason = 'changed'): Promise<void> {
+    if (reason === 'changed') this.stale()
     if (this.#queued) return this.#queued
     if (!this.#running)
       return (this.#running = this.#sync(client).finally(() => (this.#running = undefined)))
     const after = this.#running.catch(() => {})
     return (this.#queued = after.then(() => {
       this.#queued = undefined
-      return this.sync(client)
+      return this.sync(client, 'connected')
     }))
   }
 
@@ -87,9 +116,11 @@ export class ServerTools {
   }
 
   async #sync(client: Client): Promise<void> {
+    if (Date.now() < this.#freshUntil) return
     try {
       const listing = await listAll(client, this.cfg.startupMs, this.cfg.maxTools)
       if (this.signal.aborted) return
+      this.#freshUntil = listing.ttlMs > 0 ? Date.now() + Math.min(listing.ttlMs, MAX_TTL_MS) : 0
       await this.#swap(this.#build(listing))
     } catch (err) {
       if (!(err instanceof ListProblem)) throw err
@@ -118,10 +149,6 @@ export class ServerTools {
         )
       raws.add(tool.name)
       if (!this.#wanted(tool.name)) continue
-      if (tool.execution?.taskSupport === 'required') {
-        skip(tool.name, 'it runs only as an MCP task, which yoke does not support yet')
-        continue
-      }
       const problem =
         checkSchema(tool.inputSchema) ??
         riskyPattern(tool.inputSchema) ??
@@ -133,21 +160,23 @@ export class ServerTools {
       const name = publicToolName(server, tool.name)
       const def = this.#define(name, tool)
       const { execute: _body, ...shape } = def
-      next.set(name, { raw: tool.name, def, fingerprint: JSON.stringify(shape) })
+      next.set(name, {
+        raw: tool.name,
+        tool,
+        def,
+        fingerprint: JSON.stringify([shape, tool.execution]),
+      })
     }
     return next
   }
 
   #define(name: string, tool: Tool): ToolDefinition {
     const { cfg, body } = this
+    const spawnOnly = this.#spawnOnly(tool.name)
     const description = tool.description ?? tool.title ?? ''
-    const annotations = {
-      ...tool.annotations,
-      ...(tool.title && { title: tool.title }),
-      mcpServer: cfg.serverName,
-      mcpTool: tool.name,
-    }
-    return {
+    // the server's own annotations as they came, and yoke's bookkeeping beside them
+    const annotations = { ...tool.annotations, mcpServer: cfg.serverName, mcpTool: tool.name }
+    const def: ToolDefinition & UpstreamFields = {
       name,
       description:
         description.length > cfg.descriptionChars
@@ -160,8 +189,13 @@ export class ServerTools {
       concurrency: cfg.concurrency,
       timeoutMs: totalCallMs(cfg),
       annotations,
-      execute: (args, ctx) => body(tool.name, args, ctx),
+      ...(spawnOnly && { spawnOnly: true }),
+      // as the server sent them, for a gateway to pass on (mcp-server's tools/list)
+      ...(tool.title !== undefined && { title: tool.title }),
+      ...(tool.execution !== undefined && { execution: tool.execution }),
+      execute: (args, ctx) => body(tool, args, ctx, spawnOnly),
     }
+    return def
   }
 
   async #swap(next: Map<string, Entry>): Promise<void> {
@@ -204,9 +238,7 @@ function outputSchemaProblem(schema: object): string | undefined {
   const problem = checkSchema(schema)
   if (problem) return problem.replace('its input schema', 'its outputSchema')
   const check = tolerantValidator.getValidator(schema as never)(undefined)
-  return check.errorMessage?.startsWith("the server's outputSchema does not compile")
-    ? check.errorMessage
-    : undefined
+  return check.errorMessage?.startsWith(COMPILE_PROBLEM) ? check.errorMessage : undefined
 }
 
 /**
@@ -223,32 +255,16 @@ export function riskOf(annotations: Tool['annotations']): 'low' | 'medium' | 'hi
 interface Listing {
   /** the tools that are well formed, in the server's order */
   tools: Tool[]
-  /** the entries the SDK's Tool schema refuses: skipped one by one, never the whole list */
+  /** the entries MCP's Tool schema refuses: skipped one by one, never the whole list (wire.ts) */
   malformed: Array<{ label: string; why: string }>
   /** what else was wrong with the list (over maxTools, a repeated cursor) */
   notes: string[]
+  /** the first page's cache hint (2026-07-28): the list is not read again before it passes */
+  ttlMs: number
 }
 
-/** A page of tools/list read loosely, so one bad entry is skipped alone (the SDK's schema refuses the whole page). */
-const LoosePage = z.looseObject({ tools: z.unknown(), nextCursor: z.unknown().optional() })
-
-/** How one malformed entry is named in a warning: its name when it has one, else its place. */
-function labelOf(entry: unknown, index: number): string {
-  const name = (entry as { name?: unknown } | null)?.name
-  if (typeof name === 'string' && name) return JSON.stringify(name.slice(0, 100))
-  const shown = name === undefined ? 'no name' : `name ${JSON.stringify(name)?.slice(0, 60)}`
-  return `#${index + 1} of tools/list (${shown})`
-}
-
-/** What the Tool schema says about an entry, briefly: `inputSchema: expected object, received undefined`. */
-function whyMalformed(error: { issues: Array<{ path: PropertyKey[]; message: string }> }): string {
-  const issues = error.issues.slice(0, 3).map((i) => {
-    const at = i.path.map(String).join('.')
-    return `${at ? `${at}: ` : ''}${i.message.replace(/^Invalid input: /, '')}`
-  })
-  const more = error.issues.length > 3 ? ` (and ${error.issues.length - 3} more)` : ''
-  return `it does not match MCP's Tool shape (${issues.join('; ')}${more})`
-}
+/** The longest a cache hint is honoured (the SDK's MAX_CACHE_TTL_MS): a server cannot pin its list forever. */
+const MAX_TTL_MS = 24 * 60 * 60 * 1000
 
 /**
  * Every page of tools/list, all within `ms`, and no more than `max` entries: the entries past it
@@ -257,42 +273,34 @@ function whyMalformed(error: { issues: Array<{ path: PropertyKey[]; message: str
  */
 async function listAll(client: Client, ms: number, max: number): Promise<Listing> {
   const deadline = Date.now() + ms
-  const listing: Listing = { tools: [], malformed: [], notes: [] }
+  const listing: Listing = { tools: [], malformed: [], notes: [], ttlMs: 0 }
   const cursors = new Set<string>()
-  let seen = 0
-  let full = false
   let cursor: string | undefined
+  let first = true
   do {
     const page = await client.request(
       { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
-      LoosePage,
       { timeout: Math.max(1, deadline - Date.now()) },
     )
-    if (!Array.isArray(page.tools))
+    const issues = (page._meta as Record<string, unknown> | undefined)?.[LISTING_META] as
+      ListingIssues | undefined
+    if (issues?.notList)
       throw new ListProblem(
         'tools/list answered without a tools array; the previous tools stay registered',
       )
-    for (const entry of page.tools) {
-      if (seen === max) {
-        full = true
-        listing.notes.push(
-          `tools/list has more than ${max} tools (maxTools): the first ${max} are kept, the rest left out; raise maxTools, or pick tools with enabledTools`,
-        )
-        break
-      }
-      const checked = ToolSchema.safeParse(entry)
-      if (checked.success) listing.tools.push(checked.data as Tool)
-      else listing.malformed.push({ label: labelOf(entry, seen), why: whyMalformed(checked.error) })
-      seen++
-    }
-    if (full) break
-    const next = page.nextCursor
-    if (next !== undefined && typeof next !== 'string') {
+    if (first) listing.ttlMs = typeof page.ttlMs === 'number' ? page.ttlMs : 0
+    first = false
+    listing.malformed.push(...(issues?.malformed ?? []))
+    listing.notes.push(...(issues?.notes ?? []))
+    const room = max - listing.tools.length
+    listing.tools.push(...page.tools.slice(0, room))
+    if (page.tools.length > room) {
       listing.notes.push(
-        `tools/list gave a nextCursor that is not a string; the pages after it are left out`,
+        `tools/list has more than ${max} tools (maxTools): the first ${max} are kept, the rest left out; raise maxTools, or pick tools with enabledTools`,
       )
       break
     }
+    const next = page.nextCursor
     if (next !== undefined && cursors.has(next)) {
       listing.notes.push(
         `tools/list repeats the cursor ${JSON.stringify(next.slice(0, 60))}; the pages after it are left out`,
@@ -302,9 +310,6 @@ async function listAll(client: Client, ms: number, max: number): Promise<Listing
     cursor = next
     if (cursor !== undefined) cursors.add(cursor)
   } while (cursor !== undefined)
-  // what the SDK's own listTools does with a list: the output validators for callTool's structuredContent
-  const sdk = client as unknown as { cacheToolMetadata?: (tools: Tool[]) => void }
-  sdk.cacheToolMetadata?.(listing.tools)
   return listing
 }
 
@@ -316,6 +321,7 @@ type McpContent = {
   uri?: string
   name?: string
   resource?: { uri: string; mimeType?: string; text?: string; blob?: string }
+  [key: string]: unknown
 }
 
 /** The alternative text of an image or audio part (its `alt`, also the text part before it), for readers of text only. */
@@ -327,7 +333,8 @@ export function mediaPlaceholder(part: { type: string; data?: string; mimeType?:
  * An MCP call result as tool output: text parts joined with newlines; images and audio are kept
  * (an MCP gateway passes them on), each with a short alternative text (`alt`) that also stands as
  * the text part before it, for text-only readers (their base64 would flood a model's context);
- * embedded resources become links; structuredContent is kept; isError makes it an error result.
+ * embedded resources and links stay as they are; structuredContent is kept; isError makes it an
+ * error result.
  */
 export function toOutput(result: {
   content?: unknown
@@ -358,11 +365,7 @@ export function toOutput(result: {
       continue
     } else if (item.type === 'image' || item.type === 'audio') line = mediaPlaceholder(item)
     else if (item.type === 'resource' && item.resource)
-      link = {
-        type: 'resource_link',
-        uri: item.resource.uri,
-        ...(item.resource.mimeType && { mimeType: item.resource.mimeType }),
-      }
+      link = { type: 'resource', resource: item.resource } // as the server sent it: a gateway passes it on
     else if (item.type === 'resource_link' && item.uri)
       link = {
         type: 'resource_link',

@@ -4,7 +4,7 @@
  * what one server looks like to it.
  */
 import type { Client } from '@modelcontextprotocol/client'
-import type { Disposer, SyncHook } from 'yoke'
+import type { Disposer, SyncHook, ToolCall } from 'yoke'
 
 export interface McpServerStatus {
   name: string
@@ -43,6 +43,41 @@ export interface McpServerHandle {
 
 export type McpList = 'tools' | 'resources' | 'prompts'
 
+/**
+ * An upstream server's question to the person or agent behind a call (MCP elicitation: the 2025
+ * era's `elicitation/create`, or an `input_required` result on 2026-07-28). It is not a tool
+ * approval: the answer is the server's to act on.
+ */
+export interface McpQuestion {
+  /** the server that asks */
+  server: string
+  /** the call it asks about; absent when that cannot be told (a 2025-era server asking while several of its calls run) */
+  call?: ToolCall
+  /** `form`: fill in `requestedSchema`; `url`: open `url` (sign in, pay, consent) and say when done */
+  mode: 'form' | 'url'
+  message: string
+  /** a flat object schema of primitive fields (form mode) */
+  requestedSchema?: Record<string, unknown>
+  url?: string
+  elicitationId?: string
+  /** aborted when the call ends or the question times out */
+  signal: AbortSignal
+}
+
+export interface McpAnswer {
+  /** `decline`: a refusal; `cancel`: dismissed, or nobody could answer */
+  action: 'accept' | 'decline' | 'cancel'
+  content?: Record<string, string | number | boolean | string[]>
+}
+
+/** Who answers upstream questions: the terminal, a gateway's MCP client, an agent. */
+export interface McpAnswerer {
+  name: string
+  /** which questions it answers; one without it answers any question no specific answerer handles */
+  handles?(question: McpQuestion): boolean
+  ask(question: McpQuestion): Promise<McpAnswer>
+}
+
 export interface McpHub {
   readonly hooks: {
     /** a server's state changed (connected, reconnecting, …) */
@@ -60,6 +95,16 @@ export interface McpHub {
   get(name: string): McpServerHandle | undefined
   /** false when no server has that name */
   restart(name: string): boolean
+  /**
+   * Registers an answerer of upstream questions; the newest that `handles` a question is asked,
+   * else the newest without `handles`. Returns its removal.
+   */
+  answerer(answerer: McpAnswerer): Disposer
+  /**
+   * Puts a server's question to an answerer. Never throws: with no answerer, a failing one, or
+   * the question's signal aborting first, the answer is `cancel` and `why` says what happened.
+   */
+  ask(question: McpQuestion): Promise<McpAnswer & { by?: string; why?: string }>
 }
 
 declare module 'yoke' {

@@ -60,7 +60,7 @@ export function registerControls(ctx: Context, hub: McpHub): void {
     return {
       rows: servers.map((s) => [
         s.name,
-        `${serverState(s)} ${color.dim(`· ${[s.transport, s.server && `${s.server.name} ${s.server.version}`, `${s.tools} tools`].filter(Boolean).join(' · ')}`)}`,
+        `${serverState(s)} ${color.dim(`· ${[s.transport, s.protocol?.version, s.server && `${s.server.name} ${s.server.version}`, `${s.tools} tools`].filter(Boolean).join(' · ')}`)}`,
       ]),
     }
   })

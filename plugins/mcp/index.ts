@@ -17,6 +17,7 @@ import {
 import { registerControls } from './controls.ts'
 import './errors.ts'
 import { promptTools, resourceTools } from './tools.ts'
+import { answererList } from './ask.ts'
 import type { McpHub, McpList, McpServerHandle, McpServerStatus } from './api.ts'
 
 export type * from './api.ts'
@@ -63,8 +64,11 @@ export default definePlugin({
         return []
       }
     }
+    const answerers = answererList((message, err) => ctx.logger.warn(message, err))
     const hub: McpHub = {
       hooks,
+      answerer: (answerer) => ctx.effect(`mcp answerer ${answerer.name}`, answerers.add(answerer)),
+      ask: (question) => answerers.ask(question),
       add(handle) {
         const held = servers.get(handle.name)
         // the new version of a reloading instance (the same key) takes the name over from the old
@@ -123,6 +127,8 @@ export default definePlugin({
         [bindToContext]: (c: Context) => ({
           ...hub,
           add: (h: McpServerHandle) => c.effect(`mcp server ${h.name}`, hub.add(h)),
+          answerer: (a: Parameters<McpHub['answerer']>[0]) =>
+            c.effect(`mcp answerer ${a.name}`, hub.answerer(a)),
         }),
       }),
     )

@@ -3,7 +3,7 @@
  * list_mcp_resources, list_mcp_resource_templates, read_mcp_resource, list_mcp_prompts,
  * get_mcp_prompt. Each takes a `server`; the list tools without one cover every connected server.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Client } from '@modelcontextprotocol/client'
 import { YokeError, type CallContext, type ToolDefinition, type ToolOutput } from 'yoke'
 import type { McpHub, McpServerHandle } from './api.ts'
 

@@ -2,10 +2,11 @@
  * MCP test helpers: a kernel with the runtime, the `mcp` registry and mcp-client instances added
  * one by one, and the real servers the tests spawn.
  */
+import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import mcpHub, { type McpHub, type McpServerStatus } from '../../plugins/mcp/index.ts'
 import mcpClient from '../../plugins/mcp-client/index.ts'
@@ -29,6 +30,10 @@ export const EVERYTHING = join(
 )
 export const MEMORY = join(ROOT, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js')
 export const FIXTURE = join(ROOT, 'test/fixtures/mcp/server.mjs')
+/** the 2026-07-28 fixture (it serves the 2025 era too unless --modern-only): test/fixtures/mcp/modern.mjs */
+export const MODERN = join(ROOT, 'test/fixtures/mcp/modern.mjs')
+/** a transparent stdio pipe that appends what the client sends to $TEE_FILE */
+export const TEE = join(ROOT, 'test/fixtures/mcp/tee.mjs')
 /** raw JSON-RPC frames, no SDK: malformed tool lists, huge lists, lines that are not JSON */
 export const RAW = join(ROOT, 'test/fixtures/mcp/raw.mjs')
 /** treats roots as server-filesystem does: the client's roots replace its command-line directories */
@@ -150,4 +155,71 @@ export async function freePort(): Promise<number> {
   const { port } = server.address() as AddressInfo
   await new Promise((resolve) => server.close(resolve))
   return port
+}
+
+/** Stops a child process (SIGKILL) and waits for its exit. */
+export async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGKILL')
+  await exited
+}
+
+/** server-everything in `mode` on `port`, resolved once it listens (bounded: 15 s). */
+export function everythingHttp(
+  mode: 'streamableHttp' | 'sse',
+  port: number,
+): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [EVERYTHING, mode], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    const timer = setTimeout(
+      () => reject(new Error(`server-everything ${mode} did not start`)),
+      15_000,
+    )
+    const ready = async () => {
+      // it logs before it listens: poll the port
+      for (let i = 0; i < 200; i++) {
+        try {
+          await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(500) })
+          clearTimeout(timer)
+          return resolve(child)
+        } catch {
+          await new Promise((r) => setTimeout(r, 50))
+        }
+      }
+    }
+    child.stderr!.once('data', ready)
+    child.stdout!.once('data', ready)
+    child.once('exit', (code) => reject(new Error(`server-everything ${mode} exited with ${code}`)))
+  })
+}
+
+/** The modern fixture over Streamable HTTP (`--http` plus `args`), resolved with its URL once it listens. */
+export function modernHttp(args: string[] = []): Promise<{ url: string; child: ChildProcess }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MODERN, '--http', ...args], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    const timer = setTimeout(() => reject(new Error('the modern fixture did not listen')), 15_000)
+    let out = ''
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const port = /LISTENING (\d+)/.exec((out += chunk))?.[1]
+      if (!port) return
+      clearTimeout(timer)
+      resolve({ url: `http://127.0.0.1:${port}/mcp`, child })
+    })
+    child.once('exit', (code) => reject(new Error(`the modern fixture exited with ${code}`)))
+  })
+}
+
+/** The modern fixture's --log FILE: one object per line (what it received, and its events). */
+export function fixtureLog(file: string): Array<Record<string, any>> {
+  if (!existsSync(file)) return []
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
 }

@@ -105,10 +105,11 @@ describe('mcp-client: server-everything over stdio', () => {
     ])
       assert.ok(names.includes(`mcp__everything__${raw}`), raw)
     assert.ok(
-      !names.includes('mcp__everything__simulate-research-query'),
-      'a task-only tool is skipped',
+      names.includes('mcp__everything__simulate-research-query'),
+      'a task-only tool is registered (it runs as an MCP task: test/mcp-bridge-matrix.test.ts)',
     )
-    assert.match(h.status('everything').problems.join('\n'), /simulate-research-query.*MCP task/)
+    assert.deepEqual(h.status('everything').problems, [])
+    assert.deepEqual(h.status('everything').protocol, { era: 'legacy', version: '2025-11-25' })
     const echo = await h.rt.call('mcp__everything__echo', { message: 'hello' })
     assert.equal(echo.status, 'ok')
     assert.equal(text(echo), 'Echo: hello')
@@ -470,7 +471,7 @@ describe('mcp-client: supervision and hostile servers', () => {
     await h.remove('changing')
   })
 
-  it('server-to-client requests: roots answered only when listed, anything undeclared gets a JSON-RPC error', async () => {
+  it('server-to-client requests: roots and sampling answered only when declared, else a JSON-RPC error', async () => {
     assert.match(
       text(await h.rt.call('mcp__healthy__ask-client', { method: 'roots/list' })),
       /error -32601/,
@@ -486,10 +487,40 @@ describe('mcp-client: supervision and hostile servers', () => {
       text(await h.rt.call('mcp__healthy__ask-client', { method: 'sampling/createMessage' })),
       /error -32601/,
     )
-    assert.match(
-      text(await h.rt.call('mcp__healthy__ask-client', { method: 'elicitation/create' })),
-      /error -32601/,
+  })
+
+  it("a 2025-era elicitation/create goes to the mcp hub's answerer, for the one call in flight; none: cancel", async () => {
+    const params = {
+      message: 'Which colour?',
+      requestedSchema: { type: 'object', properties: { colour: { type: 'string' } } },
+    }
+    const ask = () =>
+      h.rt.call('mcp__healthy__ask-client', { method: 'elicitation/create', params })
+    assert.deepEqual(JSON.parse(text(await ask())), { action: 'cancel' }, 'nobody answers: cancel')
+    assert.ok(
+      h.logs.some((l) =>
+        /"healthy" asked during .*ask-client.*→ cancel \(nothing in yoke/.test(l.message),
+      ),
     )
+    const asked: Array<{ message: string; call?: string; mode: string }> = []
+    const off = h.hub.answerer({
+      name: 'test',
+      ask: async (q) => {
+        asked.push({ message: q.message, call: q.call?.name, mode: q.mode })
+        return { action: 'accept', content: { colour: 'green' } }
+      },
+    })
+    try {
+      assert.deepEqual(JSON.parse(text(await ask())), {
+        action: 'accept',
+        content: { colour: 'green' },
+      })
+      assert.deepEqual(asked, [
+        { message: 'Which colour?', call: 'mcp__healthy__ask-client', mode: 'form' },
+      ])
+    } finally {
+      off()
+    }
   })
 
   it('sampling, when opted in, is answered by the model service (a real provider on the wire), capped, and refused without a model', async () => {

@@ -82,7 +82,7 @@ describe('MCP servers in yoke dev', () => {
     })
     assert.match(
       text.stdout,
-      /alpha\s+connected\n\s+stdio · fixture 1\.0\.0 · pid \d+ · 6 tools · instance alpha/,
+      /alpha\s+connected\n\s+stdio · MCP 2025-11-25 \(legacy era\) · fixture 1\.0\.0 · pid \d+ · 6 tools · instance alpha/,
     )
   })
 
@@ -166,6 +166,7 @@ describe('yoke mcp without a running dev', () => {
     const out = JSON.parse(r.stdout)
     assert.equal(out.source, 'composed now')
     assert.equal(out.servers[0].state, 'connected')
+    assert.deepEqual(out.servers[0].protocol, { era: 'legacy', version: '2025-11-25' })
     const restart = await runYoke(['mcp', 'restart', 'solo', '--cwd', project.dir], {
       cwd: project.dir,
       home: project.home,

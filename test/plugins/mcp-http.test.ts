@@ -1,7 +1,7 @@
 // mcp-client over HTTP: server-everything in Streamable HTTP and SSE mode as real processes,
 // session expiry, server restarts, headers, and the SSRF guard for URLs from packages.
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
@@ -10,43 +10,14 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { checkUrl, guardedFetch, isPrivateAddress } from '../../plugins/mcp-client/http.ts'
-import { EVERYTHING, freePort, mcpHarness, text, type McpHarness } from '../helpers/mcp.ts'
-
-/** server-everything in `mode` on `port`, resolved once it listens. */
-function everythingHttp(mode: 'streamableHttp' | 'sse', port: number): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [EVERYTHING, mode], {
-      env: { ...process.env, PORT: String(port) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    const timer = setTimeout(
-      () => reject(new Error(`server-everything ${mode} did not start`)),
-      15_000,
-    )
-    const ready = async () => {
-      // it logs before it listens: poll the port
-      for (let i = 0; i < 200; i++) {
-        try {
-          await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(500) })
-          clearTimeout(timer)
-          return resolve(child)
-        } catch {
-          await new Promise((r) => setTimeout(r, 50))
-        }
-      }
-    }
-    child.stderr!.once('data', ready)
-    child.stdout!.once('data', ready)
-    child.once('exit', (code) => reject(new Error(`server-everything ${mode} exited with ${code}`)))
-  })
-}
-
-async function stop(child: ChildProcess) {
-  if (child.exitCode !== null) return
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGKILL')
-  await exited
-}
+import {
+  everythingHttp,
+  freePort,
+  mcpHarness,
+  stop,
+  text,
+  type McpHarness,
+} from '../helpers/mcp.ts'
 
 describe('mcp-client over HTTP (server-everything)', () => {
   let h: McpHarness

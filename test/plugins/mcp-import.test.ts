@@ -220,6 +220,30 @@ describe('mcp import: server names', () => {
     ])
   })
 
+  it("passes yoke's protocol through when an entry carries it; a value it does not know skips the entry", () => {
+    const result = importText(
+      JSON.stringify({
+        mcpServers: {
+          pinned: { command: 'a', protocol: '2026-07-28' },
+          old: { url: 'https://example.com/mcp', protocol: 'legacy' },
+          plain: { command: 'b' },
+          odd: { command: 'c', protocol: '2024-01-01' },
+        },
+      }),
+      '.mcp.json',
+    )
+    assert.deepEqual(
+      result.servers.map((s) => [s.serverName, s.config.protocol]),
+      [
+        ['pinned', '2026-07-28'],
+        ['old', 'legacy'],
+        ['plain', undefined],
+      ],
+    )
+    assert.match(result.warnings.join('\n'), /odd.*protocol must be auto, legacy or 2026-07-28/)
+    for (const server of result.servers) assert.ok(mcpClientConfig.safeParse(server.config).success)
+  })
+
   it('keeps suffixed names within 32 characters', () => {
     const base = 'y'.repeat(32)
     const result = importText(

@@ -47,7 +47,13 @@ export type { CallOptions, RuntimeSettings, ToolChange } from './runtime/runtime
 export { GLOBAL, checkSchema, globToRegExp } from './runtime/registry.ts'
 export { createAjv, riskyPattern } from './runtime/schema-safety.ts'
 export type { Guard, Mask } from './runtime/registry.ts'
-export type { ApprovalAnswer, ApprovalBridge, ApprovalRequest } from './runtime/approval.ts'
+export type {
+  ApprovalAnswer,
+  ApprovalBridge,
+  ApprovalRequest,
+  Question,
+  QuestionAnswer,
+} from './runtime/approval.ts'
 export type { TaskInfo } from './runtime/tasks.ts'
 export type * from './runtime/types.ts'
 export { catalogue, defineErrors, errorCatalogue, YokeError } from './errors.ts'

@@ -8,7 +8,14 @@ import type { McpAnswer, McpAnswerer, McpQuestion } from './api.ts'
 
 export type Answered = McpAnswer & { by?: string; why?: string }
 
-export function answererList(warn: (message: string, err?: unknown) => void) {
+/**
+ * `fallback` answers what no MCP answerer takes (the approval service's bridges: the terminal);
+ * it too never throws.
+ */
+export function answererList(
+  warn: (message: string, err?: unknown) => void,
+  fallback?: (question: McpQuestion) => Promise<Answered>,
+) {
   const answerers: McpAnswerer[] = []
   return {
     add(answerer: McpAnswerer): () => void {
@@ -22,6 +29,7 @@ export function answererList(warn: (message: string, err?: unknown) => void) {
       const answerer =
         answerers.findLast((a) => safely(() => a.handles?.(question), warn, a)) ??
         answerers.findLast((a) => !a.handles)
+      if (!answerer && fallback) return fallback(question)
       if (!answerer)
         return { action: 'cancel', why: 'nothing in yoke answers MCP servers\u2019 questions here' }
       if (question.signal.aborted) return { action: 'cancel', why: 'the call ended first' }

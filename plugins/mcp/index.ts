@@ -64,7 +64,28 @@ export default definePlugin({
         return []
       }
     }
-    const answerers = answererList((message, err) => ctx.logger.warn(message, err))
+    // no MCP answerer takes it: the approval service's bridges (a terminal) may
+    const answerers = answererList(
+      (message, err) => ctx.logger.warn(message, err),
+      async (q) => {
+        const approval = ctx.get('approval')
+        if (!approval)
+          return {
+            action: 'cancel',
+            why: 'nothing in yoke answers MCP servers\u2019 questions here',
+          }
+        const { url, requestedSchema: schema, ...rest } = q
+        return approval.question({
+          from: `MCP server "${q.server}"`,
+          call: rest.call,
+          mode: rest.mode,
+          message: rest.message,
+          schema,
+          url,
+          signal: rest.signal,
+        })
+      },
+    )
     const hub: McpHub = {
       hooks,
       answerer: (answerer) => ctx.effect(`mcp answerer ${answerer.name}`, answerers.add(answerer)),

@@ -1,10 +1,11 @@
 /**
  * @module cli/approval-prompt
  * The CLI's approval bridge: a call that asks is put to the person at the terminal (or to piped
- * stdin, one answer per line). No answer (end of input, or the call aborted) is a refusal.
+ * stdin, one answer per line). No answer (end of input, or the call aborted) is a refusal. It also
+ * answers questions (an MCP server's form to fill in, or a URL to open), one field per line.
  */
 import { createInterface, type Interface } from 'node:readline'
-import type { ApprovalAnswer, ApprovalBridge } from '../runtime/approval.ts'
+import type { ApprovalAnswer, ApprovalBridge, QuestionAnswer } from '../runtime/approval.ts'
 import { on } from './output.ts'
 
 /**
@@ -83,8 +84,72 @@ export function promptBridge(
       )
       return decision
     },
+    async answer({ from, mode, message, schema, url, signal }) {
+      lines ??= new LineReader(createInterface({ input, terminal: false }))
+      const read = async () => (await lines!.next(signal))?.trim()
+      output.write(`${c.yellow('?')} ${c.bold(from)} asks: ${message}\n`)
+      if (mode === 'url') output.write(`  open ${url}\n  done? [y] yes  [N] decline: `)
+      else output.write('  answer? [y] fill in  [N] decline: ')
+      const start = await read()
+      if (start === undefined) return { action: 'cancel' }
+      if (!/^y(es)?$/i.test(start)) return { action: 'decline' }
+      if (mode === 'url') return { action: 'accept' }
+      const content: NonNullable<QuestionAnswer['content']> = {}
+      const required = new Set((schema?.required as string[] | undefined) ?? [])
+      const fields = Object.entries((schema?.properties ?? {}) as Record<string, Field>)
+      for (const [name, field] of fields) {
+        for (let tries = 0; ; tries++) {
+          output.write(
+            `  ${field.title ?? name}${fieldHint(field)}${required.has(name) ? '' : ' [optional]'}: `,
+          )
+          const raw = await read()
+          if (raw === undefined) return { action: 'cancel' }
+          const value = raw === '' ? undefined : fieldValue(raw, field)
+          if (value !== undefined) content[name] = value
+          if (value !== undefined || (raw === '' && !required.has(name))) break
+          if (tries === 2) return { action: 'cancel' }
+          output.write(c.dim(`  that is not ${fieldHint(field).trim() || 'an answer'}\n`))
+        }
+      }
+      return { action: 'accept', content }
+    },
     close: () => {
       if (!shared) lines?.rl.close()
     },
   }
+}
+
+/** One field of a question's form: MCP elicitation's primitive schemas. */
+interface Field {
+  type?: string
+  title?: string
+  enum?: string[]
+  items?: { enum?: string[] }
+}
+
+function fieldHint(field: Field): string {
+  const choices = field.enum ?? field.items?.enum
+  if (choices) return ` (${choices.join('|')}${field.type === 'array' ? ', comma-separated' : ''})`
+  if (field.type === 'boolean') return ' (y/n)'
+  return field.type ? ` (${field.type})` : ''
+}
+
+/** A typed line as the field's value; undefined when it is not one. */
+function fieldValue(raw: string, field: Field): string | number | boolean | string[] | undefined {
+  if (field.type === 'boolean')
+    return /^(y|yes|true)$/i.test(raw) ? true : /^(n|no|false)$/i.test(raw) ? false : undefined
+  if (field.type === 'number' || field.type === 'integer') {
+    const n = Number(raw)
+    return Number.isFinite(n) && (field.type === 'number' || Number.isInteger(n)) ? n : undefined
+  }
+  if (field.type === 'array') {
+    const picked = raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+    return picked.every((p) => !field.items?.enum || field.items.enum.includes(p))
+      ? picked
+      : undefined
+  }
+  return field.enum && !field.enum.includes(raw) ? undefined : raw
 }

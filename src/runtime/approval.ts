@@ -3,7 +3,9 @@
  * The approval service. Bridges (a TTY prompt, an MCP elicitation, a UI) register themselves; a
  * call that needs approval asks the most recent bridge that says it handles the call (a bridge for
  * one kind of caller, such as an MCP server's sessions), else the most recent bridge for all calls. "Allow for this session" grants are kept
- * per scope and per registration of the tool, so a reloaded tool is asked about again.
+ * per scope and per registration of the tool, so a reloaded tool is asked about again. Bridges
+ * that can also answer questions (`answer`: a form to fill in, a URL to visit, asked by a tool's
+ * far side such as an MCP server) are found the same way.
  */
 import type { ToolCall } from './types.ts'
 
@@ -15,11 +17,36 @@ export interface ApprovalRequest {
   signal: AbortSignal
 }
 
+/**
+ * A question to the person (or agent) behind a call, from what the call reached — an MCP server's
+ * elicitation: fill in a form, or open a URL and say when done. It is not an approval.
+ */
+export interface Question {
+  /** who asks, for people: `MCP server "github"` */
+  from: string
+  /** the call it is about, when that is known */
+  call?: ToolCall
+  mode: 'form' | 'url'
+  message: string
+  /** form: a flat object schema of primitive fields */
+  schema?: Record<string, unknown>
+  url?: string
+  signal: AbortSignal
+}
+
+export interface QuestionAnswer {
+  /** `decline`: a refusal; `cancel`: dismissed, or no one could answer */
+  action: 'accept' | 'decline' | 'cancel'
+  content?: Record<string, string | number | boolean | string[]>
+}
+
 export interface ApprovalBridge {
   name: string
   /** which calls it answers; a bridge without it answers any call no specific bridge handles */
   handles?(call: ToolCall): boolean
   ask(request: ApprovalRequest): Promise<ApprovalAnswer>
+  /** answers a question (absent: this bridge takes approvals only) */
+  answer?(question: Question): Promise<QuestionAnswer>
 }
 
 export type ApprovalOutcome =
@@ -62,6 +89,27 @@ export class Approvals {
     if (answer === 'allow-session') this.#grants.add(grant)
     if (answer === 'allow-once' || answer === 'allow-session') return { allowed: true, how: answer }
     return { allowed: false, why: `refused through "${bridge.name}"` }
+  }
+
+  /**
+   * Puts a question to the bridge that would approve its call (or the newest for all calls) among
+   * those that answer questions. Never throws: no such bridge, or one that fails, is `cancel` with why.
+   */
+  async question(question: Question): Promise<QuestionAnswer & { by?: string; why?: string }> {
+    const answering = this.#bridges.filter((b) => b.answer)
+    const bridge =
+      (question.call && answering.findLast((b) => b.handles?.(question.call!))) ??
+      answering.findLast((b) => !b.handles)
+    if (!bridge) return { action: 'cancel', why: 'no approval bridge here answers questions' }
+    try {
+      return { ...(await bridge.answer!(question)), by: bridge.name }
+    } catch (err) {
+      return {
+        action: 'cancel',
+        by: bridge.name,
+        why: `the approval bridge "${bridge.name}" failed: ${(err as Error)?.message ?? err}`,
+      }
+    }
   }
 
   /** Drops the grants of a tool registration that went away. */

@@ -8,7 +8,7 @@ import { definePlugin } from '../kernel/plugin.ts'
 import { toDisposer, type Disposer } from '../kernel/disposer.ts'
 import { faultContext } from '../kernel/faults.ts'
 import { bindToContext } from '../kernel/services.ts'
-import type { ApprovalBridge } from './approval.ts'
+import type { ApprovalBridge, Question, QuestionAnswer } from './approval.ts'
 import { GLOBAL, type Guard, type Mask } from './registry.ts'
 import { runtimeSettings, ToolRuntime, type CallOptions, type RuntimeSettings } from './runtime.ts'
 import type { Tasks } from './tasks.ts'
@@ -43,6 +43,8 @@ export interface RuntimeApi extends ToolLayer {
 export interface ApprovalApi {
   register(bridge: ApprovalBridge): Disposer
   readonly bridges: string[]
+  /** a question for the person behind a call (see Approvals.question); never throws */
+  question(question: Question): Promise<QuestionAnswer & { by?: string; why?: string }>
 }
 
 declare module '../kernel/services.ts' {
@@ -102,6 +104,7 @@ export function approvalView(rt: ToolRuntime, track: Track): ApprovalApi {
     get bridges() {
       return rt.approvals.bridges
     },
+    question: (question) => rt.approvals.question(question),
   }
 }
 

@@ -68,7 +68,12 @@ export interface ToolDefinition {
   /** returns at once with a task handle and runs on in the background */
   spawnOnly?: boolean
   spawnOnlyMessage?: string
+  /** MCP tool annotations (readOnlyHint, destructiveHint, …): the gateway serves them as given */
   annotations?: Record<string, unknown>
+  /** a display name (MCP's `title`), served as given */
+  title?: string
+  /** MCP's `execution` (e.g. `{ taskSupport: 'optional' }`), served as given */
+  execution?: Record<string, unknown>
   execute(args: Record<string, unknown>, ctx: CallContext): ToolOutput | Promise<ToolOutput>
 }
 

@@ -4,7 +4,7 @@
  * what one server looks like to it.
  */
 import type { Client } from '@modelcontextprotocol/client'
-import type { Disposer, SyncHook, ToolCall } from 'yoke'
+import type { Disposer, QuestionAnswer, SyncHook, ToolCall } from 'yoke'
 
 export interface McpServerStatus {
   name: string
@@ -64,11 +64,8 @@ export interface McpQuestion {
   signal: AbortSignal
 }
 
-export interface McpAnswer {
-  /** `decline`: a refusal; `cancel`: dismissed, or nobody could answer */
-  action: 'accept' | 'decline' | 'cancel'
-  content?: Record<string, string | number | boolean | string[]>
-}
+/** `accept` with content, `decline` (a refusal), `cancel` (dismissed, or nobody could answer) */
+export type McpAnswer = QuestionAnswer
 
 /** Who answers upstream questions: the terminal, a gateway's MCP client, an agent. */
 export interface McpAnswerer {

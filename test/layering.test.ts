@@ -35,6 +35,20 @@ function importsOf(file: string): string[] {
     .map((spec) => real(relative(ROOT, resolve(ROOT, dirname(file), spec))))
 }
 
+/** The npm packages `file` imports, by package name ('@scope/name' or 'name'). */
+function packagesOf(file: string): string[] {
+  const info = ts.preProcessFile(readFileSync(join(ROOT, file), 'utf8'), true, true)
+  return info.importedFiles
+    .map((i) => i.fileName)
+    .filter((spec) => !spec.startsWith('.') && !spec.startsWith('node:') && !spec.startsWith('/'))
+    .map((spec) =>
+      spec
+        .split('/')
+        .slice(0, spec.startsWith('@') ? 2 : 1)
+        .join('/'),
+    )
+}
+
 /** String literals in `file` that name a path into plugins/ (a computed import, a require). */
 function pluginPathsIn(file: string): string[] {
   const text = readFileSync(join(ROOT, file), 'utf8')
@@ -110,6 +124,22 @@ describe('layering', () => {
     }
     for (const file of files) visit(file, [])
     assert.deepEqual(cycles, [])
+  })
+
+  it('what src/, plugins/ and bin/ import is a runtime dependency (a devDependency is absent in an install)', () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      name: string
+      dependencies: Record<string, string>
+    }
+    const own = new Set([manifest.name, ...Object.keys(manifest.dependencies)])
+    const offences = ['src', 'plugins', 'bin'].flatMap((dir) =>
+      filesUnder(dir).flatMap((file) =>
+        packagesOf(file)
+          .filter((name) => !own.has(name))
+          .map((name) => `${file} imports ${name}`),
+      ),
+    )
+    assert.deepEqual([...new Set(offences)], [])
   })
 
   it('there is no plugins/shared grab-bag', () => {

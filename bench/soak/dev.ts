@@ -95,7 +95,11 @@ export async function crash(deadlineMs: number): Promise<Report> {
     // calls in the live dev, 8 at a time, all along
     const live = (label: string) =>
       t.track(label, async () => {
-        const reply = (await ask(socket, { cmd: 'soak-call' }, 8000)) as unknown as ControlReply
+        const reply = (await ask(
+          socket,
+          { cmd: 'soak-call' },
+          { connectMs: 8000 },
+        )) as unknown as ControlReply
         // { status: 'ok', answer } (or, from an older dev, the answer itself)
         const answer = reply && 'answer' in reply ? reply.answer : reply
         if (answer && 'callId' in answer) return answer

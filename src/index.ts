@@ -55,6 +55,7 @@ export type {
   QuestionAnswer,
 } from './runtime/approval.ts'
 export type { TaskInfo } from './runtime/tasks.ts'
+export { partText } from './content.ts'
 export type * from './runtime/types.ts'
 export { catalogue, defineErrors, errorCatalogue, YokeError } from './errors.ts'
 export type { CatalogueEntry, ErrorCode, ErrorCodes, ErrorSite, ErrorSpec } from './errors.ts'

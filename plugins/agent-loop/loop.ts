@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto'
 import {
+  partText,
   YokeError,
   type Logger,
   type ProgressEvent,
@@ -436,15 +437,7 @@ export function toModelTool(tool: RegisteredTool): ModelTool {
 
 /** What the model reads of a result: its text, and for a failure the status, the message and the hint. */
 export function resultText(result: ToolResult): string {
-  const body = result.content
-    .map((c) =>
-      c.type === 'text'
-        ? c.text
-        : c.type === 'resource_link'
-          ? `[resource ${c.uri}]`
-          : `[${c.type}]`,
-    )
-    .join('\n')
+  const body = result.content.map(partText).join('\n')
   if (result.ok) return body
   const error = result.error
     ? `Error (${result.status}): ${result.error.message}${result.error.hint ? `\nHint: ${result.error.hint}` : ''}`

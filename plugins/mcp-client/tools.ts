@@ -11,7 +11,6 @@ import {
   globToRegExp,
   riskyPattern,
   type CallContext,
-  type ContentPart,
   type Disposer,
   type RuntimeApi,
   type ToolDefinition,
@@ -20,6 +19,9 @@ import {
 import { publicToolName, totalCallMs, type McpClientConfig } from './config.ts'
 import { COMPILE_PROBLEM, tolerantValidator } from './validator.ts'
 import { LISTING_META, type ListingIssues } from './wire.ts'
+
+// a call's result as runtime output lives in content.ts; index.ts takes it from here
+export { mediaPlaceholder, toOutput } from './content.ts'
 
 /** What a registered upstream tool carries besides the runtime's fields (read by mcp-server). */
 interface UpstreamFields {
@@ -311,76 +313,4 @@ async function listAll(client: Client, ms: number, max: number): Promise<Listing
     if (cursor !== undefined) cursors.add(cursor)
   } while (cursor !== undefined)
   return listing
-}
-
-type McpContent = {
-  type: string
-  text?: string
-  data?: string
-  mimeType?: string
-  uri?: string
-  name?: string
-  resource?: { uri: string; mimeType?: string; text?: string; blob?: string }
-  [key: string]: unknown
-}
-
-/** The alternative text of an image or audio part (its `alt`, also the text part before it), for readers of text only. */
-export function mediaPlaceholder(part: { type: string; data?: string; mimeType?: string }): string {
-  return `[${part.type} ${part.mimeType ?? ''}, ${Math.floor(((part.data ?? '').length * 3) / 4)} bytes]`
-}
-
-/**
- * An MCP call result as tool output: text parts joined with newlines; images and audio are kept
- * (an MCP gateway passes them on), each with a short alternative text (`alt`) that also stands as
- * the text part before it, for text-only readers (their base64 would flood a model's context);
- * embedded resources and links stay as they are; structuredContent is kept; isError makes it an
- * error result.
- */
-export function toOutput(result: {
-  content?: unknown
-  structuredContent?: unknown
-  isError?: unknown
-  toolResult?: unknown
-}): ToolOutput {
-  if (!Array.isArray(result.content) && 'toolResult' in result)
-    return { content: [{ type: 'text', text: JSON.stringify(result.toolResult) }] }
-  const parts: ContentPart[] = []
-  let text: string | undefined // text parts in a row, joined
-  for (const item of (result.content ?? []) as McpContent[]) {
-    let line: string | undefined
-    let link: ContentPart | undefined
-    if (item.type === 'text') line = item.text ?? ''
-    else if (
-      (item.type === 'image' || item.type === 'audio') &&
-      typeof item.data === 'string' &&
-      item.mimeType
-    ) {
-      if (text !== undefined) parts.push({ type: 'text', text })
-      text = undefined
-      const alt = mediaPlaceholder(item)
-      parts.push(
-        { type: 'text', text: alt },
-        { type: item.type, data: item.data, mimeType: item.mimeType, alt },
-      )
-      continue
-    } else if (item.type === 'image' || item.type === 'audio') line = mediaPlaceholder(item)
-    else if (item.type === 'resource' && item.resource)
-      link = { type: 'resource', resource: item.resource } // as the server sent it: a gateway passes it on
-    else if (item.type === 'resource_link' && item.uri)
-      link = {
-        type: 'resource_link',
-        uri: item.uri,
-        ...(item.name && { name: item.name }),
-        ...(item.mimeType && { mimeType: item.mimeType }),
-      }
-    else line = `[${String(item.type)} content]`
-    if (line !== undefined) text = text === undefined ? line : `${text}\n${line}`
-    else {
-      if (text !== undefined) parts.push({ type: 'text', text })
-      text = undefined
-      parts.push(link!)
-    }
-  }
-  if (text !== undefined) parts.push({ type: 'text', text })
-  return { content: parts, structured: result.structuredContent, isError: result.isError === true }
 }

@@ -8,7 +8,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { YokeError } from '../errors.ts'
 import type { ComposeOptions } from '../config/composer.ts'
 import type { Flags, ParsedArgs } from './command.ts'
-import { didYouMean } from '../config/suggest.ts'
+import { didYouMean } from '../suggest.ts'
 
 export const COMMON_OPTIONS = {
   cwd: { type: 'string' },

@@ -20,7 +20,7 @@ import { init } from './init.ts'
 import { inspect } from './inspect.ts'
 import { logs } from './logs.ts'
 import { color, errorJson, formatError, printJson } from './output.ts'
-import { suggest } from '../config/suggest.ts'
+import { suggest } from '../suggest.ts'
 import { toolsCall, toolsList } from './tools.ts'
 
 /** The kernel's own commands: the rest come from plugins. */

@@ -9,6 +9,7 @@
 import type { Composition } from '../config/composer.ts'
 import { YokeError } from '../errors.ts'
 import { hostTrack, runtimeView } from '../runtime/index.ts'
+import { partText } from '../content.ts'
 import type { ApprovalAnswer } from '../runtime/approval.ts'
 import type { ProgressEvent, ToolCall, ToolResult } from '../runtime/types.ts'
 import type { ToolRuntime } from '../runtime/runtime.ts'
@@ -210,7 +211,7 @@ function showProgress(e: ProgressEvent) {
 function printResult(result: ToolResult, json: boolean, interrupted: boolean): number {
   if (json) printJson(result)
   else {
-    const text = result.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n')
+    const text = result.content.map(partText).join('\n')
     if (text) (result.ok ? process.stdout : process.stderr).write(text + '\n')
     process.stderr.write(
       color.dim(

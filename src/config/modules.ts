@@ -15,7 +15,7 @@ import { YokeError } from '../errors.ts'
 import { faultContext } from '../kernel/faults.ts'
 import { toPlugin, type Plugin } from '../kernel/plugin.ts'
 import { YOKE_ROOT } from './layers.ts'
-import { didYouMean } from './suggest.ts'
+import { didYouMean } from '../suggest.ts'
 
 export const BUILTIN_PLUGINS = join(YOKE_ROOT, 'plugins')
 

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod'
 import { YokeError } from '../errors.ts'
-import { didYouMean } from './suggest.ts'
+import { didYouMean } from '../suggest.ts'
 import { locate, pathKey, type Path, type Position } from './yaml.ts'
 
 /** Instance keys are also path segments in `--set plugins.<key>…`, so no dots. */

@@ -11,9 +11,12 @@ export type Concurrency = 'safe' | 'exclusive'
 export type JsonSchema = Record<string, unknown>
 
 /** One piece of output, in MCP's content shape. */
+/** MCP's optional fields on any content block, kept as the source sent them */
+type BlockExtras = { annotations?: Record<string, unknown>; _meta?: Record<string, unknown> }
+
 export type ContentPart =
-  | { type: 'text'; text: string }
-  | {
+  | ({ type: 'text'; text: string } & BlockExtras)
+  | ({
       type: 'image' | 'audio'
       data: string
       mimeType: string
@@ -23,9 +26,18 @@ export type ContentPart =
        * reader that takes the media itself, like an MCP gateway, leaves that part out)
        */
       alt?: string
-    }
-  | { type: 'resource'; resource: Record<string, unknown> }
-  | { type: 'resource_link'; uri: string; name?: string; mimeType?: string }
+    } & BlockExtras)
+  | ({ type: 'resource'; resource: Record<string, unknown> } & BlockExtras)
+  | ({
+      type: 'resource_link'
+      uri: string
+      name?: string
+      mimeType?: string
+      title?: string
+      description?: string
+      size?: number
+      icons?: Array<Record<string, unknown>>
+    } & BlockExtras)
 
 /** What a tool body may return: text, MCP-style content, or any JSON value (sent as JSON text). */
 export type ToolOutput =

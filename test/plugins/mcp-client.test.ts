@@ -21,6 +21,7 @@ import {
 import { ROOT } from '../helpers/project.ts'
 import { modelServer } from '../helpers/model-server.ts'
 import openai from '../../plugins/openai/index.ts'
+import { resultText } from '../../plugins/agent-loop/loop.ts'
 import { toPlugin, validateConfig, type Plugin } from '../../src/index.ts'
 
 function validateConfigOrThrow(plugin: unknown, config: unknown): unknown {
@@ -499,7 +500,7 @@ describe('mcp-client: supervision and hostile servers', () => {
     assert.deepEqual(JSON.parse(text(await ask())), { action: 'cancel' }, 'nobody answers: cancel')
     assert.ok(
       h.logs.some((l) =>
-        /"healthy" asked during .*ask-client.*→ cancel \(nothing in yoke/.test(l.message),
+        /"healthy" asked during .*ask-client.*→ cancel \(no approval bridge here answers questions/.test(l.message),
       ),
     )
     const asked: Array<{ message: string; call?: string; mode: string }> = []
@@ -779,4 +780,64 @@ describe('mcp-client: supervision and hostile servers', () => {
     assert.match(text(graph), /composes plugins/)
     await h.remove('memory')
   })
+})
+
+describe('mcp-client: result content as the server sent it', () => {
+  // test/fixtures/mcp/rich.mjs (SDK v2, both eras) returns rich-content.json: every block kind,
+  // each with its optional fields
+  const RICH = join(ROOT, 'test/fixtures/mcp/rich.mjs')
+  const upstream = JSON.parse(
+    readFileSync(join(ROOT, 'test/fixtures/mcp/rich-content.json'), 'utf8'),
+  ).content as Array<Record<string, unknown>>
+  const IMAGE_ALT = '[image image/png, 72 bytes]'
+  const AUDIO_ALT = '[audio audio/wav, 12 bytes]'
+  let h: McpHarness
+  before(async () => (h = await mcpHarness()))
+  after(() => h.close())
+
+  for (const protocol of ['legacy', '2026-07-28'] as const)
+    it(`protocol ${protocol}: every block keeps its fields, boundaries and place; media gets an alt`, async () => {
+      const name = `rich_${protocol === 'legacy' ? 'legacy' : 'modern'}`
+      await h.add(name, { serverName: name, command: process.execPath, args: [RICH], protocol })
+      assert.equal(h.status(name).state, 'connected', h.status(name).lastError)
+      const result = await h.rt.call(`mcp__${name}__rich`, {})
+      assert.equal(result.status, 'ok', text(result))
+      const image = upstream.find((b) => b.type === 'image')!
+      const audio = upstream.find((b) => b.type === 'audio')!
+      // the upstream blocks one for one, each media block after its alternative text
+      const expected = upstream.flatMap((b) =>
+        b === image
+          ? [
+              { type: 'text', text: IMAGE_ALT },
+              { ...b, alt: IMAGE_ALT },
+            ]
+          : b === audio
+            ? [
+                { type: 'text', text: AUDIO_ALT },
+                { ...b, alt: AUDIO_ALT },
+              ]
+            : [b],
+      )
+      assert.deepEqual(result.content, expected)
+      // the fields the review found dropped, named so a regression says which
+      const link = result.content.find((c) => c.type === 'resource_link') as Record<string, unknown>
+      assert.deepEqual(
+        [link.title, link.description, link.size, link.annotations],
+        [
+          'The R file',
+          'what r holds',
+          42,
+          { audience: ['assistant'], lastModified: '2025-01-02T03:04:05Z' },
+        ],
+      )
+      const texts = result.content.filter((c) => c.type === 'text')
+      assert.deepEqual(texts[0], upstream[0], 'annotations kept')
+      assert.deepEqual(texts[1], upstream[1], '_meta kept')
+      // a text-only reader (the agent loop) still reads the text, and no base64
+      const read = resultText(result)
+      assert.ok(read.startsWith('first block\nsecond block\nthird\nblock\n\n'), read)
+      assert.ok(read.includes(IMAGE_ALT) && read.includes(AUDIO_ALT) && read.endsWith('last block'))
+      assert.ok(!read.includes(image.data as string) && !read.includes(audio.data as string))
+      await h.remove(name)
+    })
 })

@@ -1,5 +1,5 @@
 /**
- * @module config/suggest
+ * @module suggest
  * "Did you mean": the known word nearest a mistyped one, when it is near enough to be a typo (an
  * edit distance of at most a third of the word, at least one) or the word begins it.
  */

@@ -248,10 +248,15 @@ describe('yoke serve over HTTP: the Inspector CLI, views, and a hot reload under
     assert.ok(!(await client.listTools()).tools.some((t) => t.name === 'mcp__fx__echo'))
 
     project.writeAtomic('yoke.config.yaml', CONFIG + FX)
-    await until('tools/list_changed after adding an MCP server', () => toolsChanged > 0, {
-      ms: 20_000,
-    })
-    assert.ok((await client.listTools()).tools.some((t) => t.name === 'mcp__fx__echo'))
+    // a reload may announce more than one change (the instance, then its server's tools): the
+    // wait is for a notice after which the list has the new tools
+    await until(
+      'tools/list_changed after adding an MCP server',
+      async () =>
+        toolsChanged > 0 &&
+        (await client.listTools()).tools.some((t) => t.name === 'mcp__fx__echo'),
+      { ms: 20_000, every: 100 },
+    )
     const echo = await client.callTool({
       name: 'mcp__fx__echo',
       arguments: { text: 'through the reload' },
@@ -259,15 +264,69 @@ describe('yoke serve over HTTP: the Inspector CLI, views, and a hot reload under
     assert.deepEqual(echo.content, [{ type: 'text', text: 'through the reload' }])
     assert.equal(transport.sessionId, session, 'the same session')
 
+    promptsChanged = 0 // what the reload itself announced is not what this waits for
     project.write(
       'skills/fresh/SKILL.md',
       '---\nname: fresh\ndescription: A skill added while serving.\n---\nDo the fresh thing.\n',
     )
-    await until('prompts/list_changed after adding a skill', () => promptsChanged > 0, {
-      ms: 15_000,
-    })
-    assert.ok((await client.listPrompts()).prompts.some((p) => p.name === 'fresh'))
+    await until(
+      'prompts/list_changed after adding a skill',
+      async () =>
+        promptsChanged > 0 && (await client.listPrompts()).prompts.some((p) => p.name === 'fresh'),
+      { ms: 15_000, every: 100 },
+    )
     await client.close()
+  })
+
+  it('a reload of the mcp-server instance itself keeps its port (port 0): clients reconnect at the same URL', async () => {
+    const auth = { Authorization: `Bearer ${token()}` }
+    const old = new Client({ name: 'before-reload', version: '1' })
+    const transport = new StreamableHTTPClientTransport(new URL(info.url), {
+      requestInit: { headers: auth },
+    })
+    await old.connect(transport)
+    const session = transport.sessionId!
+    // a change to the instance's own config restarts it (it is exclusive: the old one stops first)
+    project.writeAtomic(
+      'yoke.config.yaml',
+      CONFIG.replace(
+        '    config:\n      views:',
+        '    config:\n      changeDebounceMs: 60\n      views:',
+      ) + FX,
+    )
+    // the old session is gone once the new version serves: 404 for it, at the same address
+    await until(
+      'the restarted instance to answer at the same URL',
+      async () => {
+        try {
+          const res = await fetch(info.url, {
+            method: 'POST',
+            headers: {
+              ...auth,
+              'content-type': 'application/json',
+              accept: 'application/json, text/event-stream',
+              'mcp-session-id': session,
+              'mcp-protocol-version': '2025-06-18',
+            },
+            body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+            signal: AbortSignal.timeout(2000),
+          })
+          await res.text()
+          return res.status === 404
+        } catch {
+          return false // refused: nothing listens there (now)
+        }
+      },
+      { ms: 20_000, every: 100 },
+    )
+    await old.close().catch(() => {})
+    const fresh = new Client({ name: 'after-reload', version: '1' })
+    await fresh.connect(
+      new StreamableHTTPClientTransport(new URL(info.url), { requestInit: { headers: auth } }),
+    )
+    assert.ok((await fresh.listTools()).tools.some((t) => t.name === 'add'))
+    await fresh.close()
+    assert.doesNotMatch(stderr, /the MCP endpoint moved/, 'nothing to announce: it stayed')
   })
 
   it('stops cleanly on SIGINT', async () => {

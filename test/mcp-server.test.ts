@@ -1,7 +1,8 @@
-// mcp-server: yoke as an MCP server and gateway, driven by the real SDK client over Streamable
-// HTTP, with server-everything (and the fixture server) upstream through mcp-client: content,
-// progress and cancellation both ways, policy and elicitation, views, tool and skill changes,
-// access control and hostile input.
+// mcp-server: yoke as an MCP server and gateway, driven by the real v1 SDK client (the 2025 era:
+// sessions, elicitation requests) over Streamable HTTP, with server-everything (and the fixture
+// server) upstream through mcp-client: content, progress and cancellation both ways, policy and
+// elicitation, views, tool and skill changes, access control and hostile input. Both eras side by
+// side, and the 2026-07-28 revision's own ways, are in mcp-gateway-matrix.test.ts.
 import assert from 'node:assert/strict'
 import {
   mkdtempSync,
@@ -12,7 +13,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs'
-import { request } from 'node:http'
+import { createServer, request } from 'node:http'
 import { networkInterfaces, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -22,17 +23,27 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import {
   ElicitRequestSchema,
   PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js'
 import mcpServer, { type McpServerApi } from '../plugins/mcp-server/index.ts'
+import { clientCaused } from '../plugins/mcp-server/server.ts'
 import { resolveToken } from '../plugins/mcp-server/token.ts'
+import { uriRefusal } from '../plugins/mcp-server/views.ts'
 import type { ToolRuntime } from '../src/index.ts'
 import policyPlugin from '../plugins/policy/index.ts'
 import promptPlugin from '../plugins/prompt/index.ts'
 import skillsPlugin from '../plugins/skills/index.ts'
 import { toPlugin, validateConfig, type Fiber, type Plugin, type ToolResult } from '../src/index.ts'
-import { EVERYTHING, everything, fixture, mcpHarness, type McpHarness } from './helpers/mcp.ts'
+import {
+  EVERYTHING,
+  everything,
+  fixture,
+  mcpHarness,
+  MODERN,
+  type McpHarness,
+} from './helpers/mcp.ts'
 
 const TEE = fileURLToPath(new URL('./fixtures/mcp/tee.mjs', import.meta.url))
 import { tempProject, type Project } from './helpers/project.ts'
@@ -562,6 +573,53 @@ describe('mcp-server: access and hostile input', () => {
     await client.close()
   })
 
+  it("a deeply nested body is 400 (not 500) in either era; garbage is logged at debug, the gateway's own errors as warnings", async () => {
+    const headers = { authorization: `Bearer ${token()}` }
+    const deep = (n: number) => '['.repeat(n) + ']'.repeat(n)
+    const legacyInit = INIT.replace('"capabilities":{}', `"capabilities":{},"pad":${deep(200_000)}`)
+    const modernCall = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'ping',
+        arguments: { x: 0 },
+        _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' },
+      },
+    }).replace('{"x":0}', `{"x":${deep(200_000)}}`)
+    for (const body of [deep(1_000_000), legacyInit, modernCall]) {
+      const res = await raw(url, { body, headers })
+      assert.equal(res.status, 400, res.body.slice(0, 200))
+      assert.match(res.body, /-32700.*deeper than 512 levels/)
+    }
+    // nesting that JSON-RPC clients send is fine
+    const nested = JSON.parse(INIT)
+    nested.params.capabilities = { x: JSON.parse(deep(100)) }
+    assert.equal((await raw(url, { body: JSON.stringify(nested), headers })).status, 200)
+    const weird = await raw(url, { method: 'PUT', body: '{}', headers })
+    assert.equal(weird.status, 405)
+    const warned = h.logs.filter(
+      (r) => r.level === 'warn' && r.fiber?.key === 'gateway' && /HTTP|MCP/.test(r.message),
+    )
+    assert.deepEqual(
+      warned.map((r) => r.message),
+      [],
+      'client garbage is no warning',
+    )
+    for (const message of [
+      'Rejected inbound request (header): the Mcp-Method header is absent',
+      'Parse error: Invalid JSON',
+      'Received a response for an unknown message ID: {}',
+      'Failed to send response: the connection closed',
+    ])
+      assert.equal(clientCaused(new Error(message)), true, message)
+    for (const message of [
+      'Failed to encode result for tools/list: cycle',
+      'Uncaught error in notification handler: TypeError: x is undefined',
+    ])
+      assert.equal(clientCaused(new Error(message)), false, message)
+  })
+
   it('closes a session idle past idleSessionMs; its id is then 404', async () => {
     const headers = { authorization: `Bearer ${token()}` }
     const init = await raw(url, { body: INIT, headers })
@@ -608,6 +666,8 @@ describe('mcp-server: skills as prompts and resources', () => {
       'skills/commit-messages/SKILL.md':
         '---\nname: commit-messages\ndescription: Write a commit message.\n---\nRead the staged diff first.\n',
       'skills/commit-messages/references/style.md': '# Style\nImperative mood.\n',
+      'skills/commit-messages/.env': 'API_KEY=hidden',
+      'skills/commit-messages/node_modules/dep/index.js': 'module.exports = 1',
       'outside.txt': 'secret',
     })
     h = await mcpHarness(project.dir)
@@ -643,9 +703,16 @@ describe('mcp-server: skills as prompts and resources', () => {
     ])
     const read = await client.readResource({ uri: 'skill://commit-messages/references/style.md' })
     assert.equal((read.contents[0] as { text: string }).text, '# Style\nImperative mood.\n')
+    // what the listing leaves out cannot be read either
+    for (const hidden of ['.env', 'node_modules/dep/index.js', 'references/../.env'])
+      await assert.rejects(
+        client.readResource({ uri: `skill://commit-messages/${hidden}` }),
+        /hidden files and node_modules are not read|"\.\." segment/,
+        hidden,
+      )
     await assert.rejects(
       client.readResource({ uri: 'skill://commit-messages/../../outside.txt' }),
-      /inside the skill|no file/,
+      /inside the skill|no file|"\.\." segment/,
     )
     await assert.rejects(
       client.readResource({ uri: 'skill://commit-messages/..%2F..%2Foutside.txt' }),
@@ -663,5 +730,373 @@ describe('mcp-server: skills as prompts and resources', () => {
       ['commit-messages', 'release-notes'],
     )
     await client.close()
+  })
+})
+
+/** Counts the list_changed notices a 2025-era client hears. */
+async function listener(url: string) {
+  const heard = { tools: 0, prompts: 0, resources: 0 }
+  const client = new Client({ name: 'listener', version: '1' }, { capabilities: {} })
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => void heard.tools++)
+  client.setNotificationHandler(PromptListChangedNotificationSchema, () => void heard.prompts++)
+  client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void heard.resources++)
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: auth } }),
+  )
+  return { client, heard }
+}
+
+describe('mcp-server: list_changed only when something changed, only to the views that show it', () => {
+  let h: McpHarness
+  let project: Project
+  let service: McpServerApi
+  const DEBOUNCE_MS = 20
+  let n = 0
+  /** a tool change: every view without globs hears tools/list_changed */
+  const touchTools = () =>
+    h.rt.register({ name: `marker_${++n}`, risk: 'low', execute: () => 'marker' })
+  before(async () => {
+    project = tempProject({
+      'skills/one/SKILL.md': '---\nname: one\ndescription: The first skill.\n---\nDo one.\n',
+    })
+    h = await mcpHarness(project.dir)
+    await h.add('fx', {
+      serverName: 'fx',
+      command: process.execPath,
+      args: [MODERN],
+      protocol: 'legacy',
+    })
+    await spawn(h, promptPlugin, {}, 'prompt')
+    await spawn(h, skillsPlugin, { dirs: [project.path('skills')] }, 'skills')
+    await spawn(
+      h,
+      mcpServer,
+      {
+        token: TOKEN,
+        changeDebounceMs: DEBOUNCE_MS,
+        views: {
+          noskills: { skills: false },
+          nofx: { deny: ['mcp__fx__*', 'mcp://fx/*'] },
+          items: { allow: ['mcp://fx/fixture://items/*', 'marker_*'] },
+        },
+      },
+      'gateway',
+    )
+    service = serviceOf(h)
+  })
+  after(async () => {
+    await h.close()
+    project.cleanup()
+  })
+
+  it('after a tool change settles, nothing more is announced (no prompts/resources storm)', async () => {
+    const { client, heard } = await listener(service.url!)
+    touchTools()
+    await until('tools/list_changed for the new tool', () => heard.tools > 0, { ms: 10_000 })
+    const settled = { ...heard }
+    // fifty debounce periods with no change: each would have announced again (the storm did, ~every period)
+    await new Promise((resolve) => setTimeout(resolve, 50 * DEBOUNCE_MS))
+    assert.deepEqual(heard, settled, 'no notice while nothing changes')
+    assert.equal(heard.prompts + heard.resources, 0, 'a tool change is no prompt or resource news')
+    await client.close()
+  })
+
+  it("a skill change reaches the views that show skills, an upstream server's change those that show its namespace", async () => {
+    const all = await listener(service.url!)
+    const noskills = await listener(service.urlOf('noskills')!)
+    const nofx = await listener(service.urlOf('nofx')!)
+    /** a tool notice, sent after what came before it on the same stream, so all of that has arrived */
+    const flush = async () => {
+      const before = [all, noskills, nofx].map((l) => l.heard.tools)
+      touchTools()
+      await until('the marker tool notice', () =>
+        [all, noskills, nofx].every((l, i) => l.heard.tools > before[i]!),
+      )
+    }
+    project.write('skills/two/SKILL.md', '---\nname: two\ndescription: Two.\n---\nDo two.\n')
+    await until(
+      'prompts/list_changed for the new skill',
+      () => all.heard.prompts > 0 && nofx.heard.prompts > 0,
+    )
+    await flush()
+    assert.equal(noskills.heard.prompts, 0, 'a view with skills: false hears nothing of skills')
+    assert.equal(noskills.heard.resources, 0)
+
+    const prompts = {
+      all: all.heard.prompts,
+      noskills: noskills.heard.prompts,
+      nofx: nofx.heard.prompts,
+    }
+    await all.client.callTool({ name: 'mcp__fx__change', arguments: {} }) // fx adds a prompt, and says so
+    await until(
+      "prompts/list_changed for fx's new prompt",
+      () => all.heard.prompts > prompts.all && noskills.heard.prompts > prompts.noskills,
+    )
+    await flush()
+    assert.equal(
+      nofx.heard.prompts,
+      prompts.nofx,
+      'a view that denies fx hears nothing of its prompts',
+    )
+    for (const l of [all, noskills, nofx]) await l.client.close()
+  })
+
+  it('view globs hold for names and URIs with a newline, and for URIs with dot segments', async () => {
+    const nofx = await listener(service.urlOf('nofx')!)
+    const items = await listener(service.urlOf('items')!)
+    for (const uri of ['mcp://fx/fixture://items/7\n', 'mcp://fx/fixture://items/7\r\n'])
+      await assert.rejects(nofx.client.readResource({ uri }), /control character/)
+    await assert.rejects(
+      nofx.client.getPrompt({ name: 'mcp__fx__greet\n', arguments: { name: 'Ada' } }),
+      /control characters/,
+    )
+    await assert.rejects(
+      nofx.client.readResource({ uri: 'mcp://fx/fixture://readme' }),
+      /not in the MCP view "nofx"/,
+    )
+    // the view allows items/*: a dot segment does not lead out of it
+    const item = await items.client.readResource({ uri: 'mcp://fx/fixture://items/7' })
+    assert.equal((item.contents[0] as { text: string }).text, 'item 7')
+    for (const uri of [
+      'mcp://fx/fixture://items/../readme',
+      'mcp://fx/fixture://items/%2e%2e/readme',
+      'mcp://fx/fixture://items/.%2E/readme',
+    ])
+      await assert.rejects(items.client.readResource({ uri }), /"\." or "\.\." segment/, uri)
+    assert.deepEqual(
+      ['a/b', 'x://y/..', 'x://y/%2e', 'x://y/a\\..\\b', 'x://y/a?q=../b'].map(uriRefusal),
+      [
+        undefined,
+        'it has a "." or ".." segment; ask for the URI with those resolved',
+        'it has a "." or ".." segment; ask for the URI with those resolved',
+        'it has a "." or ".." segment; ask for the URI with those resolved',
+        undefined,
+      ],
+    )
+    await nofx.client.close()
+    await items.client.close()
+  })
+})
+
+/** One 2026-07-28 request over HTTP (no session: the envelope and the standard headers). */
+async function modernRequest(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  capabilities: Record<string, unknown> = { elicitation: {} },
+): Promise<{ result?: any; error?: { code: number; message: string } }> {
+  const name = params.name ?? params.taskId
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      ...auth,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(typeof name === 'string' && { 'mcp-name': name }),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'raw-modern', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': capabilities,
+        },
+      },
+    }),
+    signal: AbortSignal.timeout(10_000),
+  })
+  const text = await res.text()
+  const messages = text.startsWith('{')
+    ? [JSON.parse(text)]
+    : text
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => JSON.parse(l.slice(5)))
+  const reply = messages.find((m) => m.id === 1)
+  assert.ok(reply, `no answer to ${method} (HTTP ${res.status}): ${text.slice(0, 300)}`)
+  return reply
+}
+
+describe('mcp-server: 2026-07-28 calls that wait for an answer, and tasks, are bounded', () => {
+  let h: McpHarness
+  let project: Project
+  let service: McpServerApi
+  const ANSWER_MS = 400
+  const TASKS = { elicitation: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } }
+  before(async () => {
+    project = tempProject()
+    h = await mcpHarness(project.dir)
+    await spawn(
+      h,
+      {
+        name: 'tools',
+        inject: ['runtime'],
+        apply(ctx: any) {
+          ctx.runtime.register({ name: 'guarded', risk: 'high', execute: () => 'guarded ran' })
+          ctx.runtime.register({
+            name: 'report',
+            risk: 'low',
+            spawnOnly: true,
+            execute: (_args: unknown, call: { signal: AbortSignal }) =>
+              new Promise((resolve) => {
+                const timer = setTimeout(() => resolve('report ready'), 20_000)
+                call.signal.addEventListener(
+                  'abort',
+                  () => (clearTimeout(timer), resolve('stopped')),
+                )
+              }),
+          })
+        },
+      },
+      {},
+      'tools',
+    )
+    await spawn(h, policyPlugin, { ask: ['guarded'] }, 'policy')
+    await spawn(
+      h,
+      mcpServer,
+      {
+        token: TOKEN,
+        answerWaitMs: ANSWER_MS,
+        maxWaitingCalls: 3,
+        maxWaitingCallsPerView: 2,
+        maxTasks: 2,
+        maxTasksPerView: 1,
+        views: { other: {}, third: {} },
+      },
+      'gateway',
+    )
+    service = serviceOf(h)
+  })
+  after(async () => {
+    await h.close()
+    project.cleanup()
+  })
+  const call = (
+    view: string,
+    args: Record<string, unknown> = {},
+    extra = {},
+    caps?: Record<string, unknown>,
+  ) =>
+    modernRequest(
+      service.urlOf(view)!,
+      'tools/call',
+      { name: 'guarded', arguments: args, ...extra },
+      caps,
+    )
+  const resultText = (r: { result?: any; error?: unknown }) =>
+    JSON.stringify(r.result?.content ?? r.error ?? r)
+
+  it('past maxWaitingCallsPerView / maxWaitingCalls a question is not asked (the call is refused, saying why); an unanswered one expires and frees its place', async () => {
+    const first = await call('default')
+    assert.equal(first.result?.resultType, 'input_required', resultText(first))
+    assert.equal((await call('default')).result?.resultType, 'input_required')
+    const third = await call('default')
+    assert.equal(third.result?.isError, true)
+    assert.match(resultText(third), /DENIED.*maxWaitingCallsPerView 2/)
+    assert.equal((await call('other')).result?.resultType, 'input_required')
+    assert.match(resultText(await call('third')), /DENIED.*maxWaitingCalls 3/)
+
+    // nobody answers: after answerWaitMs the calls end, their places are free, and a late retry hears why
+    await until(
+      'an unanswered call to expire and free its place',
+      async () => (await call('third')).result?.resultType === 'input_required',
+    )
+    const late = await call(
+      'default',
+      {},
+      {
+        inputResponses: { q1: { action: 'accept', content: { decision: 'allow-once' } } },
+        requestState: first.result.requestState,
+      },
+    )
+    assert.match(
+      late.error?.message ?? resultText(late),
+      /has ended: its question waited more than 400 ms for an answer \(answerWaitMs\)/,
+    )
+  })
+
+  it('a retry of a call that was denied says so; the question shows the arguments whole, or is not asked', async () => {
+    const tail = 'AND THEN rm -rf /'
+    let asked: Awaited<ReturnType<typeof call>> = {}
+    // the calls of the last test still wait until they expire: this one is asked once there is room
+    await until('room for one more waiting call', async () => {
+      asked = await call('other', { text: `${'x'.repeat(3000)} ${tail}` })
+      return asked.result?.resultType === 'input_required'
+    })
+    const message: string = asked.result.inputRequests.q1.params.message
+    assert.ok(message.includes(tail), 'the dangerous tail is shown')
+    const deny = { inputResponses: { q1: { action: 'accept', content: { decision: 'deny' } } } }
+    const denied = await call('other', {}, { ...deny, requestState: asked.result.requestState })
+    assert.match(resultText(denied), /DENIED/)
+    const replay = await call('other', {}, { ...deny, requestState: asked.result.requestState })
+    assert.match(
+      replay.error?.message ?? '',
+      /the call this retry continues has ended: it was denied: the call to guarded was denied/,
+    )
+    assert.doesNotMatch(replay.error?.message ?? '', /10 minutes|restarted/)
+
+    const huge = await call('other', { text: 'y'.repeat(20_000) })
+    assert.equal(huge.result?.isError, true)
+    assert.match(resultText(huge), /DENIED.*more than an approval shows whole \(16384\)/)
+  })
+
+  it('past maxTasksPerView / maxTasks a call that would be a task is refused; a cancelled task frees its place', async () => {
+    const task = (view: string) =>
+      modernRequest(service.urlOf(view)!, 'tools/call', { name: 'report', arguments: {} }, TASKS)
+    const one = await task('default')
+    assert.equal(one.result?.resultType, 'task', resultText(one))
+    const refused = await task('default')
+    assert.equal(refused.result?.isError, true)
+    assert.match(resultText(refused), /maxTasksPerView 1/)
+    const two = await task('other')
+    assert.equal(two.result?.resultType, 'task')
+    assert.match(resultText(await task('third')), /maxTasks 2/)
+    for (const [view, t] of [
+      ['default', one],
+      ['other', two],
+    ] as const)
+      await modernRequest(service.urlOf(view)!, 'tasks/cancel', { taskId: t.result.taskId }, TASKS)
+    assert.equal((await task('third')).result?.resultType, 'task', 'a place is free again')
+  })
+})
+
+describe('mcp-server: the endpoint across restarts of its instance (port 0)', () => {
+  it('the same port again when it is free; else a new one, and the log says where', async () => {
+    const project = tempProject()
+    const h = await mcpHarness(project.dir)
+    const blocker = createServer()
+    try {
+      const first = await spawn(h, mcpServer, { token: TOKEN }, 'gw')
+      const url = serviceOf(h).url!
+      await h.kernel.remove(first)
+      const second = await spawn(h, mcpServer, { token: TOKEN }, 'gw')
+      assert.equal(serviceOf(h).url, url, 'the port it had')
+      await h.kernel.remove(second)
+      // something else took the port meanwhile: any free one, and the log says it moved
+      const port = Number(new URL(url).port)
+      await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve))
+      await spawn(h, mcpServer, { token: TOKEN }, 'gw')
+      const moved = serviceOf(h).url!
+      assert.notEqual(moved, url)
+      assert.ok(
+        h.logs.some(
+          (r) =>
+            r.level === 'info' &&
+            r.message.includes(`the MCP endpoint moved to ${moved} (it was ${url})`),
+        ),
+        h.logs.map((r) => r.message).join('\n'),
+      )
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve))
+      await h.close()
+      project.cleanup()
+    }
   })
 })

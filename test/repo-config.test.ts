@@ -2,8 +2,7 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { after, it } from 'node:test'
 import { ROOT, runYoke, tempProject, YOKE } from './helpers/project.ts'
 
@@ -178,7 +177,11 @@ it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every so
     // the main job: a client lists the tools over the MCP endpoint and calls one of each source
     const [, url, tokenFile] = /^mcp endpoint\n {2}(\S+) · token in (\S+)$/m.exec(stdout) ?? []
     assert.ok(url && tokenFile, `the summary shows the endpoint and where the token is\n${stdout}`)
-    const client = new Client({ name: 'npm-start-test', version: '1.0.0' })
+    // the SDK's v2 client, negotiating: the endpoint serves it the 2026-07-28 revision
+    const client = new Client(
+      { name: 'npm-start-test', version: '1.0.0' },
+      { versionNegotiation: { mode: 'auto' } },
+    )
     await client.connect(
       new StreamableHTTPClientTransport(new URL(url), {
         requestInit: {
@@ -187,6 +190,7 @@ it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every so
       }),
     )
     try {
+      assert.equal(client.getProtocolEra(), 'modern')
       const { tools } = await client.listTools()
       for (const name of ['skills_list', 'word_count', 'note_list', 'mcp__workspace__list_files'])
         assert.ok(
@@ -200,9 +204,10 @@ it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every so
         ['note_list', {}, /no notes/],
       ]
       for (const [name, args, expected] of calls) {
-        const result = (await client.callTool({ name, arguments: args }, undefined, {
-          timeout: 20_000,
-        })) as { isError?: boolean; content: Array<{ type: string; text?: string }> }
+        const result = (await client.callTool({ name, arguments: args }, { timeout: 20_000 })) as {
+          isError?: boolean
+          content: Array<{ type: string; text?: string }>
+        }
         assert.ok(!result.isError, `${name}: ${JSON.stringify(result.content)}`)
         assert.match(result.content.map((c) => c.text ?? '').join('\n'), expected, name)
       }
@@ -250,7 +255,7 @@ it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every so
   assert.match(section('skills'), /^  commit-messages, csv-insights, http-debugging, text-tools$/m)
   assert.match(
     section('mcp servers'),
-    /^  workspace +connected · stdio · workspace 1\.0\.0 · 4 tools$/m,
+    /^  workspace +connected · stdio · 2026-07-28 · workspace 1\.0\.0 · 4 tools$/m,
   )
   assert.doesNotMatch(stdout + stderr, /\b(warn|error)\b/)
   assert.match(stderr, /generated the bearer token for MCP clients/)

@@ -1,6 +1,7 @@
 /**
  * The public face of mcp-server: the `mcpServer` service (where the endpoint listens, its views,
- * where the token is, stdio sessions for `yoke serve --stdio`) and the instance's config schema.
+ * where the token is, stdio connections for `yoke serve --stdio`, either protocol era) and the
+ * instance's config schema.
  */
 import type { Readable, Writable } from 'node:stream'
 
@@ -16,9 +17,12 @@ export interface McpServerApi {
   urlOf(view: string): string | undefined
   /** where the bearer token HTTP clients send is (`in ~/.yoke/mcp-token`, `from $VAR`); never the token itself */
   readonly tokenHint?: string
-  /** the sessions open now, HTTP and stdio together */
+  /** the sessions open now: 2025-era HTTP sessions and stdio pipes (2026-07-28 requests hold none) */
   readonly sessions: number
-  /** Serves one session over a stream pair (stdin and stdout) until the input ends or the session closes. */
+  /**
+   * Serves one connection over a stream pair (stdin and stdout), in the era its client opens with,
+   * until the input ends or the session closes.
+   */
   serveStdio(input: Readable, output: Writable, options?: { view?: string }): Promise<void>
 }
 

@@ -1,9 +1,10 @@
 /**
  * @module mcp-server/commands
  * `yoke serve`: the composed tools as an MCP server, through the project's mcp-server instance
- * (one is added when the config has none). `--stdio` serves one session on stdin/stdout (stdout
- * then carries protocol messages only; logs go to stderr) and ends with stdin; otherwise it
- * serves Streamable HTTP and prints the URL on stderr. Config edits reload as in `yoke dev`.
+ * (one is added when the config has none). `--stdio` serves one connection on stdin/stdout, in the
+ * protocol era the client opens with (stdout then carries protocol messages only; logs go to
+ * stderr), and ends with stdin; otherwise it serves Streamable HTTP (both eras on one URL) and
+ * prints the URL on stderr. Config edits reload as in `yoke dev`.
  */
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'

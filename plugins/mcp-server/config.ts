@@ -80,6 +80,24 @@ export const mcpServerConfig = z
     scope: z.string().min(1).default('global'),
     /** how long tool changes settle before clients are told (tools/list_changed) */
     changeDebounceMs: z.number().int().nonnegative().default(100),
+    /**
+     * how long a 2026-07-28 call over HTTP (and a task) waits for the client's answer to its
+     * question (input_required); then the call ends, and what it held goes
+     */
+    answerWaitMs: z
+      .number()
+      .int()
+      .positive()
+      .max(60 * 60_000)
+      .default(2 * 60_000),
+    /** the most 2026-07-28 calls waiting for an answer (input_required) at once; past it, a call is refused */
+    maxWaitingCalls: z.number().int().positive().max(100_000).default(64),
+    /** the same, in one view */
+    maxWaitingCallsPerView: z.number().int().positive().max(100_000).default(16),
+    /** the most MCP tasks running at once; past it, a call that would be a task is refused */
+    maxTasks: z.number().int().positive().max(100_000).default(128),
+    /** the same, in one view */
+    maxTasksPerView: z.number().int().positive().max(100_000).default(32),
   })
   .strict()
 

@@ -1,12 +1,17 @@
 /**
- * The Streamable HTTP endpoint, stateful: one SDK Server and transport per session, kept in a map
- * (a stateless server cannot carry cancellation, progress or elicitation to the right handler).
- * Each request is checked in order: the bearer token (401), the path's view (404), the body's size
- * (413, before it is read, from Content-Length, or while it streams), JSON (400), the session
- * (404 for one we do not know, or that belongs to another view). Idle sessions are closed. Sessions
- * are capped per client (remote address) and in all; at a cap a new session takes the place of an
- * idle one (the client's own, else one of the client that holds the most), so no token holder can
- * lock the others out.
+ * The Streamable HTTP endpoint, both eras on one URL per view. Each request is checked in order:
+ * Host and Origin (403 on a loopback endpoint), the bearer token (401), the path's view (404), the
+ * body's size (413, before it is read, from Content-Length, or while it streams), its media type
+ * (415) and JSON (400, also for JSON nested deeper than MAX_DEPTH). Then its era decides (the SDK's own classification, isLegacyRequest):
+ *
+ * - 2026-07-28 requests are stateless: the view's modern handler (createMcpHandler) serves each
+ *   with a Server of its own, and checks the Mcp-Method / Mcp-Name headers against the body.
+ * - 2025-era requests are sessions, as before: one Server and transport per session, kept in a map
+ *   (404 for a session we do not know, or that belongs to another view); the Mcp-Method and
+ *   Mcp-Name headers, when a client sends them, must agree with the body too. Idle sessions are
+ *   closed. Sessions are capped per client (remote address) and in all; at a cap a new session
+ *   takes the place of an idle one (the client's own, else one of the client that holds the
+ *   most), so no token holder can lock the others out.
  */
 import { randomUUID } from 'node:crypto'
 import {
@@ -16,8 +21,12 @@ import {
   type ServerResponse,
 } from 'node:http'
 import { isIP, type AddressInfo } from 'node:net'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node'
+import {
+  isInitializeRequest,
+  isJsonContentType,
+  isLegacyRequest,
+} from '@modelcontextprotocol/server'
 import { YokeError } from 'yoke'
 import { DEFAULT_VIEW, type HttpConfig } from './config.ts'
 import type { McpSession } from './session.ts'
@@ -33,12 +42,23 @@ export interface EndpointHost {
   maxSessions: number
   /** a new session for `view` (not yet connected) */
   open(view: View, id: string): McpSession
+  /** the view's handler of 2026-07-28 requests (stateless) */
+  modern(view: View): (req: IncomingMessage, res: ServerResponse, body: unknown) => Promise<void>
+  /** a client's doing (bad input, a session closed to make room) */
   debug(message: string): void
+  /** the endpoint's own trouble */
+  warn(message: string): void
 }
+
+/**
+ * The deepest nesting of arrays and objects a body may have: the SDK re-serialises a body on its
+ * way in, and a deeper one would overflow the stack there (a 500) instead of being refused.
+ */
+export const MAX_DEPTH = 512
 
 interface Tracked {
   session: McpSession
-  transport: StreamableHTTPServerTransport
+  transport: NodeStreamableHTTPServerTransport
   /** the remote address that opened it: sessions are capped per client */
   client: string
   lastSeen: number
@@ -89,39 +109,49 @@ export class HttpEndpoint {
   #server?: HttpServer
   #sweep?: NodeJS.Timeout
   base = ''
+  /** the port it listens on */
+  port = 0
 
   constructor(
     private readonly cfg: HttpConfig,
     private readonly host: EndpointHost,
   ) {}
 
-  /** Listens; resolves to the base URL (`http://host:port`). */
-  async listen(): Promise<string> {
+  /**
+   * Listens; resolves to the base URL (`http://host:port`). `again`: the port to take when it is
+   * free (a reload's, with `port: 0`), else any free one.
+   */
+  async listen(again?: number): Promise<string> {
     const server = (this.#server = createServer((req, res) => {
       this.#handle(req, res).catch((err) => {
-        this.host.debug(`HTTP ${req.method} ${req.url}: ${(err as Error)?.message ?? err}`)
+        this.host.warn(`HTTP ${req.method} ${req.url}: ${(err as Error)?.message ?? err}`)
         if (!res.headersSent) reply(res, 500, -32603, 'Internal error')
         else res.end()
       })
     }))
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject)
-      server.listen(this.cfg.port, this.cfg.host, () => {
-        server.off('error', reject)
-        resolve()
+    const bind = (port: number) =>
+      new Promise<void>((resolve, reject) => {
+        server.once('error', reject)
+        server.listen(port, this.cfg.host, () => {
+          server.off('error', reject)
+          resolve()
+        })
       })
-    }).catch((err: NodeJS.ErrnoException) => {
-      const why =
-        err.code === 'EADDRINUSE'
-          ? `port ${this.cfg.port} is in use (another yoke?); set http.port, or 0 for any free port`
-          : err.message
-      throw new YokeError(
-        'MCP_ENDPOINT_FAILED',
-        { address: `${this.cfg.host}:${this.cfg.port}`, reason: why },
-        { cause: err },
-      )
-    })
+    await (again ? bind(again).catch(() => bind(this.cfg.port)) : bind(this.cfg.port)).catch(
+      (err: NodeJS.ErrnoException) => {
+        const why =
+          err.code === 'EADDRINUSE'
+            ? `port ${this.cfg.port} is in use (another yoke?); set http.port, or 0 for any free port`
+            : err.message
+        throw new YokeError(
+          'MCP_ENDPOINT_FAILED',
+          { address: `${this.cfg.host}:${this.cfg.port}`, reason: why },
+          { cause: err },
+        )
+      },
+    )
     const { address, port } = server.address() as AddressInfo
+    this.port = port
     this.base = `http://${address.includes(':') ? `[${address}]` : address}:${port}`
     const every = Math.max(10, Math.min(60_000, this.host.idleSessionMs / 2))
     this.#sweep = setInterval(() => this.#closeIdle(), every)
@@ -157,6 +187,16 @@ export class HttpEndpoint {
     }
     const view = this.#route(req.url ?? '/')
     if (typeof view === 'string') return reply(res, 404, -32601, view)
+    if (req.method !== 'POST' && req.method !== 'GET' && req.method !== 'DELETE')
+      return reply(
+        res,
+        405,
+        -32000,
+        `Method not allowed: ${req.method}; MCP uses POST, GET and DELETE`,
+        {
+          allow: 'GET, POST, DELETE',
+        },
+      )
     let body: unknown
     if (req.method === 'POST') {
       const read = await readBody(req, this.host.maxBodyBytes)
@@ -168,13 +208,34 @@ export class HttpEndpoint {
           `Request body too large: at most ${this.host.maxBodyBytes} bytes`,
           { connection: 'close' },
         )
+      if (!isJsonContentType(req.headers['content-type'] ?? ''))
+        return reply(
+          res,
+          415,
+          -32000,
+          'Unsupported Media Type: send Content-Type: application/json',
+        )
       try {
         body = JSON.parse(read)
       } catch {
         return reply(res, 400, -32700, 'Parse error: the body is not JSON')
       }
+      if (deeperThan(body, MAX_DEPTH))
+        return reply(
+          res,
+          400,
+          -32700,
+          `Parse error: the body nests arrays and objects deeper than ${MAX_DEPTH} levels`,
+        )
     }
     const sid = req.headers['mcp-session-id']
+    // a session is 2025-era by definition; the rest is classified as the SDK does it (from the
+    // body we hold and the headers: a request with the envelope claim is 2026-07-28, and the
+    // modern handler answers a malformed one)
+    if (typeof sid !== 'string' && !(await isLegacyRequest(headersOnly(req), body)))
+      return this.host.modern(view)(req, res, body)
+    const mismatch = headerMismatch(req, body)
+    if (mismatch) return reply(res, 400, -32020, `Bad Request: ${mismatch}`)
     if (typeof sid === 'string') {
       const tracked = this.sessions.get(sid)
       if (!tracked || tracked.session.closed || tracked.session.view !== view)
@@ -186,14 +247,15 @@ export class HttpEndpoint {
         res,
         400,
         -32000,
-        'Bad Request: no mcp-session-id header; start with an initialize request',
+        'Bad Request: no mcp-session-id header; start with an initialize request (2025 era), or send the 2026-07-28 request envelope',
       )
     const client = clientOf(req)
     const refused = this.#makeRoom(client)
     if (refused) return reply(res, refused.status, -32000, refused.message, { 'retry-after': '5' })
     const id = randomUUID()
     const session = this.host.open(view, id)
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id })
+    session.closeWithServer = true
+    const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: () => id })
     const tracked: Tracked = {
       session,
       transport,
@@ -204,7 +266,7 @@ export class HttpEndpoint {
     }
     this.sessions.set(id, tracked)
     void session.ended.then(() => this.sessions.delete(id))
-    await session.connect(transport)
+    await session.serverFor('legacy').connect(transport)
     await this.#serve(tracked, req, res, body)
     if (!transport.sessionId) await session.close() // the initialize was refused: no session came of it
   }
@@ -234,8 +296,12 @@ export class HttpEndpoint {
     const { maxSessions } = this.host
     const perClient = this.cfg.maxSessionsPerClient ?? Math.max(1, Math.ceil(maxSessions / 4))
     const byClient = new Map<string, Tracked[]>()
-    for (const t of this.sessions.values())
-      if (!t.session.closed) byClient.set(t.client, [...(byClient.get(t.client) ?? []), t])
+    for (const t of this.sessions.values()) {
+      if (t.session.closed) continue
+      const held = byClient.get(t.client)
+      if (held) held.push(t)
+      else byClient.set(t.client, [t])
+    }
     const mine = byClient.get(client) ?? []
     if (mine.length >= perClient) {
       const victim = idlest(mine)
@@ -307,6 +373,50 @@ function idlest(list: Tracked[]): Tracked | undefined {
   let found: Tracked | undefined
   for (const t of list) if (t.requests === 0 && (!found || t.lastSeen < found.lastSeen)) found = t
   return found
+}
+
+/**
+ * The request as the SDK's classification reads it: method and headers (the body is passed
+ * parsed, so it is not copied, nor serialised again).
+ */
+function headersOnly(req: IncomingMessage): Request {
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue
+    if (name.startsWith(':')) continue
+    for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v)
+  }
+  return new Request(`http://localhost${req.url ?? '/'}`, { method: req.method ?? 'GET', headers })
+}
+
+/** Whether `value` nests arrays and objects more than `max` deep (iteratively: no stack to overflow). */
+export function deeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]]
+  while (stack.length) {
+    const [node, depth] = stack.pop()!
+    if (node === null || typeof node !== 'object') continue
+    if (depth >= max) return true
+    for (const child of Array.isArray(node) ? node : Object.values(node))
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1])
+  }
+  return false
+}
+
+/**
+ * The standard headers a 2025-era client may send as well (Mcp-Method, Mcp-Name), checked
+ * against the body as the modern path checks them: what disagrees is refused, never guessed at.
+ */
+function headerMismatch(req: IncomingMessage, body: unknown): string | undefined {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined
+  const message = body as { method?: unknown; params?: { name?: unknown; uri?: unknown } }
+  const method = req.headers['mcp-method']
+  if (typeof method === 'string' && typeof message.method === 'string' && method !== message.method)
+    return `the Mcp-Method header says "${method}" but the body's method is "${message.method}"`
+  const name = req.headers['mcp-name']
+  const named = message.params?.name ?? message.params?.uri
+  if (typeof name === 'string' && typeof named === 'string' && name !== named)
+    return `the Mcp-Name header says "${name}" but the body names "${named}"`
+  return undefined
 }
 
 /** The body as text, or 'too large' (from Content-Length before reading, or once it passes the limit). */

@@ -1,23 +1,35 @@
 /**
- * mcp-server: yoke as an MCP server and gateway. The tools a runtime scope sees (native, plugin
- * executables, other MCP servers' tools through mcp-client) are served over Streamable HTTP
- * (stateful sessions, bearer token, loopback by default) and over stdio (`yoke serve --stdio`), in
- * named views with their own allow/deny globs. Every call goes through the runtime's pipeline, so
- * policy, approvals (as MCP elicitations), hooks and limits apply; cancellation and progress pass
- * both ways; tool changes (hot reload) reach connected clients as tools/list_changed. Skills are
- * offered as prompts, and their files as resources.
+ * mcp-server: yoke as an MCP server and gateway, for clients of both protocol eras on one
+ * endpoint. The tools a runtime scope sees (native, plugin executables, other MCP servers' tools
+ * through mcp-client) are served over Streamable HTTP (2026-07-28 requests stateless, 2025-era
+ * clients in sessions; bearer token, loopback by default) and over stdio (`yoke serve --stdio`,
+ * either era), in named views with their own allow/deny globs. Every call goes through the
+ * runtime's pipeline, so policy, approvals (elicitation, or input_required), hooks and limits
+ * apply; cancellation and progress pass both ways; spawnOnly tools are served as MCP tasks to
+ * clients that support them. The skills are offered as prompts and resources, and so are the
+ * upstream servers' prompts, resources and templates; changes reach connected clients.
  */
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { createRequire } from 'node:module'
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import { toNodeHandler } from '@modelcontextprotocol/node'
+import {
+  createMcpHandler,
+  createRequestStateCodec,
+  type McpHttpHandler,
+} from '@modelcontextprotocol/server'
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio'
 import { definePlugin, YokeError, type Disposer } from 'yoke'
 import { color } from 'yoke/cli'
-import type { SkillsApi } from '../skills/api.ts'
-import { approvalBridge } from './approval.ts'
+import type { McpAnswer, McpAnswerer, McpHub, McpQuestion } from '../mcp/api.ts'
+import { APPROVAL_MS, approvalBridge } from './approval.ts'
 import { DEFAULT_VIEW, mcpServerConfig, viewConfig } from './config.ts'
-import { HttpEndpoint, isLoopback } from './http.ts'
-import { McpSession, type SessionHost } from './session.ts'
+import { Exchanges } from './exchange.ts'
+import { HttpEndpoint, isLoopback, type EndpointHost } from './http.ts'
+import { buildServer, clientCaused, type GatewayHost } from './server.ts'
+import { McpSession, type List, type SessionHost } from './session.ts'
+import { TaskTable } from './tasks.ts'
 import { resolveToken } from './token.ts'
+import { promptName, resourceUri, Upstream } from './upstream.ts'
 import { View } from './views.ts'
 import './errors.ts'
 
@@ -25,6 +37,19 @@ export { mcpServerConfig, type McpServerConfig } from './config.ts'
 export type * from './api.ts'
 
 const { version } = createRequire(import.meta.url)('yoke/package.json') as { version: string }
+
+/**
+ * The port each instance's endpoint last had, per composition (its kernel's hooks) and instance
+ * key: with `port: 0`, a reload of the instance listens on the same port again, so clients keep
+ * their URL (module scope: the instance's own state goes with each version).
+ */
+const lastEndpoint = new WeakMap<object, Map<string, { host: string; port: number; url: string }>>()
+
+const NOTIFY: Record<List, 'toolsChanged' | 'promptsChanged' | 'resourcesChanged'> = {
+  tools: 'toolsChanged',
+  prompts: 'promptsChanged',
+  resources: 'resourcesChanged',
+}
 
 export default definePlugin({
   name: 'mcp-server',
@@ -34,6 +59,8 @@ export default definePlugin({
   provides: ['mcpServer'],
   config: mcpServerConfig,
   async apply(ctx, cfg) {
+    // a retry's state lives as long as the longest wait for an answer (stdio and sessions: APPROVAL_MS)
+    const stateMs = Math.ceil(Math.max(APPROVAL_MS, cfg.answerWaitMs) / 1000) * 1000
     const views = new Map<string, View>()
     const configured = Object.entries(cfg.views).filter(([name]) => name !== DEFAULT_VIEW)
     for (const [name, view] of [
@@ -45,55 +72,167 @@ export default definePlugin({
     const viewOf = (name: string) =>
       views.get(name) ??
       fail(new YokeError('MCP_VIEW_UNKNOWN', { view: name, views: [...views.keys()].join(', ') }))
+    const debug = (message: string) => ctx.logger.debug(message) // a client's bad input is its problem, not the log's
+    const warn = (message: string) => ctx.logger.warn(message)
+    const report = (where: string, err: Error) =>
+      (clientCaused(err) ? debug : warn)(`${where}: ${err.message}`)
 
-    const sessions = new Map<string, McpSession>() // by caller
-    ctx.approval.register(approvalBridge((caller) => sessions.get(caller)))
-    const host: SessionHost = {
+    const exchanges = new Exchanges(
+      { total: cfg.maxWaitingCalls, perView: cfg.maxWaitingCallsPerView },
+      stateMs,
+    )
+    const tasks = new TaskTable(() => ctx.get('tasks'), {
+      total: cfg.maxTasks,
+      perView: cfg.maxTasksPerView,
+    })
+    const upstream = new Upstream(() => ctx.get('mcp'), warn)
+    const gateway: GatewayHost = {
       version,
+      exchanges,
+      tasks,
+      upstream,
       skills: () => ctx.get('skills'),
-      closed: (session) => sessions.delete(session.caller),
-      warn: (message) => ctx.logger.debug(message), // a client's bad input is its problem, not the log's
+      // a retry's state says which waiting call it continues: sealed, so no client forges another's
+      codec: createRequestStateCodec({ key: randomBytes(32), ttlSeconds: stateMs / 1000 }),
+      report,
     }
+    ctx.approval.register(approvalBridge((caller) => exchanges.byCaller(caller)))
+    ctx.effect('mcp calls and tasks', () => {
+      tasks.cancelAll()
+      exchanges.abortAll('the MCP gateway stopped')
+    })
+
+    const sessions = new Set<McpSession>()
+    const sessionHost: SessionHost = { gateway, closed: (session) => sessions.delete(session) }
     const open = (view: View, id: string) => {
-      const session = new McpSession(id, view, host)
-      sessions.set(session.caller, session)
+      const session = new McpSession(id, view, sessionHost)
+      sessions.add(session)
       return session
     }
     ctx.effect('mcp sessions', () =>
-      Promise.all([...sessions.values()].map((s) => s.close())).then(() => {}),
+      Promise.all([...sessions].map((s) => s.close())).then(() => {}),
     )
 
-    // tool changes: each view's list is dropped at once; clients hear once the changes settle
+    // 2026-07-28 over HTTP: per view, a stateless handler; each request gets a Server of its own
+    const modern = new Map<
+      View,
+      { handler: McpHttpHandler; node: ReturnType<typeof toNodeHandler> }
+    >()
+    const modernOf = (view: View) => {
+      let found = modern.get(view)
+      if (!found) {
+        const handler = createMcpHandler(
+          () =>
+            buildServer(gateway, {
+              view,
+              era: 'modern',
+              scope: view.scope,
+              callerBase: `mcp:${view.name}:http`,
+              session: false,
+              answerMs: cfg.answerWaitMs,
+            }),
+          {
+            legacy: 'reject',
+            onerror: (err) => report(`MCP (2026-07-28, view ${view.name})`, err),
+          },
+        )
+        modern.set(view, (found = { handler, node: toNodeHandler(handler) }))
+      }
+      return found.node
+    }
+    ctx.effect('mcp modern handlers', () =>
+      Promise.all([...modern.values()].map((m) => m.handler.close())).then(() => {}),
+    )
+
+    /** Tells the clients of `view` that a list changed. */
+    const notify = (list: List, view: View) => {
+      for (const session of sessions) if (session.view === view) session.notify(list)
+      modern.get(view)?.handler.notify[NOTIFY[list]]()
+    }
+
+    // changes settle for changeDebounceMs, then each view's clients hear once per list
+    const due = new Map<List, Set<View>>()
     let timer: NodeJS.Timeout | undefined
-    ctx.tap(ctx.runtime.hooks.change, 'mcp-server', () => {
-      for (const view of views.values()) view.invalidate()
+    const soon = (lists: List[], to: Iterable<View> = views.values()) => {
+      const targets = [...to]
+      if (!targets.length) return
+      for (const list of lists) {
+        const set = due.get(list) ?? new Set<View>()
+        for (const view of targets) set.add(view)
+        due.set(list, set)
+      }
       timer ??= setTimeout(announce, cfg.changeDebounceMs)
-    })
-    ctx.effect('tools/list_changed timer', () => clearTimeout(timer))
+    }
+    // only the views that show skills hear of them, and of an upstream server only those that
+    // may show something of its namespace
+    const showingSkills = () => [...views.values()].filter((v) => v.config.skills)
+    const showing = (server: string, list: 'prompts' | 'resources') =>
+      [...views.values()].filter((v) =>
+        v.showsUnder(list === 'prompts' ? promptName(server, '') : resourceUri(server, '')),
+      )
+    ctx.effect('list_changed timer', () => clearTimeout(timer))
     function announce() {
       timer = undefined
       if (ctx.signal.aborted) return
-      followSkills()
-      for (const view of views.values()) {
-        if (!view.refresh()) continue
-        for (const session of sessions.values()) if (session.view === view) session.notifyTools()
+      const lists = [...due]
+      due.clear()
+      follow()
+      for (const [list, targets] of lists) {
+        if (list !== 'tools') for (const view of targets) notify(list, view)
+        else for (const view of views.values()) if (view.refresh()) notify('tools', view)
       }
     }
+    ctx.tap(ctx.runtime.hooks.change, 'mcp-server', () => {
+      for (const view of views.values()) view.invalidate()
+      soon(['tools'])
+    })
 
-    // skills: a skills instance that (re)starts registers its tools, so a tool change is the moment to look again
-    let skillsSeen: SkillsApi | undefined
-    let untapSkills: Disposer | undefined
-    const notifySkills = () => sessions.forEach((s) => s.notifySkills())
-    function followSkills() {
+    // skills and the mcp hub may come and go (a reload): a tool change is the moment to look again.
+    // Each `ctx.get('mcp')` is a copy bound to this instance, so a service is known by its hooks
+    // (one object for all its copies): what is still there is neither re-tapped nor news.
+    let skillsSeen: object | undefined
+    let hubSeen: object | undefined
+    let untap: Disposer[] = []
+    let followed = false
+    function follow() {
       const skills = ctx.get('skills')
-      if (skills === skillsSeen) return
-      void untapSkills?.()
-      const replaced = skillsSeen !== undefined || skills !== undefined
-      skillsSeen = skills
-      untapSkills = skills && ctx.tap(skills.hooks.change, 'mcp-server', notifySkills)
-      if (replaced) notifySkills()
+      const hub = ctx.get('mcp')
+      if (skills?.hooks === skillsSeen && hub?.hooks === hubSeen) return
+      for (const off of untap) void off()
+      // a service that came or went is news to connected clients (at the start there are none)
+      const replaced = followed
+      followed = true
+      skillsSeen = skills?.hooks
+      hubSeen = hub?.hooks
+      untap = [
+        ...(skills
+          ? [
+              ctx.tap(skills.hooks.change, 'mcp-server', () =>
+                soon(['prompts', 'resources'], showingSkills()),
+              ),
+            ]
+          : []),
+        ...(hub ? followHub(hub) : []),
+      ]
+      upstream.forget()
+      if (replaced) soon(['prompts', 'resources'])
     }
-    followSkills()
+    function followHub(hub: McpHub): Disposer[] {
+      return [
+        ctx.tap(hub.hooks.listChanged, 'mcp-server', (name, list) => {
+          upstream.forget(name)
+          if (list !== 'tools') soon([list], showing(name, list))
+        }),
+        // an upstream server's own question about a call of ours goes to the client that made it
+        ...(typeof hub.answerer === 'function' ? [hub.answerer(relay(exchanges))] : []),
+        ctx.tap(hub.hooks.change, 'mcp-server', (status) => {
+          upstream.forget(status.name)
+          for (const list of upstream.offersChanged(status.name))
+            soon([list], showing(status.name, list))
+        }),
+      ]
+    }
+    follow()
 
     let endpoint: HttpEndpoint | undefined
     let tokenHint: string | undefined
@@ -106,24 +245,37 @@ export default definePlugin({
         ctx.logger.info(
           `generated the bearer token for MCP clients, kept in ${token.generated.file} (shown once): ${token.generated.token}`,
         )
-      const http = (endpoint = new HttpEndpoint(cfg.http, {
+      const endpointHost: EndpointHost = {
         views,
         token,
         maxBodyBytes: cfg.maxBodyBytes,
         idleSessionMs: cfg.idleSessionMs,
         maxSessions: cfg.maxSessions,
         open,
-        debug: (message) => ctx.logger.debug(message),
-      }))
+        modern: modernOf,
+        debug,
+        warn,
+      }
+      // port 0 is any free port, once: a reload of this instance takes the one it had again
+      const byKey = lastEndpoint.get(ctx.hooks) ?? new Map()
+      lastEndpoint.set(ctx.hooks, byKey)
+      const last = byKey.get(ctx.key)
+      const again = cfg.http.port === 0 && last?.host === cfg.http.host ? last.port : undefined
+      const http = (endpoint = new HttpEndpoint(cfg.http, endpointHost))
       ctx.effect('mcp http endpoint', () => http.close())
-      await http.listen()
+      await http.listen(again)
+      const url = http.urlOf(DEFAULT_VIEW)
+      byKey.set(ctx.key, { host: cfg.http.host, port: http.port, url })
       if (!isLoopback(cfg.http.host))
         ctx.logger.warn(
           `the MCP endpoint listens on ${cfg.http.host}: other machines can reach it (the bearer token still applies)`,
         )
-      ctx.logger.debug(
-        `MCP endpoint ${http.urlOf(DEFAULT_VIEW)} (views: ${[...views.keys()].join(', ')})`,
-      )
+      // clients of the old URL are cut off: say where the endpoint is now (yoke serve prints it)
+      if (last && last.url !== url)
+        ctx.logger.info(
+          `the MCP endpoint moved to ${url} (it was ${last.url}): clients must use the new URL`,
+        )
+      ctx.logger.debug(`MCP endpoint ${url} (views: ${[...views.keys()].join(', ')})`)
     }
 
     ctx.control('summary:mcp endpoint', () => {
@@ -149,11 +301,16 @@ export default definePlugin({
           viewOf(options.view ?? DEFAULT_VIEW),
           `stdio-${++stdio}-${randomUUID().slice(0, 8)}`,
         )
+        // the opening exchange picks the era; one Server is pinned to the pipe for its life
+        const handle = serveStdio(({ era }) => session.serverFor(era), {
+          transport: new StdioServerTransport(input, output),
+          onerror: (err) => report(`MCP stdio session ${session.id}`, err),
+        })
+        session.onClose = () => handle.close()
         const end = () => void session.close()
         input.once('end', end)
         input.once('close', end)
         try {
-          await session.connect(new StdioServerTransport(input, output))
           await session.ended
         } finally {
           input.off('end', end)
@@ -163,6 +320,36 @@ export default definePlugin({
     })
   },
 })
+
+/** Upstream servers' questions (the `mcp` hub's answerers) about calls this gateway runs. */
+function relay(exchanges: Exchanges): McpAnswerer {
+  const exchangeOf = (question: McpQuestion) =>
+    question.call ? exchanges.byCaller(question.call.caller) : undefined
+  return {
+    name: 'mcp-server (the MCP client that made the call)',
+    handles: (question) => exchangeOf(question) !== undefined,
+    async ask(question) {
+      const exchange = exchangeOf(question)
+      if (!exchange) return { action: 'cancel' }
+      const answer = await exchange.elicit(
+        question.mode === 'url'
+          ? {
+              mode: 'url',
+              message: question.message,
+              url: question.url ?? '',
+              elicitationId: question.elicitationId,
+            }
+          : {
+              mode: 'form',
+              message: question.message,
+              requestedSchema: question.requestedSchema ?? { type: 'object', properties: {} },
+            },
+        question.signal,
+      )
+      return answer as McpAnswer
+    },
+  }
+}
 
 function fail(err: Error): never {
   throw err

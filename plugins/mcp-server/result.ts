@@ -1,10 +1,12 @@
 /**
- * A ToolResult as an MCP CallToolResult: content parts as they are (an image stays an image; a
- * text part right before one that is its alternative text, `alt`, for text-only readers is
- * dropped), structured output as structuredContent, and a result that is not ok as isError with
- * yoke's message and hint.
+ * A ToolResult as an MCP CallToolResult, and a registered tool as tools/list shows it. Content
+ * parts pass through as they are, every field kept (an embedded resource keeps its text or blob,
+ * a resource_link its title and annotations); the one thing left out is a text part right before
+ * an image or audio part that is its alternative text (`alt`, for text-only readers).
+ * Structured output becomes structuredContent, and a result that is not ok is isError with yoke's
+ * message and hint.
  */
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server'
 import type { ContentPart, RegisteredTool, ToolResult } from 'yoke'
 
 type Block = CallToolResult['content'][number]
@@ -43,36 +45,48 @@ export function toCallToolResult(result: ToolResult, tool?: RegisteredTool): Cal
   return { content }
 }
 
-/** The runtime's content parts as MCP content blocks. */
+/** The runtime's content parts as MCP content blocks: each as it came, less yoke's `alt`. */
 export function blocks(parts: readonly ContentPart[]): Block[] {
   const out: Block[] = []
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i]!
     const next = parts[i + 1]
-    if (part.type === 'text') {
-      if (
-        next &&
-        (next.type === 'image' || next.type === 'audio') &&
-        next.alt !== undefined &&
-        part.text === next.alt
-      )
-        continue
-      out.push({ type: 'text', text: part.text })
-    } else if (part.type === 'image' || part.type === 'audio')
-      out.push({ type: part.type, data: part.data, mimeType: part.mimeType })
-    else if (part.type === 'resource')
-      out.push({ type: 'resource', resource: part.resource as never })
-    else if (part.type === 'resource_link')
-      out.push({
-        type: 'resource_link',
-        uri: part.uri,
-        name: part.name ?? part.uri,
-        ...(part.mimeType && { mimeType: part.mimeType }),
-      })
+    if (
+      part.type === 'text' &&
+      next &&
+      (next.type === 'image' || next.type === 'audio') &&
+      next.alt !== undefined &&
+      part.text === next.alt
+    )
+      continue
+    if (part.type === 'image' || part.type === 'audio') {
+      const { alt: _alt, ...media } = part
+      out.push(media as Block)
+    } else if (part.type === 'resource_link')
+      out.push({ ...part, name: part.name ?? part.uri } as Block) // MCP requires a name
+    else out.push(part as Block)
   }
   return out
 }
 
+/**
+ * What a tool carries besides the runtime's fields, when its source has it (mcp-client registers
+ * an upstream tool's `title` and `execution` as they came): passed through, never made up.
+ */
+interface McpExtras {
+  title?: unknown
+  execution?: unknown
+}
+
+/** How a tool may run as an MCP task: as its source declared, else `optional` for a spawnOnly tool. */
+export function taskSupport(tool: RegisteredTool): 'forbidden' | 'optional' | 'required' {
+  const declared = (tool as McpExtras).execution
+  const given = isRecord(declared) ? declared.taskSupport : undefined
+  if (given === 'optional' || given === 'required' || given === 'forbidden') return given
+  return tool.spawnOnly ? 'optional' : 'forbidden'
+}
+
+/** MCP's tool annotations (ToolAnnotations): what a client reads there */
 const HINTS = [
   'title',
   'readOnlyHint',
@@ -81,18 +95,39 @@ const HINTS = [
   'openWorldHint',
 ] as const
 
-/** A registered tool as tools/list shows it: the schemas exactly as registered (an upstream server's pass through untouched). */
+/**
+ * The annotations a client sees: MCP's own keys, as the source gave them (an upstream server's
+ * pass through). The rest is yoke's bookkeeping and stays inside: exec-tools keeps its package,
+ * version and executable there, mcp-client the server and tool names (and a client's SDK drops
+ * keys that are not MCP's anyway).
+ */
+function annotationsOf(tool: RegisteredTool): Record<string, unknown> | undefined {
+  const given = tool.annotations
+  if (!given) return undefined
+  const hints = Object.fromEntries(HINTS.filter((k) => k in given).map((k) => [k, given[k]]))
+  return Object.keys(hints).length ? hints : undefined
+}
+
+/**
+ * A registered tool as tools/list shows it: the schemas, annotations and `execution` exactly as
+ * registered (an upstream server's pass through as it sent them); yoke adds nothing, except
+ * `execution.taskSupport: 'optional'` on its own spawnOnly tools, which it serves as tasks.
+ */
 export function toMcpTool(tool: RegisteredTool): Tool {
-  const given = (tool.annotations ?? {}) as Record<string, unknown>
-  const annotations = Object.fromEntries(
-    HINTS.filter((k) => given[k] !== undefined).map((k) => [k, given[k]]),
-  )
+  const extras = tool as McpExtras
+  const annotations = annotationsOf(tool)
+  const execution = isRecord(extras.execution)
+    ? extras.execution
+    : tool.spawnOnly
+      ? { taskSupport: 'optional' }
+      : undefined
   return {
     name: tool.name,
-    ...(typeof given.title === 'string' && { title: given.title }),
+    ...(typeof extras.title === 'string' && { title: extras.title }),
     description: tool.description ?? '',
     inputSchema: tool.inputSchema as Tool['inputSchema'],
     ...(tool.outputSchema && { outputSchema: tool.outputSchema as Tool['outputSchema'] }),
-    ...(Object.keys(annotations).length && { annotations }),
+    ...(annotations && { annotations: annotations as Tool['annotations'] }),
+    ...(execution && { execution: execution as Tool['execution'] }),
   }
 }

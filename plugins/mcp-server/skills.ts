@@ -6,19 +6,18 @@
  */
 import { extname, sep } from 'node:path'
 import {
-  ErrorCode,
-  McpError,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
   type GetPromptResult,
   type Prompt,
   type ReadResourceResult,
   type Resource,
-} from '@modelcontextprotocol/sdk/types.js'
+} from '@modelcontextprotocol/server'
 import type { SkillsApi } from '../skills/api.ts'
 
 const FILES_PER_SKILL = 200
 const MAX_RESOURCES = 2000
-/** MCP's "resource not found" */
-const NOT_FOUND = -32002
 
 const MIME: Record<string, string> = {
   '.md': 'text/markdown',
@@ -67,8 +66,8 @@ export function getPrompt(
   const skill = skills?.get(name)
   const body = skill && skills?.body(skill.name)
   if (!skill || body === undefined)
-    throw new McpError(
-      ErrorCode.InvalidParams,
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
       `no skill named "${name}"; prompts/list shows the names`,
     )
   const files = skills!.files(skill.name, FILES_PER_SKILL)
@@ -100,7 +99,7 @@ export function listResources(skills: SkillsApi | undefined): Resource[] {
 
 export function readResource(skills: SkillsApi | undefined, uri: string): ReadResourceResult {
   const match = /^skill:\/\/([^/]+)\/(.+)$/.exec(uri)
-  const missing = (why: string) => new McpError(NOT_FOUND, `resource ${uri}: ${why}`)
+  const missing = (why: string) => new ResourceNotFoundError(uri, `resource ${uri}: ${why}`)
   if (!match) throw missing('not a skill:// resource of this server')
   let name: string
   let file: string

@@ -5,6 +5,12 @@
  * matched when it was made, so each tool change re-makes it (the new mask first, then the old one
  * goes: a view never shows more than it allows, not even for a moment). Each MCP session gets a
  * scope under its view's, so "allow for this session" approvals stay with that session.
+ *
+ * The same globs decide which upstream prompts (by served name) and resources (by served URI) a
+ * view shows. Those names come from the client, so they are taken as they are: a glob's `*` spans
+ * every character (a trailing newline does not step out of a deny), a name or URI with a control
+ * character is never admitted, and a URI with `.`/`..` segments is refused before any glob sees it
+ * (`mcp://fx/file:///pub/../secret` is not under `mcp://fx/file:///pub/*`).
  */
 import {
   GLOBAL,
@@ -34,11 +40,13 @@ export class View {
     readonly parent: string,
   ) {
     this.scope = runtime.scope(`mcp-server:${instance}:${name}`, { parent })
-    const allow = config.allow?.map(globToRegExp)
-    const deny = config.deny?.map(globToRegExp)
+    const allow = config.allow?.map(wholeGlob)
+    const deny = config.deny?.map(wholeGlob)
     this.checksCalls = parent !== GLOBAL && Boolean(allow || deny)
-    this.admits = (tool) =>
-      (!allow || allow.some((g) => g.test(tool))) && !(deny && deny.some((g) => g.test(tool)))
+    this.admits = (name) =>
+      !CONTROL.test(name) &&
+      (!allow || allow.some((g) => g.test(name))) &&
+      !(deny && deny.some((g) => g.test(name)))
     if (config.allow || config.deny)
       this.#mask = this.scope.restrict({ allow: config.allow, deny: config.deny })
     this.#fingerprint = this.#print()
@@ -74,6 +82,19 @@ export class View {
     return true
   }
 
+  /**
+   * Whether this view may show anything named under `prefix` (an upstream server's namespace:
+   * `mcp__fx__`, `mcp://fx/`): some allow glob can match a name there, and no deny glob takes
+   * all of it. A change in that namespace is news to this view's clients only then.
+   */
+  showsUnder(prefix: string): boolean {
+    const { allow, deny } = this.config
+    if (allow && !allow.some((g) => globReach(g, prefix).some((i) => i < g.length))) return false
+    return !deny?.some((g) =>
+      globReach(g, prefix).some((i) => i < g.length && /^\*+$/.test(g.slice(i))),
+    )
+  }
+
   /** A scope for one session, under this view's. */
   sessionScope(session: string): ScopeHandle {
     return this.runtime.scope(`${this.scope.key}/${session}`, { parent: this.scope.key })
@@ -82,4 +103,48 @@ export class View {
   #print(): string {
     return [...this.tools().values()].map((t) => t.id).join(',')
   }
+}
+
+/** C0 and C1 control characters, DEL, and the line separators: in no name or URI a view serves. */
+// eslint-disable-next-line no-control-regex -- finding them is the point
+export const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
+
+/** A glob as a test over the whole string, whatever it holds (`.` spans line breaks too). */
+function wholeGlob(glob: string): RegExp {
+  return new RegExp(globToRegExp(glob).source, 's')
+}
+
+/**
+ * Why a resource URI is not served as it is, or undefined: a control character, or a `.`/`..`
+ * path segment (also percent-encoded, or between backslashes), which an upstream server may
+ * resolve to somewhere the view's globs do not allow.
+ */
+export function uriRefusal(uri: string): string | undefined {
+  if (CONTROL.test(uri)) return 'it holds a control character'
+  const path = uri.split(/[?#]/, 1)[0]!
+  const dots = path.split(/[\\/]/).some((seg) => /^(\.|%2e){1,2}$/i.test(seg))
+  if (dots) return 'it has a "." or ".." segment; ask for the URI with those resolved'
+  return undefined
+}
+
+/**
+ * Where glob `glob` can be after reading `prefix`: the indexes of what is left of it to match
+ * (glob.length: the glob has matched exactly `prefix`). Empty: no name under `prefix` matches.
+ */
+function globReach(glob: string, prefix: string): number[] {
+  const close = (at: Set<number>) => {
+    for (const i of at) if (glob[i] === '*') at.add(i + 1) // a `*` may match nothing
+    return at
+  }
+  let at = close(new Set([0]))
+  for (const c of prefix) {
+    const next = new Set<number>()
+    for (const i of at) {
+      if (glob[i] === '*') next.add(i)
+      else if (i < glob.length && (glob[i] === '?' || glob[i] === c)) next.add(i + 1)
+    }
+    at = close(next)
+    if (!at.size) break
+  }
+  return [...at]
 }

@@ -1,7 +1,9 @@
 /**
  * A skill's own files, read safely: only from inside the skill's real directory (`..`, absolute
- * paths and symlinks that lead out are refused), only regular files (a FIFO must not block the
- * process), at most a size. Used by `skill_read` and by the MCP server's skill resources.
+ * paths and symlinks that lead out are refused), only what the listing shows (no hidden file or
+ * directory, nothing in node_modules, also not through a symlink), only regular files (a FIFO
+ * must not block the process), at most a size. Used by `skill_read` and by the MCP server's skill
+ * resources.
  */
 import {
   closeSync,
@@ -20,11 +22,17 @@ export const MAX_SKILL_FILE_BYTES = 4 * 1024 * 1024
 /** Why a skill file was not read; the message is written for the one who asked. */
 export class SkillFileRefused extends Error {}
 
+/** A name the listing skips: hidden (`.env`, `.git`) or node_modules. */
+const unlisted = (name: string) => name.startsWith('.') || name.toLowerCase() === 'node_modules'
+
 /** The bytes of `file` (relative to the skill); SkillFileRefused says why not. */
 export function readSkillFile(skill: Skill, file: string, maxBytes = MAX_SKILL_FILE_BYTES): Buffer {
   const refuse = (why: string) => new SkillFileRefused(why)
-  if (isAbsolute(file) || file.includes('\0') || file.split(/[\\/]/).includes('..'))
+  const parts = file.split(/[\\/]/)
+  if (isAbsolute(file) || file.includes('\0') || parts.includes('..'))
     throw refuse(`"${file}" is not a path inside the skill; give one like references/guide.md`)
+  const hidden = `"${file}" is not one of the skill's files (hidden files and node_modules are not read)`
+  if (parts.some(unlisted)) throw refuse(hidden)
   let real: string
   try {
     // the directory must still be the one indexed: a skill swapped for a symlink reads nothing
@@ -39,6 +47,8 @@ export function readSkillFile(skill: Skill, file: string, maxBytes = MAX_SKILL_F
   const root = skill.realDir!
   if (!real.startsWith(root + sep))
     throw refuse(`"${file}" is outside the skill "${skill.name}"; only its own files can be read`)
+  // a symlink inside the skill may lead to a hidden file of it: what it names counts too
+  if (relative(root, real).split(sep).some(unlisted)) throw refuse(hidden)
   let fd: number | undefined
   try {
     fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK)

@@ -501,3 +501,40 @@ describe('hostile skills (from review)', () => {
     )
   })
 })
+
+describe('skill files: only what the listing shows is read (from review)', () => {
+  it('skill_read refuses hidden files, node_modules, and a symlink to either; listed files still read', async () => {
+    const { rt, p, kernel } = await withSkills({
+      'skills/x/SKILL.md': md('description: d'),
+      'skills/x/.env': 'API_KEY=hidden',
+      'skills/x/.git/config': '[core]',
+      'skills/x/node_modules/dep/index.js': 'module.exports = 1',
+      'skills/x/references/guide.md': '# Guide',
+    })
+    symlinkSync(p.path('skills/x/.env'), p.path('skills/x/env.txt'))
+    try {
+      const read = (file: string) => rt.call('skill_read', { name: 'x', file })
+      const listed = await read('references/guide.md')
+      assert.equal(listed.status, 'ok')
+      assert.match(JSON.stringify(listed.content), /# Guide/)
+      for (const file of [
+        '.env',
+        '.git/config',
+        './.env',
+        'node_modules/dep/index.js',
+        'env.txt',
+      ]) {
+        const refused = await read(file)
+        assert.equal(refused.status, 'TOOL_ERROR', file)
+        assert.match(
+          JSON.stringify(refused.content),
+          /hidden files and node_modules are not read/,
+          file,
+        )
+        assert.doesNotMatch(JSON.stringify(refused.content), /API_KEY|core|module\.exports/, file)
+      }
+    } finally {
+      await kernel.dispose()
+    }
+  })
+})

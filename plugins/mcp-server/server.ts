@@ -1,0 +1,325 @@
+/**
+ * The one SDK Server factory behind every connection, both eras: a low-level v2 Server (so JSON
+ * Schemas pass through as registered) serving one view. tools/call runs each call as an Exchange
+ * through the pipeline; a 2026-07-28 client that declared the tasks extension gets a task for a
+ * spawnOnly tool or one whose source supports tasks. Prompts and resources are the skills' and
+ * the upstream servers' (upstream.ts), filtered by the view's globs (a prompt by its name, a
+ * resource by its URI). Errors name the view, never the runtime scope behind it.
+ */
+import { randomUUID } from 'node:crypto'
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  inputRequired,
+  inputResponse,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  Server,
+  type CallToolResult,
+  type RequestStateCodec,
+  type ServerContext,
+} from '@modelcontextprotocol/server'
+import { z } from 'zod'
+import type { ProgressEvent, ScopeHandle } from 'yoke'
+import type { SkillsApi } from '../skills/api.ts'
+import { APPROVAL_MS } from './approval.ts'
+import type { Asked, Exchange, Exchanges, Round } from './exchange.ts'
+import { taskSupport, toCallToolResult, toMcpTool } from './result.ts'
+import { getPrompt, listPrompts, listResources, readResource } from './skills.ts'
+import { TASKS_EXTENSION, type TaskTable } from './tasks.ts'
+import type { Upstream } from './upstream.ts'
+import { CONTROL, uriRefusal, type View } from './views.ts'
+
+export type Era = 'legacy' | 'modern'
+
+/** What the instance shares with every Server it makes. */
+export interface GatewayHost {
+  version: string
+  exchanges: Exchanges
+  tasks: TaskTable
+  upstream: Upstream
+  skills(): SkillsApi | undefined
+  /** seals a 2026-07-28 retry's state: the exchange it continues */
+  codec: RequestStateCodec<{ exchange: string }>
+  /** an error of a connection's protocol machinery: logged as a warning, unless the client caused it */
+  report(where: string, err: Error): void
+}
+
+/** What one Server serves: a view, over one connection (or, modern HTTP, none). */
+export interface Served {
+  view: View
+  era: Era
+  /** where calls run: the connection's scope (a session, a stdio pipe), or the view's */
+  scope: ScopeHandle
+  /** `mcp:<view>:<connection>`: each call's caller is this and a number */
+  callerBase: string
+  /** the scope is the connection's own: "allow for this session" is offered */
+  session: boolean
+  /** how long a question waits for the client's answer (a stateless request's retry: answerWaitMs) */
+  answerMs: number
+}
+
+type Ctx = ServerContext
+
+/** What the SDK reports of a client's own doing (bad input, a request for what is not there, a gone connection). */
+const CLIENT_FAULT =
+  /^(Rejected|Received a|Unknown message type|Not Acceptable|Unsupported Media Type|Invalid Request|Bad Request|Session not found|Parse error|Conflict|Method not allowed|Era mismatch|Dropped inbound request|requestState verification rejected|Invalid event ID|Response for request ID|subscriptions\/listen refused|Request body too large|Failed to (send|write))/
+
+/**
+ * Whether an error the SDK reports (a Server's or a handler's onerror) is the client's doing, worth
+ * a debug line only; anything else is the gateway's own trouble and worth a warning.
+ */
+export function clientCaused(err: Error): boolean {
+  return (
+    err.name === 'ZodError' ||
+    err.name === 'SyntaxError' ||
+    typeof (err as { code?: unknown }).code === 'number' || // a JSON-RPC error the client was sent
+    CLIENT_FAULT.test(err.message)
+  )
+}
+
+const byTaskId = z.looseObject({ taskId: z.string() })
+const taskUpdate = z.looseObject({
+  taskId: z.string(),
+  inputResponses: z.record(z.string(), z.unknown()).optional(),
+})
+
+export function buildServer(host: GatewayHost, served: Served): Server {
+  const { view } = served
+  const server = new Server(
+    { name: 'yoke', version: host.version },
+    {
+      capabilities: {
+        tools: { listChanged: true },
+        prompts: { listChanged: true },
+        resources: { listChanged: true },
+        ...(served.era === 'modern' && { extensions: { [TASKS_EXTENSION]: {} } }),
+      },
+      requestState: { verify: host.codec.verify },
+    },
+  )
+  const skills = () => (view.config.skills ? host.skills() : undefined)
+
+  server.setRequestHandler('tools/list', () => ({
+    tools: [...view.tools().values()].map(toMcpTool),
+  }))
+  server.setRequestHandler('tools/call', (request, ctx) =>
+    callTool(host, served, server, request.params.name, request.params.arguments ?? {}, ctx),
+  )
+
+  server.setRequestHandler('prompts/list', async () => ({
+    prompts: [
+      ...listPrompts(skills()),
+      ...(await host.upstream.prompts()).filter((p) => view.admits(p.name)),
+    ],
+  }))
+  server.setRequestHandler('prompts/get', (request, ctx) => {
+    const { name, arguments: args } = request.params
+    if (CONTROL.test(name))
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `no prompt named ${JSON.stringify(name)}: prompt names hold no control characters`,
+      )
+    const skill = skills()?.get(name)
+    if (!skill && host.upstream.isPrompt(name)) {
+      if (!view.admits(name))
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `no prompt named "${name}" in the MCP view "${view.name}"`,
+        )
+      return host.upstream.getPrompt(name, args, ctx.mcpReq.signal)
+    }
+    return getPrompt(skills(), name, args)
+  })
+  server.setRequestHandler('resources/list', async () => ({
+    resources: [
+      ...listResources(skills()),
+      ...(await host.upstream.resources()).filter((r) => view.admits(r.uri)),
+    ],
+  }))
+  server.setRequestHandler('resources/templates/list', async () => ({
+    resourceTemplates: (await host.upstream.templates()).filter((t) => view.admits(t.uriTemplate)),
+  }))
+  server.setRequestHandler('resources/read', (request, ctx) => {
+    const { uri } = request.params
+    const refused = uriRefusal(uri)
+    if (refused)
+      throw new ResourceNotFoundError(
+        uri,
+        `resource ${JSON.stringify(uri)} is not served: ${refused}`,
+      )
+    if (!host.upstream.isResource(uri)) return readResource(skills(), uri)
+    if (!view.admits(uri))
+      throw new ResourceNotFoundError(uri, `resource ${uri}: not in the MCP view "${view.name}"`)
+    return host.upstream.readResource(uri, ctx.mcpReq.signal)
+  })
+
+  if (served.era === 'modern') {
+    const task = (id: string) => {
+      const found = host.tasks.get(id, view.name)
+      if (!found)
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `no task "${id}" in the MCP view "${view.name}" (it ended more than an hour ago, or the gateway restarted)`,
+        )
+      return found
+    }
+    server.setRequestHandler('tasks/get', { params: byTaskId }, (params) =>
+      task(params.taskId).wire(),
+    )
+    server.setRequestHandler('tasks/update', { params: taskUpdate }, (params) => {
+      task(params.taskId).exchange.answer((key) => inputResponse(params.inputResponses, key))
+      return {}
+    })
+    server.setRequestHandler('tasks/cancel', { params: byTaskId }, (params) => {
+      task(params.taskId).cancel()
+      return {}
+    })
+  }
+  return server
+}
+
+/** The elicitation modes a declared capability covers (a bare `elicitation: {}` is form only). */
+function modesOf(elicitation: unknown): Set<'form' | 'url'> {
+  if (!elicitation || typeof elicitation !== 'object') return new Set()
+  const { form, url } = elicitation as { form?: unknown; url?: unknown }
+  const modes = new Set<'form' | 'url'>()
+  if (form || !url) modes.add('form')
+  if (url) modes.add('url')
+  return modes
+}
+
+/** Who is asking, from what this era says: the initialize handshake, or the request's envelope. */
+function askedOf(server: Server, era: Era, ctx: Ctx): Asked {
+  if (era === 'legacy')
+    return {
+      name: server.getClientVersion()?.name ?? 'the MCP client',
+      modes: modesOf(server.getClientCapabilities()?.elicitation),
+    }
+  const envelope = (ctx.mcpReq.envelope ?? {}) as Record<
+    string,
+    Record<string, unknown> | undefined
+  >
+  const name = envelope[CLIENT_INFO_META_KEY]?.name
+  return {
+    name: typeof name === 'string' ? name : 'the MCP client',
+    modes: modesOf(envelope[CLIENT_CAPABILITIES_META_KEY]?.elicitation),
+  }
+}
+
+function declaresTasks(ctx: Ctx): boolean {
+  const envelope = (ctx.mcpReq.envelope ?? {}) as Record<
+    string,
+    Record<string, unknown> | undefined
+  >
+  const extensions = envelope[CLIENT_CAPABILITIES_META_KEY]?.extensions
+  return Boolean(extensions && typeof extensions === 'object' && TASKS_EXTENSION in extensions)
+}
+
+/** Progress for this request's token, increasing as MCP wants (a step without a number counts one). */
+function progressOf(ctx: Ctx): ((event: ProgressEvent) => void) | undefined {
+  const token = ctx.mcpReq._meta?.progressToken
+  if (token === undefined) return undefined
+  let last = 0
+  return (event) => {
+    const given =
+      typeof event.progress === 'number' && event.progress > last ? event.progress : undefined
+    last = given ?? last + 1
+    const total =
+      given !== undefined && typeof event.total === 'number' ? { total: event.total } : {}
+    const message = typeof event.message === 'string' ? { message: event.message } : {}
+    ctx.mcpReq
+      .notify({
+        method: 'notifications/progress',
+        params: { progressToken: token, progress: last, ...total, ...message },
+      })
+      .catch(() => {})
+  }
+}
+
+const unknownTool = (name: string, view: View): CallToolResult => ({
+  content: [
+    { type: 'text', text: `UNKNOWN_TOOL: no tool named "${name}" in the MCP view "${view.name}"` },
+  ],
+  isError: true,
+})
+
+async function callTool(
+  host: GatewayHost,
+  served: Served,
+  server: Server,
+  name: string,
+  args: Record<string, unknown>,
+  ctx: Ctx,
+): Promise<CallToolResult> {
+  const { view } = served
+  const round: Round = {
+    signal: ctx.mcpReq.signal,
+    client: askedOf(server, served.era, ctx),
+    progress: progressOf(ctx),
+  }
+  let exchange: Exchange | undefined
+  const state = ctx.mcpReq.requestState<{ exchange: string }>()
+  if (state) {
+    // a 2026-07-28 retry: the call it continues still waits in the pipeline
+    exchange = host.exchanges.byId(state.exchange)
+    if (!exchange) {
+      const ended = host.exchanges.endedAs(state.exchange)
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        ended
+          ? `the call this retry continues has ended: ${ended}; call ${name} again`
+          : `the gateway has no record of the call this retry continues (it ended long ago, or the gateway restarted since); call ${name} again`,
+      )
+    }
+    if (exchange.tool !== name || !exchange.caller.startsWith(`${served.callerBase}#`))
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `this retry's requestState is for another call, not for ${name} in the MCP view "${view.name}"; call ${name} again`,
+      )
+    exchange.answer((key) => inputResponse(ctx.mcpReq.inputResponses, key))
+  } else {
+    // a served scope's own tools are not masked by the runtime: the view's globs refuse them here
+    if (view.checksCalls && !view.admits(name)) return unknownTool(name, view)
+    const tool = view.tools().get(name) // none for a tool a policy hides: the pipeline says why
+    const asTask =
+      served.era === 'modern' && tool && taskSupport(tool) !== 'forbidden' && declaresTasks(ctx)
+    const full = asTask ? host.tasks.refusal(view.name) : undefined
+    if (full) return { content: [{ type: 'text', text: full }], isError: true }
+    exchange = host.exchanges.start({
+      view: view.name,
+      scope: served.scope,
+      caller: host.exchanges.caller(served.callerBase),
+      tool: name,
+      args,
+      session: served.session,
+      client: round.client,
+      answerMs: served.answerMs,
+      task: Boolean(asTask),
+      ...(served.era === 'legacy' && {
+        // on the stream of the request that made the call (HTTP: its POST's), so it reaches the client
+        push: (question, signal) =>
+          ctx.mcpReq.elicitInput(
+            (question.mode === 'url'
+              ? { ...question, elicitationId: question.elicitationId ?? randomUUID() }
+              : question) as never,
+            { signal, timeout: APPROVAL_MS },
+          ),
+      }),
+    })
+    if (asTask) {
+      const task = host.tasks.start(view.name, exchange, tool)
+      return { resultType: 'task', ...task.wire() } as unknown as CallToolResult
+    }
+  }
+  const step = await exchange.next(round)
+  if (step.kind === 'ask')
+    return inputRequired({
+      inputRequests: step.inputRequests,
+      requestState: await host.codec.mint({ exchange: exchange.id }),
+    }) as unknown as CallToolResult
+  // the runtime's own message names the scope behind the view, which is no client's business
+  if (step.result.status === 'UNKNOWN_TOOL') return unknownTool(name, view)
+  return toCallToolResult(step.result, view.tools().get(name))
+}

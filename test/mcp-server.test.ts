@@ -46,6 +46,7 @@ import {
 } from './helpers/mcp.ts'
 
 const TEE = fileURLToPath(new URL('./fixtures/mcp/tee.mjs', import.meta.url))
+import { HUB_TOOLS } from '../plugins/mcp/api.ts'
 import { tempProject, type Project } from './helpers/project.ts'
 import { until } from './helpers/until.ts'
 
@@ -875,6 +876,23 @@ describe('mcp-server: list_changed only when something changed, only to the view
     )
     await nofx.client.close()
     await items.client.close()
+  })
+
+  it("the hub's resource and prompt tools are not a way around a view's globs", async () => {
+    const names = async (view: string) => {
+      const l = await listener(service.urlOf(view)!)
+      try {
+        return (await l.client.listTools()).tools.map((t) => t.name)
+      } finally {
+        await l.client.close()
+      }
+    }
+    const all = await names('default')
+    assert.ok(all.includes('read_mcp_resource'), 'a view without globs offers them')
+    for (const view of ['nofx', 'items']) {
+      const shown = await names(view)
+      for (const hub of HUB_TOOLS) assert.ok(!shown.includes(hub), `${view} offers ${hub}`)
+    }
   })
 })
 

@@ -11,6 +11,10 @@
  * every character (a trailing newline does not step out of a deny), a name or URI with a control
  * character is never admitted, and a URI with `.`/`..` segments is refused before any glob sees it
  * (`mcp://fx/file:///pub/../secret` is not under `mcp://fx/file:///pub/*`).
+ *
+ * The mcp hub's own tools (read_mcp_resource, get_mcp_prompt, …) reach every server's resources
+ * and prompts whatever a view's globs say of them, so a view with globs offers them only when its
+ * `allow` names them one by one.
  */
 import {
   GLOBAL,
@@ -20,10 +24,13 @@ import {
   type RuntimeApi,
   type ScopeHandle,
 } from 'yoke'
+import { HUB_TOOLS } from '../mcp/api.ts'
 import type { ViewConfig } from './config.ts'
 
 export class View {
   readonly scope: ScopeHandle
+  /** the view's config, its deny holding the hub tools it does not offer */
+  readonly config: ViewConfig
   /** the globs as one test: the runtime masks global tools only, so this checks a served scope's own tools */
   readonly admits: (name: string) => boolean
   /** served from a scope other than the global one: calls are checked against the globs here too */
@@ -36,10 +43,17 @@ export class View {
     private readonly runtime: RuntimeApi,
     readonly instance: string,
     readonly name: string,
-    readonly config: ViewConfig,
+    config: ViewConfig,
     readonly parent: string,
   ) {
     this.scope = runtime.scope(`mcp-server:${instance}:${name}`, { parent })
+    const hub =
+      config.allow || config.deny ? HUB_TOOLS.filter((t) => !config.allow?.includes(t)) : []
+    config = {
+      ...config,
+      deny: config.deny || hub.length ? [...(config.deny ?? []), ...hub] : undefined,
+    }
+    this.config = config
     const allow = config.allow?.map(wholeGlob)
     const deny = config.deny?.map(wholeGlob)
     this.checksCalls = parent !== GLOBAL && Boolean(allow || deny)

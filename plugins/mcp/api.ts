@@ -43,6 +43,15 @@ export interface McpServerHandle {
 
 export type McpList = 'tools' | 'resources' | 'prompts'
 
+/** The tools the hub registers to reach every connected server's resources and prompts. */
+export const HUB_TOOLS = [
+  'list_mcp_resources',
+  'list_mcp_resource_templates',
+  'read_mcp_resource',
+  'list_mcp_prompts',
+  'get_mcp_prompt',
+] as const
+
 /**
  * An upstream server's question to the person or agent behind a call (MCP elicitation: the 2025
  * era's `elicitation/create`, or an `input_required` result on 2026-07-28). It is not a tool

@@ -39,7 +39,8 @@ export interface SkillsApi {
   /**
    * One file of a skill (`SKILL.md`, or a path from `files`), as `skill_read` reads it: only from
    * inside the skill's directory as indexed (`..`, absolute paths and symlinks that lead out are
-   * refused), only a regular file, at most 4 MiB. `refused` says why not, for the one who asked.
+   * refused, and so are hidden files, node_modules and links to them: what `files` would not
+   * list), only a regular file, at most 4 MiB. `refused` says why not, for the one who asked.
    */
   readFile(name: string, file: string): { bytes: Buffer } | { refused: string }
   /** the skill's instructions as the model reads them (`<skill_content name="…">…</skill_content>`) */

@@ -500,7 +500,9 @@ describe('mcp-client: supervision and hostile servers', () => {
     assert.deepEqual(JSON.parse(text(await ask())), { action: 'cancel' }, 'nobody answers: cancel')
     assert.ok(
       h.logs.some((l) =>
-        /"healthy" asked during .*ask-client.*→ cancel \(no approval bridge here answers questions/.test(l.message),
+        /"healthy" asked during .*ask-client.*→ cancel \(no approval bridge here answers questions/.test(
+          l.message,
+        ),
       ),
     )
     const asked: Array<{ message: string; call?: string; mode: string }> = []

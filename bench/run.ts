@@ -9,14 +9,20 @@ import { pipelineBench } from './pipeline.ts'
 import { reloadBench } from './reload.ts'
 import { skillsBench } from './skills.ts'
 
+// `npm run bench -- mcp gateway`: only the benchmarks whose names hold one of the words
+const BENCHES: Record<string, () => Promise<void>> = {
+  lifecycle: lifecycleBench,
+  pipeline: pipelineBench,
+  reload: reloadBench,
+  skills: skillsBench,
+  'mcp-sdk': mcpSdkBench,
+  mcp: mcpBench,
+  exec: execBench,
+  gateway: gatewayBench,
+  agent: agentBench,
+}
+const words = process.argv.slice(2)
 console.log(`node ${process.version}, ${new Date().toISOString()}`)
-await lifecycleBench()
-await pipelineBench()
-await reloadBench()
-await skillsBench()
-await mcpSdkBench()
-await mcpBench()
-await execBench()
-await gatewayBench()
-await agentBench()
+for (const [name, bench] of Object.entries(BENCHES))
+  if (!words.length || words.some((w) => name.includes(w))) await bench()
 process.exit(0)

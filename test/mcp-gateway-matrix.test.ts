@@ -6,10 +6,9 @@
 // tool as an MCP task fetched after the client reconnected, the standard headers, and
 // list_changed after a hot reload.
 import assert from 'node:assert/strict'
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { after, before, describe, it } from 'node:test'
 import {
   Client as ClientV2,
@@ -30,10 +29,10 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { EVERYTHING } from './helpers/mcp.ts'
 import { ROOT, tempProject, YOKE, type Project } from './helpers/project.ts'
+import { inspector, serveHttp } from './helpers/serve.ts'
 import { until } from './helpers/until.ts'
 
 const MODERN = join(ROOT, 'test/fixtures/mcp/modern.mjs')
-const INSPECTOR = join(ROOT, 'node_modules/@modelcontextprotocol/inspector/cli/build/cli.js')
 const PIN = { versionNegotiation: { mode: { pin: '2026-07-28' as const } } }
 
 const TOOLS = `export default {
@@ -96,55 +95,17 @@ ${extra}`
 const textOf = (r: unknown) =>
   ((r as ResultV2).content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('\n')
 
-/** The Inspector CLI as a process (run in the project dir: 1.0.3 reads ../package.json of the cwd). */
-function inspector(
-  project: Project,
-  args: string[],
-): Promise<{ code: number; json: any; out: string }> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [INSPECTOR, '--cli', ...args],
-      { cwd: project.dir, timeout: 30_000, env: { ...process.env, NO_COLOR: '1' } },
-      (err, stdout, stderr) => {
-        if (err?.killed) return reject(new Error(`the inspector timed out: ${stderr}`))
-        let json: unknown
-        try {
-          json = JSON.parse(stdout)
-        } catch {
-          json = undefined
-        }
-        resolve({ code: err ? Number(err.code ?? 1) : 0, json, out: `${stdout}\n${stderr}` })
-      },
-    )
-  })
-}
-
 describe('the gateway over HTTP: both eras on one endpoint', () => {
   let project: Project
   let child: ChildProcess
   let url: string
-  let stderr = ''
   const closers: Array<() => Promise<unknown>> = []
   before(async () => {
     project = tempProject({ 'tools.mjs': TOOLS, 'fresh.mjs': FRESH })
     project.write('yoke.config.yaml', config(project.path('fx.log')))
-    child = spawn(process.execPath, [YOKE, 'serve', '--http', '127.0.0.1:0', '--json'], {
-      cwd: project.dir,
-      env: { ...process.env, NO_COLOR: '1', YOKE_HOME: project.home },
-    })
-    child.stderr!.on('data', (d) => (stderr += d))
-    const line = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`yoke serve did not start:\n${stderr}`)),
-        30_000,
-      )
-      createInterface({ input: child.stdout! }).once('line', (l) => {
-        clearTimeout(timer)
-        resolve(l)
-      })
-    })
-    url = JSON.parse(line).url
+    const served = await serveHttp(project)
+    child = served.child
+    url = served.info.url
     // the upstream server's tools are there once mcp-client has synced them
     const probe = await v2()
     await until(

@@ -4,17 +4,17 @@
 // (annotations, _meta, a link's title, description, size and icons, embedded contents), the block
 // boundaries and the order. And `yoke tools call`, a text-only reader, still prints readable text.
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { after, before, describe, it } from 'node:test'
 import {
   Client,
   StreamableHTTPClientTransport,
   type CallToolResult,
 } from '@modelcontextprotocol/client'
-import { ROOT, runYoke, tempProject, YOKE, type Project } from './helpers/project.ts'
+import { ROOT, runYoke, tempProject, type Project } from './helpers/project.ts'
+import { serveHttp } from './helpers/serve.ts'
 import { until } from './helpers/until.ts'
 
 const RICH = join(ROOT, 'test/fixtures/mcp/rich.mjs')
@@ -35,26 +35,12 @@ describe('upstream results pass through the gateway unchanged', () => {
   let project: Project
   let child: ChildProcess
   let url: string
-  let stderr = ''
   const clients: Client[] = []
   before(async () => {
     project = tempProject({ 'yoke.config.yaml': CONFIG })
-    child = spawn(process.execPath, [YOKE, 'serve', '--http', '127.0.0.1:0', '--json'], {
-      cwd: project.dir,
-      env: { ...process.env, NO_COLOR: '1', YOKE_HOME: project.home },
-    })
-    child.stderr!.on('data', (d) => (stderr += d))
-    const line = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`yoke serve did not start:\n${stderr}`)),
-        30_000,
-      )
-      createInterface({ input: child.stdout! }).once('line', (l) => {
-        clearTimeout(timer)
-        resolve(l)
-      })
-    })
-    url = JSON.parse(line).url
+    const served = await serveHttp(project)
+    child = served.child
+    url = served.info.url
   })
   after(async () => {
     await Promise.all(clients.map((c) => c.close().catch(() => {})))

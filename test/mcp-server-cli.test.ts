@@ -2,10 +2,9 @@
 // process) over stdio and over HTTP, and the SDK client across a hot reload that adds an MCP
 // server and a skill.
 import assert from 'node:assert/strict'
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { after, before, describe, it } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -15,10 +14,9 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { FIXTURE } from './helpers/mcp.ts'
-import { ROOT, tempProject, YOKE, type Project } from './helpers/project.ts'
+import { tempProject, YOKE, type Project } from './helpers/project.ts'
+import { inspector, serveHttp } from './helpers/serve.ts'
 import { until } from './helpers/until.ts'
-
-const INSPECTOR = join(ROOT, 'node_modules/@modelcontextprotocol/inspector/cli/build/cli.js')
 
 const CALC = `export default {
   name: 'calc',
@@ -50,34 +48,6 @@ const FX = `  fx:
     config: { serverName: fx, command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(FIXTURE)}, normal] }
 `
 
-/**
- * The Inspector CLI, as a separate process. Its working directory matters: it reads its own
- * package.json from `../package.json` relative to the cwd when that exists (a bug in 1.0.3), so it
- * runs in the project directory, whose parent (the temp dir) has none.
- */
-function inspector(
-  project: Project,
-  args: string[],
-): Promise<{ code: number; json: any; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [INSPECTOR, '--cli', ...args],
-      { cwd: project.dir, timeout: 30_000, env: { ...process.env, NO_COLOR: '1' } },
-      (err, stdout, stderr) => {
-        if (err && err.killed) return reject(new Error(`the inspector timed out: ${stderr}`))
-        let json: unknown
-        try {
-          json = JSON.parse(stdout)
-        } catch {
-          json = undefined
-        }
-        resolve({ code: err ? Number(err.code ?? 1) : 0, json, stderr: `${stdout}\n${stderr}` })
-      },
-    )
-  })
-}
-
 describe('yoke serve --stdio, driven by the MCP Inspector CLI', () => {
   let project: Project
   before(() => {
@@ -101,7 +71,7 @@ describe('yoke serve --stdio, driven by the MCP Inspector CLI', () => {
 
   it('lists and calls the tools; stdout carries protocol messages only', async () => {
     const list = await inspector(project, [...serveArgs(), '--method', 'tools/list'])
-    assert.equal(list.code, 0, list.stderr)
+    assert.equal(list.code, 0, list.out)
     const names = list.json.tools.map((t: { name: string }) => t.name)
     assert.ok(names.includes('add') && names.includes('skills_list'), names.join(', '))
     assert.deepEqual(
@@ -119,7 +89,7 @@ describe('yoke serve --stdio, driven by the MCP Inspector CLI', () => {
       '--tool-arg',
       'b=3',
     ])
-    assert.equal(call.code, 0, call.stderr)
+    assert.equal(call.code, 0, call.out)
     assert.deepEqual(call.json.content, [{ type: 'text', text: '5' }])
   })
 })
@@ -170,25 +140,13 @@ describe('yoke serve over HTTP: the Inspector CLI, views, and a hot reload under
   let project: Project
   let child: ChildProcess
   let info: { url: string; views: Record<string, string> }
-  let stderr = ''
+  let stderr = () => ''
   before(async () => {
     project = tempProject({ 'calc.mjs': CALC, 'yoke.config.yaml': CONFIG })
-    child = spawn(process.execPath, [YOKE, 'serve', '--http', '127.0.0.1:0', '--json'], {
-      cwd: project.dir,
-      env: { ...process.env, NO_COLOR: '1', YOKE_HOME: project.home },
-    })
-    child.stderr!.on('data', (d) => (stderr += d))
-    const line = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`yoke serve did not start:\n${stderr}`)),
-        20_000,
-      )
-      createInterface({ input: child.stdout! }).once('line', (l) => {
-        clearTimeout(timer)
-        resolve(l)
-      })
-    })
-    info = JSON.parse(line)
+    const served = await serveHttp(project, 20_000)
+    child = served.child
+    stderr = served.stderr
+    info = served.info
   })
   after(async () => {
     if (child.exitCode === null) child.kill('SIGKILL')
@@ -198,14 +156,14 @@ describe('yoke serve over HTTP: the Inspector CLI, views, and a hot reload under
 
   it('prints the URL on stderr and binds loopback', () => {
     assert.match(info.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
-    assert.ok(stderr.includes(`MCP endpoint ${info.url}`), stderr)
+    assert.ok(stderr().includes(`MCP endpoint ${info.url}`), stderr())
     assert.equal(info.views.math, `${info.url}/math`)
   })
 
   it('the Inspector CLI lists and calls over HTTP with the bearer token; a view shows only its tools', async () => {
     const header = ['--transport', 'http', '--header', `Authorization: Bearer ${token()}`]
     const list = await inspector(project, [info.url, ...header, '--method', 'tools/list'])
-    assert.equal(list.code, 0, list.stderr)
+    assert.equal(list.code, 0, list.out)
     assert.ok(list.json.tools.some((t: { name: string }) => t.name === 'shout'))
     const call = await inspector(project, [
       info.url,
@@ -231,7 +189,7 @@ describe('yoke serve over HTTP: the Inspector CLI, views, and a hot reload under
       'tools/list',
     ])
     assert.notEqual(refused.code, 0)
-    assert.match(refused.stderr, /401|Unauthorized/)
+    assert.match(refused.out, /401|Unauthorized/)
   })
 
   it('a hot reload that adds an MCP server and a skill reaches a connected client; its session survives', async () => {
@@ -326,7 +284,7 @@ describe('yoke serve over HTTP: the Inspector CLI, views, and a hot reload under
     )
     assert.ok((await fresh.listTools()).tools.some((t) => t.name === 'add'))
     await fresh.close()
-    assert.doesNotMatch(stderr, /the MCP endpoint moved/, 'nothing to announce: it stayed')
+    assert.doesNotMatch(stderr(), /the MCP endpoint moved/, 'nothing to announce: it stayed')
   })
 
   it('stops cleanly on SIGINT', async () => {
@@ -338,6 +296,6 @@ describe('yoke serve over HTTP: the Inspector CLI, views, and a hot reload under
       exited,
       new Promise((resolve) => setTimeout(() => resolve('still running'), 10_000).unref()),
     ])
-    assert.equal(code, 0, stderr)
+    assert.equal(code, 0, stderr())
   })
 })

@@ -1,0 +1,60 @@
+// `yoke serve --http` as a real process, and the MCP Inspector CLI against it: what the gateway
+// tests share.
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { ROOT, YOKE, type Project } from './project.ts'
+
+export const INSPECTOR = join(ROOT, 'node_modules/@modelcontextprotocol/inspector/cli/build/cli.js')
+
+export interface Served {
+  child: ChildProcess
+  /** what `yoke serve --json` printed first: the URL and the views' URLs */
+  info: { url: string; views: Record<string, string> }
+  stderr(): string
+}
+
+/** Starts `yoke serve --http 127.0.0.1:0 --json` in the project; fails after `timeoutMs`. */
+export async function serveHttp(project: Project, timeoutMs = 30_000): Promise<Served> {
+  const child = spawn(process.execPath, [YOKE, 'serve', '--http', '127.0.0.1:0', '--json'], {
+    cwd: project.dir,
+    env: { ...process.env, NO_COLOR: '1', YOKE_HOME: project.home },
+  })
+  let stderr = ''
+  child.stderr!.on('data', (d) => (stderr += d))
+  const line = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`yoke serve did not start:\n${stderr}`))
+    }, timeoutMs)
+    createInterface({ input: child.stdout! }).once('line', (l) => {
+      clearTimeout(timer)
+      resolve(l)
+    })
+  })
+  return { child, info: JSON.parse(line), stderr: () => stderr }
+}
+
+/** The Inspector CLI (`--cli ARGS…`) in the project: its exit code, its JSON, all it printed. */
+export function inspector(
+  project: Project,
+  args: string[],
+): Promise<{ code: number; json: any; out: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [INSPECTOR, '--cli', ...args],
+      { cwd: project.dir, timeout: 30_000, env: { ...process.env, NO_COLOR: '1' } },
+      (err, stdout, stderr) => {
+        if (err?.killed) return reject(new Error(`the inspector timed out: ${stderr}`))
+        let json: unknown
+        try {
+          json = JSON.parse(stdout)
+        } catch {
+          json = undefined
+        }
+        resolve({ code: err ? Number(err.code ?? 1) : 0, json, out: `${stdout}\n${stderr}` })
+      },
+    )
+  })
+}

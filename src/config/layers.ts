@@ -29,7 +29,8 @@ export const BUILTIN_PRESETS = join(YOKE_ROOT, 'presets')
 
 /**
  * Where the project config is looked for, in order, in cwd and then each parent up to the first
- * directory with a package.json (cosmiconfig's names; YAML and JSON only: they hot-reload).
+ * directory with a package.json (cosmiconfig's names, then config/yoke.*; YAML and JSON only:
+ * they hot-reload).
  */
 export const PROJECT_CONFIG_PLACES = [
   'yoke.config.yaml',
@@ -46,6 +47,10 @@ export const PROJECT_CONFIG_PLACES = [
   '.config/yokerc.yaml',
   '.config/yokerc.yml',
   '.config/yokerc.json',
+  // a project that keeps its configuration in config/ (as this repository does)
+  'config/yoke.yaml',
+  'config/yoke.yml',
+  'config/yoke.json',
   'package.json',
 ]
 

@@ -23,11 +23,10 @@ import {
   stop,
   TEE,
   text,
+  openaiModel,
   type McpHarness,
 } from './helpers/mcp.ts'
 import { modelServer } from './helpers/model-server.ts'
-import openai from '../plugins/openai/index.ts'
-import { toPlugin, validateConfig, type Plugin } from '../src/index.ts'
 import type { Tasks } from '../src/runtime/tasks.ts'
 
 type Protocol = 'auto' | 'legacy' | '2026-07-28'
@@ -62,12 +61,6 @@ async function refusesPin(h: McpHarness, key: string, entry: Record<string, unkn
   assert.match(String(fiber.error?.message), new RegExp(`MCP server "${entry.serverName}"`))
   assert.match(String(fiber.error?.message), era)
   await h.remove(key)
-}
-
-function validated(plugin: unknown, config: unknown): unknown {
-  const checked = validateConfig(toPlugin(plugin) as Plugin, config)
-  assert.ok('value' in checked, JSON.stringify(checked))
-  return checked.value
 }
 
 const NO_MODERN = /does not speak MCP 2026-07-28, which its entry pins \(protocol: 2026-07-28/
@@ -592,19 +585,14 @@ describe('the bridge matrix', { concurrency: true }, () => {
       const model = await modelServer([
         { text: 'a summary', usage: { inputTokens: 3, outputTokens: 2 } },
       ])
-      process.env.TEST_MATRIX_KEY = 'sk-test'
-      const provider = h.kernel.spawn(
-        toPlugin(openai) as Plugin,
-        validated(openai, {
-          model: 'gpt-matrix',
-          apiKeyEnv: 'TEST_MATRIX_KEY',
-          baseUrl: model.openaiBaseUrl,
-          maxRetries: 0,
-        }),
-        { key: 'matrix-model' },
+      const provider = await openaiModel(
+        h,
+        'matrix-model',
+        'gpt-matrix',
+        model.openaiBaseUrl,
+        'TEST_MATRIX_KEY',
       )
       try {
-        await h.kernel.whenSettled(provider, 10_000)
         await h.add('sampler', entry('sampler', true))
         const answered = await h.rt.call('mcp__sampler__summarise', {})
         assert.equal(answered.status, 'ok', text(answered))

@@ -29,7 +29,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { EVERYTHING } from './helpers/mcp.ts'
 import { ROOT, tempProject, YOKE, type Project } from './helpers/project.ts'
-import { inspector, serveHttp } from './helpers/serve.ts'
+import { inspector, messagesOf, serveHttp } from './helpers/serve.ts'
 import { until } from './helpers/until.ts'
 
 const MODERN = join(ROOT, 'test/fixtures/mcp/modern.mjs')
@@ -625,16 +625,12 @@ function rawDispatch(url: string, headers: Record<string, string>) {
       body: JSON.stringify(body),
       signal: options?.signal ?? AbortSignal.timeout(10_000),
     })
-    const text = await res.text()
-    const messages = res.headers.get('content-type')?.includes('text/event-stream')
-      ? text
-          .split('\n')
-          .filter((l) => l.startsWith('data:'))
-          .map((l) => JSON.parse(l.slice(5)))
-      : [JSON.parse(text)]
+    const messages = await messagesOf(res)
     const reply = messages.find((m) => m.id === body.id)
     if (!reply)
-      throw new Error(`no answer to ${request.method} (HTTP ${res.status}): ${text.slice(0, 300)}`)
+      throw new Error(
+        `no answer to ${request.method} (HTTP ${res.status}): ${JSON.stringify(messages).slice(0, 300)}`,
+      )
     return reply.error
       ? { kind: 'error' as const, error: reply.error }
       : { kind: 'result' as const, result: reply.result }

@@ -22,6 +22,7 @@ import {
   type RawClientDispatch,
 } from '@modelcontextprotocol/ext-tasks/client'
 import { ROOT } from './helpers/project.ts'
+import { messagesOf } from './helpers/serve.ts'
 import { until } from './helpers/until.ts'
 
 const FIXTURE = join(ROOT, 'test/fixtures/mcp/modern.mjs')
@@ -134,13 +135,7 @@ function rawDispatcher(kind: Kind, transport: Transport, url?: URL): RawClientDi
         body: JSON.stringify(body),
         signal: options?.signal,
       })
-      const text = await res.text()
-      const messages = res.headers.get('content-type')?.includes('text/event-stream')
-        ? text
-            .split('\n')
-            .filter((l) => l.startsWith('data:'))
-            .map((l) => JSON.parse(l.slice(5)))
-        : [JSON.parse(text)]
+      const messages = await messagesOf(res)
       const reply = messages.find((m) => m.id === body.id)
       return reply.error
         ? { kind: 'error', error: reply.error }

@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import mcpHub, { type McpHub, type McpServerStatus } from '../../plugins/mcp/index.ts'
 import mcpClient from '../../plugins/mcp-client/index.ts'
+import openai from '../../plugins/openai/index.ts'
 import {
   Kernel,
   runtimePlugin,
@@ -222,4 +223,28 @@ export function fixtureLog(file: string): Array<Record<string, any>> {
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line))
+}
+
+/**
+ * An openai provider instance in the harness's kernel, active, answering from `baseUrl` (a test
+ * model server); its key is set in `keyEnv` for the test. Remove it with `h.kernel.remove`.
+ */
+export async function openaiModel(
+  h: McpHarness,
+  key: string,
+  model: string,
+  baseUrl: string,
+  keyEnv: string,
+): Promise<Fiber> {
+  process.env[keyEnv] = 'sk-test'
+  const config = validateConfig(toPlugin(openai) as Plugin, {
+    model,
+    apiKeyEnv: keyEnv,
+    baseUrl,
+    maxRetries: 0,
+  })
+  assert.ok('value' in config, JSON.stringify(config))
+  const fiber = h.kernel.spawn(toPlugin(openai) as Plugin, config.value, { key })
+  await h.kernel.whenSettled(fiber, 10_000)
+  return fiber
 }

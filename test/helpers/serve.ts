@@ -1,5 +1,5 @@
-// `yoke serve --http` as a real process, and the MCP Inspector CLI against it: what the gateway
-// tests share.
+// `yoke serve --http` as a real process, the MCP Inspector CLI against it, and the messages of a
+// Streamable HTTP response: what the gateway tests share.
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -57,4 +57,15 @@ export function inspector(
       },
     )
   })
+}
+
+/** The JSON-RPC messages of a Streamable HTTP response: one JSON body, or an SSE stream's `data:` lines. */
+export async function messagesOf(res: Response): Promise<any[]> {
+  const text = await res.text()
+  return res.headers.get('content-type')?.includes('text/event-stream')
+    ? text
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => JSON.parse(l.slice(5)))
+    : [JSON.parse(text)]
 }

@@ -16,19 +16,12 @@ import {
   mcpHarness,
   MEMORY,
   text,
+  openaiModel,
   type McpHarness,
 } from '../helpers/mcp.ts'
 import { ROOT } from '../helpers/project.ts'
 import { modelServer } from '../helpers/model-server.ts'
-import openai from '../../plugins/openai/index.ts'
 import { resultText } from '../../plugins/agent-loop/loop.ts'
-import { toPlugin, validateConfig, type Plugin } from '../../src/index.ts'
-
-function validateConfigOrThrow(plugin: unknown, config: unknown): unknown {
-  const checked = validateConfig(toPlugin(plugin) as Plugin, config)
-  if (!('value' in checked)) throw new Error(JSON.stringify(checked))
-  return checked.value
-}
 
 describe('tool names', () => {
   it('mcp__<server>__<raw>, with invalid characters and long names made unique by a hash', () => {
@@ -530,19 +523,14 @@ describe('mcp-client: supervision and hostile servers', () => {
     const server = await modelServer([
       { text: 'sampled answer', usage: { inputTokens: 9, outputTokens: 2 } },
     ])
-    process.env.TEST_SAMPLING_KEY = 'sk-test'
-    const model = h.kernel.spawn(
-      toPlugin(openai) as Plugin,
-      validateConfigOrThrow(openai, {
-        model: 'gpt-sample',
-        apiKeyEnv: 'TEST_SAMPLING_KEY',
-        baseUrl: server.openaiBaseUrl,
-        maxRetries: 0,
-      }),
-      { key: 'sampling-model' },
+    const model = await openaiModel(
+      h,
+      'sampling-model',
+      'gpt-sample',
+      server.openaiBaseUrl,
+      'TEST_SAMPLING_KEY',
     )
     try {
-      await h.kernel.whenSettled(model, 10_000)
       await h.add(
         'sampler',
         fixture('sampler', 'normal', { sampling: true, samplingMaxTokens: 50 }),

@@ -1,7 +1,9 @@
 // Hot reload, driven through `yoke dev --events json` in a temporary project (DESIGN §5).
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { readFileSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { dirname, join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import {
   DevProcess,
@@ -12,6 +14,7 @@ import {
   YOKE,
   type DevEvent,
 } from './helpers/project.ts'
+import { socketPath } from '../src/cli/control.ts'
 import { until } from './helpers/until.ts'
 
 // A plugin that holds one of every kind of registration: service, tap, watcher, timer.
@@ -545,6 +548,41 @@ describe('one-shot commands act on the running dev', () => {
       assert.ok(Array.isArray(JSON.parse(skills.stdout).roots), 'the dev answers skills list')
     } finally {
       assert.equal(await dev.stop(), 0, dev.stderr)
+      project.cleanup()
+    }
+  })
+})
+
+describe('a dev that goes without answering', () => {
+  it('is a failure of the command, not "no dev": tools call does not run the call again on its own copy', async () => {
+    const project = tempProject({
+      'marker.mjs': `import { writeFileSync } from 'node:fs'
+export default { name: 'marker', inject: ['runtime'], apply(ctx) {
+  ctx.runtime.register({ name: 'mark', description: 'leaves a file', execute: () => { writeFileSync('ran-here', ''); return 'marked' } })
+} }
+`,
+      'yoke.config.yaml': 'preset: minimal\nplugins:\n  marker:\n    use: ./marker.mjs\n',
+    })
+    const dir = realpathSync(project.dir)
+    const path = socketPath(dir, join(dir, 'yoke.config.yaml'))
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+    rmSync(path, { force: true })
+    // a "dev" that takes the request and dies before it answers
+    const fake = createServer((socket) => socket.once('data', () => socket.destroy()))
+    await new Promise<void>((resolve) => fake.listen(path, resolve))
+    try {
+      const r = await runYoke(['tools', 'call', 'mark'], { cwd: project.dir, home: project.home })
+      assert.equal(r.code, 1, r.stdout + r.stderr)
+      assert.match(r.stderr, /CONTROL_FAILED .*closed the connection before answering/)
+      assert.ok(!existsSync(project.path('ran-here')), 'the call was not run a second time here')
+      const fresh = await runYoke(['tools', 'call', 'mark', '--fresh'], {
+        cwd: project.dir,
+        home: project.home,
+      })
+      assert.equal(fresh.stdout, 'marked\n', fresh.stderr)
+    } finally {
+      await new Promise((resolve) => fake.close(resolve))
+      rmSync(path, { force: true })
       project.cleanup()
     }
   })

@@ -188,7 +188,9 @@ export function ask(
           answerMs,
         )
       socket.write(JSON.stringify(request) + '\n')
+      sent = true
     })
+    let sent = false
     let spoke = false
     lines(socket, 64 * 1024 * 1024, (line) => {
       let message: {
@@ -214,9 +216,24 @@ export function ask(
       else if (message.ok) done({ status: 'ok', answer: message.answer ?? undefined })
       else done({ status: 'error', error: fromJson(message.error ?? {}) })
     })
-    socket.on('end', () => !spoke && done({ status: 'none' }))
-    socket.on('close', () => done({ status: 'none' }))
-    socket.on('error', () => done({ status: 'none' }))
+    // a dev that took the request and went without answering may have done the work (a tool call
+    // ran): that is its failure, not "no dev", so the command does not do it again on its own copy
+    const gone = () =>
+      done(
+        sent
+          ? {
+              status: 'error',
+              error: new YokeError('CONTROL_FAILED', {
+                name: request.cmd,
+                owner: 'the running yoke dev',
+                reason: `it closed the connection before answering${spoke ? '' : ' (it may have stopped)'}`,
+              }),
+            }
+          : { status: 'none' },
+      )
+    socket.on('end', gone)
+    socket.on('close', gone)
+    socket.on('error', gone)
   })
 }
 

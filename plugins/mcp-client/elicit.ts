@@ -22,20 +22,26 @@ export function elicitThrough(
 ): Elicit {
   return async (params, call, signal) => {
     const url = params.mode === 'url' ? (params as { url: string }).url : undefined
-    const bounded = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
-    const answer = await hub.ask({
-      server,
-      call,
-      mode: url === undefined ? 'form' : 'url',
-      message: params.message,
-      ...(url === undefined
-        ? {
-            requestedSchema: (params as { requestedSchema?: Record<string, unknown> })
-              .requestedSchema,
-          }
-        : { url, elicitationId: (params as { elicitationId?: string }).elicitationId }),
-      signal: bounded,
-    })
+    // a timer of our own, not AbortSignal.timeout: on Node 20 a timeout signal that only
+    // AbortSignal.any refers to can be collected before it fires, leaving the question unbounded
+    const late = new AbortController()
+    const clock = setTimeout(() => late.abort(), timeoutMs)
+    const bounded = AbortSignal.any([signal, late.signal])
+    const answer = await hub
+      .ask({
+        server,
+        call,
+        mode: url === undefined ? 'form' : 'url',
+        message: params.message,
+        ...(url === undefined
+          ? {
+              requestedSchema: (params as { requestedSchema?: Record<string, unknown> })
+                .requestedSchema,
+            }
+          : { url, elicitationId: (params as { elicitationId?: string }).elicitationId }),
+        signal: bounded,
+      })
+      .finally(() => clearTimeout(clock))
     const why =
       bounded.aborted && !signal.aborted ? `no answer within ${timeoutMs} ms` : (answer.why ?? '')
     logger.info(

@@ -200,7 +200,7 @@ export class TaskCalls {
       const answer: ApplicationElicitResult = await this.elicit(
         request.params as never,
         context.applicationContext,
-        context.signal ?? AbortSignal.timeout(cfg.callMs),
+        context.signal ?? new AbortController().signal, // elicit bounds it by callMs itself
       )
       return answer as never
     }

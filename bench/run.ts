@@ -1,5 +1,6 @@
 // npm run bench: every benchmark, each against its baseline measured in the same run.
 import { agentBench } from './agent.ts'
+import { coldStartBench } from './cold-start.ts'
 import { execBench } from './exec.ts'
 import { gatewayBench } from './gateway.ts'
 import { lifecycleBench } from './lifecycle.ts'
@@ -20,6 +21,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   exec: execBench,
   gateway: gatewayBench,
   agent: agentBench,
+  'cold-start': coldStartBench,
 }
 const words = process.argv.slice(2)
 console.log(`node ${process.version}, ${new Date().toISOString()}`)

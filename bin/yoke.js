@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-// yoke runs from its TypeScript source: tsx compiles on the fly (and lets presets load .ts plugins).
-import { register } from 'tsx/esm/api'
-import { register as registerCjs } from 'tsx/cjs/api'
+// yoke runs from its build (dist/, made by `npm run build`; `npm install` in a clone builds it).
+// tsx loads only when a project's TypeScript plugin is imported (src/config/typescript.ts).
+import { existsSync } from 'node:fs'
 
-register()
-registerCjs() // a .ts plugin outside a "type": "module" package is loaded as CommonJS
-const { main } = await import('../src/cli/main.ts')
+const main = new URL('../dist/src/cli/main.js', import.meta.url)
+if (!existsSync(main)) {
+  process.stderr.write('yoke: no build found (dist/); run `npm run build` in the yoke checkout\n')
+  process.exit(1)
+}
+const { main: run } = await import(main.href)
 // exit explicitly: a plugin that leaves a handle open must not keep a finished command alive
-process.exit(await main(process.argv.slice(2)))
+process.exit(await run(process.argv.slice(2)))

@@ -33,7 +33,15 @@ if (!files.length) {
 }
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=180000', ...files],
+  [
+    '--import',
+    'tsx',
+    '--conditions=yoke-source',
+    '--test',
+    '--test-concurrency=2',
+    '--test-timeout=180000',
+    ...files,
+  ],
   {
     cwd: root,
     stdio: 'inherit',

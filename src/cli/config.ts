@@ -4,10 +4,8 @@
  * redacted), with --explain the file:line:col that set each value; `yoke config validate`
  * resolves everything a run would (plugins imported, configs checked) and lists every error.
  */
-import { stringify } from 'yaml'
-import { Composition } from '../config/composer.ts'
-import { resolveConfig, type ResolvedConfig } from '../config/resolve.ts'
-import { pathKey, type Position } from '../config/yaml.ts'
+import type { ResolvedConfig } from '../config/resolve.ts'
+import type { Position } from '../config/yaml.ts'
 import type { YokeError } from '../errors.ts'
 import { composeOptions, type ParsedArgs } from './args.ts'
 import { defineCommand } from './command.ts'
@@ -15,7 +13,12 @@ import { color, displayPath, errorJson, formatError, printJson } from './output.
 
 const REDACTED = '«from env, redacted»'
 
+// the config machinery loads when a command runs, not for `yoke --help`
 async function resolveFor(args: ParsedArgs): Promise<ResolvedConfig> {
+  const [{ Composition }, { resolveConfig }] = await Promise.all([
+    import('../config/composer.ts'),
+    import('../config/resolve.ts'),
+  ])
   const composition = new Composition(composeOptions(args))
   return resolveConfig(composition.options, composition.loader)
 }
@@ -41,7 +44,12 @@ export const configPrint = defineCommand({
   async run(args) {
     const resolved = await resolveFor(args)
     if (resolved.errors.length) return reportErrors(args, resolved.errors)
-    const { value, origins, fromEnv } = resolved.merged
+    const [{ pathKey }, { stringify }] = await Promise.all([
+      import('../config/yaml.ts'),
+      import('yaml'),
+    ])
+    const redact = redactor(resolved.merged.fromEnv, pathKey)
+    const { value, origins } = resolved.merged
     const cwd = args.cwd ?? process.cwd()
     const where = (pos?: Position) =>
       pos
@@ -57,15 +65,16 @@ export const configPrint = defineCommand({
         ok: true,
         preset: resolved.stack.preset,
         layers: resolved.stack.layers.map((l) => ({ kind: l.kind, file: l.file })),
-        config: redact(value, fromEnv),
+        config: redact(value),
         origins: args.explain ? explained : undefined,
       })
       return 0
     }
     const lines = render(
-      redact(value, fromEnv),
+      redact(value),
       [],
       args.explain ? (path) => where(origins.get(pathKey(path))) : () => undefined,
+      (v) => stringify(v, { lineWidth: 0 }).trimEnd(),
     )
     if (args.explain) {
       const layers = resolved.stack.layers.map(
@@ -107,14 +116,16 @@ export const configValidate = defineCommand({
   },
 })
 
-function redact(value: unknown, fromEnv: Set<string>, path: string[] = []): unknown {
-  if (fromEnv.has(pathKey(path))) return REDACTED
-  if (Array.isArray(value)) return value.map((v, i) => redact(v, fromEnv, [...path, String(i)]))
-  if (value && typeof value === 'object')
-    return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, redact(v, fromEnv, [...path, k])]),
-    )
-  return value
+/** The value with each leaf that came from the environment replaced by REDACTED. */
+function redactor(fromEnv: Set<string>, pathKey: (path: string[]) => string) {
+  const redact = (value: unknown, path: string[] = []): unknown => {
+    if (fromEnv.has(pathKey(path))) return REDACTED
+    if (Array.isArray(value)) return value.map((v, i) => redact(v, [...path, String(i)]))
+    if (value && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redact(v, [...path, k])]))
+    return value
+  }
+  return redact
 }
 
 /** Block YAML, one leaf per line so each can carry its origin as a comment. */
@@ -122,12 +133,11 @@ function render(
   value: unknown,
   path: Array<string | number>,
   origin: (path: Array<string | number>) => string | undefined,
+  yamlScalar: (v: unknown) => string,
   indent = '',
 ): string[] {
   const scalar = (v: unknown) =>
-    typeof v === 'string' && v.includes('\n')
-      ? JSON.stringify(v)
-      : stringify(v, { lineWidth: 0 }).trimEnd()
+    typeof v === 'string' && v.includes('\n') ? JSON.stringify(v) : yamlScalar(v)
   const note = (p: Array<string | number>) => {
     const o = origin(p)
     return o ? `  ${color.dim('# ' + o)}` : ''
@@ -141,7 +151,7 @@ function render(
     const head = Array.isArray(value) ? `${indent}-` : `${indent}${scalar(key)}:`
     const isEmpty = v && typeof v === 'object' && Object.keys(v).length === 0
     if (v && typeof v === 'object' && !isEmpty) {
-      lines.push(head + note(p), ...render(v, p, origin, indent + '  '))
+      lines.push(head + note(p), ...render(v, p, origin, yamlScalar, indent + '  '))
     } else {
       lines.push(`${head} ${scalar(v)}${note(p)}`)
     }

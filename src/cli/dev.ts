@@ -6,8 +6,7 @@
  * It answers `yoke inspect` and every control plugins register (`ctx.control`) on a control socket,
  * and shuts down cleanly on SIGINT/SIGTERM.
  */
-import { Composition, type ReloadEvent } from '../config/composer.ts'
-import { snapshot } from './snapshot.ts'
+import type { Composition, ReloadEvent } from '../config/composer.ts'
 import { YokeError } from '../errors.ts'
 import type { FiberInfo } from '../kernel/types.ts'
 import type { LogRecord } from '../kernel/kernel.ts'
@@ -37,6 +36,10 @@ export const dev = defineCommand({
       throw new YokeError('USAGE', { reason: `--events takes json or text, not "${format}"` })
     const json = format === 'json'
     const cwd = args.cwd ?? process.cwd()
+    const [{ Composition }, { snapshot }] = await Promise.all([
+      import('../config/composer.ts'),
+      import('./snapshot.ts'),
+    ])
     const composition = new Composition(composeOptions(args))
     const { kernel } = composition
     const time = () => color.dim(new Date().toTimeString().slice(0, 8))

@@ -11,8 +11,8 @@ import { existsSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { basename, dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { BUILTIN_PLUGINS, builtinNames } from '../config/modules.ts'
-import { readConfigText } from '../config/yaml.ts'
+import { BUILTIN_PLUGINS, builtinNames } from '../roots.ts'
+import { loadTypeScript } from '../config/typescript.ts'
 import { messageOf } from '../errors.ts'
 import type { Command, CommandContext } from './command.ts'
 
@@ -40,24 +40,27 @@ export async function projectCommands(cli: CommandContext): Promise<Contributed[
   } catch {
     return [] // a config that does not load is reported by the command that composes it
   }
+  const { readConfigText } = await import('../config/yaml.ts') // the defensive reader
   const found = await Promise.all(
     instances
       .filter((i) => i.enabled && i.file && !i.file.startsWith(BUILTIN_PLUGINS))
       .map((i) => {
-        const module = commandsModuleOf(i.file!, cli.options.cwd)
+        const module = commandsModuleOf(i.file!, cli.options.cwd, readConfigText)
         return module ? commandsIn(module, `instance "${i.key}"`) : []
       }),
   )
   return found.flat()
 }
 
-function commandsModuleOf(entry: string, projectDir: string): string | undefined {
+type ReadText = (file: string) => string
+
+function commandsModuleOf(entry: string, projectDir: string, read: ReadText): string | undefined {
   if (/^index\.(ts|mts|js|mjs)$/.test(basename(entry))) return join(dirname(entry), 'commands')
   if (existsSync(entry)) return undefined // a single-file local plugin has no commands module
-  const manifest = packageJsonOf(entry, projectDir)
+  const manifest = packageJsonOf(entry, projectDir, read)
   if (!manifest) return undefined
   try {
-    const named = JSON.parse(readConfigText(manifest))?.yoke?.commands
+    const named = JSON.parse(read(manifest))?.yoke?.commands
     return typeof named === 'string' ? join(dirname(manifest), named) : undefined
   } catch (err) {
     warn(`package ${entry}`, manifest, messageOf(err))
@@ -66,7 +69,7 @@ function commandsModuleOf(entry: string, projectDir: string): string | undefined
 }
 
 /** A package's package.json: exported, or found above its resolved entry (when `exports` hides it). */
-function packageJsonOf(name: string, projectDir: string): string | undefined {
+function packageJsonOf(name: string, projectDir: string, read: ReadText): string | undefined {
   const require = createRequire(join(projectDir, 'noop.js'))
   try {
     return require.resolve(`${name}/package.json`)
@@ -74,7 +77,7 @@ function packageJsonOf(name: string, projectDir: string): string | undefined {
     try {
       for (let dir = dirname(require.resolve(name)); dir !== dirname(dir); dir = dirname(dir)) {
         const file = join(dir, 'package.json')
-        if (isFile(file) && JSON.parse(readConfigText(file))?.name === name) return file
+        if (isFile(file) && JSON.parse(read(file))?.name === name) return file
       }
     } catch {
       return undefined // not resolvable as CommonJS either: composing reports it
@@ -106,6 +109,7 @@ async function commandsIn(base: string, owner: string): Promise<Contributed[]> {
         IMPORT_MS,
       )
     })
+    if (!file.startsWith(BUILTIN_PLUGINS) && /\.[cm]?ts$/.test(file)) await loadTypeScript()
     const module = await Promise.race([import(pathToFileURL(file).href), late])
     const list: unknown = module.commands ?? module.default
     if (!Array.isArray(list)) throw new Error('it exports no `commands` list')

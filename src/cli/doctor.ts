@@ -6,14 +6,19 @@
  * through controls named `doctor:<title>` (each answers a list of checks).
  */
 import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs'
-import { Composition } from '../config/composer.ts'
-import { loadLayers, yokeHome } from '../config/layers.ts'
+import type { Composition } from '../config/composer.ts'
+import { join } from 'node:path'
+import { YOKE_ROOT } from '../roots.ts'
 import { messageOf } from '../errors.ts'
 import { composeOptions } from './args.ts'
 import { defineCommand } from './command.ts'
 import { ask, socketPath } from './control.ts'
 import { color, displayPath, formatError, printJson, progress } from './output.ts'
-import { snapshot } from './snapshot.ts'
+
+/** yoke's own package.json (its version, its engines). */
+export function yokePackage(): { version: string; engines: { node: string } } {
+  return JSON.parse(readFileSync(join(YOKE_ROOT, 'package.json'), 'utf8'))
+}
 
 export interface Check {
   level: 'ok' | 'warn' | 'error'
@@ -30,6 +35,10 @@ export const doctor = defineCommand({
   usage: 'yoke doctor [--json] [common flags]',
   examples: ['yoke doctor', 'yoke doctor --config config/yoke.yaml --json'],
   async run(args) {
+    const [{ Composition }, { loadLayers, yokeHome }] = await Promise.all([
+      import('../config/composer.ts'),
+      import('../config/layers.ts'),
+    ])
     const options = composeOptions(args)
     const checks: Check[] = [nodeCheck()]
     const stack = await loadLayers(options)
@@ -66,9 +75,7 @@ export const doctor = defineCommand({
 })
 
 function nodeCheck(): Check {
-  const { engines } = JSON.parse(
-    readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
-  ) as { engines: { node: string } }
+  const { engines } = yokePackage()
   const [major, minor] = process.versions.node.split('.').map(Number) as [number, number]
   const [needMajor, needMinor = 0] = /(\d+)(?:\.(\d+))?/
     .exec(engines.node)!
@@ -83,6 +90,7 @@ function nodeCheck(): Check {
 }
 
 async function instanceChecks(composition: Composition): Promise<Check[]> {
+  const { snapshot } = await import('./snapshot.ts')
   const snap = await snapshot(composition)
   const instances = snap.instances.filter((i) => i.use !== 'core' && i.state !== 'disabled')
   const troubled = instances.filter((i) => i.state !== 'active')

@@ -6,7 +6,7 @@
  */
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
-import { YOKE_ROOT } from '../config/layers.ts'
+import { CODE_ROOT, FROM_SOURCE, YOKE_ROOT } from '../roots.ts'
 import { defineCommand } from './command.ts'
 import { color, printJson } from './output.ts'
 
@@ -94,9 +94,16 @@ input=$(cat)
 printf '%s' "$input" | sed -n 's/.*"text"[[:space:]]*:[[:space:]]*"\\([^"]*\\)".*/\\1/p' | tr '[:lower:]' '[:upper:]'
 `
 
-/** Type-checks plugins/ against the running yoke's own sources and types (`npx tsc -p .`). */
+/**
+ * Type-checks plugins/ against the running yoke's types (`npx tsc -p .`): its declaration files, or
+ * its sources when it runs from them. Node's types come from yoke's own node_modules when it has
+ * them (a clone), else from the project's.
+ */
 function tsconfig(dir: string): string {
   const yoke = relative(dir, YOKE_ROOT) || '.'
+  const code = relative(dir, CODE_ROOT) || '.'
+  const types = (entry: string) => join(code, 'src', FROM_SOURCE ? `${entry}.ts` : `${entry}.d.ts`)
+  const nodeTypes = existsSync(join(YOKE_ROOT, 'node_modules', '@types', 'node'))
   return (
     JSON.stringify(
       {
@@ -113,11 +120,8 @@ function tsconfig(dir: string): string {
           skipLibCheck: true,
           resolveJsonModule: true,
           types: ['node'],
-          typeRoots: [join(yoke, 'node_modules', '@types')],
-          paths: {
-            yoke: [join(yoke, 'src', 'index.ts')],
-            'yoke/cli': [join(yoke, 'src', 'cli', 'api.ts')],
-          },
+          typeRoots: nodeTypes ? [join(yoke, 'node_modules', '@types')] : undefined,
+          paths: { yoke: [types('index')], 'yoke/cli': [types('cli/api')] },
         },
         include: ['plugins'],
       },

@@ -4,9 +4,8 @@
  * hooks and taps, live resources. It shows a running `yoke dev` of the same project when one
  * answers, otherwise it composes the config once, reports, and disposes it.
  */
-import { Composition } from '../config/composer.ts'
-import { loadLayers } from '../config/layers.ts'
-import { snapshot, type Snapshot } from './snapshot.ts'
+import type { Composition } from '../config/composer.ts'
+import type { Snapshot } from './snapshot.ts'
 import type { EffectNode } from '../kernel/disposer.ts'
 import { composeOptions } from './args.ts'
 import { defineCommand } from './command.ts'
@@ -28,6 +27,11 @@ export const inspect = defineCommand({
     'yoke inspect --prompt',
   ],
   async run(args) {
+    const [{ Composition }, { loadLayers }, { snapshot }] = await Promise.all([
+      import('../config/composer.ts'),
+      import('../config/layers.ts'),
+      import('./snapshot.ts'),
+    ])
     const options = composeOptions(args)
     let snap: Snapshot | undefined
     let source = 'composed now'

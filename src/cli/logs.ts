@@ -17,7 +17,6 @@ import {
   watch,
 } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { loadLayers } from '../config/layers.ts'
 import { messageOf, YokeError } from '../errors.ts'
 import type { LogLevel, LogRecord } from '../kernel/types.ts'
 import { composeOptions } from './args.ts'
@@ -100,6 +99,7 @@ export const logs = defineCommand({
     const count = Number(args.lines ?? 50)
     if (!Number.isSafeInteger(count) || count < 0)
       throw new YokeError('USAGE', { reason: `--lines takes a whole number, not "${args.lines}"` })
+    const { loadLayers } = await import('../config/layers.ts')
     const file = logFileOf((await loadLayers(composeOptions(args))).projectDir)
     const shown = (line: string) => {
       const level = /"level":"(\w+)"/.exec(line)?.[1] as LogLevel | undefined

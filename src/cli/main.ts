@@ -4,7 +4,6 @@
  * plugins contribute, then those of the project's plugins), parses its flags, runs it, and turns
  * what it throws into an exit code (2 for usage and config errors, 1 otherwise).
  */
-import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { YokeError } from '../errors.ts'
 import { guardProcess } from '../kernel/faults.ts'
@@ -12,9 +11,8 @@ import { COMMON_HELP, COMMON_OPTIONS, parseCommandArgs, type ParsedArgs } from '
 import type { Command, Flags } from './command.ts'
 import { configPrint, configValidate } from './config.ts'
 import { candidates, completion } from './completion.ts'
-import { commandContext } from './context.ts'
 import { dev } from './dev.ts'
-import { doctor } from './doctor.ts'
+import { doctor, yokePackage } from './doctor.ts'
 import { builtinCommands, projectCommands, type Contributed } from './discover.ts'
 import { init } from './init.ts'
 import { inspect } from './inspect.ts'
@@ -182,7 +180,7 @@ async function complete(given: string[]): Promise<number> {
       KERNEL.map((command) => ({ command, owner: 'yoke' })),
       await builtinCommands(),
     ),
-    await projectCommands(commandContext(commonFlags(words))),
+    await projectCommands(await contextFor(commonFlags(words))),
   )
   const found = candidates(commands, words, args.at(-1) ?? '')
   if (found.length) process.stdout.write(found.join('\n') + '\n')
@@ -212,7 +210,7 @@ async function runCommand(given: string[]): Promise<number> {
     )
     let found = match(commands, words)
     if (!found || (!words.length && wantsHelp)) {
-      commands = join(commands, await projectCommands(commandContext(commonFlags(argv))))
+      commands = join(commands, await projectCommands(await contextFor(commonFlags(argv))))
       found = match(commands, words)
     }
     if (!found) {
@@ -241,7 +239,7 @@ async function runCommand(given: string[]): Promise<number> {
         reason: `unexpected argument "${positionals[command.positionals ?? 0]}" for yoke ${command.name}`,
       })
     }
-    return await command.run(values, positionals, commandContext(values))
+    return await command.run(values, positionals, await contextFor(values))
   } catch (err) {
     if (json) printJson({ ok: false, error: errorJson(err) })
     else
@@ -254,6 +252,11 @@ async function runCommand(given: string[]): Promise<number> {
   }
 }
 
+/** A command's context; its module (the config machinery) loads only when a command needs it. */
+async function contextFor(args: ParsedArgs) {
+  return (await import('./context.ts')).commandContext(args)
+}
+
 /** 2 for usage and config errors, 1 for everything else. */
 export function exitCodeOf(err: unknown): number {
   if (!(err instanceof YokeError)) return 1
@@ -263,8 +266,7 @@ export function exitCodeOf(err: unknown): number {
 }
 
 function version(): number {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))
-  process.stdout.write(`yoke ${pkg.version}\n`)
+  process.stdout.write(`yoke ${yokePackage().version}\n`)
   return 0
 }
 

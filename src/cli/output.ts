@@ -5,7 +5,7 @@
  */
 import { homedir } from 'node:os'
 import { relative, resolve, sep } from 'node:path'
-import { YOKE_ROOT } from '../config/layers.ts'
+import { YOKE_ROOT } from '../roots.ts'
 import { YokeError, messageOf } from '../errors.ts'
 
 const useColor = (stream: NodeJS.WriteStream) =>

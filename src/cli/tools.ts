@@ -8,7 +8,6 @@
  */
 import type { Composition } from '../config/composer.ts'
 import { YokeError } from '../errors.ts'
-import { hostTrack, runtimeView } from '../runtime/index.ts'
 import { partText } from '../content.ts'
 import type { ApprovalAnswer } from '../runtime/approval.ts'
 import type { ProgressEvent, ToolCall, ToolResult } from '../runtime/types.ts'
@@ -192,6 +191,7 @@ async function callTool(
   signal: AbortSignal,
   onProgress: (event: ProgressEvent) => void = showProgress,
 ): Promise<ToolResult> {
+  const { hostTrack, runtimeView } = await import('../runtime/index.ts') // loaded by then: the composition uses it
   const view = runtimeView(rt, caller, hostTrack)
   const result = await view.call(name, args, { signal, onProgress })
   if (!result.task) return result

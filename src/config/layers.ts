@@ -10,7 +10,6 @@
 import { existsSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { YokeError } from '../errors.ts'
 import { interpolate, type MissingVar } from './interpolate.ts'
 import type { LayerValue } from './merge.ts'
@@ -24,8 +23,7 @@ import {
   type Position,
 } from './yaml.ts'
 
-export const YOKE_ROOT = fileURLToPath(new URL('../../', import.meta.url))
-export const BUILTIN_PRESETS = join(YOKE_ROOT, 'presets')
+import { BUILTIN_PRESETS } from '../roots.ts'
 
 /**
  * Where the project config is looked for, in order, in cwd and then each parent up to the first

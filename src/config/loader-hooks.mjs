@@ -4,11 +4,14 @@
 // one shared copy. Each import edge is reported back, so the caller knows (and watches) exactly
 // the files each plugin depends on. `yoke` and `yoke/…` always resolve to the running yoke, so a
 // plugin anywhere (no yoke installed beside it) gets the host's API — one copy, one YokeError class.
+// The entry points are answered outright: a later hook (tsx, applying a project tsconfig's `paths`
+// that point at yoke's .d.ts files for the type-checker) must not send them elsewhere.
 import { pathToFileURL } from 'node:url'
 
 let port
 let shared = []
 let host
+let entries = {}
 // a local .ts plugin is ESM (the plugin contract) even outside a "type": "module" package; as CommonJS a reload would get the cached copy
 const esm = (r) =>
   r.url.includes('yoke-gen=') && /\.ts$/.test(r.url.split('?')[0]) ? { ...r, format: 'module' } : r
@@ -17,6 +20,7 @@ export function initialize(data) {
   port = data.port
   shared = data.shared
   host = data.host
+  entries = data.entries ?? {}
   // a ping is answered after every edge reported before it: the port keeps order
   port.on('message', (message) => message === 'ping' && port.postMessage('pong'))
   port.unref()
@@ -28,6 +32,7 @@ export async function resolve(specifier, context, next) {
     const [dir, pkg] = JSON.parse(decodeURIComponent(specifier.slice('yoke-from:'.length)))
     return next(pkg, { ...context, parentURL: pathToFileURL(`${dir}/package.json`).href })
   }
+  if (Object.hasOwn(entries, specifier)) return { url: entries[specifier], shortCircuit: true }
   if (host && (specifier === 'yoke' || specifier.startsWith('yoke/')))
     return next(specifier, { ...context, parentURL: host })
   const result = esm(await next(specifier, context))

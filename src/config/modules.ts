@@ -6,7 +6,7 @@
  * runs without a restart while the old module object stays intact for rollback.
  */
 import { createHash } from 'node:crypto'
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { register } from 'node:module'
 import { join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -14,10 +14,18 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import { YokeError } from '../errors.ts'
 import { faultContext } from '../kernel/faults.ts'
 import { toPlugin, type Plugin } from '../kernel/plugin.ts'
-import { YOKE_ROOT } from './layers.ts'
+import {
+  BUILTIN_ENTRY,
+  BUILTIN_PLUGINS,
+  builtinNames,
+  CODE_ROOT,
+  ENTRY_POINTS,
+  YOKE_ROOT,
+} from '../roots.ts'
 import { didYouMean } from '../suggest.ts'
+import { loadTypeScript } from './typescript.ts'
 
-export const BUILTIN_PLUGINS = join(YOKE_ROOT, 'plugins')
+export { BUILTIN_PLUGINS, builtinNames }
 
 export interface ResolvedUse {
   kind: 'builtin' | 'local' | 'package'
@@ -53,18 +61,11 @@ export function resolveUse(use: string, baseDir: string, projectDir: string): Re
     if (!file) throw fail(`no file at ${path}`)
     return { kind: 'local', file }
   }
-  const builtin = join(BUILTIN_PLUGINS, use, 'index.ts')
+  const builtin = join(BUILTIN_PLUGINS, use, BUILTIN_ENTRY)
   if (/^[a-z0-9-]+$/.test(use) && isFile(builtin)) return { kind: 'builtin', file: builtin }
   if (!/^(@[\w.-]+\/)?[\w.-]+(\/[\w./-]*)?$/.test(use))
     throw fail('it is neither a path, a built-in name nor an npm package name')
   return { kind: 'package', file: use, from: projectDir }
-}
-
-export function builtinNames(): string[] {
-  if (!existsSync(BUILTIN_PLUGINS)) return []
-  return readdirSync(BUILTIN_PLUGINS)
-    .filter((name) => isFile(join(BUILTIN_PLUGINS, name, 'index.ts')))
-    .sort()
 }
 
 export class ModuleLoader {
@@ -76,7 +77,7 @@ export class ModuleLoader {
   #port?: MessagePort
   #pongs: Array<() => void> = []
   #pass = 1
-  #hooked = false
+  #hooked?: Promise<void>
 
   /**
    * Starts a new load pass: local modules imported in one pass share one copy of the local files
@@ -96,7 +97,7 @@ export class ModuleLoader {
     )
       return cached
     const gen = target.kind === 'local' ? this.#pass : 0
-    if (target.kind !== 'builtin') this.#hook()
+    if (target.kind !== 'builtin') await this.#hook()
     // a package is resolved by Node itself, from the project (see loader-hooks.mjs)
     const url = target.from
       ? `yoke-from:${encodeURIComponent(JSON.stringify([target.from, target.file]))}`
@@ -148,9 +149,12 @@ export class ModuleLoader {
     return loaded
   }
 
-  #hook() {
-    if (this.#hooked) return
-    this.#hooked = true
+  /** tsx, then the loader hooks (once; every concurrent load waits for both). */
+  #hook(): Promise<void> {
+    return (this.#hooked ??= loadTypeScript().then(() => this.#registerHooks()))
+  }
+
+  #registerHooks() {
     const { port1, port2 } = new MessageChannel()
     port1.on('message', (message: { parent: string; url: string } | 'pong') => {
       if (message === 'pong') return this.#pongs.shift()?.()
@@ -161,9 +165,14 @@ export class ModuleLoader {
     })
     port1.unref()
     this.#port = port1
-    const shared = [pathToFileURL(join(YOKE_ROOT, 'src')).href + '/']
+    const shared = [pathToFileURL(join(CODE_ROOT, 'src')).href + '/']
     register(new URL('./loader-hooks.mjs', import.meta.url), {
-      data: { port: port2, shared, host: pathToFileURL(join(YOKE_ROOT, 'package.json')).href },
+      data: {
+        port: port2,
+        shared,
+        host: pathToFileURL(join(YOKE_ROOT, 'package.json')).href,
+        entries: ENTRY_POINTS,
+      },
       transferList: [port2],
     })
   }

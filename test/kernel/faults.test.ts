@@ -51,7 +51,7 @@ function compose(names: string[], options: { call?: string; timeouts?: boolean }
   `
   const run = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--input-type=module', '-e', script],
+    ['--import', 'tsx', '--conditions=yoke-source', '--input-type=module', '-e', script],
     {
       cwd: ROOT,
       encoding: 'utf8',

@@ -6,8 +6,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { checkSchema, riskyPattern, YokeError } from 'yoke'
-import { color, defineCommand, displayPath, printJson } from 'yoke/cli'
+import { color, defineCommand, displayPath, printJson, YokeError } from 'yoke/cli'
 import type { PackageInfo } from './api.ts'
 
 const pluginsList = defineCommand({
@@ -54,8 +53,10 @@ const pluginsCheck = defineCommand({
       : readdirSync(root, { withFileTypes: true })
           .filter((e) => e.isDirectory() && existsSync(join(root, e.name, 'manifest.json')))
           .map((e) => join(root, e.name))
-    // the loader brings the MCP client and the hook runner: imported only when a check runs
+    // the loader brings the MCP client and the hook runner, the schema checks ajv: imported only
+    // when a check runs (`yoke --help` imports this module)
     const { loadPackage } = await import('./package.ts')
+    const { checkSchema, riskyPattern } = await import('yoke')
     const results = []
     for (const d of dirs) {
       const pkg = await loadPackage(d)

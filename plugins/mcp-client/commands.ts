@@ -5,26 +5,28 @@
  * `yoke mcp import FILE` (.mcp.json, claude_desktop_config.json or a Codex config.toml as
  * mcp-client entries; printed, or added with --write). Edits keep the config's comments.
  */
-import { resolve } from 'node:path'
-import { YokeError } from 'yoke'
+import { existsSync } from 'node:fs'
+import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path'
 import {
   color,
   defineCommand,
   displayPath,
   printJson,
+  YokeError,
   type CommandContext,
   type ParsedArgs,
 } from 'yoke/cli'
 import type { McpServerStatus } from '../mcp/api.ts'
-import { mcpClientConfig } from './config.ts'
-import { importFile, toYaml, type ImportResult } from './import.ts'
+import type { ImportResult } from './import.ts'
 
 const mcpList = defineCommand({
   name: 'mcp list',
   summary:
     'MCP servers: state (connected, reconnecting n of m, gave up), protocol era and version, last error, tools',
   usage: 'yoke mcp list [--fresh] [--json] [common flags]',
-  flags: { fresh: { type: 'boolean' } },
+  flags: {
+    fresh: { type: 'boolean', description: 'compose now even when a yoke dev is running' },
+  },
   examples: ['yoke mcp list --config config/yoke.yaml', 'yoke mcp list --fresh --json'],
   async run(args, _, cli) {
     const reply = await cli.control('mcp-list', {}, { fresh: Boolean(args.fresh) })
@@ -67,8 +69,16 @@ const mcpImport = defineCommand({
     'convert .mcp.json, claude_desktop_config.json or a Codex config.toml into mcp-client entries',
   usage: 'yoke mcp import FILE [--write] [--trust-urls] [--json] [common flags]',
   positionals: 1,
-  // --trust-urls: the file is yours; without it HTTP entries get ssrfGuard: true (URLs from someone else's file)
-  flags: { write: { type: 'boolean' }, 'trust-urls': { type: 'boolean' } },
+  flags: {
+    write: {
+      type: 'boolean',
+      description: 'add the entries to the project config (default: print them)',
+    },
+    'trust-urls': {
+      type: 'boolean',
+      description: 'the file is yours: no SSRF guard on its URLs (default: ssrfGuard: true)',
+    },
+  },
   examples: [
     'yoke mcp import .mcp.json',
     'yoke mcp import ~/.codex/config.toml --write --trust-urls',
@@ -79,6 +89,8 @@ const mcpImport = defineCommand({
         reason:
           'yoke mcp import needs a file: .mcp.json, claude_desktop_config.json or a Codex config.toml',
       })
+    // the readers bring smol-toml and yaml: loaded when an import runs, not for --help
+    const { importFile, toYaml } = await import('./import.ts')
     const result = importFile(resolve(args.cwd ?? process.cwd(), file), {
       trustUrls: Boolean(args['trust-urls']),
     })
@@ -143,12 +155,27 @@ const mcpAdd = defineCommand({
     'yoke mcp add NAME [--url URL] [--header "Name: value"]… [--env NAME=VALUE]… [-- COMMAND [ARGS…]]',
   positionals: 64,
   flags: {
-    url: { type: 'string' },
-    header: { type: 'string', multiple: true },
-    env: { type: 'string', multiple: true },
+    url: {
+      type: 'string',
+      value: 'URL',
+      description: 'a Streamable HTTP (or SSE) server instead of a command',
+    },
+    header: {
+      type: 'string',
+      multiple: true,
+      value: '"NAME: VALUE"',
+      description: 'an HTTP header sent to a --url server',
+    },
+    env: {
+      type: 'string',
+      multiple: true,
+      value: 'NAME=VALUE',
+      description: "a variable in the server's (otherwise scrubbed) environment",
+    },
   },
   examples: [
     'yoke mcp add memory -- npx -y @modelcontextprotocol/server-memory',
+    'yoke mcp add local -- node ./tools/server.mjs',
     'yoke mcp add docs --url https://example.com/mcp --header "Authorization: Bearer $TOKEN"',
   ],
   async run(args, [name, command, ...rest], cli) {
@@ -156,34 +183,83 @@ const mcpAdd = defineCommand({
       throw new YokeError('USAGE', {
         reason: 'yoke mcp add needs a server name, then -- COMMAND ARGS… or --url URL',
       })
-    const config = {
+    const config: Record<string, unknown> = {
       serverName: name,
       ...(command && { command, args: rest }),
       ...(args.env && { env: pairs(args.env as string[], 'env', '=') }),
       ...(args.url && { url: args.url }),
       ...(args.header && { headers: pairs(args.header as string[], 'header', ':') }),
     }
+    // the schema brings zod: loaded when an entry is added, not for --help
+    const { mcpClientConfig } = await import('./config.ts')
     const checked = mcpClientConfig.safeParse(config)
     if (!checked.success)
       throw new YokeError('USAGE', {
         reason: `that server entry is not valid: ${checked.error.issues.map((i) => `${i.path.join('.') || 'entry'}: ${i.message}`).join('; ')}`,
       })
     const key = `mcp-${name}`
-    const { file } = await cli.editConfig((doc) => {
+    let created = false
+    let cwd: string | undefined
+    const { file } = await cli.editConfig((doc, target) => {
       if (doc.hasIn(['plugins', key]))
         throw new YokeError('USAGE', {
           reason: `the project config already has an instance "${key}": edit it, or yoke mcp remove ${name} first`,
         })
+      created = !existsSync(target)
+      // known once the file is: the server runs in that config's project directory
+      cwd = command ? serverCwd(cli.cwd, projectDirOf(target), [command, ...rest]) : undefined
+      if (cwd !== undefined) config.cwd = cwd
       doc.setIn(['plugins', key], doc.createNode({ use: 'mcp-client', config }))
     })
-    if (args.json) printJson({ ok: true, file, instance: key, config })
-    else
-      process.stdout.write(
-        `${displayPath(file, args.cwd ?? process.cwd())}: added ${key} (a running yoke dev connects it now)\n`,
-      )
+    if (args.json) printJson({ ok: true, file, created, instance: key, config })
+    else {
+      const shown = displayPath(file, cli.cwd)
+      const lines = [
+        created
+          ? `created ${shown} (there was no project config; yoke finds this one here) with ${key}`
+          : `${shown}: added ${key}`,
+        ...(cwd !== undefined
+          ? [`  it runs in ${cwd} (where this ran), so its relative paths resolve as they did here`]
+          : []),
+        '  a yoke dev running on this config connects it now; `yoke mcp list` shows its state',
+      ]
+      process.stdout.write(lines.join('\n') + '\n')
+    }
     return 0
   },
 })
+
+/**
+ * The `cwd:` the entry needs so that the command line runs as it did in the shell: a stdio server
+ * runs in the project directory (the config's), so `node ./server.mjs` typed elsewhere would name
+ * another file. Only a command line that names a path that is there is given one; a directory
+ * beside or inside the project's is written relative (the config then works in another checkout),
+ * one further away absolute.
+ */
+function serverCwd(shellDir: string, projectDir: string, commandLine: string[]) {
+  const here = resolve(shellDir)
+  if (here === projectDir || !commandLine.some((arg, i) => namesPath(arg, here, i === 0)))
+    return undefined
+  const rel = relative(projectDir, here)
+  return rel.startsWith(`..${sep}..`) || isAbsolute(rel) ? here : rel.split(sep).join('/')
+}
+
+/** A config file's project directory, as yoke's loader says it: its own, or above `.config/`. */
+function projectDirOf(file: string): string {
+  const dir = dirname(resolve(file))
+  return basename(dir) === '.config' ? dirname(dir) : dir
+}
+
+/**
+ * Whether a command-line word names a file or directory relative to `dir` (`./server.mjs`,
+ * `server.py`, `--config=conf.json`, `.`). A command is looked up on PATH unless it has a slash.
+ */
+function namesPath(word: string, dir: string, isCommand: boolean): boolean {
+  const value = word.startsWith('-') ? word.slice(word.indexOf('=') + 1 || word.length) : word
+  if (!value || isAbsolute(value) || /^[a-z][a-z0-9+.-]*:/i.test(value)) return false
+  if (isCommand && !value.includes('/')) return false
+  return existsSync(resolve(dir, value))
+}
 
 const mcpRemove = defineCommand({
   name: 'mcp remove',

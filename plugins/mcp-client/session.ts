@@ -27,7 +27,7 @@ import type { McpList } from '../mcp/api.ts'
 import { transportOf, type McpClientConfig } from './config.ts'
 import { sessionExpired, sseTransport, streamableTransport, wantsSse } from './http.ts'
 import { capabilitiesOf, eraProblem, exitedOnProbe, makeClient, PROBE_MS } from './negotiation.ts'
-import { ProcessTransport, serverEnv } from './stdio.ts'
+import { ProcessTransport, serverEnv, tellingLine } from './stdio.ts'
 import { Wire } from './wire.ts'
 
 export type TransportKind = 'stdio' | 'http' | 'sse'
@@ -292,7 +292,8 @@ export class Session {
         ? `was killed by ${t.exit.signal}`
         : `exited with code ${t.exit.code}`
       : 'closed its output'
-    return `the server process ${how}${t.stderr.length ? ` (stderr: ${t.stderr.at(-1)})` : ''}`
+    const telling = tellingLine(t.stderr)
+    return `the server process ${how}${telling ? ` (stderr: ${telling})` : ''}`
   }
 }
 
@@ -320,7 +321,7 @@ function describe(err: unknown, session: Session, cfg: McpClientConfig): string 
       return `the working directory does not exist: ${t.options.cwd}`
     if (code === 'ENOENT') return `command not found: ${JSON.stringify(t.options.command)}`
     if (t.fatal) return t.fatal // the exit that followed is ours, not the server's
-    const tail = t.stderr.at(-1)
+    const tail = tellingLine(t.stderr)
     const exit = t.exit ? `; the process exited with code ${t.exit.code ?? t.exit.signal}` : ''
     return `${message}${exit}${tail ? ` (stderr: ${tail})` : ''}`
   }

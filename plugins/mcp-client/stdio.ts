@@ -41,6 +41,20 @@ export function serverEnv(
   return env
 }
 
+/** An error's headline: `Error: …`, `TypeError [CODE]: …`, Python's `ValueError: …`, a Go panic. */
+const ERROR_LINE = /^\s*(Uncaught\s+)?([\w.$]*(Error|Exception)(\s*\[[^\]]*\])?|panic|fatal error):/
+/** What follows it: stack frames, the error's properties, a caret, Node's `Node.js v20.x` banner. */
+const TRAILER = /^(Node\.js v\d|\s+at\s|\s*[{}^]+\s*$|\s+[\w$]+: .*$)/
+
+/**
+ * The stderr line that says why a server failed: the last error headline, else the last line that
+ * is not a stack frame or a banner (the very last line of a Node crash is its version).
+ */
+export function tellingLine(lines: readonly string[]): string | undefined {
+  const line = lines.findLast((l) => ERROR_LINE.test(l)) ?? lines.findLast((l) => !TRAILER.test(l))
+  return (line ?? lines.at(-1))?.trim()
+}
+
 export class ProcessTransport implements Transport {
   onclose?: () => void
   onerror?: (error: Error) => void
@@ -103,7 +117,8 @@ export class ProcessTransport implements Transport {
       const lines = (partial + text).split('\n')
       partial = lines.pop()!.slice(-500)
       for (const line of lines) if (line.trim()) this.stderr.push(line.slice(0, 500))
-      this.stderr.splice(0, this.stderr.length - 20)
+      // enough for a Node crash: the error line, ten stack frames, its properties and the banner
+      this.stderr.splice(0, this.stderr.length - 40)
     })
   }
 

@@ -8,8 +8,15 @@
  */
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { Composition, YokeError } from 'yoke'
-import { defineCommand, errorJson, formatError, printJson, type CommandContext } from 'yoke/cli'
+import { dirname, extname, join } from 'node:path'
+import {
+  defineCommand,
+  errorJson,
+  formatError,
+  printJson,
+  YokeError,
+  type CommandContext,
+} from 'yoke/cli'
 import './errors.ts'
 
 const PLUGIN = 'mcp-server'
@@ -18,7 +25,22 @@ const serve = defineCommand({
   name: 'serve',
   summary: 'serve the composed tools as an MCP server: Streamable HTTP (default) or --stdio',
   usage: 'yoke serve [--stdio | --http HOST:PORT] [--view NAME] [common flags]',
-  flags: { stdio: { type: 'boolean' }, http: { type: 'string' }, view: { type: 'string' } },
+  flags: {
+    stdio: {
+      type: 'boolean',
+      description: 'serve one connection on stdin/stdout (for a client that spawns yoke)',
+    },
+    http: {
+      type: 'string',
+      value: 'HOST:PORT',
+      description: 'serve Streamable HTTP there (port 0: any free port); default: the config',
+    },
+    view: {
+      type: 'string',
+      value: 'NAME',
+      description: "serve one of the mcp-server instance's views alone (default: default)",
+    },
+  },
   examples: [
     'yoke serve --stdio --config config/yoke.yaml',
     'yoke serve --http 127.0.0.1:3920 --view readonly',
@@ -44,6 +66,8 @@ const serve = defineCommand({
         console[method] = console.error
     }
 
+    // the runtime loads when serving starts, not when --help imports this module
+    const { Composition } = await import('yoke')
     const composition = new Composition({ ...options, sets })
     composition.kernel.hooks.log.tap('yoke serve', (r) => {
       if (r.level === 'debug') return
@@ -127,7 +151,9 @@ function parseHostPort(value: string): { host: string; port: number } {
 
 /** This plugin's entry module: an instance is ours when its `use` resolves to it. */
 // compared by real path: a linked copy of yoke (npm link, workspaces) names the same file
-const ENTRY = realpathSync(fileURLToPath(new URL('./index.ts', import.meta.url)))
+// (index.ts beside this file in the source, index.js in the build)
+const HERE = fileURLToPath(import.meta.url)
+const ENTRY = realpathSync(join(dirname(HERE), `index${extname(HERE)}`))
 const real = (file: string | undefined) => {
   try {
     return file && realpathSync(file)

@@ -1,5 +1,5 @@
 /** mcp-server's error codes; they join the one catalogue (README's error table lists them). */
-import { defineErrors } from 'yoke'
+import { defineErrors } from 'yoke/cli'
 
 export const errors = defineErrors('mcp-server', {
   MCP_VIEW_UNKNOWN: {

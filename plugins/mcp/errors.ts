@@ -1,5 +1,5 @@
 /** mcp's error codes; they join the one catalogue (README's error table lists them). */
-import { defineErrors } from 'yoke'
+import { defineErrors } from 'yoke/cli'
 
 export const errors = defineErrors('mcp', {
   MCP_NAME_CONFLICT: {

@@ -4,8 +4,8 @@
  * plugin is in the base preset).
  */
 import { statSync } from 'node:fs'
-import { YokeError, type Composition } from 'yoke'
-import { color, defineCommand, displayPath, printJson, type ParsedArgs } from 'yoke/cli'
+import type { Composition } from 'yoke'
+import { color, defineCommand, displayPath, printJson, YokeError, type ParsedArgs } from 'yoke/cli'
 import type { SkillsApi } from './api.ts'
 
 function skillsOf(composition: Composition | undefined): SkillsApi {

@@ -121,8 +121,9 @@ export function commandContext(args: ParsedArgs): CommandContext {
     async editConfig(edit) {
       const stack = await loadLayers(options)
       // the file that was found, even when it did not load: a new one beside it would shadow it
-      const file = stack.projectFile ?? join(stack.projectDir, 'yoke.config.yaml')
-      if (!/\.ya?ml$/.test(file))
+      const file = stack.projectFile ?? join(packageRoot(stack.projectDir), 'yoke.config.yaml')
+      // .yokerc and the like are read as YAML; a .json one would not survive a YAML edit
+      if (/\.json$/.test(file))
         throw new YokeError('USAGE', {
           reason: `only YAML configs are edited; ${file} is not one: add the entry by hand`,
         })
@@ -130,6 +131,16 @@ export function commandContext(args: ParsedArgs): CommandContext {
     },
   }
   return cli
+}
+
+/**
+ * Where a new project config goes: the nearest directory up with a package.json (where the search
+ * for one stops, so a dev anywhere in the package finds it), else `dir` itself.
+ */
+function packageRoot(dir: string): string {
+  for (let at = dir; at !== dirname(at); at = dirname(at))
+    if (['package.json', 'package.yaml'].some((f) => existsSync(join(at, f)))) return at
+  return dir
 }
 
 /** The configured instances that failed to start (a module that did not load, an apply that threw). */

@@ -1,8 +1,10 @@
 /**
  * @module cli/init
  * `yoke init [DIR]`: a project to start from — a config on the base preset, a TypeScript plugin
- * with a tsconfig.json that type-checks it against this yoke, a skill, a plugin executable, and an
- * MCP server entry to uncomment. Files that exist are kept (and listed), never overwritten.
+ * with a tsconfig.json that type-checks it against this yoke, a skill, a plugin executable, an
+ * MCP server entry to uncomment, and MCP-CLIENTS.md (how Claude Desktop, Claude Code, Codex, Cursor
+ * and the Inspector start this project's tools). Files that exist are kept (and listed), never
+ * overwritten.
  */
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -131,9 +133,53 @@ function tsconfig(dir: string): string {
   )
 }
 
+/**
+ * How MCP clients start this project's tools (`yoke serve --stdio`), with absolute paths: a
+ * desktop app starts servers without the shell's PATH or directory.
+ */
+function mcpClients(dir: string): string {
+  const command = process.execPath
+  const args = [join(YOKE_ROOT, 'bin', 'yoke.js'), 'serve', '--stdio', '--cwd', dir]
+  const json = JSON.stringify({ mcpServers: { yoke: { command, args } } }, null, 2)
+  const shell = [command, ...args].map((a) => (/^[\w/.:=-]+$/.test(a) ? a : `'${a}'`)).join(' ')
+  return `# This project's tools in MCP clients (made by yoke init)
+
+Each client spawns \`yoke serve --stdio\` for this directory. The paths are absolute (this Node,
+this yoke); make the file again with \`yoke init\` after moving either.
+
+Claude Desktop (\`claude_desktop_config.json\`), Cursor (\`.cursor/mcp.json\`) and other clients
+that read an \`mcpServers\` object:
+
+\`\`\`json
+${json}
+\`\`\`
+
+Claude Code:
+
+\`\`\`sh
+claude mcp add yoke -- ${shell}
+\`\`\`
+
+Codex (\`~/.codex/config.toml\`):
+
+\`\`\`toml
+[mcp_servers.yoke]
+command = ${JSON.stringify(command)}
+args = [${args.map((a) => JSON.stringify(a)).join(', ')}]
+\`\`\`
+
+The MCP Inspector's CLI (\`--\` ends the Inspector's own flags):
+
+\`\`\`sh
+npx @modelcontextprotocol/inspector --cli --method tools/list -- ${shell}
+\`\`\`
+`
+}
+
 export const init = defineCommand({
   name: 'init',
-  summary: 'start a project: config, a TypeScript plugin, a skill, a plugin executable, MCP entry',
+  summary:
+    'start a project: config, a TypeScript plugin, a skill, a plugin executable, MCP client snippets',
   usage: 'yoke init [DIR] [--json]',
   positionals: 1,
   examples: ['yoke init', 'yoke init my-agent && cd my-agent && yoke dev'],
@@ -146,6 +192,7 @@ export const init = defineCommand({
       ['skills/hello-world/SKILL.md', SKILL],
       ['packages/shout/manifest.json', MANIFEST],
       ['packages/shout/shout', EXECUTABLE, 0o755],
+      ['MCP-CLIENTS.md', mcpClients(dir)],
       ['.gitignore', '.yoke/\nnode_modules/\n'],
     ]
     const made: string[] = []

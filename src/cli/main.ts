@@ -204,11 +204,13 @@ async function runCommand(given: string[]): Promise<number> {
   const wantsHelp = argv.includes('--help') || argv.includes('-h')
   if (!words.length && (argv[0] === '--version' || argv[0] === '-v')) return version()
   try {
-    let commands = join(
-      KERNEL.map((command) => ({ command, owner: 'yoke' })),
-      await builtinCommands(),
-    )
+    // a kernel command runs without importing the plugins' commands modules
+    let commands: Contributed[] = KERNEL.map((command) => ({ command, owner: 'yoke' }))
     let found = match(commands, words)
+    if (!found) {
+      commands = join(commands, await builtinCommands())
+      found = match(commands, words)
+    }
     if (!found || (!words.length && wantsHelp)) {
       commands = join(commands, await projectCommands(await contextFor(commonFlags(argv))))
       found = match(commands, words)

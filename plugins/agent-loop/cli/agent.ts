@@ -6,7 +6,7 @@
  */
 import { resolve } from 'node:path'
 import { createInterface } from 'node:readline'
-import { hostTrack, runtimeView, snapshot, YokeError, type Composition } from 'yoke'
+import type { Composition } from 'yoke'
 import {
   color,
   defineCommand,
@@ -16,6 +16,7 @@ import {
   on,
   printJson,
   promptBridge,
+  YokeError,
   type Flags,
   type ParsedArgs,
 } from 'yoke/cli'
@@ -27,6 +28,8 @@ import '../errors.ts'
 async function agentOf(composition: Composition): Promise<AgentApi> {
   const agent = composition.get('agent')
   if (agent) return agent
+  // 'yoke' is loaded by now (the composition came from it); this module is imported by --help
+  const { snapshot } = await import('yoke')
   const snap = await snapshot(composition)
   const waiting = snap.instances.filter((i) => i.state === 'pending' || i.state === 'failed')
   const reasons = waiting.map(
@@ -259,7 +262,7 @@ export const agentChat = defineCommand({
             else if (line === '/new') {
               history = []
               process.stderr.write(c.dim('a new conversation\n'))
-            } else if (line === '/tools') listTools(composition)
+            } else if (line === '/tools') await listTools(composition)
             else if (line === '/skills') listSkills(composition)
             else if (line === '/reload') {
               const event = await composition.reload(['/reload'])
@@ -306,7 +309,8 @@ export const agentChat = defineCommand({
   },
 })
 
-function listTools(composition: Composition) {
+async function listTools(composition: Composition) {
+  const { hostTrack, runtimeView } = await import('yoke')
   const view = runtimeView(composition.runtime!, 'cli', hostTrack)
   for (const t of view.list())
     process.stderr.write(`${t.name.padEnd(32)}${color.dim(t.source, process.stderr)}\n`)

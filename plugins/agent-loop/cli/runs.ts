@@ -6,11 +6,11 @@
  */
 import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { YokeError } from 'yoke'
 import {
   defineCommand,
   on,
   printJson,
+  YokeError,
   type CommandContext,
   type Flag,
   type ParsedArgs,

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { execFile, spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { once } from 'node:events'
 import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -245,6 +245,10 @@ export default definePlugin({
     assert.equal(made.code, 0, made.stderr)
     assert.ok(JSON.parse(made.stdout).made.includes('plugins/hello.ts'))
     const dir = parent.path('agent')
+    // the MCP client snippets start this project's tools with absolute paths (a desktop app has no PATH)
+    const clients = readFileSync(join(dir, 'MCP-CLIENTS.md'), 'utf8')
+    assert.ok(clients.includes(JSON.stringify(process.execPath)), clients)
+    assert.ok(clients.includes(`--cwd ${dir}`), clients)
     const at = { cwd: dir, home: parent.home }
     const list = JSON.parse((await runYoke(['tools', 'list', '--json'], at)).stdout)
     const names = list.tools.map((tool: any) => tool.name)

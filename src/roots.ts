@@ -19,10 +19,17 @@ const EXTENSION = FROM_SOURCE ? '.ts' : '.js'
 /** A built-in plugin's entry file name: the source's, or the build's. */
 export const BUILTIN_ENTRY = `index${EXTENSION}`
 
-/** The URLs of yoke's entry points, as plugins import them ('yoke', 'yoke/cli'). */
-export const ENTRY_POINTS = {
-  yoke: pathToFileURL(join(CODE_ROOT, 'src', `index${EXTENSION}`)).href,
-  'yoke/cli': pathToFileURL(join(CODE_ROOT, 'src', 'cli', `api${EXTENSION}`)).href,
+/** yoke's own modules, as the loader hooks (config/loader-hooks.mjs) tell them from a plugin's. */
+export const YOKE_MODULES = {
+  /** URL prefixes of modules every plugin shares one copy of */
+  shared: [pathToFileURL(join(CODE_ROOT, 'src')).href + '/'],
+  /** where `yoke/…` resolves from */
+  host: pathToFileURL(join(YOKE_ROOT, 'package.json')).href,
+  /** the entry points plugins import */
+  entries: {
+    yoke: pathToFileURL(join(CODE_ROOT, 'src', `index${EXTENSION}`)).href,
+    'yoke/cli': pathToFileURL(join(CODE_ROOT, 'src', 'cli', `api${EXTENSION}`)).href,
+  },
 }
 
 export function builtinNames(): string[] {

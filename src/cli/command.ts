@@ -81,7 +81,10 @@ export interface CommandContext {
   ): Promise<{ answer: unknown; source: 'live from yoke dev' | 'composed now' } | number>
   /** The project's directory: where the project config was found (else `cwd`). */
   projectDir(): Promise<string>
-  /** The instances the project's layers configure, merged, with the module each `use` names. */
+  /**
+   * The instances the project's layers configure, merged, with the module each `use` names. The
+   * layers are read, not checked: what composing would refuse may be listed.
+   */
   instances(): Promise<ConfiguredInstance[]>
   /**
    * Edits the project config (created as yoke.config.yaml when there is none) through yaml's

@@ -9,7 +9,8 @@ import type { EffectNode } from '../kernel/disposer.ts'
 import type { Fiber } from '../kernel/fiber.ts'
 import type { Composition } from '../config/composer.ts'
 import { hookName, tapsOf } from '../kernel/hooks.ts'
-import { builtinNames, resolveUse } from '../config/modules.ts'
+import { resolveUse } from '../config/modules.ts'
+import { builtinNames } from '../roots.ts'
 
 export interface InstanceInfo {
   key: string

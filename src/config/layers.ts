@@ -13,7 +13,7 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import { YokeError } from '../errors.ts'
 import { interpolate, type MissingVar } from './interpolate.ts'
 import type { LayerValue } from './merge.ts'
-import { checkLayer } from './shape.ts'
+import type { checkLayer as CheckLayer } from './shape.ts'
 import {
   parseConfigText,
   pathKey,
@@ -25,30 +25,25 @@ import {
 
 import { BUILTIN_PRESETS } from '../roots.ts'
 
+/** A config name in each format yoke reads. */
+function formats(name: string): string[] {
+  return ['.yaml', '.yml', '.json'].map((ext) => name + ext)
+}
+
 /**
  * Where the project config is looked for, in order, in cwd and then each parent up to the first
  * directory with a package.json (cosmiconfig's names, then config/yoke.*; YAML and JSON only:
  * they hot-reload).
  */
 export const PROJECT_CONFIG_PLACES = [
-  'yoke.config.yaml',
-  'yoke.config.yml',
-  'yoke.config.json',
+  ...formats('yoke.config'),
   '.yokerc',
-  '.yokerc.yaml',
-  '.yokerc.yml',
-  '.yokerc.json',
-  '.config/yoke.yaml',
-  '.config/yoke.yml',
-  '.config/yoke.json',
+  ...formats('.yokerc'),
+  ...formats('.config/yoke'),
   '.config/yokerc',
-  '.config/yokerc.yaml',
-  '.config/yokerc.yml',
-  '.config/yokerc.json',
+  ...formats('.config/yokerc'),
   // a project that keeps its configuration in config/ (as this repository does)
-  'config/yoke.yaml',
-  'config/yoke.yml',
-  'config/yoke.json',
+  ...formats('config/yoke'),
   'package.json',
 ]
 
@@ -63,7 +58,12 @@ export interface LoadOptions {
   /** $YOKE_HOME (default ~/.yoke) */
   home?: string
   env?: NodeJS.ProcessEnv
+  /** false: the layers are read, not checked (finding commands; composing reports a bad layer) */
+  check?: boolean
 }
+
+/** No shape errors: for a read that does not check (zod, which checks, takes long to load). */
+const unchecked: typeof CheckLayer = () => []
 
 export type LayerKind = 'preset' | 'project' | 'user' | 'patch' | 'set'
 
@@ -94,6 +94,7 @@ export function yokeHome(options: Pick<LoadOptions, 'home' | 'env'>): string {
 }
 
 export async function loadLayers(options: LoadOptions): Promise<LayerStack> {
+  const checkLayer = options.check === false ? unchecked : (await import('./shape.ts')).checkLayer
   const env = options.env ?? process.env
   const cwd = resolve(options.cwd)
   const errors: YokeError[] = []
@@ -169,7 +170,7 @@ export async function loadLayers(options: LoadOptions): Promise<LayerStack> {
   watchFiles.add(userPatch)
   if (existsSync(userPatch)) push(read('user', userPatch))
   for (const patch of options.patches ?? []) push(read('patch', resolve(cwd, patch)))
-  for (const set of options.sets ?? []) push(parseSet(set, errors))
+  for (const set of options.sets ?? []) push(parseSet(set, errors, checkLayer))
 
   return {
     layers,
@@ -310,7 +311,7 @@ function pickKey(parsed: ParsedFile, key: string | undefined): ParsedFile {
 }
 
 /** `--set plugins.agent.enabled=true`: the value is YAML, so numbers, booleans and lists work. */
-function parseSet(arg: string, errors: YokeError[]): Layer | undefined {
+function parseSet(arg: string, errors: YokeError[], check: typeof CheckLayer): Layer | undefined {
   const eq = arg.indexOf('=')
   const path = eq > 0 ? arg.slice(0, eq).split('.') : []
   if (eq <= 0 || path.some((p) => !p)) {
@@ -334,7 +335,7 @@ function parseSet(arg: string, errors: YokeError[]): Layer | undefined {
   node[path.at(-1)!] = value
   const positions = new Map<string, Position>()
   path.forEach((_, i) => positions.set(pathKey(path.slice(0, i + 1)), { file, line: 0, col: 0 }))
-  const shapeErrors = checkLayer(root, positions, file, positions, 'set')
+  const shapeErrors = check(root, positions, file, positions, 'set')
   if (shapeErrors.length) {
     errors.push(
       ...shapeErrors.map((e) => new YokeError('CONFIG_SET_INVALID', { arg, reason: e.message })),

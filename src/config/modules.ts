@@ -8,24 +8,15 @@
 import { createHash } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import { register } from 'node:module'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import { YokeError } from '../errors.ts'
 import { faultContext } from '../kernel/faults.ts'
 import { toPlugin, type Plugin } from '../kernel/plugin.ts'
-import {
-  BUILTIN_ENTRY,
-  BUILTIN_PLUGINS,
-  builtinNames,
-  CODE_ROOT,
-  ENTRY_POINTS,
-  YOKE_ROOT,
-} from '../roots.ts'
+import { BUILTIN_ENTRY, BUILTIN_PLUGINS, builtinNames, YOKE_MODULES } from '../roots.ts'
 import { didYouMean } from '../suggest.ts'
 import { loadTypeScript } from './typescript.ts'
-
-export { BUILTIN_PLUGINS, builtinNames }
 
 export interface ResolvedUse {
   kind: 'builtin' | 'local' | 'package'
@@ -165,14 +156,8 @@ export class ModuleLoader {
     })
     port1.unref()
     this.#port = port1
-    const shared = [pathToFileURL(join(CODE_ROOT, 'src')).href + '/']
     register(new URL('./loader-hooks.mjs', import.meta.url), {
-      data: {
-        port: port2,
-        shared,
-        host: pathToFileURL(join(YOKE_ROOT, 'package.json')).href,
-        entries: ENTRY_POINTS,
-      },
+      data: { port: port2, ...YOKE_MODULES },
       transferList: [port2],
     })
   }
@@ -240,4 +225,9 @@ function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> 
     timer = setTimeout(() => reject(new YokeError('PLUGIN_TIMEOUT', { what, ms })), ms)
   })
   return Promise.race([work, late]).finally(() => clearTimeout(timer))
+}
+
+/** The directory a `use:` path is relative to: the file that set it (a --set: the project). */
+export function baseOf(file: string | undefined, projectDir: string) {
+  return file && !file.startsWith('--set') ? dirname(file) : projectDir
 }

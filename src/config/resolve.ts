@@ -6,14 +6,13 @@
  * which affects only its instance). A `${VAR}` with no value inside one instance's entry is
  * neither: that instance waits (PLUGIN_WAITING, naming the variable) and the rest runs.
  */
-import { dirname } from 'node:path'
 import { asYokeError, YokeError, type ErrorSite } from '../errors.ts'
 import { toPlugin, validateConfig, type Plugin } from '../kernel/plugin.ts'
 import { runtimeSettings, type RuntimeSettings } from '../runtime/runtime.ts'
 import type { MissingVar } from './interpolate.ts'
 import { loadLayers, type LayerStack, type LoadOptions } from './layers.ts'
 import { mergeLayers, type Merged } from './merge.ts'
-import { resolveUse, type LoadedModule, type ModuleLoader } from './modules.ts'
+import { baseOf, resolveUse, type LoadedModule, type ModuleLoader } from './modules.ts'
 import { checkInstances, type InstanceEntry } from './shape.ts'
 import { locate, pathKey } from './yaml.ts'
 
@@ -200,10 +199,4 @@ function validateRuntime(merged: Merged, errors: YokeError[]): RuntimeSettings {
     )
   }
   return runtimeSettings.parse({})
-}
-
-/** `use: ./x` is relative to the file that says it (a --set value: to the project). */
-/** The directory a `use:` path is relative to: the file that set it (a --set: the project). */
-export function baseOf(file: string | undefined, projectDir: string) {
-  return file && !file.startsWith('--set') ? dirname(file) : projectDir
 }

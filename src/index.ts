@@ -69,3 +69,5 @@ export {
   AsyncSeriesBailHook,
   AsyncSeriesWaterfallHook,
 } from 'tapable'
+export { createYoke } from './embed.ts'
+export type { Yoke, YokeOptions } from './embed.ts'

@@ -39,7 +39,8 @@ export interface Provision {
 export interface ConfigSchema<Output = unknown> {
   readonly '~standard': {
     validate(value: unknown): StandardResult<Output> | Promise<StandardResult<Output>>
-    readonly types?: { readonly output: Output }
+    // `| undefined` as the Standard Schema spec writes it: a consumer with exactOptionalPropertyTypes
+    readonly types?: { readonly output: Output } | undefined
   }
 }
 type StandardResult<O> =
@@ -47,7 +48,7 @@ type StandardResult<O> =
   | {
       issues: ReadonlyArray<{
         message: string
-        path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>
+        path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> | undefined
       }>
     }
 
@@ -102,7 +103,8 @@ export interface FiberInfo {
   readonly config: unknown
   /** where the instance is declared, for errors */
   readonly site: ErrorSite
-  readonly parent?: FiberInfo
+  /** `| undefined`: Fiber's optional constructor parameter is that type (exactOptionalPropertyTypes) */
+  readonly parent?: FiberInfo | undefined
   readonly state: FiberState
   /** why the fiber failed (state failed), why it waits (PLUGIN_WAITING), or the last disposal error */
   readonly error?: YokeError

@@ -1,10 +1,9 @@
 // The hand-written baseline for `yoke tools list`: the same config composed with the library's
-// API (the build, plain Node), the tools printed, the composition closed.
-import { Composition } from 'yoke'
+// API (the build, plain Node) in run mode once, as the command does; the tools printed; closed.
+import { createYoke } from 'yoke'
 
-const composition = new Composition({ config: process.argv[2], runMode: 'once' })
-const event = await composition.start()
-if (!event.ok) throw event.errors[0]
-for (const tool of composition.runtime.list()) console.log(`${tool.name}\t${tool.source}`)
-await composition.close()
+const yoke = createYoke({ config: process.argv[2], runMode: 'once' })
+await yoke.ready
+for (const tool of yoke.tools()) console.log(`${tool.name}\t${tool.source}\t${tool.risk}`)
+await yoke.close()
 process.exit(0)

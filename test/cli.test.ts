@@ -73,6 +73,14 @@ describe('yoke CLI', () => {
     const group = await run('tools')
     assert.equal(group.code, 2)
     assert.match(group.stderr, /yoke tools needs a subcommand: list, call/)
+    // help for a command that does not exist is an error, not the top help with exit 0
+    for (const words of [['help', 'toolz'], ['toolz', '--help'], ['tools', 'lst', '--help']]) {
+      const typo = await run(...words)
+      assert.equal(typo.code, 2, words.join(' '))
+      assert.match(typo.stderr, /USAGE unknown command/, words.join(' '))
+    }
+    assert.match((await run('help', 'toolz')).stderr, /did you mean "yoke tools"/)
+    assert.match((await run('tools', '--help')).stdout, /yoke tools list — /)
   })
 
   it('a plugin name one letter off a built-in is suggested', async () => {

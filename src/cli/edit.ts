@@ -117,7 +117,9 @@ function planEdit<T>(
   let text: string
   let after: unknown
   try {
-    text = doc.toString() // throws when an alias lost its anchor
+    // throws when an alias lost its anchor; the options keep lines as they were written (no
+    // folding of long ones, `[a, b]` not `[ a, b ]`)
+    text = doc.toString({ lineWidth: 0, flowCollectionPadding: false })
     after = parseConfigText(text, file).value
   } catch (err) {
     const reason = messageOf(err)

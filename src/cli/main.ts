@@ -221,7 +221,9 @@ async function runCommand(given: string[]): Promise<number> {
         ? commands.filter((c) => c.command.name.startsWith(words[0] + ' '))
         : []
       const helpText = group.length ? group.map(commandHelp).join('\n\n') : topHelp(commands)
-      if (wantsHelp || (!words.length && !argv.length)) {
+      // help for no words or a group's word (`yoke mcp --help`); a mistyped command is an error
+      const helpable = !words.length || (group.length > 0 && words.length === 1)
+      if ((wantsHelp && helpable) || !argv.length) {
         process.stdout.write(helpText + '\n')
         return argv.length ? 0 : 2
       }

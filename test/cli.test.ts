@@ -74,7 +74,11 @@ describe('yoke CLI', () => {
     assert.equal(group.code, 2)
     assert.match(group.stderr, /yoke tools needs a subcommand: list, call/)
     // help for a command that does not exist is an error, not the top help with exit 0
-    for (const words of [['help', 'toolz'], ['toolz', '--help'], ['tools', 'lst', '--help']]) {
+    for (const words of [
+      ['help', 'toolz'],
+      ['toolz', '--help'],
+      ['tools', 'lst', '--help'],
+    ]) {
       const typo = await run(...words)
       assert.equal(typo.code, 2, words.join(' '))
       assert.match(typo.stderr, /USAGE unknown command/, words.join(' '))

@@ -103,6 +103,7 @@ function planEdit<T>(
   const values = parseConfigText(before, file).value
   const options = { merge: true, uniqueKeys: true } as const
   const doc = parseDocument(before, options)
+  const unedited = doc.toString(RENDER)
   const plain = new Document(values, { ...options, aliasDuplicateObjects: false })
   let result: T
   try {
@@ -114,13 +115,17 @@ function planEdit<T>(
     if (err instanceof YokeError) throw err
     throw unsafe(messageOf(err))
   }
+  const expected = plain.toJS() ?? {}
   let text: string
   let after: unknown
   try {
-    // throws when an alias lost its anchor; the options keep lines as they were written (no
-    // folding of long ones, `[a, b]` not `[ a, b ]`)
-    text = doc.toString({ lineWidth: 0, flowCollectionPadding: false })
+    const edited = doc.toString(RENDER) // throws when an alias lost its anchor
+    text = asWritten(before, unedited, edited)
     after = parseConfigText(text, file).value
+    if (firstDifference(after, expected) !== undefined) {
+      text = edited
+      after = parseConfigText(text, file).value
+    }
   } catch (err) {
     const reason = messageOf(err)
     throw unsafe(
@@ -129,12 +134,40 @@ function planEdit<T>(
         : `the edited text would not read back (${reason})`,
     )
   }
-  const where = firstDifference(after, plain.toJS() ?? {})
+  const where = firstDifference(after, expected)
   if (where !== undefined)
     throw unsafe(
       `the edit would change ${where || 'the document'} in a way the entry alone does not: YAML anchors, aliases or a merge key (<<) share that part`,
     )
   return { text, result }
+}
+
+/** Long lines are not folded: a rendering keeps the document's lines one for one. */
+const RENDER = { lineWidth: 0 } as const
+
+/**
+ * The edit as a change to the text as written. Rendering a document re-spaces what the edit never
+ * touched (`[a]` as `[ a ]`); so the lines where the rendering before and after the edit differ
+ * are spliced into the original, and every other line stays as the user wrote it. When the
+ * rendering does not keep the original's lines one for one, it is the whole rendering.
+ */
+function asWritten(before: string, unedited: string, edited: string): string {
+  const [original, a, b] = [before, unedited, edited].map((text) => text.split('\n')) as [
+    string[],
+    string[],
+    string[],
+  ]
+  if (a.length !== original.length) return edited
+  let start = 0
+  while (start < a.length && start < b.length && a[start] === b[start]) start++
+  let end = 0
+  while (end < a.length - start && end < b.length - start && a.at(-1 - end) === b.at(-1 - end))
+    end++
+  return [
+    ...original.slice(0, start),
+    ...b.slice(start, b.length - end),
+    ...original.slice(original.length - end),
+  ].join('\n')
 }
 
 /** The first path (a.b.0) where two plain values differ ('' for the root); undefined when equal. */

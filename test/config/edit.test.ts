@@ -58,6 +58,17 @@ describe('config edits never damage the file', () => {
       'no lock or temp file is left behind',
     )
 
+  it('an add and a remove give back the file byte for byte, however it spaces flow lists and long lines', async () => {
+    const written =
+      'preset: minimal\nplugins:\n  tight:\n    use: mcp-client\n    config: {serverName: tight, command: node, args: [a.js, b.js]}\n' +
+      `  long:\n    use: mcp-client\n    config: { serverName: long, command: node, args: [${'x'.repeat(120)}.js] }\n`
+    const p = project(written)
+    assert.equal((await add(p, 'mem')).code, 0)
+    assert.match(config(p), /args: \[a\.js, b\.js\]\}\n/)
+    assert.equal((await yoke(p, 'mcp', 'remove', 'mem')).code, 0)
+    assert.equal(config(p), written)
+  })
+
   it('an edit keeps comments, layout and a 0600 mode; nothing is left beside the file', async () => {
     const p = project()
     chmodSync(p.path('yoke.config.yaml'), 0o600)

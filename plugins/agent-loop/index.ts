@@ -181,6 +181,7 @@ export default definePlugin({
           {
             tasks: ctx.tasks,
             prompt: () => ctx.get('prompt'),
+            toolSearch: () => ctx.get('toolSearch'),
             hooks,
             logger: ctx.logger,
             maxTokensPerRequest: cfg.maxTokensPerRequest,

@@ -26,6 +26,7 @@ import type {
   ModelToolCall,
 } from '../models/api.ts'
 import type { PromptApi } from '../prompt/api.ts'
+import type { ToolSearchApi } from '../tool-search/api.ts'
 import type { Transcript } from './transcript.ts'
 import type {
   AgentEvent,
@@ -44,6 +45,8 @@ export interface LoopDeps {
   tasks: { wait(id: string): Promise<TaskInfo | undefined>; cancel(id: string): boolean }
   /** read at each turn: the prompt instance may be reloaded while a run goes on */
   prompt(): PromptApi | undefined
+  /** read at each turn: which tools to offer (direct, loaded, tool_search); without it, all */
+  toolSearch?(): ToolSearchApi | undefined
   hooks: AgentHooks
   logger: Logger
   maxTokensPerRequest?: number
@@ -121,6 +124,11 @@ export class Run {
     }
   }
 
+  /** who this run's calls are from (approvals, tools loaded by tool_search) */
+  get #caller(): string {
+    return `agent:${this.id}`
+  }
+
   async execute(task: string): Promise<RunResult> {
     let status: RunStatus = 'done'
     let reason: string | undefined
@@ -131,6 +139,7 @@ export class Run {
     } catch (err) {
       ;({ status, reason } = this.#ending(err))
     }
+    this.deps.toolSearch?.()?.forget(this.#caller)
     // background tasks of a run that did not finish normally are cancelled with it
     if (status !== 'done') for (const id of this.#pending) this.deps.tasks.cancel(id)
     const result: RunResult = {
@@ -163,9 +172,13 @@ export class Run {
     const info = this.#info()
     // the tools of this turn: read once, so a tool added while the turn runs shows from the next one
     // sorted by name: the request does not depend on registration order (replay, prompt caching)
+    const listed = this.options.layer.list()
+    const search = this.deps.toolSearch?.()
+    const offered = search
+      ? await search.offered(listed, this.#caller)
+      : listed.sort((a, b) => (a.name < b.name ? -1 : 1))
     const scoped = new Map<string, RegisteredTool>()
-    for (const tool of this.options.layer.list().sort((a, b) => (a.name < b.name ? -1 : 1)))
-      scoped.set(tool.name, tool)
+    for (const tool of offered) scoped.set(tool.name, tool)
     this.emit({ type: 'turn', turn: this.#turn, tools: scoped.size })
     this.transcript?.write('turn', { turn: this.#turn, tools: scoped.size })
     let request: ModelRequest = {
@@ -300,11 +313,17 @@ export class Run {
       text: `Error (${status}): ${text}`,
       durationMs: 0,
     })
-    if (!tool)
-      return fail(
-        'UNKNOWN_TOOL',
-        `there is no tool "${call.name}" among the tools offered this turn`,
-      )
+    if (!tool) {
+      // a tool not offered: a hidden one may be called by name; a deferred one is found first
+      const known = this.options.layer.list().find((t) => t.name === call.name)
+      const refusal = known && this.deps.toolSearch?.()?.refusal(known, this.#caller)
+      if (!known || refusal !== undefined)
+        return fail(
+          'UNKNOWN_TOOL',
+          refusal ?? `there is no tool "${call.name}" among the tools offered this turn`,
+        )
+      tool = known
+    }
     // never mid-turn: a tool reloaded since the turn began is not the one the model was shown
     if (this.options.layer.list().find((t) => t.name === call.name)?.id !== tool.id)
       return fail(
@@ -317,7 +336,7 @@ export class Run {
       this.emit({ type: 'tool-progress', turn: info.turn, id: call.id, name: call.name, progress })
     const result = await this.options.layer.call(call.name, call.args, {
       signal: this.signal,
-      caller: `agent:${this.id}`,
+      caller: this.#caller,
       onProgress,
     })
     if (result.task) this.#track(result.task)

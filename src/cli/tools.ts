@@ -30,11 +30,18 @@ export interface ToolRow {
   concurrency: string
   owner: string
   scope: 'global'
+  /** direct, deferred or hidden, when a plugin (tool-search) decides what a model is offered */
+  exposure?: string
   inputSchema: unknown
 }
 
 /** The global scope's tools, as `tools list` shows them (the dev's answer to `tools-list`). */
-export function toolRows(composition: Composition): ToolRow[] {
+export async function toolRows(composition: Composition): Promise<ToolRow[]> {
+  const { kernel } = composition
+  // the `tools:exposure` control answers each tool's exposure (the tool-search plugin's)
+  const exposure = kernel.controls().includes('tools:exposure')
+    ? ((await kernel.ask('tools:exposure', {})) as Record<string, string>)
+    : {}
   return composition.runtime!.list().map((t) => ({
     name: t.name,
     description: t.description,
@@ -43,6 +50,7 @@ export function toolRows(composition: Composition): ToolRow[] {
     concurrency: t.concurrency,
     owner: t.owner,
     scope: 'global',
+    exposure: exposure[t.name],
     inputSchema: t.inputSchema,
   }))
 }
@@ -57,7 +65,7 @@ export const toolsList = defineCommand({
     const live = args.fresh ? undefined : ((await cli.live('tools-list')) as ToolRow[] | undefined)
     if (live) return printTools(live, Boolean(args.json))
     return cli.compose(
-      async (composition) => printTools(toolRows(composition), Boolean(args.json)),
+      async (composition) => printTools(await toolRows(composition), Boolean(args.json)),
       {
         strict: true,
       },
@@ -77,7 +85,7 @@ function printTools(tools: ToolRow[], json: boolean): number {
   for (const t of tools) {
     const risk = t.risk === 'low' ? color.dim('low') : color.yellow(t.risk)
     process.stdout.write(
-      `${t.name.padEnd(width)}${t.source.padEnd(sourceWidth)}${risk.padEnd(t.risk === 'low' ? 3 : 4)} ${color.dim(`${t.concurrency} · ${t.owner}`)}\n${t.description ? `  ${color.dim(t.description.split('\n')[0])}\n` : ''}`,
+      `${t.name.padEnd(width)}${t.source.padEnd(sourceWidth)}${risk.padEnd(t.risk === 'low' ? 3 : 4)} ${color.dim(`${t.concurrency} · ${t.owner}${t.exposure ? ` · ${t.exposure}` : ''}`)}\n${t.description ? `  ${color.dim(t.description.split('\n')[0])}\n` : ''}`,
     )
   }
   return 0

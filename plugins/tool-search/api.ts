@@ -1,0 +1,43 @@
+/**
+ * The public face of the tool-search plugin: the `toolSearch` service. A loop (the agent loop, the
+ * MCP gateway) asks it which of a scope's tools to offer a caller — the direct ones, those the
+ * caller loaded through `tool_search`, and `tool_search` itself while anything is deferred — and
+ * whether a tool it did not offer may still be called by name (a hidden one may).
+ */
+import type { RegisteredTool } from 'yoke'
+import type { SearchOutcome } from './rank.ts'
+
+export type { Candidate, RankOptions, Searchable, SearchOutcome } from './rank.ts'
+export { SearchIndex, words } from './rank.ts'
+
+/** `direct`: its schema every turn; `deferred`: found by tool_search, then offered; `hidden`: callable by name, never offered. */
+export type Exposure = 'direct' | 'deferred' | 'hidden'
+
+export interface ToolSearchApi {
+  /** The tool's exposure now (`auto` resolved against the token budget). */
+  exposure(tool: RegisteredTool): Exposure
+  /**
+   * What to offer `caller` of the scope's `tools`: direct, loaded by this caller, and tool_search
+   * while anything is deferred. Sorted by name (a request does not depend on registration order).
+   */
+  offered(tools: readonly RegisteredTool[], caller: string): Promise<RegisteredTool[]>
+  /** Why `name` may not be called unoffered, or undefined when it may (a hidden tool). */
+  refusal(tool: RegisteredTool, caller: string): string | undefined
+  /** The deferred and direct tools of the caller's scope that match the query (hidden ones never). */
+  search(
+    query: string,
+    options?: { caller?: string; limit?: number },
+  ): SearchOutcome<RegisteredTool>
+  /** Offers these tools to the caller from its next turn on. */
+  load(caller: string, names: readonly string[]): void
+  /** Forgets what the caller loaded (its run ended). */
+  forget(caller: string): void
+}
+
+declare module 'yoke' {
+  interface Services {
+    toolSearch: ToolSearchApi
+  }
+}
+
+export const TOOL_SEARCH = 'tool_search'

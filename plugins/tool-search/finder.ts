@@ -1,0 +1,67 @@
+/**
+ * @module tool-search/finder
+ * The search index over the runtime's tools: each tool is read once (its parameters, and for an
+ * MCP tool the `server/tool` spellings that name it exactly), and the index is brought in line
+ * with the tools before each search, re-indexing only what a reload or a list_changed replaced.
+ */
+import type { RegisteredTool } from 'yoke'
+import { SearchIndex, type RankOptions, type Searchable, type SearchOutcome } from './rank.ts'
+
+interface Entry extends Searchable {
+  tool: RegisteredTool
+}
+
+export class ToolFinder {
+  readonly #index: SearchIndex<Entry>
+  readonly #entries = new WeakMap<RegisteredTool, Entry>()
+
+  constructor(options: RankOptions) {
+    this.#index = new SearchIndex<Entry>(options)
+  }
+
+  /** The best of `tools` for the query (the index first follows `tools`). */
+  search(
+    query: string,
+    tools: readonly RegisteredTool[],
+    limit: number,
+  ): SearchOutcome<RegisteredTool> {
+    this.#index.sync(tools.map((tool) => this.#entry(tool)))
+    const { candidates, noMatch } = this.#index.search(query, limit)
+    return { noMatch, candidates: candidates.map((c) => ({ ...c, item: c.item.tool })) }
+  }
+
+  #entry(tool: RegisteredTool): Entry {
+    let entry = this.#entries.get(tool)
+    if (!entry) {
+      entry = {
+        tool,
+        name: tool.name,
+        title: tool.title,
+        description: tool.description,
+        source: tool.source,
+        params: paramsOf(tool.inputSchema),
+        aliases: aliasesOf(tool.name),
+      }
+      this.#entries.set(tool, entry)
+    }
+    return entry
+  }
+}
+
+/** `mcp__github__create_issue` is also `github/create_issue`, `github.create_issue`, `create_issue`. */
+function aliasesOf(name: string): string[] {
+  const mcp = /^mcp__(.+?)__(.+)$/.exec(name)
+  if (!mcp) return []
+  const [, server, tool] = mcp as unknown as [string, string, string]
+  return [`${server}/${tool}`, `${server}.${tool}`, `${server}__${tool}`, tool]
+}
+
+function paramsOf(schema: unknown): Array<{ name: string; description?: string }> {
+  const properties = (schema as { properties?: Record<string, { description?: unknown }> })
+    ?.properties
+  if (!properties || typeof properties !== 'object') return []
+  return Object.entries(properties).map(([name, p]) => ({
+    name,
+    description: typeof p?.description === 'string' ? p.description : undefined,
+  }))
+}

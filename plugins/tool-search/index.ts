@@ -1,0 +1,189 @@
+/**
+ * tool-search: thousands of tools without sending every schema on every turn. Each tool is
+ * `direct` (its schema every turn), `deferred` (found with `tool_search`, then offered to that
+ * caller for the rest of its run) or `hidden` (callable by name, never offered); `auto`, the
+ * default, is direct while the offered schemas fit `budgetTokens`, deferred beyond. The
+ * `toolSearch` service tells a loop what to offer; `tool_search` is offered while anything is
+ * deferred, and a query nothing answers is answered "no tool matches", so a model does not invent one.
+ */
+import { z } from 'zod'
+import { definePlugin, type RegisteredTool, type ToolDefinition } from 'yoke'
+import { TOOL_SEARCH, type Exposure, type ToolSearchApi } from './api.ts'
+import { ExposurePlan } from './exposure.ts'
+import { ToolFinder } from './finder.ts'
+import type { SearchOutcome } from './rank.ts'
+
+export type * from './api.ts'
+
+const level = z.enum(['auto', 'direct', 'deferred', 'hidden'])
+
+export default definePlugin({
+  name: 'tool-search',
+  inject: ['runtime'],
+  provides: ['toolSearch'],
+  config: z
+    .object({
+      /** the level of a tool no rule names */
+      default: level.default('auto'),
+      /** `auto` tools are direct while the offered schemas take at most this many tokens */
+      budgetTokens: z.number().int().min(0).default(10_000),
+      /** tool-name globs that are always direct */
+      pinned: z.array(z.string().min(1)).default([]),
+      /** the first rule whose `tool` glob (and `source` glob: mcp:github, exec:text-tools) matches sets the level */
+      rules: z
+        .array(
+          z
+            .object({
+              tool: z.string().min(1).default('*'),
+              source: z.string().min(1).optional(),
+              level,
+            })
+            .strict(),
+        )
+        .default([]),
+      /** candidates per search */
+      limit: z.number().int().min(1).max(20).default(5),
+      /** a best score under this is no match */
+      threshold: z.number().min(0).default(2),
+    })
+    .strict(),
+  apply(ctx, config) {
+    const plan = new ExposurePlan(config)
+    const finder = new ToolFinder({ threshold: config.threshold })
+    /** per caller: the tools it loaded, and the scope's tools it was last offered from */
+    const loaded = new Map<string, Set<string>>()
+    const seen = new Map<string, readonly RegisteredTool[]>()
+    let last = new Map<string, Exposure>()
+
+    const searchable = (caller?: string) =>
+      (seen.get(caller ?? '') ?? ctx.runtime.list()).filter(
+        (t) => t.name !== TOOL_SEARCH && (last.get(t.name) ?? plan.declared(t)) !== 'hidden',
+      )
+
+    const api: ToolSearchApi = {
+      exposure: (tool) =>
+        last.get(tool.name) ?? (plan.declared(tool) === 'hidden' ? 'hidden' : 'direct'),
+      async offered(tools, caller) {
+        seen.set(caller, tools)
+        const others = tools.filter((t) => t.name !== TOOL_SEARCH)
+        last = await plan.resolve(others)
+        const mine = loaded.get(caller) ?? new Set()
+        const deferred = others.some((t) => last.get(t.name) === 'deferred')
+        return tools
+          .filter((t) =>
+            t.name === TOOL_SEARCH ? deferred : last.get(t.name) === 'direct' || mine.has(t.name),
+          )
+          .sort((a, b) => (a.name < b.name ? -1 : 1))
+      },
+      refusal(tool, caller) {
+        const exposure = last.get(tool.name) ?? plan.declared(tool)
+        if (exposure === 'hidden' || loaded.get(caller)?.has(tool.name)) return undefined
+        return exposure === 'deferred'
+          ? `${tool.name} is not loaded: find it with ${TOOL_SEARCH} first (it is then offered from the next step)`
+          : `${tool.name} was not offered this turn`
+      },
+      search: (query, options = {}) =>
+        finder.search(query, searchable(options.caller), options.limit ?? config.limit),
+      load(caller, names) {
+        const mine = loaded.get(caller) ?? new Set()
+        for (const name of names) mine.add(name)
+        loaded.set(caller, mine)
+      },
+      forget(caller) {
+        loaded.delete(caller)
+        seen.delete(caller)
+      },
+    }
+    ctx.provide('toolSearch', api)
+    ctx.runtime.register(searchTool(api, config.limit))
+
+    // `yoke tools search` and `yoke tools list`'s exposure column
+    ctx.control('tool-search', async (request) => {
+      const { query, limit } = request as { query?: unknown; limit?: unknown }
+      const outcome = api.search(String(query ?? ''), { limit: Number(limit) || config.limit })
+      return { noMatch: outcome.noMatch, candidates: outcome.candidates.map(asCandidate) }
+    })
+    ctx.control('tools:exposure', async () => {
+      const levels = await plan.resolve(ctx.runtime.list().filter((t) => t.name !== TOOL_SEARCH))
+      const deferred = [...levels.values()].includes('deferred')
+      // tool_search itself is offered only while something is deferred
+      return { ...Object.fromEntries(levels), [TOOL_SEARCH]: deferred ? 'direct' : 'hidden' }
+    })
+  },
+})
+
+function searchTool(api: ToolSearchApi, limit: number): ToolDefinition {
+  return {
+    name: TOOL_SEARCH,
+    description:
+      'Find a tool you do not have yet: describe the task (what it acts on and what it does), or name the tool. The tools found are callable from your next step. When nothing fits it says "no tool matches": then there is no such tool here, so do without it or ask; do not guess a name.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        query: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 300,
+          description: 'the need, or a tool name',
+        },
+        limit: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 10,
+          description: `at most this many (default ${limit})`,
+        },
+      },
+      required: ['query'],
+      additionalProperties: false,
+    },
+    risk: 'low',
+    concurrency: 'safe',
+    annotations: { readOnlyHint: true },
+    execute({ query, limit: wanted }, { call }) {
+      const outcome = api.search(String(query), {
+        caller: call.caller,
+        limit: Number(wanted) || limit,
+      })
+      if (!outcome.noMatch)
+        api.load(
+          call.caller,
+          outcome.candidates.map((c) => c.item.name),
+        )
+      return {
+        content: [{ type: 'text', text: describe(String(query), outcome) }],
+        structuredContent: { noMatch: outcome.noMatch, tools: outcome.candidates.map(asCandidate) },
+      }
+    },
+  }
+}
+
+function asCandidate({ item, score, why }: SearchOutcome<RegisteredTool>['candidates'][number]) {
+  const description = (item.description ?? '').split('\n')[0]!.slice(0, 200)
+  // an exact name outranks every score: it has none (JSON has no Infinity)
+  const exact = !Number.isFinite(score)
+  return {
+    name: item.name,
+    source: item.source,
+    risk: item.risk,
+    description,
+    score: exact ? null : score,
+    exact,
+    why,
+  }
+}
+
+function describe(query: string, outcome: SearchOutcome<RegisteredTool>): string {
+  if (outcome.noMatch) {
+    const sources = [...new Set(outcome.candidates.map((c) => c.item.source))]
+    return [
+      `No tool matches "${query}". There is no tool here for that: say so, or ask the user; do not guess a tool name.`,
+      `To search again, name what the tool acts on (a file, an issue, a message) or where it is${sources.length ? ` (sources: ${sources.join(', ')})` : ''}.`,
+    ].join('\n')
+  }
+  const lines = outcome.candidates.map((c) => {
+    const { name, source, risk, description, score, why } = asCandidate(c)
+    const rank = score === null ? 'exact' : score.toFixed(1)
+    return `- ${name} (${source}, ${risk} risk; ${rank}: ${why}): ${description}`
+  })
+  return [`Found ${lines.length} (callable from your next step):`, ...lines].join('\n')
+}

@@ -1,0 +1,199 @@
+/**
+ * @module tool-search/rank
+ * Ranking tools (or skills) for a query: BM25+ (minisearch) over names, titles, descriptions,
+ * parameter names and descriptions and the source, with prefix matching and typo tolerance, and
+ * two guarantees a plain BM25 lacks: a thing whose exact name (or `server/tool` pair) is in the
+ * query comes first whatever the scores say, and a query nothing answers gets `noMatch` (a normal
+ * answer, so a model does not invent a tool).
+ */
+import MiniSearch, { type SearchResult as MiniResult } from 'minisearch'
+
+/** What the index reads of one thing. */
+export interface Searchable {
+  /** unique in the index */
+  name: string
+  title?: string
+  description?: string
+  /** where it comes from: `mcp:github`, `exec:text-tools`, `skills`, `native` */
+  source?: string
+  /** parameter names and descriptions */
+  params?: ReadonlyArray<{ name: string; description?: string }>
+  /** other spellings that count as naming it exactly (an MCP tool's `server/tool`, its bare name) */
+  aliases?: readonly string[]
+}
+
+export interface Candidate<T> {
+  item: T
+  score: number
+  /** why it ranks: `exact name`, or the query terms it matched and where */
+  why: string
+}
+
+export interface SearchOutcome<T> {
+  candidates: Candidate<T>[]
+  /** nothing scored above the threshold (candidates may still hold weak guesses) */
+  noMatch: boolean
+}
+
+export interface RankOptions {
+  /** a best score under this is no match (BM25+ scores; tuned by bench/eval-tools) */
+  threshold?: number
+  /** typo tolerance on terms of 5+ letters: the edit distance as a share of the term's length */
+  fuzzy?: number
+}
+
+const FIELDS = ['name', 'title', 'description', 'params', 'source'] as const
+const BOOST = { name: 3, title: 2, description: 1, params: 0.7, source: 1.5 }
+
+/** Words that say nothing about which tool: a query of only these is no match. */
+const STOPWORDS = new Set(
+  (
+    'a an the to of in on for with and or but by from at as into about over is are be been being it ' +
+    'its this that these those i me my we our you your he she they them their please can could would ' +
+    'should will shall may might must do does did done have has had want need like some any all ' +
+    'what which who whom how when where why there here just also then than so very up out get tool'
+  ).split(' '),
+)
+
+/** `createIssue`, `create_issue`, `create-issue`, `mcp__gh__x` → their words. */
+export function words(text: string): string[] {
+  return text
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean)
+}
+
+/** A light stem, so that `issues`, `issued` and `issue` meet (applied alike to index and query). */
+function stem(term: string): string {
+  if (term.length > 4 && term.endsWith('ies')) return term.slice(0, -3) + 'y'
+  if (term.length > 4 && term.endsWith('ing')) return term.slice(0, -3)
+  if (term.length > 4 && term.endsWith('ed')) return term.slice(0, -2)
+  if (term.length > 3 && term.endsWith('s') && !term.endsWith('ss')) return term.slice(0, -1)
+  return term
+}
+
+const processTerm = (term: string) => (STOPWORDS.has(term) ? null : stem(term))
+
+interface Doc {
+  id: string
+  name: string
+  title: string
+  description: string
+  params: string
+  source: string
+}
+
+export class SearchIndex<T extends Searchable> {
+  readonly #items = new Map<string, T>()
+  readonly #search: MiniSearch<Doc>
+  readonly #threshold: number
+  readonly #fuzzy: number
+
+  constructor(options: RankOptions = {}) {
+    this.#threshold = options.threshold ?? 2
+    this.#fuzzy = options.fuzzy ?? 0.2
+    this.#search = new MiniSearch<Doc>({
+      fields: [...FIELDS],
+      tokenize: (text) => words(text),
+      processTerm,
+    })
+  }
+
+  get size(): number {
+    return this.#items.size
+  }
+
+  /** Adds or replaces (by name). */
+  set(item: T): void {
+    if (this.#items.has(item.name)) this.#search.discard(item.name)
+    this.#items.set(item.name, item)
+    this.#search.add(toDoc(item))
+  }
+
+  delete(name: string): void {
+    if (!this.#items.delete(name)) return
+    this.#search.discard(name)
+  }
+
+  /** Makes the index hold exactly `items`: only what changed is re-indexed. */
+  sync(items: Iterable<T>): void {
+    const next = new Map([...items].map((item) => [item.name, item]))
+    for (const name of [...this.#items.keys()]) if (!next.has(name)) this.delete(name)
+    for (const [name, item] of next) if (this.#items.get(name) !== item) this.set(item)
+  }
+
+  get(name: string): T | undefined {
+    return this.#items.get(name)
+  }
+
+  search(query: string, limit = 5): SearchOutcome<T> {
+    const ranked = this.#search.search(query, {
+      boost: BOOST,
+      prefix: (term) => term.length >= 3,
+      fuzzy: (term) => (term.length >= 5 ? this.#fuzzy : false),
+      combineWith: 'OR',
+    })
+    const order = new Map(ranked.map((r, i) => [r.id as string, i]))
+    const rank = (name: string) => order.get(name) ?? ranked.length
+    const exact = this.#exact(query).sort((a, b) => rank(a.item.name) - rank(b.item.name))
+    const seen = new Set(exact.map((c) => c.item.name))
+    const rest = ranked
+      .filter((r) => !seen.has(r.id as string))
+      .map((r) => ({ item: this.#items.get(r.id as string)!, score: r.score, why: whyOf(r) }))
+    const noMatch = !exact.length && !(rest[0] && rest[0].score >= this.#threshold)
+    return { candidates: [...exact, ...rest].slice(0, limit), noMatch }
+  }
+
+  /**
+   * Things the query names exactly (`select:a,b` names them outright). The longest naming wins:
+   * `gitlab/create_issue` is GitLab's, though GitHub's tool is a `create_issue` too.
+   */
+  #exact(query: string): Candidate<T>[] {
+    const select = /^\s*select:(.+)$/i.exec(query)?.[1]
+    if (select) return this.#named(select.split(',').map((n) => n.trim()))
+    const longest = new Map<string, number>()
+    for (const item of this.#items.values()) {
+      const hits = [item.name, ...(item.aliases ?? [])].filter((n) => mentions(query, n))
+      if (hits.length) longest.set(item.name, Math.max(...hits.map((n) => n.length)))
+    }
+    const best = Math.max(0, ...longest.values())
+    return this.#named([...longest].filter(([, length]) => length === best).map(([name]) => name))
+  }
+
+  #named(names: string[]): Candidate<T>[] {
+    return names.flatMap((name) => {
+      const item = this.#items.get(name)
+      return item ? [{ item, score: Infinity, why: 'exact name' }] : []
+    })
+  }
+}
+
+/** Whether `name` stands in `query` as a whole word (`create_issue` in "use create_issue now"). */
+function mentions(query: string, name: string): boolean {
+  if (name.length < 3) return false
+  const at = query.toLowerCase().indexOf(name.toLowerCase())
+  if (at < 0) return false
+  const edge = (c: string | undefined) => c === undefined || !/[\p{L}\p{N}_-]/u.test(c)
+  return edge(query[at - 1]) && edge(query[at + name.length])
+}
+
+function toDoc(item: Searchable): Doc {
+  return {
+    id: item.name,
+    name: item.name,
+    title: item.title ?? '',
+    description: item.description ?? '',
+    params: (item.params ?? []).map((p) => `${p.name} ${p.description ?? ''}`).join(' '),
+    source: (item.source ?? '').replace(/^(mcp|exec):/, ''),
+  }
+}
+
+/** `matched issue, create in name; repo in params`. */
+function whyOf(result: MiniResult): string {
+  const byField = new Map<string, string[]>()
+  for (const [term, fields] of Object.entries(result.match))
+    for (const field of fields) byField.set(field, [...(byField.get(field) ?? []), term])
+  return [...byField].map(([field, terms]) => `${terms.join(', ')} in ${field}`).join('; ')
+}

@@ -124,12 +124,15 @@ export class Run {
     }
   }
 
+  #task = ''
+
   /** who this run's calls are from (approvals, tools loaded by tool_search) */
   get #caller(): string {
     return `agent:${this.id}`
   }
 
   async execute(task: string): Promise<RunResult> {
+    this.#task = task
     let status: RunStatus = 'done'
     let reason: string | undefined
     try {
@@ -182,7 +185,7 @@ export class Run {
     this.emit({ type: 'turn', turn: this.#turn, tools: scoped.size })
     this.transcript?.write('turn', { turn: this.#turn, tools: scoped.size })
     let request: ModelRequest = {
-      system: this.deps.prompt()?.render() ?? '',
+      system: this.deps.prompt()?.render({ task: this.#task }) ?? '',
       messages: this.#messages.slice(),
       tools: [...scoped.values()].map(toModelTool),
       ...(this.deps.maxTokensPerRequest ? { maxTokens: this.deps.maxTokensPerRequest } : {}),

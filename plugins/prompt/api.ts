@@ -9,7 +9,13 @@ export interface PromptSection {
   /** lower comes first (default 100); ties by name */
   order?: number
   /** the text, or a function that renders it when the prompt is assembled */
-  text: string | (() => string)
+  text: string | ((context: RenderContext) => string)
+}
+
+/** What the renderer knows when it assembles the prompt (a loop passes its run's task). */
+export interface RenderContext {
+  /** the task of the run the prompt is for, when there is one */
+  task?: string
 }
 
 export interface PromptApi {
@@ -20,7 +26,7 @@ export interface PromptApi {
   register(section: PromptSection): Disposer
   list(): Array<{ name: string; order: number; owner: string }>
   /** the sections' texts in order, separated by blank lines; empty sections are left out */
-  render(): string
+  render(context?: RenderContext): string
 }
 
 declare module 'yoke' {

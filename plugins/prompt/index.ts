@@ -13,7 +13,7 @@ import {
   type Context,
   type Disposer,
 } from 'yoke'
-import type { PromptApi, PromptSection } from './api.ts'
+import type { PromptApi, PromptSection, RenderContext } from './api.ts'
 import './errors.ts'
 
 export type * from './api.ts'
@@ -64,9 +64,9 @@ export class PromptSections {
     return this.#ordered().map((s) => ({ name: s.name, order: s.order ?? 100, owner: s.owner }))
   }
 
-  render(): string {
+  render(context: RenderContext = {}): string {
     return this.#ordered()
-      .map((s) => (typeof s.text === 'function' ? s.text() : s.text).trim())
+      .map((s) => (typeof s.text === 'function' ? s.text(context) : s.text).trim())
       .filter(Boolean)
       .join('\n\n')
   }
@@ -88,7 +88,7 @@ export class PromptSections {
       register: (section) =>
         track(`prompt section ${section.name}`, this.register(section, owner, fiber)),
       list: () => this.list(),
-      render: () => this.render(),
+      render: (context) => this.render(context),
     }
   }
 }

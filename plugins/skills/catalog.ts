@@ -41,7 +41,9 @@ export function renderCatalog(skills: Skill[], budget: number, descriptionChars:
   }
   const omitted = skills.length - parts.length
   if (omitted)
-    parts.push(`  <omitted count="${omitted}">skills_list shows all ${skills.length}</omitted>`)
+    parts.push(
+      `  <omitted count="${omitted}">${omitted} more skills are not listed here; skills_list(query) finds them by what they do</omitted>`,
+    )
   return [head, ...parts, '</skills>'].join('\n')
 }
 

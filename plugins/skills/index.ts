@@ -12,6 +12,7 @@ import { defineHooks, definePlugin, SyncHook } from 'yoke'
 import { color, type SummarySection } from 'yoke/cli'
 import { defaultDirs, type SkillChange } from './api.ts'
 import { renderAlways, renderCatalog, wrapBody } from './catalog.ts'
+import { SkillRanker } from './ranking.ts'
 import { readSkillFile, SkillFileRefused, skillFiles } from './files.ts'
 import type { Skill, SkillProblem } from './parse.ts'
 import { makeFilter, readSkill, SkillIndex } from './skill-index.ts'
@@ -30,6 +31,8 @@ const config = z
     only: z.array(z.string().min(1)).optional(),
     /** never use these */
     except: z.array(z.string().min(1)).default([]),
+    /** skill-name globs the catalog lists first, whatever the task */
+    pinned: z.array(z.string().min(1)).default([]),
     /** the catalog's share of the system prompt, in characters */
     catalogChars: z.number().int().min(200).default(8000),
     /** each description in the catalog is cut to this */
@@ -108,11 +111,14 @@ export default definePlugin({
         return { skills: checked.skills, problems: [...checked.problems, ...duplicates] }
       },
     })
-    for (const tool of skillTools(() => index)) ctx.runtime.register(tool)
+    const ranker = new SkillRanker(cfg.pinned)
+    for (const tool of skillTools(() => index, ranker)) ctx.runtime.register(tool)
     ctx.prompt.register({
       name: 'skills',
       order: 20,
-      text: () => renderCatalog(index.skills, cfg.catalogChars, cfg.descriptionChars),
+      // pinned skills first, then those the run's task is about: the ones left out are the least likely
+      text: ({ task }) =>
+        renderCatalog(ranker.order(index.skills, task), cfg.catalogChars, cfg.descriptionChars),
     })
     ctx.prompt.register({
       name: 'skills-always',

@@ -8,17 +8,18 @@ import { wrapBody } from './catalog.ts'
 import { readSkillFile, SkillFileRefused, skillFiles } from './files.ts'
 import type { Skill } from './parse.ts'
 import type { SkillIndex } from './skill-index.ts'
+import type { SkillRanker } from './ranking.ts'
 
 const MAX_RESOURCES = 200
 
 const refuse = (text: string) => ({ content: [{ type: 'text' as const, text }], isError: true })
 
-export function skillTools(index: () => SkillIndex): ToolDefinition[] {
+export function skillTools(index: () => SkillIndex, ranker: SkillRanker): ToolDefinition[] {
   return [
     {
       name: 'skills_list',
       description:
-        'List the skills (name, description, whether available). Optional query: words to match in names and descriptions.',
+        'List the skills (name, description, whether available). With a query (what the task is about, or a skill name), the best matches first; "no skill matches" when none does.',
       inputSchema: {
         type: 'object',
         properties: { query: { type: 'string', maxLength: 200 } },
@@ -27,13 +28,10 @@ export function skillTools(index: () => SkillIndex): ToolDefinition[] {
       source: 'skills',
       concurrency: 'safe',
       execute: ({ query }) => {
-        const words = String(query ?? '')
-          .toLowerCase()
-          .split(/\s+/)
-          .filter(Boolean)
-        const skills = index().skills.filter((s) =>
-          words.every((w) => `${s.name} ${s.description}`.toLowerCase().includes(w)),
-        )
+        const all = index().skills
+        const asked = String(query ?? '').trim()
+        const found = asked ? ranker.search(all, asked, 20) : undefined
+        const skills = !found ? all : found.noMatch ? [] : found.candidates.map((c) => c.item)
         const lines = skills.map(
           (s) =>
             `${s.name}: ${s.description.replace(/\s+/g, ' ')}${s.available ? '' : ` [unavailable: ${s.why}]`}`,
@@ -42,8 +40,7 @@ export function skillTools(index: () => SkillIndex): ToolDefinition[] {
           content: [
             {
               type: 'text',
-              text:
-                lines.join('\n') || (words.length ? `no skill matches "${query}"` : 'no skills'),
+              text: lines.join('\n') || (asked ? `no skill matches "${asked}"` : 'no skills'),
             },
           ],
           structured: {

@@ -43,8 +43,8 @@ export default definePlugin({
         .default([]),
       /** candidates per search */
       limit: z.number().int().min(1).max(20).default(5),
-      /** a best score under this is no match */
-      threshold: z.number().min(0).default(2),
+      /** the share of a query's words the best tool must match, else "no tool matches" */
+      threshold: z.number().min(0).max(1).default(0.3),
     })
     .strict(),
   apply(ctx, config) {

@@ -36,7 +36,10 @@ export interface SearchOutcome<T> {
 }
 
 export interface RankOptions {
-  /** a best score under this is no match (BM25+ scores; tuned by bench/eval-tools) */
+  /**
+   * the share of the query's words (stopwords aside) the best candidate must match, else no match
+   * (a share, not a score: BM25 scores depend on the corpus's size; tuned by bench/eval-tools)
+   */
   threshold?: number
   /** typo tolerance on terms of 5+ letters: the edit distance as a share of the term's length */
   fuzzy?: number
@@ -92,7 +95,7 @@ export class SearchIndex<T extends Searchable> {
   readonly #fuzzy: number
 
   constructor(options: RankOptions = {}) {
-    this.#threshold = options.threshold ?? 2
+    this.#threshold = options.threshold ?? 0.3
     this.#fuzzy = options.fuzzy ?? 0.2
     this.#search = new MiniSearch<Doc>({
       fields: [...FIELDS],
@@ -142,7 +145,9 @@ export class SearchIndex<T extends Searchable> {
     const rest = ranked
       .filter((r) => !seen.has(r.id as string))
       .map((r) => ({ item: this.#items.get(r.id as string)!, score: r.score, why: whyOf(r) }))
-    const noMatch = !exact.length && !(rest[0] && rest[0].score >= this.#threshold)
+    const asked = new Set(words(query).map(processTerm).filter(Boolean)).size
+    const covered = (r: MiniResult) => asked > 0 && r.queryTerms.length / asked >= this.#threshold
+    const noMatch = !exact.length && !ranked.some(covered)
     return { candidates: [...exact, ...rest].slice(0, limit), noMatch }
   }
 

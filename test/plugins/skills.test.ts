@@ -5,6 +5,7 @@ import { after, describe, it } from 'node:test'
 import skillsPlugin, { defaultDirs } from '../../plugins/skills/index.ts'
 import promptPlugin from '../../plugins/prompt/index.ts'
 import { escapeXml, renderAlways, renderCatalog } from '../../plugins/skills/catalog.ts'
+import { SkillRanker } from '../../plugins/skills/ranking.ts'
 import {
   isProblem,
   parseSkill,
@@ -249,8 +250,44 @@ describe('the catalog', () => {
     )
     const capped = renderCatalog(many, 8000, 300)
     assert.ok(capped.length <= 8000, String(capped.length))
-    assert.match(capped, /<omitted count="\d+">skills_list shows all 200<\/omitted>/)
+    assert.match(
+      capped,
+      /<omitted count="(\d+)">\1 more skills are not listed here; skills_list\(query\) finds them by what they do<\/omitted>/,
+    )
     assert.ok(!capped.includes('w'.repeat(301)), 'descriptions are capped')
+  })
+
+  it('lists pinned skills first, then those the task is about, then the rest by name', () => {
+    const filler = Array.from({ length: 60 }, (_, i) =>
+      skill(
+        md(
+          `name: filler-${String(i).padStart(2, '0')}\ndescription: ${'general advice '.repeat(20)}`,
+        ),
+        `f${i}`,
+      ),
+    )
+    const csv = skill(
+      md('name: zz-csv\ndescription: Summarise a CSV file: columns, types, outliers'),
+      'csv',
+    )
+    const house = skill(md('name: zz-house-rules\ndescription: The house rules'), 'house')
+    const all = [...filler, csv, house]
+    const ranker = new SkillRanker(['zz-house-*'])
+    const names = (text: string) => [...text.matchAll(/<name>([^<]+)<\/name>/g)].map((m) => m[1])
+    const plain = names(renderCatalog(ranker.order(all), 4000, 300))
+    assert.equal(plain[0], 'zz-house-rules', 'pinned first')
+    assert.ok(!plain.includes('zz-csv'), 'by name, the csv skill does not fit')
+    const forTask = names(
+      renderCatalog(ranker.order(all, 'summarise sales.csv columns'), 4000, 300),
+    )
+    assert.deepEqual(
+      forTask.slice(0, 2),
+      ['zz-house-rules', 'zz-csv'],
+      'then what the task is about',
+    )
+    const found = ranker.search(all, 'outliers in a csv', 5)
+    assert.equal(found.candidates[0]?.item.name, 'zz-csv')
+    assert.equal(ranker.search(all, 'book a flight to Paris', 5).noMatch, true)
   })
 })
 

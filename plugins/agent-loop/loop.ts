@@ -319,12 +319,12 @@ export class Run {
     if (!tool) {
       // a tool not offered: a hidden one may be called by name; a deferred one is found first
       const known = this.options.layer.list().find((t) => t.name === call.name)
-      const refusal = known && this.deps.toolSearch?.()?.refusal(known, this.#caller)
-      if (!known || refusal !== undefined)
-        return fail(
-          'UNKNOWN_TOOL',
-          refusal ?? `there is no tool "${call.name}" among the tools offered this turn`,
-        )
+      const search = this.deps.toolSearch?.()
+      const refusal =
+        known && search
+          ? search.refusal(known, this.#caller)
+          : `there is no tool "${call.name}" among the tools offered this turn`
+      if (refusal !== undefined || !known) return fail('UNKNOWN_TOOL', refusal!)
       tool = known
     }
     // never mid-turn: a tool reloaded since the turn began is not the one the model was shown

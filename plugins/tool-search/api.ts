@@ -26,7 +26,7 @@ export interface ToolSearchApi {
   /** The deferred and direct tools of the caller's scope that match the query (hidden ones never). */
   search(
     query: string,
-    options?: { caller?: string; limit?: number },
+    options?: { caller?: string; scope?: string; limit?: number },
   ): SearchOutcome<RegisteredTool>
   /** Offers these tools to the caller from its next turn on. */
   load(caller: string, names: readonly string[]): void

@@ -40,7 +40,7 @@ export class ToolFinder {
         description: tool.description,
         source: tool.source,
         params: paramsOf(tool.inputSchema),
-        aliases: aliasesOf(tool.name),
+        aliases: aliasesOf(tool),
       }
       this.#entries.set(tool, entry)
     }
@@ -48,12 +48,18 @@ export class ToolFinder {
   }
 }
 
-/** `mcp__github__create_issue` is also `github/create_issue`, `github.create_issue`, `create_issue`. */
-function aliasesOf(name: string): string[] {
-  const mcp = /^mcp__(.+?)__(.+)$/.exec(name)
-  if (!mcp) return []
-  const [, server, tool] = mcp as unknown as [string, string, string]
-  return [`${server}/${tool}`, `${server}.${tool}`, `${server}__${tool}`, tool]
+/**
+ * `mcp__github__create_issue` is also `github/create_issue`, `github.create_issue`, `create_issue`:
+ * spelled with the server's own names (mcp-client's annotations), since a public name may have
+ * been cut and hashed (`files.read` → `mcp__x__files_read_1a2b…`) and is never parsed back.
+ */
+function aliasesOf(tool: RegisteredTool): string[] {
+  const { mcpServer, mcpTool } = tool.annotations ?? {}
+  const parsed = /^mcp__(.+?)__(.+)$/.exec(tool.name)
+  const server = typeof mcpServer === 'string' ? mcpServer : parsed?.[1]
+  const raw = typeof mcpTool === 'string' ? mcpTool : parsed?.[2]
+  if (!server || !raw) return []
+  return [...new Set([`${server}/${raw}`, `${server}.${raw}`, `${server}__${raw}`, raw])]
 }
 
 function paramsOf(schema: unknown): Array<{ name: string; description?: string }> {

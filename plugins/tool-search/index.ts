@@ -7,7 +7,7 @@
  * deferred, and a query nothing answers is answered "no tool matches", so a model does not invent one.
  */
 import { z } from 'zod'
-import { definePlugin, type RegisteredTool, type ToolDefinition } from 'yoke'
+import { definePlugin, GLOBAL, type RegisteredTool, type ToolDefinition } from 'yoke'
 import { TOOL_SEARCH, type Exposure, type ToolSearchApi } from './api.ts'
 import { ExposurePlan } from './exposure.ts'
 import { ToolFinder } from './finder.ts'
@@ -55,14 +55,19 @@ export default definePlugin({
     const seen = new Map<string, readonly RegisteredTool[]>()
     let last = new Map<string, Exposure>()
 
-    const searchable = (caller?: string) =>
-      (seen.get(caller ?? '') ?? ctx.runtime.list()).filter(
-        (t) => t.name !== TOOL_SEARCH && (last.get(t.name) ?? plan.declared(t)) !== 'hidden',
-      )
+    // the global scope is read live (a list_changed or reload since the caller's last turn shows);
+    // another scope's tools as its loop last offered them
+    const searchable = (caller?: string, scope = GLOBAL) =>
+      (scope === GLOBAL
+        ? ctx.runtime.list()
+        : (seen.get(caller ?? '') ?? ctx.runtime.list())
+      ).filter((t) => t.name !== TOOL_SEARCH && (last.get(t.name) ?? plan.declared(t)) !== 'hidden')
 
     const api: ToolSearchApi = {
-      exposure: (tool) =>
-        last.get(tool.name) ?? (plan.declared(tool) === 'hidden' ? 'hidden' : 'direct'),
+      exposure(tool) {
+        const level = last.get(tool.name) ?? plan.declared(tool)
+        return level === 'auto' ? 'direct' : level
+      },
       async offered(tools, caller) {
         seen.set(caller, tools)
         const others = tools.filter((t) => t.name !== TOOL_SEARCH)
@@ -83,7 +88,11 @@ export default definePlugin({
           : `${tool.name} was not offered this turn`
       },
       search: (query, options = {}) =>
-        finder.search(query, searchable(options.caller), options.limit ?? config.limit),
+        finder.search(
+          query,
+          searchable(options.caller, options.scope),
+          options.limit ?? config.limit,
+        ),
       load(caller, names) {
         const mine = loaded.get(caller) ?? new Set()
         for (const name of names) mine.add(name)
@@ -106,8 +115,8 @@ export default definePlugin({
     ctx.control('tools:exposure', async () => {
       const levels = await plan.resolve(ctx.runtime.list().filter((t) => t.name !== TOOL_SEARCH))
       const deferred = [...levels.values()].includes('deferred')
-      // tool_search itself is offered only while something is deferred
-      return { ...Object.fromEntries(levels), [TOOL_SEARCH]: deferred ? 'direct' : 'hidden' }
+      // tool_search itself is offered only while something is deferred (it is not a hidden tool: it is not callable unoffered)
+      return { ...Object.fromEntries(levels), [TOOL_SEARCH]: deferred ? 'direct' : 'not offered' }
     })
   },
 })
@@ -142,6 +151,7 @@ function searchTool(api: ToolSearchApi, limit: number): ToolDefinition {
     execute({ query, limit: wanted }, { call }) {
       const outcome = api.search(String(query), {
         caller: call.caller,
+        scope: call.scope,
         limit: Number(wanted) || limit,
       })
       if (!outcome.noMatch)
@@ -151,7 +161,7 @@ function searchTool(api: ToolSearchApi, limit: number): ToolDefinition {
         )
       return {
         content: [{ type: 'text', text: describe(String(query), outcome) }],
-        structuredContent: { noMatch: outcome.noMatch, tools: outcome.candidates.map(asCandidate) },
+        structured: { noMatch: outcome.noMatch, tools: outcome.candidates.map(asCandidate) },
       }
     },
   }

@@ -178,10 +178,12 @@ export class SearchIndex<T extends Searchable> {
 /** Whether `name` stands in `query` as a whole word (`create_issue` in "use create_issue now"). */
 function mentions(query: string, name: string): boolean {
   if (name.length < 3) return false
-  const at = query.toLowerCase().indexOf(name.toLowerCase())
-  if (at < 0) return false
+  const text = query.toLowerCase()
+  const wanted = name.toLowerCase()
   const edge = (c: string | undefined) => c === undefined || !/[\p{L}\p{N}_-]/u.test(c)
-  return edge(query[at - 1]) && edge(query[at + name.length])
+  for (let at = text.indexOf(wanted); at >= 0; at = text.indexOf(wanted, at + 1))
+    if (edge(text[at - 1]) && edge(text[at + wanted.length])) return true
+  return false
 }
 
 function toDoc(item: Searchable): Doc {

@@ -92,6 +92,7 @@ export default definePlugin({
       tasks,
       upstream,
       skills: () => ctx.get('skills'),
+      toolSearch: () => ctx.get('toolSearch'),
       // a retry's state says which waiting call it continues: sealed, so no client forges another's
       codec: createRequestStateCodec({ key: randomBytes(32), ttlSeconds: stateMs / 1000 }),
       report,

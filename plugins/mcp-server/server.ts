@@ -21,8 +21,9 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server'
 import { z } from 'zod'
-import type { ProgressEvent, ScopeHandle } from 'yoke'
+import type { ProgressEvent, RegisteredTool, ScopeHandle } from 'yoke'
 import type { SkillsApi } from '../skills/api.ts'
+import { TOOL_SEARCH, type ToolSearchApi } from '../tool-search/api.ts'
 import { APPROVAL_MS } from './approval.ts'
 import type { Asked, Exchange, Exchanges, Round } from './exchange.ts'
 import { taskSupport, toCallToolResult, toMcpTool } from './result.ts'
@@ -40,6 +41,8 @@ export interface GatewayHost {
   tasks: TaskTable
   upstream: Upstream
   skills(): SkillsApi | undefined
+  /** the tool-search plugin's service: a view in deferred mode lists what it offers */
+  toolSearch(): ToolSearchApi | undefined
   /** seals a 2026-07-28 retry's state: the exchange it continues */
   codec: RequestStateCodec<{ exchange: string }>
   /** an error of a connection's protocol machinery: logged as a warning, unless the client caused it */
@@ -101,12 +104,15 @@ export function buildServer(host: GatewayHost, served: Served): Server {
   )
   const skills = () => (view.config.skills ? host.skills() : undefined)
 
-  server.setRequestHandler('tools/list', () => ({
-    tools: [...view.tools().values()].map(toMcpTool),
+  server.setRequestHandler('tools/list', async () => ({
+    tools: (await listed(host, served)).map(toMcpTool),
   }))
-  server.setRequestHandler('tools/call', (request, ctx) =>
-    callTool(host, served, server, request.params.name, request.params.arguments ?? {}, ctx),
-  )
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const { name } = request.params
+    const result = await callTool(host, served, server, name, request.params.arguments ?? {}, ctx)
+    if (name === TOOL_SEARCH) found(host, served, server, result)
+    return result
+  })
 
   server.setRequestHandler('prompts/list', async () => ({
     prompts: [
@@ -244,6 +250,35 @@ const unknownTool = (name: string, view: View): CallToolResult => ({
   ],
   isError: true,
 })
+
+/**
+ * The tools a client is listed: all of the view's, or in deferred mode what tool-search offers this
+ * connection (the direct tools, what it found, tool_search while anything is deferred). tool_search
+ * is listed only where a view serves deferred mode.
+ */
+async function listed(host: GatewayHost, served: Served): Promise<RegisteredTool[]> {
+  const tools = [...served.view.tools().values()]
+  const search = served.view.config.toolSearch ? host.toolSearch() : undefined
+  if (!search) return tools.filter((t) => t.name !== TOOL_SEARCH)
+  return search.offered(tools, served.callerBase)
+}
+
+/**
+ * After a tool_search in deferred mode, what it found is listed for this connection, and its client
+ * is told (tools/list_changed). A stateless 2026-07-28 request has no connection to remember it for:
+ * the found tools' names are in the answer, and a tool is callable by name whether listed or not.
+ */
+function found(host: GatewayHost, served: Served, server: Server, result: CallToolResult) {
+  const search = served.view.config.toolSearch && served.session ? host.toolSearch() : undefined
+  const tools = (result.structuredContent as { tools?: Array<{ name?: unknown }> } | undefined)
+    ?.tools
+  if (!search || result.isError || !tools?.length) return
+  search.load(
+    served.callerBase,
+    tools.map((t) => String(t.name)),
+  )
+  server.sendToolListChanged().catch(() => {}) // a connection that has gone
+}
 
 async function callTool(
   host: GatewayHost,

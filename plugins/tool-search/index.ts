@@ -161,7 +161,14 @@ function searchTool(api: ToolSearchApi, limit: number): ToolDefinition {
         )
       return {
         content: [{ type: 'text', text: describe(String(query), outcome) }],
-        structured: { noMatch: outcome.noMatch, tools: outcome.candidates.map(asCandidate) },
+        // with each schema: a client that cannot be offered tools (a stateless MCP request) can call them
+        structured: {
+          noMatch: outcome.noMatch,
+          tools: outcome.candidates.map((c) => ({
+            ...asCandidate(c),
+            inputSchema: c.item.inputSchema,
+          })),
+        },
       }
     },
   }

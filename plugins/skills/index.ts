@@ -31,8 +31,12 @@ const config = z
     only: z.array(z.string().min(1)).optional(),
     /** never use these */
     except: z.array(z.string().min(1)).default([]),
-    /** skill-name globs the catalog lists first, whatever the task */
+    /** skill-name globs the catalog lists first, whatever the task (direct) */
     pinned: z.array(z.string().min(1)).default([]),
+    /** skill-name globs left out of the catalog: skills_list(query) finds them (deferred) */
+    deferred: z.array(z.string().min(1)).default([]),
+    /** skill-name globs neither in the catalog nor in skills_list: skill_read by name only (hidden) */
+    hidden: z.array(z.string().min(1)).default([]),
     /** the catalog's share of the system prompt, in characters */
     catalogChars: z.number().int().min(200).default(8000),
     /** each description in the catalog is cut to this */
@@ -111,7 +115,7 @@ export default definePlugin({
         return { skills: checked.skills, problems: [...checked.problems, ...duplicates] }
       },
     })
-    const ranker = new SkillRanker(cfg.pinned)
+    const ranker = new SkillRanker(cfg)
     for (const tool of skillTools(() => index, ranker)) ctx.runtime.register(tool)
     ctx.prompt.register({
       name: 'skills',

@@ -17,24 +17,41 @@ export class SkillRanker {
   readonly #index = new SearchIndex<Item>()
   readonly #items = new WeakMap<Skill, Item>()
   readonly #pinned: RegExp[]
+  readonly #deferred: RegExp[]
+  readonly #hidden: RegExp[]
 
-  constructor(pinned: readonly string[]) {
-    this.#pinned = pinned.map((g) => globToRegExp(g))
+  /** skill-name globs: pinned (direct), deferred (found, not listed), hidden (read by name only) */
+  constructor(exposure: { pinned: string[]; deferred: string[]; hidden: string[] }) {
+    const globs = (list: string[]) => list.map((g) => globToRegExp(g))
+    this.#pinned = globs(exposure.pinned)
+    this.#deferred = globs(exposure.deferred)
+    this.#hidden = globs(exposure.hidden)
   }
 
-  /** Pinned first, then relevant to `task` (best first), then by name. */
+  /** The catalog's skills: pinned first, then relevant to `task` (best first), then by name. */
   order(skills: readonly Skill[], task?: string): Skill[] {
-    const byName = [...skills].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    const pinned = byName.filter((s) => this.#pinned.some((g) => g.test(s.name)))
-    const relevant = task ? this.search(skills, task, skills.length) : undefined
+    const pinned = (s: Skill) => this.#pinned.some((g) => g.test(s.name))
+    const listed = skills.filter((s) => pinned(s) || !this.#deferred.some((g) => g.test(s.name)))
+    const byName = this.findable(listed).sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    )
+    const relevant = task ? this.search(listed, task, listed.length) : undefined
     const found = relevant && !relevant.noMatch ? relevant.candidates.map((c) => c.item) : []
-    return [...new Set([...pinned, ...found, ...byName])]
+    return [...new Set([...byName.filter(pinned), ...found, ...byName])]
   }
 
+  /** What skills_list(query) ranks: all but the hidden. */
   search(skills: readonly Skill[], query: string, limit: number): SearchOutcome<Skill> {
-    this.#index.sync(skills.map((s) => this.#item(s)))
+    this.#index.sync(this.findable(skills).map((s) => this.#item(s)))
     const { candidates, noMatch } = this.#index.search(query, limit)
     return { noMatch, candidates: candidates.map((c) => ({ ...c, item: c.item.skill })) }
+  }
+
+  /** Every skill but the hidden ones (a pinned skill is never hidden). */
+  findable(skills: readonly Skill[]): Skill[] {
+    return skills.filter(
+      (s) => this.#pinned.some((g) => g.test(s.name)) || !this.#hidden.some((g) => g.test(s.name)),
+    )
   }
 
   #item(skill: Skill): Item {

@@ -31,7 +31,11 @@ export function skillTools(index: () => SkillIndex, ranker: SkillRanker): ToolDe
         const all = index().skills
         const asked = String(query ?? '').trim()
         const found = asked ? ranker.search(all, asked, 20) : undefined
-        const skills = !found ? all : found.noMatch ? [] : found.candidates.map((c) => c.item)
+        const skills = !found
+          ? ranker.findable(all)
+          : found.noMatch
+            ? []
+            : found.candidates.map((c) => c.item)
         const lines = skills.map(
           (s) =>
             `${s.name}: ${s.description.replace(/\s+/g, ' ')}${s.available ? '' : ` [unavailable: ${s.why}]`}`,

@@ -272,7 +272,7 @@ describe('the catalog', () => {
     )
     const house = skill(md('name: zz-house-rules\ndescription: The house rules'), 'house')
     const all = [...filler, csv, house]
-    const ranker = new SkillRanker(['zz-house-*'])
+    const ranker = new SkillRanker({ pinned: ['zz-house-*'], deferred: [], hidden: [] })
     const names = (text: string) => [...text.matchAll(/<name>([^<]+)<\/name>/g)].map((m) => m[1])
     const plain = names(renderCatalog(ranker.order(all), 4000, 300))
     assert.equal(plain[0], 'zz-house-rules', 'pinned first')
@@ -288,6 +288,25 @@ describe('the catalog', () => {
     const found = ranker.search(all, 'outliers in a csv', 5)
     assert.equal(found.candidates[0]?.item.name, 'zz-csv')
     assert.equal(ranker.search(all, 'book a flight to Paris', 5).noMatch, true)
+  })
+
+  it('a deferred skill is left out of the catalog but found; a hidden one is neither', () => {
+    const all = [
+      skill(md('name: csv-tools\ndescription: Summarise a CSV file'), 'csv'),
+      skill(md('name: secret-ops\ndescription: Rotate the CSV export keys'), 'ops'),
+      skill(md('name: zz-plain\ndescription: Plain advice'), 'plain'),
+    ]
+    const ranker = new SkillRanker({ pinned: [], deferred: ['csv-*'], hidden: ['secret-*'] })
+    assert.deepEqual(
+      ranker.order(all, 'summarise a csv').map((s) => s.name),
+      ['zz-plain'],
+    )
+    const found = ranker.search(all, 'csv', 5).candidates.map((c) => c.item.name)
+    assert.deepEqual(found, ['csv-tools'])
+    assert.deepEqual(
+      ranker.findable(all).map((s) => s.name),
+      ['csv-tools', 'zz-plain'],
+    )
   })
 })
 

@@ -31,6 +31,7 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       ['models', 'models', 'active'],
       ['model', 'openai', 'pending'],
       ['agent', 'agent-loop', 'pending'],
+      ['tool-search', 'tool-search', 'active'],
       ['serve', 'mcp-server', 'active'],
       ['audit', 'audit-log', 'active'],
       ['greeter', 'greeter', 'active'],
@@ -58,6 +59,7 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       { name: 'prompt', owner: 'prompt', active: true },
       { name: 'skillFilter', owner: 'skills', active: true },
       { name: 'skills', owner: 'skills', active: true },
+      { name: 'toolSearch', owner: 'tool-search', active: true },
     ],
   )
   assert.ok(snap.hooks.find((h: any) => h.hook === 'kernel.state').taps.includes('audit-log'))
@@ -226,7 +228,7 @@ it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every so
     stdout,
     /^config preset presets\/base\.yaml · preset presets\/default\.yaml · project config\/yoke\.yaml$/m,
   )
-  assert.match(stdout, /^instances 15 active · 2 pending$/m)
+  assert.match(stdout, /^instances 16 active · 2 pending$/m)
   assert.match(
     section('instances'),
     /^  model +pending +openai\n +PLUGIN_WAITING .*OPENAI_API_KEY is not set$/m,

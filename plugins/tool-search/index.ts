@@ -145,6 +145,7 @@ function searchTool(api: ToolSearchApi, limit: number): ToolDefinition {
       required: ['query'],
       additionalProperties: false,
     },
+    source: 'tool-search',
     risk: 'low',
     concurrency: 'safe',
     annotations: { readOnlyHint: true },

@@ -20,10 +20,10 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs'
-import { after, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import lockfile from 'proper-lockfile'
 import { parse } from 'yaml'
-import { runYoke, tempProject, YOKE, type Project, type RunResult } from '../helpers/project.ts'
+import { runYoke, suiteProjects, YOKE, type Project, type RunResult } from '../helpers/project.ts'
 import { until } from '../helpers/until.ts'
 
 const BASE =
@@ -32,13 +32,9 @@ const BASE =
 const STACK = /^ {4,}at \S/m
 
 describe('config edits never damage the file', () => {
-  const projects: Project[] = []
-  after(() => projects.forEach((p) => p.cleanup()))
-  const project = (config: string | null = BASE) => {
-    const p = tempProject(config === null ? {} : { 'yoke.config.yaml': config })
-    projects.push(p)
-    return p
-  }
+  const made = suiteProjects()
+  const project = (config: string | null = BASE) =>
+    made(config === null ? {} : { 'yoke.config.yaml': config })
   const yoke = (p: Project, ...args: string[]) =>
     runYoke(args, { cwd: p.dir, home: p.home, timeoutMs: 30_000 })
   const add = (p: Project, name: string) => yoke(p, 'mcp', 'add', name, '--', 'node', 'srv.js')

@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
-import { after, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { ModuleLoader } from '../../src/config/modules.ts'
 import { resolveConfig } from '../../src/config/resolve.ts'
-import { runYoke, tempProject, type Project, type RunResult } from '../helpers/project.ts'
+import { runYoke, suiteProjects, type Project, type RunResult } from '../helpers/project.ts'
 
 const BOUND_MS = 20_000 // the child is killed after this: a blocked read fails the test
 const STACK = /^ {4,}at \S|RangeError|heap out of memory/m
@@ -20,13 +20,7 @@ function mkfifo(path: string) {
 }
 
 describe('hostile config files: checked before they are read', () => {
-  const projects: Project[] = []
-  after(() => projects.forEach((p) => p.cleanup()))
-  const project = (files: Record<string, string> = {}) => {
-    const p = tempProject(files)
-    projects.push(p)
-    return p
-  }
+  const project = suiteProjects()
   const yoke = (p: Project, ...args: string[]) =>
     runYoke(args, { cwd: p.dir, home: p.home, timeoutMs: BOUND_MS })
   /** exit 2, the error code and the file named, why, and no crash */

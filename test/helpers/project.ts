@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync, renameSync } from 'node:
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { after } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -46,6 +47,17 @@ export function tempProject(files: Record<string, string> = {}): Project {
   }
   for (const [rel, text] of Object.entries(files)) project.write(rel, text)
   return project
+}
+
+/** A maker of temporary projects for one suite: every one it made is removed when the suite ends. */
+export function suiteProjects(): (files?: Record<string, string>) => Project {
+  const made: Project[] = []
+  after(() => made.forEach((p) => p.cleanup()))
+  return (files = {}) => {
+    const p = tempProject(files)
+    made.push(p)
+    return p
+  }
 }
 
 export interface RunResult {

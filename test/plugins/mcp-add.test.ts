@@ -4,11 +4,11 @@
 // directory), and a server that crashes is reported by its error line, not Node's version banner.
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
-import { after, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { parse } from 'yaml'
 import { tellingLine } from '../../plugins/mcp-client/stdio.ts'
 import type { McpServerStatus } from '../../plugins/mcp/api.ts'
-import { ROOT, runYoke, tempProject, type Project } from '../helpers/project.ts'
+import { ROOT, runYoke, suiteProjects, type Project } from '../helpers/project.ts'
 
 // an MCP server with no dependencies, so a copy runs from any directory
 const SERVER = readFileSync(`${ROOT}test/fixtures/mcp/raw.mjs`, 'utf8')
@@ -19,13 +19,7 @@ const entries = (p: Project, rel: string) =>
   (parse(readFileSync(p.path(rel), 'utf8')) as { plugins: Record<string, Entry> }).plugins
 
 describe('yoke mcp add', () => {
-  const projects: Project[] = []
-  after(() => projects.forEach((p) => p.cleanup()))
-  const project = (files: Record<string, string>) => {
-    const p = tempProject(files)
-    projects.push(p)
-    return p
-  }
+  const project = suiteProjects()
   const yoke = (p: Project, dir: string, ...args: string[]) =>
     runYoke(args, { cwd: p.path(dir), home: p.home })
   /** the servers a one-shot composition sees, discovered from `dir` as `yoke dev` there would */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { mkdirSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
-import { after, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import skillsPlugin, { defaultDirs } from '../../plugins/skills/index.ts'
 import promptPlugin from '../../plugins/prompt/index.ts'
 import { escapeXml, renderAlways, renderCatalog } from '../../plugins/skills/catalog.ts'
@@ -23,7 +23,7 @@ import {
   type ToolRuntime,
 } from '../../src/index.ts'
 import { runStageConformance } from '../conformance/pipeline.ts'
-import { ROOT, runYoke, tempProject, type Project } from '../helpers/project.ts'
+import { ROOT, runYoke, suiteProjects } from '../helpers/project.ts'
 
 const loc = (dirName = 'my-skill') => ({
   file: `/fake/${dirName}/SKILL.md`,
@@ -38,13 +38,7 @@ const skill = (text: string, dirName?: string) => {
   assert.ok(!isProblem(s), JSON.stringify(s))
   return s as Skill
 }
-const projects: Project[] = []
-after(() => projects.forEach((p) => p.cleanup()))
-const project = (files: Record<string, string>) => {
-  const p = tempProject(files)
-  projects.push(p)
-  return p
-}
+const project = suiteProjects()
 const md = (fm: string, body = 'Body\n') => `---\n${fm}\n---\n${body}`
 
 describe('SKILL.md parsing: the octos cases', () => {

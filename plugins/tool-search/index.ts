@@ -44,7 +44,7 @@ export default definePlugin({
       /** candidates per search */
       limit: z.number().int().min(1).max(20).default(5),
       /** the share of a query's words the best tool must match, else "no tool matches" */
-      threshold: z.number().min(0).max(1).default(0.3),
+      threshold: z.number().min(0).max(1).default(0.35),
     })
     .strict(),
   apply(ctx, config) {

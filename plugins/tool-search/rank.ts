@@ -93,9 +93,13 @@ export class SearchIndex<T extends Searchable> {
   readonly #search: MiniSearch<Doc>
   readonly #threshold: number
   readonly #fuzzy: number
+  /** every spelling that names an item exactly (lower case) → the items it names */
+  readonly #names = new Map<string, Set<string>>()
+  /** the indexed words, each with how many items hold it: a known word is matched as it is */
+  readonly #vocabulary = new Map<string, number>()
 
   constructor(options: RankOptions = {}) {
-    this.#threshold = options.threshold ?? 0.3
+    this.#threshold = options.threshold ?? 0.35
     this.#fuzzy = options.fuzzy ?? 0.2
     this.#search = new MiniSearch<Doc>({
       fields: [...FIELDS],
@@ -110,14 +114,40 @@ export class SearchIndex<T extends Searchable> {
 
   /** Adds or replaces (by name). */
   set(item: T): void {
-    if (this.#items.has(item.name)) this.#search.discard(item.name)
+    this.delete(item.name)
     this.#items.set(item.name, item)
-    this.#search.add(toDoc(item))
+    const doc = toDoc(item)
+    this.#search.add(doc)
+    this.#count(item, doc, 1)
   }
 
   delete(name: string): void {
-    if (!this.#items.delete(name)) return
+    const item = this.#items.get(name)
+    if (!item) return
+    this.#items.delete(name)
     this.#search.discard(name)
+    this.#count(item, toDoc(item), -1)
+  }
+
+  /** Keeps the exact-name map and the vocabulary in step with an item added (+1) or removed (-1). */
+  #count(item: T, doc: Doc, by: 1 | -1): void {
+    for (const spelling of new Set(
+      [item.name, ...(item.aliases ?? [])].map((n) => n.toLowerCase()),
+    )) {
+      const named = this.#names.get(spelling) ?? new Set()
+      if (by > 0) named.add(item.name)
+      else named.delete(item.name)
+      if (named.size) this.#names.set(spelling, named)
+      else this.#names.delete(spelling)
+    }
+    const terms = new Set(
+      FIELDS.flatMap((f) => words(doc[f]).map(processTerm)).filter((t): t is string => Boolean(t)),
+    )
+    for (const term of terms) {
+      const n = (this.#vocabulary.get(term) ?? 0) + by
+      if (n > 0) this.#vocabulary.set(term, n)
+      else this.#vocabulary.delete(term)
+    }
   }
 
   /** Makes the index hold exactly `items`: only what changed is re-indexed. */
@@ -132,18 +162,26 @@ export class SearchIndex<T extends Searchable> {
   }
 
   search(query: string, limit = 5): SearchOutcome<T> {
+    // a word the index holds is matched as it is; another may be a prefix or a typo of one (and
+    // expanding every word would cost a walk of the whole term tree per word)
+    const unknown = (term: string) => !this.#vocabulary.has(term)
     const ranked = this.#search.search(query, {
       boost: BOOST,
-      prefix: (term) => term.length >= 3,
-      fuzzy: (term) => (term.length >= 5 ? this.#fuzzy : false),
+      prefix: (term) => term.length >= 3 && unknown(term),
+      fuzzy: (term) => (term.length >= 5 && unknown(term) ? this.#fuzzy : false),
       combineWith: 'OR',
     })
-    const order = new Map(ranked.map((r, i) => [r.id as string, i]))
-    const rank = (name: string) => order.get(name) ?? ranked.length
-    const exact = this.#exact(query).sort((a, b) => rank(a.item.name) - rank(b.item.name))
+    const exact = this.#exact(query)
+    if (exact.length > 1) {
+      const order = new Map(ranked.map((r, i) => [r.id as string, i]))
+      const rank = (name: string) => order.get(name) ?? ranked.length
+      exact.sort((a, b) => rank(a.item.name) - rank(b.item.name))
+    }
     const seen = new Set(exact.map((c) => c.item.name))
+    // only the results shown are explained (a query can match thousands)
     const rest = ranked
       .filter((r) => !seen.has(r.id as string))
+      .slice(0, Math.max(0, limit - exact.length))
       .map((r) => ({ item: this.#items.get(r.id as string)!, score: r.score, why: whyOf(r) }))
     const asked = new Set(words(query).map(processTerm).filter(Boolean)).size
     const covered = (r: MiniResult) => asked > 0 && r.queryTerms.length / asked >= this.#threshold
@@ -159,10 +197,9 @@ export class SearchIndex<T extends Searchable> {
     const select = /^\s*select:(.+)$/i.exec(query)?.[1]
     if (select) return this.#named(select.split(',').map((n) => n.trim()))
     const longest = new Map<string, number>()
-    for (const item of this.#items.values()) {
-      const hits = [item.name, ...(item.aliases ?? [])].filter((n) => mentions(query, n))
-      if (hits.length) longest.set(item.name, Math.max(...hits.map((n) => n.length)))
-    }
+    for (const spelling of spellings(query))
+      for (const name of this.#names.get(spelling) ?? [])
+        longest.set(name, Math.max(longest.get(name) ?? 0, spelling.length))
     const best = Math.max(0, ...longest.values())
     return this.#named([...longest].filter(([, length]) => length === best).map(([name]) => name))
   }
@@ -175,15 +212,16 @@ export class SearchIndex<T extends Searchable> {
   }
 }
 
-/** Whether `name` stands in `query` as a whole word (`create_issue` in "use create_issue now"). */
-function mentions(query: string, name: string): boolean {
-  if (name.length < 3) return false
-  const text = query.toLowerCase()
-  const wanted = name.toLowerCase()
-  const edge = (c: string | undefined) => c === undefined || !/[\p{L}\p{N}_-]/u.test(c)
-  for (let at = text.indexOf(wanted); at >= 0; at = text.indexOf(wanted, at + 1))
-    if (edge(text[at - 1]) && edge(text[at + wanted.length])) return true
-  return false
+/**
+ * The spellings in a query that could name something: each run of name characters
+ * (`mcp__gh__create_issue`, `gitlab/create_issue`, `files.read_text`), and the pieces of one
+ * joined by `/` or `.` (`config.yaml` → `config`, `yaml`), lower-cased.
+ */
+function spellings(query: string): string[] {
+  const runs = query.toLowerCase().match(/[\p{L}\p{N}_-]+(?:[./][\p{L}\p{N}_-]+)*/gu) ?? []
+  return [
+    ...new Set(runs.flatMap((run) => [run, ...(/[./]/.test(run) ? run.split(/[./]/) : [])])),
+  ].filter((s) => s.length >= 3)
 }
 
 function toDoc(item: Searchable): Doc {

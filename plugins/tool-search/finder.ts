@@ -14,6 +14,7 @@ interface Entry extends Searchable {
 export class ToolFinder {
   readonly #index: SearchIndex<Entry>
   readonly #entries = new WeakMap<RegisteredTool, Entry>()
+  #last: readonly RegisteredTool[] = []
 
   constructor(options: RankOptions) {
     this.#index = new SearchIndex<Entry>(options)
@@ -25,7 +26,10 @@ export class ToolFinder {
     tools: readonly RegisteredTool[],
     limit: number,
   ): SearchOutcome<RegisteredTool> {
-    this.#index.sync(tools.map((tool) => this.#entry(tool)))
+    // the same tools as at the last search (nothing reloaded): nothing to compare, nothing to re-index
+    const same = tools.length === this.#last.length && tools.every((t, i) => t === this.#last[i])
+    if (!same) this.#index.sync(tools.map((tool) => this.#entry(tool)))
+    this.#last = [...tools]
     const { candidates, noMatch } = this.#index.search(query, limit)
     return { noMatch, candidates: candidates.map((c) => ({ ...c, item: c.item.tool })) }
   }

@@ -162,12 +162,12 @@ export class SearchIndex<T extends Searchable> {
   }
 
   search(query: string, limit = 5): SearchOutcome<T> {
-    // a word the index holds is matched as it is; another may be a prefix or a typo of one (and
-    // expanding every word would cost a walk of the whole term tree per word)
+    // every word may be a prefix (`calc` of calculator); only a word the index lacks may be a typo
+    // (expanding every word by edit distance would cost a walk of the whole term tree per word)
     const unknown = (term: string) => !this.#vocabulary.has(term)
     const ranked = this.#search.search(query, {
       boost: BOOST,
-      prefix: (term) => term.length >= 3 && unknown(term),
+      prefix: (term) => term.length >= 3,
       fuzzy: (term) => (term.length >= 5 && unknown(term) ? this.#fuzzy : false),
       combineWith: 'OR',
     })
@@ -179,8 +179,7 @@ export class SearchIndex<T extends Searchable> {
     }
     const seen = new Set(exact.map((c) => c.item.name))
     // only the results shown are explained (a query can match thousands)
-    const rest = ranked
-      .filter((r) => !seen.has(r.id as string))
+    const rest = this.#varied(ranked.filter((r) => !seen.has(r.id as string)))
       .slice(0, Math.max(0, limit - exact.length))
       .map((r) => ({ item: this.#items.get(r.id as string)!, score: r.score, why: whyOf(r) }))
     const asked = new Set(words(query).map(processTerm).filter(Boolean)).size
@@ -190,14 +189,41 @@ export class SearchIndex<T extends Searchable> {
   }
 
   /**
+   * One of each kind of tool first, then the rest: `create_issue` on GitHub, GitLab and Gitea is one
+   * kind, and three of it would crowd out the tool the query meant (from the best 50).
+   */
+  #varied(ranked: MiniResult[]): MiniResult[] {
+    const kinds = new Set<string>()
+    const first: MiniResult[] = []
+    const later: MiniResult[] = []
+    for (const r of ranked.slice(0, 50)) {
+      const kind = kindOf(this.#items.get(r.id as string)!)
+      if (kinds.has(kind)) later.push(r)
+      else {
+        kinds.add(kind)
+        first.push(r)
+      }
+    }
+    return [...first, ...later, ...ranked.slice(50)]
+  }
+
+  /**
    * Things the query names exactly (`select:a,b` names them outright). The longest naming wins:
    * `gitlab/create_issue` is GitLab's, though GitHub's tool is a `create_issue` too.
    */
   #exact(query: string): Candidate<T>[] {
     const select = /^\s*select:(.+)$/i.exec(query)?.[1]
     if (select) return this.#named(select.split(',').map((n) => n.trim()))
+    const whole = query.trim().toLowerCase()
+    const quoted = new Set(
+      [...query.toLowerCase().matchAll(/[`'"]([^`'"\s]+)[`'"]/g)].map((m) => m[1]!),
+    )
+    // a plain word (find, query, search) names a tool only as the whole query or quoted (`fetch`):
+    // in a sentence it is a word, not a name
+    const named = (spelling: string) =>
+      /[/._-]|\d/.test(spelling) || spelling === whole || quoted.has(spelling)
     const longest = new Map<string, number>()
-    for (const spelling of spellings(query))
+    for (const spelling of spellings(query).filter(named))
       for (const name of this.#names.get(spelling) ?? [])
         longest.set(name, Math.max(longest.get(name) ?? 0, spelling.length))
     const best = Math.max(0, ...longest.values())
@@ -222,6 +248,15 @@ function spellings(query: string): string[] {
   return [
     ...new Set(runs.flatMap((run) => [run, ...(/[./]/.test(run) ? run.split(/[./]/) : [])])),
   ].filter((s) => s.length >= 3)
+}
+
+/** `mcp__sapling__sapling_show` from `mcp:sapling` → `show`: the name without its source's words. */
+function kindOf(item: Searchable): string {
+  const source = new Set(words((item.source ?? '').replace(/^(mcp|exec):/, '')))
+  const bare = item.aliases?.at(-1) ?? item.name
+  return words(bare)
+    .filter((w) => !source.has(w))
+    .join(' ')
 }
 
 function toDoc(item: Searchable): Doc {

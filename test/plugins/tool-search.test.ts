@@ -279,10 +279,13 @@ describe('tool-search', () => {
       assert.deepEqual(bare.slice(0, 2).sort(), ['mcp__github__echo', 'mcp__gitlab__echo'])
     })
 
-    it('the exact name counts wherever it stands in the query, also after a word that contains it', async () => {
+    it('the exact name counts wherever it stands in the query, also after a word that contains it; a plain word in a sentence is a word', async () => {
       const { search } = await once()
-      const outcome = search().search('prefetch is not what I want: call fetch')
+      const outcome = search().search('prefetch is not what I want: call `fetch`')
       assert.equal(found(outcome)[0], 'fetch', found(outcome).join(', '))
+      const sentence = search().search('fetch the page and summarise it')
+      assert.notEqual(sentence.candidates[0]?.why, 'exact name', 'a plain word is not a name')
+      assert.equal(found(search().search('fetch'))[0], 'fetch', 'the whole query is')
     })
 
     it('select:a,b names tools outright', async () => {

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { publicToolName } from '../../plugins/mcp-client/config.ts'
 import { readLines, splitFrontmatter } from '../../plugins/skills/parse.ts'
 import type { Searchable } from '../../plugins/tool-search/rank.ts'
+import { paramsOf } from '../../plugins/tool-search/finder.ts'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const ROOT = resolve(HERE, '../..')
@@ -43,17 +44,6 @@ export function readFixtures(): ServerFixture[] {
     .filter((f) => f.endsWith('.json'))
     .sort()
     .map((f) => JSON.parse(readFileSync(join(CORPUS_DIR, f), 'utf8')) as ServerFixture)
-}
-
-/** The parameters the index reads: the top-level properties of an input schema. */
-export function paramsOf(schema: unknown): Array<{ name: string; description?: string }> {
-  const properties = (schema as { properties?: Record<string, { description?: unknown }> })
-    ?.properties
-  if (!properties || typeof properties !== 'object') return []
-  return Object.entries(properties).map(([name, p]) => ({
-    name,
-    description: typeof p?.description === 'string' ? p.description : undefined,
-  }))
 }
 
 export function mcpTool(

@@ -66,7 +66,8 @@ function aliasesOf(tool: RegisteredTool): string[] {
   return [...new Set([`${server}/${raw}`, `${server}.${raw}`, `${server}__${raw}`, raw])]
 }
 
-function paramsOf(schema: unknown): Array<{ name: string; description?: string }> {
+/** The parameters the index reads: the top-level properties of an input schema. */
+export function paramsOf(schema: unknown): Array<{ name: string; description?: string }> {
   const properties = (schema as { properties?: Record<string, { description?: unknown }> })
     ?.properties
   if (!properties || typeof properties !== 'object') return []

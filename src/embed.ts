@@ -7,6 +7,7 @@
  * anything else (its hooks, the kernel).
  */
 import { Composition, type ReloadEvent } from './config/composer.ts'
+import { logLine } from './cli/output.ts'
 import { settledWithin } from './kernel/disposer.ts'
 import type { LogRecord, RunMode, ServiceName, ServiceOf } from './kernel/types.ts'
 import type { ApprovalAnswer, ApprovalBridge, ApprovalRequest } from './runtime/approval.ts'
@@ -169,7 +170,5 @@ function bridgeOf(approval: YokeOptions['approval']): ApprovalBridge | undefined
 
 function printWarnings(record: LogRecord) {
   if (record.level !== 'warn' && record.level !== 'error') return
-  process.stderr.write(
-    `yoke ${record.level} ${record.fiber ? `${record.fiber.key}: ` : ''}${record.message}\n`,
-  )
+  process.stderr.write(`yoke ${logLine(record)}`)
 }

@@ -324,8 +324,8 @@ export class Run {
         known && search
           ? search.refusal(known, this.#caller)
           : `there is no tool "${call.name}" among the tools offered this turn`
-      if (refusal !== undefined || !known) return fail('UNKNOWN_TOOL', refusal!)
-      tool = known
+      if (refusal !== undefined) return fail('UNKNOWN_TOOL', refusal)
+      tool = known!
     }
     // never mid-turn: a tool reloaded since the turn began is not the one the model was shown
     if (this.options.layer.list().find((t) => t.name === call.name)?.id !== tool.id)

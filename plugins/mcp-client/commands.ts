@@ -6,7 +6,7 @@
  * mcp-client entries; printed, or added with --write). Edits keep the config's comments.
  */
 import { existsSync } from 'node:fs'
-import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path'
+import { isAbsolute, relative, resolve, sep } from 'node:path'
 import {
   color,
   defineCommand,
@@ -200,14 +200,14 @@ const mcpAdd = defineCommand({
     const key = `mcp-${name}`
     let created = false
     let cwd: string | undefined
-    const { file } = await cli.editConfig((doc, target) => {
+    const { file } = await cli.editConfig((doc, target, projectDir) => {
       if (doc.hasIn(['plugins', key]))
         throw new YokeError('USAGE', {
           reason: `the project config already has an instance "${key}": edit it, or yoke mcp remove ${name} first`,
         })
       created = !existsSync(target)
       // known once the file is: the server runs in that config's project directory
-      cwd = command ? serverCwd(cli.cwd, projectDirOf(target), [command, ...rest]) : undefined
+      cwd = command ? serverCwd(cli.cwd, projectDir, [command, ...rest]) : undefined
       if (cwd !== undefined) config.cwd = cwd
       doc.setIn(['plugins', key], doc.createNode({ use: 'mcp-client', config }))
     })
@@ -242,12 +242,6 @@ function serverCwd(shellDir: string, projectDir: string, commandLine: string[]) 
     return undefined
   const rel = relative(projectDir, here)
   return rel.startsWith(`..${sep}..`) || isAbsolute(rel) ? here : rel.split(sep).join('/')
-}
-
-/** A config file's project directory, as yoke's loader says it: its own, or above `.config/`. */
-function projectDirOf(file: string): string {
-  const dir = dirname(resolve(file))
-  return basename(dir) === '.config' ? dirname(dir) : dir
 }
 
 /**

@@ -91,9 +91,12 @@ export interface CommandContext {
    * document model, so comments and layout stay, and writes it atomically, under a lock, keeping
    * its mode and owner, through a symlink; a change made meanwhile fails the edit (EDIT_CONFLICT).
    * `edit` may run more than once (once on a plain copy, to check the result reads back the same):
-   * it should only change the document.
+   * it should only change the document. It is told the file and that file's project directory
+   * (where a stdio server of the config runs).
    */
-  editConfig<T>(edit: (doc: Document, file: string) => T): Promise<{ file: string } & T>
+  editConfig<T>(
+    edit: (doc: Document, file: string, projectDir: string) => T,
+  ): Promise<{ file: string } & T>
 }
 
 export interface Command {

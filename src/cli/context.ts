@@ -15,7 +15,7 @@ import { composeOptions } from './args.ts'
 import type { CommandContext, ConfiguredInstance, LiveOptions, ParsedArgs } from './command.ts'
 import { ask, socketPath, type Reply } from './control.ts'
 import { logLevelOf, passes } from './logs.ts'
-import { errorJson, formatError, printJson, progress } from './output.ts'
+import { errorJson, formatError, logLine, printJson, progress } from './output.ts'
 
 export function commandContext(args: ParsedArgs): CommandContext {
   const options = composeOptions(args)
@@ -49,8 +49,7 @@ export function commandContext(args: ParsedArgs): CommandContext {
       })
       const threshold = logLevelOf(args['log-level'], quiet ? 'error' : 'warn')
       composition.kernel.hooks.log.tap('yoke', (r) => {
-        if (passes(r.level, threshold))
-          process.stderr.write(`${r.level} ${r.fiber ? `${r.fiber.key}: ` : ''}${r.message}\n`)
+        if (passes(r.level, threshold)) process.stderr.write(logLine(r))
       })
       try {
         const event = await composition.start()
@@ -117,14 +116,15 @@ export function commandContext(args: ParsedArgs): CommandContext {
     async editConfig(edit) {
       const stack = await loadLayers(options)
       // the file that was found, even when it did not load: a new one beside it would shadow it
-      const file = stack.projectFile ?? join(packageRoot(stack.projectDir), 'yoke.config.yaml')
+      const projectDir = stack.projectFile ? stack.projectDir : packageRoot(stack.projectDir)
+      const file = stack.projectFile ?? join(projectDir, 'yoke.config.yaml')
       // .yokerc and the like are read as YAML; a .json one would not survive a YAML edit
       if (/\.json$/.test(file))
         throw new YokeError('USAGE', {
           reason: `only YAML configs are edited; ${file} is not one: add the entry by hand`,
         })
       const { editYamlFile } = await import('./edit.ts') // proper-lockfile, write-file-atomic, yaml
-      return editYamlFile(file, edit)
+      return editYamlFile(file, (doc, target) => edit(doc, target, projectDir))
     },
   }
   return cli

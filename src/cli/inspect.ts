@@ -10,7 +10,15 @@ import type { EffectNode } from '../kernel/disposer.ts'
 import { composeOptions } from './args.ts'
 import { defineCommand } from './command.ts'
 import { ask, socketPath } from './control.ts'
-import { color, displayPath, errorJson, formatError, printJson, progress } from './output.ts'
+import {
+  color,
+  displayPath,
+  errorJson,
+  formatError,
+  logLine,
+  printJson,
+  progress,
+} from './output.ts'
 
 export const inspect = defineCommand({
   name: 'inspect',
@@ -53,9 +61,7 @@ export const inspect = defineCommand({
       const composition = new Composition({ ...options, runMode: 'once' })
       composition.kernel.hooks.log.tap('yoke inspect', (record) => {
         if (record.level === 'warn' || record.level === 'error')
-          process.stderr.write(
-            `${record.level} ${record.fiber ? `${record.fiber.key}: ` : ''}${record.message}\n`,
-          )
+          process.stderr.write(logLine(record))
       })
       const event = await composition.start()
       if (!event.ok) {

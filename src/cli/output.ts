@@ -7,6 +7,7 @@ import { homedir } from 'node:os'
 import { relative, resolve, sep } from 'node:path'
 import { YOKE_ROOT } from '../roots.ts'
 import { YokeError, messageOf } from '../errors.ts'
+import type { LogRecord } from '../kernel/types.ts'
 
 const useColor = (stream: NodeJS.WriteStream) =>
   Boolean(stream.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb'
@@ -62,6 +63,11 @@ export function formatError(err: unknown, stream: NodeJS.WriteStream = process.s
   if (cause) lines.push(`  ${c.dim('cause')} ${cause.split('\n')[0]}`)
   lines.push(`  ${c.dim('hint')} ${err.hint}`)
   return lines.join('\n')
+}
+
+/** A log record as one stderr line: `warn notes: the file is gone`. */
+export function logLine(record: LogRecord): string {
+  return `${record.level} ${record.fiber ? `${record.fiber.key}: ` : ''}${record.message}\n`
 }
 
 export function printJson(value: unknown): void {

@@ -1,16 +1,25 @@
 /**
- * The public face of the skills plugin: the `skills` service (the skills in use, their problems
- * and shadowing, and their files, read safely), the shared `skillFilter`, and the default skills
- * directories (exec-tools looks for packages in the same places).
+ * The public face of the skills plugin: the `skills` service (the skills in use, their problems,
+ * shadowing and clashes, their files, read safely, and roots other plugins add), the shared
+ * `skillFilter`, and the default skills directories (exec-tools looks for packages in the same
+ * places).
  */
 import { homedir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import type { SyncHook } from 'yoke'
 import type { Skill, SkillProblem } from './parse.ts'
-import type { Shadowing, SkillFilter } from './skill-index.ts'
+import type { Shadowing, SkillClash, SkillFilter } from './skill-index.ts'
 
-export type { Skill, SkillProblem } from './parse.ts'
-export type { Shadowing, SkillFilter } from './skill-index.ts'
+export type { Skill, SkillProblem, SkillViolation } from './parse.ts'
+export type { Shadowing, SkillClash, SkillFilter } from './skill-index.ts'
+
+/** How the skills of an added root are named and labelled. */
+export interface SkillRootOptions {
+  /** each skill is named `<namespace>:<name>` (a Claude Code plugin's name); SKILL.md is unchanged */
+  namespace?: string
+  /** who added it (`plugin my-plugin`), shown by `yoke skills list` and in problems */
+  source?: string
+}
 
 export interface SkillChange {
   added: string[]
@@ -23,12 +32,22 @@ export interface SkillsApi {
   /** the skills in use, by name (filtered, highest-priority directory first) */
   list(): Skill[]
   get(name: string): Skill | undefined
-  /** names hidden by a higher-priority directory */
+  /** names hidden by a higher-priority directory (in the same namespace) */
   shadowed(): Shadowing[]
+  /** bare names in use in several namespaces: all are kept, each under its `<namespace>:` name */
+  clashes(): SkillClash[]
   /** SKILL.md files that could not be loaded */
   problems(): SkillProblem[]
-  /** the directories searched, highest priority first */
+  /** the directories searched, highest priority first (the added ones last) */
   readonly roots: string[]
+  /**
+   * Adds a skills directory (a folder of skill folders) below all the others, watched like them;
+   * `hooks.change` announces its skills, and again when the returned disposer removes them. With
+   * a `namespace`, its skills never shadow another namespace's, and one without a name is named
+   * after its folder (Claude Code's rule). An instance's roots are its effects: they go with it.
+   * @example ctx.effect('skills', ctx.skills.addRoot(join(dir, 'skills'), { namespace: 'my-plugin', source: 'plugin my-plugin' }))
+   */
+  addRoot(dir: string, options?: SkillRootOptions): () => void
   /** reads a skills directory (or one skill's directory) as `yoke skills check` does */
   check(dir: string): { skills: Skill[]; problems: SkillProblem[] }
   /**

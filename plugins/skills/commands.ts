@@ -25,6 +25,8 @@ interface Listing {
   roots: string[]
   skills: Array<Omit<ReturnType<SkillsApi['list']>[number], 'body'>>
   shadowed: ReturnType<SkillsApi['shadowed']>
+  /** absent when a running dev is older than the clashes */
+  clashes?: ReturnType<SkillsApi['clashes']>
   problems: ReturnType<SkillsApi['problems']>
 }
 
@@ -45,9 +47,9 @@ const skillsList = defineCommand({
       throw err
     }
     if (typeof reply === 'number') return reply
-    const { roots, skills, shadowed, problems } = reply.answer as Listing
+    const { roots, skills, shadowed, clashes = [], problems } = reply.answer as Listing
     if (args.json) {
-      printJson({ ok: true, roots, skills, shadowed, problems })
+      printJson({ ok: true, roots, skills, shadowed, clashes, problems })
       return 0
     }
     const cwd = cwdOf(args)
@@ -55,9 +57,15 @@ const skillsList = defineCommand({
     for (const s of skills) {
       const state = s.available ? color.green('available') : color.yellow(`unavailable: ${s.why}`)
       process.stdout.write(
-        `${s.name.padEnd(width)}${state}${s.always ? color.dim(' · always on') : ''}${s.hasTools ? color.dim(' · tools') : ''}\n  ${color.dim(displayPath(s.file, cwd))}\n`,
+        `${s.name.padEnd(width)}${state}${s.always ? color.dim(' · always on') : ''}${s.hasTools ? color.dim(' · tools') : ''}${s.source ? color.dim(` · ${s.source}`) : ''}\n  ${color.dim(displayPath(s.file, cwd))}\n`,
       )
     }
+    for (const c of clashes)
+      process.stdout.write(
+        color.dim(
+          `clash: "${c.name}" is in several namespaces, each kept: ${c.skills.map((s) => `${s.name}${s.source ? ` (${s.source})` : ''}`).join(', ')}\n`,
+        ),
+      )
     for (const s of shadowed)
       process.stdout.write(
         color.yellow(
@@ -66,7 +74,9 @@ const skillsList = defineCommand({
       )
     for (const p of problems)
       process.stdout.write(
-        color.red(`skipped: ${displayPath(p.file, cwd)}:${p.line}: ${p.message}\n`),
+        color.red(
+          `skipped: ${displayPath(p.file, cwd)}${p.line ? `:${p.line}` : ''}${p.source ? ` (${p.source})` : ''}: ${p.message}\n`,
+        ),
       )
     if (!skills.length)
       process.stdout.write(
@@ -128,9 +138,15 @@ const skillsCheck = defineCommand({
         const absent = dir ? [] : skills.roots.filter((d) => !roots.includes(d))
         const results = roots.map((d) => skills.check(d))
         const checked = results.flatMap((r) => r.skills)
-        const problems = results.flatMap((r) => r.problems)
+        // what the spec rejects is an error here, though yoke loads it (`loads: true`)
+        const problems = [
+          ...results.flatMap((r) => r.problems),
+          ...checked.flatMap((s) => s.violations.map((v) => ({ file: s.file, ...v, loads: true }))),
+        ]
         const warnings = checked.flatMap((s) =>
-          s.warnings.map((w) => ({ file: s.file, warning: w })),
+          s.warnings
+            .filter((w) => !s.violations.some((v) => v.message === w))
+            .map((w) => ({ file: s.file, warning: w })),
         )
         if (args.json)
           printJson({ ok: !problems.length, skills: checked.length, problems, warnings, absent })
@@ -143,7 +159,7 @@ const skillsCheck = defineCommand({
             )
           for (const p of problems)
             process.stdout.write(
-              `${color.red('error')} ${displayPath(p.file, cwdOf(args))}${p.line ? `:${p.line}` : ''}: ${p.message}\n`,
+              `${color.red('error')} ${displayPath(p.file, cwdOf(args))}${p.line ? `:${p.line}` : ''}: ${p.message}${'loads' in p ? color.dim(' (yoke loads it anyway)') : ''}\n`,
             )
           for (const w of warnings)
             process.stdout.write(

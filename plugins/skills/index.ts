@@ -4,18 +4,18 @@
  * model reads a skill (and its files) through `skills_list` and `skill_read`. Edits to the
  * directories show from the next model turn; no instance restarts.
  */
-import { existsSync } from 'node:fs'
+import { existsSync, lstatSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import { z } from 'zod'
-import { defineHooks, definePlugin, SyncHook } from 'yoke'
+import { bindToContext, defineHooks, definePlugin, SyncHook, type Disposer } from 'yoke'
 import { color, type SummarySection } from 'yoke/cli'
-import { defaultDirs, type SkillChange } from './api.ts'
+import { defaultDirs, type SkillChange, type SkillRootOptions, type SkillsApi } from './api.ts'
 import { renderAlways, renderCatalog, wrapBody } from './catalog.ts'
 import { SkillRanker } from './ranking.ts'
 import { readSkillFile, SkillFileRefused, skillFiles } from './files.ts'
-import type { Skill, SkillProblem } from './parse.ts'
-import { makeFilter, readSkill, SkillIndex } from './skill-index.ts'
+import { isProblem, type Skill, type SkillProblem } from './parse.ts'
+import { makeFilter, readSkill, SkillIndex, type SkillRoot } from './skill-index.ts'
 import { skillTools } from './tools.ts'
 
 export * from './api.ts'
@@ -55,28 +55,103 @@ export default definePlugin({
   apply(ctx, cfg) {
     const expand = (d: string) =>
       resolve(ctx.project.dir, d.startsWith('~/') ? join(homedir(), d.slice(2)) : d)
-    const roots = [...new Set((cfg.dirs ?? defaultDirs(ctx.project)).map(expand))]
+    const configured = [...new Set((cfg.dirs ?? defaultDirs(ctx.project)).map(expand))]
     const filter = makeFilter(cfg.only, cfg.except)
-    const index = new SkillIndex(roots, filter).scan()
+    const index = new SkillIndex(configured, filter).scan()
     const hooks = defineHooks('skills', { change: new SyncHook<[SkillChange]>(['change']) })
     report(index, ctx.logger)
+
+    /** Applies `update` to the index, then logs and announces what it changed. */
+    const reindex = (update: () => void, concerns: (file: string) => boolean) => {
+      const before = new Map(index.skills.map((s) => [s.name, s]))
+      const problemsBefore = JSON.stringify(index.problems)
+      update()
+      const after = new Map(index.skills.map((s) => [s.name, s]))
+      const change: SkillChange = {
+        added: [...after.keys()].filter((n) => !before.has(n)),
+        removed: [...before.keys()].filter((n) => !after.has(n)),
+        changed: [...after.keys()].filter((n) => before.has(n) && before.get(n) !== after.get(n)),
+      }
+      report(index, ctx.logger, concerns)
+      if (!change.added.length && !change.removed.length && !change.changed.length) {
+        if (JSON.stringify(index.problems) !== problemsBefore)
+          ctx.logger.info(`skills unchanged; problems: ${index.problems.length}`)
+        return
+      }
+      const parts = (['added', 'changed', 'removed'] as const)
+        .filter((k) => change[k].length)
+        .map((k) => `${k} ${change[k].join(', ')}`)
+      ctx.logger.info(`skills ${parts.join('; ')} (${index.skills.length} in all)`)
+      hooks.change.call(change)
+    }
+    // only a skill's own SKILL.md and manifest.json are indexed: deeper files (and whatever a
+    // symlink inside a skill leads to) are not walked
+    const deep = (p: string) =>
+      index.roots.some((r) => p.startsWith(r + sep) && relative(r, p).split(sep).length > 2)
+    const watch = (dirs: string[]) =>
+      ctx.watch(
+        dirs,
+        (changes) => {
+          const paths = changes.map((c) => c.path)
+          reindex(
+            () => index.update(paths),
+            (file) => paths.some((p) => file.startsWith(dirname(p)) || p.startsWith(dirname(file))),
+          )
+        },
+        { ignored: deep },
+      )
+
+    function addRoot(dir: string, options: SkillRootOptions = {}): () => void {
+      const { namespace, source } = options
+      if (ctx.signal.aborted) return () => {} // this instance has stopped: its successor takes roots
+      if (namespace !== undefined && !/^[^\s:]+$/.test(namespace))
+        throw new TypeError(
+          `skills.addRoot(${JSON.stringify(dir)}): the namespace ${JSON.stringify(namespace)} must be one word, without spaces or ":"`,
+        )
+      const root: SkillRoot = {
+        dir: expand(dir),
+        ...(namespace !== undefined && { namespace }),
+        ...(source !== undefined && { source }),
+      }
+      reindex(
+        () => index.addRoot(root),
+        (file) => file.startsWith(root.dir + sep),
+      )
+      const unwatch = cfg.watch ? watch([root.dir]) : undefined
+      let removed = false
+      return () => {
+        if (removed) return
+        removed = true
+        void unwatch?.()
+        if (!ctx.signal.aborted)
+          reindex(
+            () => index.removeRoot(root),
+            () => false,
+          )
+      }
+    }
 
     ctx.provide('skillFilter', filter)
     ctx.control('summary:skills', () => summarySection(index.skills))
     // `yoke skills list`, answered by the running dev when there is one
     ctx.control('skills-list', () => ({
-      roots,
+      roots: index.roots,
       skills: index.skills.map(({ body: _body, ...s }) => s),
       shadowed: index.shadowed,
+      clashes: index.clashes,
       problems: index.problems,
     }))
-    ctx.provide('skills', {
+    const service: SkillsApi = {
       hooks,
-      roots,
+      get roots() {
+        return index.roots
+      },
       list: () => index.skills,
       get: (name) => index.get(name),
       shadowed: () => index.shadowed,
+      clashes: () => index.clashes,
       problems: () => index.problems,
+      addRoot,
       files(name, max = FILES_PER_SKILL) {
         const skill = index.get(name)
         return skill ? skillFiles(skill, max) : []
@@ -95,26 +170,29 @@ export default definePlugin({
         const skill = index.get(name)
         return skill && wrapBody(skill)
       },
-      check(dir) {
-        const abs = expand(dir).replace(/[\\/]SKILL\.md$/, '')
-        if (!existsSync(abs))
-          return { skills: [], problems: [{ file: abs, line: 0, message: 'no such directory' }] }
-        if (existsSync(join(abs, 'SKILL.md'))) {
-          // one skill, read as it is: no filter, so a name that differs from its directory shows
-          const one = readSkill(dirname(abs), basename(abs))
-          return one && 'name' in one
-            ? { skills: [one], problems: [] }
-            : { skills: [], problems: one ? [one as SkillProblem] : [] }
-        }
-        const checked = new SkillIndex([abs], makeFilter(undefined, [])).scan()
-        const duplicates = checked.shadowed.map((s) => ({
-          file: s.shadowed,
-          line: 1,
-          message: `a second skill named "${s.name}" (the first is ${s.winner})`,
-        }))
-        return { skills: checked.skills, problems: [...checked.problems, ...duplicates] }
-      },
-    })
+      check: (dir) => checkDir(expand(dir).replace(/[\\/]SKILL\.md$/i, '')),
+    }
+    // the host (tests, the CLI) gets plain disposers; a consuming instance's roots are its effects.
+    // Each consumer gets one view, the same at every ctx.get: callers may tell services by identity.
+    type Consumer = { effect: (label: string, fn: () => void) => Disposer }
+    const views = new WeakMap<Consumer, SkillsApi>()
+    const viewFor = (c: Consumer) => {
+      let view = views.get(c)
+      if (!view) {
+        view = Object.assign(Object.create(service) as SkillsApi, {
+          addRoot(dir: string, options?: SkillRootOptions) {
+            const dispose = c.effect(`skills root ${dir}`, addRoot(dir, options))
+            return () => void dispose()
+          },
+        })
+        views.set(c, view)
+      }
+      return view
+    }
+    ctx.provide(
+      'skills',
+      Object.assign(Object.create(service) as SkillsApi, { [bindToContext]: viewFor }),
+    )
     const ranker = new SkillRanker(cfg)
     for (const tool of skillTools(() => index, ranker)) ctx.runtime.register(tool)
     ctx.prompt.register({
@@ -130,59 +208,54 @@ export default definePlugin({
       text: () => renderAlways(index.skills, cfg.alwaysChars),
     })
 
-    if (!cfg.watch) return
-    // only a skill's own SKILL.md and manifest.json are indexed: deeper files (and whatever a
-    // symlink inside a skill leads to) are not walked
-    const deep = (p: string) =>
-      roots.some((r) => p.startsWith(r + sep) && relative(r, p).split(sep).length > 2)
-    ctx.watch(
-      roots,
-      (changes) => {
-        const before = new Map(index.skills.map((s) => [s.name, s]))
-        const problemsBefore = JSON.stringify(index.problems)
-        index.update(changes.map((c) => c.path))
-        const after = new Map(index.skills.map((s) => [s.name, s]))
-        const change: SkillChange = {
-          added: [...after.keys()].filter((n) => !before.has(n)),
-          removed: [...before.keys()].filter((n) => !after.has(n)),
-          changed: [...after.keys()].filter((n) => before.has(n) && before.get(n) !== after.get(n)),
-        }
-        report(
-          index,
-          ctx.logger,
-          changes.map((c) => c.path),
-        )
-        if (!change.added.length && !change.removed.length && !change.changed.length) {
-          if (JSON.stringify(index.problems) !== problemsBefore)
-            ctx.logger.info(`skills unchanged; problems: ${index.problems.length}`)
-          return
-        }
-        const parts = (['added', 'changed', 'removed'] as const)
-          .filter((k) => change[k].length)
-          .map((k) => `${k} ${change[k].join(', ')}`)
-        ctx.logger.info(`skills ${parts.join('; ')} (${index.skills.length} in all)`)
-        hooks.change.call(change)
-      },
-      { ignored: deep },
-    )
+    if (cfg.watch) watch(configured)
   },
 })
 
-/** Problems and shadowing go to the log (after a change, only those about the changed files). */
+/** `yoke skills check DIR`: a skills directory, or one skill's directory, read as it is (no filter). */
+function checkDir(abs: string): { skills: Skill[]; problems: SkillProblem[] } {
+  if (!existsSync(abs))
+    return { skills: [], problems: [{ file: abs, line: 0, message: 'no such directory' }] }
+  const isSkill = ['SKILL.md', 'skill.md'].some((f) =>
+    lstatSync(join(abs, f), { throwIfNoEntry: false }),
+  )
+  if (isSkill) {
+    // one skill: a name that differs from its directory shows
+    const one = readSkill(dirname(abs), basename(abs))
+    return one && !isProblem(one)
+      ? { skills: [one], problems: [] }
+      : { skills: [], problems: one ? [one] : [] }
+  }
+  const checked = new SkillIndex([abs], makeFilter(undefined, [])).scan()
+  const duplicates = checked.shadowed.map((s) => ({
+    file: s.shadowed,
+    line: 1,
+    message: `a second skill named "${s.name}" (the first is ${s.winner})`,
+  }))
+  return { skills: checked.skills, problems: [...checked.problems, ...duplicates] }
+}
+
+/** Problems, warnings, shadowing and clashes go to the log (after a change, only those it `concerns`). */
 function report(
   index: SkillIndex,
-  logger: { warn(m: string): void; error(m: string): void },
-  only?: string[],
+  logger: { info(m: string): void; warn(m: string): void; error(m: string): void },
+  concerns: (file: string) => boolean = () => true,
 ) {
-  const touched = (file: string) =>
-    !only || only.some((p) => file.startsWith(dirname(p)) || p.startsWith(dirname(file)))
   for (const p of index.problems)
-    if (touched(p.file)) logger.error(`${p.file}:${p.line}: skipped: ${p.message}`)
+    if (concerns(p.file))
+      logger.error(
+        `${p.file}${p.line ? `:${p.line}` : ''}: skipped${p.source ? ` (${p.source})` : ''}: ${p.message}`,
+      )
   for (const s of index.skills)
-    for (const w of s.warnings) if (touched(s.file)) logger.warn(`${s.file}: ${w}`)
+    for (const w of s.warnings) if (concerns(s.file)) logger.warn(`${s.file}: ${w}`)
   for (const s of index.shadowed)
-    if (touched(s.shadowed))
+    if (concerns(s.shadowed))
       logger.warn(`skill "${s.name}" in ${s.shadowed} is shadowed by ${s.winner}`)
+  for (const c of index.clashes)
+    if (c.skills.some((s) => concerns(s.file)))
+      logger.info(
+        `skill name "${c.name}" is in several namespaces; each keeps its own: ${c.skills.map((s) => s.name).join(', ')}`,
+      )
 }
 
 /** The skills section of `yoke dev`'s summary: the available ones, and why the others are not. */

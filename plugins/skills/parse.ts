@@ -2,13 +2,31 @@
  * Reading one SKILL.md: the frontmatter (a real YAML parser first; on failure, octos-style
  * `key: value` lines), the body, and the spec checks. octos's bugs are not copied: a `----` line
  * does not close the frontmatter, `#` starts a comment only after whitespace (`C# dev` survives),
- * quotes are removed, and `[a, b]` is a list.
+ * quotes are removed, and `[a, b]` is a list. A key written twice keeps its first value, as
+ * octos reads it.
  */
-import { parse as parseYaml } from 'yaml'
+import { readFrontmatter, splitFrontmatter } from './frontmatter.ts'
+import {
+  charCount,
+  isUnknownKey,
+  MAX_COMPATIBILITY_CHARS,
+  MAX_DESCRIPTION_CHARS,
+  nameViolations,
+  unknownKeyMessage,
+} from './spec.ts'
+
+export { readLines, splitFrontmatter } from './frontmatter.ts'
 
 export interface Skill {
-  /** the frontmatter name, else the directory name: what the catalog lists and skill_read takes */
+  /**
+   * what the catalog lists and skill_read takes: the frontmatter name, `<namespace>:<name>` when
+   * its root has a namespace
+   */
   name: string
+  /** the namespace of the root it was found in (a Claude Code plugin's name), if any */
+  namespace?: string
+  /** the label of the root it was found in (who added it), if any */
+  source?: string
   dirName: string
   /** the skill's directory and its SKILL.md, absolute */
   dir: string
@@ -30,78 +48,42 @@ export interface Skill {
   requiresEnv: string[]
   /** a manifest.json beside SKILL.md: the package also brings tools */
   hasTools: boolean
-  /** spec violations: the skill loads, with these warnings */
+  /** everything the loader warns about: the violations, and notes the spec does not forbid */
   warnings: string[]
+  /**
+   * what the spec (and its validator skills-ref) rejects but yoke loads anyway, as the spec's
+   * client guide asks; `yoke skills check` counts each as an error
+   */
+  violations: SkillViolation[]
   /** set by the index: whether requires_bins / requires_env are met, and if not, why */
   available: boolean
   why?: string
 }
 
-/** A SKILL.md that could not be loaded, and where. */
+/** A SKILL.md that could not be loaded, and where (line 0: no line applies). */
 export interface SkillProblem {
   file: string
   line: number
   message: string
+  /** the label of the root it was found in, if any */
+  source?: string
 }
 
-const NAME_RULE = /^[a-z0-9]+(-[a-z0-9]+)*$/
-
-export function splitFrontmatter(
-  text: string,
-): { frontmatter: string; body: string; line: number } | undefined {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/) // a byte-order mark (Notepad) is not content
-  let open = 0
-  while (open < lines.length && lines[open].trim() === '') open++
-  if (lines[open]?.trimEnd() !== '---') return undefined
-  let close = open + 1
-  while (close < lines.length && lines[close].trimEnd() !== '---') close++
-  if (close >= lines.length) return undefined // never closed
-  if (close === open + 1) return undefined // "---\n---": empty, not frontmatter
-  const body = lines
-    .slice(close + 1)
-    .join('\n')
-    .replace(/^(\r?\n)+/, '')
-  return { frontmatter: lines.slice(open + 1, close).join('\n'), body, line: open + 2 }
+/** One rule of the spec that a loaded skill breaks, at a line of its SKILL.md. */
+export interface SkillViolation {
+  line: number
+  message: string
 }
 
-/** octos-style reading, for frontmatter that YAML refuses: the first `key:` line wins. */
-export function readLines(frontmatter: string): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const line of frontmatter.split('\n')) {
-    const m = /^\s*([A-Za-z0-9_-]+)\s*:(.*)$/.exec(line)
-    if (!m || m[1] in out) continue
-    let value = m[2].replace(/\s#.*$/, '').trim()
-    if (/^(["']).*\1$/.test(value) && value.length >= 2) value = value.slice(1, -1)
-    out[m[1]] = value
-  }
-  return out
-}
-
-/** The frontmatter's fields. YAML's failsafe schema keeps every scalar as the text written (1.10 stays 1.10). */
-function frontmatterValues(frontmatter: string): {
-  values: Record<string, unknown>
-  lenient: boolean
-} {
-  const asYaml = (text: string) => {
-    try {
-      const parsed = parseYaml(text, { schema: 'failsafe', maxAliasCount: 50, uniqueKeys: false })
-      return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
-        ? (parsed as Record<string, unknown>)
-        : undefined
-    } catch {
-      return undefined
-    }
-  }
-  const direct = asYaml(frontmatter)
-  if (direct) return { values: direct, lenient: false }
-  // the spec's client guide: quote the values of `key: a: b` lines and try YAML again
-  const quoted = frontmatter.replace(
-    /^([A-Za-z0-9_-]+):[ \t]+([^'"[{|>\s].*:\s.*)$/gm,
-    (_, key: string, value: string) => `${key}: ${JSON.stringify(value.trim())}`,
-  )
-  const retried = asYaml(quoted)
-  if (retried) return { values: retried, lenient: true }
-  return { values: readLines(frontmatter), lenient: true }
+/** Where a SKILL.md is, and how its root reads it. */
+export interface SkillLocation {
+  file: string
+  dir: string
+  dirName: string
+  root: string
+  hasTools: boolean
+  /** a missing name is the directory's name, with a warning (Claude Code's rule for plugin skills) */
+  nameFromDirectory?: boolean
 }
 
 /** `[]`, `""`, `~` and empty mean absent. */
@@ -144,71 +126,130 @@ function toolList(v: unknown): string[] | undefined {
 }
 
 /** Parses a SKILL.md; returns the skill, or the problem that keeps it out. */
-export function parseSkill(
-  content: string,
-  location: { file: string; dir: string; dirName: string; root: string; hasTools: boolean },
-): Skill | SkillProblem {
+export function parseSkill(content: string, location: SkillLocation): Skill | SkillProblem {
+  const { nameFromDirectory, ...where } = location
+  const problem = (line: number, message: string): SkillProblem => ({
+    file: location.file,
+    line,
+    message,
+  })
   const split = splitFrontmatter(content)
   if (split && split.frontmatter.length > 64 * 1024)
-    return {
-      file: location.file,
-      line: split.line,
-      message: `the frontmatter is ${split.frontmatter.length} characters; at most 65,536 are read`,
-    }
+    return problem(
+      split.line,
+      `the frontmatter is ${split.frontmatter.length} characters; at most 65,536 are read`,
+    )
   if (!split)
-    return {
-      file: location.file,
-      line: 1,
-      message: 'no frontmatter: a SKILL.md starts with a --- block holding name and description',
-    }
-  const { values, lenient } = frontmatterValues(split.frontmatter)
+    return problem(
+      1,
+      content.split(/\r?\n/).filter((l) => l.trimEnd() === '---').length === 1 &&
+        /^\uFEFF?\s*---[ \t]*\r?\n/.test(content)
+        ? 'the frontmatter is not closed: end it with a "---" line before the instructions'
+        : 'no frontmatter: a SKILL.md starts with a --- block holding name and description',
+    )
+  const { values, lenient, keyLines, duplicates } = readFrontmatter(split.frontmatter)
+  const lineOf = (key: string) => split.line + (keyLines.get(key) ?? 1) - 1
+  const violations: SkillViolation[] = []
+  const notes: string[] = []
+  const violate = (line: number, message: string) => violations.push({ line, message })
+
+  const always = values.always === true || text(values.always) === 'true'
   const description = text(values.description)
-  if (!description) {
-    const at = split.frontmatter.split('\n').findIndex((l) => /^\s*description\s*:/.test(l))
-    return {
-      file: location.file,
-      line: split.line + Math.max(0, at),
-      message: 'no description: the catalog needs one to tell when to use the skill',
-    }
-  }
-  const name = text(values.name) ?? location.dirName
-  const warnings: string[] = []
+  if (!description && !always)
+    return problem(
+      lineOf('description'),
+      'no description: the catalog needs one to tell when to use the skill',
+    )
+  const declared = text(values.name)
+  if (declared === undefined && !nameFromDirectory)
+    return problem(
+      lineOf('name'),
+      present(values.name) === undefined
+        ? `no name: add "name: ${location.dirName}" (the spec requires it, equal to the directory's name)`
+        : `the name is not text: write it as "name: ${location.dirName}"`,
+    )
+  const name = declared ?? location.dirName
+
+  if (content.startsWith('\uFEFF') || split.line > 2)
+    violate(
+      1,
+      'the file does not start with "---" (a byte-order mark or blank lines come first); skills-ref and other strict readers find no frontmatter',
+    )
   if (lenient)
-    warnings.push(
-      'the frontmatter is not valid YAML; it was read line by line (quote values that contain ": ")',
+    violate(
+      split.line,
+      'the frontmatter is not valid YAML; yoke read it leniently (quote values that contain ": ")',
     )
-  if (!NAME_RULE.test(name) || name.length > 64)
-    warnings.push(
-      `name "${name}" breaks the spec: 1-64 of a-z, 0-9 and single hyphens, not at either end`,
+  for (const d of duplicates)
+    violate(
+      split.line + d.line - 1,
+      `"${d.key}" is written twice (first on line ${split.line + d.first - 1}): the first value is used, as octos does, but YAML forbids duplicate keys`,
     )
-  if (name !== location.dirName)
-    warnings.push(`name "${name}" differs from its directory "${location.dirName}"`)
-  if (description.length > 1024)
-    warnings.push(`the description is ${description.length} characters; the spec allows 1,024`)
-  const compatibility = text(values.compatibility)
-  if (compatibility && compatibility.length > 500)
-    warnings.push(`compatibility is ${compatibility.length} characters; the spec allows 500`)
-  const metadata = present(values.metadata)
+  for (const key of keyLines.keys())
+    if (isUnknownKey(key)) violate(lineOf(key), unknownKeyMessage(key))
+  if (declared === undefined)
+    violate(
+      lineOf('name'),
+      `no name: the directory's name "${name}" stands in, as Claude Code reads a plugin's skills; the spec requires one`,
+    )
+  else for (const m of nameViolations(name, location.dirName)) violate(lineOf('name'), m)
+  if (!description)
+    violate(
+      lineOf('description'),
+      'no description: an always-on skill loads without one (its body is in every prompt, as octos does), but the spec requires one',
+    )
+  else if (charCount(String(values.description)) > MAX_DESCRIPTION_CHARS)
+    violate(
+      lineOf('description'),
+      `the description is ${charCount(String(values.description))} characters; the spec allows 1,024`,
+    )
+  const compatibility = present(values.compatibility)
+  if (compatibility !== undefined && typeof compatibility !== 'string')
+    violate(lineOf('compatibility'), 'compatibility is not text: the spec wants a string')
+  else if (compatibility && charCount(compatibility) > MAX_COMPATIBILITY_CHARS)
+    violate(
+      lineOf('compatibility'),
+      `compatibility is ${charCount(compatibility)} characters; the spec allows 500`,
+    )
+  const metadata = textMap(values.metadata, notes)
+
   return {
-    ...location,
+    ...where,
     name,
-    description,
+    description: description ?? '',
     body: split.body,
     license: text(values.license),
-    compatibility,
-    metadata:
-      metadata && typeof metadata === 'object' && !Array.isArray(metadata)
-        ? Object.fromEntries(Object.entries(metadata).filter(([, v]) => typeof v === 'string'))
-        : undefined,
+    compatibility: typeof compatibility === 'string' ? compatibility : undefined,
+    metadata,
     allowedTools: toolList(values['allowed-tools']),
     version: text(values.version),
     author: text(values.author),
-    always: values.always === true || text(values.always) === 'true',
+    always,
     requiresBins: list(values.requires_bins),
     requiresEnv: list(values.requires_env),
-    warnings,
+    warnings: [...violations.map((v) => v.message), ...notes],
+    violations,
     available: true,
   }
+}
+
+/** metadata: a map of text to text (the spec); anything else in it is left out, with a note. */
+function textMap(value: unknown, notes: string[]): Record<string, string> | undefined {
+  const map = present(value)
+  if (map === undefined) return undefined
+  if (typeof map !== 'object' || Array.isArray(map)) {
+    notes.push('metadata is not a map of keys to text; it is ignored')
+    return undefined
+  }
+  const out: Record<string, string> = {}
+  for (const [key, v] of Object.entries(map as Record<string, unknown>)) {
+    if (typeof v === 'string' || v === null) out[key] = v ?? ''
+    else
+      notes.push(
+        `metadata "${key}" is a ${Array.isArray(v) ? 'list' : 'map'}, not text; it is left out (the spec maps keys to strings: quote it)`,
+      )
+  }
+  return out
 }
 
 export const isProblem = (x: Skill | SkillProblem): x is SkillProblem =>

@@ -1,19 +1,22 @@
 /**
  * The skill index: every skills directory scanned (highest priority first), one Skill per name
  * (the highest-priority directory wins, each shadowing reported), availability checked, and the
- * filter applied. Re-indexing after an edit re-reads only the skill directories that changed.
+ * filter applied. A root with a namespace names its skills `<namespace>:<name>`, so they never
+ * shadow another namespace's; a bare name found in several namespaces is a clash, reported.
+ * Re-indexing after an edit re-reads only the skill directories that changed.
  */
-import {
-  accessSync,
-  constants,
-  existsSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  statSync,
-} from 'node:fs'
+import { accessSync, constants, statSync } from 'node:fs'
 import { delimiter, join, relative, sep } from 'node:path'
-import { isProblem, parseSkill, type Skill, type SkillProblem } from './parse.ts'
+import { isProblem, type Skill, type SkillProblem } from './parse.ts'
+import { readSkill, subdirectories, type Parsed, type SkillRoot } from './read-skill.ts'
+
+export { readSkill, type SkillRoot } from './read-skill.ts'
+
+/** One bare skill name that several namespaces use: each is kept, under its own full name. */
+export interface SkillClash {
+  name: string
+  skills: Array<{ name: string; file: string; source?: string }>
+}
 
 export interface Shadowing {
   name: string
@@ -32,31 +35,48 @@ export function makeFilter(only: string[] | undefined, except: string[]): SkillF
   return { allows: (id) => (!only || only.includes(id)) && !except.includes(id) }
 }
 
-type Parsed = Skill | SkillProblem
-
 export class SkillIndex {
+  /** the roots, highest priority first */
+  readonly #roots: SkillRoot[]
   /** root → skill directory name → what reading it gave */
-  #read = new Map<string, Map<string, Parsed>>()
+  #read = new Map<SkillRoot, Map<string, Parsed>>()
   skills: Skill[] = []
   shadowed: Shadowing[] = []
+  clashes: SkillClash[] = []
   problems: SkillProblem[] = []
 
   constructor(
-    readonly roots: string[],
+    roots: Array<string | SkillRoot>,
     readonly filter: SkillFilter,
     private readonly env: NodeJS.ProcessEnv = process.env,
-  ) {}
+  ) {
+    this.#roots = roots.map((r) => (typeof r === 'string' ? { dir: r } : r))
+  }
+
+  /** the directories searched, highest priority first */
+  get roots(): string[] {
+    return this.#roots.map((r) => r.dir)
+  }
 
   /** Reads every root from scratch. */
   scan(): this {
-    for (const root of this.roots) {
-      const entries = new Map<string, Parsed>()
-      for (const dirName of subdirectories(root)) {
-        const parsed = readSkill(root, dirName)
-        if (parsed) entries.set(dirName, parsed)
-      }
-      this.#read.set(root, entries)
-    }
+    for (const root of this.#roots) this.#read.set(root, readRoot(root))
+    return this.#merge()
+  }
+
+  /** One more root, below all the others, read now. */
+  addRoot(root: SkillRoot): this {
+    this.#roots.push(root)
+    this.#read.set(root, readRoot(root))
+    return this.#merge()
+  }
+
+  /** Forgets a root added before (the same object); another root is left as it is. */
+  removeRoot(root: SkillRoot): this {
+    const at = this.#roots.indexOf(root)
+    if (at < 0) return this
+    this.#roots.splice(at, 1)
+    this.#read.delete(root)
     return this.#merge()
   }
 
@@ -66,11 +86,11 @@ export class SkillIndex {
    * skill is read once however many paths touch it; an unchanged skill keeps its object.
    */
   update(paths: string[]): this {
-    const touched = new Map<string, Set<string>>() // root → skill directory names
+    const touched = new Map<SkillRoot, Set<string>>() // root → skill directory names
     for (const path of paths) {
-      for (const root of this.roots) {
-        if (path !== root && !path.startsWith(root + sep)) continue
-        const [dirName = '', file, ...deeper] = relative(root, path).split(sep)
+      for (const root of this.#roots) {
+        if (path !== root.dir && !path.startsWith(root.dir + sep)) continue
+        const [dirName = '', file, ...deeper] = relative(root.dir, path).split(sep)
         if (deeper.length || (file && file !== 'SKILL.md' && file !== 'manifest.json')) continue
         touched.set(root, (touched.get(root) ?? new Set()).add(dirName))
       }
@@ -80,7 +100,7 @@ export class SkillIndex {
       this.#read.set(root, entries)
       // the root itself appeared or went: every skill in it is read again
       const names = dirNames.has('')
-        ? new Set([...entries.keys(), ...subdirectories(root)])
+        ? new Set([...entries.keys(), ...subdirectories(root.dir)])
         : dirNames
       for (const dirName of names) {
         const parsed = readSkill(root, dirName)
@@ -102,7 +122,7 @@ export class SkillIndex {
     const found = new Map<string, boolean>() // bin → on PATH, for this pass
     this.shadowed = []
     this.problems = []
-    for (const root of this.roots) {
+    for (const root of this.#roots) {
       for (const parsed of this.#read.get(root)?.values() ?? []) {
         if (isProblem(parsed)) {
           this.problems.push(parsed)
@@ -118,54 +138,38 @@ export class SkillIndex {
     this.skills = [...byName.values()].sort((a, b) =>
       a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
     )
+    this.clashes = clashesOf(this.skills)
     return this
   }
 }
 
-function subdirectories(root: string): string[] {
-  try {
-    return readdirSync(root, { withFileTypes: true })
-      .filter((d) => d.isDirectory() || d.isSymbolicLink())
-      .map((d) => d.name)
-      .sort()
-  } catch {
-    return [] // a missing directory holds no skills
-  }
+/** The bare name of a namespaced skill (`plugin:skill` → `skill`). */
+export const bareName = (skill: Skill) =>
+  skill.namespace ? skill.name.slice(skill.namespace.length + 1) : skill.name
+
+/** Bare names in use under more than one namespace (no namespace counts as one). */
+function clashesOf(skills: Skill[]): SkillClash[] {
+  const byBare = new Map<string, Skill[]>()
+  for (const s of skills) byBare.set(bareName(s), [...(byBare.get(bareName(s)) ?? []), s])
+  return [...byBare]
+    .filter(([, same]) => new Set(same.map((s) => s.namespace ?? '')).size > 1)
+    .map(([name, same]) => ({
+      name,
+      skills: same.map((s) => ({
+        name: s.name,
+        file: s.file,
+        ...(s.source !== undefined && { source: s.source }),
+      })),
+    }))
 }
 
-const MAX_SKILL_BYTES = 1024 * 1024
-
-export function readSkill(root: string, dirName: string): Parsed | undefined {
-  const dir = join(root, dirName)
-  const file = join(dir, 'SKILL.md')
-  let content: string
-  let realDir: string
-  try {
-    const stat = statSync(file)
-    if (!stat.isFile()) return undefined
-    if (stat.size > MAX_SKILL_BYTES)
-      return {
-        file,
-        line: 1,
-        message: `SKILL.md is ${stat.size} bytes; a skill's instructions may be at most ${MAX_SKILL_BYTES} (put the rest in files it points to)`,
-      }
-    content = readFileSync(file, 'utf8')
-    realDir = realpathSync(dir)
-  } catch {
-    return undefined // not a skill (no SKILL.md), or it went away
+function readRoot(root: SkillRoot): Map<string, Parsed> {
+  const entries = new Map<string, Parsed>()
+  for (const dirName of subdirectories(root.dir)) {
+    const parsed = readSkill(root, dirName)
+    if (parsed) entries.set(dirName, parsed)
   }
-  try {
-    const parsed = parseSkill(content, {
-      file,
-      dir,
-      dirName,
-      root,
-      hasTools: existsSync(join(dir, 'manifest.json')),
-    })
-    return isProblem(parsed) ? parsed : { ...parsed, realDir }
-  } catch (err) {
-    return { file, line: 1, message: `unreadable: ${(err as Error).message}` }
-  }
+  return entries
 }
 
 /** The same object for an unchanged skill whose availability did not change, so changes compare by identity. */

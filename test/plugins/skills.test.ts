@@ -12,6 +12,7 @@ import {
   readLines,
   splitFrontmatter,
   type Skill,
+  type SkillProblem,
 } from '../../plugins/skills/parse.ts'
 import { makeFilter, SkillIndex } from '../../plugins/skills/skill-index.ts'
 import {
@@ -64,17 +65,35 @@ describe('SKILL.md parsing: the octos cases', () => {
     assert.equal(readLines('description: key: value pair').description, 'key: value pair')
     assert.equal(readLines('name: first\nname: second').name, 'first')
     for (const empty of ['name:', 'name: []', 'name: ~', 'name: ""'])
-      assert.equal(skill(md(`${empty}\ndescription: d`), 'dir').name, 'dir', empty)
+      assert.match(
+        (parse(md(`${empty}\ndescription: d`), 'dir') as SkillProblem).message,
+        /^no name: add "name: dir"/,
+        empty,
+      )
     assert.equal(
-      skill(md('requires_bins: []   # DOT-based pipeline\ndescription: d')).requiresBins.length,
+      skill(md('name: my-skill\nrequires_bins: []   # DOT-based pipeline\ndescription: d'))
+        .requiresBins.length,
       0,
     )
   })
 
   it('parse_skill', () => {
-    assert.equal(skill(md('description: d')).name, 'my-skill', 'no name: the directory name')
-    assert.equal(skill(md('description: d\nalways: yes')).always, false)
-    assert.equal(skill(md('description: d\nalways: true')).always, true)
+    // unlike octos, a missing name is an error, not the directory's name in silence
+    assert.deepEqual(parse(md('description: d')), {
+      file: '/fake/my-skill/SKILL.md',
+      line: 2,
+      message:
+        'no name: add "name: my-skill" (the spec requires it, equal to the directory\'s name)',
+    })
+    // a namespaced root (a Claude Code plugin's skills) takes the directory's name, and says so
+    const claude = parseSkill(md('description: d'), { ...loc(), nameFromDirectory: true }) as Skill
+    assert.equal(claude.name, 'my-skill')
+    assert.match(
+      claude.violations[0]!.message,
+      /^no name: the directory's name "my-skill" stands in/,
+    )
+    assert.equal(skill(md('name: my-skill\ndescription: d\nalways: yes')).always, false)
+    assert.equal(skill(md('name: my-skill\ndescription: d\nalways: true')).always, true)
     assert.equal(parse('no frontmatter at all').constructor, Object)
     assert.ok(isProblem(parse('no frontmatter at all')))
   })
@@ -82,25 +101,30 @@ describe('SKILL.md parsing: the octos cases', () => {
 
 describe('SKILL.md parsing: better than octos', () => {
   it('`#` starts a comment only after whitespace, and quotes are removed', () => {
-    const s = skill(md("description: C# dev tools # trailing comment\nauthor: 'Ann'"))
+    const s = skill(
+      md("name: my-skill\ndescription: C# dev tools # trailing comment\nauthor: 'Ann'"),
+    )
     assert.equal(s.description, 'C# dev tools')
     assert.equal(s.author, 'Ann')
-    assert.equal(skill(md('description: "quoted, with: colon"')).description, 'quoted, with: colon')
+    assert.equal(
+      skill(md('name: my-skill\ndescription: "quoted, with: colon"')).description,
+      'quoted, with: colon',
+    )
   })
 
   it('requires_bins and requires_env take a comma list or a YAML list', () => {
-    assert.deepEqual(skill(md('description: d\nrequires_bins: [git, curl]')).requiresBins, [
-      'git',
-      'curl',
-    ])
-    assert.deepEqual(skill(md('description: d\nrequires_bins: git, curl')).requiresBins, [
-      'git',
-      'curl',
-    ])
-    assert.deepEqual(skill(md('description: d\nrequires_env:\n  - A_KEY\n  - B_KEY')).requiresEnv, [
-      'A_KEY',
-      'B_KEY',
-    ])
+    assert.deepEqual(
+      skill(md('name: my-skill\ndescription: d\nrequires_bins: [git, curl]')).requiresBins,
+      ['git', 'curl'],
+    )
+    assert.deepEqual(
+      skill(md('name: my-skill\ndescription: d\nrequires_bins: git, curl')).requiresBins,
+      ['git', 'curl'],
+    )
+    assert.deepEqual(
+      skill(md('name: my-skill\ndescription: d\nrequires_env:\n  - A_KEY\n  - B_KEY')).requiresEnv,
+      ['A_KEY', 'B_KEY'],
+    )
   })
 
   it('a ---- line does not close the frontmatter', () => {
@@ -119,6 +143,7 @@ describe('the Agent Skills spec', () => {
       'pdf-tools',
     )
     assert.deepEqual(s.warnings, [])
+    assert.deepEqual(s.violations, [])
     assert.deepEqual(s.metadata, { author: 'me', version: '1' })
     assert.deepEqual(s.allowedTools, ['Bash(git add:*)', 'Read'])
     assert.equal(s.license, 'MIT')
@@ -134,7 +159,7 @@ describe('the Agent Skills spec', () => {
       /differs from its directory "dir"/,
     )
     assert.match(
-      skill(md(`description: ${'x'.repeat(1100)}`)).warnings.join(),
+      skill(md(`name: my-skill\ndescription: ${'x'.repeat(1100)}`)).warnings.join(),
       /1100 characters; the spec allows 1,024/,
     )
     assert.match(skill(md('name: a--b\ndescription: d'), 'a--b').warnings.join(), /breaks the spec/)
@@ -143,7 +168,7 @@ describe('the Agent Skills spec', () => {
   it('YAML that needs the lenient retry loads, with a warning', () => {
     const s = skill(md('name: my-skill\ndescription: Use it when: the user asks'))
     assert.equal(s.description, 'Use it when: the user asks')
-    assert.match(s.warnings.join(), /read line by line/)
+    assert.match(s.warnings.join(), /not valid YAML; yoke read it leniently/)
   })
 
   it('a missing description is skipped with file:line', () => {
@@ -162,10 +187,10 @@ describe('the index: layering, availability, filter', () => {
     'high/clock-dir/SKILL.md': md('name: clock\ndescription: from high'),
     'low/clock/SKILL.md': md('name: clock\ndescription: from low'),
     'low/needs/SKILL.md': md(
-      'description: needs things\nrequires_bins: ls, surely-not-a-binary\nrequires_env: YOKE_TEST_UNSET_VAR',
+      'name: needs\ndescription: needs things\nrequires_bins: ls, surely-not-a-binary\nrequires_env: YOKE_TEST_UNSET_VAR',
     ),
     'low/broken/SKILL.md': 'no frontmatter',
-    'low/hidden/SKILL.md': md('description: filtered out\nalways: true'),
+    'low/hidden/SKILL.md': md('name: hidden\ndescription: filtered out\nalways: true'),
     'low/not-a-skill/readme.txt': 'x',
   })
   const roots = [p.path('high'), p.path('low')]
@@ -359,7 +384,7 @@ describe('the skills plugin: tools and prompt', () => {
 
   it('skill_read refuses ../../etc/passwd, absolute paths and a symlink out of the skill', async () => {
     const { rt, p, kernel } = await withSkills({
-      'skills/safe/SKILL.md': md('description: d'),
+      'skills/safe/SKILL.md': md('name: safe\ndescription: d'),
       'outside.txt': 'secret',
     })
     symlinkSync(p.path('outside.txt'), p.path('skills/safe/link.txt'))
@@ -387,8 +412,11 @@ describe('the skills plugin: filter and availability', () => {
   it('a filtered skill is absent from the catalog, the tools and the always-on set', async () => {
     const { rt, prompt, kernel } = await withSkills(
       {
-        'skills/kept/SKILL.md': md('description: kept\nrequires_bins: ls'),
-        'skills/dropped/SKILL.md': md('description: dropped\nalways: true', 'ALWAYS BODY\n'),
+        'skills/kept/SKILL.md': md('name: kept\ndescription: kept\nrequires_bins: ls'),
+        'skills/dropped/SKILL.md': md(
+          'name: dropped\ndescription: dropped\nalways: true',
+          'ALWAYS BODY\n',
+        ),
       },
       { except: ['dropped'] },
     )
@@ -407,7 +435,7 @@ describe('the skills plugin: filter and availability', () => {
 
 runStageConformance('skills_list', async () => {
   const { rt, kernel } = await withSkills({
-    'skills/alpha/SKILL.md': md('description: the first letter'),
+    'skills/alpha/SKILL.md': md('name: alpha\ndescription: the first letter'),
   })
   return {
     runtime: rt,
@@ -421,7 +449,7 @@ runStageConformance('skills_list', async () => {
 
 runStageConformance('skill_read', async () => {
   const { rt, kernel } = await withSkills({
-    'skills/alpha/SKILL.md': md('description: the first letter', 'Alpha body\n'),
+    'skills/alpha/SKILL.md': md('name: alpha\ndescription: the first letter', 'Alpha body\n'),
   })
   return {
     runtime: rt,
@@ -482,18 +510,21 @@ describe('yoke skills', () => {
 describe('hostile skills (from review)', () => {
   it('odd values: a map where text belongs, a BOM, numbers kept as written, lists through the lenient retry', () => {
     assert.ok(isProblem(parse(md('description: {toString: 1}'))), 'a map is not a description')
-    assert.equal(skill(md('name: {toString: 1}\ndescription: d'), 'dir').name, 'dir')
+    assert.match(
+      (parse(md('name: {toString: 1}\ndescription: d'), 'dir') as SkillProblem).message,
+      /^the name is not text/,
+    )
     assert.equal(
-      skill('\uFEFF' + md('description: saved by Notepad')).description,
+      skill('\uFEFF' + md('name: my-skill\ndescription: saved by Notepad')).description,
       'saved by Notepad',
     )
-    assert.equal(skill(md('description: d\nversion: 1.10')).version, '1.10')
+    assert.equal(skill(md('name: my-skill\ndescription: d\nversion: 1.10')).version, '1.10')
     const lenient = skill(
-      md('description: Use when: the user asks\nrequires_env:\n  - SURELY_UNSET'),
+      md('name: my-skill\ndescription: Use when: the user asks\nrequires_env:\n  - SURELY_UNSET'),
     )
     assert.deepEqual(lenient.requiresEnv, ['SURELY_UNSET'])
     assert.equal(
-      skill(md('description: >\n  Summarise things.\nnote: a: b')).description,
+      skill(md('name: my-skill\ndescription: >\n  Summarise things.\nnote: a: b')).description,
       'Summarise things.',
     )
     assert.ok(
@@ -506,9 +537,9 @@ describe('hostile skills (from review)', () => {
     const { execFileSync } = await import('node:child_process')
     const { renameSync } = await import('node:fs')
     const { rt, p, kernel } = await withSkills({
-      'skills/x/SKILL.md': md('description: d'),
+      'skills/x/SKILL.md': md('name: x\ndescription: d'),
       'secret/secret.txt': 'TOP SECRET',
-      'secret/SKILL.md': md('description: d'),
+      'secret/SKILL.md': md('name: secret\ndescription: d'),
     })
     execFileSync('mkfifo', [p.path('skills/x/pipe')])
     assert.match(
@@ -521,9 +552,13 @@ describe('hostile skills (from review)', () => {
     assert.equal(swapped.status, 'TOOL_ERROR')
     assert.doesNotMatch(JSON.stringify(swapped.content), /TOP SECRET/)
     await kernel.dispose()
-    const long = { ...skill(md('description: d'), 'a'), name: 'a'.repeat(9000) }
+    const long = { ...skill(md('name: a\ndescription: d'), 'a'), name: 'a'.repeat(9000) }
     const catalog = renderCatalog(
-      [long, skill(md('description: d'), 'beta'), skill(md('description: d'), 'gamma')],
+      [
+        long,
+        skill(md('name: beta\ndescription: d'), 'beta'),
+        skill(md('name: gamma\ndescription: d'), 'gamma'),
+      ],
       2000,
       300,
     )
@@ -533,15 +568,15 @@ describe('hostile skills (from review)', () => {
 
   it('nested roots both see an edit; a file deep inside a skill is not an index change', async () => {
     const p = project({
-      'skills/vendor/tool/SKILL.md': md('description: v1'),
-      'skills/own/SKILL.md': md('description: own'),
+      'skills/vendor/tool/SKILL.md': md('name: tool\ndescription: v1'),
+      'skills/own/SKILL.md': md('name: own\ndescription: own'),
     })
     const index = new SkillIndex(
       [p.path('skills/vendor'), p.path('skills')],
       makeFilter(undefined, []),
     ).scan()
     const before = index.get('own')
-    p.write('skills/vendor/tool/SKILL.md', md('description: v2'))
+    p.write('skills/vendor/tool/SKILL.md', md('name: tool\ndescription: v2'))
     index.update([p.path('skills/vendor/tool/SKILL.md'), p.path('skills/own/references/deep/x.md')])
     assert.equal(index.get('tool')!.description, 'v2')
     assert.equal(
@@ -555,7 +590,7 @@ describe('hostile skills (from review)', () => {
 describe('skill files: only what the listing shows is read (from review)', () => {
   it('skill_read refuses hidden files, node_modules, and a symlink to either; listed files still read', async () => {
     const { rt, p, kernel } = await withSkills({
-      'skills/x/SKILL.md': md('description: d'),
+      'skills/x/SKILL.md': md('name: x\ndescription: d'),
       'skills/x/.env': 'API_KEY=hidden',
       'skills/x/.git/config': '[core]',
       'skills/x/node_modules/dep/index.js': 'module.exports = 1',

@@ -29,6 +29,8 @@ export { loadPackage, promptFiles, type Package, type PackageFailure } from './l
 export interface PackageInfo {
   id: string
   dir: string
+  /** the `source` of the added root it comes from (`addRoot`); none for a configured directory */
+  source?: string
   /** loaded: its tools are registered; failed: see errors; shadowed: a package with the same id in a higher directory won; filtered: the skill filter leaves it out */
   state: 'loaded' | 'failed' | 'shadowed' | 'filtered'
   version?: string
@@ -42,8 +44,18 @@ export interface PackageInfo {
 }
 
 export interface ExecToolsApi {
+  /** the package directories, highest priority first: the configured ones, then the added ones */
   readonly roots: string[]
   list(): PackageInfo[]
+  /**
+   * One more package directory, at the lowest priority: a folder of package folders, or a single
+   * package folder (one with manifest.json). It is watched like the configured ones, and its
+   * packages load and unload as theirs do; `source` is shown with its packages (`yoke plugins
+   * list`). The disposer removes it and unloads its packages. Called through an instance's
+   * `ctx.execTools`, the root is also one of that instance's effects: it goes when the instance does.
+   * @example const remove = ctx.execTools.addRoot(join(ctx.project.home, 'installed'), { source: 'yoke add' })
+   */
+  addRoot(dir: string, options?: { source?: string }): () => void
 }
 
 declare module 'yoke' {

@@ -137,7 +137,7 @@ function print(packages: PackageInfo[], cwd: string) {
       p.extras.hooks && `${p.extras.hooks} hooks`,
     ].filter(Boolean)
     process.stdout.write(
-      `${p.id}${p.version ? ` ${p.version}` : ''}  ${state}${p.signed ? color.dim(' · signed') : ''}\n  ${color.dim(displayPath(p.dir, cwd))}\n`,
+      `${p.id}${p.version ? ` ${p.version}` : ''}  ${state}${p.signed ? color.dim(' · signed') : ''}\n  ${color.dim(`${displayPath(p.dir, cwd)}${p.source ? ` (from ${p.source})` : ''}`)}\n`,
     )
     if (p.tools.length) process.stdout.write(`  tools: ${p.tools.join(', ')}\n`)
     if (extras.length) process.stdout.write(`  extras: ${extras.join(', ')}\n`)

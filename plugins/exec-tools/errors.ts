@@ -10,6 +10,10 @@ export const errors = defineErrors('exec-tools', {
     message: '{reason}',
     hint: 'Ship a program this machine runs: a binary built for its OS and architecture, or a script whose first line is #! and an absolute interpreter path (`yoke plugins check DIR` names the file and why); the other packages keep working.',
   },
+  PACKAGE_UNSUPPORTED: {
+    message: '{reason}',
+    hint: 'Give the package what the message names (a program on PATH, a variable, network: true in the exec-tools config, its binary through `yoke add DIR`), or leave it out on this machine; the other packages keep working.',
+  },
 })
 
 type Codes = typeof errors

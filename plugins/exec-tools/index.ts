@@ -8,9 +8,9 @@ import { existsSync, readdirSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, join, resolve, sep } from 'node:path'
 import { z } from 'zod'
-import { definePlugin, YokeError, type ChildHandle } from 'yoke'
+import { bindToContext, definePlugin, YokeError, type ChildHandle, type Disposer } from 'yoke'
 import { defaultDirs } from '../skills/api.ts'
-import type { PackageInfo } from './api.ts'
+import type { ExecToolsApi, PackageInfo } from './api.ts'
 import type { ManifestProblem } from './manifest.ts'
 import { loadPackage, type Package, type PackageFailure } from './load.ts'
 import { packagePlugin } from './package.ts'
@@ -34,6 +34,8 @@ const config = z
     watch: z.boolean().default(true),
     /** only packages whose manifest pins the executable's sha256 load; extras-only packages (nothing to pin) are refused */
     requireSigned: z.boolean().default(false),
+    /** false: this composition runs without network, so packages with `requires_network: true` are refused */
+    network: z.boolean().default(true),
   })
   .strict()
 
@@ -45,41 +47,69 @@ export default definePlugin({
   async apply(ctx, cfg) {
     const expand = (d: string) =>
       resolve(ctx.project.dir, d.startsWith('~/') ? join(homedir(), d.slice(2)) : d)
-    const roots = [
+    const configured = [
       ...new Set(
         (cfg.dirs ?? [...defaultDirs(ctx.project), join(ctx.project.home, 'packages')]).map(expand),
       ),
     ]
+    /** roots added through `addRoot` (an installer's), lowest priority, in the order added */
+    const added: Array<{ dir: string; source?: string }> = []
     const workRoot = expand(cfg.workDir)
     const running = new Map<string, { pkg: Package; child: ChildHandle }>()
     let infos: PackageInfo[] = []
     let queue = Promise.resolve()
+    const enqueue = (touched?: string[]) => {
+      queue = queue
+        .then(() => sync(touched))
+        .catch((err) =>
+          ctx.logger.error(`re-reading packages failed: ${(err as Error).message}`, err),
+        )
+      return queue
+    }
 
-    /** Every package directory, highest-priority root first. */
-    const scan = () =>
-      roots.flatMap((root) =>
-        existsSync(root)
-          ? readdirSync(root, { withFileTypes: true })
-              .filter((e) => e.isDirectory() && existsSync(join(root, e.name, 'manifest.json')))
-              .map((e) => join(root, e.name))
-          : [],
-      )
+    /** The package folders in a folder of packages. */
+    const childrenOf = (root: string) =>
+      existsSync(root)
+        ? readdirSync(root, { withFileTypes: true })
+            .filter((e) => e.isDirectory() && existsSync(join(root, e.name, 'manifest.json')))
+            .map((e) => join(root, e.name))
+        : []
+    /** Every package directory, highest-priority root first, with the source of an added root. */
+    const scan = () => [
+      ...configured.flatMap((root) => childrenOf(root).map((dir) => ({ dir, source: undefined }))),
+      // an added root may also be one package folder
+      ...added.flatMap(({ dir: root, source }) =>
+        (existsSync(join(root, 'manifest.json')) ? [root] : childrenOf(root)).map((dir) => ({
+          dir,
+          source,
+        })),
+      ),
+    ]
 
     /** Re-reads every package (or the ones under `touched`) and restarts those that changed. */
     async function sync(touched?: string[]) {
+      if (ctx.signal.aborted) return
+      // read now, not at apply: the skills instance may start (or restart) after this one
       const filter = ctx.get('skillFilter')
       const loaded = new Map<string, Package | PackageFailure>()
-      for (const dir of scan()) {
+      const sources = new Map<string, string | undefined>()
+      for (const { dir, source } of scan()) {
+        if (loaded.has(dir)) continue // an added root that is also a configured one
+        sources.set(dir, source)
         const previous = [...running.values()].find((r) => r.pkg.dir === dir)?.pkg
         const stale =
           !touched || touched.some((p) => p === dir || p.startsWith(dir + sep)) || !previous
-        loaded.set(dir, stale ? await loadPackage(dir, cfg.requireSigned) : previous!)
+        loaded.set(
+          dir,
+          stale ? await loadPackage(dir, cfg.requireSigned, { network: cfg.network }) : previous!,
+        )
       }
       const next = new Map<string, Package>()
       infos = []
       for (const [dir, result] of loaded) {
+        const source = sources.get(dir)
         if (!('manifest' in result)) {
-          infos.push(info(basename(dir), dir, 'failed', undefined, result.errors))
+          infos.push(info(basename(dir), dir, 'failed', undefined, result.errors, source))
           continue
         }
         const { id } = result.manifest
@@ -88,7 +118,7 @@ export default definePlugin({
           : filter && !filter.allows(id)
             ? 'filtered'
             : 'loaded'
-        infos.push(info(id, dir, state, result, []))
+        infos.push(info(id, dir, state, result, [], source))
         if (state === 'loaded') next.set(id, result)
         if (state === 'loaded')
           for (const w of result.warnings)
@@ -110,8 +140,9 @@ export default definePlugin({
         running.delete(id)
         await child()
       }
+      const filterNow = ctx.get('skillFilter') // a filter that arrived during the loads above
       for (const [id, pkg] of next) {
-        if (running.has(id) || ctx.signal.aborted) continue
+        if (running.has(id) || ctx.signal.aborted || (filterNow && !filterNow.allows(id))) continue
         running.set(id, {
           pkg,
           child: ctx.plugin(
@@ -143,19 +174,74 @@ export default definePlugin({
             }
           : i
       })
-    ctx.provide('execTools', { roots, list })
-    await (queue = sync())
-    if (cfg.watch) {
-      ctx.watch(roots, (changes) => {
-        const touched = changes.map((c) => c.path)
-        queue = queue
-          .then(() => sync(touched))
-          .catch((err) =>
-            ctx.logger.error(`re-reading packages failed: ${(err as Error).message}`, err),
-          )
-        return queue
-      })
+    /** One more root, lowest priority, watched like the others; the disposer unloads its packages. */
+    function addRoot(dir: string, options: { source?: string } = {}): () => void {
+      const entry = {
+        dir: expand(dir),
+        ...(options.source !== undefined && { source: options.source }),
+      }
+      added.push(entry)
+      const unwatch: Disposer | undefined = cfg.watch
+        ? ctx.watch([entry.dir], (changes) => enqueue(changes.map((c) => c.path)))
+        : undefined
+      void enqueue([entry.dir])
+      let removed = false
+      return () => {
+        if (removed) return
+        removed = true
+        added.splice(added.indexOf(entry), 1)
+        void unwatch?.()
+        if (!ctx.signal.aborted) void enqueue([])
+      }
     }
+
+    const api: ExecToolsApi = {
+      get roots() {
+        return [...configured, ...added.map((a) => a.dir)]
+      },
+      list,
+      addRoot,
+    }
+    // the host (tests, the CLI) gets plain disposers; a consuming instance's roots are its effects
+    ctx.provide(
+      'execTools',
+      Object.assign(Object.create(api) as ExecToolsApi, {
+        [bindToContext]: (c: { effect: (label: string, fn: () => void) => Disposer }) => ({
+          get roots() {
+            return api.roots
+          },
+          list,
+          addRoot(dir: string, options?: { source?: string }) {
+            const dispose = c.effect(`package root ${dir}`, addRoot(dir, options))
+            return () => void dispose()
+          },
+        }),
+      }),
+    )
+    // the skill filter decides which packages load: follow its provider's comings and goings. A
+    // filter that arrives unloads what it leaves out at once, so the composition settles without it
+    ctx.tap(ctx.hooks.state, `${ctx.key}: skill filter`, (fiber) => {
+      if (ctx.signal.aborted || !fiber.plugin.provides.includes('skillFilter')) return
+      if (!['active', 'disposed', 'failed'].includes(fiber.state)) return
+      const filter = ctx.get('skillFilter')
+      for (const [id, { child }] of running)
+        if (filter && !filter.allows(id)) {
+          running.delete(id)
+          Promise.resolve(child()).catch((err: unknown) =>
+            ctx.logger.error(`package ${id}: unloading it failed: ${(err as Error).message}`, err),
+          )
+        }
+      void enqueue([])
+    })
+    // a skills instance already starting decides the first load; one that waits is followed above
+    await Promise.all(
+      ctx
+        .instances()
+        .filter((f) => f.plugin.provides.includes('skillFilter') && f.state === 'loading')
+        .map((f) => f.settled()),
+    )
+    await enqueue()
+    if (cfg.watch) ctx.watch(configured, (changes) => enqueue(changes.map((c) => c.path)))
   },
 })
 
@@ -165,11 +251,13 @@ function info(
   state: PackageInfo['state'],
   pkg: Package | undefined,
   errors: ManifestProblem[],
+  source: string | undefined,
 ): PackageInfo {
   const m = pkg?.manifest
   return {
     id,
     dir,
+    ...(source !== undefined && { source }),
     state,
     version: m?.version,
     tools: m?.tools.map((t) => t.name) ?? [],

@@ -8,6 +8,7 @@ import {
   closeSync,
   constants,
   fstatSync,
+  lstatSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -18,8 +19,15 @@ import {
 import { join, relative, sep } from 'node:path'
 import { globToRegExp } from 'yoke'
 import { findExecutable, IntegrityGate, verify } from './executable.ts'
-import { executableFormat, interpreterWarning, type Format } from './format.ts'
+import {
+  executableFormat,
+  interpreterWarning,
+  THIS_HOST,
+  type Format,
+  type Host,
+} from './format.ts'
 import { parseManifest, type Manifest, type ManifestProblem } from './manifest.ts'
+import { missingBinary, unmetRequirements } from './requirements.ts'
 
 const PROMPT_FILE_BYTES = 64 * 1024
 const PROMPT_FILES = 50
@@ -33,6 +41,8 @@ export interface Package {
   exe?: { path: string; sha256: string; gate: IntegrityGate }
   /** the files of prompts.include, read at load */
   prompts: Array<{ rel: string; text: string }>
+  /** SKILL.md's instructions (frontmatter left out), read when the package has spawn_only tools */
+  skillBody?: string
   /** changes when the manifest, the executable's bytes or a prompt file change */
   fingerprint: string
 }
@@ -42,11 +52,20 @@ export interface PackageFailure {
   errors: ManifestProblem[]
 }
 
+export interface LoadOptions {
+  /** false: the instance runs without network, so a `requires_network` package is refused (default true) */
+  network?: boolean
+  /** the machine the requirements are checked against (default this one) */
+  host?: Host
+}
+
 /** Reads and verifies the package in `dir`. */
 export async function loadPackage(
   dir: string,
   requireSigned = false,
+  options: LoadOptions = {},
 ): Promise<Package | PackageFailure> {
+  const host = options.host ?? THIS_HOST
   const file = join(dir, 'manifest.json')
   const fail = (message: string, at: Partial<ManifestProblem> = {}): PackageFailure => ({
     dir,
@@ -65,11 +84,28 @@ export async function loadPackage(
     return fail(
       `${manifest.id} is not signed (no sha256) and requireSigned is on${manifest.tools.length ? '' : ': an extras-only package cannot be signed'}`,
     )
+  // what this machine lacks comes first: a missing program explains more than a missing executable
+  const unmet = unmetRequirements(manifest, { host, network: options.network ?? true })
+  if (unmet.length)
+    return {
+      dir,
+      errors: unmet.map((reason) => ({
+        file,
+        line: 1,
+        col: 1,
+        message: `${manifest.id} cannot load on this machine: ${reason}`,
+        code: 'PACKAGE_UNSUPPORTED' as const,
+      })),
+    }
   let exe: Package['exe']
   const executableWarnings: ManifestProblem[] = []
   if (manifest.tools.length) {
     const found = findExecutable(dir, manifest.name)
-    if ('problem' in found) return fail(found.problem)
+    if ('problem' in found) {
+      // a package of prebuilt binaries ships without one: say which, and how to get it
+      const binary = missingBinary(manifest, dir, host)
+      return fail(binary ?? found.problem, binary ? { code: 'PACKAGE_UNSUPPORTED' } : {})
+    }
     try {
       const verified = await verify(found.path, manifest.sha256)
       exe = { path: verified.path, sha256: verified.sha256, gate: new IntegrityGate(verified) }
@@ -97,12 +133,17 @@ export async function loadPackage(
   const prompts = promptFiles({ dir, manifest }, (message) =>
     promptWarnings.push({ file, line: 1, col: 1, message }),
   )
-  // prompt files count as the package: editing one restarts it
+  const skillBody = manifest.tools.some((t) => t.spawnOnly)
+    ? readSkillBody(dir, (message) => promptWarnings.push({ file, line: 1, col: 1, message }))
+    : undefined
+  // prompt files (and SKILL.md, when it is part of the prompt) count as the package: editing one restarts it
   const fingerprint = createHash('sha256')
     .update(text)
     .update('\0')
     .update(exe?.sha256 ?? '')
     .update(JSON.stringify(prompts))
+    .update('\0')
+    .update(skillBody ?? '')
     .digest('hex')
   return {
     dir,
@@ -110,8 +151,41 @@ export async function loadPackage(
     warnings: [...warnings, ...executableWarnings, ...promptWarnings],
     exe,
     prompts,
+    ...(skillBody !== undefined && { skillBody }),
     fingerprint,
   }
+}
+
+/**
+ * The instructions of the SKILL.md beside the manifest, without its frontmatter (the first
+ * `---` … `---` block); undefined when there is none. A link, a non-file or one over the prompt
+ * file cap is left out with a warning.
+ */
+function readSkillBody(dir: string, warn: (message: string) => void): string | undefined {
+  const path = join(dir, 'SKILL.md')
+  let text: string
+  try {
+    const st = lstatSync(path)
+    if (st.isSymbolicLink() || !st.isFile()) {
+      warn('SKILL.md is not a regular file; the background tools go without its instructions')
+      return undefined
+    }
+    if (st.size > PROMPT_FILE_BYTES) {
+      warn(
+        `SKILL.md is over ${PROMPT_FILE_BYTES} bytes; the background tools go without its instructions`,
+      )
+      return undefined
+    }
+    text = readFileSync(path, 'utf8').replace(/^\uFEFF/, '')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    warn(
+      `SKILL.md cannot be read (${(err as Error).message}); the background tools go without its instructions`,
+    )
+    return undefined
+  }
+  const front = /^\s*---[^\n]*\r?\n[\s\S]*?\r?\n---[^\n]*(\r?\n|$)/.exec(text)
+  return (front ? text.slice(front[0].length) : text).trim()
 }
 
 /**

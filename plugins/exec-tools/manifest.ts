@@ -56,10 +56,23 @@ export interface Manifest {
   sha256?: string
   timeoutSecs?: number
   requiresNetwork: boolean
+  /** `{os}-{arch}` (`linux-x86_64`, `darwin-aarch64`) → where `yoke add` downloads the executable */
   binaries: Record<string, { url: string; sha256?: string }>
+  /** octos-plugin's gating (`requires`, alias `requirements`): absent when the manifest has none */
+  requires?: ManifestRequirements
   mcpServers: ManifestMcpServer[]
   hooks: ManifestHook[]
   promptsInclude: string[]
+}
+
+/** What must hold on this machine for the package to load (octos-plugin `check_requirements`). */
+export interface ManifestRequirements {
+  /** programs that must be on PATH */
+  bins: string[]
+  /** variables that must be set (an empty value counts) */
+  env: string[]
+  /** the systems it runs on (`linux`, `macos` or `darwin`, `windows`); empty: any */
+  os: string[]
 }
 
 export interface ManifestProblem {
@@ -69,8 +82,8 @@ export interface ManifestProblem {
   message: string
   /** the tool a warning is about */
   tool?: string
-  /** the catalogue code when it is not MANIFEST_INVALID (an executable this machine cannot run) */
-  code?: 'EXECUTABLE_INVALID'
+  /** the catalogue code when it is not MANIFEST_INVALID (an executable this machine cannot run, a requirement it does not meet) */
+  code?: 'EXECUTABLE_INVALID' | 'PACKAGE_UNSUPPORTED'
 }
 
 /** The events a hook may name (octos's names): manifests and shell-hooks' config share them. */
@@ -114,6 +127,9 @@ const envNames = z.array(z.string()).superRefine((names, ctx) =>
   }),
 )
 
+const names = z.array(z.string().min(1, 'must not be empty')).default([])
+const requirements = z.object({ bins: names, env: names, os: names })
+
 const topLevel = z.object({
   id: z.string().refine(isPlain, PLAIN).nullish(), // blank: use the name
   name: z
@@ -134,6 +150,8 @@ const topLevel = z.object({
   mcp_servers: z.array(z.unknown()).default([]),
   hooks: z.array(z.unknown()).default([]),
   prompts: z.object({ include: z.array(z.unknown()).default([]) }).nullish(),
+  requires: requirements.nullish(),
+  requirements: requirements.nullish(),
 })
 
 const toolEntry = z.object({
@@ -338,6 +356,7 @@ export function parseManifest(
     tools: readTools(m.tools, loc, warnings),
     ...present({ sha256: m.sha256, timeoutSecs: m.timeout_secs }),
     requiresNetwork: m.requires_network,
+    ...present({ requires: m.requires ?? m.requirements }),
     binaries: Object.fromEntries(
       Object.entries(m.binaries).map(([platform, b]) => [platform, present(b)]),
     ),

@@ -35,6 +35,7 @@ export const packagePlugin = definePlugin({
     const { pkg } = settings
     const { manifest } = pkg
     const workDir = join(settings.workRoot, manifest.id)
+    const registered: string[] = []
     for (const tool of manifest.tools) {
       const risky = riskyPattern(tool.inputSchema)
       if (risky) {
@@ -43,6 +44,7 @@ export const packagePlugin = definePlugin({
       }
       try {
         ctx.runtime.register(toolDefinition(pkg, tool.name, workDir, settings.maxStdoutBytes))
+        registered.push(tool.name)
       } catch (err) {
         ctx.logger.error(
           `package ${manifest.id}: tool ${tool.name} is not registered: ${(err as Error).message}`,
@@ -57,6 +59,14 @@ export const packagePlugin = definePlugin({
           `package ${manifest.id}: prompts.include needs the prompt plugin in the preset`,
         )
     }
+    // octos resolve_extras: background tools come with a card that says when to use them
+    const background = manifest.tools.filter((t) => t.spawnOnly && registered.includes(t.name))
+    if (background.length && prompt)
+      prompt.register({
+        name: `package:${manifest.id}:background`,
+        order: 300,
+        text: backgroundCard(pkg, background, workDir),
+      })
     manifest.mcpServers.forEach((server, i) => {
       const serverName = packageServerName(manifest.id, i, manifest.mcpServers.length)
       const command =
@@ -93,6 +103,34 @@ export const packagePlugin = definePlugin({
     mkdirSync(workDir, { recursive: true })
   },
 })
+
+/** how much of SKILL.md the background-tools card carries */
+const CARD_SKILL_CHARS = 8000
+
+/**
+ * The prompt fragment of a package with spawn_only tools: which tools run in the background, what
+ * that means for the model (the call returns at once; the result comes later, so it neither waits
+ * nor calls again), and the package's SKILL.md instructions, which say when to use them.
+ */
+export function backgroundCard(
+  pkg: Package,
+  tools: Package['manifest']['tools'],
+  workDir: string,
+): string {
+  const body = pkg.skillBody
+  const instructions =
+    body && body.length > CARD_SKILL_CHARS
+      ? `${body.slice(0, CARD_SKILL_CHARS)}\n[… cut; skill_read ${pkg.manifest.id} has the rest]`
+      : body
+  return [
+    `<background_tools package="${pkg.manifest.id}">`,
+    'These tools run in the background: a call returns at once with a task id while the work goes on, and the result is delivered to the user when it is done. Use one when the user asks for that long piece of work; do not call it again to wait for or check on the result, and do not use it for an answer you need in this turn.',
+    ...tools.map((t) => `- ${t.name}: ${t.description}`),
+    `Their output files go to ${workDir}.`,
+    ...(instructions ? ['<instructions>', instructions, '</instructions>'] : []),
+    '</background_tools>',
+  ].join('\n')
+}
 
 /**
  * `pkg-<id>` (and `-<n>` when the package has several): the prefix keeps packages off the names of

@@ -4,33 +4,17 @@
  * with a `tool` glob and conditions on `source` (glob) and `risk`. Rules are evaluated deny → ask
  * → allow, the first match wins; a tool no rule matches asks when its risk is in `askRisks`
  * (high and critical by default) and is allowed otherwise. A bare deny (a plain glob) also hides
- * the tool from listings, so a model never sees it.
+ * the tool from listings, so a model never sees it. `claudeSettings` adds the permission rules of Claude
+ * Code settings files, read live (see claude.ts for what carries over).
  */
+import { isAbsolute, resolve } from 'node:path'
 import { z } from 'zod'
-import { definePlugin, globToRegExp, type PreDecision, type RegisteredTool } from 'yoke'
+import { definePlugin, YokeError, type PreDecision, type RegisteredTool } from 'yoke'
+import { located, readClaudeSettings, type SettingsRead } from './claude.ts'
+import { describeRule, matches, risk, rule, type Rule, type RuleList } from './rules.ts'
+import './errors.ts'
 
-const risk = z.enum(['low', 'medium', 'high', 'critical'])
-const rule = z.union([
-  z.string().min(1),
-  z
-    .object({
-      tool: z.string().min(1).default('*'),
-      source: z.string().min(1).optional(),
-      risk: z.union([risk, z.array(risk)]).optional(),
-    })
-    .strict(),
-])
-type Rule = z.output<typeof rule>
-
-const matches = (r: Rule, tool: RegisteredTool) => {
-  if (typeof r === 'string') return globToRegExp(r).test(tool.name)
-  if (!globToRegExp(r.tool).test(tool.name)) return false
-  if (r.source && !globToRegExp(r.source).test(tool.source)) return false
-  return !r.risk || [r.risk].flat().includes(tool.risk)
-}
-
-const describe = (list: string, r: Rule) =>
-  `the policy rule ${list}: ${typeof r === 'string' ? r : JSON.stringify(r)}`
+type Rules = Record<RuleList, Rule[]>
 
 export default definePlugin({
   name: 'policy',
@@ -42,18 +26,60 @@ export default definePlugin({
       deny: z.array(rule).default([]),
       /** risks that ask unless an allow rule matches */
       askRisks: z.array(risk).default(['high', 'critical']),
+      /** Claude Code settings files whose permission rules apply too (relative: to the project), watched */
+      claudeSettings: z.array(z.string().min(1)).default([]),
     })
     .strict(),
   apply(ctx, config) {
+    const projectDir = ctx.get('project')?.dir ?? process.cwd()
+    const files = config.claudeSettings.map((f) => (isAbsolute(f) ? f : resolve(projectDir, f)))
+    /** file → the rules last read from it (a broken edit keeps them) */
+    const fromFiles = new Map<string, Rules>()
+    let rules: Rules = { allow: config.allow, ask: config.ask, deny: config.deny }
+
+    const readAll = () => {
+      for (const file of files) {
+        const read = readClaudeSettings(file)
+        report(read)
+        if (!read.error) fromFiles.set(file, collect(read))
+      }
+      const lists = [...fromFiles.values()]
+      rules = {
+        allow: [...config.allow, ...lists.flatMap((l) => l.allow)],
+        ask: [...config.ask, ...lists.flatMap((l) => l.ask)],
+        deny: [...config.deny, ...lists.flatMap((l) => l.deny)],
+      }
+    }
+    const report = (read: SettingsRead) => {
+      if (read.error)
+        ctx.logger.error(
+          `the permission rules of ${read.file} are not read again`,
+          new YokeError(
+            'CLAUDE_SETTINGS_INVALID',
+            { file: read.file, reason: read.error.message },
+            { file: read.file, line: read.error.line, col: read.error.col },
+          ),
+        )
+      for (const w of read.warnings) ctx.logger.warn(`${located(w)}: ${w.message}`)
+      for (const r of read.rules.filter((r) => r.reason))
+        ctx.logger.warn(
+          `${located(r.at)}: ${r.list} rule ${r.claude} has no yoke equivalent and is not applied: ${r.reason}`,
+        )
+    }
+
     const decide = (tool: RegisteredTool): PreDecision => {
-      const denied = config.deny.find((r) => matches(r, tool))
-      if (denied) return { kind: 'deny', reason: `denied by ${describe('deny', denied)}` }
-      const asked = config.ask.find((r) => matches(r, tool))
-      if (asked) return { kind: 'ask', reason: `${describe('ask', asked)} asks first` }
-      if (config.allow.some((r) => matches(r, tool))) return { kind: 'allow' }
+      const denied = rules.deny.find((r) => matches(r, tool))
+      if (denied) return { kind: 'deny', reason: `denied by ${describeRule('deny', denied)}` }
+      const asked = rules.ask.find((r) => matches(r, tool))
+      if (asked) return { kind: 'ask', reason: `${describeRule('ask', asked)} asks first` }
+      if (rules.allow.some((r) => matches(r, tool))) return { kind: 'allow' }
       if (config.askRisks.includes(tool.risk))
         return { kind: 'ask', reason: `${tool.name} is ${tool.risk} risk` }
       return { kind: 'allow' }
+    }
+    if (files.length) {
+      readAll()
+      ctx.watch(files, () => readAll())
     }
     // first of the pre-execute taps, so other plugins see (and may tighten) the policy's decision
     ctx.tap(
@@ -62,10 +88,17 @@ export default definePlugin({
       (decision, call) => (call.tool ? decide(call.tool) : decision),
       { stage: -100 },
     )
-    const hidden = config.deny.filter((r): r is string => typeof r === 'string')
-    if (hidden.length)
-      ctx.tap(ctx.runtime.hooks.visible, 'policy', (tools) =>
-        tools.filter((t) => !hidden.some((g) => globToRegExp(g).test(t.name))),
-      )
+    // a bare deny (a plain glob) also hides the tools it names, as Claude Code's bare deny does
+    ctx.tap(ctx.runtime.hooks.visible, 'policy', (tools) => {
+      const hidden = rules.deny.filter((r): r is string => typeof r === 'string')
+      return hidden.length ? tools.filter((t) => !hidden.some((g) => matches(g, t))) : tools
+    })
   },
 })
+
+/** The rules that carried over, by list. */
+function collect(read: SettingsRead): Rules {
+  const out: Rules = { allow: [], ask: [], deny: [] }
+  for (const r of read.rules) if (r.rule !== undefined) out[r.list].push(r.rule)
+  return out
+}

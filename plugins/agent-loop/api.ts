@@ -34,6 +34,28 @@ export interface TurnInfo {
   readonly lane: string
   readonly model: string
   readonly provider: string
+  /** the run's transcript file, when it writes one */
+  readonly transcript?: string
+  /** a run started by another run's `spawn` (Claude Code's SubagentStop rather than Stop) */
+  readonly subagent?: boolean
+}
+
+/** runStart's info: the task, and whether the run continues a conversation (`history`). */
+export interface RunStartInfo extends TurnInfo {
+  readonly task: string
+  readonly resumed: boolean
+}
+
+/**
+ * What `stop` decides when the model has answered with no tool calls: end the run, or go on with
+ * `reason` as the next user message (the loop bounds how often in a row).
+ */
+export type StopDecision = { kind: 'stop' } | { kind: 'continue'; reason: string }
+
+/** stop's info: the final answer so far, and how many stops in a row were turned into continuations. */
+export interface StopInfo extends TurnInfo {
+  readonly text: string
+  readonly continued: number
 }
 
 /** afterModel's info: the request's latency and the run's usage so far (this response included). */
@@ -124,6 +146,10 @@ export interface AgentHooks {
   beforeStep: import('tapable').AsyncSeriesHook<[StepInfo]>
   afterStep: import('tapable').AsyncSeriesHook<[StepInfo, StepResult]>
   turnEnd: import('tapable').AsyncSeriesHook<[TurnInfo, ModelResponse]>
+  /** optional for replacement loops: agent-loop has them (a tap checks before it taps) */
+  runStart?: import('tapable').AsyncSeriesWaterfallHook<[string, RunStartInfo]>
+  stop?: import('tapable').AsyncSeriesWaterfallHook<[StopDecision, StopInfo]>
+  runEnd?: import('tapable').AsyncSeriesHook<[RunResult, TurnInfo]>
 }
 
 declare module 'yoke' {

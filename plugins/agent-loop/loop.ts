@@ -38,6 +38,7 @@ import type {
   RunUsage,
   StepInfo,
   StepResult,
+  StopDecision,
   TurnInfo,
 } from './api.ts'
 
@@ -51,6 +52,10 @@ export interface LoopDeps {
   logger: Logger
   maxTokensPerRequest?: number
   temperature?: number
+  /** how many times one run's stop may be turned into a continuation by `stop` taps (default 3) */
+  maxStopContinuations?: number
+  /** the run was started by another run's `spawn` */
+  subagent?: boolean
 }
 
 /** Ends a run early with a status (thrown inside the loop, caught once at its end). */
@@ -62,6 +67,8 @@ class Stop extends Error {
     super(reason)
   }
 }
+
+const STOP: StopDecision = Object.freeze({ kind: 'stop' })
 
 const hashes = new WeakMap<RegisteredTool, string>()
 /** A short hash of what the model sees of a tool (and its source): which version of a tool a transcript used. */
@@ -93,6 +100,8 @@ export class Run {
   readonly #started = performance.now()
   #turn = 0
   #text = ''
+  /** stops turned into continuations so far (bounded by maxStopContinuations) */
+  #continued = 0
   #wake?: () => void
 
   constructor(
@@ -121,6 +130,8 @@ export class Run {
       lane: this.options.lane,
       model: this.model.model,
       provider: this.model.provider,
+      ...(this.transcript ? { transcript: this.transcript.file } : {}),
+      ...(this.deps.subagent ? { subagent: true } : {}),
     }
   }
 
@@ -136,8 +147,13 @@ export class Run {
     let status: RunStatus = 'done'
     let reason: string | undefined
     try {
-      const prompt = await this.deps.hooks.userPrompt.promise(task, this.#info())
-      this.#push({ role: 'user', content: prompt ?? task })
+      // runStart's context (a SessionStart hook's) comes first, then the prompt as userPrompt leaves it
+      const resumed = this.#messages.length > 0
+      const context =
+        (await this.deps.hooks.runStart?.promise('', { ...this.#info(), task, resumed }))?.trim() ??
+        ''
+      const prompt = (await this.deps.hooks.userPrompt.promise(task, this.#info())) ?? task
+      this.#push({ role: 'user', content: context ? `${context}\n\n${prompt}` : prompt })
       while (await this.#turnOnce());
     } catch (err) {
       ;({ status, reason } = this.#ending(err))
@@ -155,6 +171,11 @@ export class Run {
       durationMs: Math.round(performance.now() - this.#started),
       transcript: this.transcript?.file,
       messages: this.#messages,
+    }
+    try {
+      await this.deps.hooks.runEnd?.promise(result, this.#info())
+    } catch (err) {
+      this.deps.logger.warn(`a runEnd tap failed: ${(err as Error)?.message ?? err}`)
     }
     this.transcript?.write('end', {
       status,
@@ -228,8 +249,28 @@ export class Run {
     if (response.toolCalls.length) await this.#runCalls(response.toolCalls, scoped, info)
     await this.deps.hooks.turnEnd.promise(info, response)
     if (response.toolCalls.length) return true
-    if (!this.#pending.size && !this.#finished.length) return false
+    if (!this.#pending.size && !this.#finished.length) return this.#goOnAfterStop(info)
     await this.#waitForTask()
+    return true
+  }
+
+  /** The model would stop: `stop` taps may send it on with a reason, a bounded number of times per run. */
+  async #goOnAfterStop(info: TurnInfo): Promise<boolean> {
+    const stop = this.deps.hooks.stop
+    if (!stop?.taps.length) return false
+    const decision: StopDecision =
+      (await stop.promise(STOP, { ...info, text: this.#text, continued: this.#continued })) ?? STOP
+    if (decision.kind !== 'continue') return false
+    const max = this.deps.maxStopContinuations ?? 3
+    if (this.#continued >= max) {
+      this.deps.logger.warn(
+        `run ${this.id}: a stop tap asked to continue again (${decision.reason}); the run ends after ${max} continuations (agent-loop's maxStopContinuations)`,
+      )
+      return false
+    }
+    this.#continued++
+    this.transcript?.write('stop-continued', { turn: info.turn, reason: decision.reason })
+    this.#push({ role: 'user', content: decision.reason })
     return true
   }
 

@@ -1,0 +1,296 @@
+/**
+ * Claude Code's hook configuration: the object under `"hooks"` in a hooks.json or settings.json,
+ * `{ Event: [{ matcher?, hooks: [handler…] }] }`. Reading it gives the handlers yoke runs and the
+ * problems it found, each with the file, line and what to do; one bad entry never drops the others.
+ */
+import { LineCounter, parseDocument } from 'yaml'
+import { RE2JS } from 're2js'
+import { z } from 'zod'
+
+/** The events yoke fires (the rest of Claude Code's events wait: nothing in yoke is that moment yet). */
+export const FIRED_EVENTS = [
+  'PreToolUse',
+  'PostToolUse',
+  'UserPromptSubmit',
+  'Stop',
+  'SubagentStop',
+  'SessionStart',
+  'SessionEnd',
+] as const
+export type FiredEvent = (typeof FIRED_EVENTS)[number]
+
+/** Claude Code's other events: accepted, reported once as waiting for a source in yoke. */
+const WAITING_EVENTS = new Set([
+  'Setup',
+  'UserPromptExpansion',
+  'PermissionRequest',
+  'PermissionDenied',
+  'PostToolUseFailure',
+  'PostToolBatch',
+  'Notification',
+  'MessageDisplay',
+  'SubagentStart',
+  'TaskCreated',
+  'TaskCompleted',
+  'StopFailure',
+  'TeammateIdle',
+  'InstructionsLoaded',
+  'ConfigChange',
+  'CwdChanged',
+  'DirectoryAdded',
+  'FileChanged',
+  'WorktreeCreate',
+  'WorktreeRemove',
+  'PreCompact',
+  'PostCompact',
+  'Elicitation',
+  'ElicitationResult',
+])
+
+/** Why a waiting event has no source here, for its one warning. */
+const WHY_WAITING: Record<string, string> = {
+  PreCompact: 'the agent loop does not compact its context',
+  Notification: 'the approval service has no hook to observe its questions',
+  PostToolUseFailure: 'PostToolUse runs on successful results only, as in Claude Code',
+}
+
+const seconds = z.number().positive()
+const common = {
+  timeout: seconds.optional(),
+  if: z.string().optional(),
+  statusMessage: z.string().optional(),
+  once: z.boolean().optional(),
+}
+const commandHandler = z
+  .object({
+    type: z.literal('command'),
+    command: z.string().min(1),
+    /** exec form: `command` is the program, these its arguments (no shell) */
+    args: z.array(z.string()).optional(),
+    async: z.boolean().optional(),
+    asyncRewake: z.boolean().optional(),
+    shell: z.string().optional(),
+    ...common,
+  })
+  .passthrough()
+const httpHandler = z
+  .object({
+    type: z.literal('http'),
+    url: z.string().url(),
+    headers: z.record(z.string(), z.string()).optional(),
+    allowedEnvVars: z.array(z.string()).optional(),
+    ...common,
+  })
+  .passthrough()
+const otherHandler = z.object({ type: z.string().min(1) }).passthrough()
+const group = z
+  .object({
+    matcher: z.string().optional(),
+    hooks: z.array(z.unknown()),
+  })
+  .passthrough()
+
+export type CommandHandler = z.output<typeof commandHandler>
+export type HttpHandler = z.output<typeof httpHandler>
+export type Handler = CommandHandler | HttpHandler
+
+/** One handler as yoke runs it: where it came from, and what it applies to. */
+export interface HookEntry {
+  event: FiredEvent
+  matches(subjects: readonly string[]): boolean
+  handler: Handler
+  /** for logs and errors: `file:line PreToolUse[0].hooks[1] "command"` */
+  label: string
+}
+
+export interface Problem {
+  /** `file:line:col: what is wrong; what to do` */
+  message: string
+  level: 'warn' | 'error'
+}
+
+export interface ReadResult {
+  entries: HookEntry[]
+  problems: Problem[]
+  /** the text did not parse: nothing in it was read */
+  unreadable?: boolean
+}
+
+/**
+ * A matcher as Claude Code reads it: `*`, empty or absent match everything; only letters, digits,
+ * spaces and `_ - , |` is a list of exact names; anything else is an unanchored regex (here on
+ * re2js, in linear time: a user's pattern cannot stall a call). A pattern RE2 does not take
+ * (lookaround, backreferences) returns the reason instead.
+ */
+export function compileMatcher(matcher: string | undefined): ((s: string) => boolean) | string {
+  if (matcher === undefined || matcher === '' || matcher === '*') return () => true
+  if (/^[A-Za-z0-9_\-,| ]+$/.test(matcher)) {
+    const names = new Set(
+      matcher
+        .split(/[|,]/)
+        .map((n) => n.trim())
+        .filter(Boolean),
+    )
+    return (s) => names.has(s)
+  }
+  try {
+    const re = RE2JS.compile(matcher)
+    return (s) => re.matcher(s).find()
+  } catch (err) {
+    return `the matcher ${JSON.stringify(matcher)} is not a regular expression yoke runs (${(err as Error).message}); write it without lookaround or backreferences`
+  }
+}
+
+/**
+ * Reads a hooks object. `text` is the file's text when it came from one (for line numbers);
+ * `where` names it in messages (`.claude/settings.json`, or `config` for inline hooks).
+ */
+export function readHooks(hooks: unknown, where: string, text?: string): ReadResult {
+  const problems: Problem[] = []
+  const entries: HookEntry[] = []
+  const locate = locator(text)
+  const at = (path: Array<string | number>) => {
+    const pos = locate(['hooks', ...path])
+    return pos ? `${where}:${pos.line}:${pos.col}` : where
+  }
+  const problem = (path: Array<string | number>, what: string, level: Problem['level'] = 'warn') =>
+    problems.push({ message: `${at(path)}: ${what}`, level })
+  if (hooks === undefined) return { entries, problems }
+  if (!hooks || typeof hooks !== 'object' || Array.isArray(hooks)) {
+    problem([], '"hooks" is not an object of events; write { "PreToolUse": [ … ], … }', 'error')
+    return { entries, problems }
+  }
+  for (const [event, groups] of Object.entries(hooks)) {
+    if (!(FIRED_EVENTS as readonly string[]).includes(event)) {
+      if (WAITING_EVENTS.has(event))
+        problem(
+          [event],
+          `${event} has no source in yoke yet${WHY_WAITING[event] ? ` (${WHY_WAITING[event]})` : ''}; its handlers wait and do not run`,
+        )
+      else
+        problem(
+          [event],
+          `"${event}" is not a Claude Code hook event; check its spelling (events yoke fires: ${FIRED_EVENTS.join(', ')})`,
+          'error',
+        )
+      continue
+    }
+    if (!Array.isArray(groups)) {
+      problem([event], `${event} is not a list of { "matcher", "hooks" } groups`, 'error')
+      continue
+    }
+    groups.forEach((raw, g) => {
+      const parsed = group.safeParse(raw)
+      if (!parsed.success) {
+        problem([event, g], `${event}[${g}] is not a { "matcher", "hooks": [ … ] } group`, 'error')
+        return
+      }
+      const matches = compileMatcher(parsed.data.matcher)
+      if (typeof matches === 'string') {
+        problem([event, g, 'matcher'], `${event}[${g}]: ${matches}`, 'error')
+        return
+      }
+      parsed.data.hooks.forEach((h, i) => {
+        const path = [event, g, 'hooks', i]
+        const name = `${event}[${g}].hooks[${i}]`
+        const handler = parseHandler(h)
+        if (typeof handler === 'string') return problem(path, `${name}: ${handler}`, 'error')
+        if (!handler) {
+          const type = (h as { type?: unknown }).type
+          return problem(
+            path,
+            `${name}: handlers of type "${String(type)}" are not supported in yoke (command and http are); it does not run`,
+          )
+        }
+        if (handler.if !== undefined)
+          problem(
+            [...path, 'if'],
+            `${name}: "if" (${JSON.stringify(handler.if)}) is not evaluated in yoke; the handler runs for every call its matcher takes`,
+          )
+        const what = handler.type === 'command' ? handler.command : handler.url
+        entries.push({
+          event: event as FiredEvent,
+          handler,
+          label: `${at(path)} ${name} ${JSON.stringify(what)}`,
+          // an event with no subject (UserPromptSubmit, Stop) ignores the matcher, as Claude Code does
+          matches: (subjects) => !subjects.length || subjects.some(matches),
+        })
+      })
+    })
+  }
+  return { entries, problems }
+}
+
+/** A command or http handler, undefined for another type, or what is wrong with it. */
+function parseHandler(raw: unknown): Handler | string | undefined {
+  const base = otherHandler.safeParse(raw)
+  if (!base.success) return 'a handler is an object with a "type" ("command" or "http")'
+  const schema =
+    base.data.type === 'command' ? commandHandler : base.data.type === 'http' ? httpHandler : null
+  if (!schema) return undefined
+  const parsed = schema.safeParse(raw)
+  if (parsed.success) return parsed.data as Handler
+  const issue = parsed.error.issues[0]!
+  return `${issue.path.join('.') || 'the handler'}: ${issue.message}`
+}
+
+/**
+ * Reads a hooks.json or settings.json: its `"hooks"`. A file that is not JSON is one problem at
+ * the line and column where it breaks.
+ */
+export function readHooksFile(text: string, where: string): ReadResult {
+  let doc: unknown
+  try {
+    doc = JSON.parse(text)
+  } catch (err) {
+    const message = (err as Error).message.replace(/\s+/g, ' ')
+    const { line, col } = brokenAt(text, message)
+    return {
+      entries: [],
+      unreadable: true,
+      problems: [
+        {
+          level: 'error',
+          message: `${where}:${line}:${col}: not JSON (${message}); fix it there (until it parses, the hooks read from it before, if any, stay in force)`,
+        },
+      ],
+    }
+  }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc))
+    return {
+      entries: [],
+      problems: [{ level: 'error', message: `${where}:1:1: not a JSON object with "hooks"` }],
+    }
+  return readHooks((doc as { hooks?: unknown }).hooks, where, text)
+}
+
+/**
+ * Where JSON.parse gave up: its message's position when it names one (Node 20 does not always),
+ * else where yaml's parser (JSON is YAML) finds the first error, else the file's start.
+ */
+function brokenAt(text: string, message: string) {
+  const position = /position (\d+)/.exec(message)
+  if (position) return lineCol(text, Number(position[1]))
+  const counter = new LineCounter()
+  const error = parseDocument(text, { lineCounter: counter }).errors[0]
+  return error ? counter.linePos(error.pos[0]) : { line: 1, col: 1 }
+}
+
+function lineCol(text: string, offset: number) {
+  const before = text.slice(0, offset).split('\n')
+  return { line: before.length, col: before.at(-1)!.length + 1 }
+}
+
+/** Where a path is in the JSON text (JSON is YAML: yaml's positions serve for both), or undefined. */
+function locator(text: string | undefined) {
+  if (text === undefined) return () => undefined
+  let doc: ReturnType<typeof parseDocument> | undefined
+  const counter = new LineCounter()
+  return (path: Array<string | number>) => {
+    doc ??= parseDocument(text, { lineCounter: counter, uniqueKeys: false })
+    const node = doc.getIn(path, true) as { range?: [number, number, number] } | undefined
+    const pair = node?.range ? node : undefined
+    if (!pair?.range) return undefined
+    return counter.linePos(pair.range[0])
+  }
+}

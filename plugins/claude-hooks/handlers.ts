@@ -1,0 +1,181 @@
+/**
+ * Runs one Claude Code hook handler on a JSON input and reads its answer as Claude Code does:
+ * exit 0 is success (stdout is JSON when it starts with `{`, else plain text), exit 2 blocks (stderr
+ * is the reason; stdout is ignored), any other exit, a timeout or a crash is a non-blocking error.
+ * A command runs through `/bin/sh -c` (or, with `args`, as a program with arguments), in the
+ * project directory, in a process group of its own that goes when it ends.
+ */
+import { runProcess, toolEnv } from '../exec-tools/api.ts'
+import type { Handler, HookEntry } from './format.ts'
+
+/** What a handler answered. `error` never blocks anything; it is logged, naming the handler. */
+export type Reply =
+  | { kind: 'ok'; json?: HookJson; text: string }
+  | { kind: 'block'; reason: string }
+  | { kind: 'error'; why: string }
+
+/** The JSON a handler may print (the fields yoke reads; others are ignored). */
+export interface HookJson {
+  continue?: boolean
+  stopReason?: string
+  suppressOutput?: boolean
+  systemMessage?: string
+  decision?: string
+  reason?: string
+  hookSpecificOutput?: {
+    hookEventName?: string
+    permissionDecision?: string
+    permissionDecisionReason?: string
+    updatedInput?: unknown
+    additionalContext?: string
+    updatedToolOutput?: unknown
+    [key: string]: unknown
+  }
+  [key: string]: unknown
+}
+
+export interface RunEnv {
+  projectDir: string
+  pluginRoot?: string
+  /** variable names passed on beyond the essentials */
+  env: readonly string[]
+}
+
+/** Claude Code caps the strings a hook hands back at 10,000 characters. */
+export const MAX_TEXT = 10_000
+const MAX_STDOUT = 1024 * 1024
+/** 600 s as Claude Code; longer is cut to it */
+export const MAX_TIMEOUT_S = 600
+
+export const cap = (text: string) =>
+  text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}… (truncated)` : text
+
+/** The variables a handler gets from yoke itself (and that `${…}` in args, urls and headers names). */
+function ownVars(run: RunEnv): Record<string, string> {
+  return {
+    CLAUDE_PROJECT_DIR: run.projectDir,
+    ...(run.pluginRoot ? { CLAUDE_PLUGIN_ROOT: run.pluginRoot } : {}),
+  }
+}
+
+/** `${CLAUDE_PLUGIN_ROOT}` and `${CLAUDE_PROJECT_DIR}` (and `$NAME` forms) in exec args, urls, headers. */
+function expand(text: string, vars: Record<string, string>): string {
+  return text.replace(
+    /\$\{(\w+)\}|\$(\w+)/g,
+    (whole, a: string, b: string) => vars[a ?? b] ?? whole,
+  )
+}
+
+export async function runHandler(
+  entry: HookEntry,
+  input: Record<string, unknown>,
+  run: RunEnv,
+  defaultTimeoutS: number,
+): Promise<Reply> {
+  const timeoutS = Math.min(entry.handler.timeout ?? defaultTimeoutS, MAX_TIMEOUT_S)
+  const body = JSON.stringify(input)
+  return entry.handler.type === 'command'
+    ? runCommand(entry.handler, body, run, timeoutS * 1000)
+    : runHttp(entry.handler, body, run, timeoutS * 1000)
+}
+
+async function runCommand(
+  handler: Extract<Handler, { type: 'command' }>,
+  input: string,
+  run: RunEnv,
+  timeoutMs: number,
+): Promise<Reply> {
+  const vars = ownVars(run)
+  const [file, args] = handler.args
+    ? [expand(handler.command, vars), handler.args.map((a) => expand(a, vars))]
+    : ['/bin/sh', ['-c', handler.command]]
+  let r
+  try {
+    r = await runProcess({
+      file,
+      args,
+      env: toolEnv({
+        allow: [...run.env, ...Object.keys(vars)],
+        extra: vars,
+        cwd: run.projectDir,
+      }),
+      cwd: run.projectDir,
+      input,
+      maxStdoutBytes: MAX_STDOUT,
+      timeoutMs: Math.max(1, Math.round(timeoutMs)),
+    })
+  } catch (err) {
+    return { kind: 'error', why: `it could not start: ${(err as Error).message}` }
+  }
+  const stderr = r.stderr.join('\n').trim()
+  if (r.timedOut) return { kind: 'error', why: `it timed out after ${timeoutMs / 1000} s` }
+  if (r.signal) return { kind: 'error', why: `it was killed by ${r.signal}` }
+  if (r.code === 2)
+    return { kind: 'block', reason: cap(stderr || 'a hook blocked it (exit 2, no stderr)') }
+  if (r.code !== 0)
+    return {
+      kind: 'error',
+      why: `exit code ${r.code}${stderr ? `: ${stderr.split('\n').at(-1)}` : ''}${r.code === 127 ? " (is the command's path right?)" : ''}`,
+    }
+  if (r.flooded) return { kind: 'error', why: `its output passed ${MAX_STDOUT} bytes` }
+  return readStdout(r.stdout)
+}
+
+/** Claude Code's http handler: the input POSTed as JSON; a 2xx body reads as a command's stdout. */
+async function runHttp(
+  handler: Extract<Handler, { type: 'http' }>,
+  input: string,
+  run: RunEnv,
+  timeoutMs: number,
+): Promise<Reply> {
+  // headers may name only the variables the handler lists (and yoke's own)
+  const listed = Object.fromEntries(
+    (handler.allowedEnvVars ?? [])
+      .map((name) => [name, process.env[name]] as const)
+      .filter((e): e is readonly [string, string] => e[1] !== undefined),
+  )
+  const vars = { ...listed, ...ownVars(run) }
+  const headers = Object.fromEntries(
+    Object.entries(handler.headers ?? {}).map(([k, v]) => [k, expand(v, vars)]),
+  )
+  let response: Response
+  let text: string
+  try {
+    response = await fetch(expand(handler.url, ownVars(run)), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: input,
+      signal: AbortSignal.timeout(Math.max(1, Math.round(timeoutMs))),
+      redirect: 'error',
+    })
+    text = await response.text()
+  } catch (err) {
+    const e = err as Error
+    return {
+      kind: 'error',
+      why:
+        e.name === 'TimeoutError'
+          ? `it timed out after ${timeoutMs / 1000} s`
+          : `the request failed: ${e.message}`,
+    }
+  }
+  if (!response.ok) return { kind: 'error', why: `HTTP ${response.status}` }
+  return readStdout(text.slice(0, MAX_STDOUT))
+}
+
+/** Exit 0's stdout: JSON when it starts with `{` (and then it must parse), else plain text. */
+function readStdout(stdout: string): Reply {
+  const text = stdout.trim()
+  if (!text.startsWith('{')) return { kind: 'ok', text: cap(text) }
+  try {
+    const json = JSON.parse(text)
+    if (json && typeof json === 'object' && !Array.isArray(json))
+      return { kind: 'ok', json: json as HookJson, text: '' }
+  } catch (err) {
+    return {
+      kind: 'error',
+      why: `its stdout starts with "{" but is not JSON (${(err as Error).message})`,
+    }
+  }
+  return { kind: 'error', why: 'its stdout is not a JSON object' }
+}

@@ -13,6 +13,7 @@ import {
   defineHooks,
   definePlugin,
   GLOBAL,
+  type InjectedContext,
   type ScopeHandle,
 } from 'yoke'
 import type { ModelRequest, ModelResponse } from '../models/api.ts'
@@ -30,8 +31,11 @@ import type {
   ModelInfo,
   RunOptions,
   RunResult,
+  RunStartInfo,
   StepInfo,
   StepResult,
+  StopDecision,
+  StopInfo,
   TurnInfo,
 } from './api.ts'
 
@@ -61,6 +65,8 @@ const config = z
     instructions: z.string().optional(),
     /** models a subagent may run on; the `spawn` tool offers them, `goal_verifier` checks goals */
     subProviders: z.array(laneSchema).default([]),
+    /** how many times one run's end may be turned into a continuation by `stop` taps */
+    maxStopContinuations: z.number().int().min(0).max(50).default(3),
     /** register the `spawn` tool (subagents on the main model or a sub-provider lane) */
     spawn: z.boolean().default(true),
     /** a subagent's budget */
@@ -108,6 +114,12 @@ export default definePlugin({
       afterStep: new AsyncSeriesHook<[StepInfo, StepResult]>(['step', 'result']),
       /** a turn is over: its tool results are in the conversation */
       turnEnd: new AsyncSeriesHook<[TurnInfo, ModelResponse]>(['info', 'response']),
+      /** a run begins (before userPrompt): taps return context to put before the task (empty: none) */
+      runStart: new AsyncSeriesWaterfallHook<[string, RunStartInfo]>(['context', 'info']),
+      /** the model answered with no tool calls: a tap may say continue, with the reason as the next user message */
+      stop: new AsyncSeriesWaterfallHook<[StopDecision, StopInfo]>(['decision', 'info']),
+      /** a run ended (its result is final; the transcript's `end` follows) */
+      runEnd: new AsyncSeriesHook<[RunResult, TurnInfo]>(['result', 'info']),
     })
     if (cfg.instructions)
       ctx.get('prompt')?.register({ name: 'agent-instructions', order: 0, text: cfg.instructions })
@@ -186,6 +198,9 @@ export default definePlugin({
             logger: ctx.logger,
             maxTokensPerRequest: cfg.maxTokensPerRequest,
             temperature: cfg.temperature,
+            maxStopContinuations: cfg.maxStopContinuations,
+            // only spawn passes a cassette key (the parent's, or undefined): a subagent's run
+            subagent: 'cassette' in options,
           },
           model,
           { ...options, layer, scope, lane, budget, cancelSignal: cancel.signal },
@@ -237,18 +252,44 @@ export default definePlugin({
 
     const api: AgentApi = { hooks, run: (task, options) => start(task, options) }
     ctx.provide('agent', api)
-    if (cfg.spawn)
-      ctx.runtime.register(
-        spawnTool({
-          lanes: cfg.subProviders,
-          budget: cfg.subagentBudget,
-          runtime: ctx.runtime,
-          live,
-          start,
-          logger: ctx.logger,
-          resolvePath: (p) => resolve(ctx.project.dir, p),
-          models: () => ctx.get('models'),
-        }),
+    if (cfg.spawn) {
+      const deps = {
+        lanes: cfg.subProviders,
+        budget: cfg.subagentBudget,
+        runtime: ctx.runtime,
+        live,
+        start,
+        logger: ctx.logger,
+        resolvePath: (p: string) => resolve(ctx.project.dir, p),
+        models: () => ctx.get('models'),
+        agents: () => ctx.get('claudePlugins'),
+      }
+      let unregister = ctx.runtime.register(spawnTool(deps))
+      // spawn's schema lists the plugins' subagent definitions: it is made again when they change
+      const renew = () => {
+        void unregister()
+        unregister = ctx.runtime.register(spawnTool(deps))
+      }
+      ctx.plugin(
+        {
+          name: 'agent-subagents',
+          inject: ['claudePlugins'],
+          apply(child: InjectedContext<['claudePlugins']>) {
+            const listed = () =>
+              JSON.stringify(child.claudePlugins.agents().map((a) => [a.name, a.description]))
+            let seen = listed()
+            child.tap(child.claudePlugins.hooks.change, 'agent-loop spawn', () => {
+              if (listed() === seen) return
+              seen = listed()
+              renew()
+            })
+            renew()
+            child.effect('spawn without the plugins’ agents', renew)
+          },
+        },
+        {},
+        { key: 'subagents' },
       )
+    }
   },
 })

@@ -5,6 +5,7 @@
  * `goal`, the `goal_verifier` lane (or the main model) checks whether the answer reaches it.
  */
 import type { Logger, RuntimeApi, ToolDefinition } from 'yoke'
+import type { ClaudePluginsApi, SubagentDefinition } from '../claude-plugins/api.ts'
 import type { ModelClient, ModelRegistry } from '../models/api.ts'
 import type { CassetteWriter } from '../replay/api.ts'
 import { createLaneModel, GOAL_VERIFIER, type Lane } from './lanes.ts'
@@ -28,6 +29,8 @@ interface SpawnDeps {
   resolvePath(path: string): string
   /** the `models` registry, read when a lane's model is first made (undefined: none is composed) */
   models(): ModelRegistry | undefined
+  /** subagent definitions (Claude Code plugins' agents/*.md), when a plugin offers any */
+  agents?(): ClaudePluginsApi | undefined
 }
 
 const VERIFY =
@@ -46,6 +49,7 @@ export function spawnTool(deps: SpawnDeps): ToolDefinition {
     return model
   }
   const choices = deps.lanes.filter((l) => l.key !== GOAL_VERIFIER)
+  const definitions = deps.agents?.()?.agents() ?? []
   const laneHelp = [
     'main: the model this agent runs on',
     ...choices.map((l) => `${l.key}: ${l.description || `${l.provider} ${l.model}`}`),
@@ -71,6 +75,15 @@ export function spawnTool(deps: SpawnDeps): ToolDefinition {
           type: 'string',
           description: 'optional: a goal the answer must reach; a verifier checks it',
         },
+        ...(definitions.length && {
+          agent: {
+            type: 'string',
+            enum: definitions.map((d) => d.name),
+            description: `optional: a subagent definition to run it as (its instructions and tools): ${definitions
+              .map((d) => `${d.name}: ${d.description.split('\n')[0]!.slice(0, 160)}`)
+              .join('; ')}`,
+          },
+        }),
       },
       required: ['task'],
       additionalProperties: false,
@@ -86,7 +99,13 @@ export function spawnTool(deps: SpawnDeps): ToolDefinition {
         throw new Error('spawn runs inside an agent run (its caller is not a run in progress)')
       // the child's calls go through the concurrency gate themselves: holding a slot while waiting for them could deadlock
       ctx.release?.()
-      const lane = typeof args.lane === 'string' ? args.lane : 'main'
+      const definition = typeof args.agent === 'string' ? findAgent(deps, args.agent) : undefined
+      const lane =
+        typeof args.lane === 'string'
+          ? args.lane
+          : definition?.model && deps.lanes.some((l) => l.key === definition.model)
+            ? definition.model
+            : 'main'
       const model = laneModel(lane, main)
       const scope = deps.runtime.scope(`${ctx.call.scope}/spawn-${++nextChild}`, {
         parent: ctx.call.scope,
@@ -94,7 +113,11 @@ export function spawnTool(deps: SpawnDeps): ToolDefinition {
       })
       try {
         scope.restrict({ deny: ['spawn'] })
-        const child = deps.start(String(args.task), {
+        if (definition?.tools.length) scope.restrict({ allow: definition.tools })
+        const task = definition
+          ? `${definition.instructions}\n\n---\n\nYour task:\n${String(args.task)}`
+          : String(args.task)
+        const child = deps.start(task, {
           scope,
           signal: ctx.signal,
           lane,
@@ -112,6 +135,7 @@ export function spawnTool(deps: SpawnDeps): ToolDefinition {
           runId: result.runId,
           status: result.status,
           lane,
+          ...(definition && { agent: definition.name }),
           model: model.model,
           turns: result.turns,
           usage: result.usage,
@@ -143,6 +167,17 @@ export function spawnTool(deps: SpawnDeps): ToolDefinition {
       }
     },
   }
+}
+
+/** A definition by name; an unknown one is the model's mistake, told with the names there are. */
+function findAgent(deps: SpawnDeps, name: string): SubagentDefinition {
+  const plugins = deps.agents?.()
+  const found = plugins?.agent(name)
+  if (found) return found
+  const names = plugins?.agents().map((d) => d.name) ?? []
+  throw new Error(
+    `no subagent definition "${name}"${names.length ? `; there are: ${names.join(', ')}` : ' (no plugin offers any)'}`,
+  )
 }
 
 async function verify(model: ModelClient, goal: string, answer: string, signal: AbortSignal) {

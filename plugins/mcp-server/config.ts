@@ -17,6 +17,8 @@ export const viewConfig = z
     deny: globs.optional(),
     /** offer the skills as prompts and their files as resources */
     skills: z.boolean().default(true),
+    /** offer Claude Code plugins' commands as prompts (`plugin:command`, one `arguments` argument) */
+    commands: z.boolean().default(true),
     /**
      * deferred mode (the tool-search plugin's exposure): tools/list holds tool_search and the
      * direct tools, and what a session finds is listed for it from then on (list_changed says so)

@@ -92,6 +92,7 @@ export default definePlugin({
       tasks,
       upstream,
       skills: () => ctx.get('skills'),
+      claudePlugins: () => ctx.get('claudePlugins'),
       toolSearch: () => ctx.get('toolSearch'),
       // a retry's state says which waiting call it continues: sealed, so no client forges another's
       codec: createRequestStateCodec({ key: randomBytes(32), ttlSeconds: stateMs / 1000 }),
@@ -192,24 +193,38 @@ export default definePlugin({
     // Each `ctx.get('mcp')` is a copy bound to this instance, so a service is known by its hooks
     // (one object for all its copies): what is still there is neither re-tapped nor news.
     let skillsSeen: object | undefined
+    let pluginsSeen: object | undefined
     let hubSeen: object | undefined
     let untap: Disposer[] = []
     let followed = false
     function follow() {
       const skills = ctx.get('skills')
+      const plugins = ctx.get('claudePlugins')
       const hub = ctx.get('mcp')
-      if (skills?.hooks === skillsSeen && hub?.hooks === hubSeen) return
+      if (skills?.hooks === skillsSeen && plugins?.hooks === pluginsSeen && hub?.hooks === hubSeen)
+        return
       for (const off of untap) void off()
       // a service that came or went is news to connected clients (at the start there are none)
       const replaced = followed
       followed = true
       skillsSeen = skills?.hooks
+      pluginsSeen = plugins?.hooks
       hubSeen = hub?.hooks
       untap = [
         ...(skills
           ? [
               ctx.tap(skills.hooks.change, 'mcp-server', () =>
                 soon(['prompts', 'resources'], showingSkills()),
+              ),
+            ]
+          : []),
+        ...(plugins
+          ? [
+              ctx.tap(plugins.hooks.change, 'mcp-server', () =>
+                soon(
+                  ['prompts'],
+                  [...views.values()].filter((v) => v.config.commands),
+                ),
               ),
             ]
           : []),

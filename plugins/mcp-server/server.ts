@@ -22,12 +22,14 @@ import {
 } from '@modelcontextprotocol/server'
 import { z } from 'zod'
 import type { ProgressEvent, RegisteredTool, ScopeHandle } from 'yoke'
+import type { ClaudePluginsApi } from '../claude-plugins/api.ts'
 import type { SkillsApi } from '../skills/api.ts'
 import { TOOL_SEARCH, type ToolSearchApi } from '../tool-search/api.ts'
 import { APPROVAL_MS } from './approval.ts'
 import type { Asked, Exchange, Exchanges, Round } from './exchange.ts'
 import { taskSupport, toCallToolResult, toMcpTool } from './result.ts'
 import { getPrompt, listPrompts, listResources, readResource } from './skills.ts'
+import { getCommandPrompt, isCommandPrompt, listCommandPrompts } from './slash.ts'
 import { TASKS_EXTENSION, type TaskTable } from './tasks.ts'
 import type { Upstream } from './upstream.ts'
 import { CONTROL, uriRefusal, type View } from './views.ts'
@@ -41,6 +43,8 @@ export interface GatewayHost {
   tasks: TaskTable
   upstream: Upstream
   skills(): SkillsApi | undefined
+  /** Claude Code plugin commands, served as prompts */
+  claudePlugins(): ClaudePluginsApi | undefined
   /** the tool-search plugin's service: a view in deferred mode lists what it offers */
   toolSearch(): ToolSearchApi | undefined
   /** seals a 2026-07-28 retry's state: the exchange it continues */
@@ -103,6 +107,7 @@ export function buildServer(host: GatewayHost, served: Served): Server {
     },
   )
   const skills = () => (view.config.skills ? host.skills() : undefined)
+  const commands = () => (view.config.commands ? host.claudePlugins() : undefined)
 
   server.setRequestHandler('tools/list', async () => ({
     tools: (await listed(host, served)).map(toMcpTool),
@@ -117,6 +122,7 @@ export function buildServer(host: GatewayHost, served: Served): Server {
   server.setRequestHandler('prompts/list', async () => ({
     prompts: [
       ...listPrompts(skills()),
+      ...listCommandPrompts(commands()),
       ...(await host.upstream.prompts()).filter((p) => view.admits(p.name)),
     ],
   }))
@@ -128,6 +134,7 @@ export function buildServer(host: GatewayHost, served: Served): Server {
         `no prompt named ${JSON.stringify(name)}: prompt names hold no control characters`,
       )
     const skill = skills()?.get(name)
+    if (!skill && isCommandPrompt(commands(), name)) return getCommandPrompt(commands(), name, args)
     if (!skill && host.upstream.isPrompt(name)) {
       if (!view.admits(name))
         throw new ProtocolError(

@@ -20,6 +20,7 @@ import {
   type Flags,
   type ParsedArgs,
 } from 'yoke/cli'
+import { expandCommand } from '../../claude-plugins/api.ts'
 import type { ChatMessage } from '../../models/api.ts'
 import type { AgentApi, AgentEvent, AgentRun, RunResult } from '../api.ts'
 import '../errors.ts'
@@ -204,7 +205,7 @@ export const agentRun = defineCommand({
 })
 
 const CHAT_HELP =
-  '/tools  the tools the agent sees\n/skills  the skills\n/reload  recompose the config (picks up edits)\n/new  forget the conversation\n/exit  leave (or Ctrl-D)'
+  "/tools  the tools the agent sees\n/skills  the skills\n/commands  the plugins' commands (/NAME ARGS runs one)\n/reload  recompose the config (picks up edits)\n/new  forget the conversation\n/exit  leave (or Ctrl-D)"
 
 export const agentChat = defineCommand({
   name: 'chat',
@@ -264,6 +265,7 @@ export const agentChat = defineCommand({
               process.stderr.write(c.dim('a new conversation\n'))
             } else if (line === '/tools') await listTools(composition)
             else if (line === '/skills') listSkills(composition)
+            else if (line === '/commands') listCommands(composition)
             else if (line === '/reload') {
               const event = await composition.reload(['/reload'])
               const changed = [...event.added, ...event.restarted, ...event.removed]
@@ -274,8 +276,8 @@ export const agentChat = defineCommand({
                     )
                   : event.errors.map((e) => formatError(e)).join('\n') + '\n',
               )
-            } else if (line.startsWith('/'))
-              process.stderr.write(`unknown command ${line}\n${CHAT_HELP}\n`)
+            } else if (line.startsWith('/') && !slashCommand(composition, line))
+              process.stderr.write(`unknown command ${line.split(/\s/)[0]}\n${CHAT_HELP}\n`)
             else {
               const agent = await agentOf(composition).catch(
                 (err) => (process.stderr.write(formatError(err) + '\n'), undefined),
@@ -284,7 +286,8 @@ export const agentChat = defineCommand({
               const record = args.record
                 ? resolve(cwd, `${args.record}${turns ? `.${turns}` : ''}`)
                 : undefined
-              current = agent.run(line, {
+              const task = slashCommand(composition, line) ?? line
+              current = agent.run(task, {
                 history,
                 budget,
                 record,
@@ -314,6 +317,22 @@ async function listTools(composition: Composition) {
   const view = runtimeView(composition.runtime!, 'cli', hostTrack)
   for (const t of view.list())
     process.stderr.write(`${t.name.padEnd(32)}${color.dim(t.source, process.stderr)}\n`)
+}
+
+/** `/name args` (or `/plugin:name args`) as the plugin command's prompt, or undefined when no command has that name. */
+function slashCommand(composition: Composition, line: string): string | undefined {
+  const match = /^\/(\S+)\s*([\s\S]*)$/.exec(line)
+  const command = match && composition.get('claudePlugins')?.command(match[1]!)
+  return command ? expandCommand(command, match[2]!) : undefined
+}
+
+function listCommands(composition: Composition) {
+  const commands = composition.get('claudePlugins')?.commands() ?? []
+  if (!commands.length) return void process.stderr.write('no plugin commands in this preset\n')
+  for (const c of commands)
+    process.stderr.write(
+      `/${`${c.name}${c.argumentHint ? ` ${c.argumentHint}` : ''}`.padEnd(40)}${color.dim(c.description.slice(0, 90), process.stderr)}\n`,
+    )
 }
 
 function listSkills(composition: Composition) {

@@ -12,6 +12,7 @@ import { dirname, extname, join } from 'node:path'
 import {
   defineCommand,
   errorJson,
+  stopSignal,
   formatError,
   printJson,
   YokeError,
@@ -75,10 +76,8 @@ const serve = defineCommand({
         `${r.level} ${r.fiber ? `${r.fiber.key}: ` : ''}${r.error instanceof YokeError ? formatError(r.error) : r.message}\n`,
       )
     })
-    const stop = new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve)
-      process.once('SIGTERM', resolve)
-    })
+    const signal = stopSignal()
+    const stop = signal.stopped
     try {
       const first = await composition.start()
       if (!first.ok) {
@@ -135,6 +134,7 @@ const serve = defineCommand({
       return 0
     } finally {
       await composition.close()
+      signal.dispose()
     }
   },
 })

@@ -17,6 +17,7 @@ export type {
 } from './command.ts'
 export { color, displayPath, errorJson, formatError, on, printJson, progress } from './output.ts'
 export { LineReader, promptBridge } from './approval-prompt.ts'
+export { stopSignal, type StopSignal } from './signals.ts'
 // the errors API again, so that a commands module can stay light (importing 'yoke' loads the
 // whole runtime): the same class and catalogue as 'yoke' exports
 export { defineErrors, YokeError } from '../errors.ts'

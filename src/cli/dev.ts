@@ -14,6 +14,7 @@ import { composeOptions } from './args.ts'
 import { defineCommand } from './command.ts'
 import { listen, socketPath } from './control.ts'
 import { color, displayPath, errorJson, formatError, printJson } from './output.ts'
+import { stopSignal } from './signals.ts'
 import { summary } from './summary.ts'
 import { liveCall, toolRows } from './tools.ts'
 import { logFileOf, logLevelOf, logWriter, passes } from './logs.ts'
@@ -97,52 +98,54 @@ export const dev = defineCommand({
     })
 
     // signals are heard from here on, whatever a plugin's summary section does
-    const stop = new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve)
-      process.once('SIGTERM', resolve)
-    })
-    const first = await composition.start()
-    await composition.watch()
-    if (!first.ok && json) printJson({ type: 'waiting', reason: 'the config does not load' })
-    if (!first.ok && !(await fixed(composition, stop))) {
-      await composition.close()
-      return 2
-    }
-    const { stack } = composition.current!
-    const stopControl = await listen(
-      socketPath(stack.projectDir, stack.projectFile),
-      async ({ cmd, ...request }, session) => {
-        if (cmd === 'inspect') return snapshot(composition)
-        if (cmd === 'reload') return composition.reload(['(requested)'])
-        if (cmd === 'tools-list') return toolRows(composition)
-        if (cmd === 'tools-call') return liveCall(composition, request, session)
-        return kernel.ask(cmd, request)
-      },
-    ).catch((err) => {
-      // no socket (another dev holds it, a read-only tmp): this dev runs on; commands compose their own copy
-      process.stderr.write(
-        `${color.yellow('warn', process.stderr)} commands cannot reach this dev: ${err instanceof YokeError && err.code === 'CONTROL_CONFLICT' ? 'another yoke dev runs this project and answers them' : (err as Error).message}\n`,
-      )
-      return undefined
-    })
-    if (!json) {
-      process.stdout.write(await summary(composition, await snapshot(composition), cwd))
-      process.stdout.write(
-        `${time()} ${color.green('ready')} in ${(performance.now() / 1000).toFixed(1)} s ${color.dim('· watching for changes · yoke inspect shows more · Ctrl-C to stop')}\n`,
-      )
-    } else printJson({ type: 'ready', pid: process.pid })
-
-    await stop
-    await stopControl?.()
+    const signal = stopSignal()
+    const stop = signal.stopped.then(() => undefined)
     try {
-      await composition.close()
-    } catch (err) {
-      if (json) printJson({ type: 'error', ...errorJson(err) })
-      else process.stderr.write(formatError(err) + '\n')
-      return 1
+      const first = await composition.start()
+      await composition.watch()
+      if (!first.ok && json) printJson({ type: 'waiting', reason: 'the config does not load' })
+      if (!first.ok && !(await fixed(composition, stop))) {
+        await composition.close()
+        return 2
+      }
+      const { stack } = composition.current!
+      const stopControl = await listen(
+        socketPath(stack.projectDir, stack.projectFile),
+        async ({ cmd, ...request }, session) => {
+          if (cmd === 'inspect') return snapshot(composition)
+          if (cmd === 'reload') return composition.reload(['(requested)'])
+          if (cmd === 'tools-list') return toolRows(composition)
+          if (cmd === 'tools-call') return liveCall(composition, request, session)
+          return kernel.ask(cmd, request)
+        },
+      ).catch((err) => {
+        // no socket (another dev holds it, a read-only tmp): this dev runs on; commands compose their own copy
+        process.stderr.write(
+          `${color.yellow('warn', process.stderr)} commands cannot reach this dev: ${err instanceof YokeError && err.code === 'CONTROL_CONFLICT' ? 'another yoke dev runs this project and answers them' : (err as Error).message}\n`,
+        )
+        return undefined
+      })
+      if (!json) {
+        process.stdout.write(await summary(composition, await snapshot(composition), cwd))
+        process.stdout.write(
+          `${time()} ${color.green('ready')} in ${(performance.now() / 1000).toFixed(1)} s ${color.dim('· watching for changes · yoke inspect shows more · Ctrl-C to stop')}\n`,
+        )
+      } else printJson({ type: 'ready', pid: process.pid })
+
+      await stop
+      await stopControl?.()
+      try {
+        await composition.close()
+      } catch (err) {
+        if (json) printJson({ type: 'error', ...errorJson(err) })
+        else process.stderr.write(formatError(err) + '\n')
+        return 1
+      }
+      if (json) printJson({ type: 'stopped' })
+      return 0
+    } finally {
+      signal.dispose()
     }
-    if (json) printJson({ type: 'stopped' })
-    return 0
   },
 })
 

@@ -22,6 +22,7 @@ import type { LogLevel, LogRecord } from '../kernel/types.ts'
 import { composeOptions } from './args.ts'
 import { defineCommand } from './command.ts'
 import { color } from './output.ts'
+import { stopSignal } from './signals.ts'
 
 const MAX_BYTES = 10 * 1024 * 1024
 export const LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error']
@@ -156,7 +157,9 @@ async function follow(file: string, offset: number, print: (lines: string[]) => 
   }
   const watcher = watch(dirname(file), () => read())
   process.stderr.write(color.dim(`following ${file} (Ctrl-C to stop)\n`, process.stderr))
-  await new Promise<void>((resolve) => process.once('SIGINT', resolve))
+  const signal = stopSignal()
+  await signal.stopped
+  signal.dispose()
   watcher.close()
   return 130
 }

@@ -70,7 +70,16 @@ describe('createYoke', () => {
     const yoke = open(p)
     const event = await yoke.ready
     assert.ok(event.ok)
-    assert.deepEqual(event.added.sort(), ['greeter', 'mcp', 'models', 'policy', 'prompt', 'skills'])
+    assert.deepEqual(event.added.sort(), [
+      'claude-plugins',
+      'greeter',
+      'installs',
+      'mcp',
+      'models',
+      'policy',
+      'prompt',
+      'skills',
+    ])
     assert.ok(yoke.tools().some((t) => t.name === 'greet' && t.owner === 'greeter'))
     const result = await yoke.call('greet', { who: 'Ada' })
     assert.equal(result.status, 'ok', text(result))

@@ -29,6 +29,8 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       ['skills', 'skills', 'active'],
       ['mcp', 'mcp', 'active'],
       ['models', 'models', 'active'],
+      ['installs', 'installs', 'active'],
+      ['claude-plugins', 'claude-plugins', 'active'],
       ['model', 'openai', 'pending'],
       ['agent', 'agent-loop', 'pending'],
       ['tool-search', 'tool-search', 'active'],
@@ -52,7 +54,9 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       .sort((a: any, b: any) => a.name.localeCompare(b.name)),
     [
       { name: 'auditLog', owner: 'audit', active: true },
+      { name: 'claudePlugins', owner: 'claude-plugins', active: true },
       { name: 'execTools', owner: 'packages', active: true },
+      { name: 'installs', owner: 'installs', active: true },
       { name: 'mcp', owner: 'mcp', active: true },
       { name: 'mcpServer', owner: 'serve', active: true },
       { name: 'models', owner: 'models', active: true },
@@ -228,7 +232,7 @@ it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every so
     stdout,
     /^config preset presets\/base\.yaml · preset presets\/default\.yaml · project config\/yoke\.yaml$/m,
   )
-  assert.match(stdout, /^instances 16 active · 2 pending$/m)
+  assert.match(stdout, /^instances 18 active · 2 pending$/m)
   assert.match(
     section('instances'),
     /^  model +pending +openai\n +PLUGIN_WAITING .*OPENAI_API_KEY is not set$/m,

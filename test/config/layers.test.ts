@@ -217,7 +217,7 @@ describe('layered config', () => {
     assert.deepEqual(a.errors, [])
     assert.deepEqual(
       a.instances.map((i) => i.key),
-      ['policy', 'prompt', 'skills', 'mcp', 'models', 'fromPkg'],
+      ['policy', 'prompt', 'skills', 'mcp', 'models', 'installs', 'claude-plugins', 'fromPkg'],
     )
     assert.equal(
       a.instances.find((i) => i.key === 'fromPkg')!.site.line,
@@ -230,7 +230,7 @@ describe('layered config', () => {
     )
     assert.deepEqual(
       b.instances.map((i) => i.key),
-      ['policy', 'prompt', 'skills', 'mcp', 'models', 'fromDot'],
+      ['policy', 'prompt', 'skills', 'mcp', 'models', 'installs', 'claude-plugins', 'fromDot'],
     )
     assert.equal(b.stack.projectDir, dotConfig.dir)
   })

@@ -1,0 +1,339 @@
+/**
+ * @module installs/commands
+ * `yoke add SOURCE`, `yoke update [NAME…]`, `yoke remove NAME`, `yoke installed`, `yoke skills
+ * add SOURCE`, `yoke marketplace add|list`. They work on the files (the lock and the installed
+ * trees), not through a composition: a running `yoke dev` sees the change through its watch.
+ */
+import { join } from 'node:path'
+import {
+  color,
+  defineCommand,
+  displayPath,
+  printJson,
+  progress,
+  YokeError,
+  type CommandContext,
+  type ParsedArgs,
+} from 'yoke/cli'
+import type { InstallKind, LockEntry } from './api.ts'
+
+const SCOPE_FLAGS = {
+  user: {
+    type: 'boolean',
+    description: 'the user scope: $YOKE_HOME/installed and $YOKE_HOME/yoke.lock',
+  },
+} as const
+
+async function scopesOf(cli: CommandContext) {
+  const [{ yokeHome }, { projectScope, userScope }] = await Promise.all([
+    import('yoke'),
+    import('./lock.ts'),
+  ])
+  const project = projectScope(await cli.projectDir())
+  const user = userScope(yokeHome(cli.options))
+  return { project, user, both: [project, user] }
+}
+
+const short = (sha: string) => sha.slice(0, 12)
+const cwdOf = (args: ParsedArgs) => args.cwd ?? process.cwd()
+const versionOf = (e: { version?: string }) => e.version ?? 'no version'
+
+async function addWith(
+  args: ParsedArgs,
+  source: string | undefined,
+  cli: CommandContext,
+  kinds?: InstallKind[],
+) {
+  if (!source)
+    throw new YokeError('USAGE', {
+      reason: 'name what to install: a folder, a git repository, a tarball URL or NAME@MARKETPLACE',
+    })
+  const scopes = await scopesOf(cli)
+  const scope = args.user ? scopes.user : scopes.project
+  const { add } = await import('./install.ts')
+  const added = await add(source, {
+    scope,
+    scopes: scopes.both,
+    cwd: cli.cwd,
+    ...(typeof args.name === 'string' && { name: args.name }),
+    force: Boolean(args.force),
+    ...(kinds && { kinds }),
+    progress,
+  })
+  if (args.json)
+    printJson({
+      ok: true,
+      install: added.entry,
+      dir: added.dir,
+      replaced: added.replaced,
+      warnings: added.warnings,
+    })
+  else {
+    const e = added.entry
+    const cwd = cwdOf(args)
+    process.stdout.write(
+      `${color.green('✓')} ${added.replaced ? 'replaced' : 'added'} ${e.name} ${e.version ?? ''}${color.dim(` (${e.kind}${e.source.commit ? ` at ${e.source.commit.slice(0, 12)}` : ''})`)}\n` +
+        `  ${color.dim(displayPath(added.dir, cwd))} · sha256 ${short(e.sha256)}… · recorded in ${displayPath(scope.lock, cwd)}\n`,
+    )
+    for (const w of added.warnings) process.stdout.write(`  ${color.yellow('warning')} ${w}\n`)
+  }
+  return 0
+}
+
+const addFlags = {
+  ...SCOPE_FLAGS,
+  name: {
+    type: 'string',
+    value: 'NAME',
+    description: 'install under this name (default: the one it declares)',
+  },
+  force: { type: 'boolean', description: 'replace an install of the same name' },
+} as const
+
+const addCommand = defineCommand({
+  name: 'add',
+  summary:
+    'install a skill, a folder of skills, a plugin executable package or a Claude Code plugin, recorded in yoke.lock',
+  usage: 'yoke add SOURCE [--user] [--name NAME] [--force] [--json] [common flags]',
+  positionals: 1,
+  flags: addFlags,
+  examples: [
+    'yoke add ./my-skill',
+    'yoke add ../tools-repo#v1.2.0                  # a git repository at a tag',
+    'yoke add https://example.com/pkg-1.0.0.tgz --user',
+    'yoke add formatter@team-tools                  # an entry of an added marketplace',
+    'yoke add npm:@acme/skills@2',
+  ],
+  run: (args, [source], cli) => addWith(args, source, cli),
+})
+
+const skillsAdd = defineCommand({
+  name: 'skills add',
+  summary:
+    'install skills (one skill, a folder of them, or .agents/skills as `npx skills` lays it out), recorded in yoke.lock',
+  usage: 'yoke skills add SOURCE [--user] [--name NAME] [--force] [--json] [common flags]',
+  positionals: 1,
+  flags: addFlags,
+  examples: [
+    'yoke skills add ./other-project      # its .agents/skills',
+    'yoke skills add ./pdf-skill --user',
+  ],
+  run: (args, [source], cli) => addWith(args, source, cli, ['skill', 'skills']),
+})
+
+const updateCommand = defineCommand({
+  name: 'update',
+  summary:
+    'fetch installs again from their recorded sources: old → new version and hash, files added/changed/removed',
+  usage: 'yoke update [NAME…] [--user] [--json] [common flags]',
+  positionals: 64,
+  flags: SCOPE_FLAGS,
+  examples: ['yoke update', 'yoke update my-skill formatter', 'yoke update --user --json'],
+  async run(args, names, cli) {
+    const scopes = await scopesOf(cli)
+    const scope = args.user ? scopes.user : scopes.project
+    const { update } = await import('./install.ts')
+    const results = await update(names, { scope, scopes: scopes.both, cwd: cli.cwd, progress })
+    if (args.json) {
+      printJson({ ok: true, updates: results })
+      return 0
+    }
+    if (!results.length)
+      process.stdout.write(
+        color.dim(`nothing is installed (${displayPath(scope.lock, cwdOf(args))})\n`),
+      )
+    for (const r of results) {
+      if (r.status === 'up to date') {
+        process.stdout.write(
+          `${r.name}: up to date ${color.dim(`(${versionOf(r.from)}, sha256 ${short(r.from.sha256)}…)`)}\n`,
+        )
+        continue
+      }
+      process.stdout.write(
+        r.status === 'restored'
+          ? `${color.yellow(r.name)}: restored ${versionOf(r.to)} ${color.dim('(the installed files differed from the lock)')}\n`
+          : `${color.green(r.name)}: ${versionOf(r.from)} → ${versionOf(r.to)}, sha256 ${short(r.from.sha256)}… → ${short(r.to.sha256)}…\n`,
+      )
+      for (const [label, files] of Object.entries(r.diff))
+        if (files.length) process.stdout.write(`  ${label}: ${files.join(', ')}\n`)
+      for (const w of r.warnings) process.stdout.write(`  ${color.yellow('warning')} ${w}\n`)
+    }
+    return 0
+  },
+})
+
+const removeCommand = defineCommand({
+  name: 'remove',
+  summary: 'remove an install: its folder and its yoke.lock entry',
+  usage: 'yoke remove NAME [--user] [--json] [common flags]',
+  positionals: 1,
+  flags: SCOPE_FLAGS,
+  examples: ['yoke remove my-skill', 'yoke remove formatter --user'],
+  async run(args, [name], cli) {
+    if (!name)
+      throw new YokeError('USAGE', {
+        reason: 'name the install to remove (`yoke installed` lists them)',
+      })
+    const scopes = await scopesOf(cli)
+    const scope = args.user ? scopes.user : scopes.project
+    const { remove } = await import('./install.ts')
+    const entry = await remove(name, scope)
+    if (args.json) printJson({ ok: true, removed: entry })
+    else
+      process.stdout.write(
+        `removed ${entry.name} ${color.dim(`(${entry.kind}) from ${displayPath(scope.lock, cwdOf(args))} and ${displayPath(join(scope.installed, name), cwdOf(args))}`)}\n`,
+      )
+    return 0
+  },
+})
+
+const installedCommand = defineCommand({
+  name: 'installed',
+  summary:
+    'the installs of yoke.lock (project, then --user), each verified against its sha256; exit 1 if one fails',
+  usage: 'yoke installed [--json] [common flags]',
+  examples: ['yoke installed', 'yoke installed --json'],
+  async run(args, _, cli) {
+    const scopes = await scopesOf(cli)
+    const [{ readLock }, { verify }] = await Promise.all([
+      import('./lock.ts'),
+      import('./install.ts'),
+    ])
+    const rows: Array<{ entry: LockEntry; scope: string; dir: string; ok: boolean; why?: string }> =
+      []
+    for (const scope of scopes.both)
+      for (const entry of Object.values(readLock(scope.lock).installs)) {
+        const v = verify(entry, scope)
+        rows.push({ entry, scope: scope.name, dir: v.dir, ok: v.ok, ...(!v.ok && { why: v.why }) })
+      }
+    const ok = rows.every((r) => r.ok)
+    if (args.json) {
+      printJson({ ok, locks: scopes.both.map((s) => s.lock), installs: rows })
+      return ok ? 0 : 1
+    }
+    const cwd = cwdOf(args)
+    if (!rows.length)
+      process.stdout.write(
+        color.dim('nothing is installed: `yoke add SOURCE` installs something\n'),
+      )
+    const width = Math.max(8, ...rows.map((r) => r.entry.name.length)) + 2
+    for (const r of rows) {
+      const state = r.ok
+        ? color.green('verified')
+        : color.red(r.why?.includes('not installed') ? 'missing' : 'tampered')
+      process.stdout.write(
+        `${r.entry.name.padEnd(width)}${state}  ${versionOf(r.entry)} · ${r.entry.kind}${r.scope === 'user' ? ' · user' : ''}\n  ${color.dim(`${r.entry.source.given} → ${displayPath(r.dir, cwd)}`)}\n`,
+      )
+      if (r.why) process.stdout.write(`  ${color.red('error')} ${r.why}\n`)
+    }
+    return ok ? 0 : 1
+  },
+})
+
+const marketplaceAdd = defineCommand({
+  name: 'marketplace add',
+  summary:
+    'record a Claude Code marketplace (a folder, its marketplace.json, or an http(s) URL) for `yoke add NAME@MARKETPLACE`',
+  usage: 'yoke marketplace add PATH|URL [--user] [--json] [common flags]',
+  positionals: 1,
+  flags: SCOPE_FLAGS,
+  examples: [
+    'yoke marketplace add ../team-plugins',
+    'yoke marketplace add https://example.com/marketplace.json --user',
+  ],
+  async run(args, [source], cli) {
+    if (!source)
+      throw new YokeError('USAGE', {
+        reason: 'name the marketplace: a folder, a marketplace.json file or an http(s) URL',
+      })
+    const scopes = await scopesOf(cli)
+    const scope = args.user ? scopes.user : scopes.project
+    const [{ readMarketplace }, { updateLock }, { resolve }] = await Promise.all([
+      import('./marketplace.ts'),
+      import('./lock.ts'),
+      import('node:path'),
+    ])
+    const where = /^https?:\/\//i.test(source) ? source : resolve(cli.cwd, source)
+    const market = await readMarketplace(where)
+    await updateLock(scope.lock, (lock) => {
+      lock.marketplaces[market.name] = {
+        name: market.name,
+        source: where,
+        addedAt: new Date().toISOString(),
+      }
+    })
+    if (args.json)
+      printJson({
+        ok: true,
+        marketplace: market.name,
+        source: where,
+        plugins: market.plugins.map((p) => p.name),
+      })
+    else
+      process.stdout.write(
+        `${color.green('✓')} added marketplace ${market.name} ${color.dim(`(${market.plugins.length} plugins: ${market.plugins.map((p) => p.name).join(', ')})`)}\n  install one with \`yoke add NAME@${market.name}\`\n`,
+      )
+    return 0
+  },
+})
+
+const marketplaceList = defineCommand({
+  name: 'marketplace list',
+  summary: 'the marketplaces added (project, then --user) and the plugins each offers now',
+  usage: 'yoke marketplace list [--json] [common flags]',
+  examples: ['yoke marketplace list'],
+  async run(args, _, cli) {
+    const scopes = await scopesOf(cli)
+    const [{ readLock }, { readMarketplace }] = await Promise.all([
+      import('./lock.ts'),
+      import('./marketplace.ts'),
+    ])
+    const out = []
+    for (const scope of scopes.both)
+      for (const record of Object.values(readLock(scope.lock).marketplaces)) {
+        try {
+          const market = await readMarketplace(record.source)
+          out.push({
+            ...record,
+            scope: scope.name,
+            plugins: market.plugins.map((p) => ({
+              name: p.name,
+              version: p.version,
+              description: p.description,
+            })),
+          })
+        } catch (err) {
+          out.push({ ...record, scope: scope.name, error: (err as Error).message })
+        }
+      }
+    if (args.json) printJson({ ok: true, marketplaces: out })
+    else {
+      if (!out.length)
+        process.stdout.write(
+          color.dim('no marketplace is added: `yoke marketplace add PATH|URL`\n'),
+        )
+      for (const m of out) {
+        process.stdout.write(
+          `${m.name}${m.scope === 'user' ? color.dim(' · user') : ''}  ${color.dim(m.source)}\n`,
+        )
+        if ('error' in m) process.stdout.write(`  ${color.red('error')} ${m.error}\n`)
+        else
+          for (const p of m.plugins)
+            process.stdout.write(
+              `  ${p.name}@${m.name}${p.version ? ` ${p.version}` : ''}${p.description ? color.dim(` · ${p.description}`) : ''}\n`,
+            )
+      }
+    }
+    return 0
+  },
+})
+
+export const commands = [
+  addCommand,
+  skillsAdd,
+  updateCommand,
+  removeCommand,
+  installedCommand,
+  marketplaceAdd,
+  marketplaceList,
+]

@@ -1,0 +1,203 @@
+/**
+ * installs: what `yoke add` installed, verified and handed to the service for its kind. At load,
+ * and whenever `yoke.lock` or an installed tree changes, every entry of the project's lock (and
+ * of `$YOKE_HOME/yoke.lock`) is hashed again: a tree that no longer matches its sha256 is refused
+ * with an error that names it, the lock and the fix, and the others still load. The good ones go
+ * to `skills.addRoot` (skills), `execTools.addRoot` (exec packages) and `claudePlugins.add`
+ * (Claude Code plugins). Those services are optional: a kind whose service is absent is skipped
+ * with a warning, and registered as soon as an instance provides it (and again if it restarts).
+ */
+import { sep } from 'node:path'
+import { z } from 'zod'
+import { definePlugin, YokeError } from 'yoke'
+import type { InstallKind, InstallsApi, InstallState, LockEntry } from './api.ts'
+import { verify } from './install.ts'
+import { projectScope, readLock, userScope, type Scope } from './lock.ts'
+import './errors.ts'
+
+export type * from './api.ts'
+
+const config = z
+  .object({
+    /** also load the installs of $YOKE_HOME/yoke.lock (`yoke add --user`) */
+    user: z.boolean().default(true),
+    watch: z.boolean().default(true),
+  })
+  .strict()
+
+type Register = (dir: string, options: { source: string }) => () => void
+
+/**
+ * The service each kind goes to, and its method that takes the install's folder: a folder of
+ * skills, a folder of packages, a plugin's folder (install.ts lays each out so).
+ */
+const TARGETS: Record<InstallKind, Array<{ service: string; method: string }>> = {
+  skill: [{ service: 'skills', method: 'addRoot' }],
+  skills: [{ service: 'skills', method: 'addRoot' }],
+  'exec-package': [{ service: 'execTools', method: 'addRoot' }],
+  'claude-plugin': [{ service: 'claudePlugins', method: 'add' }],
+}
+
+export default definePlugin({
+  name: 'installs',
+  inject: ['project'],
+  provides: ['installs'],
+  config,
+  apply(ctx, cfg) {
+    const scopes: Scope[] = [
+      projectScope(ctx.project.dir),
+      ...(cfg.user ? [userScope(ctx.project.home)] : []),
+    ]
+    let states: InstallState[] = []
+    /** live registrations by `name:service`, with what they were made for */
+    const registered = new Map<string, { key: string; dispose: () => void }>()
+    const serviceIds = new WeakMap<object, number>()
+    let nextServiceId = 1
+    const warned = new Set<string>()
+
+    /** Reads the locks and hashes every tree again. */
+    function verifyAll() {
+      const seen = new Set<string>()
+      const next: InstallState[] = []
+      for (const scope of scopes) {
+        let entries: LockEntry[]
+        try {
+          entries = Object.values(readLock(scope.lock).installs)
+        } catch (err) {
+          ctx.logger.error(`${scope.lock} is not read: its installs are not loaded`, err)
+          continue
+        }
+        for (const entry of entries) {
+          const checked = verify(entry, scope)
+          const state: InstallState = {
+            entry,
+            scope: scope.name,
+            dir: checked.dir,
+            state: 'registered',
+          }
+          if (seen.has(entry.name)) {
+            state.state = 'shadowed'
+            state.why = `a project install named ${entry.name} is used instead`
+          } else if (!checked.ok) {
+            state.state = checked.missing ? 'missing' : 'tampered'
+            state.why = checked.why
+            ctx.logger.error(
+              checked.why,
+              new YokeError(
+                checked.missing ? 'INSTALL_FAILED' : 'INSTALL_TAMPERED',
+                { reason: checked.why },
+                { file: scope.lock },
+              ),
+            )
+          }
+          seen.add(entry.name)
+          next.push(state)
+        }
+      }
+      states = next
+    }
+
+    /** Hands each verified install to its service (again, when that service was replaced). */
+    function registerAll() {
+      const wanted = new Set<string>()
+      for (const s of states) {
+        if (s.state !== 'registered' && s.state !== 'skipped') continue
+        const missing: string[] = []
+        for (const target of TARGETS[s.entry.kind]) {
+          const service = ctx.get(target.service) as Record<string, unknown> | undefined
+          const method = service?.[target.method]
+          if (!service || typeof method !== 'function') {
+            missing.push(
+              service
+                ? `the ${target.service} service has no ${target.method}()`
+                : `no ${target.service} service`,
+            )
+            continue
+          }
+          if (!serviceIds.has(service)) serviceIds.set(service, nextServiceId++)
+          const slot = `${s.entry.name}:${target.service}`
+          const dir = s.dir
+          const key = `${serviceIds.get(service)}:${dir}:${s.entry.sha256}`
+          wanted.add(slot)
+          if (registered.get(slot)?.key === key) continue
+          registered.get(slot)?.dispose()
+          try {
+            const undo = (method as Register).call(service, dir, {
+              source: `install ${s.entry.name} (${s.scope})`,
+            })
+            const dispose = ctx.effect(`install ${s.entry.name} → ${target.service}`, () => undo())
+            registered.set(slot, { key, dispose })
+          } catch (err) {
+            registered.delete(slot)
+            ctx.logger.error(
+              `install ${s.entry.name}: ${target.service}.${target.method}() refused ${dir}`,
+              err,
+            )
+          }
+        }
+        s.state = missing.length ? 'skipped' : 'registered'
+        if (missing.length) {
+          s.why = `${missing.join('; ')}: add the plugin that provides it to the preset`
+          const note = `${s.entry.kind}:${missing.join()}`
+          if (!warned.has(note)) {
+            warned.add(note)
+            ctx.logger.warn(
+              `installs of kind ${s.entry.kind} (${s.entry.name}, …) are skipped: ${s.why}`,
+            )
+          }
+        } else delete s.why
+      }
+      for (const [slot, r] of registered)
+        if (!wanted.has(slot)) {
+          r.dispose()
+          registered.delete(slot)
+        }
+    }
+
+    verifyAll()
+    registerAll()
+    ctx.provide('installs', {
+      locks: scopes.map((s) => s.lock),
+      list: () => states.map((s) => ({ ...s })),
+    } satisfies InstallsApi)
+
+    // a service provider that starts, restarts or goes: register with the one there is now
+    let queued = false
+    ctx.tap(ctx.hooks.state, 'installs', (fiber) => {
+      if (queued || fiber.key === ctx.key || ctx.signal.aborted) return
+      queued = true
+      queueMicrotask(() => {
+        queued = false
+        if (!ctx.signal.aborted) registerAll()
+      })
+    })
+    if (cfg.watch) {
+      const transient = (p: string) => /[/\\]\.(staging|removing)-/.test(p)
+      ctx.watch(
+        scopes.flatMap((s) => [s.lock, s.installed]),
+        (changes) => {
+          if (changes.every((c) => transient(c.path))) return
+          verifyAll()
+          registerAll()
+        },
+        {
+          ignored: (p) =>
+            transient(p) ||
+            p.endsWith(`${sep}yoke.lock.lock`) ||
+            p.includes(`yoke.lock.lock${sep}`),
+        },
+      )
+    }
+    ctx.control('summary:installs', () => {
+      if (!states.length) return undefined
+      return {
+        note: `${states.filter((s) => s.state === 'registered').length} of ${states.length} loaded`,
+        rows: states.map((s) => [
+          s.entry.name,
+          `${s.state}${s.entry.version ? ` · ${s.entry.version}` : ''} · ${s.entry.kind}${s.scope === 'user' ? ' · user' : ''}`,
+        ]),
+      }
+    })
+    ctx.control('installs-list', () => ({ locks: scopes.map((s) => s.lock), installs: states }))
+  },
+})

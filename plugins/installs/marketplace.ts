@@ -1,0 +1,199 @@
+/**
+ * Claude Code marketplaces (`.claude-plugin/marketplace.json`): `name`, `owner`, `plugins[]` with
+ * a `source` each, optional `metadata.pluginRoot`. A marketplace is recorded in the lock by
+ * `yoke marketplace add` (a folder, the file itself, or an http(s) URL to it) and read again each
+ * time an entry is installed, so `yoke update` sees what it offers now.
+ *
+ * Entry sources: `./path` (inside the marketplace's folder; `pluginRoot` is prepended to a path
+ * without `./`), `github{repo,ref?,sha?}`, `url{url,ref?,sha?}` (a git URL; a .tgz URL is a
+ * tarball), `git-subdir{url,path,ref?,sha?}`, `npm{package,version?,registry?}`,
+ * `archive{url,sha256?}`. `command` sources run a publisher's command and are refused. A
+ * marketplace read from a URL has no files beside it, so its relative sources are refused too
+ * (Claude Code does the same).
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve, sep } from 'node:path'
+import { YokeError } from 'yoke/cli'
+import type { LockFile, MarketplaceRecord } from './api.ts'
+import { download } from './download.ts'
+import type { SourceSpec } from './sources.ts'
+
+export interface Marketplace {
+  name: string
+  /** the marketplace.json read */
+  file: string
+  /** the folder relative sources start from (none for a marketplace read from a URL) */
+  root?: string
+  plugins: MarketplaceEntry[]
+  pluginRoot?: string
+}
+
+export interface MarketplaceEntry {
+  name: string
+  source: unknown
+  version?: string
+  strict?: boolean
+  [field: string]: unknown
+}
+
+/** Reads a marketplace from a folder, a file or a URL. */
+export async function readMarketplace(source: string): Promise<Marketplace> {
+  let file: string
+  let root: string | undefined
+  let text: string
+  if (/^https?:\/\//i.test(source)) {
+    const work = mkdtempSync(join(tmpdir(), 'yoke-marketplace-'))
+    try {
+      await download(source, join(work, 'marketplace.json'), {
+        maxBytes: 16 * 1024 * 1024,
+        timeoutMs: 30_000,
+      })
+      text = readFileSync(join(work, 'marketplace.json'), 'utf8')
+    } finally {
+      rmSync(work, { recursive: true, force: true })
+    }
+    file = source
+  } else {
+    const stat = statSync(source, { throwIfNoEntry: false })
+    if (!stat)
+      throw new YokeError('INSTALL_FAILED', { reason: `marketplace ${source} does not exist` })
+    if (stat.isDirectory()) {
+      const found = [
+        join(source, '.claude-plugin', 'marketplace.json'),
+        join(source, 'marketplace.json'),
+      ].find(existsSync)
+      if (!found)
+        throw new YokeError('INSTALL_FAILED', {
+          reason: `${source} has no .claude-plugin/marketplace.json (nor marketplace.json)`,
+        })
+      file = found
+      root = source
+    } else {
+      file = source
+      root = dirname(file).endsWith(`${sep}.claude-plugin`) ? dirname(dirname(file)) : dirname(file)
+    }
+    text = readFileSync(file, 'utf8')
+  }
+  let doc: Record<string, unknown>
+  try {
+    doc = JSON.parse(text)
+  } catch (err) {
+    throw new YokeError(
+      'INSTALL_FAILED',
+      { reason: `${file} is not valid JSON: ${(err as Error).message}` },
+      { file },
+    )
+  }
+  const name = doc?.name
+  if (
+    typeof name !== 'string' ||
+    !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name) ||
+    !Array.isArray(doc.plugins)
+  )
+    throw new YokeError(
+      'INSTALL_FAILED',
+      { reason: `${file} is not a marketplace: it needs "name" (kebab-case) and a "plugins" list` },
+      { file },
+    )
+  const plugins = (doc.plugins as unknown[]).filter(
+    (p): p is MarketplaceEntry => !!p && typeof (p as MarketplaceEntry).name === 'string',
+  )
+  const pluginRoot = (doc.metadata as { pluginRoot?: unknown } | undefined)?.pluginRoot
+  return {
+    name,
+    file,
+    ...(root && { root }),
+    plugins,
+    ...(typeof pluginRoot === 'string' && { pluginRoot }),
+  }
+}
+
+/** `NAME@MARKETPLACE`, when the text has that shape. */
+export function entryRef(given: string): { entry: string; marketplace: string } | undefined {
+  const match = /^([A-Za-z0-9][A-Za-z0-9._-]*)@([A-Za-z0-9][A-Za-z0-9._-]*)$/.exec(given)
+  return match ? { entry: match[1]!, marketplace: match[2]! } : undefined
+}
+
+/** The marketplace a lock records under `name` (project lock first). */
+export function findMarketplace(name: string, locks: LockFile[]): MarketplaceRecord | undefined {
+  for (const lock of locks) if (lock.marketplaces[name]) return lock.marketplaces[name]
+  return undefined
+}
+
+/** The base of `github` sources: github.com, or a mirror (`YOKE_GITHUB_URL`, used by tests). */
+const githubBase = () => (process.env.YOKE_GITHUB_URL ?? 'https://github.com').replace(/\/+$/, '')
+
+/** An entry's source as a spec yoke fetches. */
+export function entrySpec(market: Marketplace, entry: MarketplaceEntry): SourceSpec {
+  const where = `entry "${entry.name}" of marketplace ${market.name} (${market.file})`
+  const source = entry.source
+  const fail = (reason: string) =>
+    new YokeError('INSTALL_FAILED', { reason: `${where}: ${reason}` })
+  if (typeof source === 'string') {
+    if (!market.root)
+      throw fail(
+        `its source ${source} is a path, and a marketplace read from a URL has no files beside it: add the marketplace from a folder or a git checkout`,
+      )
+    const rel =
+      source.startsWith('./') || !market.pluginRoot ? source : join(market.pluginRoot, source)
+    const path = resolve(market.root, rel)
+    if (path !== market.root && !path.startsWith(market.root + sep))
+      throw fail(`its source ${source} leads outside the marketplace's folder`)
+    return { type: 'folder', path }
+  }
+  if (!source || typeof source !== 'object') throw fail('it has no source')
+  const s = source as Record<string, unknown>
+  const str = (k: string) => (typeof s[k] === 'string' && s[k] ? (s[k] as string) : undefined)
+  const pins = { ...(str('ref') && { ref: str('ref')! }), ...(str('sha') && { sha: str('sha')! }) }
+  switch (s.source) {
+    case 'github': {
+      const repo = str('repo')
+      if (!repo || !/^[\w.-]+\/[\w.-]+$/.test(repo))
+        throw fail('a github source needs repo: "owner/name"')
+      return { type: 'git', url: `${githubBase()}/${repo}.git`, ...pins }
+    }
+    case 'url': {
+      const url = str('url')
+      if (!url) throw fail('a url source needs url')
+      return /\.(tgz|tar\.gz)(\?.*)?$/i.test(url)
+        ? { type: 'tarball', url, ...(str('sha256') && { sha256: str('sha256')! }) }
+        : { type: 'git', url, ...pins }
+    }
+    case 'git-subdir': {
+      const url = str('url')
+      const path = str('path')
+      if (!url || !path) throw fail('a git-subdir source needs url and path')
+      return { type: 'git', url, subdir: path, ...pins }
+    }
+    case 'archive': {
+      const url = str('url')
+      if (!url) throw fail('an archive source needs url')
+      return { type: 'tarball', url, ...(str('sha256') && { sha256: str('sha256')! }) }
+    }
+    case 'npm': {
+      const pkg = str('package')
+      if (!pkg) throw fail('an npm source needs package')
+      return {
+        type: 'npm',
+        package: pkg,
+        ...(str('version') && { version: str('version')! }),
+        ...(str('registry') && { registry: str('registry')! }),
+      }
+    }
+    case 'command':
+      throw fail(
+        "a command source runs the publisher's command to fetch it; yoke does not run it: install from the folder it produces",
+      )
+    default:
+      throw fail(
+        `its source type ${JSON.stringify(s.source)} is not one yoke knows (./path, github, url, git-subdir, npm, archive)`,
+      )
+  }
+}
+
+/** The plugin.json a `strict: false` entry stands for: the entry's own fields, less the marketplace's. */
+export function definitionOf(entry: MarketplaceEntry): Record<string, unknown> {
+  const { source: _source, strict: _strict, category: _c, tags: _t, relevance: _r, ...rest } = entry
+  return rest
+}

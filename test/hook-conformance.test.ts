@@ -9,8 +9,8 @@ import { stringify } from 'yaml'
 import openai from '../plugins/openai/index.ts'
 import shellHooks from '../plugins/shell-hooks/index.ts'
 import { claudeHooks } from '../plugins/claude-hooks/api.ts'
-import { Composition, type LogRecord } from '../src/index.ts'
 import {
+  composedProject,
   HANG_MS,
   hookProgram,
   runHookConformance,
@@ -68,18 +68,7 @@ async function claudeAdapter(from: 'file' | 'inline', answer: Answer): Promise<H
   const instances: Record<string, unknown> = {}
   const writeConfig = () =>
     project.write('yoke.config.yaml', stringify({ preset: 'minimal', plugins: instances }))
-  writeConfig()
-  const composition = new Composition({ cwd: project.dir, home: project.home })
-  const logs: LogRecord[] = []
-  composition.kernel.hooks.log.tap('conformance', (r) => void logs.push(r))
-  const first = await composition.start()
-  assert.ok(first.ok, JSON.stringify(first.errors))
-  const reload = async () => {
-    writeConfig()
-    const event = await composition.reload()
-    assert.ok(event.ok && !event.failed.length, JSON.stringify([...event.errors, ...event.failed]))
-    await composition.kernel.settled()
-  }
+  const { composition, logs, reload } = await composedProject(project, writeConfig)
   let count = 0
   return {
     runtime: composition.runtime!,

@@ -9,6 +9,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path'
 import { after, afterEach, before, describe, it } from 'node:test'
 import {
+  Composition,
   tapHook,
   tapsOf,
   type LogRecord,
@@ -16,6 +17,7 @@ import {
   type ToolRuntime,
 } from '../../src/index.ts'
 import { alive } from '../helpers/mcp.ts'
+import type { Project } from '../helpers/project.ts'
 import { until } from '../helpers/until.ts'
 
 /**
@@ -94,6 +96,26 @@ export interface HookAdapter {
  * per line in `<file>.log`) and its pid (`<file>.pids`), then runs `body`. With no body nothing is
  * written: the program is missing.
  */
+/**
+ * A composition of a temporary project whose config `writeConfig` writes: started, its logs
+ * kept, and `reload` (write the config again, reload, wait until it settles) for each install.
+ */
+export async function composedProject(project: Project, writeConfig: () => void) {
+  writeConfig()
+  const composition = new Composition({ cwd: project.dir, home: project.home })
+  const logs: LogRecord[] = []
+  composition.kernel.hooks.log.tap('conformance', (r) => void logs.push(r))
+  const first = await composition.start()
+  assert.ok(first.ok, JSON.stringify(first.errors))
+  const reload = async () => {
+    writeConfig()
+    const event = await composition.reload()
+    assert.ok(event.ok && !event.failed.length, JSON.stringify([...event.errors, ...event.failed]))
+    await composition.kernel.settled()
+  }
+  return { composition, logs, reload }
+}
+
 export function hookProgram(dir: string, name: string, body?: string) {
   const file = join(dir, name)
   const log = `${file}.log`

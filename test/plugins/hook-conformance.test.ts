@@ -1,12 +1,11 @@
 // The hook-adapter conformance suite (test/conformance/hooks.ts), run by every hook format yoke
 // reads. Each adapter is one entry of ADAPTERS: it runs a real composition over a temporary project,
 // and installing a hook is an edit of yoke.config.yaml and a reload (disposing it, the reverse).
-import assert from 'node:assert/strict'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { stringify } from 'yaml'
-import { Composition, type LogRecord } from '../../src/index.ts'
 import {
+  composedProject,
   HANG_MS,
   hookProgram,
   runHookConformance,
@@ -62,18 +61,7 @@ async function octosHooks(declaredIn: 'config' | 'manifest'): Promise<HookAdapte
       stringify({ preset: 'minimal', plugins: { ...instances, ...(packages && { packages }) } }),
     )
   }
-  writeConfig()
-  const composition = new Composition({ cwd: project.dir, home: project.home })
-  const logs: LogRecord[] = []
-  composition.kernel.hooks.log.tap('conformance', (r) => void logs.push(r))
-  const first = await composition.start()
-  assert.ok(first.ok, JSON.stringify(first.errors))
-  const reload = async () => {
-    writeConfig()
-    const event = await composition.reload()
-    assert.ok(event.ok && !event.failed.length, JSON.stringify([...event.errors, ...event.failed]))
-    await composition.kernel.settled()
-  }
+  const { composition, logs, reload } = await composedProject(project, writeConfig)
   let count = 0
   return {
     runtime: composition.runtime!,

@@ -87,7 +87,37 @@ export function readMarkdown(
     if (!isObject(meta)) return { problem: `${file}:2: the frontmatter is not a mapping` }
     return { meta, body: text.slice(open[0].length + close.index + close[0].length).trim() }
   } catch (err) {
+    // Claude Code reads frontmatter leniently: its own plugins' agents hold unquoted `a: b` text
+    const lenient = lenientFields(yamlText)
+    if (lenient)
+      return {
+        meta: lenient,
+        body: text.slice(open[0].length + close.index + close[0].length).trim(),
+      }
     const line = err instanceof YAMLParseError ? (err.linePos?.[0].line ?? 0) + 1 : 2
     return { problem: `${file}:${line}: ${(err as Error).message.split('\n')[0]}` }
   }
+}
+
+/** the fields a command or agent file has: a line that starts with one begins it */
+const FIELDS = new Set([
+  ...['name', 'description', 'tools', 'model', 'color', 'argument-hint', 'allowed-tools'],
+  ...['disable-model-invocation', 'user-invocable', 'when_to_use'],
+])
+
+/**
+ * Frontmatter that is not YAML, read line by line: a line starting with a known field begins
+ * that field, any other line continues the field before it; undefined when no field is found.
+ */
+function lenientFields(text: string): Record<string, unknown> | undefined {
+  const meta: Record<string, string> = {}
+  let current: string | undefined
+  for (const line of text.split(/\r?\n/)) {
+    const field = /^([A-Za-z][\w-]*):\s?(.*)$/.exec(line)
+    if (field && FIELDS.has(field[1]!) && !(field[1]! in meta)) {
+      current = field[1]!
+      meta[current] = field[2]!.trim()
+    } else if (current) meta[current] += `\n${line}`
+  }
+  return Object.keys(meta).length ? meta : undefined
 }

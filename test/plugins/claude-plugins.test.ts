@@ -129,6 +129,13 @@ describe('claude-plugins', () => {
     assert.equal(agent.name, 'review-kit:code-reviewer')
     assert.deepEqual(agent.tools, [echo, 'Read', 'Grep'])
     assert.equal(agent.model, 'sonnet')
+    // frontmatter that is not YAML (unquoted `a: b` text, as Claude Code's own agents have) is read as Claude Code reads it
+    const explainer = yoke.get('claudePlugins')!.agent('review-kit:explainer')!
+    assert.match(
+      explainer.description,
+      /^Use this agent when[\s\S]*user: "What does parse\(\) do\?"/,
+    )
+    assert.equal(explainer.model, 'inherit')
     await until('the plugin server', () => yoke.tools().some((t) => t.name === echo), {
       ms: 20_000,
     })

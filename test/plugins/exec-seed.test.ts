@@ -86,13 +86,20 @@ describe('exec-tools: the skill filter in a real composition', () => {
       const run = await yoke.call('kept_run', {})
       assert.equal(run.status, 'ok', `the dropped package's hook is not there: ${text(run)}`)
       assert.equal(text(run), 'kept kept_run')
-      const states = Object.fromEntries(
-        yoke
-          .get('execTools')!
-          .list()
-          .map((p) => [p.id, p.state]),
+      // the listing is brought up to date by the load queue, which may still be running
+      const states = () =>
+        JSON.stringify(
+          Object.fromEntries(
+            yoke
+              .get('execTools')!
+              .list()
+              .map((p) => [p.id, p.state]),
+          ),
+        )
+      await until(
+        'the listing to say dropped is filtered',
+        () => states() === JSON.stringify({ dropped: 'filtered', kept: 'loaded' }),
       )
-      assert.deepEqual(states, { dropped: 'filtered', kept: 'loaded' })
     })
 
   it('a package with spawn_only tools adds a card that says when to use them, with its SKILL.md', async () => {

@@ -71,6 +71,7 @@ describe('createYoke', () => {
     const event = await yoke.ready
     assert.ok(event.ok)
     assert.deepEqual(event.added.sort(), [
+      'capabilities',
       'claude-plugins',
       'greeter',
       'installs',

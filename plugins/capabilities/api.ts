@@ -1,0 +1,87 @@
+/**
+ * The public face of the capabilities plugin: what a capability is (an id, its declared version
+ * when it has one, and always a content hash), the metrics kept per id + version, the audit log's
+ * lines, and the `capabilities` service that a sink (metrics-jsonl) and other plugins read.
+ */
+
+export type CapabilityKind = 'tool' | 'skill' | 'package' | 'server' | 'install' | 'plugin'
+
+export interface Capability {
+  kind: CapabilityKind
+  /** a tool's name, `exec:<package>`, `mcp:<server>`, `skill:<name>`, `install:<name>`, `plugin:<id>` */
+  id: string
+  /** the version it declares (a manifest's, a server's serverInfo, SKILL.md's, yoke.lock's) */
+  version?: string
+  /** `sha256:` and 12 hex digits of its content (a tool: its name, description, schemas, risk, source) */
+  hash: string
+  /** a tool's provider (`exec:<package>`, `mcp:<server>`, `native`) */
+  source?: string
+  /** the instance that registered it */
+  owner?: string
+  /** why the model cannot use it now (withdrawn, not rolled out here, a pin it fails) */
+  refused?: string
+}
+
+/** `1.2.0` when declared, else the hash: what ID@VERSION names. */
+export const versionOf = (c: { version?: string; hash: string }) => c.version ?? c.hash
+
+/** One row of `yoke stats`: a tool's id at one version (a new version starts its own row). */
+export interface MetricsRow {
+  id: string
+  version?: string
+  hash: string
+  source: string
+  /** times the agent loop offered it to a model */
+  offered: number
+  /** times `tool_search` returned it */
+  found: number
+  called: number
+  ok: number
+  /** not-ok results by status code */
+  errors: Record<string, number>
+  /** call latencies in ms, over the most recent calls */
+  p50?: number
+  p95?: number
+  firstAt: string
+  lastAt: string
+}
+
+/** One line of the audit log: a change of what the model can use. */
+export interface AuditEntry {
+  at: string
+  /** what changed it: start, reload, source (a server's or package's own change), repository, install, withdraw, rollout, pin */
+  who: string
+  id: string
+  /** the version before (null: it was not there) */
+  from: string | null
+  /** the version after (null: it is gone, or refused) */
+  to: string | null
+  scope?: string
+  why?: string
+  /** the instance that registered it */
+  by?: string
+}
+
+export interface CapabilitiesApi {
+  /** every capability known now, tools first; `refused` says why the model cannot use one */
+  list(): Capability[]
+  /** the metrics rows, most called first */
+  stats(): MetricsRow[]
+  /** adds persisted rows (a sink's last snapshot) to rows this process has not seen yet */
+  seed(rows: Array<MetricsRow & { latencies?: number[] }>): void
+  /** rows changed since the last call of `drain` (for a sink), with their recent latencies */
+  drain(): Array<MetricsRow & { latencies: number[] }>
+  /**
+   * Appends to the audit log what only the caller knows (a repository run: the dynamic plugin's
+   * version before and after, `who: 'repository'`); `at` is added.
+   */
+  record(entries: Array<Omit<AuditEntry, 'at'>>): void
+  /** the audit log's file (undefined: audit is off) */
+  readonly auditFile?: string
+}
+
+declare module 'yoke' {
+  interface Services {
+    capabilities: CapabilitiesApi
+  }
+}

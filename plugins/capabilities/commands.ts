@@ -1,0 +1,180 @@
+/**
+ * @module capabilities/commands
+ * `yoke stats` (metrics per capability id + version, from the running dev or a composition, which
+ * reads the JSONL sink when one is configured), `yoke withdraw ID@VERSION --why …` (a config edit:
+ * the capabilities instance's `withdrawn` list, and an audit line), `yoke audit` (the log).
+ */
+import { resolve } from 'node:path'
+import { color, defineCommand, printJson, YokeError, type CommandContext } from 'yoke/cli'
+import type { AuditEntry, Capability, MetricsRow } from './api.ts'
+
+interface Answer {
+  capabilities: Capability[]
+  rows: MetricsRow[]
+  auditFile?: string
+}
+
+const stats = defineCommand({
+  name: 'stats',
+  summary: 'metrics per capability id + version: offered, found, called, ok, errors, p50 / p95',
+  usage: 'yoke stats [--since WHEN] [--all] [--fresh] [--json] [common flags]',
+  flags: {
+    since: {
+      type: 'string',
+      value: 'WHEN',
+      description: 'only rows used since then: an ISO time, or 30m, 2h, 7d ago',
+    },
+    all: { type: 'boolean', description: 'also list every capability and its version' },
+    fresh: { type: 'boolean', description: 'compose now even when a yoke dev is running' },
+  },
+  examples: ['yoke stats', 'yoke stats --since 2h --json', 'yoke stats --all'],
+  async run(args, _, cli) {
+    const since = args.since === undefined ? undefined : sinceTime(String(args.since))
+    const reply = await cli.control('capabilities', { since }, { fresh: Boolean(args.fresh) })
+    if (typeof reply === 'number') return reply
+    const { rows, capabilities } = reply.answer as Answer
+    if (args.json) {
+      printJson({ ok: true, source: reply.source, rows, ...(args.all && { capabilities }) })
+      return 0
+    }
+    const out = [color.dim(`(${reply.source})`)]
+    if (!rows.length) out.push('no capability has been offered or called yet')
+    for (const r of rows) {
+      const errors = Object.entries(r.errors).map(([code, n]) => `${code} ${n}`)
+      const latency = r.p50 === undefined ? '' : `  p50 ${r.p50} ms  p95 ${r.p95} ms`
+      out.push(
+        `${color.bold(r.id)}@${r.version ?? r.hash}${r.version ? color.dim(` ${r.hash}`) : ''}  ${color.dim(r.source)}`,
+        `  offered ${r.offered}  found ${r.found}  called ${r.called}  ok ${r.ok}${errors.length ? `  ${color.red(errors.join(', '))}` : ''}${latency}`,
+      )
+    }
+    if (args.all) {
+      out.push(color.bold('capabilities'))
+      for (const c of capabilities)
+        out.push(
+          `  ${c.kind.padEnd(8)}${c.id}@${c.version ?? c.hash}${c.version ? color.dim(` ${c.hash}`) : ''}${c.refused ? `  ${color.yellow(c.refused)}` : ''}`,
+        )
+    }
+    process.stdout.write(out.join('\n') + '\n')
+    return 0
+  },
+})
+
+const withdraw = defineCommand({
+  name: 'withdraw',
+  summary: 'withdraw one version of a tool, package or server everywhere, and record why',
+  usage: 'yoke withdraw ID@VERSION --why "REASON" [common flags]',
+  positionals: 1,
+  flags: {
+    why: {
+      type: 'string',
+      value: 'REASON',
+      description: 'why (kept in the config and the audit log)',
+    },
+  },
+  examples: [
+    'yoke withdraw note_clear@sha256:1a2b3c4d5e6f --why "clears every note"',
+    'yoke withdraw mcp:github@1.4.0 --why "1.4.0 drops the repo argument"',
+    'yoke withdraw exec:text-tools@2.0.0 --why "slugify breaks on unicode"',
+  ],
+  async run(args, [target], cli) {
+    const at = target?.lastIndexOf('@') ?? -1
+    if (!target || at < 1 || at === target.length - 1)
+      throw new YokeError('USAGE', {
+        reason: `yoke withdraw takes ID@VERSION (see yoke stats --all for ids and versions), not "${target ?? ''}"`,
+      })
+    const why = typeof args.why === 'string' ? args.why.trim() : ''
+    if (!why)
+      throw new YokeError('USAGE', {
+        reason: 'say why with --why "…": it is kept with the withdrawal',
+      })
+    const id = target.slice(0, at)
+    const version = target.slice(at + 1)
+    const key = await instanceKey(cli)
+    const current = (await cli.instances()).find((i) => i.key === key)?.config as
+      { withdrawn?: unknown[]; audit?: string | false } | undefined
+    const withdrawn = [...(current?.withdrawn ?? []), { id, version, why }]
+    const { file } = await cli.editConfig((doc) => {
+      doc.setIn(['plugins', key, 'config', 'withdrawn'], doc.createNode(withdrawn))
+    })
+    const auditFile = await auditPath(cli, current?.audit)
+    if (auditFile) {
+      const { appendAudit } = await import('./audit.ts')
+      appendAudit(auditFile, [
+        { at: new Date().toISOString(), who: 'withdraw', id, from: version, to: null, why },
+      ])
+    }
+    if (args.json) printJson({ ok: true, file, id, version, why })
+    else
+      process.stdout.write(
+        `${file}: withdrew ${id}@${version} (${why})\n  a yoke dev running on this config hides and refuses it now; \`yoke audit\` shows the record\n`,
+      )
+    return 0
+  },
+})
+
+const audit = defineCommand({
+  name: 'audit',
+  summary: 'the audit log: every change of what the model can use, who made it, from → to',
+  usage: 'yoke audit [--id GLOB] [--json] [common flags]',
+  flags: {
+    id: { type: 'string', value: 'GLOB', description: 'only these ids (note_*, mcp:github)' },
+  },
+  examples: ['yoke audit', 'yoke audit --id "mcp__github__*" --json'],
+  async run(args, _, cli) {
+    const [{ readAudit }, { globToRegExp }] = await Promise.all([
+      import('./audit.ts'),
+      import('yoke'),
+    ])
+    const key = await instanceKey(cli).catch(() => undefined)
+    const configured = key ? (await cli.instances()).find((i) => i.key === key) : undefined
+    const file = await auditPath(cli, (configured?.config as { audit?: string | false })?.audit)
+    const match = typeof args.id === 'string' ? globToRegExp(args.id) : undefined
+    const entries: AuditEntry[] = file
+      ? readAudit(file).filter((e) => !match || match.test(e.id))
+      : []
+    if (args.json) printJson({ ok: true, file, entries })
+    else if (!entries.length) process.stdout.write(`no audit entries${file ? ` in ${file}` : ''}\n`)
+    else
+      process.stdout.write(
+        entries
+          .map(
+            (e) =>
+              `${color.dim(e.at)} ${e.who.padEnd(10)} ${e.id}  ${e.from ?? '∅'} → ${e.to ?? '∅'}${e.scope ? color.dim(` in ${e.scope}`) : ''}${e.by ? color.dim(` (${e.by})`) : ''}${e.why ? `  ${e.why}` : ''}`,
+          )
+          .join('\n') + '\n',
+      )
+    return 0
+  },
+})
+
+/** The project's capabilities instance (base preset: `capabilities`). */
+async function instanceKey(cli: CommandContext): Promise<string> {
+  const found = (await cli.instances()).find((i) => i.use === 'capabilities')
+  if (!found)
+    throw new YokeError('USAGE', {
+      reason:
+        'no instance of the capabilities plugin is configured (the base preset has one): add `capabilities: { use: capabilities }` under plugins',
+    })
+  return found.key
+}
+
+async function auditPath(cli: CommandContext, audit: string | false | undefined) {
+  if (audit === false) return undefined
+  return resolve(await cli.projectDir(), audit ?? '.yoke/audit.jsonl')
+}
+
+/** `30m`, `2h`, `7d` ago, or a date, as an ISO time. */
+function sinceTime(text: string): string {
+  const ago = /^(\d+)\s*([smhd])$/.exec(text)
+  const unit = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3 }
+  const when = ago
+    ? new Date(Date.now() - Number(ago[1]) * unit[ago[2] as keyof typeof unit])
+    : new Date(text)
+  if (Number.isNaN(when.getTime()))
+    throw new YokeError('USAGE', {
+      reason: `--since takes an ISO time or 30m, 2h, 7d; not "${text}"`,
+    })
+  return when.toISOString()
+}
+
+export const commands = [stats, withdraw, audit]

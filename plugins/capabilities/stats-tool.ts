@@ -1,0 +1,46 @@
+/**
+ * `capability_stats`: the metrics rows as a read-only tool, so an MCP client of the gateway (or
+ * the model itself) can read them through whatever view lists it.
+ */
+import type { ToolDefinition } from 'yoke'
+import type { CapabilitiesApi } from './api.ts'
+import { globToRegExp } from 'yoke'
+
+export function statsTool(api: CapabilitiesApi): ToolDefinition {
+  return {
+    name: 'capability_stats',
+    description:
+      'Usage metrics per capability id and version: times offered, found by tool_search, called, ok, each error code, p50 and p95 latency (ms). Read-only.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        id: { type: 'string', maxLength: 200, description: 'a tool name or glob (default all)' },
+      },
+      additionalProperties: false,
+    },
+    source: 'capabilities',
+    risk: 'low',
+    concurrency: 'safe',
+    annotations: { readOnlyHint: true },
+    execute({ id }) {
+      const match = typeof id === 'string' && id ? globToRegExp(id) : undefined
+      const rows = api.stats().filter((r) => !match || match.test(r.id))
+      const lines = rows.map(
+        (r) =>
+          `${r.id}@${r.version ?? r.hash}: offered ${r.offered}, found ${r.found}, called ${r.called}, ok ${r.ok}` +
+          `${
+            Object.keys(r.errors).length
+              ? `, ${Object.entries(r.errors)
+                  .map(([c, n]) => `${c} ${n}`)
+                  .join(', ')}`
+              : ''
+          }` +
+          `${r.p50 !== undefined ? `, p50 ${r.p50} ms, p95 ${r.p95} ms` : ''}`,
+      )
+      return {
+        content: [{ type: 'text', text: lines.join('\n') || 'no capability has been used yet' }],
+        structured: { rows },
+      }
+    },
+  }
+}

@@ -8,6 +8,7 @@ import { mcpBench } from './mcp.ts'
 import { mcpSdkBench } from './mcp-sdk.ts'
 import { pipelineBench } from './pipeline.ts'
 import { reloadBench } from './reload.ts'
+import { repositoryBench } from './repository.ts'
 import { skillsBench } from './skills.ts'
 
 // `npm run bench -- mcp gateway`: only the benchmarks whose names hold one of the words
@@ -22,6 +23,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   gateway: gatewayBench,
   agent: agentBench,
   'cold-start': coldStartBench,
+  repository: repositoryBench,
 }
 const words = process.argv.slice(2)
 console.log(`node ${process.version}, ${new Date().toISOString()}`)

@@ -1,0 +1,105 @@
+/**
+ * repository: the agent extends its own runtime, under control (DSH's tool-cordis). The model
+ * defines immutable versions of dynamic plugins (a module, or a preset fragment of built-in
+ * plugins), runs one after the user approves that version, inspects it, defines the next, updates
+ * or rolls back, stops and undefines. A dynamic plugin belongs to the session (runtime scope) that
+ * defined it, lives in memory and is gone at process end; `yoke repository export` writes one into
+ * the project, a step the user takes. See README.md for the safety model.
+ */
+import { z } from 'zod'
+import { definePlugin, type InjectedContext, type RegisteredTool } from 'yoke'
+import type { AgentApi } from '../agent-loop/api.ts'
+import type { RepositoryApi } from './api.ts'
+import { RunApprovals } from './approval.ts'
+import { inspectTools } from './inspect.ts'
+import { describePlugin, mentions } from './references.ts'
+import { Repository } from './repository.ts'
+import { repositoryTools } from './tools.ts'
+import './errors.ts'
+
+export type * from './api.ts'
+
+const config = z
+  .object({
+    /** a version's initialisation (its module's import and apply; a fragment's instances starting) */
+    initTimeoutMs: z.number().int().positive().max(600_000).default(5_000),
+    /** each call of a dynamic plugin's tool, at most (a tool may ask for less) */
+    callTimeoutMs: z.number().int().positive().max(3_600_000).default(30_000),
+    /** the heap of a module's worker */
+    maxOldGenerationSizeMb: z.number().int().min(16).max(4096).default(128),
+  })
+  .strict()
+
+export default definePlugin({
+  name: 'repository',
+  inject: ['runtime'],
+  provides: ['repository'],
+  config,
+  apply(ctx, limits) {
+    const repo = new Repository(ctx, limits)
+    const approvals = new RunApprovals(ctx)
+    const hidden = (tool: RegisteredTool, scope: string) => {
+      if (approvals.isApprovalTool(tool.name)) return true
+      const session = repo.sessionOfOwner(tool.owner)
+      return session !== undefined && !Repository.sees(scope, session)
+    }
+    ctx.tap(
+      ctx.runtime.hooks.visible,
+      'repository sessions',
+      (tools: RegisteredTool[], scope: string) =>
+        repo.unfiltered ? tools : tools.filter((t) => !hidden(t, scope)),
+    )
+    // a dynamic plugin's tools are registered globally; another session must not reach them by name
+    ctx.runtime.guard((call) => {
+      const session = repo.sessionOfOwner(call.tool?.owner)
+      if (session !== undefined && !Repository.sees(call.scope, session))
+        return `${call.name} belongs to a dynamic plugin of another session`
+    })
+    for (const tool of [...repositoryTools(repo, approvals), ...inspectTools(ctx, repo)])
+      ctx.runtime.register(tool)
+
+    const api: RepositoryApi = {
+      versions: () => repo.list().flatMap((r) => r.versions),
+      plugins: (session) => repo.list(session).map((r) => repo.info(r)),
+      hooks: repo.hooks,
+    }
+    ctx.provide('repository', api)
+    // for `yoke repository list|export` against the running dev: the user sees every session
+    ctx.control('repository-list', () => api.plugins())
+    ctx.control('repository-source', (request) => {
+      const found = api
+        .plugins()
+        .filter(
+          (p) =>
+            p.name === request.name &&
+            (request.session === undefined || p.session === request.session),
+        )
+      return found.map((p) => ({ ...p, versions: p.versions }))
+    })
+
+    // `@name` in a user prompt: the plugin's context joins the prompt before the model's first step
+    ctx.plugin(
+      {
+        name: 'repository-references',
+        inject: ['agent'],
+        apply(child: InjectedContext<['agent']>) {
+          const agent = child.agent as AgentApi
+          child.tap(
+            agent.hooks.userPrompt,
+            'repository @references',
+            (prompt: string, info: { scope: string }) => {
+              const found = mentions(prompt)
+                .map((name) => repo.find(info.scope, name))
+                .filter((r) => r !== undefined)
+              if (!found.length) return prompt
+              const blocks = found.map((r) => `[@${r.name}]\n${describePlugin(repo.info(r))}`)
+              return `${prompt}\n\n${blocks.join('\n\n')}`
+            },
+          )
+        },
+      },
+      {},
+      { key: 'references' },
+    )
+  },
+})

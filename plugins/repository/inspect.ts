@@ -1,0 +1,106 @@
+/**
+ * @module repository/inspect
+ * `yoke inspect` for the model: repository_list (every instance with what it provides and waits
+ * for, and the services) and repository_query (one instance: its tools, its hook taps, its config
+ * schema). Config values are never shown (they may hold secrets); other sessions' dynamic
+ * instances are left out.
+ */
+import { z } from 'zod'
+import type { EffectNode, FiberInfo, InjectedContext, ToolDefinition } from 'yoke'
+import type { Repository } from './repository.ts'
+
+export function inspectTools(
+  ctx: InjectedContext<['runtime']>,
+  repo: Repository,
+): ToolDefinition[] {
+  /** the instances a scope may know of */
+  const visible = (scope: string) =>
+    ctx.instances().filter((f) => {
+      const session = repo.sessionOfOwner(f.key)
+      return session === undefined || scopeSees(scope, session)
+    })
+  const scopeSees = (scope: string, session: string) =>
+    scope === session || scope.startsWith(`${session}/`)
+  const summary = (f: FiberInfo) => ({
+    key: f.key,
+    plugin: f.plugin.name,
+    state: f.state,
+    provides: f.plugin.provides,
+    injects: f.plugin.inject,
+    waitingFor:
+      f.state === 'pending' ? f.plugin.inject.filter((s) => ctx.get(s) === undefined) : [],
+    ...(f.error ? { error: f.error.message } : {}),
+    ...(f.parent ? { parent: f.parent.key } : {}),
+  })
+  return [
+    {
+      name: 'repository_list',
+      description:
+        'List the plugin instances of this runtime (state, the services each provides and injects, what a pending one waits for, why one failed) and the services that exist.',
+      risk: 'low',
+      concurrency: 'safe',
+      inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+      execute(_args, c) {
+        const instances = visible(c.call.scope).map(summary)
+        const services = [
+          ...new Set(instances.filter((i) => i.state === 'active').flatMap((i) => i.provides)),
+        ].sort()
+        return { instances, services }
+      },
+    },
+    {
+      name: 'repository_query',
+      description:
+        'One plugin instance in detail: its state, the tools it registered, the hooks it taps, its children and its config schema (JSON Schema; config values are not shown).',
+      risk: 'low',
+      concurrency: 'safe',
+      inputSchema: {
+        type: 'object',
+        properties: { instance: { type: 'string', minLength: 1 } },
+        required: ['instance'],
+        additionalProperties: false,
+      },
+      execute(args, c) {
+        const all = visible(c.call.scope)
+        const f = all.find((i) => i.key === args.instance)
+        if (!f)
+          throw new Error(
+            `no instance "${String(args.instance)}"; repository_list lists them: ${all.map((i) => i.key).join(', ')}`,
+          )
+        repo.unfiltered = true
+        let tools
+        try {
+          tools = ctx.runtime.list().filter((t) => t.owner === f.key)
+        } finally {
+          repo.unfiltered = false
+        }
+        return {
+          ...summary(f),
+          tools: tools.map((t) => ({
+            name: t.name,
+            source: t.source,
+            risk: t.risk,
+            description: t.description ?? '',
+          })),
+          hooks: labels(f.effects()).filter((l) => l.startsWith('tap ')),
+          children: all.filter((i) => i.parent === f).map((i) => i.key),
+          configSchema: schemaOf(f),
+        }
+      },
+    },
+  ]
+}
+
+function labels(nodes: EffectNode[]): string[] {
+  return nodes.flatMap((n) => [n.label, ...labels(n.children ?? [])])
+}
+
+function schemaOf(f: FiberInfo): unknown {
+  const schema = f.plugin.config
+  if (!schema) return null
+  try {
+    return z.toJSONSchema(schema as z.ZodType, { unrepresentable: 'any' })
+  } catch {
+    return 'a config schema that is not zod (it cannot be shown as JSON Schema)'
+  }
+}

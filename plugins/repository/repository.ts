@@ -1,0 +1,342 @@
+/**
+ * @module repository/repository
+ * The dynamic plugins of every session, in memory. A session is the runtime scope a call runs in
+ * (an MCP client's session scope, an agent run's scope; the global scope for `yoke run`, `yoke
+ * chat` and `yoke tools call`): its plugins are visible and changeable from that scope and the
+ * scopes under it (`<scope>/…`, a subagent's) only. Each plugin's operations run one at a time.
+ * Running a version applies it as a child instance of this plugin (`repository/<s>/<name>`); an
+ * update starts the new version beside the old one (its tools stand in front at once) and stops
+ * the old one only when the new one is active, so a failure leaves the current version running.
+ */
+import { createHash } from 'node:crypto'
+import { defineHooks, SyncHook, type ChildHandle, type FiberInfo, type InjectedContext } from 'yoke'
+import type {
+  DynamicPluginInfo,
+  DynamicState,
+  DynamicVersion,
+  RepositoryChange,
+  RunRecord,
+} from './api.ts'
+import { modulePlugin, fragmentPlugin, type Limits } from './activate.ts'
+import { checkModule, SourceProblem } from './check.ts'
+import { checkFragment } from './fragment.ts'
+
+export interface DefineInput {
+  name: string
+  purpose: string
+  kind?: 'module' | 'fragment'
+  language?: 'javascript' | 'typescript'
+  source: string
+  config?: Record<string, unknown>
+}
+
+export interface Record_ {
+  name: string
+  session: string
+  /** `s<n>`: the session's part of child keys and tool owners */
+  tag: string
+  purpose: string
+  versions: DynamicVersion[]
+  /** what each version runs: the checked module code and inject, or the fragment's instances */
+  runnable: Map<number, unknown>
+  approved: Set<number>
+  state: DynamicState
+  current?: number
+  child?: ChildHandle
+  tools: Set<string>
+  lastRun?: RunRecord
+  diagnostics: string[]
+  /** this plugin's operations, one at a time */
+  queue: Promise<unknown>
+}
+
+/** A run's result for the model: its outcome, and what went wrong when it did not start. */
+export type RunAnswer =
+  | { outcome: 'running'; version: DynamicVersion; from?: number; tools: string[] }
+  | { outcome: 'rejected' | 'failed'; version: DynamicVersion; reason: string }
+
+const MAX_DIAGNOSTICS = 20
+
+export class Repository {
+  readonly hooks = defineHooks('repository', {
+    /** what a session's model can use changed (see RepositoryChange) */
+    change: new SyncHook<[RepositoryChange]>(['change']),
+  })
+  /** session → name → plugin */
+  readonly #sessions = new Map<string, Map<string, Record_>>()
+  /** `s<n>` → session */
+  readonly #tags = new Map<string, string>()
+  #nextTag = 0
+  /** set while this plugin lists tools for itself: its visibility filter lets everything through */
+  unfiltered = false
+
+  constructor(
+    readonly ctx: InjectedContext<['runtime']>,
+    readonly limits: Limits,
+  ) {}
+
+  /** The session a child instance key belongs to (`repository/s1/weather/…`), if it is one of ours. */
+  sessionOfOwner(owner: string | undefined): string | undefined {
+    const prefix = `${this.ctx.key}/`
+    if (!owner?.startsWith(prefix)) return undefined
+    return this.#tags.get(owner.slice(prefix.length).split('/')[0]!)
+  }
+
+  /** A session's plugins are seen from its scope and the scopes under it. */
+  static sees(scope: string, session: string): boolean {
+    return scope === session || scope.startsWith(`${session}/`)
+  }
+
+  find(scope: string, name: string): Record_ | undefined {
+    for (const [session, plugins] of this.#sessions)
+      if (Repository.sees(scope, session) && plugins.has(name)) return plugins.get(name)
+    return undefined
+  }
+
+  list(scope?: string): Record_[] {
+    return [...this.#sessions]
+      .filter(([session]) => scope === undefined || Repository.sees(scope, session))
+      .flatMap(([, plugins]) => [...plugins.values()])
+  }
+
+  /** Checks and stores a new immutable version; runs nothing. */
+  async define(scope: string, input: DefineInput, by: string): Promise<DynamicVersion> {
+    const existing = this.find(scope, input.name)
+    const kind = input.kind ?? 'module'
+    const language = kind === 'fragment' ? 'yaml' : (input.language ?? 'javascript')
+    const n = (existing?.versions.length ?? 0) + 1
+    const file = `${input.name}@${n}.${kind === 'fragment' ? 'yaml' : language === 'typescript' ? 'ts' : 'mjs'}`
+    if (kind === 'fragment' && input.config && Object.keys(input.config).length)
+      throw new SourceProblem(
+        file,
+        'a fragment carries its instances’ config itself; leave config out',
+      )
+    const runnable =
+      kind === 'fragment'
+        ? await checkFragment(file, input.source)
+        : await checkModule(file, input.source, language === 'typescript', input.config)
+    const config = kind === 'fragment' ? {} : (runnable as { config: unknown }).config
+    const session = existing?.session ?? scope
+    const hash = `sha256:${createHash('sha256')
+      .update(JSON.stringify([kind, language, input.source, config]))
+      .digest('hex')}`
+    const version: DynamicVersion = Object.freeze({
+      id: `repo:${input.name}@${n}`,
+      name: input.name,
+      version: n,
+      hash,
+      kind,
+      language,
+      purpose: input.purpose,
+      source: input.source,
+      config,
+      session,
+      notes: Object.freeze([]),
+    })
+    const record = existing ?? this.#create(session, input)
+    record.versions.push(version)
+    record.runnable.set(n, runnable)
+    record.purpose = input.purpose
+    this.#emit({ action: 'define', name: record.name, session, to: version.id, by })
+    return version
+  }
+
+  /** Activates a version after approval; see the module header for what a failure leaves. */
+  run(
+    record: Record_,
+    n: number,
+    approve: (v: DynamicVersion) => Promise<string | undefined>,
+    by: string,
+  ): Promise<RunAnswer> {
+    return this.#serial(record, async () => {
+      const version = record.versions[n - 1]!
+      if (!record.approved.has(n)) {
+        const refusal = await approve(version)
+        if (refusal !== undefined) {
+          record.lastRun = { version: n, outcome: 'rejected', reason: refusal }
+          return { outcome: 'rejected', version, reason: refusal }
+        }
+        record.approved.add(n)
+      }
+      const plugin =
+        version.kind === 'fragment'
+          ? fragmentPlugin(version, record.runnable.get(n) as never, this.limits)
+          : modulePlugin(version, record.runnable.get(n) as never, this.limits, {
+              diagnose: (line) => this.#diagnose(record, line),
+              died: (child, reason) => this.#died(record, child, reason, by),
+            })
+      const child = this.ctx.plugin(plugin, version.config, { key: `${record.tag}/${record.name}` })
+      await settle(child.fiber, this.limits.initTimeoutMs + 5_000)
+      if (child.fiber.state !== 'active') {
+        const reason = child.fiber.error?.message ?? `it is ${child.fiber.state}`
+        await child()
+        record.lastRun = { version: n, outcome: 'failed', reason }
+        this.#diagnose(record, `${version.id} did not start: ${reason}`)
+        return { outcome: 'failed', version, reason }
+      }
+      const old = record.child
+      const from = record.state === 'running' ? record.current : undefined
+      record.child = child
+      record.current = n
+      record.state = 'running'
+      record.lastRun = { version: n, outcome: 'running' }
+      await old?.()
+      record.tools = new Set(this.#toolsOf(child.fiber))
+      this.#emit({
+        action: from === undefined ? 'run' : 'update',
+        name: record.name,
+        session: record.session,
+        ...(from !== undefined ? { from: `repo:${record.name}@${from}` } : {}),
+        to: version.id,
+        by,
+      })
+      return {
+        outcome: 'running',
+        version,
+        ...(from !== undefined ? { from } : {}),
+        tools: [...record.tools],
+      }
+    })
+  }
+
+  /** Stops the running version; the versions and the current pointer stay. */
+  stop(record: Record_, by: string): Promise<boolean> {
+    return this.#serial(record, async () => {
+      if (!record.child) return false
+      const child = record.child
+      record.child = undefined
+      record.tools.clear()
+      record.state = 'stopped'
+      await child()
+      this.#emit({
+        action: 'stop',
+        name: record.name,
+        session: record.session,
+        from: `repo:${record.name}@${record.current}`,
+        by,
+      })
+      return true
+    })
+  }
+
+  /** Stops it and forgets it with every version. */
+  undefine(record: Record_, by: string, forget: (v: DynamicVersion) => void): Promise<void> {
+    return this.#serial(record, async () => {
+      const child = record.child
+      record.child = undefined
+      await child?.()
+      this.#sessions.get(record.session)?.delete(record.name)
+      record.versions.forEach(forget)
+      this.#emit({
+        action: 'undefine',
+        name: record.name,
+        session: record.session,
+        ...(child ? { from: `repo:${record.name}@${record.current}` } : {}),
+        by,
+      })
+    })
+  }
+
+  info(record: Record_): DynamicPluginInfo {
+    return {
+      name: record.name,
+      session: record.session,
+      purpose: record.purpose,
+      state: record.state,
+      ...(record.current !== undefined ? { current: record.current } : {}),
+      versions: [...record.versions],
+      tools: [...record.tools].sort(),
+      ...(record.lastRun ? { lastRun: record.lastRun } : {}),
+      diagnostics: [...record.diagnostics],
+    }
+  }
+
+  #create(session: string, input: DefineInput): Record_ {
+    let plugins = this.#sessions.get(session)
+    let tag = [...this.#tags].find(([, s]) => s === session)?.[0]
+    if (!tag) this.#tags.set((tag = `s${++this.#nextTag}`), session)
+    if (!plugins) this.#sessions.set(session, (plugins = new Map()))
+    const record: Record_ = {
+      name: input.name,
+      session,
+      tag,
+      purpose: input.purpose,
+      versions: [],
+      runnable: new Map(),
+      approved: new Set(),
+      state: 'defined',
+      tools: new Set(),
+      diagnostics: [],
+      queue: Promise.resolve(),
+    }
+    plugins.set(input.name, record)
+    return record
+  }
+
+  /** The tools a child instance (and its children) registered, whichever session sees them. */
+  #toolsOf(fiber: FiberInfo): string[] {
+    const prefix = fiber.key
+    this.unfiltered = true
+    try {
+      return this.ctx.runtime
+        .list()
+        .filter((t) => t.owner === prefix || t.owner.startsWith(`${prefix}/`))
+        .map((t) => t.name)
+    } finally {
+      this.unfiltered = false
+    }
+  }
+
+  #diagnose(record: Record_, line: string) {
+    record.diagnostics.push(line)
+    if (record.diagnostics.length > MAX_DIAGNOSTICS) record.diagnostics.shift()
+  }
+
+  /** The running version's worker ended by itself: its tools go, the current pointer stays. */
+  #died(record: Record_, child: FiberInfo, reason: string, by: string) {
+    if (record.child?.fiber !== child) return
+    this.#diagnose(record, `repo:${record.name}@${record.current} stopped: ${reason}`)
+    const handle = record.child
+    record.child = undefined
+    record.tools.clear()
+    record.state = 'failed'
+    void handle()
+    this.#emit({
+      action: 'failed',
+      name: record.name,
+      session: record.session,
+      from: `repo:${record.name}@${record.current}`,
+      by,
+    })
+  }
+
+  #emit(change: RepositoryChange) {
+    try {
+      this.hooks.change.call(change)
+    } catch (err) {
+      this.ctx.logger.warn(`a repository.change tap failed: ${(err as Error)?.message ?? err}`)
+    }
+  }
+
+  #serial<T>(record: Record_, fn: () => Promise<T>): Promise<T> {
+    const next = record.queue.then(fn, fn)
+    record.queue = next.catch(() => {})
+    return next
+  }
+}
+
+/** Waits until a child fiber has loaded (active, failed or disposed), or `ms` passed. */
+async function settle(fiber: FiberInfo, ms: number): Promise<void> {
+  const deadline = performance.now() + ms
+  while (performance.now() < deadline) {
+    await new Promise((resolve) => setImmediate(resolve))
+    if (fiber.busy) {
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([
+        fiber.settled(),
+        new Promise((r) => (timer = setTimeout(r, deadline - performance.now()))),
+      ])
+      clearTimeout(timer)
+    } else if (fiber.state !== 'pending') return
+  }
+}

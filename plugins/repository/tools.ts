@@ -1,0 +1,240 @@
+/**
+ * @module repository/tools
+ * The model's tools over its session's dynamic plugins: repository_define (check and store a new
+ * immutable version, never run it), repository_run (activate a version: run, update, rollback),
+ * repository_stop, repository_undefine and repository_self (versions, source, diagnostics).
+ */
+import { YokeError, type CallContext, type ToolDefinition } from 'yoke'
+import type { DynamicVersion } from './api.ts'
+import type { RunApprovals } from './approval.ts'
+import { SourceProblem } from './check.ts'
+import type { DefineInput, Record_, Repository } from './repository.ts'
+import { describePlugin } from './references.ts'
+
+const NAME = {
+  type: 'string',
+  pattern: '^[a-z][a-z0-9-]{0,31}$',
+  description: 'the dynamic plugin’s name (lower case, digits, -)',
+}
+const short = (hash: string) => hash.slice(0, 19)
+const fail = (text: string, structured: unknown) => ({
+  content: [{ type: 'text' as const, text }],
+  structured,
+  isError: true,
+})
+
+export function repositoryTools(repo: Repository, approvals: RunApprovals): ToolDefinition[] {
+  const session = (c: CallContext) => c.call.scope
+  const record = (c: CallContext, name: string, version?: number): Record_ => {
+    const found = repo.find(session(c), name)
+    if (!found || (version !== undefined && !found.versions[version - 1]))
+      throw new YokeError('REPOSITORY_UNKNOWN', {
+        name,
+        version: found && version !== undefined ? `@${version}` : '',
+      })
+    return found
+  }
+  return [
+    {
+      name: 'repository_define',
+      description:
+        'Define a new immutable version of a dynamic plugin of this session (a new plugin, or the next version of one you defined). It is checked (syntax, imports, plugin shape, config schema) and stored, never run: run it with repository_run. kind "module": JavaScript or TypeScript, `export default { name, inject: ["runtime"], config?: <JSON Schema>, apply(ctx, config) { ctx.runtime.register({ name, description, inputSchema, execute(args) { … } }) } }`, importing only node: modules. kind "fragment": YAML `plugins: { key: { use: <built-in plugin>, config: … } }` adding instances of existing plugins (an MCP server is use: mcp-client).',
+      risk: 'low',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          name: NAME,
+          purpose: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 500,
+            description: 'one sentence: what it is for',
+          },
+          kind: { type: 'string', enum: ['module', 'fragment'], default: 'module' },
+          language: {
+            type: 'string',
+            enum: ['javascript', 'typescript'],
+            default: 'javascript',
+            description: 'a module’s language',
+          },
+          source: { type: 'string', minLength: 1, maxLength: 200_000 },
+          config: {
+            type: 'object',
+            description: 'a module’s instance config, checked against its config schema',
+          },
+        },
+        required: ['name', 'purpose', 'source'],
+        additionalProperties: false,
+      },
+      async execute(args, c) {
+        let version: DynamicVersion
+        try {
+          version = await repo.define(session(c), args as unknown as DefineInput, c.call.caller)
+        } catch (err) {
+          if (!(err instanceof SourceProblem)) throw err
+          const e = new YokeError('REPOSITORY_SOURCE_INVALID', {
+            where: err.where,
+            reason: err.message,
+          })
+          return fail(`${e.code}: ${e.message}\nhint: ${e.hint}`, {
+            ok: false,
+            code: e.code,
+            where: err.where,
+            reason: err.message,
+          })
+        }
+        return {
+          content: [
+            {
+              type: 'text',
+              text: `Defined ${version.id} (${short(version.hash)}): it is not running. Run it with repository_run {"plugin":"${version.name}","version":${version.version}}${version.version > 1 ? ' (mode "update" switches a running version to it)' : ''}.`,
+            },
+          ],
+          structured: { ok: true, id: version.id, version: version.version, hash: version.hash },
+        }
+      },
+    },
+    {
+      name: 'repository_run',
+      description:
+        'Activate a version of a dynamic plugin of this session: mode "run" starts it, "update" switches the running version to it (an older version is a rollback). The user is asked to approve each version the first time it runs in this session; a refusal is "rejected" and nothing is applied. A version that fails to start leaves the current one as it was.',
+      risk: 'medium',
+      timeoutMs: 15 * 60_000,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          plugin: NAME,
+          version: { type: 'integer', minimum: 1, description: 'default: the latest' },
+          mode: {
+            type: 'string',
+            enum: ['run', 'update'],
+            description: 'default: update when one is running, else run',
+          },
+        },
+        required: ['plugin'],
+        additionalProperties: false,
+      },
+      async execute(args, c) {
+        const r = record(c, String(args.plugin), args.version as number | undefined)
+        const n = (args.version as number | undefined) ?? r.versions.length
+        const running = r.state === 'running'
+        if (args.mode === 'run' && running)
+          return fail(
+            `${r.name} is running version ${r.current}: use mode "update" to switch it to version ${n}`,
+            { ok: false, state: r.state },
+          )
+        if (args.mode === 'update' && !running)
+          return fail(`${r.name} is not running (${r.state}): use mode "run"`, {
+            ok: false,
+            state: r.state,
+          })
+        const answer = await repo.run(
+          r,
+          n,
+          (v) => approvals.ask(v, r.tag, c.call, c),
+          c.call.caller,
+        )
+        const v = answer.version
+        if (answer.outcome === 'running') {
+          const tools = answer.tools.length
+            ? `its tools: ${answer.tools.join(', ')} (offered from your next step)`
+            : 'it registered no tools'
+          const what =
+            answer.from === undefined
+              ? 'running'
+              : answer.from === v.version
+                ? 'restarted'
+                : `running (was version ${answer.from})`
+          return {
+            content: [{ type: 'text', text: `${v.id} is ${what}; ${tools}.` }],
+            structured: { ok: true, state: 'running', id: v.id, tools: answer.tools },
+          }
+        }
+        const code = answer.outcome === 'rejected' ? 'REPOSITORY_REJECTED' : 'REPOSITORY_RUN_FAILED'
+        const e = new YokeError(code, { id: v.id, reason: answer.reason })
+        const kept =
+          r.state === 'running'
+            ? `version ${r.current} keeps running`
+            : `${r.name} stays ${r.state}`
+        return fail(`${answer.outcome}: ${e.message}; ${kept}\nhint: ${e.hint}`, {
+          ok: false,
+          state: answer.outcome,
+          id: v.id,
+          reason: answer.reason,
+          current: r.current ?? null,
+        })
+      },
+    },
+    {
+      name: 'repository_stop',
+      description:
+        'Stop the running version of a dynamic plugin of this session; its versions and current version are kept (repository_run starts it again).',
+      risk: 'medium',
+      inputSchema: {
+        type: 'object',
+        properties: { plugin: NAME },
+        required: ['plugin'],
+        additionalProperties: false,
+      },
+      async execute(args, c) {
+        const r = record(c, String(args.plugin))
+        const stopped = await repo.stop(r, c.call.caller)
+        return stopped
+          ? `Stopped ${r.name} (version ${r.current} stays current).`
+          : `${r.name} was not running (${r.state}).`
+      },
+    },
+    {
+      name: 'repository_undefine',
+      description:
+        'Remove a dynamic plugin of this session for good: stop it and forget every version.',
+      risk: 'medium',
+      inputSchema: {
+        type: 'object',
+        properties: { plugin: NAME },
+        required: ['plugin'],
+        additionalProperties: false,
+      },
+      async execute(args, c) {
+        const r = record(c, String(args.plugin))
+        await repo.undefine(r, c.call.caller, (v) => approvals.forget(v))
+        return `Removed ${r.name} and its ${r.versions.length} version(s).`
+      },
+    },
+    {
+      name: 'repository_self',
+      description:
+        "This session's dynamic plugins: with no arguments a summary of each; with plugin, its versions, state, tools and diagnostics; with plugin and version, that version's whole source.",
+      risk: 'low',
+      concurrency: 'safe',
+      inputSchema: {
+        type: 'object',
+        properties: { plugin: NAME, version: { type: 'integer', minimum: 1 } },
+        additionalProperties: false,
+      },
+      execute(args, c) {
+        if (args.plugin === undefined) {
+          const plugins = repo.list(session(c)).map((r) => repo.info(r))
+          if (!plugins.length)
+            return 'This session has no dynamic plugins; repository_define makes one.'
+          return {
+            content: [
+              {
+                type: 'text',
+                text: plugins
+                  .map(
+                    (p) =>
+                      `${p.name}: ${p.state}${p.current ? ` (version ${p.current} of ${p.versions.length})` : ` (${p.versions.length} version(s))`} — ${p.purpose}`,
+                  )
+                  .join('\n'),
+              },
+            ],
+            structured: plugins.map(({ versions, ...p }) => ({ ...p, versions: versions.length })),
+          }
+        }
+        const r = record(c, String(args.plugin), args.version as number | undefined)
+        return describePlugin(repo.info(r), args.version as number | undefined)
+      },
+    },
+  ]
+}

@@ -1,0 +1,89 @@
+// The worker side of a dynamic plugin (see worker-host.ts): imports the module from memory, runs its
+// apply with a context that reaches yoke only through messages (ctx.runtime.register, ctx.logger,
+// ctx.signal), and runs its tools' bodies when the host asks. Plain JavaScript, so that it starts
+// without a TypeScript loader. This is a fault boundary (a loop or a crash ends this thread, not
+// yoke), not a security boundary: the module has Node's whole API here.
+import { parentPort, workerData } from 'node:worker_threads'
+
+const tools = new Map()
+const calls = new Map()
+const lifetime = new AbortController()
+let cleanup
+
+const post = (message) => parentPort.postMessage(message)
+const text = (err) => (err instanceof Error ? err.message : String(err))
+
+const logger = Object.fromEntries(
+  ['debug', 'info', 'warn', 'error'].map((level) => [
+    level,
+    (message, error) =>
+      post({ type: 'log', level, message: error ? `${message}: ${text(error)}` : String(message) }),
+  ]),
+)
+
+function register(def) {
+  if (!def || typeof def.name !== 'string' || typeof def.execute !== 'function')
+    throw new TypeError('a tool needs a name and an execute function')
+  if (tools.has(def.name)) throw new Error(`this plugin registered the tool ${def.name} already`)
+  tools.set(def.name, def)
+  const { execute: _execute, ...shape } = def
+  post({ type: 'register', tool: JSON.parse(JSON.stringify(shape)) })
+  let done = false
+  return () => {
+    if (done) return
+    done = true
+    tools.delete(def.name)
+    post({ type: 'unregister', name: def.name })
+  }
+}
+
+async function init({ code, key, config, inject }) {
+  const module = await import(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`)
+  const value = module.default
+  const apply = typeof value === 'function' ? value : value?.apply
+  if (typeof apply !== 'function') throw new TypeError('the default export has no apply function')
+  const ctx = { key, signal: lifetime.signal, logger }
+  if (inject.includes('runtime')) ctx.runtime = { register }
+  const out = await apply.call(value, ctx, config)
+  if (typeof out === 'function') cleanup = out
+}
+
+async function call({ id, tool, args }) {
+  const def = tools.get(tool)
+  const controller = new AbortController()
+  calls.set(id, controller)
+  try {
+    if (!def) throw new Error(`the plugin has no tool ${tool} (any more)`)
+    const value = await def.execute(args, {
+      signal: controller.signal,
+      progress: (event) => post({ type: 'progress', id, event }),
+    })
+    post({ type: 'result', id, value })
+  } catch (err) {
+    post({ type: 'error', id, message: text(err) })
+  } finally {
+    calls.delete(id)
+  }
+}
+
+parentPort.on('message', (message) => {
+  switch (message.type) {
+    case 'call':
+      return void call(message)
+    case 'cancel':
+      return calls.get(message.id)?.abort(new Error('the call ended early'))
+    case 'ping':
+      return post({ type: 'pong', id: message.id })
+    case 'dispose':
+      lifetime.abort(new Error('the plugin was stopped'))
+      return void Promise.resolve()
+        .then(() => cleanup?.())
+        .catch((err) => logger.warn('its cleanup failed', err))
+        .finally(() => post({ type: 'disposed' }))
+  }
+})
+
+init(workerData).then(
+  () => post({ type: 'ready' }),
+  (err) => post({ type: 'init-failed', message: text(err) }),
+)

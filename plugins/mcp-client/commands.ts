@@ -18,6 +18,7 @@ import {
 } from 'yoke/cli'
 import type { McpServerStatus } from '../mcp/api.ts'
 import type { ImportResult } from './import.ts'
+import { oauthCommands } from './oauth/commands.ts'
 
 const mcpList = defineCommand({
   name: 'mcp list',
@@ -322,4 +323,4 @@ function printServers(servers: McpServerStatus[], args: ParsedArgs, source: stri
   return 0
 }
 
-export const commands = [mcpList, mcpRestart, mcpAdd, mcpRemove, mcpImport]
+export const commands = [mcpList, mcpRestart, mcpAdd, mcpRemove, mcpImport, ...oauthCommands]

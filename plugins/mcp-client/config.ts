@@ -8,6 +8,7 @@ import { basename, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { z } from 'zod'
 import { BLOCKED_ENV } from '../exec-tools/api.ts'
+import type { OAuthSettings } from './oauth/client.ts'
 
 export { BLOCKED_ENV }
 
@@ -101,6 +102,31 @@ export const mcpClientConfig = z
       .positive()
       .max(512 * 1024 * 1024)
       .default(64 * 1024 * 1024),
+    /**
+     * OAuth 2.1 (an HTTP server that answers 401): `true`, or settings. Sign in with
+     * `yoke mcp login <serverName>`; tokens live in the OS keyring or $YOKE_HOME, never here
+     */
+    oauth: z
+      .union([
+        z.boolean(),
+        z
+          .object({
+            /** the scopes to ask for (default: what the server's 401 or its metadata names) */
+            scopes: z
+              .array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'not an OAuth scope'))
+              .default([]),
+            /** a client id registered with the authorization server (else CIMD or dynamic registration) */
+            clientId: z.string().min(1).optional(),
+            /** yoke's Client ID Metadata Document, an https URL, used where the server supports CIMD */
+            clientMetadataUrl: z.url({ protocol: /^https$/ }).optional(),
+            /** a fixed port for the loopback redirect http://127.0.0.1:PORT/callback (default: a free one) */
+            callbackPort: z.number().int().min(1).max(65535).optional(),
+            /** development only: an authorization server on a loopback address (and plain http for it) */
+            allowLoopback: z.boolean().default(false),
+          })
+          .strict(),
+      ])
+      .default(false),
     /** refuse private, loopback, link-local and metadata addresses and redirects (for URLs from packages) */
     ssrfGuard: z.boolean().default(false),
     /** let the server ask the `model` service for completions (MCP sampling); off by default: it spends your tokens */
@@ -116,6 +142,10 @@ export const mcpClientConfig = z
     if (cfg.command && cfg.url) problem('give either command (stdio) or url (HTTP), not both')
     else if (kind === 'stdio' && !cfg.command) problem('a stdio server needs command', ['command'])
     else if (kind !== 'stdio' && !cfg.url) problem(`an ${kind} server needs url`, ['url'])
+    if (cfg.oauth && kind === 'stdio')
+      problem('oauth is for HTTP servers (url); a stdio server gets its secrets through env', [
+        'oauth',
+      ])
     for (const name of Object.keys(cfg.env))
       if (BLOCKED_ENV.has(name.toUpperCase()))
         problem(`${name} may not be set: it makes a process load foreign code`, ['env', name])
@@ -136,6 +166,12 @@ export const mcpClientConfig = z
   })
 
 export type McpClientConfig = z.output<typeof mcpClientConfig>
+
+/** The entry's OAuth settings, or undefined when it does not use OAuth. */
+export function oauthOf(cfg: Pick<McpClientConfig, 'oauth'>): OAuthSettings | undefined {
+  if (!cfg.oauth) return undefined
+  return cfg.oauth === true ? { scopes: [], allowLoopback: false } : cfg.oauth
+}
 
 /** How long a call may run in all, progress or not: maxCallMs, else 10 × callMs (within a timer's range). */
 export function totalCallMs(cfg: Pick<McpClientConfig, 'callMs' | 'maxCallMs'>): number {

@@ -10,6 +10,22 @@ export const errors = defineErrors('mcp-client', {
     message: 'refused to connect to {url}: {reason}',
     hint: 'URLs from packages and imported files may not reach private, loopback, link-local or metadata addresses, nor redirect; put the server in your own config (ssrfGuard: false, or `yoke mcp import --trust-urls` for a file that is yours) to reach a local one.',
   },
+  OAUTH_LOGIN_REQUIRED: {
+    message: 'MCP server "{server}" needs a sign-in ({reason}): run `yoke mcp login {server}`',
+    hint: '`yoke mcp login {server}` prints a URL to open (--headless on a machine without a browser); the server waits until then and connects once you have signed in.',
+  },
+  OAUTH_FAILED: {
+    message: 'signing in to MCP server "{server}" failed: {reason}',
+    hint: 'Check the server URL and its oauth settings (scopes, clientId, callbackPort), then run `yoke mcp login {server}` again.',
+  },
+  CREDENTIALS_EXPOSED: {
+    message: '{file} may be read by others (mode {mode}); yoke will not use the credentials in it',
+    hint: 'Run `chmod 600 {file}` (and check who could have read it), or delete it and sign in again with `yoke mcp login`.',
+  },
+  CREDENTIALS_UNREADABLE: {
+    message: '{file} is not a credentials file yoke can read (not JSON)',
+    hint: 'Delete it and sign in again with `yoke mcp login`.',
+  },
 })
 
 type Codes = typeof errors

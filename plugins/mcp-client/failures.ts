@@ -5,11 +5,18 @@
  * and the connection is dropped), or the server's own answer (a JSON-RPC error, a result the
  * SDK refused, a task that failed): that one is the call's error and the connection stays.
  */
-import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client'
+import {
+  InsufficientScopeError,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+} from '@modelcontextprotocol/client'
 import { DispatchError } from '@modelcontextprotocol/ext-tasks/client'
 import { YokeError } from 'yoke'
 import { totalCallMs, type McpClientConfig } from './config.ts'
 import { sessionExpired } from './http.ts'
+import { LoginRequired } from './oauth/client.ts'
 import type { Session } from './session.ts'
 
 /** A question in a call's result that yoke cannot answer (sampling off, no roots): the call's error. */
@@ -30,6 +37,13 @@ const REQUEST_CODES = new Set<string>([
   SdkErrorCode.ListPaginationExceeded,
 ])
 
+/** The LoginRequired somewhere in an error's causes (the transport wraps what its auth throws). */
+export function loginNeeded(err: unknown): LoginRequired | undefined {
+  for (let e = err, depth = 0; e && depth < 6; e = (e as Error).cause, depth++)
+    if (e instanceof LoginRequired) return e
+  return undefined
+}
+
 export function failure(
   thrown: unknown,
   cfg: McpClientConfig,
@@ -45,6 +59,19 @@ export function failure(
     // callMs passed without progress, or maxCallMs in all
     const ms = /total/i.test(message) ? totalCallMs(cfg) : cfg.callMs
     return { kind: 'timeout', error: new YokeError('TIMEOUT', { name: tool, ms }, { cause: err }) }
+  }
+  const login = loginNeeded(err)
+  if (login) return { kind: 'unreachable', why: login.message, error: login }
+  if (err instanceof InsufficientScopeError) {
+    // a refresh cannot widen a grant: the next login asks for the union (see oauth/client.ts)
+    session.wantScope?.(err.requiredScope)
+    return {
+      kind: 'answer',
+      error: new LoginRequired(
+        server,
+        `this call needs more permission (scope ${JSON.stringify(err.requiredScope ?? '?')}) than it was granted`,
+      ),
+    }
   }
   const closed = () =>
     unavailable(

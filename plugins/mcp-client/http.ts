@@ -13,6 +13,7 @@ import {
   SdkHttpError,
   SSEClientTransport,
   StreamableHTTPClientTransport,
+  type AuthProvider,
   type FetchLike,
 } from '@modelcontextprotocol/client'
 import { YokeError } from 'yoke'
@@ -50,7 +51,7 @@ type Lookup = typeof dnsLookup
  * a name that resolves to a public address for the check and to a private one for the connection
  * (DNS rebinding) is still refused.
  */
-export function guardedLookup(resolve: Lookup = dnsLookup) {
+export function guardedLookup(resolve: Lookup = dnsLookup, allowed = (_address: string) => false) {
   return (
     hostname: string,
     options: LookupOptions,
@@ -58,7 +59,7 @@ export function guardedLookup(resolve: Lookup = dnsLookup) {
   ) => {
     resolve(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err)
-      const bad = addresses.find((a) => isPrivateAddress(a.address))
+      const bad = addresses.find((a) => isPrivateAddress(a.address) && !allowed(a.address))
       if (bad)
         return callback(
           new YokeError('URL_REFUSED', {
@@ -72,19 +73,24 @@ export function guardedLookup(resolve: Lookup = dnsLookup) {
   }
 }
 
-/** fetch that checks every request's host (before it, and again as it connects) and refuses redirects. */
+/**
+ * fetch that checks every request's host (before it, and again as it connects) and refuses
+ * redirects. `allowed` exempts addresses from the connect-time check (the explicit loopback
+ * allowance for a development authorization server).
+ */
 export function guardedFetch(
   check: (url: string | URL) => Promise<void> = checkUrl,
   resolve?: Lookup,
+  allowed?: (address: string) => boolean,
 ): FetchLike {
-  const dispatcher = new Agent({ connect: { lookup: guardedLookup(resolve) as never } })
+  const dispatcher = new Agent({ connect: { lookup: guardedLookup(resolve, allowed) as never } })
   return async (url, init) => {
     await check(url)
-    const response = (await undiciFetch(url, {
+    const response = await undiciFetch(url, {
       ...(init as object),
       redirect: 'manual',
       dispatcher,
-    })) as unknown as Response
+    })
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => {})
       throw new YokeError('URL_REFUSED', {
@@ -92,7 +98,13 @@ export function guardedFetch(
         reason: `it redirects (HTTP ${response.status}) and redirects are refused`,
       })
     }
-    return response
+    // the global Response class: the SDK tells an error answer by `instanceof Response`
+    const { status, statusText, headers } = response
+    return new Response(response.body as ReadableStream | null, {
+      status,
+      statusText,
+      headers: headers as unknown as Headers,
+    })
   }
 }
 
@@ -100,12 +112,17 @@ export interface HttpOptions {
   url: string
   headers: Record<string, string>
   ssrfGuard: boolean
+  /** OAuth: the bearer token before each request, and what to do on a 401 (oauth/session.ts) */
+  authProvider?: AuthProvider
 }
 
 export function streamableTransport(options: HttpOptions): StreamableHTTPClientTransport {
   return new StreamableHTTPClientTransport(new URL(options.url), {
     requestInit: { headers: options.headers },
     fetch: options.ssrfGuard ? guardedFetch() : undefined,
+    authProvider: options.authProvider,
+    // a step-up needs the user (a refresh cannot widen a grant): the call says so instead
+    onInsufficientScope: 'throw',
     // our supervisor reconnects; the SDK's own retries of the event stream would only hide an outage
     reconnectionOptions: {
       initialReconnectionDelay: 1000,
@@ -121,6 +138,7 @@ export function sseTransport(options: HttpOptions): SSEClientTransport {
   return new SSEClientTransport(new URL(options.url), {
     requestInit: { headers: options.headers },
     fetch: fetcher,
+    authProvider: options.authProvider,
     eventSourceInit: {
       // the event stream's request keeps its own headers (Accept: text/event-stream) and gets ours
       fetch: (url, init) => {

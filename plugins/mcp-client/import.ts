@@ -115,6 +115,8 @@ function fieldReader(entry: Fields) {
     boolean: (key: string) =>
       get(key, (v): v is boolean => typeof v === 'boolean', 'true or false'),
     has: (key: string) => entry[key] !== undefined,
+    /** any value, marked read */
+    raw: (key: string) => get(key, (_v): _v is unknown => true, 'a value'),
     ignore: (...keys: string[]) => keys.forEach((k) => read.add(k)),
     note: (message: string) => notes.push(message),
     /** mcp-client refuses these names outright (the instance would fail), so they go, with a note */
@@ -146,6 +148,35 @@ function mergeMaps(...parts: Array<Record<string, string> | undefined>) {
     : undefined
 }
 
+/**
+ * Claude Code's `oauth` object (clientId, callbackPort, scopes as one string,
+ * authServerMetadataUrl) as mcp-client's; `oauth: true` too. A client secret is never carried.
+ */
+function claudeOauth(
+  value: unknown,
+  r: ReturnType<typeof fieldReader>,
+): Fields | boolean | undefined {
+  if (value === undefined || value === false) return undefined
+  if (value === true) return true
+  if (!isObject(value)) {
+    r.note('oauth dropped: it is not an object')
+    return undefined
+  }
+  const out: Fields = {}
+  if (typeof value.clientId === 'string' && value.clientId) out.clientId = value.clientId
+  if (Number.isInteger(value.callbackPort)) out.callbackPort = value.callbackPort
+  if (typeof value.scopes === 'string' && value.scopes.trim())
+    out.scopes = value.scopes.trim().split(/\s+/)
+  if (Array.isArray(value.scopes)) out.scopes = value.scopes.filter((s) => typeof s === 'string')
+  if (value.authServerMetadataUrl !== undefined)
+    r.note(
+      'oauth.authServerMetadataUrl is not supported: yoke discovers the authorization server from the server',
+    )
+  if (value.clientSecret !== undefined)
+    r.note('oauth.clientSecret dropped: yoke signs in as a public client (PKCE)')
+  return Object.keys(out).length ? out : true
+}
+
 /** One `.mcp.json` / Claude Desktop entry. The type defaults as Claude Code's does: command → stdio, else http. */
 function fromMcpJson(entry: Fields): Converted {
   const r = fieldReader(entry)
@@ -153,7 +184,7 @@ function fromMcpJson(entry: Fields): Converted {
   if (type === 'ws') throw new SkipEntry('uses the ws transport, which mcp-client does not support')
   if (!['stdio', 'http', 'sse'].includes(type))
     throw new SkipEntry(`type must be stdio, http, sse or ws, not "${type}"`)
-  r.ignore('oauth', 'alwaysLoad', 'headersHelper') // oauth, alwaysLoad: Claude Code's own client settings
+  r.ignore('alwaysLoad', 'headersHelper') // alwaysLoad: Claude Code's own client setting
   if (r.has('headersHelper'))
     r.note('headersHelper is not supported; add the headers it produces under config.headers')
   const callMs = toMs(r.positive('timeout'))
@@ -164,11 +195,17 @@ function fromMcpJson(entry: Fields): Converted {
     const command = r.text('command')
     if (command === undefined) throw new SkipEntry('a stdio server needs a command')
     config = { command, args: r.strings('args'), env: r.dropBlocked(r.env('env')) }
+    if (r.raw('oauth') !== undefined) r.note('oauth dropped: OAuth is for HTTP servers')
   } else {
     const url = r.url('url')
     if (url === undefined) throw new SkipEntry(`an ${type} server needs a url`)
     // plain http is left to inference (streamable HTTP with SSE fallback); sse is pinned
-    config = { url, headers: r.stringMap('headers'), transport: type === 'sse' ? 'sse' : undefined }
+    config = {
+      url,
+      headers: r.stringMap('headers'),
+      transport: type === 'sse' ? 'sse' : undefined,
+      oauth: claudeOauth(r.raw('oauth'), r),
+    }
   }
   return { enabled: true, config: compact({ ...config, callMs, protocol }), notes: r.notes() }
 }
@@ -189,9 +226,15 @@ function fromCodex(entry: Fields): Converted {
       fromEnv &&
       Object.fromEntries(Object.entries(fromEnv).map(([header, name]) => [header, ref(name)]))
     const auth = bearer === undefined ? undefined : { Authorization: `Bearer ${ref(bearer)}` }
+    const scopes = r.strings('scopes')
+    r.ignore('oauth_resource')
+    if (r.has('oauth_resource'))
+      r.note('oauth_resource is not needed: yoke sends the resource its metadata names')
     config = {
       url: r.url('url'),
       headers: mergeMaps(r.stringMap('http_headers'), envHeaders, auth),
+      // Codex signs in with `codex mcp login` when no bearer is set: yoke's is `yoke mcp login`
+      oauth: scopes?.length ? { scopes } : undefined,
     }
   } else throw new SkipEntry('needs a command or a url')
   const startupSec = r.positive('startup_timeout_sec')

@@ -8,12 +8,15 @@
 import { createRequire } from 'node:module'
 import type { Tool } from '@modelcontextprotocol/client'
 import { definePlugin, YokeError, type CallContext, type ToolOutput } from 'yoke'
-import type { McpList, McpServerHandle } from '../mcp/api.ts'
+import type { McpList, McpServerHandle, McpServerStatus } from '../mcp/api.ts'
 import { SdkCall } from './call.ts'
 import { callTool as callOnce, type AnswerInput } from './calls.ts'
-import { mcpClientConfig, rootsOf, transportOf } from './config.ts'
+import { mcpClientConfig, oauthOf, rootsOf, transportOf } from './config.ts'
 import { elicitThrough } from './elicit.ts'
-import { failure, Unanswerable } from './failures.ts'
+import { failure, loginNeeded, Unanswerable } from './failures.ts'
+import { guardedFetch } from './http.ts'
+import { ServerAuth } from './oauth/client.ts'
+import { openStore } from './oauth/store.ts'
 import { answerSampling } from './sampling.ts'
 import { Session } from './session.ts'
 import { Supervisor } from './supervisor.ts'
@@ -23,6 +26,9 @@ import './errors.ts'
 
 export { mcpClientConfig, publicToolName, type McpClientConfig } from './config.ts'
 export { toOutput } from './tools.ts'
+
+/** how often a server that needs a sign-in looks for new credentials */
+const SIGN_IN_POLL_MS = 1000
 
 const { version } = createRequire(import.meta.url)('yoke/package.json') as { version: string }
 
@@ -61,6 +67,16 @@ export default definePlugin({
       ctx.signal,
     )
     const tasks = new WeakMap<Session, TaskCalls>()
+    const oauth = oauthOf(cfg)
+    const serverAuth =
+      oauth &&
+      new ServerAuth({
+        server,
+        url: cfg.url!,
+        settings: oauth,
+        store: openStore(ctx.project.home),
+        serverFetch: cfg.ssrfGuard ? guardedFetch() : undefined,
+      })
     const supervisor: Supervisor = new Supervisor(cfg.reconnect, {
       open: async (signal) => {
         const session = await Session.open(
@@ -76,6 +92,8 @@ export default definePlugin({
               elicit(params, running.size === 1 ? [...running][0]!.call : undefined, signal),
             legacyOnly,
             learntLegacy: () => (legacyOnly = true),
+            auth: serverAuth?.transportAuth(),
+            wantScope: serverAuth && ((scope) => serverAuth.wantScope(scope)),
           },
           signal,
         )
@@ -87,6 +105,7 @@ export default definePlugin({
         return session
       },
       ready: (session) => tools.sync(session.client, 'connected'),
+      blocked: (err) => loginNeeded(err) !== undefined,
       async gaveUp() {
         ctx.logger.error(
           `MCP server "${server}" ${supervisor.describe()}; its tools are unregistered`,
@@ -94,6 +113,10 @@ export default definePlugin({
         await tools.clear()
       },
       changed: (state) => {
+        if (state === 'needs-login') {
+          ctx.logger.warn(supervisor.lastError ?? `MCP server "${server}" needs a sign-in`)
+          watchSignIn()
+        }
         if (state === 'reconnecting' && supervisor.attempt === 1)
           ctx.logger.warn(
             `MCP server "${server}" disconnected (${supervisor.lastError}); reconnecting`,
@@ -108,6 +131,7 @@ export default definePlugin({
           err,
         ),
     })
+    let watching = false
     const connected = () => (supervisor.state === 'connected' ? supervisor.session : undefined)
     const handle: McpServerHandle = {
       name: server,
@@ -152,10 +176,38 @@ export default definePlugin({
     ])
     if (failed && cfg.failOnStartupError)
       throw new YokeError('MCP_CONNECT_FAILED', { server, reason: failed.message })
-    if (failed && !ctx.signal.aborted)
+    if (failed && !ctx.signal.aborted && !loginNeeded(failed))
       ctx.logger.warn(
         `MCP server "${server}" could not start (${failed.message}); ${supervisor.describe()}`,
       )
+
+    /**
+     * While it needs a sign-in, the credential store is read every second: a `yoke mcp login`
+     * (another process) that stored new credentials for this server reconnects it.
+     */
+    function watchSignIn() {
+      if (watching) return
+      watching = true
+      const seen = serverAuth?.credentials?.savedAt
+      const timer = setInterval(() => {
+        if (supervisor.state !== 'needs-login') return stop()
+        let now: number | undefined
+        try {
+          now = serverAuth?.credentials?.savedAt
+        } catch {
+          return // a store that cannot be read now (mode, JSON) is reported on the next attempt
+        }
+        if (now !== seen && serverAuth?.credentials?.tokens) {
+          stop()
+          supervisor.restart()
+        }
+      }, SIGN_IN_POLL_MS)
+      timer.unref()
+      const stop = () => {
+        clearInterval(timer)
+        watching = false
+      }
+    }
 
     /** A list changed on the server: tools are read again; the hub passes every change on. */
     function listChanged(list: McpList) {

@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import {
   StreamableHTTPClientTransport,
+  type AuthProvider,
   type Client,
   type ClientCapabilities,
   type CreateMessageRequest,
@@ -29,6 +30,7 @@ import { sessionExpired, sseTransport, streamableTransport, wantsSse } from './h
 import { capabilitiesOf, eraProblem, exitedOnProbe, makeClient, PROBE_MS } from './negotiation.ts'
 import { ProcessTransport, serverEnv, tellingLine } from './stdio.ts'
 import { Wire } from './wire.ts'
+import { loginNeeded } from './failures.ts'
 
 export type TransportKind = 'stdio' | 'http' | 'sse'
 
@@ -49,6 +51,10 @@ export interface SessionHost {
   legacyOnly: boolean
   /** remembers that the server speaks only the 2025 era (it exited on the probe, or ignored it) */
   learntLegacy(): void
+  /** OAuth: the bearer token per request and the answer to a 401 (oauth/client.ts) */
+  auth?: AuthProvider
+  /** OAuth: remembers a scope the server asked for (the next login asks for it) */
+  wantScope?(scope?: string): void
 }
 
 export class Session {
@@ -62,6 +68,8 @@ export class Session {
   why?: string
   /** it ended because the server forgot the session: reconnect at once, it is not an outage */
   expired = false
+  /** OAuth: a step-up the server asked for (SessionHost.wantScope) */
+  wantScope?: (scope?: string) => void
 
   private constructor(
     readonly client: Client,
@@ -106,8 +114,9 @@ export class Session {
   ): Promise<Session> {
     const capabilities = capabilitiesOf(host)
     const client = makeClient(cfg, host, capabilities)
-    const wire = new Wire(makeTransport(cfg, kind, host.projectDir))
+    const wire = new Wire(makeTransport(cfg, kind, host.projectDir, host.auth))
     const session = new Session(client, capabilities, wire, kind)
+    session.wantScope = host.wantScope
     session.#wire(host)
     let timer: NodeJS.Timeout | undefined
     let onAbort: (() => void) | undefined
@@ -150,6 +159,7 @@ export class Session {
         host.learntLegacy()
         return Session.open(cfg, host, signal, kind, { kind: 'legacy' })
       }
+      if (loginNeeded(err)) throw loginNeeded(err)
       if (kind === 'http' && !cfg.transport && wantsSse(err))
         return Session.open(cfg, host, signal, 'sse', prior)
       throw new Error(describe(err, session, cfg), { cause: err })
@@ -298,7 +308,12 @@ export class Session {
 }
 
 /** A stdio server runs in the project directory, or in `cwd` relative to it (as Claude Code runs .mcp.json servers). */
-function makeTransport(cfg: McpClientConfig, kind: TransportKind, projectDir: string): Transport {
+function makeTransport(
+  cfg: McpClientConfig,
+  kind: TransportKind,
+  projectDir: string,
+  authProvider?: AuthProvider,
+): Transport {
   if (kind === 'stdio')
     return new ProcessTransport({
       command: cfg.command!,
@@ -307,7 +322,7 @@ function makeTransport(cfg: McpClientConfig, kind: TransportKind, projectDir: st
       cwd: resolve(projectDir, cfg.cwd ?? '.'),
       maxMessageBytes: cfg.maxMessageBytes,
     })
-  const options = { url: cfg.url!, headers: cfg.headers, ssrfGuard: cfg.ssrfGuard }
+  const options = { url: cfg.url!, headers: cfg.headers, ssrfGuard: cfg.ssrfGuard, authProvider }
   return kind === 'http' ? streamableTransport(options) : sseTransport(options)
 }
 

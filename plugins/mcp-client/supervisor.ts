@@ -7,7 +7,9 @@
  */
 import type { Session } from './session.ts'
 
-export type ServerState = 'connecting' | 'connected' | 'reconnecting' | 'gave-up' | 'closed'
+/** `needs-login`: the server wants a person to sign in (OAuth); no retries until restart() */
+export type ServerState =
+  'connecting' | 'connected' | 'reconnecting' | 'gave-up' | 'needs-login' | 'closed'
 
 export interface ReconnectPolicy {
   initialDelayMs: number
@@ -21,6 +23,8 @@ export interface SupervisorHooks {
   /** runs on every new connection before it counts as connected (the tool sync); a throw fails the attempt */
   ready(session: Session): Promise<void>
   gaveUp(): Promise<void>
+  /** a failure no retry can fix without a person (a sign-in): true stops the loop until restart() */
+  blocked?(err: Error): boolean
   changed(state: ServerState): void
   /** a hook threw: reported, and the loop goes on */
   failed(what: string, err: unknown): void
@@ -90,7 +94,8 @@ export class Supervisor {
     if (up()) return Promise.resolve(true)
     return new Promise((resolve) => {
       const done = () => {
-        if (!up() && this.state !== 'gave-up' && this.state !== 'closed' && !timedOut) return
+        const stopped = ['gave-up', 'needs-login', 'closed'].includes(this.state)
+        if (!up() && !stopped && !timedOut) return
         clearTimeout(timer)
         this.#waiters.delete(done)
         resolve(up())
@@ -106,6 +111,7 @@ export class Supervisor {
     const last = this.lastError ? ` (last error: ${this.lastError})` : ''
     if (this.state === 'reconnecting')
       return `reconnecting, attempt ${this.attempt} of ${this.policy.maxAttempts}${last}`
+    if (this.state === 'needs-login') return this.lastError ?? 'it needs a sign-in'
     if (this.state === 'gave-up')
       return `it gave up after ${this.policy.maxAttempts} attempts${last}; edit its config or run \`yoke mcp restart\``
     return `${this.state}${last}`
@@ -152,14 +158,17 @@ export class Supervisor {
       // the next state first, so the caller of the first attempt and the observers see it at once
       const restart = this.#restarting
       if (failure) this.lastError = failure.message
-      if (!restart) this.attempt++
-      const gaveUp = !restart && this.attempt > this.policy.maxAttempts
-      this.#set(restart ? 'connecting' : gaveUp ? 'gave-up' : 'reconnecting')
+      const blocked = !restart && failure !== undefined && this.hooks.blocked?.(failure) === true
+      if (!restart && !blocked) this.attempt++
+      const gaveUp = !restart && !blocked && this.attempt > this.policy.maxAttempts
+      this.#set(
+        restart ? 'connecting' : blocked ? 'needs-login' : gaveUp ? 'gave-up' : 'reconnecting',
+      )
       if (!restart) settleFirst(failure)
       if (this.session === session) this.session = undefined
       await session?.close()
-      if (gaveUp) {
-        await this.hooks.gaveUp().catch((err) => this.hooks.failed('giving up', err))
+      if (gaveUp || blocked) {
+        if (gaveUp) await this.hooks.gaveUp().catch((err) => this.hooks.failed('giving up', err))
         await this.#sleep(Infinity) // until restart() or close()
       } else if (!restart)
         await this.#sleep(

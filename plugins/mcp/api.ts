@@ -10,8 +10,10 @@ export interface McpServerStatus {
   name: string
   instance: string
   transport: 'stdio' | 'http' | 'sse'
-  /** `failed`: an instance that never joined (shown by yoke mcp list) */
-  state: 'connecting' | 'connected' | 'reconnecting' | 'gave-up' | 'closed' | 'failed'
+  /** `failed`: an instance that never joined (shown by yoke mcp list); `needs-login`: an OAuth
+   *  server waiting for `yoke mcp login` */
+  state:
+    'connecting' | 'connected' | 'reconnecting' | 'needs-login' | 'gave-up' | 'closed' | 'failed'
   /** "reconnecting, attempt 3 of 10 (last error: …)" */
   detail: string
   attempt: number

@@ -66,6 +66,7 @@ describe('mcp import: Claude Code .mcp.json', () => {
           url: 'https://mcp.linear.app/sse',
           transport: 'sse',
           ssrfGuard: true,
+          oauth: { clientId: 'abc' },
         },
       },
       {
@@ -75,7 +76,7 @@ describe('mcp import: Claude Code .mcp.json', () => {
         config: { serverName: 'dynamic-auth', url: 'https://mcp.example.com/mcp', ssrfGuard: true },
       },
     ])
-    // oauth and alwaysLoad are dropped quietly; ws and headersHelper are not
+    // oauth becomes the entry's oauth; alwaysLoad is dropped quietly; ws and headersHelper are not
     assert.deepEqual(result.warnings, [
       'server "sockets" skipped: uses the ws transport, which mcp-client does not support',
       'server "dynamic-auth": headersHelper is not supported; add the headers it produces under config.headers',
@@ -151,6 +152,7 @@ describe('mcp import: Codex config.toml', () => {
             'X-Team': '${FIGMA_TEAM}',
             Authorization: 'Bearer ${FIGMA_OAUTH_TOKEN}',
           },
+          oauth: { scopes: ['read'] },
           disabledTools: ['delete_file'],
           startupMs: 5000, // the legacy startup_timeout_ms
           ssrfGuard: true,
@@ -159,7 +161,7 @@ describe('mcp import: Codex config.toml', () => {
     ])
     // top-level keys (model, profiles) are not ours to judge; unknown server keys are named
     assert.deepEqual(result.warnings, [
-      'server "figma": ignored unknown keys: scopes, default_tools_approval_mode, tools',
+      'server "figma": ignored unknown keys: default_tools_approval_mode, tools',
     ])
   })
 
@@ -488,7 +490,7 @@ describe('mcp import: toYaml', () => {
     const lines = roundTrip(result).text.split('\n')
     assert.deepEqual(lines.slice(0, 2), [
       '# imported from codex-toml',
-      '# warning: server "figma": ignored unknown keys: scopes, default_tools_approval_mode, tools',
+      '# warning: server "figma": ignored unknown keys: default_tools_approval_mode, tools',
     ])
     assert.ok(lines.includes('plugins:'))
   })

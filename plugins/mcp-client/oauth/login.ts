@@ -1,0 +1,180 @@
+/**
+ * The interactive sign-in (`yoke mcp login`): a loopback redirect on 127.0.0.1 (the entry's
+ * callbackPort, else a free port), the authorization URL printed (and opened in a browser when
+ * there is one), then either the redirect arriving there or, headless, the redirected URL pasted
+ * back. The state and the RFC 9207 `iss` are checked before the code is redeemed; the tokens go
+ * to the store, never to the terminal.
+ */
+import { spawn } from 'node:child_process'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { auth, extractWWWAuthenticateParams, type FetchLike } from '@modelcontextprotocol/client'
+import { YokeError } from 'yoke'
+import { ServerAuth } from './client.ts'
+
+export interface LoginOptions {
+  /** how long to wait for the redirect (ms) */
+  timeoutMs: number
+  /** print the URL and read the redirected URL from `readLine` instead of listening */
+  headless: boolean
+  /** try to open a browser */
+  browser: boolean
+  /** where the URL and the instructions go */
+  say(line: string): void
+  /** headless: the next line the user types */
+  readLine?(): Promise<string | undefined>
+  /** the transport's fetch for the server's first request (the 401 names the metadata) */
+  serverFetch?: FetchLike
+}
+
+const PAGE = (ok: boolean) =>
+  `<!doctype html><meta charset="utf-8"><title>yoke</title><p>${ok ? 'Signed in: you can close this tab and return to the terminal.' : 'The sign-in did not complete; see the terminal.'}</p>`
+
+export async function login(
+  serverAuth: ServerAuth,
+  options: LoginOptions,
+): Promise<{ scope?: string }> {
+  const { server, url, settings } = serverAuth.options
+  const failed = (reason: string, cause?: unknown) =>
+    new YokeError('OAUTH_FAILED', { server, reason }, { cause })
+  // the server's own 401 names its metadata and the scope it wants
+  const challenge = await probe(url, options.serverFetch).catch(() => undefined)
+  const scope = serverAuth.scope(challenge?.scope)
+  serverAuth.forgetNarrowClient(scope)
+
+  let arrived!: (url: URL) => void
+  const redirected = new Promise<URL>((resolve) => (arrived = resolve))
+  const loopback = createServer((req, res) => {
+    const got = new URL(req.url ?? '/', 'http://127.0.0.1')
+    if (got.pathname !== '/callback') return void res.writeHead(404).end()
+    const ok = got.searchParams.has('code')
+    res.writeHead(ok ? 200 : 400, { 'content-type': 'text/html' }).end(PAGE(ok))
+    arrived(got)
+  })
+  await listen(loopback, settings.callbackPort).catch((err: Error) => {
+    throw failed(
+      `the loopback redirect could not listen on 127.0.0.1:${settings.callbackPort} (${err.message})`,
+      err,
+    )
+  })
+  const redirectUrl = `http://127.0.0.1:${(loopback.address() as AddressInfo).port}/callback`
+  let authorizationUrl: URL | undefined
+  const provider = serverAuth.provider({ redirectUrl, redirect: (u) => (authorizationUrl = u) })
+  let timer: NodeJS.Timeout | undefined
+  try {
+    const first = await auth(provider, {
+      serverUrl: url,
+      scope,
+      resourceMetadataUrl: challenge?.resourceMetadataUrl,
+      fetchFn: serverAuth.fetch,
+      forceReauthorization: true,
+    })
+    if (first === 'AUTHORIZED' || !authorizationUrl) return { scope } // a non-interactive grant
+    options.say(`Open this URL to sign in to MCP server "${server}":`)
+    options.say(`  ${authorizationUrl.href}`)
+    if (options.browser && !options.headless) openBrowser(authorizationUrl.href)
+    let back: URL
+    if (options.headless) {
+      options.say('Then paste the URL your browser was sent to (it starts with http://127.0.0.1):')
+      const line = (await options.readLine?.())?.trim()
+      if (!line) throw failed('no redirected URL was pasted')
+      try {
+        back = new URL(line)
+      } catch {
+        throw failed('what was pasted is not a URL')
+      }
+    } else {
+      options.say(
+        `Waiting for the redirect to ${redirectUrl} (up to ${Math.round(options.timeoutMs / 1000)} s)…`,
+      )
+      back = await Promise.race([
+        redirected,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () =>
+              reject(
+                failed(`no redirect arrived within ${Math.round(options.timeoutMs / 1000)} s`),
+              ),
+            options.timeoutMs,
+          )
+        }),
+      ])
+    }
+    const params = back.searchParams
+    // error and error_description come from whoever sent the redirect: named, not echoed
+    if (params.get('error'))
+      throw failed(
+        `the authorization server refused (error ${JSON.stringify(params.get('error')!.slice(0, 40))})`,
+      )
+    if (params.get('state') !== serverAuth.expectedState)
+      throw failed('the redirect does not carry the state of this login (a stale or foreign URL)')
+    const code = params.get('code')
+    if (!code) throw failed('the redirect carries no authorization code')
+    await auth(provider, {
+      serverUrl: url,
+      authorizationCode: code,
+      iss: params.get('iss') ?? undefined,
+      scope,
+      fetchFn: serverAuth.fetch,
+    }).catch((err: Error) => {
+      throw err instanceof YokeError ? err : failed(err.message, err)
+    })
+    serverAuth.wantScope(scope)
+    return { scope }
+  } catch (err) {
+    if (err instanceof YokeError) throw err
+    throw failed((err as Error).message, err)
+  } finally {
+    clearTimeout(timer)
+    loopback.closeAllConnections()
+    loopback.close()
+  }
+}
+
+/** The server's answer to a request without a token: its WWW-Authenticate parameters on a 401. */
+async function probe(url: string, serverFetch: FetchLike = fetch) {
+  const response = await serverFetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'yoke', version: '0' },
+      },
+    }),
+    signal: AbortSignal.timeout(10_000),
+  })
+  await response.body?.cancel().catch(() => {})
+  return response.status === 401 || response.status === 403
+    ? extractWWWAuthenticateParams(response)
+    : undefined
+}
+
+function listen(server: Server, port = 0) {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, '127.0.0.1', () => resolve())
+  })
+}
+
+/** The platform's opener, detached; no browser (a server, CI) is not an error: the URL is printed. */
+function openBrowser(url: string) {
+  const [command, args] =
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '""', url]]
+        : ['xdg-open', [url]]
+  if (process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) return
+  try {
+    const child = spawn(command, args as string[], { stdio: 'ignore', detached: true })
+    child.on('error', () => {})
+    child.unref()
+  } catch {
+    // the URL is on the terminal
+  }
+}

@@ -15,8 +15,19 @@ export interface McpServerApi {
   readonly views: string[]
   /** a view's URL (undefined without HTTP); MCP_VIEW_UNKNOWN for a view that does not exist */
   urlOf(view: string): string | undefined
-  /** where the bearer token HTTP clients send is (`in ~/.yoke/mcp-token`, `from $VAR`); never the token itself */
+  /**
+   * where the bearer token HTTP clients send is (`in ~/.yoke/mcp-token`, `from $VAR`), or what it
+   * must be (`an OAuth access token from ISSUER`); never the token itself
+   */
   readonly tokenHint?: string
+  /** with `oauth`: whose access tokens it takes, and each view's resource and metadata URLs */
+  readonly oauth?: {
+    readonly issuer: string
+    /** the view's resource identifier: the `aud` its tokens carry (unless oauth.audience says otherwise) */
+    resourceOf(view: string): string | undefined
+    /** where the view's protected resource metadata is (RFC 9728) */
+    metadataUrlOf(view: string): string | undefined
+  }
   /** the sessions open now: 2025-era HTTP sessions and stdio pipes (2026-07-28 requests hold none) */
   readonly sessions: number
   /**

@@ -25,7 +25,7 @@ const PLUGIN = 'mcp-server'
 const serve = defineCommand({
   name: 'serve',
   summary: 'serve the composed tools as an MCP server: Streamable HTTP (default) or --stdio',
-  usage: 'yoke serve [--stdio | --http HOST:PORT] [--view NAME] [common flags]',
+  usage: 'yoke serve [--stdio | --http HOST:PORT] [--view NAME] [--oauth ISSUER] [common flags]',
   flags: {
     stdio: {
       type: 'boolean',
@@ -41,10 +41,17 @@ const serve = defineCommand({
       value: 'NAME',
       description: "serve one of the mcp-server instance's views alone (default: default)",
     },
+    oauth: {
+      type: 'string',
+      value: 'ISSUER',
+      description:
+        "take OAuth access tokens (JWTs) from ISSUER instead of the bearer token: checked with its keys, aud = the view's URL; the config's oauth.scopes maps scopes to views",
+    },
   },
   examples: [
     'yoke serve --stdio --config config/yoke.yaml',
     'yoke serve --http 127.0.0.1:3920 --view readonly',
+    'yoke serve --http 127.0.0.1:3920 --oauth https://auth.example.com',
   ],
   async run(args, _, cli) {
     const stdio = Boolean(args.stdio)
@@ -61,6 +68,9 @@ const serve = defineCommand({
     if (stdio) sets.push(`plugins.${key.name}.config.http=false`)
     if (listen)
       sets.push(`plugins.${key.name}.config.http=${JSON.stringify({ enabled: true, ...listen })}`)
+    const issuer = args.oauth as string | undefined
+    if (issuer !== undefined)
+      sets.push(`plugins.${key.name}.config.oauth.issuer=${JSON.stringify(issuer)}`)
     if (stdio) {
       // stdout is the protocol's: whatever a plugin prints goes to stderr
       for (const method of ['log', 'info', 'debug', 'warn'] as const)
@@ -120,15 +130,25 @@ const serve = defineCommand({
         throw new YokeError('USAGE', {
           reason: `the ${PLUGIN} instance "${key.name}" has http: false; use --stdio, or --http HOST:PORT`,
         })
+      const oauth = service.oauth
       process.stderr.write(
-        `yoke serve: MCP endpoint ${url}\n  clients send Authorization: Bearer <token>; the token is ${service.tokenHint}\n  views: ${service.views.map((v) => `${v} ${service.urlOf(v)}`).join(', ')}\n  Ctrl-C to stop\n`,
+        `yoke serve: MCP endpoint ${url}\n  clients send Authorization: Bearer <token>; the token is ${service.tokenHint}\n${oauth ? `  protected resource metadata: ${oauth.metadataUrlOf(view)}\n` : ''}  views: ${service.views.map((v) => `${v} ${service.urlOf(v)}`).join(', ')}\n  Ctrl-C to stop\n`,
       )
+      const each = (of: (v: string) => string | undefined) =>
+        Object.fromEntries(service.views.map((v) => [v, of(v)]))
       if (args.json)
         printJson({
           ok: true,
           url,
-          views: Object.fromEntries(service.views.map((v) => [v, service.urlOf(v)])),
+          views: each((v) => service.urlOf(v)),
           tokenHint: service.tokenHint,
+          ...(oauth && {
+            oauth: {
+              issuer: oauth.issuer,
+              resources: each((v) => oauth.resourceOf(v)),
+              metadata: each((v) => oauth.metadataUrlOf(v)),
+            },
+          }),
         })
       await stop
       return 0

@@ -1,6 +1,7 @@
 /**
  * The config of an mcp-server instance: where HTTP listens, the views (endpoints with their own
- * allow/deny globs), the bearer token, and the limits on requests and sessions.
+ * allow/deny globs), the bearer token or the OAuth issuer whose access tokens it takes, and the
+ * limits on requests and sessions.
  */
 import { z } from 'zod'
 
@@ -47,6 +48,52 @@ const httpConfig = z
   })
   .strict()
 
+/** An http(s) URL whose host is this machine's loopback (plain http is allowed for it alone). */
+export function isLoopbackUrl(url: URL): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)
+}
+
+/** https, or http to a loopback host (a development authorization server on this machine). */
+const secureUrl = z
+  .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+  .refine((value) => {
+    const url = new URL(value)
+    return url.protocol === 'https:' || isLoopbackUrl(url)
+  }, 'must be https (plain http only for a loopback host: 127.0.0.1, ::1, localhost)')
+  .refine((value) => !new URL(value).hash && !new URL(value).search, 'must have no ? or #')
+
+/** RFC 6749's scope-token: printable ASCII without space, `"` and `\`. */
+const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+$/
+
+export const oauthConfig = z
+  .object({
+    /** the authorization server's issuer identifier: its tokens' `iss`, where its metadata is found */
+    issuer: secureUrl,
+    /** the issuer's JWKS; default: its metadata's jwks_uri */
+    jwksUri: secureUrl.optional(),
+    /**
+     * the default view's public URL, when clients reach the gateway through a proxy (views are at
+     * `<resource>/<view>`); default: the URL it listens on. Each view is a resource of its own
+     */
+    resource: secureUrl.optional(),
+    /**
+     * the `aud` tokens must carry, when the authorization server cannot put the resource URL there
+     * (one API identifier for every view: the scopes then decide the view). Default: the view's resource
+     */
+    audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
+    /** scope → the view(s) a token with it may use; without it, a valid token may use every view */
+    scopes: z
+      .record(
+        z.string().regex(SCOPE, 'a scope is printable ASCII without spaces, quotes or backslashes'),
+        z.union([z.string().regex(VIEW_NAME), z.array(z.string().regex(VIEW_NAME)).min(1)]),
+      )
+      .optional(),
+    /** how far a token's exp / nbf / iat may be off this machine's clock */
+    clockToleranceSec: z.number().int().nonnegative().max(300).default(30),
+  })
+  .strict()
+
 export const mcpServerConfig = z
   .object({
     /** Streamable HTTP (stateful sessions), or false for stdio only (`yoke serve --stdio`) */
@@ -65,6 +112,11 @@ export const mcpServerConfig = z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a variable name')
       .optional(),
+    /**
+     * require OAuth access tokens (JWTs) from this issuer; with it, the static token is accepted
+     * only when token or tokenEnv is configured too
+     */
+    oauth: oauthConfig.optional(),
     /** requests with a bigger body are answered 413 before they are read */
     maxBodyBytes: z
       .number()
@@ -107,7 +159,18 @@ export const mcpServerConfig = z
     maxTasksPerView: z.number().int().positive().max(100_000).default(32),
   })
   .strict()
+  .superRefine((cfg, issues) => {
+    for (const [scope, target] of Object.entries(cfg.oauth?.scopes ?? {}))
+      for (const view of typeof target === 'string' ? [target] : target)
+        if (view !== DEFAULT_VIEW && !(view in cfg.views))
+          issues.addIssue({
+            code: 'custom',
+            path: ['oauth', 'scopes', scope],
+            message: `no view named "${view}" (views: ${[DEFAULT_VIEW, ...Object.keys(cfg.views)].join(', ')})`,
+          })
+  })
 
 export type McpServerConfig = z.output<typeof mcpServerConfig>
 export type ViewConfig = z.output<typeof viewConfig>
+export type OAuthConfig = z.output<typeof oauthConfig>
 export type HttpConfig = Exclude<McpServerConfig['http'], false>

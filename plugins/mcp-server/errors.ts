@@ -14,6 +14,10 @@ export const errors = defineErrors('mcp-server', {
     message: '{reason}',
     hint: "The MCP endpoint's bearer token could not be used: do what the message says (delete a bad token file to have one generated), or set token or tokenEnv in the mcp-server instance.",
   },
+  MCP_OAUTH_ISSUER: {
+    message: 'cannot check OAuth access tokens from {issuer}: {reason}',
+    hint: "The gateway reads the issuer's metadata (/.well-known/oauth-authorization-server, else openid-configuration) for its jwks_uri, with redirects refused: make oauth.issuer exactly the iss of its tokens and reachable from here, or give oauth.jwksUri.",
+  },
 })
 
 type Codes = typeof errors

@@ -1,6 +1,7 @@
 /**
  * The Streamable HTTP endpoint, both eras on one URL per view. Each request is checked in order:
- * Host and Origin (403 on a loopback endpoint), the bearer token (401), the path's view (404), the
+ * Host and Origin (403 on a loopback endpoint), the token (401, or 403 for an OAuth token without
+ * the view's scope; access.ts: the protected resource metadata is served before it), the path's view (404), the
  * body's size (413, before it is read, from Content-Length, or while it streams), its media type
  * (415) and JSON (400, also for JSON nested deeper than MAX_DEPTH). Then its era decides (the SDK's own classification, isLegacyRequest):
  *
@@ -30,13 +31,13 @@ import {
 import { YokeError } from 'yoke'
 import { DEFAULT_VIEW, type HttpConfig } from './config.ts'
 import type { McpSession } from './session.ts'
-import type { Token } from './token.ts'
+import { isRefusal, type Access } from './access.ts'
 import type { View } from './views.ts'
 import './errors.ts'
 
 export interface EndpointHost {
   views: Map<string, View>
-  token: Token
+  access: Access
   maxBodyBytes: number
   idleSessionMs: number
   maxSessions: number
@@ -61,6 +62,8 @@ interface Tracked {
   transport: NodeStreamableHTTPServerTransport
   /** the remote address that opened it: sessions are capped per client */
   client: string
+  /** who opened it (access.ts): only they may use it */
+  who: string
   lastSeen: number
   /** requests being handled and streams open: a session with any is not idle */
   active: number
@@ -124,7 +127,8 @@ export class HttpEndpoint {
   async listen(again?: number): Promise<string> {
     const server = (this.#server = createServer((req, res) => {
       this.#handle(req, res).catch((err) => {
-        this.host.warn(`HTTP ${req.method} ${req.url}: ${(err as Error)?.message ?? err}`)
+        // the path alone: a query string may hold what a client should not have put there
+        this.host.warn(`HTTP ${req.method} ${pathOf(req.url)}: ${(err as Error)?.message ?? err}`)
         if (!res.headersSent) reply(res, 500, -32603, 'Internal error')
         else res.end()
       })
@@ -176,16 +180,27 @@ export class HttpEndpoint {
   async #handle(req: IncomingMessage, res: ServerResponse) {
     const foreign = isLoopback(this.cfg.host) ? foreignRequest(req) : undefined
     if (foreign) return reply(res, 403, -32000, `Forbidden: ${foreign}`)
-    if (!this.host.token.check(req.headers.authorization)) {
-      return reply(
-        res,
-        401,
-        -32001,
-        'Unauthorized: send Authorization: Bearer <token> (see the mcp-server README for where the token is)',
-        { 'www-authenticate': 'Bearer realm="yoke"' },
-      )
+    const document = this.host.access.document?.(pathOf(req.url))
+    if (document) {
+      if (req.method !== 'GET' && req.method !== 'HEAD')
+        return reply(res, 405, -32000, `Method not allowed: ${req.method}; use GET`, {
+          allow: 'GET, HEAD',
+        })
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' })
+      return res.end(req.method === 'GET' ? JSON.stringify(document) : undefined)
     }
     const view = this.#route(req.url ?? '/')
+    const verdict = await this.host.access.check(
+      req.headers.authorization,
+      typeof view === 'string' ? undefined : view,
+    )
+    if (isRefusal(verdict)) {
+      const denied = verdict
+      this.host.debug(
+        `MCP ${req.method} ${pathOf(req.url)} refused (${denied.status}): ${denied.message}`,
+      )
+      return reply(res, denied.status, -32001, denied.message, denied.headers)
+    }
     if (typeof view === 'string') return reply(res, 404, -32601, view)
     if (req.method !== 'POST' && req.method !== 'GET' && req.method !== 'DELETE')
       return reply(
@@ -238,7 +253,13 @@ export class HttpEndpoint {
     if (mismatch) return reply(res, 400, -32020, `Bad Request: ${mismatch}`)
     if (typeof sid === 'string') {
       const tracked = this.sessions.get(sid)
-      if (!tracked || tracked.session.closed || tracked.session.view !== view)
+      // a session stays with who opened it: another token holder cannot take it over by its id
+      if (
+        !tracked ||
+        tracked.session.closed ||
+        tracked.session.view !== view ||
+        tracked.who !== verdict.who
+      )
         return reply(res, 404, -32001, 'Session not found: initialize a new session')
       return this.#serve(tracked, req, res, body)
     }
@@ -259,6 +280,7 @@ export class HttpEndpoint {
     const tracked: Tracked = {
       session,
       transport,
+      who: verdict.who,
       client,
       lastSeen: Date.now(),
       active: 0,
@@ -366,6 +388,11 @@ export class HttpEndpoint {
       void t.session.close()
     }
   }
+}
+
+/** A request's path, without its query. */
+function pathOf(url: string | undefined): string {
+  return (url ?? '/').split('?')[0]!
 }
 
 /** The session with no request in flight that was used longest ago. */

@@ -29,6 +29,8 @@ import { buildServer, clientCaused, type GatewayHost } from './server.ts'
 import { McpSession, type List, type SessionHost } from './session.ts'
 import { TaskTable } from './tasks.ts'
 import { resolveToken } from './token.ts'
+import { staticAccess } from './access.ts'
+import { OAuthAccess } from './oauth.ts'
 import { promptName, resourceUri, Upstream } from './upstream.ts'
 import { View } from './views.ts'
 import './errors.ts'
@@ -73,7 +75,7 @@ export default definePlugin({
       views.get(name) ??
       fail(new YokeError('MCP_VIEW_UNKNOWN', { view: name, views: [...views.keys()].join(', ') }))
     const debug = (message: string) => ctx.logger.debug(message) // a client's bad input is its problem, not the log's
-    const warn = (message: string) => ctx.logger.warn(message)
+    const warn = (message: string, error?: unknown) => ctx.logger.warn(message, error)
     const report = (where: string, err: Error) =>
       (clientCaused(err) ? debug : warn)(`${where}: ${err.message}`)
 
@@ -252,18 +254,25 @@ export default definePlugin({
 
     let endpoint: HttpEndpoint | undefined
     let tokenHint: string | undefined
+    let oauth: OAuthAccess | undefined
     // the endpoint belongs to what runs until stopped (yoke dev, yoke serve, an application):
     // a one-shot command would take the port a running `yoke dev` holds
     if (cfg.http && cfg.http.enabled && ctx.runMode === 'serve') {
-      const token = resolveToken(cfg, ctx.project.home)
-      tokenHint = token.hint
-      if (token.generated)
+      // with oauth, the static token is taken only when it is configured as well (no file is made)
+      const token =
+        !cfg.oauth || cfg.token || cfg.tokenEnv ? resolveToken(cfg, ctx.project.home) : undefined
+      if (token?.generated)
         ctx.logger.info(
           `generated the bearer token for MCP clients, kept in ${token.generated.file} (shown once): ${token.generated.token}`,
         )
+      if (cfg.oauth)
+        oauth = new OAuthAccess(cfg.oauth, { views, urlOf: (v) => endpoint!.urlOf(v), warn }, token)
+      const access = oauth ?? staticAccess(token!)
+      tokenHint = access.hint
+      void oauth?.warm()
       const endpointHost: EndpointHost = {
         views,
-        token,
+        access,
         maxBodyBytes: cfg.maxBodyBytes,
         idleSessionMs: cfg.idleSessionMs,
         maxSessions: cfg.maxSessions,
@@ -297,7 +306,8 @@ export default definePlugin({
     ctx.control('summary:mcp endpoint', () => {
       const url = endpoint?.urlOf(DEFAULT_VIEW)
       if (!url) return undefined
-      return { lines: [`${url}${tokenHint ? ` ${color.dim(`· token ${tokenHint}`)}` : ''}`] }
+      const how = cfg.oauth ? `OAuth tokens from ${cfg.oauth.issuer}` : `token ${tokenHint}`
+      return { lines: [`${url}${tokenHint ? ` ${color.dim(`· ${how}`)}` : ''}`] }
     })
 
     let stdio = 0
@@ -308,6 +318,11 @@ export default definePlugin({
       views: [...views.keys()],
       urlOf: (name) => endpoint?.urlOf(viewOf(name).name),
       tokenHint,
+      oauth: oauth && {
+        issuer: oauth.issuer.issuer,
+        resourceOf: (name) => (endpoint ? oauth!.resourceOf(viewOf(name).name) : undefined),
+        metadataUrlOf: (name) => (endpoint ? oauth!.metadataUrlOf(viewOf(name).name) : undefined),
+      },
       get sessions() {
         return sessions.size
       },

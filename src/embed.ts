@@ -14,6 +14,7 @@ import type { ApprovalAnswer, ApprovalBridge, ApprovalRequest } from './runtime/
 import { hostTrack, runtimeView, type RuntimeApi } from './runtime/index.ts'
 import type { CallOptions } from './runtime/runtime.ts'
 import type { RegisteredTool, ToolResult } from './runtime/types.ts'
+import type { TrustOption } from './trust.ts'
 
 export interface YokeOptions {
   /** where the project config is searched for, as the CLI searches from its cwd (default: process.cwd()) */
@@ -34,6 +35,13 @@ export interface YokeOptions {
   env?: NodeJS.ProcessEnv
   /** $YOKE_HOME (default: env.YOKE_HOME, else ~/.yoke) */
   home?: string
+  /**
+   * Whether the project's own code may run: its local plugins, exec packages, shell hooks and
+   * stdio MCP servers. `true` for an application's own config; `false` never; a function decides
+   * from the project's directory and config files (`true`, or why not). Default: as the CLI, once
+   * `yoke trust` recorded the project (in `home`), or with YOKE_TRUST=1; until then they wait.
+   */
+  trust?: TrustOption
   /**
    * who answers approval requests (a policy's `ask`): a bridge, or a function of the request.
    * Without one, a call that needs approval is denied.
@@ -90,6 +98,7 @@ export function createYoke(options: YokeOptions = {}): Yoke {
     sets: setArgs(options.set),
     env: options.env,
     home: options.home,
+    trust: options.trust,
     runMode: options.runMode,
     settleMs: options.settleMs,
     importTimeoutMs: options.importTimeoutMs,

@@ -9,7 +9,7 @@ import { it } from 'node:test'
 import * as prettier from 'prettier'
 import { ROOT } from './helpers/project.ts'
 
-const BUDGET = 4300
+const BUDGET = 4350
 const KERNEL = ['src/kernel', 'src/config', 'src/runtime']
 
 /** Lines that hold code: not blank, not only a comment. */

@@ -325,6 +325,8 @@ describe("the README's commands, run offline in a copy of the repository", () =>
     ANTHROPIC_API_KEY: '',
     DEEPSEEK_API_KEY: '',
     NO_COLOR: '1',
+    // as a fresh clone sees it: the suite's runner trusts every project, the README's reader does not
+    YOKE_TRUST: '',
     // npx finds the Inspector in node_modules; it must never reach the registry
     npm_config_offline: 'true',
     npm_config_update_notifier: 'false',

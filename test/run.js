@@ -45,7 +45,8 @@ const child = spawn(
   {
     cwd: root,
     stdio: 'inherit',
-    env: { ...process.env, NO_COLOR: '1' },
+    // the suite's temp projects run their own plugins: it trusts them (the trust tests unset this)
+    env: { ...process.env, NO_COLOR: '1', YOKE_TRUST: '1' },
   },
 )
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)))

@@ -12,6 +12,8 @@ const text = (result) => result.content.map((part) => part.text ?? '').join('')
 
 const yoke = createYoke({
   cwd: dirname(fileURLToPath(import.meta.url)),
+  // this config is the application's own, so its plugins may run (README: Project trust)
+  trust: true,
   // the policy asks before a high-risk call; this application answers for its user
   approval: ({ call, reason }) => {
     console.log(`approval asked for ${call.name} (${reason}): allowed once`)

@@ -68,6 +68,7 @@ export default definePlugin({
   name: 'claude-hooks',
   inject: ['runtime', 'project'],
   config,
+  runsProjectCode: true, // its hook commands: from a project's config, after `yoke trust`
   apply(ctx, cfg) {
     const projectDir = ctx.project.dir
     const prefix = cfg.source ? `${cfg.source}: ` : ''

@@ -48,6 +48,7 @@ export default definePlugin({
   inject: ['project'],
   provides: ['claudePlugins'],
   config,
+  runsProjectCode: (cfg) => cfg.dirs.length > 0, // their hooks and stdio servers wait for `yoke trust`
   apply(ctx, cfg) {
     const expand = (d: string) =>
       resolve(ctx.project.dir, d.startsWith('~/') ? join(homedir(), d.slice(2)) : d)

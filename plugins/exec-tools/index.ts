@@ -44,6 +44,7 @@ export default definePlugin({
   inject: ['runtime', 'project'],
   provides: ['execTools'],
   config,
+  runsProjectCode: true, // its packages' executables: from a project's config, after `yoke trust`
   async apply(ctx, cfg) {
     const expand = (d: string) =>
       resolve(ctx.project.dir, d.startsWith('~/') ? join(homedir(), d.slice(2)) : d)

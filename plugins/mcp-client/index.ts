@@ -36,6 +36,8 @@ export default definePlugin({
   name: 'mcp-client',
   inject: ['runtime', 'mcp', 'project'],
   config: mcpClientConfig,
+  // a stdio server from a project's own config starts after `yoke trust`; a url one needs no trust
+  runsProjectCode: (cfg) => cfg.command !== undefined,
   async apply(ctx, cfg) {
     const server = cfg.serverName
     const roots = rootsOf(cfg, ctx.project.dir)

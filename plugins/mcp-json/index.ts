@@ -23,6 +23,8 @@ export default definePlugin({
   name: 'mcp-json',
   inject: ['project'],
   config,
+  // it starts the stdio servers the project's .mcp.json lists
+  runsProjectCode: true,
   async apply(ctx, cfg) {
     const file = resolve(ctx.project.dir, cfg.file)
     const children = new Map<string, { spec: string; child: ChildHandle }>()

@@ -88,6 +88,7 @@ export default definePlugin({
   name: 'shell-hooks',
   inject: ['runtime', 'project'],
   config,
+  runsProjectCode: (cfg) => cfg.hooks.length > 0, // its programs wait for `yoke trust`
   apply(ctx, cfg) {
     const baseDir = cfg.baseDir ?? ctx.project.dir
     const hooks = cfg.hooks.map((h, index) => runner(h, index, baseDir, ctx.logger))

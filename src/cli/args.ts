@@ -18,6 +18,7 @@ export const COMMON_OPTIONS = {
   set: { type: 'string', multiple: true },
   json: { type: 'boolean' },
   'log-level': { type: 'string' },
+  trust: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options']
 
@@ -29,6 +30,7 @@ export const COMMON_HELP = `Common flags:
   --set PATH=VALUE    one value on top of everything (repeatable), e.g. --set plugins.agent.enabled=true
   --json              machine-readable output on stdout
   --log-level LEVEL   the least log level on stderr: debug, info, warn, error (dev: info, others: warn)
+  --trust             run the project's own code this once without asking (CI; or YOKE_TRUST=1)
   -h, --help          this help
 
 Exit codes: 0 done, 1 the operation failed, 2 usage or config error.`
@@ -71,5 +73,6 @@ export function composeOptions(args: ParsedArgs): ComposeOptions {
     configFile: args.config,
     patches: args.patch ?? [],
     sets: args.set ?? [],
+    ...(args.trust && { trust: true }),
   }
 }

@@ -38,6 +38,8 @@ export interface ConfiguredInstance {
   config: unknown
   /** the module `use` resolves to, when it resolves */
   file?: string
+  /** a local module of the project's own config, which waits until the project is trusted */
+  untrusted?: boolean
 }
 
 /** A conversation with the running dev while it works on one request. */

@@ -9,6 +9,7 @@ import type { Composition } from '../config/composer.ts'
 import { loadLayers } from '../config/layers.ts'
 import { mergeLayers } from '../config/merge.ts'
 import { baseOf, resolveUse } from '../config/modules.ts'
+import { trustGate } from '../trust.ts'
 import { pathKey } from '../config/yaml.ts'
 import { YokeError } from '../errors.ts'
 import { composeOptions } from './args.ts'
@@ -98,18 +99,25 @@ export function commandContext(args: ParsedArgs): CommandContext {
       if (stack.errors.length) throw stack.errors[0]
       const merged = mergeLayers(stack.layers)
       const plugins = (merged.value.plugins ?? {}) as Record<string, Record<string, unknown> | null>
+      const untrusted = trustGate(options, stack, merged)
       return Object.entries(plugins)
         .filter(([, entry]) => entry && typeof entry.use === 'string')
         .map(([key, entry]): ConfiguredInstance => {
           const use = entry!.use as string
           const origin = merged.origins.get(pathKey(['plugins', key, 'use']))?.file
-          let file: string | undefined
+          let target: ReturnType<typeof resolveUse> | undefined
           try {
-            file = resolveUse(use, baseOf(origin, stack.projectDir), stack.projectDir).file
+            target = resolveUse(use, baseOf(origin, stack.projectDir), stack.projectDir)
           } catch {
-            file = undefined // composing reports it
+            target = undefined // composing reports it
           }
-          return { key, use, enabled: entry!.enabled !== false, config: entry!.config, file }
+          const enabled = entry!.enabled !== false
+          const instance = { key, use, enabled, config: entry!.config, file: target?.file }
+          // a local module of an untrusted project is not to be imported (src/trust.ts)
+          const spec = { key, use, enabled, raw: {}, site: {} }
+          if (target?.kind === 'local' && untrusted(spec, true))
+            return { ...instance, untrusted: true }
+          return instance
         })
     },
 

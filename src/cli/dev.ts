@@ -16,6 +16,7 @@ import { listen, socketPath } from './control.ts'
 import { color, displayPath, errorJson, formatError, printJson } from './output.ts'
 import { stopSignal } from './signals.ts'
 import { summary } from './summary.ts'
+import { offerTrust } from './trust.ts'
 import { liveCall, toolRows } from './tools.ts'
 import { logFileOf, logLevelOf, logWriter, passes } from './logs.ts'
 
@@ -103,6 +104,9 @@ export const dev = defineCommand({
     try {
       const first = await composition.start()
       await composition.watch()
+      // on a terminal, a project whose own code waits for trust is asked about once
+      if (!json && first.ok && process.stdin.isTTY && process.stderr.isTTY)
+        await Promise.race([offerTrust(composition), stop])
       if (!first.ok && json) printJson({ type: 'waiting', reason: 'the config does not load' })
       if (!first.ok && !(await fixed(composition, stop))) {
         await composition.close()

@@ -46,7 +46,10 @@ export async function projectCommands(cli: CommandContext): Promise<Contributed[
       .filter((i) => i.enabled && i.file && !i.file.startsWith(BUILTIN_PLUGINS))
       .map((i) => {
         const module = commandsModuleOf(i.file!, cli.options.cwd, readConfigText)
-        return module ? commandsIn(module, `instance "${i.key}"`) : []
+        // importing it would run the project's code: not before the project is trusted
+        const file = module && i.untrusted && commandsFile(module)
+        if (file) warn(`instance "${i.key}"`, file, UNTRUSTED)
+        return module && !i.untrusted ? commandsIn(module, `instance "${i.key}"`) : []
       }),
   )
   return found.flat()
@@ -91,15 +94,19 @@ const isFile = (file: string) => statSync(file, { throwIfNoEntry: false })?.isFi
 /** A commands module gets this long to import: `yoke --help` never hangs on one. */
 const IMPORT_MS = 5000
 
+const UNTRUSTED =
+  'not loaded: the project is not trusted yet (review its config, then `yoke trust`; --trust trusts one run)'
+
+/** The commands module's file: a regular file only (a FIFO named commands.ts would hang the import). */
+const commandsFile = (base: string) =>
+  [base, ...EXTENSIONS.map((ext) => base + ext)].find((f) => /\.[cm]?[jt]s$/.test(f) && isFile(f))
+
 /**
  * Imports `base` (with or without an extension) and reads its `commands` export. A module that
  * fails is that plugin's problem: it is reported, and every other command still works.
  */
 async function commandsIn(base: string, owner: string): Promise<Contributed[]> {
-  // a regular file only: a FIFO or a device named commands.ts would hang the import
-  const file = [base, ...EXTENSIONS.map((ext) => base + ext)].find(
-    (f) => /\.[cm]?[jt]s$/.test(f) && isFile(f),
-  )
+  const file = commandsFile(base)
   if (!file) return []
   let timer: NodeJS.Timeout | undefined
   try {

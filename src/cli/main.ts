@@ -20,6 +20,7 @@ import { logs } from './logs.ts'
 import { color, errorJson, formatError, printJson } from './output.ts'
 import { suggest } from '../suggest.ts'
 import { toolsCall, toolsList } from './tools.ts'
+import { trust } from './trust.ts'
 
 /** The kernel's own commands: the rest come from plugins. */
 const KERNEL: Command[] = [
@@ -33,6 +34,7 @@ const KERNEL: Command[] = [
   doctor,
   logs,
   init,
+  trust,
 ]
 
 function topHelp(commands: Contributed[]): string {
@@ -161,6 +163,7 @@ function commonFlags(argv: string[]): ParsedArgs {
     config: text(values.config),
     patch: list(values.patch),
     set: list(values.set),
+    trust: values.trust === true,
   }
 }
 

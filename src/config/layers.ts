@@ -14,6 +14,7 @@ import { YokeError } from '../errors.ts'
 import { interpolate, type MissingVar } from './interpolate.ts'
 import type { LayerValue } from './merge.ts'
 import type { checkLayer as CheckLayer } from './shape.ts'
+import type { TrustOption } from '../trust.ts'
 import {
   parseConfigText,
   pathKey,
@@ -60,6 +61,8 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv
   /** false: the layers are read, not checked (finding commands; composing reports a bad layer) */
   check?: boolean
+  /** whether the project's own code may run (src/trust.ts); default: $YOKE_HOME/trust.json */
+  trust?: TrustOption
 }
 
 /** No shape errors: for a read that does not check (zod, which checks, takes long to load). */
@@ -168,6 +171,7 @@ export async function loadLayers(options: LoadOptions): Promise<LayerStack> {
 
   const userPatch = join(yokeHome({ ...options, env }), 'patch.yaml')
   watchFiles.add(userPatch)
+  watchFiles.add(join(dirname(userPatch), 'trust.json')) // `yoke trust` starts what waited
   if (existsSync(userPatch)) push(read('user', userPatch))
   for (const patch of options.patches ?? []) push(read('patch', resolve(cwd, patch)))
   for (const set of options.sets ?? []) push(parseSet(set, errors, checkLayer))

@@ -14,6 +14,7 @@ import { loadLayers, type LayerStack, type LoadOptions } from './layers.ts'
 import { mergeLayers, type Merged } from './merge.ts'
 import { baseOf, resolveUse, type LoadedModule, type ModuleLoader } from './modules.ts'
 import { checkInstances, type InstanceEntry } from './shape.ts'
+import { trustGate } from '../trust.ts'
 import { locate, pathKey } from './yaml.ts'
 
 export interface InstanceSpec {
@@ -35,6 +36,8 @@ export interface InstanceSpec {
    * (same name and provides) that waits with this error, and its config is not validated
    */
   waiting?: YokeError
+  /** it waits because the project is not trusted (src/trust.ts) */
+  untrusted?: boolean
   site: ErrorSite
 }
 
@@ -62,6 +65,7 @@ export async function resolveConfig(
   const runtime = validateRuntime(merged, errors)
   if (errors.length) return { stack, merged, instances, runtime, errors }
   const unset = unsetVars(stack.missing, merged)
+  const untrusted = trustGate(options, stack, merged)
 
   for (const [key, entry] of Object.entries(plugins)) {
     const usePos = merged.origins.get(pathKey(['plugins', key, 'use']))
@@ -78,13 +82,14 @@ export async function resolveConfig(
     if (spec.enabled && vars?.some((v) => v.path[2] === 'use')) {
       // which module is not known yet: the stand-in is named by the use: as written
       spec.waiting = waitingError(key, spec.use, vars)
-      const plugin = toPlugin({ name: spec.use, apply: () => {} }) as Plugin
-      spec.module = waitingModule({ plugin, file: spec.use, version: 'unresolved', deps: [] }, spec)
+      spec.module = waitingModule(notLoaded(spec), spec)
       continue
     }
     if (!spec.enabled) {
       if (!spec.use) continue // disabled in a patch for presets that may not have it: fine
       // a disabled instance is not run, but knowing its plugin lets inspect name it as a provider
+      // (not in an untrusted project: importing a module runs it)
+      if (untrusted(spec, true)) continue
       spec.module = await (async () =>
         loader.load(
           resolveUse(spec.use, baseOf(usePos?.file, stack.projectDir), stack.projectDir),
@@ -95,6 +100,12 @@ export async function resolveConfig(
       const target = resolveUse(spec.use, baseOf(usePos?.file, stack.projectDir), stack.projectDir)
       spec.file = target.file
       spec.local = target.kind === 'local'
+      // importing a module runs it: an untrusted project's own module waits unimported
+      spec.waiting = untrusted(spec)
+      if (spec.waiting) {
+        spec.module = waitingModule(notLoaded(spec), spec)
+        continue
+      }
       spec.module = await loader.load(target)
     } catch (err) {
       const error = asYokeError(err, 'PLUGIN_IMPORT_FAILED', { file: spec.use }, site)
@@ -110,8 +121,11 @@ export async function resolveConfig(
       continue
     }
     const result = validateConfig(spec.module.plugin, spec.raw)
-    if ('value' in result) spec.config = result.value
-    else {
+    if ('value' in result) {
+      spec.config = result.value
+      spec.waiting = untrusted(spec)
+      if (spec.waiting) spec.module = waitingModule(spec.module, spec)
+    } else {
       for (const issue of result.issues) {
         const path = ['plugins', key, 'config', ...issue.path.map(String)]
         const at = locate(merged.origins, path) ?? locate(merged.origins, ['plugins', key])
@@ -183,6 +197,14 @@ function waitingModule(loaded: LoadedModule, spec: InstanceSpec): LoadedModule {
   }
   return { ...loaded, plugin, version: `${loaded.version}\0waiting:${error.message}` }
 }
+
+/** The stand-in of a module that is not loaded (yet): named by the `use:` as written. */
+const notLoaded = (spec: InstanceSpec): LoadedModule => ({
+  plugin: toPlugin({ name: spec.use, apply: () => {} }) as Plugin,
+  file: spec.use,
+  version: 'unresolved',
+  deps: [],
+})
 
 function validateRuntime(merged: Merged, errors: YokeError[]): RuntimeSettings {
   const result = runtimeSettings.safeParse(merged.value.runtime ?? {})

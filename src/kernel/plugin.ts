@@ -57,6 +57,7 @@ export function toPlugin(value: unknown): Plugin | string {
     provides,
     config: config as ConfigSchema | undefined,
     exclusive: v.exclusive === true,
+    runsProjectCode: v.runsProjectCode as Plugin['runsProjectCode'],
     apply: (ctx, cfg) => (apply as Plugin['apply']).call(value, ctx, cfg),
   }
 }

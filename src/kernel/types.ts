@@ -78,6 +78,11 @@ export interface PluginDefinition<
    * the old version before it starts the new one, instead of starting the new one beside it.
    */
   exclusive?: boolean
+  /**
+   * Its instances (or those with this config) run code the project brings: programs, hooks, a
+   * stdio server. One from the project's own config waits until the project is trusted.
+   */
+  runsProjectCode?: boolean | ((config: ConfigOf<S>) => boolean)
   apply(ctx: InjectedContext<I>, config: ConfigOf<S>): ApplyResult
 }
 
@@ -88,6 +93,7 @@ export interface Plugin {
   provides: readonly string[]
   config?: ConfigSchema
   exclusive: boolean
+  runsProjectCode?: boolean | ((config: unknown) => boolean) | undefined
   apply(ctx: Context, config: unknown): ApplyResult
 }
 

@@ -1,0 +1,188 @@
+/**
+ * @module cli/trust
+ * `yoke trust`: the project's owner says its own code may run (local plugins, exec packages,
+ * shell hooks, stdio MCP servers from the project's config); `--show` says where it stands and
+ * what waits, `--revoke` forgets it. The answer is remembered in $YOKE_HOME/trust.json with the
+ * hash of each of the project's config files, so an edited config asks again. `yoke dev` on a
+ * terminal offers the same question once (offerTrust).
+ */
+import { createInterface } from 'node:readline'
+import type { Composition } from '../config/composer.ts'
+import { projectFiles, type ProjectConfig } from '../trust.ts'
+import type { LoadOptions } from '../config/layers.ts'
+import type { InstanceSpec } from '../config/resolve.ts'
+import { composeOptions } from './args.ts'
+import { defineCommand } from './command.ts'
+import { color, displayPath, on, printJson } from './output.ts'
+
+/** The project the options name: its directory and its own config files (read, not checked). */
+async function projectOf(options: LoadOptions): Promise<ProjectConfig> {
+  const { loadLayers } = await import('../config/layers.ts')
+  const stack = await loadLayers({ ...options, check: false })
+  if (stack.errors.length) throw stack.errors[0]
+  return { dir: stack.projectDir, files: projectFiles(stack, options) }
+}
+
+/** What waits for trust in the config as it is: each instance key and what it would run. */
+async function waitingFor(
+  options: LoadOptions,
+): Promise<Array<{ instance: string; runs: string }>> {
+  const [{ resolveConfig }, { ModuleLoader }] = await Promise.all([
+    import('../config/resolve.ts'),
+    import('../config/modules.ts'),
+  ])
+  // untrusted, so nothing of the project's is imported: only built-in plugins, to read their declarations
+  const resolved = await resolveConfig({ ...options, trust: false }, new ModuleLoader())
+  return resolved.instances.filter((s) => s.untrusted).map(runsOf)
+}
+
+function runsOf(spec: InstanceSpec) {
+  return {
+    instance: spec.key,
+    runs: spec.local ? `the local module ${spec.use}` : `project code (${spec.site.plugin})`,
+  }
+}
+
+export const trust = defineCommand({
+  name: 'trust',
+  summary: "let this project's own code run (local plugins, packages, hooks, stdio servers)",
+  usage: 'yoke trust [--show] [--revoke] [--json] [common flags]',
+  flags: {
+    show: { type: 'boolean', description: 'say whether the project is trusted, and what waits' },
+    revoke: { type: 'boolean', description: 'forget the trust: its code waits again' },
+  },
+  examples: [
+    'yoke trust --show            # trusted? which config files? what waits?',
+    'yoke trust                   # after reviewing the config: its code may run',
+    'yoke trust --revoke',
+    'yoke dev --trust             # trust one run without remembering it (CI: YOKE_TRUST=1)',
+  ],
+  async run(args) {
+    const options = composeOptions(args)
+    const where = { home: options.home, env: options.env }
+    const { recordTrust, revokeTrust, trustState, trustedByEnv, trustFile } =
+      await import('../trust.ts')
+    const project = await projectOf(options)
+    const cwd = options.cwd
+    const files = project.files.map((f) => displayPath(f, cwd))
+    if (args.show && args.revoke) {
+      const { YokeError } = await import('../errors.ts')
+      throw new YokeError('USAGE', { reason: '--show and --revoke go alone: use one of them' })
+    }
+    if (args.revoke) {
+      const found = await revokeTrust(project.dir, where)
+      if (args.json) printJson({ project: project.dir, revoked: found })
+      else
+        console.log(
+          found
+            ? `${project.dir} is no longer trusted: its own code waits (a running yoke dev stops it now)`
+            : `${project.dir} was not trusted: nothing to revoke`,
+        )
+      return 0
+    }
+    if (args.show) {
+      const state = trustState(project, where)
+      const waiting = await waitingFor(options)
+      const byEnv = trustedByEnv(where)
+      if (args.json) {
+        printJson({ project: state.dir, ...state, byEnv, waiting })
+        return 0
+      }
+      const words = {
+        trusted: color.green('trusted'),
+        new: color.yellow('not trusted yet'),
+        declined: color.yellow('declined'),
+        changed: color.yellow(`asked again: ${state.changed.join(', ')} changed`),
+      }
+      const since = state.record ? ` (answered ${state.record.at.slice(0, 16)})` : ''
+      console.log(`${state.dir}: ${words[state.state]}${color.dim(since)}`)
+      console.log(`  config files: ${files.join(', ') || color.dim('none (nothing to trust)')}`)
+      if (byEnv) console.log(`  YOKE_TRUST=${process.env.YOKE_TRUST} trusts every project here`)
+      if (state.state !== 'trusted' && waiting.length) {
+        console.log(`  waits for trust:`)
+        for (const w of waiting) console.log(`    ${w.instance.padEnd(16)}${w.runs}`)
+      } else if (!waiting.length) console.log(color.dim('  nothing in its config waits for trust'))
+      console.log(color.dim(`  the store: ${trustFile(where)}`))
+      return 0
+    }
+    if (!project.files.length) {
+      if (args.json) printJson({ project: project.dir, trusted: false, files: [] })
+      else console.log(`no project config found from ${cwd}: there is nothing to trust`)
+      return 0
+    }
+    const waiting = await waitingFor(options)
+    const record = await recordTrust(project, true, where)
+    if (args.json) {
+      printJson({
+        project: project.dir,
+        trusted: true,
+        at: record.at,
+        files: record.files,
+        waiting,
+      })
+      return 0
+    }
+    console.log(`trusted ${project.dir} (its config as it is now: ${files.join(', ')})`)
+    if (waiting.length)
+      console.log(
+        `  may run now: ${waiting.map((w) => w.instance).join(', ')} ${color.dim('(a running yoke dev starts them at once)')}`,
+      )
+    console.log(color.dim('  an edit to those files asks again; `yoke trust --revoke` forgets it'))
+    return 0
+  },
+})
+
+/**
+ * `yoke dev` on a terminal: when instances of the first load wait for trust because the project
+ * was never asked about, or its config changed since, ask once. Yes records the trust and reloads
+ * (they start); no records the refusal (not asked again until the config changes); no answer
+ * (end of input) records nothing. Whether it asked.
+ */
+export async function offerTrust(
+  composition: Composition,
+  io: { input: NodeJS.ReadableStream; output: NodeJS.WriteStream } = {
+    input: process.stdin,
+    output: process.stderr,
+  },
+): Promise<boolean> {
+  const specs = [...composition.reconciler.running.values()].map((r) => r.spec)
+  const waiting = specs.filter((s) => s.untrusted && s.enabled).map(runsOf)
+  const stack = composition.current?.stack
+  if (!waiting.length || !stack || composition.options.trust !== undefined) return false
+  const { recordTrust, trustState, trustedByEnv } = await import('../trust.ts')
+  const where = { home: composition.options.home, env: composition.options.env }
+  const project = { dir: stack.projectDir, files: projectFiles(stack, composition.options) }
+  if (trustedByEnv(where)) return false
+  const state = trustState(project, where)
+  if (state.state !== 'new' && state.state !== 'changed') return false
+  const c = on(io.output)
+  const cwd = composition.options.cwd
+  const lines = [
+    `${c.yellow('?')} this project's config runs its own code, which waits until you trust it:`,
+    ...waiting.map((w) => `    ${w.instance.padEnd(16)}${w.runs}`),
+    ...(state.state === 'changed'
+      ? [`  ${state.changed.join(', ')} changed since it was last answered`]
+      : []),
+    `  trust ${state.dir} (${project.files.map((f) => displayPath(f, cwd)).join(', ')})? [y/N] `,
+  ]
+  io.output.write(lines.join('\n'))
+  const rl = createInterface({ input: io.input, terminal: false })
+  const line = await new Promise<string | undefined>((resolve) => {
+    rl.once('line', resolve)
+    rl.once('close', () => resolve(undefined))
+  })
+  rl.close()
+  if (line === undefined) {
+    io.output.write('\n')
+    return true
+  }
+  const yes = /^y(es)?$/i.test(line.trim())
+  await recordTrust(project, yes, { home: composition.options.home, env: composition.options.env })
+  io.output.write(
+    yes
+      ? `  ${c.green('trusted')}: starting it\n`
+      : `  ${c.dim('not trusted: it stays waiting (`yoke trust` trusts it later)')}\n`,
+  )
+  if (yes) await composition.reload(['(trusted)'])
+  return true
+}

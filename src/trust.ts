@@ -1,0 +1,300 @@
+/**
+ * @module trust
+ * Project trust (DESIGN §9): what a project's own config would run — a local plugin, or an
+ * instance of a plugin that declares `runsProjectCode` (exec packages, shell hooks, a stdio MCP
+ * server) — waits, pending, until the project is trusted. The config's resolver asks trustGate
+ * about each instance; whether the project is trusted is `LoadOptions.trust`, by default the store.
+ *
+ * The store: $YOKE_HOME/trust.json remembers, per project (its real path), whether its
+ * owner trusted it to run its own code, and the sha256 of each of the project's config files at
+ * that moment. A file that changed since (or one added or gone) means the project is asked
+ * about again. Reading is plain and cheap (every composition of a project that brings code does
+ * it); writing takes a lock and replaces the file atomically.
+ */
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, realpathSync } from 'node:fs'
+import { basename, isAbsolute, join, relative, resolve } from 'node:path'
+import { yokeHome, type LayerStack, type LoadOptions } from './config/layers.ts'
+import type { Merged } from './config/merge.ts'
+import type { InstanceSpec } from './config/resolve.ts'
+import { pathKey, readConfigText } from './config/yaml.ts'
+import { messageOf, YokeError, type ErrorSite } from './errors.ts'
+import { BUILTIN_PRESETS } from './roots.ts'
+
+export const TRUST_FILE = 'trust.json'
+
+/** One project's entry: the answer, when it was given, and the config files it covered. */
+export interface TrustRecord {
+  trusted: boolean
+  at: string
+  /** each config file, relative to the project directory → its sha256 (hex) */
+  files: Record<string, string>
+}
+
+interface TrustStore {
+  version: 1
+  projects: Record<string, TrustRecord>
+}
+
+interface Where {
+  home?: string | undefined
+  env?: NodeJS.ProcessEnv | undefined
+}
+
+/** The project whose trust is asked: its directory and its own config files. */
+export interface ProjectConfig {
+  dir: string
+  files: string[]
+}
+
+/** `true`, or why the project is not trusted (a waiting instance shows it). */
+export type TrustVerdict = true | string
+
+/** `true` trusts, `false` never runs project code, a function decides; default: the store. */
+export type TrustOption = boolean | ((project: ProjectConfig) => TrustVerdict)
+
+const inside = (dir: string, file: string) => {
+  const rel = relative(dir, file)
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel)
+}
+
+/**
+ * The project's own layer files: its config, and the presets it brings (not built in; a preset
+ * chosen by --preset from outside the project is the user's). The user patch, --patch and --set
+ * are the user's own.
+ */
+export function projectFiles(stack: LayerStack, options: Pick<LoadOptions, 'preset'>): string[] {
+  const own = stack.layers.filter(
+    (l) =>
+      l.kind === 'project' ||
+      (l.kind === 'preset' &&
+        !inside(BUILTIN_PRESETS, l.file) &&
+        (!options.preset || inside(stack.projectDir, l.file))),
+  )
+  return own.map((l) => l.file)
+}
+
+/** Decides, once per resolve and only when asked, whether an instance's code may run. */
+export function trustGate(options: LoadOptions, stack: LayerStack, merged: Merged) {
+  const files = projectFiles(stack, options)
+  let verdict: TrustVerdict | undefined
+  const fromProject = (key: string) => {
+    const [use, config] = [pathKey(['plugins', key, 'use']), pathKey(['plugins', key, 'config'])]
+    return [...merged.origins].some(
+      ([path, at]) =>
+        (path === use || path === config || path.startsWith(config + '\u001f')) &&
+        files.includes(at.file),
+    )
+  }
+  const decide = (): TrustVerdict => {
+    const trust = options.trust ?? ((project: ProjectConfig) => projectTrust(project, options))
+    if (typeof trust === 'function') return trust({ dir: stack.projectDir, files })
+    return trust || 'project code is off for this composition (trust: false)'
+  }
+  /**
+   * The waiting error of an instance whose code must wait for trust (it is marked `untrusted`),
+   * else undefined. It runs code when its module is local or its plugin says so for its config.
+   */
+  return (
+    spec: InstanceSpec,
+    runsCode = spec.local || declaresCode(spec),
+  ): YokeError | undefined => {
+    if (!runsCode || !files.length || !fromProject(spec.key)) return undefined
+    verdict ??= decide()
+    if (verdict === true) return undefined
+    spec.untrusted = true
+    const what = spec.local ? `the local module ${spec.use}` : `project code (${spec.site.plugin})`
+    return untrustedError(spec.site, what, verdict, stack.projectDir)
+  }
+}
+
+/** The plugin's `runsProjectCode`, for the instance's validated config. */
+function declaresCode({ module, config }: InstanceSpec): boolean {
+  const declared = module?.plugin.runsProjectCode
+  return typeof declared === 'function' ? declared(config) === true : declared === true
+}
+
+/** PLUGIN_WAITING for an instance of an untrusted project, at its `use:`. */
+function untrustedError(site: ErrorSite, what: string, reason: string, dir: string) {
+  const params = {
+    instance: site.instance,
+    reason: `${reason}, and this instance runs ${what}`,
+    what: `review the project's config, then run \`yoke trust\` in ${dir} (a running yoke dev starts it then); --trust or YOKE_TRUST=1 trusts one run`,
+  }
+  return new YokeError('PLUGIN_WAITING', params, { ...site })
+}
+
+export const trustFile = (where: Where) => join(yokeHome(where), TRUST_FILE)
+
+/** The key of a project: its directory's real path (a link to it is the same project). */
+export function projectKey(dir: string): string {
+  try {
+    return realpathSync(dir)
+  } catch {
+    return resolve(dir)
+  }
+}
+
+/**
+ * The sha256 of each config file, by its path relative to the project. package.json counts by its
+ * `yoke` key alone, so a version bump does not ask again; a file that cannot be read counts as
+ * `unreadable` (then it can only match another unreadable read).
+ */
+export function configHashes(project: ProjectConfig): Record<string, string> {
+  const hashes: Record<string, string> = {}
+  for (const file of [...project.files].sort()) {
+    let text: string
+    try {
+      text = readConfigText(file)
+      if (basename(file) === 'package.json')
+        text = JSON.stringify((JSON.parse(text) as { yoke?: unknown }).yoke ?? null)
+    } catch {
+      text = '\0unreadable'
+    }
+    hashes[relative(project.dir, file) || basename(file)] = createHash('sha256')
+      .update(text)
+      .digest('hex')
+  }
+  return hashes
+}
+
+/** The store as it is on disk; empty when there is none. A broken one is an error naming it. */
+export function readTrust(where: Where): TrustStore {
+  const file = trustFile(where)
+  if (!existsSync(file)) return { version: 1, projects: {} }
+  const text = readConfigText(file) // the defensive reader: a FIFO or a huge file is refused, named
+  try {
+    const store = JSON.parse(text) as TrustStore
+    if (store?.version !== 1 || typeof store.projects !== 'object' || !store.projects)
+      throw new Error('it is not a yoke trust store (version 1)')
+    return store
+  } catch (err) {
+    throw new YokeError(
+      'CONFIG_READ_FAILED',
+      { file, reason: `${messageOf(err)}; remove it and run \`yoke trust\` again` },
+      { file, cause: err },
+    )
+  }
+}
+
+/** Which files differ between a record and now: changed, new or gone, by relative path. */
+export function changedFiles(before: TrustRecord['files'], now: TrustRecord['files']): string[] {
+  const names = new Set([...Object.keys(before), ...Object.keys(now)])
+  return [...names].filter((name) => before[name] !== now[name]).sort()
+}
+
+/** Trusting on the environment: `YOKE_TRUST=1` (or `true`), for CI and tests. */
+export function trustedByEnv(where: Where): boolean {
+  const value = where.env?.YOKE_TRUST ?? process.env.YOKE_TRUST
+  return value === '1' || value === 'true'
+}
+
+/** Where a project stands: trusted, never asked, declined, or asked about another config. */
+export interface TrustState {
+  state: 'trusted' | 'new' | 'declined' | 'changed'
+  /** the project's key: its real path */
+  dir: string
+  record?: TrustRecord
+  /** the config files now, by relative path → sha256 */
+  files: TrustRecord['files']
+  /** for `changed`: the files that differ from the record (changed, new or gone) */
+  changed: string[]
+}
+
+/** The store's view of the project as its config is now (a broken store throws, naming it). */
+export function trustState(project: ProjectConfig, where: Where): TrustState {
+  const dir = projectKey(project.dir)
+  const record = readTrust(where).projects[dir]
+  const files = configHashes(project)
+  const changed = record ? changedFiles(record.files, files) : []
+  const state = !record
+    ? 'new'
+    : changed.length
+      ? 'changed'
+      : record.trusted
+        ? 'trusted'
+        : 'declined'
+  return { state, dir, files, changed, ...(record && { record }) }
+}
+
+/**
+ * The default trust decision (LoadOptions.trust): YOKE_TRUST=1, or a record in the store whose
+ * answer was yes and whose files are as they are now. Otherwise why not, in words a waiting
+ * instance can show: never trusted, declined, or which file changed since.
+ */
+export function projectTrust(project: ProjectConfig, where: Where): TrustVerdict {
+  if (trustedByEnv(where)) return true
+  let now: TrustState
+  try {
+    now = trustState(project, where)
+  } catch (err) {
+    return `the trust store cannot be read (${messageOf(err)})`
+  }
+  const { state, dir, record, changed } = now
+  const day = record?.at.slice(0, 10)
+  if (state === 'trusted') return true
+  if (state === 'new') return `the project ${dir} is not trusted yet`
+  if (state === 'declined') return `trust was declined for the project ${dir} (${day})`
+  const was = record!.trusted ? 'trusted' : 'declined'
+  return `${changed.join(', ')} changed since the project ${dir} was ${was} (${day})`
+}
+
+const LOCK_WAIT_MS = 15_000
+
+/** Changes the store under its lock: `change` gets the entries and edits them in place. */
+export async function updateTrust(
+  where: Where,
+  change: (projects: TrustStore['projects']) => void,
+): Promise<void> {
+  const file = trustFile(where)
+  mkdirSync(yokeHome(where), { recursive: true, mode: 0o700 })
+  const [{ default: lockfile }, { default: writeFileAtomic }] = await Promise.all([
+    import('proper-lockfile'),
+    import('write-file-atomic'),
+  ])
+  const lock = `${file}.lock`
+  const retries = { retries: LOCK_WAIT_MS / 100, factor: 1, minTimeout: 100, maxTimeout: 100 }
+  const release = await lockfile
+    .lock(file, { realpath: false, stale: 10_000, retries })
+    .catch((err: unknown) => {
+      throw (err as NodeJS.ErrnoException).code === 'ELOCKED'
+        ? new YokeError('EDIT_LOCKED', { file, ms: LOCK_WAIT_MS, lock }, { file })
+        : writeFailed(file, `its lock ${lock} could not be taken (${messageOf(err)})`, err)
+    })
+  try {
+    const store = readTrust(where)
+    change(store.projects)
+    await writeFileAtomic(file, JSON.stringify(store, null, 2) + '\n', { mode: 0o600 }).catch(
+      (err: unknown) => {
+        throw writeFailed(file, messageOf(err), err)
+      },
+    )
+  } finally {
+    await release().catch(() => {})
+  }
+}
+
+/** Records the owner's answer for the project as its config is now. */
+export async function recordTrust(
+  project: ProjectConfig,
+  trusted: boolean,
+  where: Where,
+): Promise<TrustRecord> {
+  const record = { trusted, at: new Date().toISOString(), files: configHashes(project) }
+  await updateTrust(where, (projects) => void (projects[projectKey(project.dir)] = record))
+  return record
+}
+
+/** Forgets the project: the next run asks again. Whether there was anything to forget. */
+export async function revokeTrust(dir: string, where: Where): Promise<boolean> {
+  let found = false
+  await updateTrust(where, (projects) => {
+    found = projectKey(dir) in projects
+    delete projects[projectKey(dir)]
+  })
+  return found
+}
+
+function writeFailed(file: string, reason: string, cause: unknown) {
+  return new YokeError('EDIT_WRITE_FAILED', { file, reason }, { file, cause })
+}

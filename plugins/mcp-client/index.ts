@@ -8,7 +8,7 @@
 import { createRequire } from 'node:module'
 import type { Tool } from '@modelcontextprotocol/client'
 import { definePlugin, YokeError, type CallContext, type ToolOutput } from 'yoke'
-import type { McpList, McpServerHandle, McpServerStatus } from '../mcp/api.ts'
+import type { McpList, McpServerHandle } from '../mcp/api.ts'
 import { SdkCall } from './call.ts'
 import { callTool as callOnce, type AnswerInput } from './calls.ts'
 import { mcpClientConfig, oauthOf, rootsOf, transportOf } from './config.ts'

@@ -3,11 +3,12 @@
 // flow with PKCE: protected resource metadata per view (RFC 9728), real SDK clients of both eras
 // with valid tokens, every kind of bad token answered 401 / 403 with the challenge the MCP spec
 // asks for, scopes deciding the views, the v2 SDK's own OAuth client finding its way from the 401,
-// no token anywhere in what the gateway logged or answered, and `yoke serve --oauth` itself.
+// no token anywhere in what the gateway logged or answered, `yoke serve --oauth` itself (its stdout
+// and stderr), and `yoke dev`'s log file and events with the gateway refusing tokens.
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -24,7 +25,7 @@ import mcpServer, { type McpServerApi } from '../plugins/mcp-server/index.ts'
 import { toPlugin, validateConfig, type Plugin } from '../src/index.ts'
 import { mcpHarness, type McpHarness } from './helpers/mcp.ts'
 import { startAuthServer, type AuthServer } from './helpers/oidc.ts'
-import { tempProject, YOKE, type Project } from './helpers/project.ts'
+import { DevProcess, runYoke, tempProject, YOKE, type Project } from './helpers/project.ts'
 import { messagesOf } from './helpers/serve.ts'
 import { until } from './helpers/until.ts'
 
@@ -220,8 +221,10 @@ describe('the gateway as an OAuth protected resource', () => {
       scope: 'mcp:all',
       resource_metadata: service.oauth!.metadataUrlOf('default')!,
     })
+    // the scopes that open a view are alternatives: the challenge names one, the least (RFC 6750
+    // reads its list as all required)
     const mathRes = await record(await post(math, undefined))
-    assert.equal(challenge(mathRes).scope, 'mcp:all mcp:math')
+    assert.equal(challenge(mathRes).scope, 'mcp:math')
   })
 
   it('a valid token lists and calls tools, for a 2026-07-28 client and a 2025-era one', async () => {
@@ -362,7 +365,7 @@ describe('the gateway as an OAuth protected resource', () => {
       back && back.get('code'),
       'it went to sign in, from what the 401 and the metadata said',
     )
-    assert.equal(back.get('asked-scope'), 'mcp:all mcp:math', "with the challenge's scopes")
+    assert.equal(back.get('asked-scope'), 'mcp:math', "with the challenge's one scope")
     await first.finishAuth(back)
     assert.ok(state.saved, 'it got a token')
     issued.push(state.saved.access_token)
@@ -520,8 +523,97 @@ plugins:
     await client.close()
     const refused = await post(info.url, jwt)
     assert.equal(refused.status, 401, 'a token for the skills view is not one for the default view')
+    // refused tokens of every kind, so whatever the gateway says of them is in its output
+    const [head, body, signature] = jwt.split('.') as [string, string, string]
+    const tampered = `${head}.${body}.${signature.slice(0, -4)}${signature.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`
+    for (const [url, bad] of [
+      [info.views.skills, tampered],
+      [info.url, jwt],
+      [info.url, 'opaque-0123456789abcdef'],
+    ] as const)
+      assert.equal((await post(url, bad)).status, 401)
     child.kill('SIGINT')
     await until('yoke serve to stop', () => child.exitCode !== null, { ms: 15_000 })
-    assert.ok(!stdout.includes(jwt.split('.')[2]!) && !stderr.includes(jwt.split('.')[2]!))
+    for (const secret of [jwt.split('.')[2]!, tampered.split('.')[2]!, 'opaque-0123456789abcdef']) {
+      assert.ok(!stdout.includes(secret), `a token on stdout:\n${stdout}`)
+      assert.ok(!stderr.includes(secret), `a token on stderr:\n${stderr}`)
+    }
+  })
+  it('refuses to start on 0.0.0.0 without oauth.resource, saying what to set', async () => {
+    const run = await runYoke(
+      ['serve', '--http', '0.0.0.0:0', '--oauth', 'https://auth.example.com'],
+      { cwd: project.dir, home: project.home },
+    )
+    assert.equal(run.code, 2, run.stderr)
+    assert.match(run.stderr, /config\.oauth\.resource: http\.host 0\.0\.0\.0 is every address/)
+    assert.match(run.stderr, /set oauth\.resource to the URL clients reach the gateway at/)
+  })
+})
+
+describe('yoke dev with the OAuth gateway: its log file', () => {
+  let project: Project
+  let as: AuthServer
+  let callback: { server: Server; url: string }
+  let dev: DevProcess | undefined
+  before(async () => {
+    as = await startAuthServer({ resources: { 'urn:yoke:scopes': SCOPES } })
+    callback = await callbackServer()
+    project = tempProject({
+      'yoke.config.yaml': `preset: base
+plugins:
+  gateway:
+    use: mcp-server
+    config:
+      oauth: { issuer: '${as.issuer}', scopes: { 'mcp:all': default } }
+`,
+    })
+  })
+  after(async () => {
+    await dev?.stop()
+    await as?.close()
+    callback?.server.close()
+    project?.cleanup()
+  })
+
+  it('refusals are in .yoke/logs/dev.log and the events, and no token is in them, stdout or stderr', async () => {
+    dev = new DevProcess(['--log-level', 'debug'], { cwd: project.dir, home: project.home })
+    const listening = await dev.next(
+      (e) => e.type === 'log' && /^MCP endpoint http/.test(String(e.message)),
+      30_000,
+      0,
+    )
+    const url = /^MCP endpoint (\S+)/.exec(String(listening.message))![1]!
+    as.resources[url] = SCOPES
+    const good = await tokenFor(as, callback.url, url, 'mcp:all')
+    const narrow = await tokenFor(as, callback.url, url, 'mcp:math')
+    const [head, body, signature] = good.split('.') as [string, string, string]
+    const tampered = `${head}.${body}.${signature.slice(0, -4)}${signature.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`
+    assert.equal((await post(url, good)).status, 200)
+    assert.equal((await post(url, narrow)).status, 403)
+    assert.equal((await post(url, tampered)).status, 401)
+    assert.equal((await post(url, 'opaque-0123456789abcdef')).status, 401)
+    const file = join(project.dir, '.yoke', 'logs', 'dev.log')
+    await until(
+      'the refusals in the log file',
+      () =>
+        existsSync(file) &&
+        (readFileSync(file, 'utf8').match(/refused \((401|403)\)/g) ?? []).length >= 3,
+      { ms: 10_000 },
+    )
+    await dev.stop()
+    const logged = readFileSync(file, 'utf8')
+    assert.match(logged, /refused \(403\): Forbidden: the view default needs the scope mcp:all/)
+    const events = dev.events.map((e) => JSON.stringify(e)).join('\n')
+    assert.match(events, /refused \(401\)/, 'the debug events show the refusals too')
+    for (const secret of [
+      signature,
+      narrow.split('.')[2]!,
+      tampered.split('.')[2]!,
+      'opaque-0123456789abcdef',
+    ]) {
+      assert.ok(!logged.includes(secret), 'a token in the log file')
+      assert.ok(!events.includes(secret), 'a token in the events (stdout)')
+      assert.ok(!dev.stderr.includes(secret), `a token on stderr:\n${dev.stderr}`)
+    }
   })
 })

@@ -3,6 +3,7 @@
  * allow/deny globs), the bearer token or the OAuth issuer whose access tokens it takes, and the
  * limits on requests and sessions.
  */
+import { isIPv4, isIPv6 } from 'node:net'
 import { z } from 'zod'
 
 export const VIEW_NAME = /^[A-Za-z0-9_-]{1,64}$/
@@ -54,6 +55,13 @@ export function isLoopbackUrl(url: URL): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)
 }
 
+/** 0.0.0.0 or :: (in any spelling): every address of this machine, none a client could name. */
+export function isWildcard(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '')
+  if (isIPv4(bare)) return bare === '0.0.0.0'
+  return isIPv6(bare) && new URL(`http://[${bare}]`).hostname === '[::]'
+}
+
 /** https, or http to a loopback host (a development authorization server on this machine). */
 const secureUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
@@ -91,6 +99,11 @@ export const oauthConfig = z
       .optional(),
     /** how far a token's exp / nbf / iat may be off this machine's clock */
     clockToleranceSec: z.number().int().nonnegative().max(300).default(30),
+    /**
+     * RFC 9068 to the letter: a token's `typ` must be at+jwt. Default: a plain JWT type, or none,
+     * is taken too (issuers that predate RFC 9068 send them; `aud` still keeps ID tokens out)
+     */
+    strictType: z.boolean().default(false),
   })
   .strict()
 
@@ -160,6 +173,19 @@ export const mcpServerConfig = z
   })
   .strict()
   .superRefine((cfg, issues) => {
+    // a resource URL on a wildcard address is one no client reaches, and no token is issued for
+    if (
+      cfg.oauth &&
+      !cfg.oauth.resource &&
+      cfg.http &&
+      cfg.http.enabled &&
+      isWildcard(cfg.http.host)
+    )
+      issues.addIssue({
+        code: 'custom',
+        path: ['oauth', 'resource'],
+        message: `http.host ${cfg.http.host} is every address of this machine, and a resource URL on it is one no client can use: set oauth.resource to the URL clients reach the gateway at (e.g. https://mcp.example.com/mcp), or listen on the one address clients use`,
+      })
     for (const [scope, target] of Object.entries(cfg.oauth?.scopes ?? {}))
       for (const view of typeof target === 'string' ? [target] : target)
         if (view !== DEFAULT_VIEW && !(view in cfg.views))

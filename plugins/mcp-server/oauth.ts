@@ -4,40 +4,26 @@
  * `<resource>/<view>` behind a proxy), with its metadata at the RFC 9728 well-known URL: the path
  * inserted after `/.well-known/oauth-protected-resource`. An access token is a JWT from the one
  * configured issuer, checked with jose against the issuer's keys: the signature, `iss`, `aud` (the
- * view's resource, or `oauth.audience`), `exp` (required) and `nbf`, then the scopes: with
- * `oauth.scopes`, a token may use a view only when it holds a scope that maps to it.
+ * view's resource, or `oauth.audience`), `exp` (required) and `nbf`, with the checks jose leaves
+ * to its caller (jwt.ts), then the scopes: with `oauth.scopes`, a token may use a view only when
+ * it holds a scope that maps to it.
  *
- * A request without a token is 401 with the challenge that points at the metadata (and the scopes
- * that open the view); a bad token is 401 `invalid_token`; a good one without the scope is 403
- * `insufficient_scope`, naming the scopes to ask for (a client steps up with them). A token is
- * never in an answer, a log line or an error: only what was wrong with it.
+ * A request without a token is 401 with the challenge that points at the metadata (and names the
+ * scope to ask for); a bad token is 401 `invalid_token`; a good one without the scope is 403
+ * `insufficient_scope`, naming the one scope to ask for (a client steps up with it); only when the
+ * issuer's keys cannot be fetched is the answer 503. A token is never in an answer, a log line or
+ * an error: only what was wrong with it.
  */
-import { errors as jose, jwtVerify, type JWTPayload } from 'jose'
 import { YokeError } from 'yoke'
 import { STATIC_HOLDER, type Access, type Admitted, type Refusal } from './access.ts'
 import { DEFAULT_VIEW, type OAuthConfig } from './config.ts'
-import { Issuer } from './issuer.ts'
+import { Issuer, IssuerUnavailable } from './issuer.ts'
+import { explain, holderOf, scopesIn, verifyAccessToken } from './jwt.ts'
 import type { Token } from './token.ts'
 import type { View } from './views.ts'
 import './errors.ts'
 
 const WELL_KNOWN = '/.well-known/oauth-protected-resource'
-/** asymmetric only: a key set from an issuer never holds a shared secret to check HMACs with */
-const ALGORITHMS = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-  'Ed25519',
-]
-/** RFC 9068's type, and what issuers that predate it put there (an ID token's aud is its client) */
-const TYPES = new Set(['at+jwt', 'application/at+jwt', 'jwt', 'application/jwt'])
 /** RFC 6750's b64token */
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
 
@@ -53,6 +39,8 @@ export class OAuthAccess implements Access {
   readonly issuer: Issuer
   /** view → the scopes that open it; undefined: every valid token opens every view */
   readonly #opening?: Map<string, string[]>
+  /** view → the one scope a challenge names for it: of those that open it, the one opening fewest views */
+  readonly #asked = new Map<string, string>()
   #warned = false
 
   constructor(
@@ -65,9 +53,20 @@ export class OAuthAccess implements Access {
     this.hint = `an OAuth access token from ${cfg.issuer}${also ? `, or the token ${also.hint}` : ''}`
     if (cfg.scopes) {
       this.#opening = new Map()
-      for (const [scope, target] of Object.entries(cfg.scopes))
-        for (const view of typeof target === 'string' ? [target] : target)
+      const reach = new Map<string, number>()
+      for (const [scope, target] of Object.entries(cfg.scopes)) {
+        const targets = typeof target === 'string' ? [target] : [...new Set(target)]
+        reach.set(scope, targets.length)
+        for (const view of targets)
           this.#opening.set(view, [...(this.#opening.get(view) ?? []), scope])
+      }
+      // the scopes that open a view are alternatives, but a challenge's scope list reads as all
+      // required (RFC 6750 §3): it names one, the least a client must be granted (ties: config order)
+      for (const [view, scopes] of this.#opening)
+        this.#asked.set(
+          view,
+          scopes.reduce((best, s) => (reach.get(s)! < reach.get(best)! ? s : best)),
+        )
     }
   }
 
@@ -124,43 +123,41 @@ export class OAuthAccess implements Access {
     const token = bearer[1]!
     if (!B64TOKEN.test(token))
       return this.#refuse(401, name, 'invalid_token', 'the access token is not a bearer token')
-    let payload: JWTPayload
+    let keys
     try {
-      const keys = await this.issuer.keys()
-      const verified = await jwtVerify(token, keys, {
-        issuer: this.cfg.issuer,
-        audience: this.#audience(view),
-        algorithms: ALGORITHMS,
-        requiredClaims: ['exp'],
-        clockTolerance: this.cfg.clockToleranceSec,
-      })
-      const typ = verified.protectedHeader.typ
-      if (typ !== undefined && !TYPES.has(typ.toLowerCase()))
-        throw new Refused(`the token's type is ${typ}, not an access token (at+jwt)`)
-      if (verified.payload.cnf !== undefined)
-        throw new Refused('the access token is bound to a key (cnf); only bearer tokens are taken')
-      payload = verified.payload
+      keys = await this.issuer.keys()
     } catch (err) {
-      const why = explain(err, this.#audience(view), this.cfg.issuer)
-      if (why.unavailable) return this.#unavailable(why.text)
-      return this.#refuse(401, name, 'invalid_token', why.text)
+      return this.#unavailable(reasonOf(err))
+    }
+    const audience = this.#audience(view)
+    let payload
+    try {
+      payload = await verifyAccessToken(token, keys, { ...this.cfg, audience })
+    } catch (err) {
+      if (err instanceof IssuerUnavailable) return this.#unavailable(err.message)
+      return this.#refuse(401, name, 'invalid_token', explain(err, audience, this.cfg.issuer))
     }
     this.#warned = false
+    const who = holderOf(payload, this.cfg.issuer)
+    // tokens that name no holder cannot be told apart: one would take over another's session
+    if (!who)
+      return this.#refuse(
+        401,
+        name,
+        'invalid_token',
+        'the access token names no holder: no sub, client_id or jti claim',
+      )
     const opening = view && this.scopesOf(view.name)
-    if (opening) {
-      const held = scopesIn(payload)
-      if (!opening.some((s) => held.has(s)))
-        return this.#refuse(
-          403,
-          name,
-          'insufficient_scope',
-          opening.length
-            ? `the view ${name} needs the scope ${opening.join(' or ')}`
-            : `no scope opens the view ${name} (oauth.scopes maps none to it)`,
-        )
-    }
-    const { sub, client_id: client } = payload as { sub?: unknown; client_id?: unknown }
-    return { who: `${this.cfg.issuer} ${String(sub ?? `client ${String(client ?? '')}`)}` }
+    if (opening && !opening.some(heldBy(payload)))
+      return this.#refuse(
+        403,
+        name,
+        'insufficient_scope',
+        opening.length
+          ? `the view ${name} needs the scope ${opening.join(' or ')}`
+          : `no scope opens the view ${name} (oauth.scopes maps none to it)`,
+      )
+    return { who }
   }
 
   /** Finds the issuer's keys now: a wrong issuer is in the log at the start, not at the first request. */
@@ -168,7 +165,7 @@ export class OAuthAccess implements Access {
     try {
       await this.issuer.keys()
     } catch (err) {
-      this.#unavailable(explain(err, '', this.cfg.issuer).text)
+      this.#unavailable(reasonOf(err))
     }
   }
 
@@ -202,11 +199,10 @@ export class OAuthAccess implements Access {
     error: 'invalid_token' | 'insufficient_scope' | undefined,
     description: string,
   ): Refusal {
-    const scopes = this.scopesOf(view)
     const params: Array<[string, string | undefined]> = [
       ['error', error],
       ['error_description', error && description],
-      ['scope', scopes?.length ? scopes.join(' ') : undefined],
+      ['scope', this.#asked.get(view)],
       ['resource_metadata', this.metadataUrlOf(view)],
     ]
     const challenge = params
@@ -221,64 +217,21 @@ export class OAuthAccess implements Access {
   }
 }
 
-/** A check of ours that failed after jose's passed. */
-class Refused extends Error {}
-
 /** RFC 9728 §3.1: the well-known path inserted between the host and the resource's path. */
 function wellKnownPath(resource: URL): string {
   return resource.pathname === '/' ? WELL_KNOWN : `${WELL_KNOWN}${resource.pathname}`
 }
 
-/** The scopes a token holds: RFC 9068's space-separated `scope`, or a `scp` list (some issuers). */
-function scopesIn(payload: JWTPayload): Set<string> {
-  const { scope, scp } = payload as { scope?: unknown; scp?: unknown }
-  const held = new Set<string>()
-  if (typeof scope === 'string') for (const s of scope.split(' ')) if (s) held.add(s)
-  if (Array.isArray(scp)) for (const s of scp) if (typeof s === 'string') held.add(s)
-  if (typeof scp === 'string') for (const s of scp.split(' ')) if (s) held.add(s)
-  return held
+/** Whether a token holds a scope. */
+function heldBy(payload: Parameters<typeof scopesIn>[0]): (scope: string) => boolean {
+  const held = scopesIn(payload)
+  return (scope) => held.has(scope)
 }
 
-/** What was wrong with a token, in words for its client; `unavailable`: the issuer's fault, not the token's. */
-function explain(
-  err: unknown,
-  audience: string | string[],
-  issuer: string,
-): { text: string; unavailable?: boolean } {
-  if (err instanceof Refused) return { text: err.message }
-  const code = (err as { code?: string }).code
-  switch (code) {
-    case 'ERR_JWT_EXPIRED':
-      return { text: 'the access token expired' }
-    case 'ERR_JWT_CLAIM_VALIDATION_FAILED': {
-      const { claim, reason } = err as jose.JWTClaimValidationFailed
-      if (reason === 'missing') return { text: `the access token has no ${claim} claim` }
-      if (claim === 'aud')
-        return {
-          text: `the access token is for another resource: its aud must be ${[audience].flat().join(' or ')}`,
-        }
-      if (claim === 'iss')
-        return { text: `the access token is from another issuer: its iss must be ${issuer}` }
-      if (claim === 'nbf') return { text: 'the access token is not valid yet (nbf)' }
-      return { text: `the access token's ${claim} claim is not acceptable` }
-    }
-    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
-      return { text: "the access token's signature does not verify with the issuer's keys" }
-    case 'ERR_JWKS_NO_MATCHING_KEY':
-    case 'ERR_JWKS_MULTIPLE_MATCHING_KEYS':
-      return { text: "the access token is not signed with a key of the issuer's (kid)" }
-    case 'ERR_JOSE_ALG_NOT_ALLOWED':
-      return { text: 'the access token is not signed with an asymmetric algorithm' }
-    case 'ERR_JWS_INVALID':
-    case 'ERR_JWT_INVALID':
-    case 'ERR_JOSE_NOT_SUPPORTED':
-      return { text: 'the access token is not a signed JWT this gateway can check' }
-    default:
-      return {
-        text: `the issuer's keys cannot be had: ${(err as Error)?.message ?? String(err)}`,
-        unavailable: true,
-      }
-  }
+/** Why the issuer's keys cannot be had, for the warning and the 503. */
+function reasonOf(err: unknown): string {
+  const message = (err as Error)?.message ?? String(err)
+  return err instanceof IssuerUnavailable ? message : `the issuer's keys cannot be had: ${message}`
 }
 
 /** A value as RFC 6750 allows in a quoted auth-param: printable ASCII without `"` and `\`. */

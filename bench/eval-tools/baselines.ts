@@ -8,11 +8,13 @@ import type { Tool } from './corpus.ts'
 export interface Answer {
   names: string[]
   noMatch: boolean
+  /** false: the query's vector was not used (an exact name: the hybrid does not embed it) */
+  embedded?: boolean
 }
 
 export interface Method {
   label: string
-  search(query: string, limit: number): Answer
+  search(query: string, limit: number): Answer | Promise<Answer>
 }
 
 const answer = (names: string[], limit: number): Answer => ({

@@ -1,10 +1,14 @@
 /**
  * npm run eval:tools — how well tool search finds the tool a need calls for, offline and
  * reproducibly: the queries in queries.json against the real corpus grown to 1,000, 5,000 and
- * 10,000 tools (grow.ts), yoke's ranking (plugins/tool-search/rank.ts) beside three baselines
- * run the same way, then what deferral saves in tokens per turn at 300 tools.
+ * 10,000 tools (grow.ts), yoke's ranking (plugins/tool-search/rank.ts) lexical and hybrid (with
+ * the semantic arm, semantic.ts), meaning alone, and three baselines run the same way, then what
+ * deferral saves in tokens per turn at 300 tools.
  *
  *   npm run eval:tools                     the table
+ *   npm run eval:tools -- --tune-hybrid    also sweep the hybrid's options (on the tuning half)
+ *   npm run eval:tools -- --cache FILE     keep the tool vectors in FILE between runs
+ *   npm run eval:tools -- --no-semantic    lexical methods only (no model)
  *   npm run eval:tools -- --misses 1000    also what yoke's ranking missed at that size
  *   npm run eval:tools -- --tune           also sweep RankOptions (threshold, fuzzy)
  *   npm run eval:tools -- --rank FILE      another finder.ts (beside its rank.ts), to compare
@@ -15,6 +19,17 @@ import { pathToFileURL } from 'node:url'
 import type { RegisteredTool } from 'yoke'
 import { ToolFinder } from '../../plugins/tool-search/finder.ts'
 import type { RankOptions, SearchOutcome } from '../../plugins/tool-search/rank.ts'
+import { HYBRID_DEFAULTS } from '../../plugins/tool-search/hybrid.ts'
+import type { SemanticArm } from '../../plugins/tool-search/semantic.ts'
+import {
+  armOn,
+  embedQueries,
+  HELD_OUT,
+  semanticOnly,
+  sharedModel,
+  TUNE,
+  type SharedModel,
+} from './semantic.ts'
 import { plainBm25, regex, substring, type Method } from './baselines.ts'
 import { readFixtures, realCorpus, type Tool } from './corpus.ts'
 import { grow, SEED } from './grow.ts'
@@ -26,13 +41,14 @@ const ALL_SIZES = [1000, 5000, 10000]
 
 /** What yoke searches with: tool-search's finder (the index, synced with the tools each search). */
 interface Finder {
+  follow?(tools: readonly RegisteredTool[]): void
   search(
     query: string,
     tools: readonly RegisteredTool[],
     limit: number,
-  ): SearchOutcome<RegisteredTool>
+  ): SearchOutcome<RegisteredTool> | Promise<SearchOutcome<RegisteredTool>>
 }
-type FinderClass = new (options: RankOptions) => Finder
+type FinderClass = new (options: RankOptions, semantic?: SemanticArm) => Finder
 
 const args = process.argv.slice(2)
 const flag = (name: string) => args.includes(name)
@@ -45,14 +61,23 @@ const option = (name: string) => {
 // annotations); nothing here registers or calls one
 const asRegistered = (corpus: Tool[]) => corpus as unknown as RegisteredTool[]
 
-function yokeMethod(Finder: FinderClass, corpus: Tool[], options: RankOptions): Method {
-  const finder = new Finder(options)
+function yokeMethod(
+  Finder: FinderClass,
+  corpus: Tool[],
+  options: RankOptions,
+  arm?: SemanticArm,
+): Method {
+  const finder = new Finder(options, arm)
   const tools = asRegistered(corpus)
   return {
-    label: 'yoke',
-    search(query, limit) {
-      const outcome = finder.search(query, tools, limit)
-      return { names: outcome.candidates.map((c) => c.item.name), noMatch: outcome.noMatch }
+    label: arm ? 'yoke hybrid' : 'yoke lexical',
+    async search(query, limit) {
+      const outcome = await finder.search(query, tools, limit)
+      return {
+        names: outcome.candidates.map((c) => c.item.name),
+        noMatch: outcome.noMatch,
+        embedded: outcome.arms === 'hybrid',
+      }
     },
   }
 }
@@ -74,7 +99,7 @@ function printTable(rows: Array<{ size: string; label: string; s: Scores }>) {
     'p50 ms',
     'p95 ms',
   ]
-  const widths = [6, 13, 9, 9, 6, 7, 7, 8, 7, 8, 8]
+  const widths = [6, 13, 9, 9, 6, 7, 7, 8, 7, 8, 8].map((w, i) => (i === 1 ? 20 : w))
   const line = (cells: string[]) =>
     cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : cell(c, widths[i]!))).join(' ')
   console.log(line(head))
@@ -90,8 +115,8 @@ function printTable(rows: Array<{ size: string; label: string; s: Scores }>) {
         pct(s.nmR),
         s.nmF1.toFixed(2),
         pct(s.exact),
-        s.p50.toFixed(3),
-        s.p95.toFixed(3),
+        s.p50 ? s.p50.toFixed(3) : '–',
+        s.p95 ? s.p95.toFixed(3) : '–',
       ]),
     )
 }
@@ -109,7 +134,7 @@ async function loadFinder(): Promise<FinderClass> {
 }
 
 /** RankOptions swept: each pair gets its own finder (the options are fixed at construction). */
-function tune(Finder: FinderClass, corpora: Map<number, Tool[]>, queries: Query[]) {
+async function tune(Finder: FinderClass, corpora: Map<number, Tool[]>, queries: Query[]) {
   const golds = new Map(
     [...corpora].map(([n, c]) => [n, queries.map((q) => resolveGold(q, c, aliasMap(c)))]),
   )
@@ -122,21 +147,65 @@ function tune(Finder: FinderClass, corpora: Map<number, Tool[]>, queries: Query[
   )
   for (const fuzzy of [0, 0.1, 0.2, 0.3])
     for (const threshold of [0.2, 0.3, 0.35, 0.4, 0.5, 0.6]) {
-      const cells = sizes.flatMap((n) => {
-        const s = score(
-          yokeMethod(Finder, corpora.get(n)!, { fuzzy, threshold }),
-          queries,
-          golds.get(n)!,
-          false,
-        )
-        return [pct(s.r5), s.nmF1.toFixed(2), pct(s.exact)]
-      })
+      const cells: string[] = []
+      for (const n of sizes) {
+        const method = yokeMethod(Finder, corpora.get(n)!, { fuzzy, threshold })
+        const s = await score(method, queries, golds.get(n)!, false)
+        cells.push(pct(s.r5), s.nmF1.toFixed(2), pct(s.exact))
+      }
       console.log(
         [
           String(fuzzy).padEnd(9),
           String(threshold).padEnd(9),
           ...cells.map((c) => c.padStart(11)),
         ].join(' '),
+      )
+    }
+}
+
+/** A semantic arm with every tool of the corpus embedded. */
+async function embedded(model: SharedModel, Finder: FinderClass, corpus: Tool[]) {
+  const arm = await armOn(model)
+  new Finder({}, arm).follow?.(asRegistered(corpus))
+  await arm.settled()
+  if (arm.embedded !== corpus.length)
+    throw new Error(`embedded ${arm.embedded} of ${corpus.length} (${arm.state})`)
+  return arm
+}
+
+/**
+ * The hybrid's options swept on the tuning half only: first the fusion (no match off, so that
+ * recall measures ranking alone), then the no-match thresholds with the default fusion.
+ */
+async function tuneHybrid(
+  Finder: FinderClass,
+  corpus: Tool[],
+  arm: SemanticArm,
+  queries: Query[],
+  golds: Set<string>[],
+) {
+  const picked = queries.flatMap((q, i) => (TUNE(i) ? [i] : []))
+  const qs = picked.map((i) => queries[i]!)
+  const gs = picked.map((i) => golds[i]!)
+  const run = (options: RankOptions) =>
+    score(yokeMethod(Finder, corpus, options, arm), qs, gs, false)
+  console.log(
+    `\ntuning the hybrid at ${corpus.length} tools, on the tuning half (${qs.length} queries):`,
+  )
+  const never = { sureSimilarity: -1 }
+  for (const fusion of ['weighted', 'rrf'] as const)
+    for (const semanticWeight of fusion === 'rrf' ? [0] : [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]) {
+      const s = await run({ fusion, semanticWeight, ...never })
+      console.log(
+        `  ${fusion} ${semanticWeight}: r@1 ${pct(s.r1)} r@5 ${pct(s.r5)} MRR ${s.mrr.toFixed(3)}`,
+      )
+    }
+  for (const sureSimilarity of [0.4, 0.45, 0.5, 0.55, 0.6, 0.7])
+    for (const minSimilarity of [0.15, 0.2, 0.25, 0.3, 0.35]) {
+      if (minSimilarity > sureSimilarity) continue
+      const s = await run({ sureSimilarity, minSimilarity })
+      console.log(
+        `  sure ${sureSimilarity} min ${minSimilarity}: r@5 ${pct(s.r5)} none P ${pct(s.nmP)} R ${pct(s.nmR)} F1 ${s.nmF1.toFixed(2)}`,
       )
     }
 }
@@ -165,25 +234,70 @@ async function main() {
 
   const corpora = new Map(SIZES.map((n) => [n, grow(real, fixtures, n)]))
   const rows: Array<{ size: string; label: string; s: Scores }> = []
+  const split: Array<{ size: string; label: string; s: Scores }> = []
   const yokeScores = new Map<number, Scores>()
+  const lexicalScores = new Map<number, Scores>()
+  const wanted = (label: string) =>
+    !METHODS || METHODS.some((m) => label.toLowerCase().startsWith(m))
+  const model = flag('--no-semantic') ? undefined : await sharedModel(option('--cache'))
+  if (model) console.log(`model: ${model.embedder.id}, loaded in ${model.loadMs.toFixed(0)} ms`)
+  let queryMs: number[] | undefined
   for (const [size, corpus] of corpora) {
     const golds = queries.map((q) => resolveGold(q, corpus, aliasMap(corpus)))
-    const methods = [
+    const arm = model && (await embedded(model, Finder, corpus))
+    // each query is embedded once, at the first size (the model keeps its vector): that time counts at every size
+    if (arm) queryMs ??= await embedQueries(arm, queries)
+    const methods: Array<() => Method> = [
       () => yokeMethod(Finder, corpus, {}),
+      ...(arm
+        ? [
+            () => yokeMethod(Finder, corpus, {}, arm),
+            () => semanticOnly(arm, HYBRID_DEFAULTS.minSimilarity),
+          ]
+        : []),
       () => substring(corpus),
       () => regex(corpus),
       () => plainBm25(corpus),
     ]
     for (const make of methods) {
       const method = make()
-      if (METHODS && !METHODS.some((m) => method.label.toLowerCase().startsWith(m))) continue
-      const s = score(method, queries, golds)
-      if (method.label === 'yoke') yokeScores.set(size, s)
+      if (!wanted(method.label)) continue
+      const semantic = method.label === 'yoke hybrid' || method.label === 'semantic only'
+      const s = await score(method, queries, golds, true, semantic ? queryMs : undefined)
+      if (method.label === 'yoke lexical') lexicalScores.set(size, s)
+      if (method.label === (arm ? 'yoke hybrid' : 'yoke lexical')) yokeScores.set(size, s)
       rows.push({ size: size.toLocaleString('en'), label: method.label, s })
+      if (method.label === 'yoke hybrid')
+        // (each half scored again from the same method: the model and the index are warm)
+        for (const [half, keep] of [
+          ['tuning half', TUNE],
+          ['held-out half', HELD_OUT],
+        ] as const) {
+          const picked = queries.flatMap((q, i) => (keep(i) ? [i] : []))
+          const sub = await score(
+            method,
+            picked.map((i) => queries[i]!),
+            picked.map((i) => golds[i]!),
+            false,
+          )
+          split.push({ size: size.toLocaleString('en'), label: `hybrid, ${half}`, s: sub })
+        }
     }
+    if (flag('--tune-hybrid') && arm && size <= 5000)
+      await tuneHybrid(Finder, corpus, arm, queries, golds)
   }
+  if (model)
+    console.log(
+      `\nembedded ${model.embedded.texts} distinct texts (tool texts of all sizes, then the queries) in ${(model.embedded.ms / 1000).toFixed(1)} s`,
+    )
   console.log()
   printTable(rows)
+  if (split.length) {
+    console.log(
+      `\nthe hybrid on each half of the queries: its options (${JSON.stringify(HYBRID_DEFAULTS)}) were chosen on the tuning half (even positions), the held-out half (odd) was not looked at`,
+    )
+    printTable(split)
+  }
   const kinds = [...yokeScores].map(
     ([size, s]) =>
       `${size.toLocaleString('en')}: ${Object.entries(s.byKind)
@@ -208,7 +322,7 @@ async function main() {
       all.every((s) => s.exact === 1),
     ],
     [
-      `p50 ≤ 5 ms at 10,000 (${at(10000) ? `${at(10000)!.p50.toFixed(2)} ms` : 'not run'})`,
+      `p50 ≤ 5 ms at 10,000 (${at(10000) ? `${at(10000)!.p50.toFixed(2)} ms` : 'not run'}${lexicalScores.get(10000) && at(10000) !== lexicalScores.get(10000) ? ` with the query's embedding, ${at(10000)!.searchP50.toFixed(2)} ms without; lexical ${lexicalScores.get(10000)!.p50.toFixed(2)} ms` : ''})`,
       (at(10000)?.p50 ?? Infinity) <= 5,
     ],
     [`tokens cut ≥ 85% at 300 tools (${pct(cut)})`, cut >= 0.85],
@@ -229,7 +343,7 @@ async function main() {
     console.log(`\nyoke's misses at ${missesAt} tools (${s.misses.length}):`)
     for (const m of s.misses) console.log(`  ${m}`)
   }
-  if (flag('--tune')) tune(Finder, new Map([...corpora].filter(([n]) => n <= 5000)), queries)
+  if (flag('--tune')) await tune(Finder, new Map([...corpora].filter(([n]) => n <= 5000)), queries)
   console.log(`\n${((performance.now() - started) / 1000).toFixed(1)} s`)
 }
 

@@ -15,7 +15,13 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`
  */
 function toolSearchDefinition(): { name: string; description: string; inputSchema: unknown } {
   let registered: { name: string; description: string; inputSchema: unknown } | undefined
+  // a one-shot composition that never searches: the semantic arm is made but never started
   const ctx = {
+    runMode: 'once',
+    get: () => undefined,
+    effect() {},
+    setTimeout() {},
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
     provide() {},
     control() {},
     runtime: {

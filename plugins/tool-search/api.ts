@@ -5,9 +5,12 @@
  * whether a tool it did not offer may still be called by name (a hidden one may).
  */
 import type { RegisteredTool } from 'yoke'
-import type { SearchOutcome } from './rank.ts'
+import type { FinderOutcome } from './finder.ts'
 
 export type { Candidate, RankOptions, Searchable, SearchOutcome } from './rank.ts'
+export type { FinderOutcome } from './finder.ts'
+import type { SemanticState } from './semantic.ts'
+export type { SemanticState }
 export { SearchIndex, words } from './rank.ts'
 
 /** `direct`: its schema every turn; `deferred`: found by tool_search, then offered; `hidden`: callable by name, never offered. */
@@ -23,11 +26,21 @@ export interface ToolSearchApi {
   offered(tools: readonly RegisteredTool[], caller: string): Promise<RegisteredTool[]>
   /** Why `name` may not be called unoffered, or undefined when it may (a hidden tool). */
   refusal(tool: RegisteredTool, caller: string): string | undefined
-  /** The deferred and direct tools of the caller's scope that match the query (hidden ones never). */
+  /**
+   * The deferred and direct tools of the caller's scope that match the query (hidden ones never),
+   * on words, and on meaning too once the semantic arm is ready (it never waits for it).
+   */
   search(
     query: string,
     options?: { caller?: string; scope?: string; limit?: number },
-  ): SearchOutcome<RegisteredTool>
+  ): Promise<FinderOutcome>
+  /** The semantic arm: its state (`off` when configured so) and how many tools have their vector. */
+  semantic(): { state: SemanticState; embedded: number; tools: number }
+  /**
+   * Starts the semantic arm (when it is configured) and resolves once the model has loaded, or
+   * failed to, and every tool has its vector: for a caller that would rather wait (a one-shot CLI).
+   */
+  semanticSettled(): Promise<void>
   /** Offers these tools to the caller from its next turn on. */
   load(caller: string, names: readonly string[]): void
   /** Forgets what the caller loaded (its run ended). */

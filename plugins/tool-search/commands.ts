@@ -7,7 +7,12 @@ import { color, defineCommand, printJson, YokeError } from 'yoke/cli'
 
 interface Found {
   noMatch: boolean
+  /** `hybrid`: ranked on words and meaning; `lexical`: on words (`semantic` says why) */
+  arms: 'lexical' | 'hybrid'
+  semantic: string
   candidates: Array<{
+    id: string
+    version: string
     name: string
     source: string
     risk: string
@@ -44,11 +49,15 @@ const toolsSearch = defineCommand({
     const found = reply.answer as Found
     if (args.json) printJson({ ok: true, query, source: reply.source, ...found })
     else if (found.noMatch) process.stdout.write(`no tool matches "${query}"\n`)
-    else
+    else {
       for (const c of found.candidates)
         process.stdout.write(
-          `${c.name}  ${color.dim(`${c.source} · ${c.risk} · ${c.score === null ? 'exact' : c.score.toFixed(1)} · ${c.why}`)}\n  ${c.description}\n`,
+          `${c.name}  ${color.dim(`${c.source} · ${c.version} · ${c.risk} · ${c.score === null ? 'exact' : c.score.toFixed(2)} · ${c.why}`)}\n  ${c.description}\n`,
         )
+      const arms =
+        found.arms === 'hybrid' ? 'words and meaning' : `words only (semantic: ${found.semantic})`
+      process.stdout.write(color.dim(`ranked by ${arms}\n`))
+    }
     return found.noMatch ? 1 : 0
   },
 })

@@ -3,9 +3,17 @@
  * The search index over the runtime's tools: each tool is read once (its parameters, and for an
  * MCP tool the `server/tool` spellings that name it exactly), and the index is brought in line
  * with the tools before each search, re-indexing only what a reload or a list_changed replaced.
+ * With a semantic arm, the arm follows the same tools, and a query is ranked on words and meaning
+ * once the arm is ready (lexically until then, and when the query names a tool exactly).
  */
 import type { RegisteredTool } from 'yoke'
 import { SearchIndex, type RankOptions, type Searchable, type SearchOutcome } from './rank.ts'
+import type { SemanticArm, SemanticState } from './semantic.ts'
+
+export interface FinderOutcome extends SearchOutcome<RegisteredTool> {
+  /** the semantic arm's state at this search (`off` without one) */
+  semantic: SemanticState
+}
 
 interface Entry extends Searchable {
   tool: RegisteredTool
@@ -14,24 +22,43 @@ interface Entry extends Searchable {
 export class ToolFinder {
   readonly #index: SearchIndex<Entry>
   readonly #entries = new WeakMap<RegisteredTool, Entry>()
+  readonly #semantic: SemanticArm | undefined
   #last: readonly RegisteredTool[] = []
 
-  constructor(options: RankOptions) {
+  constructor(options: RankOptions, semantic?: SemanticArm) {
     this.#index = new SearchIndex<Entry>(options)
+    this.#semantic = semantic
+  }
+
+  /** Brings the index (and the semantic arm) in line with `tools`. */
+  follow(tools: readonly RegisteredTool[]): void {
+    // the same tools as at the last search (nothing reloaded): nothing to compare, nothing to re-index
+    const same = tools.length === this.#last.length && tools.every((t, i) => t === this.#last[i])
+    if (same) return
+    const entries = tools.map((tool) => this.#entry(tool))
+    this.#index.sync(entries)
+    this.#semantic?.sync(entries)
+    this.#last = [...tools]
   }
 
   /** The best of `tools` for the query (the index first follows `tools`). */
-  search(
+  async search(
     query: string,
     tools: readonly RegisteredTool[],
     limit: number,
-  ): SearchOutcome<RegisteredTool> {
-    // the same tools as at the last search (nothing reloaded): nothing to compare, nothing to re-index
-    const same = tools.length === this.#last.length && tools.every((t, i) => t === this.#last[i])
-    if (!same) this.#index.sync(tools.map((tool) => this.#entry(tool)))
-    this.#last = [...tools]
-    const { candidates, noMatch } = this.#index.search(query, limit)
-    return { noMatch, candidates: candidates.map((c) => ({ ...c, item: c.item.tool })) }
+  ): Promise<FinderOutcome> {
+    this.follow(tools)
+    const semantic = this.#semantic
+    // an exact name comes first anyway: the query is not embedded for it
+    const similarity =
+      semantic && !this.#index.exact(query).length ? await semantic.similarity(query) : undefined
+    const { candidates, noMatch, arms } = this.#index.search(query, limit, similarity)
+    return {
+      noMatch,
+      arms,
+      semantic: semantic?.state ?? 'off',
+      candidates: candidates.map((c) => ({ ...c, item: c.item.tool })),
+    }
   }
 
   #entry(tool: RegisteredTool): Entry {

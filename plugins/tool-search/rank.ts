@@ -2,11 +2,13 @@
  * @module tool-search/rank
  * Ranking tools (or skills) for a query: BM25+ (minisearch) over names, titles, descriptions,
  * parameter names and descriptions and the source, with prefix matching and typo tolerance, and
+ * optionally fused with the semantic arm's similarities (hybrid.ts), and
  * two guarantees a plain BM25 lacks: a thing whose exact name (or `server/tool` pair) is in the
  * query comes first whatever the scores say, and a query nothing answers gets `noMatch` (a normal
  * answer, so a model does not invent a tool).
  */
 import MiniSearch, { type SearchResult as MiniResult } from 'minisearch'
+import { fuse, hybridNoMatch, type HybridOptions, type Similarity } from './hybrid.ts'
 
 /** What the index reads of one thing. */
 export interface Searchable {
@@ -25,7 +27,7 @@ export interface Searchable {
 export interface Candidate<T> {
   item: T
   score: number
-  /** why it ranks: `exact name`, or the query terms it matched and where */
+  /** why it ranks: `exact name`, the query terms it matched and where, its similarity in meaning */
   why: string
 }
 
@@ -33,9 +35,11 @@ export interface SearchOutcome<T> {
   candidates: Candidate<T>[]
   /** nothing scored above the threshold (candidates may still hold weak guesses) */
   noMatch: boolean
+  /** which arms ranked: `lexical` (words; also when absent), or `hybrid` (words and meaning) */
+  arms?: 'lexical' | 'hybrid'
 }
 
-export interface RankOptions {
+export interface RankOptions extends HybridOptions {
   /**
    * the share of the query's words (stopwords aside) the best candidate must match, else no match
    * (a share, not a score: BM25 scores depend on the corpus's size; tuned by bench/eval-tools)
@@ -93,6 +97,7 @@ export class SearchIndex<T extends Searchable> {
   readonly #search: MiniSearch<Doc>
   readonly #threshold: number
   readonly #fuzzy: number
+  readonly #hybrid: HybridOptions
   /** every spelling that names an item exactly (lower case) → the items it names */
   readonly #names = new Map<string, Set<string>>()
   /** the indexed words, each with how many items hold it: a known word is matched as it is */
@@ -101,6 +106,7 @@ export class SearchIndex<T extends Searchable> {
   constructor(options: RankOptions = {}) {
     this.#threshold = options.threshold ?? 0.35
     this.#fuzzy = options.fuzzy ?? 0.2
+    this.#hybrid = options
     this.#search = new MiniSearch<Doc>({
       fields: [...FIELDS],
       tokenize: (text) => words(text),
@@ -161,7 +167,8 @@ export class SearchIndex<T extends Searchable> {
     return this.#items.get(name)
   }
 
-  search(query: string, limit = 5): SearchOutcome<T> {
+  /** The best `limit` for the query; with `similarity` (the semantic arm's), words and meaning fused. */
+  search(query: string, limit = 5, similarity?: Similarity): SearchOutcome<T> {
     // every word may be a prefix (`calc` of calculator); only a word the index lacks may be a typo
     // (expanding every word by edit distance would cost a walk of the whole term tree per word)
     const unknown = (term: string) => !this.#vocabulary.has(term)
@@ -171,33 +178,39 @@ export class SearchIndex<T extends Searchable> {
       fuzzy: (term) => (term.length >= 5 && unknown(term) ? this.#fuzzy : false),
       combineWith: 'OR',
     })
-    const exact = this.#exact(query)
+    const exact = this.exact(query)
     if (exact.length > 1) {
       const order = new Map(ranked.map((r, i) => [r.id as string, i]))
       const rank = (name: string) => order.get(name) ?? ranked.length
       exact.sort((a, b) => rank(a.item.name) - rank(b.item.name))
     }
     const seen = new Set(exact.map((c) => c.item.name))
+    const order: Ranked[] = similarity
+      ? fuse(ranked as Array<MiniResult & { id: string }>, similarity, this.#hybrid)
+      : ranked.map((r) => ({ id: r.id as string, score: r.score, lexical: r }))
     // only the results shown are explained (a query can match thousands)
-    const rest = this.#varied(ranked.filter((r) => !seen.has(r.id as string)))
+    const rest = this.#varied(order.filter((r) => this.#items.has(r.id) && !seen.has(r.id)))
       .slice(0, Math.max(0, limit - exact.length))
-      .map((r) => ({ item: this.#items.get(r.id as string)!, score: r.score, why: whyOf(r) }))
+      .map((r) => ({ item: this.#items.get(r.id)!, score: r.score, why: whyOf(r) }))
     const asked = new Set(words(query).map(processTerm).filter(Boolean)).size
-    const covered = (r: MiniResult) => asked > 0 && r.queryTerms.length / asked >= this.#threshold
-    const noMatch = !exact.length && !ranked.some(covered)
-    return { candidates: [...exact, ...rest].slice(0, limit), noMatch }
+    const covered = ranked.some((r) => asked > 0 && r.queryTerms.length / asked >= this.#threshold)
+    const best = similarity?.top[0]?.similarity ?? 0
+    const noMatch =
+      !exact.length && (similarity ? hybridNoMatch(best, covered, this.#hybrid) : !covered)
+    const arms = similarity ? 'hybrid' : 'lexical'
+    return { candidates: [...exact, ...rest].slice(0, limit), noMatch, arms }
   }
 
   /**
    * One of each kind of tool first, then the rest: `create_issue` on GitHub, GitLab and Gitea is one
    * kind, and three of it would crowd out the tool the query meant (from the best 50).
    */
-  #varied(ranked: MiniResult[]): MiniResult[] {
+  #varied(ranked: Ranked[]): Ranked[] {
     const kinds = new Set<string>()
-    const first: MiniResult[] = []
-    const later: MiniResult[] = []
+    const first: Ranked[] = []
+    const later: Ranked[] = []
     for (const r of ranked.slice(0, 50)) {
-      const kind = kindOf(this.#items.get(r.id as string)!)
+      const kind = kindOf(this.#items.get(r.id)!)
       if (kinds.has(kind)) later.push(r)
       else {
         kinds.add(kind)
@@ -208,10 +221,10 @@ export class SearchIndex<T extends Searchable> {
   }
 
   /**
-   * Things the query names exactly (`select:a,b` names them outright). The longest naming wins:
+   * Things the query names exactly, ranked first by search (`select:a,b` names them outright). The longest naming wins:
    * `gitlab/create_issue` is GitLab's, though GitHub's tool is a `create_issue` too.
    */
-  #exact(query: string): Candidate<T>[] {
+  exact(query: string): Candidate<T>[] {
     const select = /^\s*select:(.+)$/i.exec(query)?.[1]
     if (select) return this.#named(select.split(',').map((n) => n.trim()))
     const whole = query.trim().toLowerCase()
@@ -270,10 +283,20 @@ function toDoc(item: Searchable): Doc {
   }
 }
 
-/** `matched issue, create in name; repo in params`. */
-function whyOf(result: MiniResult): string {
+/** A lexical result, or one fused with its similarity in meaning. */
+interface Ranked {
+  id: string
+  score: number
+  lexical?: MiniResult
+  similarity?: number
+}
+
+/** `issue, create in name; repo in params; meaning 0.48`: the words it matched, how close in meaning. */
+function whyOf({ lexical, similarity }: Ranked): string {
   const byField = new Map<string, string[]>()
-  for (const [term, fields] of Object.entries(result.match))
+  for (const [term, fields] of Object.entries(lexical?.match ?? {}))
     for (const field of fields) byField.set(field, [...(byField.get(field) ?? []), term])
-  return [...byField].map(([field, terms]) => `${terms.join(', ')} in ${field}`).join('; ')
+  const matched = [...byField].map(([field, terms]) => `${terms.join(', ')} in ${field}`)
+  if (similarity !== undefined) matched.push(`meaning ${similarity.toFixed(2)}`)
+  return matched.join('; ')
 }

@@ -46,7 +46,7 @@ const configText = (plugins: Plugins) => JSON.stringify({ plugins }, null, 2)
 
 const text = (r: ToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
 const names = (tools: readonly { name: string }[]) => tools.map((t) => t.name)
-const found = (outcome: ReturnType<ToolSearchApi['search']>) =>
+const found = (outcome: Awaited<ReturnType<ToolSearchApi['search']>>) =>
   outcome.candidates.map((c) => c.item.name)
 
 describe('tool-search', () => {
@@ -96,6 +96,7 @@ describe('tool-search', () => {
       'tool-search': {
         use: 'tool-search',
         config: {
+          semantic: 'off',
           default: 'direct',
           pinned: ['pinned_*'],
           rules: [
@@ -153,9 +154,11 @@ describe('tool-search', () => {
         assert.match(api.refusal(tool(name), 'c1') ?? '', /not loaded: find it with tool_search/)
 
       // hidden tools are never found, not even by their exact name; deferred ones are
-      assert.ok(!found(api.search('secret_reset')).includes('secret_reset'))
-      assert.ok(!found(api.search('mcp__fixture__echo')).some((n) => n.startsWith('mcp__fixture')))
-      assert.equal(found(api.search('count the words of my essay'))[0], 'word_count')
+      assert.ok(!found(await api.search('secret_reset')).includes('secret_reset'))
+      assert.ok(
+        !found(await api.search('mcp__fixture__echo')).some((n) => n.startsWith('mcp__fixture')),
+      )
+      assert.equal(found(await api.search('count the words of my essay'))[0], 'word_count')
     })
 
     it('exposure() answers a declared deferred level before any offered() call', async () => {
@@ -174,7 +177,10 @@ describe('tool-search', () => {
     ]
     const plugins = (budgetTokens: number): Plugins => ({
       listed: listed(tools),
-      'tool-search': { use: 'tool-search', config: { budgetTokens, pinned: ['keep_*'] } },
+      'tool-search': {
+        use: 'tool-search',
+        config: { semantic: 'off', budgetTokens, pinned: ['keep_*'] },
+      },
     })
 
     it('all direct while the schemas fit (counted with o200k), deferred one token below, pinned still direct', async () => {
@@ -243,19 +249,19 @@ describe('tool-search', () => {
         listed: listed(similar),
         github: mcpServer('github'),
         gitlab: mcpServer('gitlab'),
-        'tool-search': { use: 'tool-search', config: { default: 'deferred' } },
+        'tool-search': { use: 'tool-search', config: { semantic: 'off', default: 'deferred' } },
       }))
 
     it('a tool whose exact name is in the query comes first, among many similar ones', async () => {
       const { search } = await once()
       const api = search()
       // without the exact name, BM25 prefers the tools that talk about creating issues
-      assert.notEqual(found(api.search('create issue'))[0], 'create_issue')
-      const outcome = api.search('please use create_issue for this bug')
+      assert.notEqual(found(await api.search('create issue'))[0], 'create_issue')
+      const outcome = await api.search('please use create_issue for this bug')
       assert.equal(found(outcome)[0], 'create_issue')
       assert.equal(outcome.candidates[0]!.why, 'exact name')
       assert.equal(outcome.noMatch, false)
-      assert.equal(found(api.search('create_issue'))[0], 'create_issue')
+      assert.equal(found(await api.search('create_issue'))[0], 'create_issue')
     })
 
     it('an MCP tool by `server/tool` or its full name: that server’s tool first, not the other’s', async () => {
@@ -267,7 +273,7 @@ describe('tool-search', () => {
         ['github.echo', 'mcp__github__echo'],
         ['mcp__gitlab__echo', 'mcp__gitlab__echo'],
       ] as const) {
-        const outcome = api.search(query)
+        const outcome = await api.search(query)
         assert.equal(found(outcome)[0], first, `${query}: ${found(outcome).join(', ')}`)
         const exact = outcome.candidates
           .filter((c) => c.why === 'exact name')
@@ -275,22 +281,22 @@ describe('tool-search', () => {
         assert.deepEqual(exact, [first], `${query}: only ${first} is named exactly`)
       }
       // the bare name names both servers' echo, before echo_text that says "echo" four times
-      const bare = found(api.search('echo'))
+      const bare = found(await api.search('echo'))
       assert.deepEqual(bare.slice(0, 2).sort(), ['mcp__github__echo', 'mcp__gitlab__echo'])
     })
 
     it('the exact name counts wherever it stands in the query, also after a word that contains it; a plain word in a sentence is a word', async () => {
       const { search } = await once()
-      const outcome = search().search('prefetch is not what I want: call `fetch`')
+      const outcome = await search().search('prefetch is not what I want: call `fetch`')
       assert.equal(found(outcome)[0], 'fetch', found(outcome).join(', '))
-      const sentence = search().search('fetch the page and summarise it')
+      const sentence = await search().search('fetch the page and summarise it')
       assert.notEqual(sentence.candidates[0]?.why, 'exact name', 'a plain word is not a name')
-      assert.equal(found(search().search('fetch'))[0], 'fetch', 'the whole query is')
+      assert.equal(found(await search().search('fetch'))[0], 'fetch', 'the whole query is')
     })
 
     it('select:a,b names tools outright', async () => {
       const { search } = await once()
-      const outcome = search().search('select:translate_text, mcp__gitlab__echo')
+      const outcome = await search().search('select:translate_text, mcp__gitlab__echo')
       assert.deepEqual(found(outcome).slice(0, 2).sort(), ['mcp__gitlab__echo', 'translate_text'])
       assert.ok(outcome.candidates.slice(0, 2).every((c) => c.why === 'exact name'))
       assert.equal(outcome.noMatch, false)
@@ -299,7 +305,7 @@ describe('tool-search', () => {
     it('a typo in a name still finds the tool', async () => {
       const { search } = await once()
       for (const typo of ['transalte', 'crate_isue_coment']) {
-        const outcome = search().search(typo)
+        const outcome = await search().search(typo)
         assert.equal(outcome.noMatch, false, typo)
         assert.equal(
           found(outcome)[0],
@@ -310,8 +316,8 @@ describe('tool-search', () => {
 
     it('no match is an answer: noMatch, and tool_search says "No tool matches" and loads nothing', async () => {
       const { yoke, search, offered } = await once()
-      assert.equal(search().search('book a flight to Lisbon').noMatch, true)
-      assert.equal(search().search('please do it').noMatch, true, 'stop words only')
+      assert.equal((await search().search('book a flight to Lisbon')).noMatch, true)
+      assert.equal((await search().search('please do it')).noMatch, true, 'stop words only')
       const before = await offered('nomatch')
       const result = await yoke.call(
         'tool_search',
@@ -326,7 +332,10 @@ describe('tool-search', () => {
       assert.deepEqual(await offered('nomatch'), before, 'nothing loaded')
       // a query that does match loads what it found, for that caller
       const hit = await yoke.call('tool_search', { query: 'translate_text' }, { caller: 'nomatch' })
-      assert.match(text(hit), /^Found \d+ \(callable from your next step\):\n- translate_text /)
+      assert.match(
+        text(hit),
+        /^Found \d+ \(by words only: semantic search is off; callable from your next step\):\n- translate_text /,
+      )
       assert.ok((await offered('nomatch')).includes('translate_text'))
     })
   })
@@ -335,33 +344,39 @@ describe('tool-search', () => {
     const plugins = (tools: ListedTool[]): Plugins => ({
       listed: listed(tools),
       changing: mcpServer('changing', CHANGING),
-      'tool-search': { use: 'tool-search', config: { default: 'deferred' } },
+      'tool-search': { use: 'tool-search', config: { semantic: 'off', default: 'deferred' } },
     })
     const base: ListedTool[] = [{ name: 'read_notes', description: 'reads the notes of the day' }]
     const summarize = { name: 'summarize_pdf', description: 'summarizes a PDF document' }
 
     it('a tool added and removed by a config edit (hot reload)', async () => {
       const { p, yoke, search } = await compose(plugins(base))
-      assert.equal(search().search('summarize a pdf document').noMatch, true)
+      assert.equal((await search().search('summarize a pdf document')).noMatch, true)
       p.write('yoke.config.yaml', configText(plugins([...base, summarize])))
       assert.deepEqual((await yoke.reload()).restarted, ['listed'])
-      const added = search().search('summarize a pdf document')
+      const added = await search().search('summarize a pdf document')
       assert.equal(found(added)[0], 'summarize_pdf')
       assert.equal(added.noMatch, false)
       p.write('yoke.config.yaml', configText(plugins(base)))
       await yoke.reload()
-      const removed = search().search('summarize a pdf document')
+      const removed = await search().search('summarize a pdf document')
       assert.ok(!found(removed).includes('summarize_pdf'), found(removed).join(', '))
       assert.equal(removed.noMatch, true)
     })
 
     it("an MCP server's list_changed: the new tool found, the dropped one gone", async () => {
       const { yoke, search } = await compose(plugins(base))
-      assert.equal(found(search().search('weather forecast'))[0], 'mcp__changing__lookup_weather')
+      assert.equal(
+        found(await search().search('weather forecast'))[0],
+        'mcp__changing__lookup_weather',
+      )
       await swapCatalog(yoke)
-      assert.equal(found(search().search('convert currency'))[0], 'mcp__changing__convert_currency')
+      assert.equal(
+        found(await search().search('convert currency'))[0],
+        'mcp__changing__convert_currency',
+      )
       assert.ok(
-        !found(search().search('weather forecast')).includes('mcp__changing__lookup_weather'),
+        !found(await search().search('weather forecast')).includes('mcp__changing__lookup_weather'),
       )
     })
 
@@ -372,7 +387,7 @@ describe('tool-search', () => {
       assert.ok(dotted, names(yoke.tools()).join(', '))
       assert.notEqual(dotted.name, 'mcp__changing__files.read_text', 'the public name differs')
       for (const query of ['changing/files.read_text', 'use files.read_text on a.txt']) {
-        const outcome = search().search(query)
+        const outcome = await search().search(query)
         assert.equal(found(outcome)[0], dotted.name, `${query}: ${found(outcome).join(', ')}`)
         assert.equal(outcome.candidates[0]!.why, 'exact name', query)
       }
@@ -421,6 +436,7 @@ describe('tool-search', () => {
       'tool-search': {
         use: 'tool-search',
         config: {
+          semantic: 'off',
           default: 'direct',
           rules: [
             { tool: 'wipe_*', level: 'deferred' },
@@ -549,6 +565,7 @@ describe('tool-search', () => {
           'tool-search': {
             use: 'tool-search',
             config: {
+              semantic: 'off',
               default: 'direct',
               rules: [
                 { tool: 'create_*', level: 'deferred' },
@@ -575,7 +592,7 @@ describe('tool-search', () => {
       assert.equal(plain.code, 0, plain.stderr)
       assert.match(
         plain.stdout,
-        /^create_issue {2}native · low · exact · exact name\n {2}opens a ticket\n/,
+        /^create_issue {2}native · sha256:[0-9a-f]{12} · low · exact · exact name\n {2}opens a ticket\n/,
       )
 
       assert.equal(json.code, 0, json.stderr)

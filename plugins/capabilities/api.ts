@@ -8,7 +8,7 @@ export type CapabilityKind = 'tool' | 'skill' | 'package' | 'server' | 'install'
 
 export interface Capability {
   kind: CapabilityKind
-  /** a tool's name, `exec:<package>`, `mcp:<server>`, `skill:<name>`, `install:<name>`, `plugin:<id>` */
+  /** a tool's name, `exec:<package>`, `mcp:<server>`, `skill:<name>`, `install:<name>`, `repo:<name>` */
   id: string
   /** the version it declares (a manifest's, a server's serverInfo, SKILL.md's, yoke.lock's) */
   version?: string
@@ -20,6 +20,10 @@ export interface Capability {
   owner?: string
   /** why the model cannot use it now (withdrawn, not rolled out here, a pin it fails) */
   refused?: string
+  /** a dynamic plugin's: the session (runtime scope) it belongs to */
+  scope?: string
+  /** a dynamic plugin version's: running, stopped, failed (the current version), or defined */
+  state?: string
 }
 
 /** `1.2.0` when declared, else the hash: what ID@VERSION names. */
@@ -56,10 +60,13 @@ export interface AuditEntry {
   from: string | null
   /** the version after (null: it is gone, or refused) */
   to: string | null
+  /** where it changed (a dynamic plugin: its session); absent: the global scope */
   scope?: string
   why?: string
-  /** the instance that registered it */
+  /** the instance that registered it; a repository change: who called the tool that made it */
   by?: string
+  /** the content hash of `to`, where the version alone does not say it (a dynamic plugin's) */
+  hash?: string
 }
 
 export interface CapabilitiesApi {
@@ -72,8 +79,8 @@ export interface CapabilitiesApi {
   /** rows changed since the last call of `drain` (for a sink), with their recent latencies */
   drain(): Array<MetricsRow & { latencies: number[] }>
   /**
-   * Appends to the audit log what only the caller knows (a repository run: the dynamic plugin's
-   * version before and after, `who: 'repository'`); `at` is added.
+   * Appends to the audit log what only the caller knows (this plugin records each repository
+   * change so: the dynamic plugin's version before and after, `who: 'repository'`); `at` is added.
    */
   record(entries: Array<Omit<AuditEntry, 'at'>>): void
   /** the audit log's file (undefined: audit is off) */

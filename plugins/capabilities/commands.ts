@@ -4,9 +4,10 @@
  * reads the JSONL sink when one is configured), `yoke withdraw ID@VERSION --why …` (a config edit:
  * the capabilities instance's `withdrawn` list, and an audit line), `yoke audit` (the log).
  */
-import { resolve } from 'node:path'
-import { color, defineCommand, printJson, YokeError, type CommandContext } from 'yoke/cli'
+import { color, defineCommand, printJson, YokeError } from 'yoke/cli'
 import type { AuditEntry, Capability, MetricsRow } from './api.ts'
+import { auditPath, configured } from './configured.ts'
+import { pin, unpin } from './pins.ts'
 
 interface Answer {
   capabilities: Capability[]
@@ -51,7 +52,7 @@ const stats = defineCommand({
       out.push(color.bold('capabilities'))
       for (const c of capabilities)
         out.push(
-          `  ${c.kind.padEnd(8)}${c.id}@${c.version ?? c.hash}${c.version ? color.dim(` ${c.hash}`) : ''}${c.refused ? `  ${color.yellow(c.refused)}` : ''}`,
+          `  ${c.kind.padEnd(8)}${c.id}@${c.version ?? c.hash}${c.version ? color.dim(` ${c.hash}`) : ''}${c.state ? `  ${c.state}${color.dim(` in ${c.scope}`)}` : ''}${c.refused ? `  ${color.yellow(c.refused)}` : ''}`,
         )
     }
     process.stdout.write(out.join('\n') + '\n')
@@ -89,14 +90,12 @@ const withdraw = defineCommand({
       })
     const id = target.slice(0, at)
     const version = target.slice(at + 1)
-    const key = await instanceKey(cli)
-    const current = (await cli.instances()).find((i) => i.key === key)?.config as
-      { withdrawn?: unknown[]; audit?: string | false } | undefined
-    const withdrawn = [...(current?.withdrawn ?? []), { id, version, why }]
+    const { key, config: current } = await configured(cli)
+    const withdrawn = [...(current.withdrawn ?? []), { id, version, why }]
     const { file } = await cli.editConfig((doc) => {
       doc.setIn(['plugins', key, 'config', 'withdrawn'], doc.createNode(withdrawn))
     })
-    const auditFile = await auditPath(cli, current?.audit)
+    const auditFile = await auditPath(cli, current.audit)
     if (auditFile) {
       const { appendAudit } = await import('./audit.ts')
       appendAudit(auditFile, [
@@ -125,9 +124,8 @@ const audit = defineCommand({
       import('./audit.ts'),
       import('yoke'),
     ])
-    const key = await instanceKey(cli).catch(() => undefined)
-    const configured = key ? (await cli.instances()).find((i) => i.key === key) : undefined
-    const file = await auditPath(cli, (configured?.config as { audit?: string | false })?.audit)
+    const rules = await configured(cli).catch(() => undefined)
+    const file = await auditPath(cli, rules?.config.audit)
     const match = typeof args.id === 'string' ? globToRegExp(args.id) : undefined
     const entries: AuditEntry[] = file
       ? readAudit(file).filter((e) => !match || match.test(e.id))
@@ -147,22 +145,6 @@ const audit = defineCommand({
   },
 })
 
-/** The project's capabilities instance (base preset: `capabilities`). */
-async function instanceKey(cli: CommandContext): Promise<string> {
-  const found = (await cli.instances()).find((i) => i.use === 'capabilities')
-  if (!found)
-    throw new YokeError('USAGE', {
-      reason:
-        'no instance of the capabilities plugin is configured (the base preset has one): add `capabilities: { use: capabilities }` under plugins',
-    })
-  return found.key
-}
-
-async function auditPath(cli: CommandContext, audit: string | false | undefined) {
-  if (audit === false) return undefined
-  return resolve(await cli.projectDir(), audit ?? '.yoke/audit.jsonl')
-}
-
 /** `30m`, `2h`, `7d` ago, or a date, as an ISO time. */
 function sinceTime(text: string): string {
   const ago = /^(\d+)\s*([smhd])$/.exec(text)
@@ -177,4 +159,4 @@ function sinceTime(text: string): string {
   return when.toISOString()
 }
 
-export const commands = [stats, withdraw, audit]
+export const commands = [stats, withdraw, audit, pin, unpin]

@@ -11,8 +11,12 @@ export const errors = defineErrors('capabilities', {
     hint: 'This version is being tried in a smaller scope first; widen the rule’s `scopes` (or remove the rule) in the capabilities instance’s `rollout` list to offer it everywhere.',
   },
   CAPABILITY_PIN_MISMATCH: {
-    message: '{name} is refused: {reason}',
-    hint: 'Its content no longer matches the version it was pinned at. If the change is expected, review it and update the pin ({id} in the capabilities instance’s `pins`; `yoke stats --all` shows its version and hash now); otherwise restore the pinned content.',
+    message: '{name} is refused: {id} is pinned at {pinned}, and it is {found} now',
+    hint: 'It is not what was pinned. If the change is expected, review it and accept it with `yoke pin {id}` (records the version and hash it has now; a running yoke dev reloads); otherwise restore the pinned one.',
+  },
+  CAPABILITY_UNKNOWN: {
+    message: '{id} is not a capability of this project now',
+    hint: '`yoke stats --all` lists every capability id and version (a running yoke dev’s, dynamic plugins included); give one of those ids.',
   },
 })
 

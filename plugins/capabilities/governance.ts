@@ -2,7 +2,7 @@
  * The project's rules over versions: pins (the version and hash a capability must have), a
  * withdrawn list (versions no scope may use) and rollouts (a version only some scopes may use, the
  * rest once the rule is widened or removed). A rule names a tool (its name, a glob) or a provider
- * (`exec:<package>`, `mcp:<server>`, `plugin:<id>`): a provider's rule covers all its tools.
+ * (`exec:<package>`, `mcp:<server>`, `repo:<name>`): a provider's rule covers all its tools.
  */
 import { z } from 'zod'
 import { globToRegExp } from 'yoke'
@@ -58,27 +58,31 @@ export class Governance {
   }
 
   /**
-   * Why `tool` (with its provider, when it has one) may not be used from `scope`, or undefined.
-   * Pins first (content that is not what was pinned is refused everywhere), then withdrawal, then
-   * rollout.
+   * Why `tool` (with its providers: a package or server, the dynamic plugin version that
+   * registered it) may not be used from `scope`, or undefined. Pins first (content that is not what
+   * was pinned is refused everywhere), then withdrawal, then rollout.
    */
-  refusal(tool: Capability, provider: Capability | undefined, scope: string): Refusal | undefined {
-    const subjects = provider ? [tool, provider] : [tool]
+  refusal(tool: Capability, providers: Capability[], scope: string): Refusal | undefined {
+    const subjects = [tool, ...providers]
     const hits = <R extends { id: string }>(list: R[]) =>
       list.flatMap((rule) =>
         subjects.filter((s) => globToRegExp(rule.id).test(s.id)).map((s) => ({ rule, subject: s })),
       )
     for (const { rule, subject } of hits(this.rules.pins)) {
-      const reason =
-        rule.version !== undefined && subject.version !== rule.version
-          ? `it is pinned at version ${rule.version}, and it is ${subject.version ?? `unversioned (${subject.hash})`} now`
-          : rule.hash !== undefined && !versionMatches(rule.hash, { hash: subject.hash })
-            ? `${subject.id}${subject.version ? `@${subject.version}` : ''} was pinned with content ${rule.hash}, and its content is ${subject.hash} now`
-            : undefined
-      if (reason)
+      const differs =
+        (rule.version !== undefined && subject.version !== rule.version) ||
+        (rule.hash !== undefined && !versionMatches(rule.hash, { hash: subject.hash }))
+      if (differs)
         return {
           code: 'CAPABILITY_PIN_MISMATCH',
-          params: { name: tool.id, reason, id: subject.id },
+          params: {
+            name: tool.id,
+            id: subject.id,
+            pinned: [rule.version && `version ${rule.version}`, rule.hash]
+              .filter(Boolean)
+              .join(' '),
+            found: `${subject.version ? `version ${subject.version}` : 'unversioned'} ${subject.hash}`,
+          },
           rule: `${rule.id}@${rule.version ?? rule.hash}`,
         }
     }

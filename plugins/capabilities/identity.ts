@@ -1,27 +1,26 @@
 /**
  * What each thing the model can use is, as a capability: an id, the version it declares (if it
  * declares one) and a content hash. A tool's provider version comes from its source: an exec
- * package's manifest, an MCP server's serverInfo; a native tool has only its hash.
+ * package's manifest, an MCP server's serverInfo, the dynamic plugin version that registered it;
+ * a native tool has only its hash.
  */
 import { createHash } from 'node:crypto'
 import type { Context, RegisteredTool } from 'yoke'
-// their Services declarations type ctx.get('execTools'), 'installs', 'mcp' and 'skills'
+// their Services declarations type ctx.get('execTools'), 'installs', 'mcp', 'repository' and 'skills'
 import type {} from '../exec-tools/api.ts'
 import type {} from '../installs/api.ts'
 import type {} from '../mcp/api.ts'
+import type {} from '../repository/api.ts'
 import type {} from '../skills/api.ts'
 import type { Capability } from './api.ts'
+import { dynamicCapabilities, dynamicVersionOf } from './dynamic.ts'
 
 export const contentHash = (value: unknown): string =>
   `sha256:${createHash('sha256').update(stableJson(value)).digest('hex').slice(0, 12)}`
 
-/** What R's repository service is read as (structurally: any `list()` of `{ id, version, hash }`). */
-interface DynamicPlugins {
-  list?(): Array<{ id?: unknown; version?: unknown; hash?: unknown }>
-}
-
 export class Identities {
   readonly #tools = new WeakMap<RegisteredTool, Capability>()
+  readonly #dynamic = new WeakMap<RegisteredTool, Capability | null>()
 
   constructor(private readonly ctx: Context) {}
 
@@ -30,7 +29,7 @@ export class Identities {
     let cap = this.#tools.get(tool)
     if (!cap) {
       const { name, description, inputSchema, outputSchema, risk, source } = tool
-      const version = this.#providerVersion(source)
+      const version = this.#providerVersion(source) ?? this.dynamic(tool)?.version
       cap = {
         kind: 'tool',
         id: name,
@@ -42,6 +41,14 @@ export class Identities {
       this.#tools.set(tool, cap)
     }
     return cap
+  }
+
+  /** The dynamic plugin version that registered `tool` (undefined: none did), looked up once. */
+  dynamic(tool: RegisteredTool): Capability | undefined {
+    let found = this.#dynamic.get(tool)
+    if (found === undefined)
+      this.#dynamic.set(tool, (found = dynamicVersionOf(this.ctx, tool) ?? null))
+    return found ?? undefined
   }
 
   /** The providers and other capabilities: packages, MCP servers, skills, installs, dynamic plugins. */
@@ -80,15 +87,7 @@ export class Identities {
         hash: `sha256:${i.entry.sha256.replace(/^sha256:/, '').slice(0, 12)}`,
         ...(i.state !== 'registered' && i.state !== 'shadowed' && { refused: i.why ?? i.state }),
       })
-    const repository = this.ctx.get('repository' as never) as DynamicPlugins | undefined
-    for (const d of repository?.list?.() ?? [])
-      if (typeof d.id === 'string')
-        out.push({
-          kind: 'plugin',
-          id: `plugin:${d.id}`,
-          ...(typeof d.version === 'string' && { version: d.version }),
-          hash: typeof d.hash === 'string' ? d.hash : contentHash(d),
-        })
+    out.push(...dynamicCapabilities(this.ctx.get('repository')))
     return out
   }
 

@@ -8,20 +8,15 @@
  */
 import { resolve } from 'node:path'
 import { z } from 'zod'
-import {
-  definePlugin,
-  GLOBAL,
-  YokeError,
-  type Context,
-  type RegisteredTool,
-  type ToolResult,
-} from 'yoke'
+import { definePlugin, GLOBAL, YokeError, type RegisteredTool, type ToolResult } from 'yoke'
 import type {} from '../agent-loop/api.ts'
+import type {} from '../repository/api.ts'
 import type {} from '../skills/api.ts'
-import type { AuditEntry, CapabilitiesApi, Capability } from './api.ts'
-import { versionOf } from './api.ts'
+import type { CapabilitiesApi, Capability } from './api.ts'
 import { appendAudit, foldAudit, readAudit, stateKey } from './audit.ts'
+import { diff, type Shared } from './changes.ts'
 import './errors.ts'
+import { repositoryEntry } from './dynamic.ts'
 import { Governance, rulesConfig, type Refusal } from './governance.ts'
 import { Identities } from './identity.ts'
 import { MetricsStore } from './metrics.ts'
@@ -29,15 +24,6 @@ import { statsTool } from './stats-tool.ts'
 
 export type * from './api.ts'
 
-/** What outlives an instance: one per runtime (a composition), whatever reloads. */
-interface Shared {
-  store: MetricsStore
-  /** the audit log's last recorded state (scope + id → version), read from the file once */
-  state?: Map<string, string | null>
-  /** the fiber each owner key had at the last flush: a new one means its instance reloaded */
-  fibers: Map<string, number>
-  started: boolean
-}
 const shared = new WeakMap<object, Shared>()
 
 export default definePlugin({
@@ -60,6 +46,7 @@ export default definePlugin({
     const mine: Shared = shared.get(hooks) ?? {
       store: new MetricsStore(),
       fibers: new Map(),
+      dynamic: new Set(),
       started: false,
     }
     shared.set(hooks, mine)
@@ -76,14 +63,17 @@ export default definePlugin({
       return [...(listed.get(GLOBAL)?.values() ?? [])]
     }
     let providers: Map<string, Capability> | undefined
-    const provider = (tool: RegisteredTool) =>
-      (providers ??= new Map(ids.others([]).map((c) => [c.id, c]))).get(tool.source)
+    /** a tool's package or server (by its source), and the dynamic plugin version that registered it */
+    const providersOf = (tool: RegisteredTool): Capability[] => {
+      providers ??= new Map(ids.others([]).flatMap((c) => (c.kind === 'plugin' ? [] : [[c.id, c]])))
+      return [providers.get(tool.source), ids.dynamic(tool)].filter((c) => c !== undefined)
+    }
     const rowKey = (tool: RegisteredTool) => {
       const { id, version, hash, source } = ids.tool(tool)
       return { id, ...(version !== undefined && { version }), hash, source: source! }
     }
     const refusal = (tool: RegisteredTool, scope: string): Refusal | undefined =>
-      rules.empty ? undefined : rules.refusal(ids.tool(tool), provider(tool), scope)
+      rules.empty ? undefined : rules.refusal(ids.tool(tool), providersOf(tool), scope)
 
     ctx.tap(
       hooks.visible,
@@ -94,12 +84,14 @@ export default definePlugin({
       },
       { stage: -1000 },
     )
-    ctx.tap(hooks.preExecute, 'capabilities', async (decision, call) => {
-      const why = call.tool && refusal(call.tool, call.scope)
-      if (!why) return decision
-      const error = new YokeError(why.code, why.params)
-      return { kind: 'deny' as const, reason: `${error.message} (${error.hint})` }
-    })
+    // the rules are this instance's config: with none, no call is refused and no tap is needed
+    if (!rules.empty)
+      ctx.tap(hooks.preExecute, 'capabilities', async (decision, call) => {
+        const why = call.tool && refusal(call.tool, call.scope)
+        if (!why) return decision
+        const error = new YokeError(why.code, why.params)
+        return { kind: 'deny' as const, reason: `${error.message} (${error.hint})` }
+      })
     ctx.tap(hooks.result, 'capabilities', async (call, result) => {
       flushPending() // a short run (yoke run, tools call) may end before the quiet time
       if (call.tool) store.called(rowKey(call.tool), result.status, result.durationMs)
@@ -138,7 +130,8 @@ export default definePlugin({
     let timer: (() => void) | undefined
     const later = () => {
       providers = undefined
-      if (!auditFile) return
+      // a child's tap (skills, repository) may fire while the instances go, after this one went
+      if (!auditFile || ctx.signal.aborted) return
       timer?.()
       timer = ctx.setTimeout(() => flush(), config.auditQuietMs)
     }
@@ -164,7 +157,7 @@ export default definePlugin({
       timer = undefined
       if (!auditFile || ctx.signal.aborted) return
       mine.state ??= foldAudit(readAudit(auditFile))
-      const entries = diff(ctx, registered(), mine, ids, refusal, provider)
+      const entries = diff(ctx, registered(), mine, ids, refusal, providersOf)
       appendAudit(auditFile, entries)
       for (const e of entries) mine.state.set(stateKey(e.id, e.scope), e.to)
       mine.started = true
@@ -174,10 +167,12 @@ export default definePlugin({
     const api: CapabilitiesApi = {
       list: () => {
         const tools = registered()
-        return [
-          ...tools.map((t) => withRefusal(ids.tool(t), refusal(t, GLOBAL))),
-          ...ids.others(tools),
-        ]
+        const others = ids
+          .others(tools)
+          .map((c) =>
+            c.refused || rules.empty ? c : withRefusal(c, rules.refusal(c, [], c.scope ?? GLOBAL)),
+          )
+        return [...tools.map((t) => withRefusal(ids.tool(t), refusal(t, GLOBAL))), ...others]
       },
       stats: () => store.rows(),
       seed: (rows) => store.seed(rows),
@@ -194,6 +189,19 @@ export default definePlugin({
       ...(auditFile && { auditFile }),
     }
     ctx.provide('capabilities', api)
+    // each change a session's model makes to its dynamic plugins, as the repository reports it
+    ctx.plugin(
+      definePlugin({
+        name: 'capabilities-repository',
+        inject: ['repository'],
+        apply(child) {
+          child.tap(child.repository.hooks.change, 'capabilities', (change) => {
+            api.record([repositoryEntry(change, child.repository)])
+            later()
+          })
+        },
+      }),
+    )
     ctx.control('capabilities', async (request) => ({
       capabilities: api.list(),
       rows: since(api.stats(), request.since),
@@ -213,94 +221,4 @@ function withRefusal(cap: Capability, why: Refusal | undefined): Capability {
 /** Rows used at or after `since` (an ISO time; undefined: all). */
 function since<R extends { lastAt: string }>(rows: R[], when: unknown): R[] {
   return typeof when === 'string' && when ? rows.filter((r) => r.lastAt >= when) : rows
-}
-
-/** The audit entries that bring the log's state up to what the global scope can use now. */
-function diff(
-  ctx: Context,
-  tools: RegisteredTool[],
-  mine: Shared,
-  ids: Identities,
-  refusal: (tool: RegisteredTool, scope: string) => Refusal | undefined,
-  provider: (tool: RegisteredTool) => Capability | undefined,
-): AuditEntry[] {
-  const at = new Date().toISOString()
-  const fibers = new Map<string, number>()
-  for (const f of ctx.instances()) if (f.state === 'active') fibers.set(f.key, f.id)
-  const now = new Map<
-    string,
-    { to: string | null; was?: string; who: string; why?: string; by?: string }
-  >()
-  for (const tool of tools) {
-    const cap = ids.tool(tool)
-    const refused = refusal(tool, GLOBAL)
-    const who = refused
-      ? {
-          CAPABILITY_WITHDRAWN: 'withdraw',
-          CAPABILITY_NOT_ROLLED_OUT: 'rollout',
-          CAPABILITY_PIN_MISMATCH: 'pin',
-        }[refused.code]
-      : whoChanged(ctx, mine, tool, fibers, provider(tool))
-    const why = refused && new YokeError(refused.code, refused.params).message
-    now.set(cap.id, {
-      to: refused ? null : versionOf(cap),
-      // a version refused before the log ever recorded it was there all the same
-      ...(refused && { was: versionOf(cap) }),
-      who,
-      ...(why && { why }),
-      by: tool.owner,
-    })
-  }
-  for (const cap of ids.others(tools))
-    now.set(cap.id, {
-      to: cap.refused ? null : versionOf(cap),
-      who: mine.started ? (cap.kind === 'install' ? 'install' : 'reload') : 'start',
-      ...(cap.refused && { why: cap.refused }),
-    })
-  const state = mine.state!
-  const entries: AuditEntry[] = []
-  for (const [id, next] of now) {
-    const key = stateKey(id)
-    const from = state.has(key) ? state.get(key)! : (next.was ?? null)
-    if (from !== next.to) entries.push({ at, who: next.who, id, from, to: next.to, ...pick(next) })
-  }
-  for (const [key, from] of state) {
-    const [scope, id] = key.split('\0') as [string, string]
-    if (scope === GLOBAL && from !== null && !now.has(id))
-      entries.push({ at, who: mine.started ? 'reload' : 'start', id, from, to: null })
-  }
-  mine.fibers = fibers
-  return entries
-}
-
-const pick = ({ why, by }: { why?: string; by?: string }) => ({
-  ...(why && { why }),
-  ...(by && { by }),
-})
-
-function whoChanged(
-  ctx: Context,
-  mine: Shared,
-  tool: RegisteredTool,
-  fibers: Map<string, number>,
-  provider: Capability | undefined,
-): string {
-  if (!mine.started) return 'start'
-  if (/^(repository|dynamic)\b/.test(tool.source)) return 'repository'
-  if (provider?.kind === 'package') {
-    const pkg = ctx
-      .get('execTools')
-      ?.list()
-      .find((p) => `exec:${p.id}` === provider.id)
-    if (
-      pkg?.source ||
-      ctx
-        .get('installs')
-        ?.list()
-        .some((i) => i.entry.name === pkg?.id)
-    )
-      return 'install'
-  }
-  const before = mine.fibers.get(tool.owner)
-  return before !== undefined && before === fibers.get(tool.owner) ? 'source' : 'reload'
 }

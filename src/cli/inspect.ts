@@ -1,8 +1,9 @@
 /**
  * @module cli/inspect
  * `yoke inspect`: instances and their states (and why pending or failed), services and owners,
- * hooks and taps, live resources. It shows a running `yoke dev` of the same project when one
- * answers, otherwise it composes the config once, reports, and disposes it.
+ * hooks and taps, live resources, and each capability's id, version, hash and call counts when the
+ * composition answers the `capabilities` control. It shows a running `yoke dev` of the same
+ * project when one answers, otherwise it composes the config once, reports, and disposes it.
  */
 import type { Composition } from '../config/composer.ts'
 import type { Snapshot } from './snapshot.ts'
@@ -42,6 +43,7 @@ export const inspect = defineCommand({
     ])
     const options = composeOptions(args)
     let snap: Snapshot | undefined
+    let capabilities: CapabilityLine[] | undefined
     let source = 'composed now'
     const what = args.prompt ? 'prompt' : 'inspect'
     // a running dev shows its own layers: ask it only when no flag asks for other ones (`--config` names the project)
@@ -54,6 +56,8 @@ export const inspect = defineCommand({
       if (reply.status === 'ok') {
         snap = reply.answer as Snapshot
         source = 'live from yoke dev'
+        const caps = await ask(socketPath(projectDir, projectFile), { cmd: 'capabilities' })
+        if (caps.status === 'ok') capabilities = capabilityLines(caps.answer)
       }
     }
     if (!snap) {
@@ -76,13 +80,16 @@ export const inspect = defineCommand({
         return printPrompt(prompt, args.json, source)
       }
       snap = await snapshot(composition)
+      if (composition.kernel.controls().includes('capabilities'))
+        capabilities = capabilityLines(await composition.kernel.ask('capabilities'))
       await composition.close()
     }
-    if (args.json) printJson({ ok: true, source, ...snap })
+    if (args.json) printJson({ ok: true, source, ...snap, ...(capabilities && { capabilities }) })
     else
       process.stdout.write(
         color.dim(`(${source})\n`) +
-          (await printInstances(snap, args.cwd ?? process.cwd(), Boolean(args.effects))),
+          (await printInstances(snap, args.cwd ?? process.cwd(), Boolean(args.effects))) +
+          (capabilities ? printCapabilities(capabilities) : ''),
       )
     return 0
   },
@@ -161,6 +168,56 @@ export async function printInstances(snap: Snapshot, cwd: string, effects = true
     out.push(`  ${h.hook}: ${h.taps.length ? h.taps.join(', ') : color.dim('no taps')}`)
   const resources = Object.entries(snap.resources).map(([k, v]) => `${k}s ${v}`)
   out.push(`${color.bold('resources')} ${resources.join(' · ') || 'none'}`)
+  return out.join('\n') + '\n'
+}
+
+/** One capability as inspect shows it: what it is, and its calls (summed over its metrics rows). */
+export interface CapabilityLine {
+  kind: string
+  id: string
+  version?: string
+  hash: string
+  state?: string
+  refused?: string
+  called: number
+  ok: number
+  p95?: number
+}
+
+type Answer = {
+  capabilities?: Array<Omit<CapabilityLine, 'called' | 'ok' | 'p95'>>
+  rows?: Array<{ id: string; hash: string; called: number; ok: number; p95?: number }>
+}
+
+/** The capabilities control's answer (the capabilities plugin's), each capability with its row. */
+function capabilityLines(answer: unknown): CapabilityLine[] {
+  const { capabilities = [], rows = [] } = (answer ?? {}) as Answer
+  return capabilities.map(({ kind, id, version, hash, state, refused }) => {
+    const row = rows.find((r) => r.id === id && r.hash === hash)
+    return {
+      kind,
+      id,
+      ...(version !== undefined && { version }),
+      hash,
+      ...(state && { state }),
+      ...(refused && { refused }),
+      called: row?.called ?? 0,
+      ok: row?.ok ?? 0,
+      ...(row?.p95 !== undefined && { p95: row.p95 }),
+    }
+  })
+}
+
+function printCapabilities(lines: CapabilityLine[]): string {
+  const out = [color.bold('capabilities') + color.dim(' (yoke stats for every count)')]
+  const width = Math.max(12, ...lines.map((c) => c.id.length + (c.version?.length ?? 0) + 1)) + 2
+  for (const c of lines) {
+    const calls = c.kind === 'tool' ? `called ${c.called}  ok ${c.ok}` : ''
+    const p95 = c.p95 === undefined ? '' : `  p95 ${c.p95} ms`
+    out.push(
+      `  ${c.kind.padEnd(8)}${(c.version ? `${c.id}@${c.version}` : c.id).padEnd(width)}${color.dim(c.hash)}  ${calls}${p95}${c.state ? `  ${c.state}` : ''}${c.refused ? `  ${color.yellow(c.refused)}` : ''}`,
+    )
+  }
   return out.join('\n') + '\n'
 }
 

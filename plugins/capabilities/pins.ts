@@ -1,0 +1,161 @@
+/**
+ * @module capabilities/pins
+ * `yoke pin ID` records what a capability is now (its version, its content hash) in the
+ * capabilities instance's `pins`, so a later change of it is refused until it is reviewed and pinned
+ * again; `yoke pin --list` shows each pin and whether it holds; `yoke unpin ID` removes one. Each
+ * is an edit of the project config that keeps its comments (a running yoke dev reloads it).
+ */
+import { color, defineCommand, printJson, YokeError, type CommandContext } from 'yoke/cli'
+import { versionOf, type Capability } from './api.ts'
+import { auditPath, configured } from './configured.ts'
+import { Governance } from './governance.ts'
+
+type Pin = { id: string; version?: string; hash?: string }
+
+/** What the capabilities control answers now (the running dev's, else a composition's). */
+async function capabilities(cli: CommandContext): Promise<Capability[] | number> {
+  const reply = await cli.control('capabilities')
+  if (typeof reply === 'number') return reply
+  return (reply.answer as { capabilities: Capability[] }).capabilities
+}
+
+/** The one of `id`'s capabilities a pin records: the running version of a dynamic plugin, else the usable one. */
+function current(all: Capability[], id: string): Capability | undefined {
+  const same = all.filter((c) => c.id === id)
+  return same.find((c) => c.state === 'running') ?? same.find((c) => !c.refused) ?? same.at(-1)
+}
+
+const describe = (p: { version?: string; hash?: string }) =>
+  [p.version && `version ${p.version}`, p.hash].filter(Boolean).join(' ')
+
+async function writePins(cli: CommandContext, key: string, pins: Pin[]) {
+  return cli.editConfig((doc) => {
+    const path = ['plugins', key, 'config', 'pins']
+    if (pins.length) doc.setIn(path, doc.createNode(pins))
+    else doc.deleteIn(path)
+  })
+}
+
+export const pin = defineCommand({
+  name: 'pin',
+  summary: 'pin a capability at the version and content it has now; a later change is refused',
+  usage: 'yoke pin [ID] [--list] [--json] [common flags]',
+  positionals: 1,
+  flags: {
+    list: { type: 'boolean', description: 'the pins, and whether each holds now' },
+  },
+  examples: [
+    'yoke pin mcp:github',
+    'yoke pin note_clear --json',
+    'yoke pin repo:weather',
+    'yoke pin --list',
+  ],
+  async run(args, [id], cli) {
+    if (args.list) {
+      if (id) throw new YokeError('USAGE', { reason: 'yoke pin --list takes no ID' })
+      return list(cli, Boolean(args.json))
+    }
+    if (!id)
+      throw new YokeError('USAGE', {
+        reason: 'yoke pin takes the ID to pin (yoke stats --all lists them), or --list',
+      })
+    const all = await capabilities(cli)
+    if (typeof all === 'number') return all
+    const found = current(all, id)
+    if (!found) throw new YokeError('CAPABILITY_UNKNOWN', { id })
+    const { key, config } = await configured(cli)
+    const before = (config.pins ?? []).find((p) => p.id === id)
+    const next: Pin = {
+      id,
+      ...(found.version !== undefined && { version: found.version }),
+      hash: found.hash,
+    }
+    const { file } = await writePins(cli, key, [
+      ...(config.pins ?? []).filter((p) => p.id !== id),
+      next,
+    ])
+    const auditFile = await auditPath(cli, config.audit)
+    if (auditFile) {
+      const { appendAudit } = await import('./audit.ts')
+      appendAudit(auditFile, [
+        {
+          at: new Date().toISOString(),
+          who: 'pin',
+          id,
+          from: before ? (before.version ?? before.hash ?? null) : null,
+          to: versionOf(found),
+          why: `pinned at ${describe(next)} by yoke pin`,
+        },
+      ])
+    }
+    if (args.json) printJson({ ok: true, file, pin: next, ...(before && { was: before }) })
+    else
+      process.stdout.write(
+        `${file}: pinned ${id} at ${describe(next)}${before ? color.dim(` (was ${describe(before)})`) : ''}\n  a change of its version or content is refused until you pin it again; \`yoke unpin ${id}\` removes the pin\n`,
+      )
+    return 0
+  },
+})
+
+async function list(cli: CommandContext, json: boolean): Promise<number> {
+  const { config } = await configured(cli)
+  const pins = config.pins ?? []
+  const all = pins.length ? await capabilities(cli) : []
+  if (typeof all === 'number') return all
+  const rows = pins.map((p) => {
+    const found = current(all, p.id)
+    const rules = new Governance({ withdrawn: [], rollout: [], pins: [p] })
+    const holds = found !== undefined && !rules.refusal(found, [], found.scope ?? 'global')
+    return {
+      ...p,
+      holds,
+      ...(found && { found: { version: found.version, hash: found.hash } }),
+    }
+  })
+  if (json) printJson({ ok: true, pins: rows })
+  else if (!rows.length) process.stdout.write('no pins (yoke pin ID adds one)\n')
+  else
+    process.stdout.write(
+      rows
+        .map(
+          (r) =>
+            `${color.bold(r.id)}  ${describe(r)}  ${
+              r.holds
+                ? color.green('holds')
+                : r.found
+                  ? color.red(
+                      `differs: it is ${describe(r.found)} now (yoke pin ${r.id} accepts it)`,
+                    )
+                  : color.yellow('not present now')
+            }`,
+        )
+        .join('\n') + '\n',
+    )
+  return 0
+}
+
+export const unpin = defineCommand({
+  name: 'unpin',
+  summary: 'remove the pin of a capability',
+  usage: 'yoke unpin ID [--json] [common flags]',
+  positionals: 1,
+  examples: ['yoke unpin mcp:github', 'yoke unpin repo:weather --json'],
+  async run(args, [id], cli) {
+    if (!id)
+      throw new YokeError('USAGE', { reason: 'yoke unpin takes the ID of a pin (yoke pin --list)' })
+    const { key, config } = await configured(cli)
+    const pins = config.pins ?? []
+    if (!pins.some((p) => p.id === id))
+      throw new YokeError('USAGE', {
+        reason: `${id} is not pinned${pins.length ? ` (pinned: ${pins.map((p) => p.id).join(', ')})` : ''}; yoke pin --list shows the pins`,
+      })
+    const { file } = await writePins(
+      cli,
+      key,
+      pins.filter((p) => p.id !== id),
+    )
+    if (args.json) printJson({ ok: true, file, id })
+    else process.stdout.write(`${file}: unpinned ${id}\n`)
+    return 0
+  },
+})

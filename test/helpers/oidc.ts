@@ -9,9 +9,16 @@
  *   as.jwksUrl         // the keys its JWT access tokens are signed with (RS256)
  *   await as.authorize(url)  // the browser step: logs in as `alice`, consents to what the client
  *                      // asked for, then requests the redirect (the client's loopback) and returns it
+ *                      // ({ deliver: false }: returns it unrequested, a browser on another machine)
  *   await as.revokeGrants()  // every grant so far is revoked: its refresh tokens stop working
+ *   const held = as.holdNext('POST /token')  // the next such request waits: await held.arrived,
+ *                      // then held.release() lets it through (a refresh caught in flight)
  *   as.requests        // 'METHOD /path' of every request it received
  *   await as.close()
+ *
+ * `clientMetadataDocuments: { 'https://client.test': 'http://127.0.0.1:PORT' }` turns on Client ID
+ * Metadata Documents (draft-02): a client_id that is an https URL of that origin is fetched from the
+ * loopback server given (the provider's fetch hook maps the origin; TLS is not part of the test).
  *
  * It supports PKCE (required, S256), refresh tokens (issued to every client allowed the grant),
  * dynamic client registration (`registration: false` turns it off), token revocation (RFC 7009),
@@ -37,6 +44,12 @@ export interface AuthServerOptions {
   registration?: boolean
   /** the authorize() step refuses consent (the redirect carries error=access_denied) */
   deny?: boolean
+  /**
+   * Client ID Metadata Documents: an https origin → the loopback http origin that serves its
+   * documents. oidc-provider fetches a client_id URL only over https and never from a special-use
+   * address (loopback included), so its fetch hook maps the origin instead.
+   */
+  clientMetadataDocuments?: Record<string, string>
 }
 
 export interface AuthServer {
@@ -46,9 +59,11 @@ export interface AuthServer {
   /** the resource indicators it knows (change at will: read per request) */
   resources: Record<string, string[]>
   /** Follows an authorization URL through login and consent, requests the redirect, returns its URL. */
-  authorize(url: string, options?: { deny?: boolean }): Promise<string>
+  authorize(url: string, options?: { deny?: boolean; deliver?: boolean }): Promise<string>
   /** Revokes every grant made so far (their refresh tokens fail from now on). */
   revokeGrants(): Promise<void>
+  /** The next request 'METHOD /path' waits until release(); `arrived` resolves when it came. */
+  holdNext(request: string): { arrived: Promise<void>; release(): void }
   requests: string[]
   close(): Promise<void>
 }
@@ -63,9 +78,11 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
   const { privateKey } = await generateKeyPair('RS256', { extractable: true })
   const jwk = { ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'RS256', use: 'sig' }
   const resources = options.resources ?? {}
+  const documents = options.clientMetadataDocuments ?? {}
   const clientId = 'yoke-test-client'
   const grants = new Set<string>()
   const requests: string[] = []
+  const holds: { request: string; arrived(): void; released: Promise<void> }[] = []
 
   const resourceInfo = (indicator: string) => {
     const scopes = resources[indicator]
@@ -112,6 +129,11 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
       devInteractions: { enabled: false },
       registration: { enabled: options.registration ?? true },
       revocation: { enabled: true },
+      clientIdMetadataDocument: {
+        enabled: Object.keys(documents).length > 0,
+        ack: 'draft-02',
+        allowFetch: (_ctx: unknown, id: string) => new URL(id).origin in documents,
+      },
       resourceIndicators: {
         enabled: true,
         defaultResource: (_ctx: unknown, _client: unknown, requested?: string) =>
@@ -124,6 +146,13 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
         },
       },
     },
+    fetch: (url: string | URL, init: RequestInit & { dispatcher?: unknown }) => {
+      const target = new URL(url)
+      const via = documents[target.origin]
+      if (!via) return fetch(url, init)
+      const { dispatcher: _ssrfChecks, ...rest } = init // the loopback server is the test's
+      return fetch(`${via}${target.pathname}${target.search}`, rest)
+    },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     findAccount: async (_ctx, id) => ({ accountId: id, claims: async () => ({ sub: id }) }),
   }
@@ -131,8 +160,15 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
   // an RFC 8414 metadata path beside OpenID discovery (oidc-provider serves only the latter)
   const callback = provider.callback()
 
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    requests.push(`${req.method} ${req.url?.split('?')[0]}`)
+  server.on('request', async (req: IncomingMessage, res: ServerResponse) => {
+    const request = `${req.method} ${req.url?.split('?')[0]}`
+    requests.push(request)
+    const hold = holds.findIndex((h) => h.request === request)
+    if (hold >= 0) {
+      const [{ arrived, released }] = holds.splice(hold, 1) as [(typeof holds)[number]]
+      arrived()
+      await released
+    }
     if (req.url === '/.well-known/oauth-authorization-server')
       req.url = '/.well-known/openid-configuration'
     if (req.url?.startsWith('/interaction/')) {
@@ -188,14 +224,14 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
     )
   }
 
-  async function authorize(url: string, { deny = options.deny ?? false } = {}) {
+  async function authorize(url: string, { deny = options.deny ?? false, deliver = true } = {}) {
     denyNext = deny
     const cookies = new Map<string, string>()
     let next = new URL(url)
     for (let hop = 0; hop < 20; hop++) {
       if (next.origin !== issuer) {
         // the redirect back to the client: the browser requests it (the client's loopback)
-        await fetch(next, { redirect: 'manual' }).then((r) => r.body?.cancel())
+        if (deliver) await fetch(next, { redirect: 'manual' }).then((r) => r.body?.cancel())
         return next.href
       }
       const response = await fetch(next, {
@@ -226,6 +262,16 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
     authorize,
     async revokeGrants() {
       for (const id of grants) await (await provider.Grant.find(id))?.destroy()
+    },
+    holdNext(request) {
+      let arrived!: () => void
+      let release!: () => void
+      const held = {
+        arrived: new Promise<void>((resolve) => (arrived = resolve)),
+        release: () => release(),
+      }
+      holds.push({ request, arrived, released: new Promise<void>((r) => (release = r)) })
+      return held
     },
     requests,
     close: () =>

@@ -1,11 +1,13 @@
 // mcp-client with OAuth 2.1 against a real authorization server (oidc-provider, test/helpers/oidc.ts)
 // and a real MCP server that checks its tokens with jose: 401 → discovery → login through the
-// loopback redirect → tools; refresh before expiry; a revoked grant → waits naming `yoke mcp login`;
-// insufficient_scope → step-up; SSRF refusals of the authorization-server client; no token leaks.
+// loopback redirect → tools; refresh before expiry and on a 401; a login racing a refresh; a revoked
+// grant → waits naming `yoke mcp login`; insufficient_scope → step-up; SSRF refusals of the
+// authorization-server client; no token leaks. No wait races a token lifetime: expiry is driven
+// by the client's clock (the stored expiry) or by the server (ps.expireTokens()).
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { mkdtempSync, readFileSync, rmSync, statSync, chmodSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -35,7 +37,7 @@ describe('mcp-client OAuth', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'yoke-oauth-'))
-    as = await startAuthServer({ accessTokenTtl: 3 })
+    as = await startAuthServer() // tokens live 300 s: nothing here expires by the wall clock
     ps = await startProtectedServer(as.issuer)
     as.resources[ps.url] = ['mcp:read', 'mcp:write']
     h = await mcpHarness(dir)
@@ -103,17 +105,36 @@ describe('mcp-client OAuth', () => {
     outputs.push(text(whoami), h.status('p').detail)
   })
 
-  it('an expired access token is refreshed without a login', async () => {
+  const tokenRequests = () => as.requests.filter((r) => r === 'POST /token').length
+
+  it('a token near its expiry (by the stored expiry) is refreshed before the request', async () => {
     const before = stored()!
-    const tokenRequests = () => as.requests.filter((r) => r === 'POST /token').length
+    const store = fileStore(storeFile())
+    // 10 s left: inside the 30 s refresh window, while the server still accepts the token
+    store.write({ ...before, expiresAt: Date.now() + 10_000 })
     const count = tokenRequests()
-    // the token lives 3 s: wait until it is within its refresh window
-    await h.until('token due', () => Date.now() > before.expiresAt! - 1000, 10_000)
+    const refused = ps.refused
     const whoami = await h.rt.call('mcp__p__whoami', {})
     assert.equal(whoami.status, 'ok', text(whoami))
     remember()
     outputs.push(text(whoami))
-    assert.ok(tokenRequests() > count, 'a refresh went to the token endpoint')
+    assert.equal(tokenRequests(), count + 1, 'one refresh went to the token endpoint')
+    assert.equal(ps.refused, refused, 'the refresh came before the request: no 401')
+    assert.notEqual(stored()!.tokens!.access_token, before.tokens!.access_token)
+    assert.ok(stored()!.expiresAt! > Date.now() + 60_000, 'the new expiry is stored')
+  })
+
+  it('a token the server calls expired (401) is refreshed and the call retried', async () => {
+    const before = stored()!
+    const count = tokenRequests()
+    const refused = ps.refused
+    ps.expireTokens()
+    const whoami = await h.rt.call('mcp__p__whoami', {})
+    assert.equal(whoami.status, 'ok', text(whoami))
+    remember()
+    outputs.push(text(whoami))
+    assert.equal(ps.refused, refused + 1, 'one 401')
+    assert.equal(tokenRequests(), count + 1, 'one refresh')
     assert.notEqual(stored()!.tokens!.access_token, before.tokens!.access_token)
     assert.equal(
       as.requests.filter((r) => r === 'GET /auth').length,
@@ -135,10 +156,27 @@ describe('mcp-client OAuth', () => {
     assert.equal(text(written), 'note written')
   })
 
+  it('a login that finishes while a refresh is in flight keeps its tokens', async () => {
+    const held = as.holdNext('POST /token')
+    ps.expireTokens()
+    const call = h.rt.call('mcp__p__whoami', {}) // 401 → a refresh, held at the token endpoint
+    await held.arrived
+    await signIn() // `yoke mcp login` elsewhere stores a new grant's tokens meanwhile
+    const loggedIn = stored()!.tokens!
+    held.release()
+    const whoami = await call
+    assert.equal(whoami.status, 'ok', text(whoami))
+    assert.equal(
+      stored()!.tokens!.access_token,
+      loggedIn.access_token,
+      "the refresh's older result did not overwrite the login's",
+    )
+    outputs.push(text(whoami))
+  })
+
   it('a revoked grant: the refresh fails and the server waits naming yoke mcp login', async () => {
     await as.revokeGrants()
-    const due = stored()!.expiresAt!
-    await h.until('token due', () => Date.now() > due - 1000, 10_000)
+    ps.expireTokens() // the server refuses the access token: the client must refresh, and cannot
     const result = await h.rt.call('mcp__p__whoami', {})
     assert.notEqual(result.status, 'ok')
     assert.match(text(result), /needs a sign-in.*yoke mcp login p/)
@@ -146,9 +184,15 @@ describe('mcp-client OAuth', () => {
     await h.until('needs login', () => (h.status('p').state as string) === 'needs-login')
     assert.match(h.status('p').detail, /expired or was revoked.*yoke mcp login p/)
     assert.ok(!stored()!.tokens, 'the dead tokens are dropped')
+    const registrations = as.requests.filter((r) => r === 'POST /reg').length
     await signIn()
     await h.until('connected again', () => h.status('p').state === 'connected')
     assert.equal((await h.rt.call('mcp__p__whoami', {})).status, 'ok')
+    assert.equal(
+      as.requests.filter((r) => r === 'POST /reg').length,
+      registrations,
+      'the running instance never registers a client',
+    )
   })
 
   it('SSRF: an authorization server on 127.0.0.1 without allowLoopback is refused, nothing sent', async () => {

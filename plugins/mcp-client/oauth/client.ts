@@ -95,7 +95,17 @@ export class ServerAuth {
     if (union !== this.credentials?.scope) this.#save({ scope: union })
   }
 
-  provider(interactive?: { redirectUrl: string; redirect(url: URL): void }): OAuthClientProvider {
+  /**
+   * The SDK's provider. `interactive` (a login) gives it the loopback redirect and keeps a newly
+   * registered client to itself until the tokens arrive, so a running instance refreshing
+   * meanwhile keeps the client its refresh token belongs to. Without it (a running instance),
+   * `refreshing` is the refresh token being redeemed: its result is stored only if that is still
+   * the stored one, so a login that finished meanwhile (another process) is never overwritten.
+   */
+  provider(
+    interactive?: { redirectUrl: string; redirect(url: URL): void },
+    refreshing?: string,
+  ): OAuthClientProvider {
     const { settings, server } = this.options
     const signedOutWhy = () => this.#signedOutWhy()
     const redirectUris = interactive ? [interactive.redirectUrl] : ['http://127.0.0.1/callback']
@@ -107,6 +117,9 @@ export class ServerAuth {
       token_endpoint_auth_method: 'none',
       application_type: 'native',
     }
+    /** a login's new client (registration, CIMD), stored with its tokens */
+    let pendingClient: StoredOAuthClientInformation | undefined
+    const stillOurs = () => interactive || this.credentials?.tokens?.refresh_token === refreshing
     return {
       // defined without a login too: the SDK takes a provider without one for client_credentials
       get redirectUrl() {
@@ -117,30 +130,36 @@ export class ServerAuth {
         return metadata
       },
       state: () => (this.#state = randomBytes(16).toString('base64url')),
-      clientInformation: () =>
-        settings.clientId
-          ? { client_id: settings.clientId, issuer: this.credentials?.issuer }
-          : (this.credentials?.client as StoredOAuthClientInformation | undefined),
+      clientInformation: () => {
+        if (settings.clientId)
+          return { client_id: settings.clientId, issuer: this.credentials?.issuer }
+        if (pendingClient) return pendingClient
+        if (interactive && this.#newClient) return undefined
+        return this.credentials?.client as StoredOAuthClientInformation | undefined
+      },
       saveClientInformation: (client: StoredOAuthClientInformation) => {
         if (!interactive)
           throw new LoginRequired(
             server,
             'yoke is not registered with its authorization server yet',
           )
-        if (!settings.clientId) this.#save({ client })
+        if (!settings.clientId) pendingClient = client
       },
       tokens: () => {
         const c = this.credentials
         return c?.tokens && { ...c.tokens, issuer: c.issuer }
       },
       saveTokens: (tokens: StoredOAuthTokens) => {
+        if (!stillOurs()) return // a login stored newer tokens while this refresh ran
         const { issuer, ...rest } = tokens as StoredOAuthTokens & { issuer?: string }
         this.#save({
           tokens: rest,
           issuer: issuer ?? this.credentials?.issuer,
           expiresAt: rest.expires_in ? Date.now() + rest.expires_in * 1000 : undefined,
           grantLostAt: undefined,
+          ...(pendingClient && { client: pendingClient }),
         })
+        if (interactive) this.#newClient = false
       },
       redirectToAuthorization(url: URL) {
         if (!interactive) throw new LoginRequired(server, signedOutWhy())
@@ -152,14 +171,17 @@ export class ServerAuth {
         return this.#verifier
       },
       invalidateCredentials: (what) => {
-        if (what === 'all' || what === 'tokens')
+        if ((what === 'all' || what === 'tokens') && stillOurs())
           this.#save({
             tokens: undefined,
             expiresAt: undefined,
             grantLostAt: interactive ? undefined : Date.now(),
           })
-        if ((what === 'all' || what === 'client') && !settings.clientId)
-          this.#save({ client: undefined })
+        if (what === 'all' || what === 'client') {
+          pendingClient = undefined
+          if (interactive) this.#newClient = true
+          else if (!settings.clientId && stillOurs()) this.#save({ client: undefined })
+        }
         if (what === 'all' || what === 'discovery') this.#discovery = undefined
         if (what === 'verifier') this.#verifier = undefined
       },
@@ -168,15 +190,18 @@ export class ServerAuth {
     }
   }
 
+  /** a login asks for more than the registered client may (see needsNewClient) */
+  #newClient = false
+
   /**
    * A dynamically registered client may ask only for the scopes it registered with: a login that
-   * needs more (a step-up) registers again.
+   * needs more (a step-up) registers again. The stored client stays until the login has tokens.
    */
-  forgetNarrowClient(scope: string | undefined) {
+  needsNewClient(scope: string | undefined) {
     const registered = (this.credentials?.client as { scope?: string } | undefined)?.scope
     if (!registered || !scope || this.options.settings.clientId) return
     const has = new Set(registered.split(' '))
-    if (scope.split(' ').some((s) => !has.has(s))) this.#save({ client: undefined })
+    if (scope.split(' ').some((s) => !has.has(s))) this.#newClient = true
   }
 
   #signedOutWhy(): string {
@@ -191,9 +216,16 @@ export class ServerAuth {
     return this.#state
   }
 
-  /** Runs the SDK's flow without a person: refresh, or LoginRequired. */
+  /**
+   * Runs the SDK's flow without a person: a refresh, or LoginRequired. Without a refresh token or
+   * a client it throws at once: a running instance never registers a client or starts a login.
+   */
   async #runAuth(options: { resourceMetadataUrl?: URL; scope?: string } = {}) {
-    const result = await auth(this.provider(), {
+    const c = this.credentials
+    const refreshToken = c?.tokens?.refresh_token
+    if (!refreshToken || !(this.options.settings.clientId || c?.client))
+      throw new LoginRequired(this.options.server, this.#signedOutWhy())
+    const result = await auth(this.provider(undefined, refreshToken), {
       serverUrl: this.options.url,
       fetchFn: this.fetch,
       ...options,

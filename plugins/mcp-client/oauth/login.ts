@@ -40,7 +40,7 @@ export async function login(
   // the server's own 401 names its metadata and the scope it wants
   const challenge = await probe(url, options.serverFetch).catch(() => undefined)
   const scope = serverAuth.scope(challenge?.scope)
-  serverAuth.forgetNarrowClient(scope)
+  serverAuth.needsNewClient(scope)
 
   let arrived!: (url: URL) => void
   const redirected = new Promise<URL>((resolve) => (arrived = resolve))

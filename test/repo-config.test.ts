@@ -31,10 +31,13 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       ['models', 'models', 'active'],
       ['installs', 'installs', 'active'],
       ['claude-plugins', 'claude-plugins', 'active'],
+      ['capabilities', 'capabilities', 'active'],
       ['model', 'openai', 'pending'],
       ['agent', 'agent-loop', 'pending'],
       ['tool-search', 'tool-search', 'active'],
+      ['repository', 'repository', 'active'],
       ['serve', 'mcp-server', 'active'],
+      ['metrics', 'metrics-jsonl', 'active'],
       ['audit', 'audit-log', 'active'],
       ['greeter', 'greeter', 'active'],
       ['notes', 'notes', 'active'],
@@ -42,6 +45,11 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       ['workspace', 'mcp-client', 'active'],
       ['yoke:runtime', 'runtime', 'active'],
       ['yoke:project', 'project', 'active'],
+      // the children that wait for the agent (no key here) wait with it
+      ['capabilities/capabilities-offers', 'capabilities-offers', 'pending'],
+      ['capabilities/capabilities-skills', 'capabilities-skills', 'active'],
+      ['capabilities/capabilities-repository', 'capabilities-repository', 'active'],
+      ['repository/references', 'repository-references', 'pending'],
       ['packages/house-rules', 'exec-package', 'active'],
       ['packages/sys-info', 'exec-package', 'active'],
       ['packages/text-tools', 'exec-package', 'active'],
@@ -54,6 +62,7 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       .sort((a: any, b: any) => a.name.localeCompare(b.name)),
     [
       { name: 'auditLog', owner: 'audit', active: true },
+      { name: 'capabilities', owner: 'capabilities', active: true },
       { name: 'claudePlugins', owner: 'claude-plugins', active: true },
       { name: 'execTools', owner: 'packages', active: true },
       { name: 'installs', owner: 'installs', active: true },
@@ -61,6 +70,7 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       { name: 'mcpServer', owner: 'serve', active: true },
       { name: 'models', owner: 'models', active: true },
       { name: 'prompt', owner: 'prompt', active: true },
+      { name: 'repository', owner: 'repository', active: true },
       { name: 'skillFilter', owner: 'skills', active: true },
       { name: 'skills', owner: 'skills', active: true },
       { name: 'toolSearch', owner: 'tool-search', active: true },
@@ -232,7 +242,7 @@ it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every so
     stdout,
     /^config preset presets\/base\.yaml · preset presets\/default\.yaml · project config\/yoke\.yaml$/m,
   )
-  assert.match(stdout, /^instances 18 active · 2 pending$/m)
+  assert.match(stdout, /^instances 23 active · 4 pending$/m)
   assert.match(
     section('instances'),
     /^  model +pending +openai\n +PLUGIN_WAITING .*OPENAI_API_KEY is not set$/m,
@@ -250,7 +260,12 @@ it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every so
   }
   assert.match(section('instances'), /^  workspace +active +mcp-client$/m)
   const tools = section('tools')
-  assert.match(tools, /^  native +note_add, note_list, note_clear \(high\), note_wait$/m)
+  // the repository plugin's tools, then the notes example's
+  assert.match(
+    tools,
+    /^  native +repository_define, .*, note_add, note_list, note_clear \(high\), note_wait$/m,
+  )
+  assert.match(tools, /^  capabilities +capability_stats$/m)
   assert.match(tools, /^  skills +skills_list, skill_read$/m)
   assert.match(tools, /^  exec:text-tools +word_count, slugify$/m)
   assert.match(tools, /^  exec:sys-info +disk_free$/m)

@@ -8,7 +8,6 @@
 import { color, defineCommand, printJson, YokeError, type CommandContext } from 'yoke/cli'
 import { versionOf, type Capability } from './api.ts'
 import { auditPath, configured } from './configured.ts'
-import { Governance } from './governance.ts'
 
 type Pin = { id: string; version?: string; hash?: string }
 
@@ -102,6 +101,8 @@ async function list(cli: CommandContext, json: boolean): Promise<number> {
   const pins = config.pins ?? []
   const all = pins.length ? await capabilities(cli) : []
   if (typeof all === 'number') return all
+  // the rules pull in zod: loaded here, not when yoke --help lists the commands
+  const { Governance } = await import('./governance.ts')
   const rows = pins.map((p) => {
     const found = current(all, p.id)
     const rules = new Governance({ withdrawn: [], rollout: [], pins: [p] })

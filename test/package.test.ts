@@ -232,7 +232,7 @@ describe('the npm package, installed into another project', () => {
     assert.equal(ran.stderr, '')
     const lines = ran.stdout.trim().split('\n')
     assert.deepEqual(lines, [
-      'ready: 8 instances (policy, prompt, skills, mcp, models, installs, claude-plugins, todos)',
+      'ready: 9 instances (policy, prompt, skills, mcp, models, installs, claude-plugins, capabilities, todos)',
       'tools: todo_add (low), todo_list (low), todo_clear (high)',
       'added "write the report" (1 in all)',
       'added "review the pull request" (2 in all)',

@@ -23,6 +23,12 @@ import { BUILTIN_PRESETS } from './roots.ts'
 
 export const TRUST_FILE = 'trust.json'
 
+/**
+ * What `yoke add` installed in the project (plugins/installs): its exec packages and Claude Code
+ * plugins run code, so the lock counts as project config (the lock holds each tree's sha256).
+ */
+export const LOCK_FILE = 'yoke.lock'
+
 /** One project's entry: the answer, when it was given, and the config files it covered. */
 export interface TrustRecord {
   trusted: boolean
@@ -59,9 +65,9 @@ const inside = (dir: string, file: string) => {
 }
 
 /**
- * The project's own layer files: its config, and the presets it brings (not built in; a preset
- * chosen by --preset from outside the project is the user's). The user patch, --patch and --set
- * are the user's own.
+ * The project's own config files: its config, the presets it brings (not built in; a preset
+ * chosen by --preset from outside the project is the user's), and its yoke.lock. The user patch,
+ * --patch and --set are the user's own.
  */
 export function projectFiles(stack: LayerStack, options: Pick<LoadOptions, 'preset'>): string[] {
   const own = stack.layers.filter(
@@ -71,7 +77,53 @@ export function projectFiles(stack: LayerStack, options: Pick<LoadOptions, 'pres
         !inside(BUILTIN_PRESETS, l.file) &&
         (!options.preset || inside(stack.projectDir, l.file))),
   )
-  return own.map((l) => l.file)
+  const lock = join(stack.projectDir, LOCK_FILE)
+  return [...own.map((l) => l.file), ...(existsSync(lock) ? [lock] : [])]
+}
+
+/** Whether the project's own code may run, by `options.trust` (default: the store), as of now. */
+export function projectVerdict(options: LoadOptions, stack: LayerStack): TrustVerdict {
+  const files = projectFiles(stack, options)
+  const trust = options.trust ?? ((project: ProjectConfig) => projectTrust(project, options))
+  if (typeof trust === 'function') return trust({ dir: stack.projectDir, files })
+  return trust || 'project code is off for this composition (trust: false)'
+}
+
+/**
+ * A composition's trust (config/composer): the verdict as of now, for plugins that run project
+ * content themselves (`ctx.project.trusted()`: installs, mcp-json); the files it depends on besides
+ * the layers (the store, yoke.lock), to watch; and which of their changes call for a reload: only
+ * those that change this project's verdict (`yoke trust` anywhere writes the store every dev
+ * watches, and `yoke add` writes the lock, which the installs plugin follows by itself).
+ */
+export function trustTracker(options: LoadOptions) {
+  let stack: LayerStack | undefined
+  let seen: string | undefined
+  const verdict = (): TrustVerdict =>
+    stack ? projectVerdict(options, stack) : 'the project config is not read yet'
+  const mark = () => {
+    try {
+      return JSON.stringify(verdict())
+    } catch (err) {
+      return `failed: ${messageOf(err)}` // a trust function that throws: its message is the mark
+    }
+  }
+  const watched = () => (stack ? [trustFile(options), join(stack.projectDir, LOCK_FILE)] : [])
+  return {
+    verdict,
+    watched,
+    /** after each resolve: the layers as they are now, and the verdict they give */
+    read(next: LayerStack) {
+      stack = next
+      seen = mark()
+    },
+    /** Of the files that changed, those that call for a reload. */
+    relevant(files: string[]): string[] {
+      const own = new Set(watched())
+      const others = files.filter((f) => !own.has(f))
+      return others.length < files.length && mark() !== seen ? files : others
+    },
+  }
 }
 
 /** Decides, once per resolve and only when asked, whether an instance's code may run. */
@@ -86,11 +138,6 @@ export function trustGate(options: LoadOptions, stack: LayerStack, merged: Merge
         files.includes(at.file),
     )
   }
-  const decide = (): TrustVerdict => {
-    const trust = options.trust ?? ((project: ProjectConfig) => projectTrust(project, options))
-    if (typeof trust === 'function') return trust({ dir: stack.projectDir, files })
-    return trust || 'project code is off for this composition (trust: false)'
-  }
   /**
    * The waiting error of an instance whose code must wait for trust (it is marked `untrusted`),
    * else undefined. It runs code when its module is local or its plugin says so for its config.
@@ -100,7 +147,7 @@ export function trustGate(options: LoadOptions, stack: LayerStack, merged: Merge
     runsCode = spec.local || declaresCode(spec),
   ): YokeError | undefined => {
     if (!runsCode || !files.length || !fromProject(spec.key)) return undefined
-    verdict ??= decide()
+    verdict ??= projectVerdict(options, stack)
     if (verdict === true) return undefined
     spec.untrusted = true
     const what = spec.local ? `the local module ${spec.use}` : `project code (${spec.site.plugin})`

@@ -291,6 +291,7 @@ const DEDICATED: RegExp[] = [
   /^runs\b/, // on the replay's project
   /^mcp (add|remove)\b/, // edits the config, one at a time
   /^init\b/, // in a new project
+  /^trust --config /, // the quick start's: run before everything else
 ]
 const NOT_RUN: Array<[RegExp, string]> = [
   [/^(run|chat)\b/, 'needs a model key (the replay run is the offline one)'],
@@ -346,6 +347,11 @@ describe("the README's commands, run offline in a copy of the repository", () =>
       symlinkSync(join(ROOT, link), join(copy, link))
     mkdirSync(home)
     writeFileSync(join(copy, '.mcp.json'), JSON.stringify(MCP_JSON, null, 2))
+    // the quick start's `yoke trust` lines, as a reader runs them before the other commands
+    for (const trust of commands(/^trust --config /, sectionOf('Quick start'))) {
+      const ran = await inCopy(trust.args!)
+      assert.equal(ran.code, 0, failed(ran))
+    }
     dev = await startUntil(
       process.execPath,
       [YOKE, ...START_ARGS],

@@ -121,7 +121,9 @@ describe('project trust', () => {
     const byFunction = compose(p, { trust: (project) => (asked.push(project), true) })
     await byFunction.start()
     assert.equal(stateOf(byFunction, 'hello'), 'active')
-    assert.deepEqual(asked, [{ dir: p.dir, files: [p.path('yoke.config.yaml')] }])
+    assert.ok(asked.length > 0)
+    for (const project of asked)
+      assert.deepEqual(project, { dir: p.dir, files: [p.path('yoke.config.yaml')] })
 
     const byEnv = compose(p, { env: { YOKE_TRUST: '1' } })
     await byEnv.start()

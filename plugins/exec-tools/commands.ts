@@ -7,6 +7,7 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { color, defineCommand, displayPath, printJson, YokeError } from 'yoke/cli'
+import type { Composition } from 'yoke'
 import type { PackageInfo } from './api.ts'
 
 const pluginsList = defineCommand({
@@ -19,14 +20,22 @@ const pluginsList = defineCommand({
     cli.compose(
       async (composition) => {
         const api = composition.get('execTools')
+        const waiting = waitingOf(composition)
+        // an instance that only waits (for `yoke trust`, a variable) says so, at its `use:` line
+        if (!api && waiting[0]?.error) throw waiting[0].error
         if (!api)
           throw new YokeError('USAGE', {
             reason:
               'no exec-tools instance is running: add `packages: { use: exec-tools }` to the preset',
           })
         const packages = api.list()
-        if (args.json) printJson({ ok: true, roots: api.roots, packages })
-        else print(packages, args.cwd ?? process.cwd())
+        const why = waiting.map(({ what, reason }) => ({ what, reason }))
+        if (args.json) printJson({ ok: true, roots: api.roots, packages, waiting: why })
+        else {
+          print(packages, args.cwd ?? process.cwd())
+          for (const w of why)
+            process.stdout.write(`${w.what}  ${color.yellow('waits')}\n  ${w.reason}\n`)
+        }
         return 0
       },
       { quiet: true },
@@ -116,6 +125,28 @@ const pluginsCheck = defineCommand({
     return failed ? 1 : 0
   },
 })
+
+/**
+ * What would give packages but waits: exec-tools instances pending with PLUGIN_WAITING (a project
+ * not trusted yet, an unset variable), and the project's installed packages that wait for trust.
+ */
+function waitingOf(composition: Composition) {
+  const instances = [...composition.reconciler.running.values()].flatMap(({ spec, fiber }) =>
+    spec.enabled &&
+    spec.module?.plugin.name === 'exec-tools' &&
+    fiber?.error?.code === 'PLUGIN_WAITING'
+      ? [{ what: `instance "${spec.key}"`, reason: fiber.error.message, error: fiber.error }]
+      : [],
+  )
+  const installs = (composition.get('installs')?.list() ?? [])
+    .filter((s) => s.state === 'waiting' && s.entry.kind === 'exec-package')
+    .map((s) => ({
+      what: `install ${s.entry.name}`,
+      reason: s.why ?? 'it waits',
+      error: undefined,
+    }))
+  return [...instances, ...installs]
+}
 
 function print(packages: PackageInfo[], cwd: string) {
   if (!packages.length)

@@ -61,8 +61,12 @@ export interface InstallState {
   scope: 'project' | 'user'
   /** the installed tree (`.yoke/installed/NAME`) */
   dir: string
-  /** registered: its service has it; tampered / missing: refused; skipped: its service is absent; shadowed: a project install of the same name wins */
-  state: 'registered' | 'tampered' | 'missing' | 'skipped' | 'shadowed'
+  /**
+   * registered: its service has it; tampered / missing: refused; skipped: its service is absent;
+   * shadowed: a project install of the same name wins; waiting: a project install that runs code,
+   * in a project that is not trusted (`yoke trust`)
+   */
+  state: 'registered' | 'tampered' | 'missing' | 'skipped' | 'shadowed' | 'waiting'
   /** why it is not registered */
   why?: string
 }

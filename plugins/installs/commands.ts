@@ -9,6 +9,7 @@ import {
   color,
   defineCommand,
   displayPath,
+  keepingTrust,
   printJson,
   progress,
   YokeError,
@@ -34,6 +35,18 @@ async function scopesOf(cli: CommandContext) {
   return { project, user, both: [project, user] }
 }
 
+/**
+ * A change of the project's yoke.lock, which project trust covers: made by the user, it keeps a
+ * trusted project trusted (src/cli/trust.ts). `--user` changes the user's own lock.
+ */
+const lockChange = <T>(args: ParsedArgs, cli: CommandContext, change: () => Promise<T>) =>
+  args.user
+    ? change().then((result) => ({ result, trusted: true }))
+    : keepingTrust(cli.options, change)
+
+/** Kinds that run programs: in a project that is not trusted, they wait (plugins/installs). */
+const runsCode = (kind: InstallKind) => kind === 'exec-package' || kind === 'claude-plugin'
+
 const short = (sha: string) => sha.slice(0, 12)
 const cwdOf = (args: ParsedArgs) => args.cwd ?? process.cwd()
 const versionOf = (e: { version?: string }) => e.version ?? 'no version'
@@ -51,15 +64,18 @@ async function addWith(
   const scopes = await scopesOf(cli)
   const scope = args.user ? scopes.user : scopes.project
   const { add } = await import('./install.ts')
-  const added = await add(source, {
-    scope,
-    scopes: scopes.both,
-    cwd: cli.cwd,
-    ...(typeof args.name === 'string' && { name: args.name }),
-    force: Boolean(args.force),
-    ...(kinds && { kinds }),
-    progress,
-  })
+  const { result: added, trusted } = await lockChange(args, cli, () =>
+    add(source, {
+      scope,
+      scopes: scopes.both,
+      cwd: cli.cwd,
+      ...(typeof args.name === 'string' && { name: args.name }),
+      force: Boolean(args.force),
+      ...(kinds && { kinds }),
+      progress,
+    }),
+  )
+  const waits = !trusted && runsCode(added.entry.kind)
   if (args.json)
     printJson({
       ok: true,
@@ -67,6 +83,7 @@ async function addWith(
       dir: added.dir,
       replaced: added.replaced,
       warnings: added.warnings,
+      ...(waits && { waitsForTrust: true }),
     })
   else {
     const e = added.entry
@@ -76,6 +93,10 @@ async function addWith(
         `  ${color.dim(displayPath(added.dir, cwd))} · sha256 ${short(e.sha256)}… · recorded in ${displayPath(scope.lock, cwd)}\n`,
     )
     for (const w of added.warnings) process.stdout.write(`  ${color.yellow('warning')} ${w}\n`)
+    if (waits)
+      process.stdout.write(
+        `  ${color.yellow('waits')} the project is not trusted: it runs once you review its config and yoke.lock and run \`yoke trust\`\n`,
+      )
   }
   return 0
 }
@@ -133,7 +154,9 @@ const updateCommand = defineCommand({
     const scopes = await scopesOf(cli)
     const scope = args.user ? scopes.user : scopes.project
     const { update } = await import('./install.ts')
-    const results = await update(names, { scope, scopes: scopes.both, cwd: cli.cwd, progress })
+    const { result: results } = await lockChange(args, cli, () =>
+      update(names, { scope, scopes: scopes.both, cwd: cli.cwd, progress }),
+    )
     if (args.json) {
       printJson({ ok: true, updates: results })
       return 0
@@ -177,7 +200,7 @@ const removeCommand = defineCommand({
     const scopes = await scopesOf(cli)
     const scope = args.user ? scopes.user : scopes.project
     const { remove } = await import('./install.ts')
-    const entry = await remove(name, scope)
+    const { result: entry } = await lockChange(args, cli, () => remove(name, scope))
     if (args.json) printJson({ ok: true, removed: entry })
     else
       process.stdout.write(
@@ -255,13 +278,15 @@ const marketplaceAdd = defineCommand({
     ])
     const where = /^https?:\/\//i.test(source) ? source : resolve(cli.cwd, source)
     const market = await readMarketplace(where)
-    await updateLock(scope.lock, (lock) => {
-      lock.marketplaces[market.name] = {
-        name: market.name,
-        source: where,
-        addedAt: new Date().toISOString(),
-      }
-    })
+    await lockChange(args, cli, () =>
+      updateLock(scope.lock, (lock) => {
+        lock.marketplaces[market.name] = {
+          name: market.name,
+          source: where,
+          addedAt: new Date().toISOString(),
+        }
+      }),
+    )
     if (args.json)
       printJson({
         ok: true,

@@ -6,10 +6,13 @@
  * to `skills.addRoot` (skills), `execTools.addRoot` (exec packages) and `claudePlugins.add`
  * (Claude Code plugins). Those services are optional: a kind whose service is absent is skipped
  * with a warning, and registered as soon as an instance provides it (and again if it restarts).
+ * The project's exec packages and Claude Code plugins run its code: they wait until the project is
+ * trusted (`yoke trust`, whose hash covers yoke.lock), as the project's own config does; the
+ * user's installs (`--user`) are the user's own, and skills run nothing.
  */
-import { sep } from 'node:path'
+import { join, sep } from 'node:path'
 import { z } from 'zod'
-import { definePlugin, YokeError } from 'yoke'
+import { definePlugin, YokeError, type ChildHandle, type TrustVerdict } from 'yoke'
 import type { InstallKind, InstallsApi, InstallState, LockEntry } from './api.ts'
 import { verify } from './install.ts'
 import { projectScope, readLock, userScope, type Scope } from './lock.ts'
@@ -26,6 +29,9 @@ const config = z
   .strict()
 
 type Register = (dir: string, options: { source: string }) => () => void
+
+/** The kinds whose install runs programs (a package's executable, a plugin's hooks and servers). */
+const RUNS_CODE: ReadonlySet<InstallKind> = new Set(['exec-package', 'claude-plugin'])
 
 /**
  * The service each kind goes to, and its method that takes the install's folder: a folder of
@@ -54,9 +60,13 @@ export default definePlugin({
     const serviceIds = new WeakMap<object, number>()
     let nextServiceId = 1
     const warned = new Set<string>()
+    const trusted = () => ctx.project.trusted?.() ?? true
+    let verdict = trusted()
+    let waitNote = ''
 
     /** Reads the locks and hashes every tree again. */
     function verifyAll() {
+      verdict = trusted()
       const seen = new Set<string>()
       const next: InstallState[] = []
       for (const scope of scopes) {
@@ -78,6 +88,15 @@ export default definePlugin({
           if (seen.has(entry.name)) {
             state.state = 'shadowed'
             state.why = `a project install named ${entry.name} is used instead`
+          } else if (
+            checked.ok &&
+            verdict !== true &&
+            scope.name === 'project' &&
+            RUNS_CODE.has(entry.kind)
+          ) {
+            // not `seen`: a user install of the same name is the user's, and runs meanwhile
+            next.push({ ...state, state: 'waiting', why: waitingWhy(verdict, ctx.project.dir) })
+            continue
           } else if (!checked.ok) {
             state.state = checked.missing ? 'missing' : 'tampered'
             state.why = checked.why
@@ -95,6 +114,37 @@ export default definePlugin({
         }
       }
       states = next
+      const waiting = next.filter((s) => s.state === 'waiting').map((s) => s.entry.name)
+      const note =
+        waiting.length && verdict !== true
+          ? `${waiting.join(', ')}: ${waitingWhy(verdict, ctx.project.dir)}`
+          : ''
+      if (note && note !== waitNote) ctx.logger.warn(`project installs wait for trust: ${note}`)
+      waitNote = note
+      showWaiting()
+    }
+
+    /** Each waiting install shows as a pending child (`yoke inspect`), saying why, naming `yoke trust`. */
+    const standIns = new Map<string, { why: string; child: ChildHandle }>()
+    function showWaiting() {
+      const now = new Map(
+        states.filter((s) => s.state === 'waiting').map((s) => [s.entry.name, s] as const),
+      )
+      for (const [name, { why, child }] of standIns)
+        if (now.get(name)?.why !== why) {
+          standIns.delete(name)
+          void child()
+        }
+      for (const [name, s] of now)
+        if (!standIns.has(name) && !ctx.signal.aborted)
+          standIns.set(name, {
+            why: s.why!,
+            child: ctx.plugin(
+              waitingInstall(`${ctx.key}/${name}`, s, verdict, ctx.project.dir),
+              {},
+              { key: name },
+            ),
+          })
     }
 
     /** Hands each verified install to its service (again, when that service was replaced). */
@@ -173,10 +223,14 @@ export default definePlugin({
     })
     if (cfg.watch) {
       const transient = (p: string) => /[/\\]\.(staging|removing)-/.test(p)
+      // the trust store too: `yoke trust` starts what waited, `--revoke` stops it
+      const store = join(ctx.project.home, 'trust.json')
       ctx.watch(
-        scopes.flatMap((s) => [s.lock, s.installed]),
+        [...scopes.flatMap((s) => [s.lock, s.installed]), store],
         (changes) => {
           if (changes.every((c) => transient(c.path))) return
+          const sameTrust = JSON.stringify(trusted()) === JSON.stringify(verdict)
+          if (sameTrust && changes.every((c) => c.path === store)) return
           verifyAll()
           registerAll()
         },
@@ -201,3 +255,20 @@ export default definePlugin({
     ctx.control('installs-list', () => ({ locks: scopes.map((s) => s.lock), installs: states }))
   },
 })
+
+/** Why a project install waits, and what to do: as a waiting instance says it. */
+const waitingWhy = (verdict: string, dir: string) =>
+  `${verdict}, and it runs the project's code: review yoke.lock, then run \`yoke trust\` in ${dir} (--trust or YOKE_TRUST=1 trusts one run)`
+
+/** The stand-in of a waiting install: pending with PLUGIN_WAITING, as a waiting instance is. */
+const waitingInstall = (instance: string, s: InstallState, verdict: TrustVerdict, dir: string) =>
+  definePlugin({
+    name: 'install',
+    apply() {
+      throw new YokeError('PLUGIN_WAITING', {
+        instance,
+        reason: `${verdict}, and the install ${s.entry.name} (${s.entry.kind}, yoke.lock) runs the project's code`,
+        what: `review yoke.lock, then run \`yoke trust\` in ${dir} (a running yoke dev starts it then); --trust or YOKE_TRUST=1 trusts one run`,
+      })
+    },
+  })

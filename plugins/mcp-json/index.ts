@@ -3,10 +3,13 @@
  * claude_desktop_config.json or a Codex config.toml), each run as a child mcp-client instance.
  * The file is watched: an edit restarts only the servers whose entry changed, and a broken file
  * keeps the running servers and reports where it is broken.
+ * A file inside the project is the project's: its stdio servers run its commands, so they wait
+ * until the project is trusted (`yoke trust`), even for an instance of the user's own layers (one
+ * from the project's config waits whole); its URL servers run.
  */
-import { resolve } from 'node:path'
+import { isAbsolute, join, relative, resolve } from 'node:path'
 import { z } from 'zod'
-import { definePlugin, interpolate, type ChildHandle } from 'yoke'
+import { definePlugin, interpolate, YokeError, type ChildHandle } from 'yoke'
 import { importFile, mcpClient, type ImportedServer } from '../mcp-client/api.ts'
 
 const config = z
@@ -29,8 +32,13 @@ export default definePlugin({
     const file = resolve(ctx.project.dir, cfg.file)
     const children = new Map<string, { spec: string; child: ChildHandle }>()
     let loading = Promise.resolve()
+    const where = relative(ctx.project.dir, file)
+    const projects = where !== '' && !where.startsWith('..') && !isAbsolute(where)
+    const trusted = () => (projects ? (ctx.project.trusted?.() ?? true) : true)
+    let verdict = trusted()
 
     async function load() {
+      verdict = trusted()
       let servers: ImportedServer[]
       try {
         // the file is named in the user's own config: its URLs are theirs (defaults: { ssrfGuard: true } guards them)
@@ -52,6 +60,8 @@ export default definePlugin({
           )
           for (const e of errors)
             ctx.logger.warn(`${cfg.file}: server "${s.serverName}": ${e.message}`)
+          const stdio = (value as { command?: unknown }).command !== undefined
+          if (stdio && verdict !== true) return [s.serverName, `${WAITS}${verdict}`]
           return [s.serverName, JSON.stringify(value)]
         }),
       )
@@ -63,10 +73,19 @@ export default definePlugin({
       for (const [name, spec] of next) {
         if (children.has(name) || ctx.signal.aborted) continue
         try {
-          children.set(name, {
-            spec,
-            child: ctx.plugin(mcpClient, JSON.parse(spec), { key: name }),
-          })
+          const child = spec.startsWith(WAITS)
+            ? ctx.plugin(
+                waitingServer(
+                  `${ctx.key}/${name}`,
+                  cfg.file,
+                  spec.slice(WAITS.length),
+                  ctx.project.dir,
+                ),
+                {},
+                { key: name },
+              )
+            : ctx.plugin(mcpClient, JSON.parse(spec), { key: name })
+          children.set(name, { spec, child })
         } catch (err) {
           ctx.logger.error(`${cfg.file}: server "${name}" was not started`, err)
         }
@@ -74,6 +93,28 @@ export default definePlugin({
     }
 
     await (loading = load())
-    if (cfg.watch) ctx.watch(file, () => (loading = loading.then(load)))
+    // the trust store too: `yoke trust` starts the servers that waited, `--revoke` stops them
+    const store = join(ctx.project.home, 'trust.json')
+    if (cfg.watch)
+      ctx.watch([file, ...(projects ? [store] : [])], (changes) => {
+        const same = JSON.stringify(trusted()) === JSON.stringify(verdict)
+        if (!same || changes.some((c) => c.path !== store)) loading = loading.then(load)
+      })
   },
 })
+
+/** The spec of a server that waits for trust: the verdict follows. */
+const WAITS = '\0waits for trust: '
+
+/** A stdio server of an untrusted project's file: pending, saying why and naming `yoke trust`. */
+const waitingServer = (name: string, file: string, reason: string, dir: string) =>
+  definePlugin({
+    name: 'mcp-client',
+    apply() {
+      throw new YokeError('PLUGIN_WAITING', {
+        instance: name,
+        reason: `${reason}, and ${file} runs this server's command (a stdio server of the project)`,
+        what: `review ${file}, then run \`yoke trust\` in ${dir} (a running yoke dev starts it then); --trust or YOKE_TRUST=1 trusts one run`,
+      })
+    },
+  })

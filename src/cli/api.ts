@@ -4,6 +4,7 @@
  * CLI's output conventions (colour only on a terminal, errors as code / where / hint, JSON lines,
  * progress on stderr, approvals asked on the terminal).
  */
+import type { keepingTrust as KeepingTrust, offerTrust as OfferTrust } from './trust.ts'
 export { defineCommand } from './command.ts'
 export type {
   Command,
@@ -18,6 +19,11 @@ export type {
 export { color, displayPath, errorJson, formatError, on, printJson, progress } from './output.ts'
 export { LineReader, promptBridge } from './approval-prompt.ts'
 export { stopSignal, type StopSignal } from './signals.ts'
+// project trust (src/cli/trust.ts loads the config readers): imported when one is called
+export const offerTrust = async (...args: Parameters<typeof OfferTrust>) =>
+  (await import('./trust.ts')).offerTrust(...args)
+export const keepingTrust = async <T>(...args: Parameters<typeof KeepingTrust<T>>) =>
+  (await import('./trust.ts')).keepingTrust(...args)
 // the errors API again, so that a commands module can stay light (importing 'yoke' loads the
 // whole runtime): the same class and catalogue as 'yoke' exports
 export { defineErrors, YokeError } from '../errors.ts'

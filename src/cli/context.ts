@@ -132,7 +132,12 @@ export function commandContext(args: ParsedArgs): CommandContext {
           reason: `only YAML configs are edited; ${file} is not one: add the entry by hand`,
         })
       const { editYamlFile } = await import('./edit.ts') // proper-lockfile, write-file-atomic, yaml
-      return editYamlFile(file, (doc, target) => edit(doc, target, projectDir))
+      const { keepingTrust } = await import('./trust.ts')
+      // the user's own edit (yoke mcp add, pin, withdraw…): a trusted project stays trusted
+      const { result } = await keepingTrust(options, () =>
+        editYamlFile(file, (doc, target) => edit(doc, target, projectDir)),
+      )
+      return result
     },
   }
   return cli

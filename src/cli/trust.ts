@@ -6,9 +6,11 @@
  * hash of each of the project's config files, so an edited config asks again. `yoke dev` on a
  * terminal offers the same question once (offerTrust).
  */
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { Composition } from '../config/composer.ts'
-import { projectFiles, type ProjectConfig } from '../trust.ts'
+import { LOCK_FILE, projectFiles, type ProjectConfig } from '../trust.ts'
 import type { LoadOptions } from '../config/layers.ts'
 import type { InstanceSpec } from '../config/resolve.ts'
 import { composeOptions } from './args.ts'
@@ -33,8 +35,53 @@ async function waitingFor(
   ])
   // untrusted, so nothing of the project's is imported: only built-in plugins, to read their declarations
   const resolved = await resolveConfig({ ...options, trust: false }, new ModuleLoader())
-  return resolved.instances.filter((s) => s.untrusted).map(runsOf)
+  return [
+    ...resolved.instances.filter((s) => s.untrusted).map(runsOf),
+    ...lockedCode(resolved.stack.projectDir),
+  ]
 }
+
+/**
+ * The installs of the project's yoke.lock that run code (plugins/installs lets them wait for
+ * trust): read as plain JSON, leniently (the installs plugin reports a broken lock).
+ */
+function lockedCode(dir: string): Array<{ instance: string; runs: string }> {
+  const file = join(dir, LOCK_FILE)
+  if (!existsSync(file)) return []
+  try {
+    const lock = JSON.parse(readFileSync(file, 'utf8')) as {
+      installs?: Record<string, { kind?: string }>
+    }
+    return Object.entries(lock.installs ?? {})
+      .filter(([, e]) => e?.kind === 'exec-package' || e?.kind === 'claude-plugin')
+      .map(([name, e]) => ({ instance: `install ${name}`, runs: `${e.kind} (${LOCK_FILE})` }))
+  } catch {
+    return []
+  }
+}
+
+/**
+ * What waits for trust in a running composition: its config's instances, and the children that
+ * plugins start pending for it (installs from yoke.lock, stdio servers of a project's .mcp.json).
+ */
+function waitingIn(composition: Composition) {
+  const specs = [...composition.reconciler.running.values()].map((r) => r.spec)
+  const children = composition.kernel.fibers.filter(
+    (f) =>
+      f.parent &&
+      f.state === 'pending' &&
+      f.error?.code === 'PLUGIN_WAITING' &&
+      f.error.hint.includes('`yoke trust`'),
+  )
+  return [
+    ...specs.filter((s) => s.untrusted && s.enabled).map(runsOf),
+    ...children.map((f) => ({ instance: f.key, runs: `project code (${f.plugin.name})` })),
+  ]
+}
+
+/** The column of the waiting list's names: 16, or wider for a long one. */
+const widthOf = (waiting: Array<{ instance: string }>) =>
+  Math.max(16, ...waiting.map((w) => w.instance.length + 2))
 
 function runsOf(spec: InstanceSpec) {
   return {
@@ -96,18 +143,13 @@ export const trust = defineCommand({
       }
       const since = state.record ? ` (answered ${state.record.at.slice(0, 16)})` : ''
       console.log(`${state.dir}: ${words[state.state]}${color.dim(since)}`)
-      console.log(`  config files: ${files.join(', ') || color.dim('none (nothing to trust)')}`)
+      console.log(`  config files: ${files.join(', ') || color.dim('none of its own')}`)
       if (byEnv) console.log(`  YOKE_TRUST=${process.env.YOKE_TRUST} trusts every project here`)
       if (state.state !== 'trusted' && waiting.length) {
         console.log(`  waits for trust:`)
-        for (const w of waiting) console.log(`    ${w.instance.padEnd(16)}${w.runs}`)
+        for (const w of waiting) console.log(`    ${w.instance.padEnd(widthOf(waiting))}${w.runs}`)
       } else if (!waiting.length) console.log(color.dim('  nothing in its config waits for trust'))
       console.log(color.dim(`  the store: ${trustFile(where)}`))
-      return 0
-    }
-    if (!project.files.length) {
-      if (args.json) printJson({ project: project.dir, trusted: false, files: [] })
-      else console.log(`no project config found from ${cwd}: there is nothing to trust`)
       return 0
     }
     const waiting = await waitingFor(options)
@@ -122,7 +164,11 @@ export const trust = defineCommand({
       })
       return 0
     }
-    console.log(`trusted ${project.dir} (its config as it is now: ${files.join(', ')})`)
+    console.log(
+      files.length
+        ? `trusted ${project.dir} (its config as it is now: ${files.join(', ')})`
+        : `trusted ${project.dir} (it has no yoke config of its own: what your layers run from its files, such as its .mcp.json, may run)`,
+    )
     if (waiting.length)
       console.log(
         `  may run now: ${waiting.map((w) => w.instance).join(', ')} ${color.dim('(a running yoke dev starts them at once)')}`,
@@ -145,8 +191,8 @@ export async function offerTrust(
     output: process.stderr,
   },
 ): Promise<boolean> {
-  const specs = [...composition.reconciler.running.values()].map((r) => r.spec)
-  const waiting = specs.filter((s) => s.untrusted && s.enabled).map(runsOf)
+  await composition.kernel.settled() // the children that plugins start pending, too
+  const waiting = waitingIn(composition)
   const stack = composition.current?.stack
   if (!waiting.length || !stack || composition.options.trust !== undefined) return false
   const { recordTrust, trustState, trustedByEnv } = await import('../trust.ts')
@@ -159,7 +205,7 @@ export async function offerTrust(
   const cwd = composition.options.cwd
   const lines = [
     `${c.yellow('?')} this project's config runs its own code, which waits until you trust it:`,
-    ...waiting.map((w) => `    ${w.instance.padEnd(16)}${w.runs}`),
+    ...waiting.map((w) => `    ${w.instance.padEnd(widthOf(waiting))}${w.runs}`),
     ...(state.state === 'changed'
       ? [`  ${state.changed.join(', ')} changed since it was last answered`]
       : []),
@@ -185,4 +231,34 @@ export async function offerTrust(
   )
   if (yes) await composition.reload(['(trusted)'])
   return true
+}
+
+/**
+ * Runs `change`, the user's own edit of a file trust covers: the project config (`cli.editConfig`:
+ * yoke mcp add, pin, withdraw…) or yoke.lock (`yoke add`, `update`, `remove`). A project trusted before it (or with nothing to
+ * trust yet: no config, no lock) is trusted after it, with the lock as it is now; any other stays
+ * as it was. `trusted`: whether the project is trusted after it (its installs may run).
+ */
+export async function keepingTrust<T>(
+  options: LoadOptions,
+  change: () => Promise<T>,
+): Promise<{ result: T; trusted: boolean }> {
+  const { recordTrust, trustState, trustedByEnv } = await import('../trust.ts')
+  const where = { home: options.home, env: options.env }
+  const isTrusted = (project: ProjectConfig) => {
+    try {
+      return trustState(project, where).state === 'trusted'
+    } catch {
+      return false // a broken store: it says so at the next load
+    }
+  }
+  // a config that does not read is not trusted anew here: the change is made, trust stays as it is
+  const before = await projectOf(options).catch(() => undefined)
+  const kept = before !== undefined && (!before.files.length || isTrusted(before))
+  const result = await change()
+  const after = await projectOf(options).catch(() => undefined)
+  if (!after) return { result, trusted: false }
+  if (kept && after.files.length) await recordTrust(after, true, where)
+  const trusted = kept || trustedByEnv(where) || isTrusted(after)
+  return { result, trusted }
 }

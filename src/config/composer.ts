@@ -22,11 +22,14 @@ import { yokeHome, type LoadOptions } from './layers.ts'
 import { ModuleLoader } from './modules.ts'
 import { Reconciler, type ReloadReport } from './reconcile.ts'
 import { resolveConfig, type ResolvedConfig } from './resolve.ts'
+import { trustTracker, type TrustVerdict } from '../trust.ts'
 
 /** The `project` service: the project's directory and $YOKE_HOME, for plugins that find files. */
 export interface ProjectInfo {
   dir: string
   home: string
+  /** whether the project's own code may run, as of now (src/trust.ts): true, or why not */
+  trusted?(): TrustVerdict
 }
 
 declare module '../kernel/services.ts' {
@@ -74,6 +77,7 @@ export class Composition {
   #watching = false
   #closed = false
   readonly #core: Fiber
+  readonly #trust: ReturnType<typeof trustTracker>
 
   constructor(readonly options: ComposeOptions) {
     this.kernel = new Kernel({ runMode: options.runMode, baseDir: () => this.project.dir })
@@ -83,7 +87,8 @@ export class Composition {
     this.#core = this.kernel.spawn(toPlugin(runtimePlugin) as Plugin, runtimeSettings.parse({}), {
       key: 'yoke:runtime',
     })
-    const project = (this.project = { dir: resolve(options.cwd), home: yokeHome(options) })
+    const { verdict: trusted } = (this.#trust = trustTracker(options))
+    const project = (this.project = { dir: resolve(options.cwd), home: yokeHome(options), trusted })
     this.kernel.spawn(
       toPlugin({
         name: 'project',
@@ -161,6 +166,7 @@ export class Composition {
       const candidate = await resolveConfig(this.options, this.loader)
       this.candidate = candidate
       this.project.dir = candidate.stack.projectDir
+      this.#trust.read(candidate.stack)
       debug(`applying (${candidate.errors.length} config errors)`)
       await this.kernel.whenSettled(this.#core, 10_000) // the core runtime is up before instances apply
       if (!candidate.errors.length) this.runtime?.configure(candidate.runtime)
@@ -194,9 +200,9 @@ export class Composition {
     // an edit made while this reload ran may have been read too early, or dropped with a replaced
     // watcher: compare what the files are now with what they were when it started
     const after = fingerprints(before.keys())
-    const changed = [...before]
-      .filter(([file, print]) => after.get(file) !== print)
-      .map(([file]) => file)
+    const changed = this.#trust.relevant(
+      [...before].filter(([file, print]) => after.get(file) !== print).map(([file]) => file),
+    )
     if (changed.length && this.#watching) void this.reload(changed).catch(() => {})
     return event
   }
@@ -206,6 +212,7 @@ export class Composition {
     const files = new Set<string>()
     for (const source of [this.current, candidate])
       for (const file of source?.stack.watchFiles ?? []) files.add(file)
+    for (const file of this.#trust.watched()) files.add(file) // `yoke trust` starts what waited
     // the candidate's modules, and those still running (a broken new version keeps the old one)
     const specs = [
       ...(candidate.instances ?? []),
@@ -231,7 +238,10 @@ export class Composition {
       })
     const next = new DebouncedWatcher(
       [...this.#watched],
-      (changes) => void this.reload(changes.map((c) => c.path)).catch(() => {}),
+      (changes) => {
+        const files = this.#trust.relevant(changes.map((c) => c.path))
+        if (files.length) void this.reload(files).catch(() => {})
+      },
       onError,
       {
         debounceMs: this.options.debounceMs,

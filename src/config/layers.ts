@@ -171,7 +171,6 @@ export async function loadLayers(options: LoadOptions): Promise<LayerStack> {
 
   const userPatch = join(yokeHome({ ...options, env }), 'patch.yaml')
   watchFiles.add(userPatch)
-  watchFiles.add(join(dirname(userPatch), 'trust.json')) // `yoke trust` starts what waited
   if (existsSync(userPatch)) push(read('user', userPatch))
   for (const patch of options.patches ?? []) push(read('patch', resolve(cwd, patch)))
   for (const set of options.sets ?? []) push(parseSet(set, errors, checkLayer))

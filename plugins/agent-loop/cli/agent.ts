@@ -13,6 +13,7 @@ import {
   displayPath,
   formatError,
   LineReader,
+  offerTrust,
   on,
   printJson,
   promptBridge,
@@ -221,6 +222,9 @@ export const agentChat = defineCommand({
     const cwd = resolve(args.cwd ?? process.cwd())
     return cli.compose(
       async (composition) => {
+        // on a terminal, a project whose own code waits for trust is asked about once, as yoke
+        // dev asks (`yoke serve` never asks: its stdin may be the MCP channel)
+        if (!args.json && process.stdin.isTTY && process.stderr.isTTY) await offerTrust(composition)
         await agentOf(composition) // fail early, before the first prompt
         const rl = createInterface({
           input: process.stdin,

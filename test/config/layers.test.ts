@@ -217,7 +217,17 @@ describe('layered config', () => {
     assert.deepEqual(a.errors, [])
     assert.deepEqual(
       a.instances.map((i) => i.key),
-      ['policy', 'prompt', 'skills', 'mcp', 'models', 'installs', 'claude-plugins', 'fromPkg'],
+      [
+        'policy',
+        'prompt',
+        'skills',
+        'mcp',
+        'models',
+        'installs',
+        'claude-plugins',
+        'capabilities',
+        'fromPkg',
+      ],
     )
     assert.equal(
       a.instances.find((i) => i.key === 'fromPkg')!.site.line,
@@ -230,7 +240,17 @@ describe('layered config', () => {
     )
     assert.deepEqual(
       b.instances.map((i) => i.key),
-      ['policy', 'prompt', 'skills', 'mcp', 'models', 'installs', 'claude-plugins', 'fromDot'],
+      [
+        'policy',
+        'prompt',
+        'skills',
+        'mcp',
+        'models',
+        'installs',
+        'claude-plugins',
+        'capabilities',
+        'fromDot',
+      ],
     )
     assert.equal(b.stack.projectDir, dotConfig.dir)
   })

@@ -130,6 +130,7 @@ describe('fault isolation', () => {
       const failed = await dev.next(
         (e) => e.type === 'state' && e.instance === 'timer-throws' && e.state === 'failed',
         10_000,
+        0, // the timer may fire before ready is printed: every event counts
       )
       assert.equal(failed.error?.code, 'PLUGIN_FAULT')
       const { code, stdout } = await runYoke(['inspect', '--json', '--cwd', project.dir], {

@@ -292,6 +292,7 @@ const DEDICATED: RegExp[] = [
   /^mcp (add|remove)\b/, // edits the config, one at a time
   /^init\b/, // in a new project
   /^trust --config /, // the quick start's: run before everything else
+  /^trust\b/, // "Project trust": in order, in a project of their own (--revoke would untrust the copy)
 ]
 const NOT_RUN: Array<[RegExp, string]> = [
   [/^(run|chat)\b/, 'needs a model key (the replay run is the offline one)'],
@@ -435,6 +436,28 @@ describe("the README's commands, run offline in a copy of the repository", () =>
         const run = await inCopy(filled)
         assert.equal(run.code, 0, failed(run))
       })
+    }
+  })
+
+  it('the "Project trust" commands, in order, in a fresh project with a local plugin', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'yoke-readme-trust-'))
+    try {
+      writeFileSync(join(dir, 'yoke.config.yaml'), 'plugins:\n  mine:\n    use: ./mine.mjs\n')
+      writeFileSync(join(dir, 'mine.mjs'), "export default { name: 'mine', apply() {} }\n")
+      const written = commands(/^trust\b/, sectionOf('Project trust'))
+      assert.ok(
+        written.some((w) => w.args!.includes('--revoke')),
+        'the section shows --revoke',
+      )
+      for (const { args } of written) {
+        const ran = await yoke(args!, env, dir)
+        assert.equal(ran.code, 0, failed(ran))
+      }
+      // the block ends with --revoke: the project is asked about again
+      const shown = await yoke(['trust', '--show', '--json'], env, dir)
+      assert.equal(JSON.parse(shown.stdout).state, 'new', failed(shown))
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 

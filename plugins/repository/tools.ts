@@ -16,6 +16,13 @@ const NAME = {
   pattern: '^[a-z][a-z0-9-]{0,31}$',
   description: 'the dynamic plugin’s name (lower case, digits, -)',
 }
+/** The input of the tools that act on one dynamic plugin by name. */
+const ONE_PLUGIN = {
+  type: 'object',
+  properties: { plugin: NAME },
+  required: ['plugin'],
+  additionalProperties: false,
+} as const
 const short = (hash: string) => hash.slice(0, 19)
 const fail = (text: string, structured: unknown) => ({
   content: [{ type: 'text' as const, text }],
@@ -170,12 +177,7 @@ export function repositoryTools(repo: Repository, approvals: RunApprovals): Tool
       description:
         'Stop the running version of a dynamic plugin of this session; its versions and current version are kept (repository_run starts it again).',
       risk: 'medium',
-      inputSchema: {
-        type: 'object',
-        properties: { plugin: NAME },
-        required: ['plugin'],
-        additionalProperties: false,
-      },
+      inputSchema: ONE_PLUGIN,
       async execute(args, c) {
         const r = record(c, String(args.plugin))
         const stopped = await repo.stop(r, c.call.caller)
@@ -189,12 +191,7 @@ export function repositoryTools(repo: Repository, approvals: RunApprovals): Tool
       description:
         'Remove a dynamic plugin of this session for good: stop it and forget every version.',
       risk: 'medium',
-      inputSchema: {
-        type: 'object',
-        properties: { plugin: NAME },
-        required: ['plugin'],
-        additionalProperties: false,
-      },
+      inputSchema: ONE_PLUGIN,
       async execute(args, c) {
         const r = record(c, String(args.plugin))
         await repo.undefine(r, c.call.caller, (v) => approvals.forget(v))

@@ -40,3 +40,30 @@ export function isPrivateAddress(address: string): boolean {
   const family = isIP(address)
   return family === 0 || PRIVATE.check(address, family === 4 ? 'ipv4' : 'ipv6')
 }
+
+/** localhost, 127.0.0.0/8 or ::1, as a URL's hostname (IPv6 in brackets or not). */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '')
+  if (/^localhost\.?$/i.test(host)) return true
+  if (isIP(host) === 4) return host.startsWith('127.')
+  return host === '::1'
+}
+
+/**
+ * Why an OAuth server URL (the MCP server's, an authorization URL to open) is refused, or
+ * undefined: https only, or plain http to a loopback host when `allowLoopback` says so.
+ */
+export function insecureOAuthUrl(url: string, allowLoopback: boolean): string | undefined {
+  let target: URL
+  try {
+    target = new URL(url)
+  } catch {
+    return 'it is not a URL'
+  }
+  if (target.protocol === 'https:') return undefined
+  if (target.protocol === 'http:' && allowLoopback && isLoopbackHost(target.hostname))
+    return undefined
+  return target.protocol === 'http:'
+    ? 'OAuth needs https (the bearer token would travel in cleartext); plain http only for a loopback development server, with oauth.allowLoopback: true'
+    : `its scheme ${target.protocol} is not https`
+}

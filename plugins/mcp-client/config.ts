@@ -8,6 +8,7 @@ import { basename, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { z } from 'zod'
 import { BLOCKED_ENV } from '../exec-tools/api.ts'
+import { insecureOAuthUrl } from './addresses.ts'
 import type { OAuthSettings } from './oauth/client.ts'
 
 export { BLOCKED_ENV }
@@ -146,6 +147,10 @@ export const mcpClientConfig = z
       problem('oauth is for HTTP servers (url); a stdio server gets its secrets through env', [
         'oauth',
       ])
+    else if (cfg.oauth && cfg.url) {
+      const insecure = insecureOAuthUrl(cfg.url, cfg.oauth !== true && cfg.oauth.allowLoopback)
+      if (insecure) problem(insecure, ['url'])
+    }
     for (const name of Object.keys(cfg.env))
       if (BLOCKED_ENV.has(name.toUpperCase()))
         problem(`${name} may not be set: it makes a process load foreign code`, ['env', name])

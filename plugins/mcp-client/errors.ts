@@ -18,6 +18,15 @@ export const errors = defineErrors('mcp-client', {
     message: 'signing in to MCP server "{server}" failed: {reason}',
     hint: 'Check the server URL and its oauth settings (scopes, clientId, callbackPort), then run `yoke mcp login {server}` again.',
   },
+  OAUTH_UNAVAILABLE: {
+    message:
+      'MCP server "{server}": its authorization server could not refresh the sign-in ({reason})',
+    hint: 'The sign-in is kept; yoke retries with backoff (`yoke mcp list` shows the state). If it lasts, check that the authorization server is up.',
+  },
+  CREDENTIALS_LOCKED: {
+    message: '{lock} is held by another yoke process (waited {ms} ms)',
+    hint: 'Another yoke is refreshing or saving MCP credentials; try again. A lock left by a crashed process goes stale after 30 s.',
+  },
   CREDENTIALS_EXPOSED: {
     message: '{file} may be read by others (mode {mode}); yoke will not use the credentials in it',
     hint: 'Run `chmod 600 {file}` (and check who could have read it), or delete it and sign in again with `yoke mcp login`.',

@@ -148,6 +148,18 @@ function mergeMaps(...parts: Array<Record<string, string> | undefined>) {
     : undefined
 }
 
+/** The scopes that are OAuth scope tokens (RFC 6749 §3.3); the others are dropped with a note. */
+function oauthScopes(scopes: unknown[], r: ReturnType<typeof fieldReader>): string[] {
+  const ok = (s: unknown): s is string =>
+    typeof s === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(s)
+  const bad = scopes.filter((s) => !ok(s))
+  if (bad.length)
+    r.note(
+      `oauth scopes dropped (not OAuth scope tokens): ${bad.map((s) => JSON.stringify(s)).join(', ')}`,
+    )
+  return scopes.filter(ok)
+}
+
 /**
  * Claude Code's `oauth` object (clientId, callbackPort, scopes as one string,
  * authServerMetadataUrl) as mcp-client's; `oauth: true` too. A client secret is never carried.
@@ -165,9 +177,14 @@ function claudeOauth(
   const out: Fields = {}
   if (typeof value.clientId === 'string' && value.clientId) out.clientId = value.clientId
   if (Number.isInteger(value.callbackPort)) out.callbackPort = value.callbackPort
-  if (typeof value.scopes === 'string' && value.scopes.trim())
-    out.scopes = value.scopes.trim().split(/\s+/)
-  if (Array.isArray(value.scopes)) out.scopes = value.scopes.filter((s) => typeof s === 'string')
+  const scopes =
+    typeof value.scopes === 'string'
+      ? value.scopes.trim().split(/\s+/).filter(Boolean)
+      : Array.isArray(value.scopes)
+        ? value.scopes
+        : []
+  const kept = oauthScopes(scopes, r)
+  if (kept.length) out.scopes = kept
   if (value.authServerMetadataUrl !== undefined)
     r.note(
       'oauth.authServerMetadataUrl is not supported: yoke discovers the authorization server from the server',
@@ -233,8 +250,9 @@ function fromCodex(entry: Fields): Converted {
     config = {
       url: r.url('url'),
       headers: mergeMaps(r.stringMap('http_headers'), envHeaders, auth),
-      // Codex signs in with `codex mcp login` when no bearer is set: yoke's is `yoke mcp login`
-      oauth: scopes?.length ? { scopes } : undefined,
+      // Codex's `scopes` are for its `codex mcp login`: yoke's is `yoke mcp login` (a bearer set
+      // too is sent as it is; the server's 401 decides whether the sign-in is needed)
+      oauth: scopes?.length ? { scopes: oauthScopes(scopes, r) } : undefined,
     }
   } else throw new SkipEntry('needs a command or a url')
   const startupSec = r.positive('startup_timeout_sec')

@@ -14,7 +14,6 @@ import { callTool as callOnce, type AnswerInput } from './calls.ts'
 import { mcpClientConfig, oauthOf, rootsOf, transportOf } from './config.ts'
 import { elicitThrough } from './elicit.ts'
 import { failure, loginNeeded, Unanswerable } from './failures.ts'
-import { guardedFetch } from './http.ts'
 import { ServerAuth } from './oauth/client.ts'
 import { openStore } from './oauth/store.ts'
 import { answerSampling } from './sampling.ts'
@@ -77,7 +76,8 @@ export default definePlugin({
         url: cfg.url!,
         settings: oauth,
         store: openStore(ctx.project.home),
-        serverFetch: cfg.ssrfGuard ? guardedFetch() : undefined,
+        ssrfGuard: cfg.ssrfGuard,
+        log: (message) => ctx.logger.debug(`MCP server "${server}": ${message}`),
       })
     const supervisor: Supervisor = new Supervisor(cfg.reconnect, {
       open: async (signal) => {
@@ -168,7 +168,10 @@ export default definePlugin({
       },
     }
     ctx.mcp.add(handle)
-    ctx.effect(`mcp ${server} connection`, () => supervisor.close())
+    ctx.effect(`mcp ${server} connection`, () => {
+      serverAuth?.close()
+      return supervisor.close()
+    })
     // an instance removed while its server starts does not wait for the attempt to end
     const failed = await Promise.race([
       supervisor.start(),

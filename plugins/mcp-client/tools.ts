@@ -123,7 +123,7 @@ export class ServerTools {
       const listing = await listAll(client, this.cfg.startupMs, this.cfg.maxTools)
       if (this.signal.aborted) return
       this.#freshUntil = listing.ttlMs > 0 ? Date.now() + Math.min(listing.ttlMs, MAX_TTL_MS) : 0
-      await this.#swap(this.#build(listing))
+      await this.#swap(this.#build(listing, client.getServerVersion()?.version))
     } catch (err) {
       if (!(err instanceof ListProblem)) throw err
       this.problems = [err.message]
@@ -131,7 +131,7 @@ export class ServerTools {
     }
   }
 
-  #build({ tools: listed, malformed, notes }: Listing): Map<string, Entry> {
+  #build({ tools: listed, malformed, notes }: Listing, serverVersion?: string): Map<string, Entry> {
     const server = this.cfg.serverName
     const next = new Map<string, Entry>()
     const raws = new Set<string>()
@@ -160,7 +160,7 @@ export class ServerTools {
         continue
       }
       const name = publicToolName(server, tool.name)
-      const def = this.#define(name, tool)
+      const def = this.#define(name, tool, serverVersion)
       const { execute: _body, ...shape } = def
       next.set(name, {
         raw: tool.name,
@@ -172,12 +172,18 @@ export class ServerTools {
     return next
   }
 
-  #define(name: string, tool: Tool): ToolDefinition {
+  #define(name: string, tool: Tool, serverVersion?: string): ToolDefinition {
     const { cfg, body } = this
     const spawnOnly = this.#spawnOnly(tool.name)
     const description = tool.description ?? tool.title ?? ''
-    // the server's own annotations as they came, and yoke's bookkeeping beside them
-    const annotations = { ...tool.annotations, mcpServer: cfg.serverName, mcpTool: tool.name }
+    // the server's own annotations as they came, and yoke's bookkeeping beside them (the server's
+    // version is what tool search shows as a candidate's version)
+    const annotations = {
+      ...tool.annotations,
+      mcpServer: cfg.serverName,
+      mcpTool: tool.name,
+      ...(serverVersion && { mcpServerVersion: serverVersion }),
+    }
     const def: ToolDefinition & UpstreamFields = {
       name,
       description:

@@ -116,7 +116,12 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
     ],
     pkce: { required: () => true },
     ttl: {
-      AccessToken: options.accessTokenTtl ?? 300,
+      // a resource's own accessTokenTTL (getResourceServerInfo) wins, as in a real deployment
+      AccessToken: (_ctx, token) =>
+        (token as { resourceServer?: { accessTokenTTL?: number } }).resourceServer
+          ?.accessTokenTTL ??
+        options.accessTokenTtl ??
+        300,
       RefreshToken: options.refreshTokenTtl ?? 3600,
       Interaction: 300,
       Session: 3600,

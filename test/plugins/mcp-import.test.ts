@@ -165,6 +165,29 @@ describe('mcp import: Codex config.toml', () => {
     ])
   })
 
+  it('keeps only OAuth scope tokens from Claude and Codex scopes, naming the rest', () => {
+    const claude = importText(
+      JSON.stringify({
+        mcpServers: {
+          a: {
+            type: 'http',
+            url: 'https://a.example/mcp',
+            oauth: { scopes: ['read', 'bad"scope', 7] },
+          },
+        },
+      }),
+      '.mcp.json',
+    )
+    assert.deepEqual(claude.servers[0]!.config.oauth, { scopes: ['read'] })
+    assert.match(claude.warnings.join('\n'), /oauth scopes dropped .*"bad\\"scope", 7/)
+    const codex = importText(
+      '[mcp_servers.b]\nurl = "https://b.example/mcp"\nscopes = ["write", "a\\\\b"]\n',
+      'config.toml',
+    )
+    assert.deepEqual(codex.servers[0]!.config.oauth, { scopes: ['write'] })
+    assert.match(codex.warnings.join('\n'), /oauth scopes dropped/)
+  })
+
   it('is detected by content when the name says nothing', () => {
     const result = importText('[mcp_servers.x]\ncommand = "x"\n', 'codex-config')
     assert.equal(result.format, 'codex-toml')

@@ -115,6 +115,12 @@ plugins:
     )
     assert.match(String(servers[0]!.scope), /mcp:read/)
     assert.ok(!/token"\s*:/.test(status.stdout), 'no token field')
+    // what else a user may paste into an issue: the composed config, the server list (a live
+    // connection: `mcp list --fresh` starts the entry with the stored token)
+    const printed = await yoke('config', 'print')
+    assert.equal(printed.code, 0, printed.stderr)
+    const listed = await yoke('mcp', 'list', '--fresh')
+    assert.match(listed.stdout, /\bp\b/)
     const plain = await yoke('mcp', 'auth', 'status')
     assert.match(plain.stdout, /^p {2}signed in {2}issuer http:\/\/127\.0\.0\.1:\d+ {2}scope /m)
   })

@@ -35,7 +35,18 @@ describe('mcp-client OAuth', () => {
     for (const s of [t?.access_token, t?.refresh_token]) if (s) secrets.add(s)
   }
 
+  /** everything written to this process's stdout and stderr (the SDK's console.warn included) */
+  const terminal: string[] = []
+  const writes = { out: process.stdout.write, err: process.stderr.write }
   before(async () => {
+    for (const [stream, original] of [
+      [process.stdout, writes.out],
+      [process.stderr, writes.err],
+    ] as const)
+      stream.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+        terminal.push(String(chunk))
+        return (original as (...a: unknown[]) => boolean).call(stream, chunk, ...rest)
+      }) as never
     dir = mkdtempSync(join(tmpdir(), 'yoke-oauth-'))
     as = await startAuthServer() // tokens live 300 s: nothing here expires by the wall clock
     ps = await startProtectedServer(as.issuer)
@@ -43,6 +54,8 @@ describe('mcp-client OAuth', () => {
     h = await mcpHarness(dir)
   })
   after(async () => {
+    process.stdout.write = writes.out
+    process.stderr.write = writes.err
     await h?.close()
     await ps?.close()
     await as?.close()
@@ -214,8 +227,8 @@ describe('mcp-client OAuth', () => {
           JSON.stringify({
             issuer: origin,
             authorization_endpoint: `${origin}/authorize`,
-            token_endpoint: 'http://169.254.169.254/latest/token',
-            registration_endpoint: 'http://169.254.169.254/latest/register',
+            token_endpoint: 'https://169.254.169.254/latest/token',
+            registration_endpoint: 'https://169.254.169.254/latest/register',
             response_types_supported: ['code'],
             code_challenge_methods_supported: ['S256'],
           }),
@@ -289,7 +302,9 @@ describe('mcp-client OAuth', () => {
       ...outputs,
       ...h.logs.map((l) => `${l.message} ${(l as { error?: Error }).error?.message ?? ''}`),
       JSON.stringify(h.hub.list()),
+      ...terminal,
     ].join('\n')
+    assert.ok(!everything.includes('[mcp-sdk]'), 'no SDK warning on the terminal')
     for (const secret of secrets) assert.ok(!everything.includes(secret), 'a token leaked')
     assert.ok(everything.includes('yoke mcp login p'), 'the outputs were collected')
   })

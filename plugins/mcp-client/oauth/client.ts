@@ -1,21 +1,29 @@
 /**
- * OAuth 2.1 for one MCP server, on the v2 SDK's `auth()` (discovery from the 401 and RFC 9728
- * metadata, RFC 8414 issuer echo, PKCE, `resource` (RFC 8707), CIMD / pre-registered id / DCR,
- * the RFC 9207 `iss` check, refresh). yoke supplies what the SDK leaves to the host: where
- * credentials live (store.ts), the HTTP client the flow uses (fetch.ts), when to refresh (30 s
- * before expiry, and on a 401), and what a run does when a person is needed: a running instance
- * never opens a browser; it throws LoginRequired, and `yoke mcp login` (login.ts) does the rest.
+ * OAuth 2.1 for one MCP server. A login (login.ts) runs the v2 SDK's `auth()` (discovery from the
+ * 401 and RFC 9728 metadata, RFC 8414 issuer echo, PKCE S256, `resource` (RFC 8707), CIMD /
+ * pre-registered id / DCR, the RFC 9207 `iss` check). A running instance only refreshes, with the
+ * SDK's pieces but its own decisions: under the store's cross-process lock, with the store read
+ * again once the lock is held (another process may have refreshed already), and only invalid_grant
+ * or a refused client means "sign in again"; an unreachable or failing authorization server is an
+ * outage (OAUTH_UNAVAILABLE: the supervisor reconnects with backoff), the grant kept. A running
+ * instance never opens a browser, registers a client or starts an authorization.
  */
 import { randomBytes } from 'node:crypto'
 import {
-  auth,
+  checkResourceAllowed,
   computeScopeUnion,
+  discoverOAuthServerInfo,
   extractWWWAuthenticateParams,
+  OAuthError,
+  OAuthErrorCode,
+  refreshAuthorization,
+  resourceUrlFromServerUrl,
   type AuthProvider,
   type FetchLike,
   type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
+  type OAuthProtectedResourceMetadata,
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
 } from '@modelcontextprotocol/client'
@@ -23,6 +31,30 @@ import { YokeError } from 'yoke'
 import { authServerFetch } from './fetch.ts'
 import type { Credentials, CredentialStore } from './store.ts'
 import '../errors.ts'
+
+/**
+ * The SDK's console.warn lines ("[mcp-sdk] …", some carrying an authorization server's raw
+ * answer) go to the instances' debug logs, cut before any raw body; never to the terminal.
+ */
+const sdkWarningSinks = new Set<(message: string) => void>()
+let sdkWarningsRouted = false
+function routeSdkWarnings() {
+  if (sdkWarningsRouted) return
+  sdkWarningsRouted = true
+  const warn = console.warn.bind(console)
+  console.warn = (...args: unknown[]) => {
+    if (typeof args[0] !== 'string' || !args[0].startsWith('[mcp-sdk]')) return warn(...args)
+    const line = withoutRawBody(args[0])
+    for (const sink of sdkWarningSinks) sink(line)
+  }
+}
+
+/** An SDK message without the authorization server's raw answer it may quote. */
+export function withoutRawBody(message: string): string {
+  return message
+    .replace(/Invalid OAuth error response:[\s\S]*$/, 'an answer that is not OAuth (not shown)')
+    .replace(/\.?\s*Raw body:[\s\S]*$/, ' (its answer is not shown)')
+}
 
 /** An entry's `oauth` settings, with defaults. */
 export interface OAuthSettings {
@@ -51,13 +83,23 @@ export interface ServerAuthOptions {
   url: string
   settings: OAuthSettings
   store: CredentialStore
-  /** the transport's fetch for the server's own origin */
-  serverFetch?: FetchLike
+  /** the entry's ssrfGuard: the server's own origin gets the address rule too (fetch.ts) */
+  ssrfGuard?: boolean
+  /** where the SDK's warnings go (a debug log) */
+  log?(message: string): void
 }
 
+type RefreshOptions = { resourceMetadataUrl?: URL }
+
+const LOST_GRANT = new Set<string>([OAuthErrorCode.InvalidGrant])
+const LOST_CLIENT = new Set<string>([
+  OAuthErrorCode.InvalidClient,
+  OAuthErrorCode.UnauthorizedClient,
+])
+
 /**
- * The SDK's OAuthClientProvider over the credential store. `interactive` gives it the loopback
- * redirect of a login; without one, a flow that needs the user throws LoginRequired.
+ * One server's sign-in over the credential store: the SDK's OAuthClientProvider for a login, and
+ * the token and refresh a running transport uses.
  */
 export class ServerAuth {
   readonly fetch: FetchLike
@@ -69,18 +111,29 @@ export class ServerAuth {
   constructor(readonly options: ServerAuthOptions) {
     this.fetch = authServerFetch({
       serverUrl: options.url,
-      serverFetch: options.serverFetch,
+      ssrfGuard: options.ssrfGuard ?? false,
       allowLoopback: options.settings.allowLoopback,
     })
+    routeSdkWarnings()
+    if (options.log) sdkWarningSinks.add(options.log)
+  }
+
+  /** Stops sending the SDK's warnings to this one's log. */
+  close() {
+    if (this.options.log) sdkWarningSinks.delete(this.options.log)
   }
 
   get credentials(): Credentials | undefined {
     return this.options.store.read(this.options.url)
   }
 
-  #save(change: Partial<Credentials>) {
+  /** Changes the stored record under the store's lock; `change` returns undefined to keep it. */
+  #update(change: (now: Credentials | undefined) => Partial<Credentials> | undefined) {
     const { url, store } = this.options
-    store.write({ ...(this.credentials ?? { url }), ...change, url, savedAt: Date.now() })
+    store.update(url, (now) => {
+      const next = change(now)
+      return next && { ...(now ?? { url }), ...next, url, savedAt: Date.now() }
+    })
   }
 
   /** The scope to ask for: the entry's, every scope asked for before (step-ups), and `more`. */
@@ -91,27 +144,40 @@ export class ServerAuth {
 
   /** Remembers a scope the server asked for, so the next login asks for it too. */
   wantScope(scope: string | undefined) {
-    const union = this.scope(scope)
-    if (union !== this.credentials?.scope) this.#save({ scope: union })
+    if (!scope) return
+    this.#update((now) => {
+      const own = this.options.settings.scopes.join(' ') || undefined
+      const union = computeScopeUnion(own, now?.scope, scope)
+      return union === now?.scope ? undefined : { scope: union }
+    })
   }
 
   /**
-   * The SDK's provider. `interactive` (a login) gives it the loopback redirect and keeps a newly
-   * registered client to itself until the tokens arrive, so a running instance refreshing
-   * meanwhile keeps the client its refresh token belongs to. Without it (a running instance),
-   * `refreshing` is the refresh token being redeemed: its result is stored only if that is still
-   * the stored one, so a login that finished meanwhile (another process) is never overwritten.
+   * The RFC 8707 resource: the protected resource metadata's `resource` when it covers this
+   * server's URL (the same origin, the URL at or under its path), else the server's canonical
+   * URL. Always one: a token without an audience would be good at any server of its issuer.
    */
-  provider(
-    interactive?: { redirectUrl: string; redirect(url: URL): void },
-    refreshing?: string,
-  ): OAuthClientProvider {
+  resourceFor(resource?: string): URL {
+    const canonical = resourceUrlFromServerUrl(this.options.url)
+    if (!resource) return canonical
+    if (!checkResourceAllowed({ requestedResource: canonical, configuredResource: resource }))
+      throw new YokeError('OAUTH_FAILED', {
+        server: this.options.server,
+        reason: `its protected resource metadata names the resource ${resource}, which does not cover ${canonical.href}`,
+      })
+    return new URL(resource)
+  }
+
+  /**
+   * The SDK's provider for a login: the loopback redirect, and a newly registered client kept to
+   * itself until the tokens arrive, so a running instance refreshing meanwhile keeps the client
+   * its refresh token belongs to.
+   */
+  provider(interactive: { redirectUrl: string; redirect(url: URL): void }): OAuthClientProvider {
     const { settings, server } = this.options
-    const signedOutWhy = () => this.#signedOutWhy()
-    const redirectUris = interactive ? [interactive.redirectUrl] : ['http://127.0.0.1/callback']
     const metadata: OAuthClientMetadata = {
       client_name: 'yoke',
-      redirect_uris: redirectUris,
+      redirect_uris: [interactive.redirectUrl],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
@@ -119,30 +185,20 @@ export class ServerAuth {
     }
     /** a login's new client (registration, CIMD), stored with its tokens */
     let pendingClient: StoredOAuthClientInformation | undefined
-    const stillOurs = () => interactive || this.credentials?.tokens?.refresh_token === refreshing
+    const discovered = () => this.#discovery?.authorizationServerMetadata
     return {
-      // defined without a login too: the SDK takes a provider without one for client_credentials
-      get redirectUrl() {
-        return redirectUris[0]
-      },
+      redirectUrl: interactive.redirectUrl,
       clientMetadataUrl: settings.clientMetadataUrl,
-      get clientMetadata() {
-        return metadata
-      },
+      clientMetadata: metadata,
       state: () => (this.#state = randomBytes(16).toString('base64url')),
       clientInformation: () => {
-        if (settings.clientId)
-          return { client_id: settings.clientId, issuer: this.credentials?.issuer }
+        const issuer = this.credentials?.issuer ?? discovered()?.issuer
+        if (settings.clientId) return { client_id: settings.clientId, issuer }
         if (pendingClient) return pendingClient
-        if (interactive && this.#newClient) return undefined
+        if (this.#newClient) return undefined
         return this.credentials?.client as StoredOAuthClientInformation | undefined
       },
       saveClientInformation: (client: StoredOAuthClientInformation) => {
-        if (!interactive)
-          throw new LoginRequired(
-            server,
-            'yoke is not registered with its authorization server yet',
-          )
         if (!settings.clientId) pendingClient = client
       },
       tokens: () => {
@@ -150,19 +206,24 @@ export class ServerAuth {
         return c?.tokens && { ...c.tokens, issuer: c.issuer }
       },
       saveTokens: (tokens: StoredOAuthTokens) => {
-        if (!stillOurs()) return // a login stored newer tokens while this refresh ran
         const { issuer, ...rest } = tokens as StoredOAuthTokens & { issuer?: string }
-        this.#save({
+        this.#update((now) => ({
           tokens: rest,
-          issuer: issuer ?? this.credentials?.issuer,
+          issuer: issuer ?? now?.issuer,
           expiresAt: rest.expires_in ? Date.now() + rest.expires_in * 1000 : undefined,
           grantLostAt: undefined,
           ...(pendingClient && { client: pendingClient }),
-        })
-        if (interactive) this.#newClient = false
+        }))
+        this.#newClient = false
       },
-      redirectToAuthorization(url: URL) {
-        if (!interactive) throw new LoginRequired(server, signedOutWhy())
+      // MCP: a client MUST refuse an authorization server that does not advertise S256
+      redirectToAuthorization: (url: URL) => {
+        if (!discovered()?.code_challenge_methods_supported?.includes('S256'))
+          throw new YokeError('OAUTH_FAILED', {
+            server,
+            reason:
+              'its authorization server does not advertise PKCE S256 (code_challenge_methods_supported in its metadata), which MCP requires; yoke does not sign in there',
+          })
         interactive.redirect(url)
       },
       saveCodeVerifier: (verifier: string) => void (this.#verifier = verifier),
@@ -170,21 +231,16 @@ export class ServerAuth {
         if (!this.#verifier) throw new Error('no PKCE verifier: the login did not start here')
         return this.#verifier
       },
+      // a login invalidates only its own state: the stored record changes when its tokens arrive
       invalidateCredentials: (what) => {
-        if ((what === 'all' || what === 'tokens') && stillOurs())
-          this.#save({
-            tokens: undefined,
-            expiresAt: undefined,
-            grantLostAt: interactive ? undefined : Date.now(),
-          })
         if (what === 'all' || what === 'client') {
           pendingClient = undefined
-          if (interactive) this.#newClient = true
-          else if (!settings.clientId && stillOurs()) this.#save({ client: undefined })
+          this.#newClient = true
         }
         if (what === 'all' || what === 'discovery') this.#discovery = undefined
         if (what === 'verifier') this.#verifier = undefined
       },
+      validateResourceURL: async (_serverUrl, resource) => this.resourceFor(resource),
       saveDiscoveryState: (state) => void (this.#discovery = state),
       discoveryState: () => this.#discovery,
     }
@@ -204,8 +260,7 @@ export class ServerAuth {
     if (scope.split(' ').some((s) => !has.has(s))) this.#newClient = true
   }
 
-  #signedOutWhy(): string {
-    const c = this.credentials
+  #signedOutWhy(c = this.credentials): string {
     return c?.grantLostAt || c?.tokens
       ? 'its sign-in expired or was revoked'
       : 'it has not been signed in to yet'
@@ -216,27 +271,101 @@ export class ServerAuth {
     return this.#state
   }
 
-  /**
-   * Runs the SDK's flow without a person: a refresh, or LoginRequired. Without a refresh token or
-   * a client it throws at once: a running instance never registers a client or starts a login.
-   */
-  async #runAuth(options: { resourceMetadataUrl?: URL; scope?: string } = {}) {
-    const c = this.credentials
-    const refreshToken = c?.tokens?.refresh_token
-    if (!refreshToken || !(this.options.settings.clientId || c?.client))
-      throw new LoginRequired(this.options.server, this.#signedOutWhy())
-    const result = await auth(this.provider(undefined, refreshToken), {
-      serverUrl: this.options.url,
-      fetchFn: this.fetch,
-      ...options,
-    })
-    if (result !== 'AUTHORIZED')
-      throw new LoginRequired(this.options.server, 'it needs a new sign-in')
+  #unavailable(err: unknown): YokeError {
+    if (err instanceof YokeError && err.code === 'URL_REFUSED') return err
+    const reason = withoutRawBody((err as Error)?.message ?? String(err))
+    return new YokeError(
+      'OAUTH_UNAVAILABLE',
+      { server: this.options.server, reason },
+      { cause: err },
+    )
   }
 
-  /** One refresh at a time: concurrent requests wait for the same one. */
-  refresh(options?: { resourceMetadataUrl?: URL; scope?: string }): Promise<void> {
-    this.#refreshing ??= this.#runAuth(options).finally(() => (this.#refreshing = undefined))
+  /**
+   * One refresh, under the server's cross-process lock. `tried` is the refresh token the caller
+   * saw: once the lock is held the store is read again, and a different one there means another
+   * process (or a login) has already refreshed: its tokens are used, nothing is sent. A refusal
+   * drops the tokens only if the stored refresh token is still the one refused.
+   */
+  async #refreshNow(options: RefreshOptions): Promise<void> {
+    const { server, url, store, settings } = this.options
+    const tried = this.credentials?.tokens?.refresh_token
+    if (!tried) throw new LoginRequired(server, this.#signedOutWhy())
+    await store.exclusive(url, async () => {
+      const c = this.credentials
+      const refreshToken = c?.tokens?.refresh_token
+      if (!refreshToken) throw new LoginRequired(server, this.#signedOutWhy(c))
+      if (refreshToken !== tried) return
+      const client = settings.clientId ? { client_id: settings.clientId } : c.client
+      if (!client)
+        throw new LoginRequired(server, 'yoke is not registered with its authorization server yet')
+      const found = await discoverOAuthServerInfo(url, {
+        resourceMetadataUrl: options.resourceMetadataUrl,
+        fetchFn: this.fetch,
+      }).catch((err: unknown) => {
+        throw this.#unavailable(err)
+      })
+      const metadata = found.authorizationServerMetadata
+      const issuer = metadata?.issuer ?? String(found.authorizationServerUrl)
+      if (c.issuer && c.issuer.replace(/\/$/, '') !== issuer.replace(/\/$/, ''))
+        throw new LoginRequired(
+          server,
+          `its authorization server is now ${issuer}, not ${c.issuer} that signed it in`,
+        )
+      const resource = this.resourceFor(
+        (found.resourceMetadata as OAuthProtectedResourceMetadata | undefined)?.resource,
+      )
+      const stillOurs = (now: Credentials | undefined) =>
+        now?.tokens?.refresh_token === refreshToken
+      let tokens
+      try {
+        tokens = await refreshAuthorization(found.authorizationServerUrl, {
+          metadata,
+          clientInformation: client,
+          refreshToken,
+          resource,
+          fetchFn: this.fetch,
+        })
+      } catch (err) {
+        const code = err instanceof OAuthError ? err.code : ''
+        if (!LOST_GRANT.has(code) && !LOST_CLIENT.has(code)) throw this.#unavailable(err)
+        this.#update((now) =>
+          stillOurs(now)
+            ? {
+                tokens: undefined,
+                expiresAt: undefined,
+                grantLostAt: Date.now(),
+                ...(LOST_CLIENT.has(code) && !settings.clientId && { client: undefined }),
+              }
+            : undefined,
+        )
+        throw new LoginRequired(
+          server,
+          LOST_GRANT.has(code)
+            ? 'its sign-in expired or was revoked'
+            : "its authorization server no longer accepts yoke's client",
+        )
+      }
+      this.#update((now) =>
+        stillOurs(now)
+          ? {
+              tokens,
+              issuer: now!.issuer ?? issuer,
+              expiresAt: tokens.expires_in ? Date.now() + tokens.expires_in * 1000 : undefined,
+              grantLostAt: undefined,
+            }
+          : undefined,
+      )
+    })
+  }
+
+  /**
+   * One refresh at a time in this process: concurrent requests wait for the same one (its
+   * resource metadata URL is the first caller's; a scope a caller was asked for is remembered
+   * by wantScope, since a refresh cannot widen a grant anyway).
+   */
+  refresh(options: RefreshOptions = {}): Promise<void> {
+    this.#refreshing ??= this.#refreshNow(options).finally(() => (this.#refreshing = undefined))
     return this.#refreshing
   }
 
@@ -254,11 +383,10 @@ export class ServerAuth {
       },
       onUnauthorized: async ({ response }) => {
         const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response)
-        if (!this.credentials?.tokens) {
-          this.wantScope(scope)
+        this.wantScope(scope)
+        if (!this.credentials?.tokens)
           throw new LoginRequired(this.options.server, this.#signedOutWhy())
-        }
-        await this.refresh({ resourceMetadataUrl, scope: this.scope(scope) })
+        await this.refresh({ resourceMetadataUrl })
       },
     }
   }

@@ -12,13 +12,15 @@ import {
   YokeError,
   type CommandContext,
 } from 'yoke/cli'
-import { yokeHome } from 'yoke'
 import type { OAuthSettings } from './client.ts'
+import { insecureOAuthUrl } from '../addresses.ts'
 
 interface Target {
   server: string
   url: string
   settings: OAuthSettings
+  /** the entry's ssrfGuard (imported and package URLs): its own origin is address-checked too */
+  ssrfGuard: boolean
 }
 
 /** The entry named NAME (its serverName), or a URL with the flags' settings. */
@@ -29,41 +31,49 @@ async function target(
 ): Promise<Target> {
   if (!nameOrUrl)
     throw new YokeError('USAGE', { reason: 'name the server (its serverName) or its URL' })
-  if (/^https?:\/\//i.test(nameOrUrl))
+  if (/^https?:\/\//i.test(nameOrUrl)) {
+    const allowLoopback = Boolean(flags['allow-loopback'])
+    const insecure = insecureOAuthUrl(nameOrUrl, allowLoopback)
+    if (insecure) throw new YokeError('USAGE', { reason: `${nameOrUrl}: ${insecure}` })
     return {
       server: new URL(nameOrUrl).host,
       url: nameOrUrl,
       settings: {
         scopes: ((flags.scope as string[] | undefined) ?? []).flatMap((s) => s.split(' ')),
         clientId: flags['client-id'] as string | undefined,
-        allowLoopback: Boolean(flags['allow-loopback']),
+        allowLoopback,
       },
+      ssrfGuard: false, // typed by the user
     }
+  }
   const entries = (await cli.instances()).filter((i) => i.use === 'mcp-client')
   const entry = entries.find((i) => (i.config as { serverName?: string })?.serverName === nameOrUrl)
   const cfg = entry?.config as
-    { url?: string; oauth?: boolean | Partial<OAuthSettings> } | undefined
+    { url?: string; oauth?: boolean | Partial<OAuthSettings>; ssrfGuard?: boolean } | undefined
   if (!entry || !cfg?.url)
     throw new YokeError('USAGE', {
       reason: `no HTTP mcp-client entry has serverName "${nameOrUrl}"; the entries are: ${entries.map((e) => (e.config as { serverName?: string })?.serverName).join(', ') || 'none'} (or give the server's URL)`,
     })
   const oauth = typeof cfg.oauth === 'object' ? cfg.oauth : {}
-  return {
-    server: nameOrUrl,
-    url: cfg.url,
-    settings: { scopes: [], allowLoopback: false, ...oauth },
-  }
+  const settings = { scopes: [], allowLoopback: false, ...oauth }
+  const insecure = insecureOAuthUrl(cfg.url, settings.allowLoopback)
+  if (insecure)
+    throw new YokeError('USAGE', { reason: `the entry "${nameOrUrl}" (${cfg.url}): ${insecure}` })
+  return { server: nameOrUrl, url: cfg.url, settings, ssrfGuard: cfg.ssrfGuard === true }
 }
 
 async function serverAuthFor(cli: CommandContext, t: Target) {
-  const { ServerAuth } = await import('./client.ts')
-  const { openStore } = await import('./store.ts')
-  const home = yokeHome(cli.options)
+  const [{ ServerAuth }, { openStore }, { yokeHome }] = await Promise.all([
+    import('./client.ts'),
+    import('./store.ts'),
+    import('yoke'), // the runtime's entry: loaded only when a command runs
+  ])
   return new ServerAuth({
     server: t.server,
     url: t.url,
     settings: t.settings,
-    store: openStore(home),
+    store: openStore(yokeHome(cli.options)),
+    ssrfGuard: t.ssrfGuard,
   })
 }
 
@@ -143,14 +153,19 @@ const mcpLogout = defineCommand({
     else
       process.stdout.write(
         removed
-          ? `signed out of ${t.server}${revoked ? ' (revoked at its authorization server)' : ''}\n`
+          ? `signed out of ${t.server}${revoked ? ' (revoked at its authorization server)' : ' (forgotten here; not revoked: its authorization server offers no revocation or refused it)'}\n`
           : `no credentials were stored for ${t.server}\n`,
       )
     return 0
   },
 })
 
-/** RFC 7009 at the issuer's revocation endpoint, through the authorization-server client. */
+/**
+ * RFC 7009 at the issuer's revocation endpoint, through the authorization-server client (its
+ * address rules, no redirects). True when the endpoint answered 200 for the grant's token (the
+ * refresh token; the access token when there is none); the access token after a refresh token
+ * is best effort (a JWT access token cannot always be revoked, and it expires anyway).
+ */
 async function revoke(serverAuth: Awaited<ReturnType<typeof serverAuthFor>>): Promise<boolean> {
   const c = serverAuth.credentials
   if (!c?.issuer || !c.tokens) return false
@@ -161,13 +176,21 @@ async function revoke(serverAuth: Awaited<ReturnType<typeof serverAuthFor>>): Pr
   const endpoint = (metadata as { revocation_endpoint?: string } | undefined)?.revocation_endpoint
   const clientId = serverAuth.options.settings.clientId ?? c.client?.client_id
   if (!endpoint || !clientId) return false
-  for (const token of [c.tokens.refresh_token, c.tokens.access_token].filter(Boolean))
-    await serverAuth.fetch(endpoint, {
+  const send = async (token: string) => {
+    const response = await serverAuth.fetch(endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ token: token!, client_id: clientId }).toString(),
+      body: new URLSearchParams({ token, client_id: clientId }).toString(),
     })
-  return true
+    await response.body?.cancel().catch(() => {})
+    return response.status === 200
+  }
+  const [grant, ...rest] = [c.tokens.refresh_token, c.tokens.access_token].filter(
+    (t): t is string => Boolean(t),
+  )
+  const revoked = await send(grant!)
+  for (const token of rest) await send(token).catch(() => false)
+  return revoked
 }
 
 const mcpAuthStatus = defineCommand({

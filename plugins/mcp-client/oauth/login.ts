@@ -2,15 +2,19 @@
  * The interactive sign-in (`yoke mcp login`): a loopback redirect on 127.0.0.1 (the entry's
  * callbackPort, else a free port), the authorization URL printed (and opened in a browser when
  * there is one), then either the redirect arriving there or, headless, the redirected URL pasted
- * back. The state and the RFC 9207 `iss` are checked before the code is redeemed; the tokens go
- * to the store, never to the terminal.
+ * back. Only a redirect that carries this login's state ends the wait (any other hit on the
+ * loopback port is answered and ignored); the RFC 9207 `iss` is checked before the code is
+ * redeemed; the tokens go to the store, never to the terminal. Every request goes through the
+ * authorization-server client (fetch.ts), the first probe of the server too; only an https
+ * authorization URL (or http to a loopback development server) is printed or opened.
  */
 import { spawn } from 'node:child_process'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { auth, extractWWWAuthenticateParams, type FetchLike } from '@modelcontextprotocol/client'
 import { YokeError } from 'yoke'
-import { ServerAuth } from './client.ts'
+import { insecureOAuthUrl } from '../addresses.ts'
+import { ServerAuth, withoutRawBody } from './client.ts'
 
 export interface LoginOptions {
   /** how long to wait for the redirect (ms) */
@@ -23,8 +27,6 @@ export interface LoginOptions {
   say(line: string): void
   /** headless: the next line the user types */
   readLine?(): Promise<string | undefined>
-  /** the transport's fetch for the server's first request (the 401 names the metadata) */
-  serverFetch?: FetchLike
 }
 
 const PAGE = (ok: boolean) =>
@@ -36,9 +38,12 @@ export async function login(
 ): Promise<{ scope?: string }> {
   const { server, url, settings } = serverAuth.options
   const failed = (reason: string, cause?: unknown) =>
-    new YokeError('OAUTH_FAILED', { server, reason }, { cause })
+    new YokeError('OAUTH_FAILED', { server, reason: withoutRawBody(reason) }, { cause })
   // the server's own 401 names its metadata and the scope it wants
-  const challenge = await probe(url, options.serverFetch).catch(() => undefined)
+  const challenge = await probe(url, serverAuth.fetch).catch((err: Error) => {
+    if (err instanceof YokeError && err.code === 'URL_REFUSED') throw err
+    return undefined // no answer: discovery finds the metadata at the well-known places
+  })
   const scope = serverAuth.scope(challenge?.scope)
   serverAuth.needsNewClient(scope)
 
@@ -47,9 +52,13 @@ export async function login(
   const loopback = createServer((req, res) => {
     const got = new URL(req.url ?? '/', 'http://127.0.0.1')
     if (got.pathname !== '/callback') return void res.writeHead(404).end()
-    const ok = got.searchParams.has('code')
+    // another process on this machine may hit the port: only this login's state ends the wait
+    const ours =
+      serverAuth.expectedState !== undefined &&
+      got.searchParams.get('state') === serverAuth.expectedState
+    const ok = ours && got.searchParams.has('code')
     res.writeHead(ok ? 200 : 400, { 'content-type': 'text/html' }).end(PAGE(ok))
-    arrived(got)
+    if (ours) arrived(got)
   })
   await listen(loopback, settings.callbackPort).catch((err: Error) => {
     throw failed(
@@ -70,6 +79,11 @@ export async function login(
       forceReauthorization: true,
     })
     if (first === 'AUTHORIZED' || !authorizationUrl) return { scope } // a non-interactive grant
+    const insecure = insecureOAuthUrl(authorizationUrl.href, settings.allowLoopback)
+    if (insecure)
+      throw failed(
+        `its authorization URL (${authorizationUrl.protocol}//${authorizationUrl.host}) is not printed or opened: ${insecure}`,
+      )
     options.say(`Open this URL to sign in to MCP server "${server}":`)
     options.say(`  ${authorizationUrl.href}`)
     if (options.browser && !options.headless) openBrowser(authorizationUrl.href)
@@ -101,13 +115,13 @@ export async function login(
       ])
     }
     const params = back.searchParams
+    if (params.get('state') !== serverAuth.expectedState)
+      throw failed('the redirect does not carry the state of this login (a stale or foreign URL)')
     // error and error_description come from whoever sent the redirect: named, not echoed
     if (params.get('error'))
       throw failed(
         `the authorization server refused (error ${JSON.stringify(params.get('error')!.slice(0, 40))})`,
       )
-    if (params.get('state') !== serverAuth.expectedState)
-      throw failed('the redirect does not carry the state of this login (a stale or foreign URL)')
     const code = params.get('code')
     if (!code) throw failed('the redirect carries no authorization code')
     await auth(provider, {
@@ -132,7 +146,7 @@ export async function login(
 }
 
 /** The server's answer to a request without a token: its WWW-Authenticate parameters on a 401. */
-async function probe(url: string, serverFetch: FetchLike = fetch) {
+async function probe(url: string, serverFetch: FetchLike) {
   const response = await serverFetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
@@ -145,8 +159,7 @@ async function probe(url: string, serverFetch: FetchLike = fetch) {
         capabilities: {},
         clientInfo: { name: 'yoke', version: '0' },
       },
-    }),
-    signal: AbortSignal.timeout(10_000),
+    }), // fetch.ts bounds it
   })
   await response.body?.cancel().catch(() => {})
   return response.status === 401 || response.status === 403
@@ -161,17 +174,25 @@ function listen(server: Server, port = 0) {
   })
 }
 
-/** The platform's opener, detached; no browser (a server, CI) is not an error: the URL is printed. */
+/**
+ * The platform's opener, detached, without a shell (on Windows url.dll's handler, not `cmd start`,
+ * where `&` in a URL would separate commands); no browser (a server, CI) is not an error: the URL
+ * is printed. Only an https URL (or the loopback development allowance) gets here.
+ */
 function openBrowser(url: string) {
   const [command, args] =
     process.platform === 'darwin'
       ? ['open', [url]]
       : process.platform === 'win32'
-        ? ['cmd', ['/c', 'start', '""', url]]
+        ? ['rundll32', ['url.dll,FileProtocolHandler', url]]
         : ['xdg-open', [url]]
   if (process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) return
   try {
-    const child = spawn(command, args as string[], { stdio: 'ignore', detached: true })
+    const child = spawn(command, args as string[], {
+      stdio: 'ignore',
+      detached: true,
+      windowsHide: true,
+    })
     child.on('error', () => {})
     child.unref()
   } catch {

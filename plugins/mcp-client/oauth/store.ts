@@ -1,13 +1,20 @@
 /**
- * Where a server's OAuth credentials live: the OS keyring (@napi-rs/keyring) when it answers,
- * else `$YOKE_HOME/mcp-credentials.json`, mode 0600, refused on read when others may read it.
- * Keyed as octos keys them, "normalised URL|16 hex of its sha256", so two spellings of one
- * server share one entry. `YOKE_CREDENTIAL_STORE=file` skips the keyring (tests, CI).
+ * Where a server's OAuth credentials live: the OS keyring (@napi-rs/keyring) when a probe entry
+ * can be written, read back and deleted there (on Linux only with a Secret Service session bus:
+ * the kernel keyring does not outlive a reboot), else `$YOKE_HOME/mcp-credentials.json`, mode
+ * 0600, refused on read when others may read it. A keyring write that fails goes to the file.
+ * Keyed as octos keys them, "normalised URL|16 hex of its sha256", so two spellings of one server
+ * share one entry. `YOKE_CREDENTIAL_STORE=file` skips the keyring (tests, CI).
+ *
+ * Several yoke processes share the store: every read-modify-write holds a lock file beside it
+ * (proper-lockfile), and `exclusive` is the longer per-server lock a refresh holds, so two
+ * processes never redeem one rotating refresh token twice (the second would get invalid_grant,
+ * and some authorization servers then revoke the whole grant).
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/client'
 import { YokeError } from 'yoke'
 import '../errors.ts'
@@ -30,6 +37,9 @@ export interface Credentials {
 
 const SERVICE = 'yoke MCP credentials'
 const require = createRequire(import.meta.url)
+/** how long a lock is waited for, and when a holder that died leaves it stale */
+export const LOCK_WAIT_MS = 40_000
+const STALE_MS = 30_000
 
 /** The URL as one server: scheme and host case-folded (URL does that), no trailing slash. */
 export function normaliseUrl(url: string): string {
@@ -41,44 +51,135 @@ export function credentialKey(url: string): string {
   return `${norm}|${createHash('sha256').update(norm).digest('hex').slice(0, 16)}`
 }
 
+type Change = (current: Credentials | undefined) => Credentials | undefined
+
 export interface CredentialStore {
   /** 'keyring' or the file's path */
   readonly where: string
   read(url: string): Credentials | undefined
+  /** Read-modify-write under the store's lock: `change` returns the new record, or undefined to keep it. */
+  update(url: string, change: Change): void
   write(credentials: Credentials): void
   /** true when there was something to delete */
   remove(url: string): boolean
+  /** Runs `fn` holding the server's cross-process refresh lock. */
+  exclusive<T>(url: string, fn: () => Promise<T>): Promise<T>
 }
 
-/** The keyring when it works here (a probe read), else the file. */
-export function openStore(home: string): CredentialStore {
-  if (process.env.YOKE_CREDENTIAL_STORE !== 'file') {
-    const keyring = keyringStore()
-    if (keyring) return keyring
+type Lockfile = typeof import('proper-lockfile')
+const lockfile = () => require('proper-lockfile') as Lockfile
+const lockedOut = (lock: string) =>
+  new YokeError('CREDENTIALS_LOCKED', { lock: `${lock}.lock`, ms: LOCK_WAIT_MS })
+const pause = new Int32Array(new SharedArrayBuffer(4))
+
+/** `fn` under a short lock on `target` (a read-modify-write: milliseconds), waited for in place. */
+function lockedSync<T>(target: string, fn: () => T): T {
+  mkdirSync(dirname(target), { recursive: true, mode: 0o700 })
+  const deadline = Date.now() + LOCK_WAIT_MS
+  let release: () => void
+  for (;;) {
+    try {
+      release = lockfile().lockSync(target, {
+        realpath: false,
+        stale: STALE_MS,
+        onCompromised: () => {},
+      })
+      break
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ELOCKED' || Date.now() > deadline)
+        throw (err as NodeJS.ErrnoException).code === 'ELOCKED' ? lockedOut(target) : err
+      Atomics.wait(pause, 0, 0, 10) // the holder is another process: blocking here is brief
+    }
   }
-  return fileStore(join(home, 'mcp-credentials.json'))
+  try {
+    return fn()
+  } finally {
+    release()
+  }
 }
 
-function keyringStore(): CredentialStore | undefined {
+/** `fn` under the long per-server lock `target` (a refresh: network requests). */
+async function locked<T>(target: string, fn: () => Promise<T>): Promise<T> {
+  mkdirSync(dirname(target), { recursive: true, mode: 0o700 })
+  const release = await lockfile()
+    .lock(target, {
+      realpath: false,
+      stale: STALE_MS,
+      retries: { retries: LOCK_WAIT_MS / 50, factor: 1, minTimeout: 50, maxTimeout: 50 },
+      onCompromised: () => {},
+    })
+    .catch((err: NodeJS.ErrnoException) => {
+      throw err.code === 'ELOCKED' ? lockedOut(target) : err
+    })
+  try {
+    return await fn()
+  } finally {
+    await release().catch(() => {})
+  }
+}
+
+const refreshLock = (base: string, url: string) =>
+  `${base}.${credentialKey(url).split('|')[1]}.refresh`
+
+/** The keyring when it works here, else the file. */
+export function openStore(home: string): CredentialStore {
+  const file = fileStore(join(home, 'mcp-credentials.json'))
+  if (process.env.YOKE_CREDENTIAL_STORE === 'file') return file
+  return keyringStore(file) ?? file
+}
+
+function keyringStore(file: CredentialStore): CredentialStore | undefined {
+  if (process.platform === 'linux' && !process.env.DBUS_SESSION_BUS_ADDRESS) return undefined
   let Entry: typeof import('@napi-rs/keyring').Entry
   try {
     // a native module: loaded when credentials are needed, and a platform without it uses the file
     Entry = (require('@napi-rs/keyring') as typeof import('@napi-rs/keyring')).Entry
-    new Entry(SERVICE, 'probe').getPassword()
+    const probe = new Entry(SERVICE, `probe ${randomUUID()}`)
+    probe.setPassword('probe')
+    const back = probe.getPassword()
+    probe.deleteCredential()
+    if (back !== 'probe') return undefined
   } catch {
     return undefined
   }
   const entry = (url: string) => new Entry(SERVICE, credentialKey(url))
+  const fromKeyring = (url: string) => {
+    const text = entry(url).getPassword()
+    return text ? (JSON.parse(text) as Credentials) : undefined
+  }
+  // a write the keyring refused went to the file: the newer of the two is the record
+  const read = (url: string) => {
+    const [a, b] = [fromKeyring(url), file.read(url)]
+    return a && b ? (a.savedAt >= b.savedAt ? a : b) : (a ?? b)
+  }
+  const write = (credentials: Credentials) => {
+    try {
+      entry(credentials.url).setPassword(JSON.stringify(credentials))
+      if (file.read(credentials.url)) file.remove(credentials.url)
+    } catch {
+      file.write(credentials)
+    }
+  }
+  const lockBase = file.where
   return {
     where: 'keyring',
-    read(url) {
-      const text = entry(url).getPassword()
-      return text ? (JSON.parse(text) as Credentials) : undefined
+    read,
+    write,
+    update: (url, change) =>
+      lockedSync(lockBase, () => {
+        const next = change(read(url))
+        if (next) write(next)
+      }),
+    remove(url) {
+      let removed = false
+      try {
+        removed = entry(url).deleteCredential()
+      } catch {
+        // nothing there, or the keyring is gone: the file is checked too
+      }
+      return file.remove(url) || removed
     },
-    write(credentials) {
-      entry(credentials.url).setPassword(JSON.stringify(credentials))
-    },
-    remove: (url) => entry(url).deleteCredential(),
+    exclusive: (url, fn) => locked(refreshLock(lockBase, url), fn),
   }
 }
 
@@ -102,27 +203,34 @@ export function fileStore(file: string): CredentialStore {
     }
   }
   const save = (shape: FileShape) => {
-    mkdirSync(join(file, '..'), { recursive: true, mode: 0o700 })
     const temp = `${file}.${randomUUID().slice(0, 8)}.tmp`
     writeFileSync(temp, JSON.stringify(shape, null, 2) + '\n', { mode: 0o600 })
     chmodSync(temp, 0o600) // whatever the umask
     renameSync(temp, file)
   }
+  const update = (url: string, change: Change) =>
+    lockedSync(file, () => {
+      const shape = load()
+      const key = credentialKey(url)
+      const next = change(shape.servers[key])
+      if (!next) return
+      shape.servers[key] = next
+      save(shape)
+    })
   return {
     where: file,
     read: (url) => load().servers[credentialKey(url)],
-    write(credentials) {
-      const shape = load()
-      shape.servers[credentialKey(credentials.url)] = credentials
-      save(shape)
-    },
-    remove(url) {
-      const shape = load()
-      const key = credentialKey(url)
-      if (!shape.servers[key]) return false
-      delete shape.servers[key]
-      save(shape)
-      return true
-    },
+    update,
+    write: (credentials) => update(credentials.url, () => credentials),
+    remove: (url) =>
+      lockedSync(file, () => {
+        const shape = load()
+        const key = credentialKey(url)
+        if (!shape.servers[key]) return false
+        delete shape.servers[key]
+        save(shape)
+        return true
+      }),
+    exclusive: (url, fn) => locked(refreshLock(file, url), fn),
   }
 }

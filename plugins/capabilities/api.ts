@@ -35,7 +35,7 @@ export interface MetricsRow {
   version?: string
   hash: string
   source: string
-  /** times the agent loop offered it to a model */
+  /** times offered: sent to a model by the agent loop, or listed to an MCP client by the gateway */
   offered: number
   /** times `tool_search` returned it */
   found: number

@@ -1,15 +1,17 @@
 /**
  * capabilities: every tool, skill, package, MCP server, install and dynamic plugin as an id, a
- * version and a content hash; metrics per id + version (offered, found by search, called, ok and
- * each error code, p50 / p95); the project's rules over versions (pins, withdrawal, rollout to
- * some scopes first), applied through the runtime's visible and preExecute hooks; and an
- * append-only audit log of every change of what the model can use. The metrics live beside the
- * runtime, not in this instance, so a reload of any instance (this one too) keeps them.
+ * version and a content hash; metrics per id + version (offered by the agent loop or the MCP
+ * gateway's tools/list, found by search, called, ok and each error code, p50 / p95); the project's
+ * rules over versions (pins, withdrawal, rollout to some scopes first), applied through the
+ * runtime's visible and preExecute hooks; and an append-only audit log of every change of what the
+ * model can use. The metrics live beside the runtime, not in this instance, so a reload of any
+ * instance (this one too) keeps them.
  */
 import { resolve } from 'node:path'
 import { z } from 'zod'
 import { definePlugin, GLOBAL, YokeError, type RegisteredTool, type ToolResult } from 'yoke'
 import type {} from '../agent-loop/api.ts'
+import type {} from '../mcp-server/api.ts'
 import type {} from '../repository/api.ts'
 import type {} from '../skills/api.ts'
 import type { CapabilitiesApi, Capability } from './api.ts'
@@ -120,6 +122,19 @@ export default definePlugin({
               if (tool) store.offered(rowKey(tool))
             }
             return request
+          })
+        },
+      }),
+    )
+    // and what the MCP gateway lists to its clients: its lists are cached per view, so it says so itself
+    ctx.plugin(
+      definePlugin({
+        name: 'capabilities-gateway',
+        inject: ['mcpServer'],
+        apply(child) {
+          child.tap(child.mcpServer.hooks.listed, 'capabilities', (tools) => {
+            flushPending()
+            for (const tool of tools) store.offered(rowKey(tool))
           })
         },
       }),

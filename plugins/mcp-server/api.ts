@@ -1,14 +1,33 @@
 /**
  * The public face of mcp-server: the `mcpServer` service (where the endpoint listens, its views,
- * where the token is, stdio connections for `yoke serve --stdio`, either protocol era) and the
- * instance's config schema.
+ * where the token is, stdio connections for `yoke serve --stdio`, either protocol era, and a hook
+ * on every tools/list answer) and the instance's config schema.
  */
 import type { Readable, Writable } from 'node:stream'
+import type { RegisteredTool, SyncHook } from 'yoke'
 
 export { mcpServerConfig, type McpServerConfig } from './config.ts'
 
+/** Which answer a `listed` tap hears of: the view, its scope, and the connection it went to. */
+export interface McpListing {
+  view: string
+  /** the view's runtime scope (`mcp-server:<instance>:<view>`), whose tools were listed */
+  scope: string
+  /** `mcp:<view>:<connection>`, as each call's caller begins (a 2026-07-28 request: `…:http`) */
+  connection: string
+  era: 'legacy' | 'modern'
+}
+
 /** The `mcpServer` service: where the endpoint is, for `yoke serve`, `yoke dev` and embedders. */
 export interface McpServerApi {
+  readonly hooks: {
+    /**
+     * Each tools/list answer (both eras, HTTP and stdio), with the tools it sent: a deferred view's
+     * are what tool-search offers that connection (the direct tools, what it found, tool_search).
+     * The list is cached per view, so no runtime hook runs for it; this one does, every time.
+     */
+    listed: SyncHook<[readonly RegisteredTool[], McpListing]>
+  }
   /** the default view's URL while HTTP listens (`http://127.0.0.1:PORT/mcp`) */
   readonly url?: string
   /** the view names, `default` first */

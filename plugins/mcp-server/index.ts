@@ -18,10 +18,11 @@ import {
   type McpHttpHandler,
 } from '@modelcontextprotocol/server'
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio'
-import { definePlugin, YokeError, type Disposer } from 'yoke'
+import { defineHooks, definePlugin, SyncHook, YokeError, type Disposer } from 'yoke'
 import { color } from 'yoke/cli'
 import type { McpAnswer, McpAnswerer, McpHub, McpQuestion } from '../mcp/api.ts'
 import { APPROVAL_MS, approvalBridge } from './approval.ts'
+import type { McpServerApi } from './api.ts'
 import { DEFAULT_VIEW, mcpServerConfig, viewConfig } from './config.ts'
 import { Exchanges } from './exchange.ts'
 import { HttpEndpoint, isLoopback, type EndpointHost } from './http.ts'
@@ -88,6 +89,9 @@ export default definePlugin({
       perView: cfg.maxTasksPerView,
     })
     const upstream = new Upstream(() => ctx.get('mcp'), warn)
+    const hooks: McpServerApi['hooks'] = defineHooks('mcpServer', {
+      listed: new SyncHook(['tools', 'listing']),
+    })
     const gateway: GatewayHost = {
       version,
       exchanges,
@@ -99,6 +103,19 @@ export default definePlugin({
       // a retry's state says which waiting call it continues: sealed, so no client forges another's
       codec: createRequestStateCodec({ key: randomBytes(32), ttlSeconds: stateMs / 1000 }),
       report,
+      listed(tools, { view, callerBase, era }) {
+        // a tap's failure is its own: the client still gets its list
+        try {
+          hooks.listed.call(tools, {
+            view: view.name,
+            scope: view.scope.key,
+            connection: callerBase,
+            era,
+          })
+        } catch (err) {
+          warn(`MCP view ${view.name}: tools/list was answered, but ${(err as Error).message}`, err)
+        }
+      },
     }
     ctx.approval.register(approvalBridge((caller) => exchanges.byCaller(caller)))
     ctx.effect('mcp calls and tasks', () => {
@@ -312,6 +329,7 @@ export default definePlugin({
 
     let stdio = 0
     ctx.provide('mcpServer', {
+      hooks,
       get url() {
         return endpoint?.urlOf(DEFAULT_VIEW)
       },

@@ -51,6 +51,8 @@ export interface GatewayHost {
   codec: RequestStateCodec<{ exchange: string }>
   /** an error of a connection's protocol machinery: logged as a warning, unless the client caused it */
   report(where: string, err: Error): void
+  /** each tools/list answer, with the tools it sent (the service's `listed` hook) */
+  listed(tools: readonly RegisteredTool[], served: Served): void
 }
 
 /** What one Server serves: a view, over one connection (or, modern HTTP, none). */
@@ -109,9 +111,11 @@ export function buildServer(host: GatewayHost, served: Served): Server {
   const skills = () => (view.config.skills ? host.skills() : undefined)
   const commands = () => (view.config.commands ? host.claudePlugins() : undefined)
 
-  server.setRequestHandler('tools/list', async () => ({
-    tools: (await listed(host, served)).map(toMcpTool),
-  }))
+  server.setRequestHandler('tools/list', async () => {
+    const tools = await listed(host, served)
+    host.listed(tools, served)
+    return { tools: tools.map(toMcpTool) }
+  })
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name } = request.params
     const result = await callTool(host, served, server, name, request.params.arguments ?? {}, ctx)

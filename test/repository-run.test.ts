@@ -90,6 +90,10 @@ describe('the repository loop through the agent loop', () => {
     assert.equal(JSON.parse(r.stdout).text, 'The greeter is gone.')
     assert.equal(r.stderr.match(/allow\? \[y\] once/g)?.length, 2, r.stderr)
     assert.match(r.stderr, /run_repo_s1_greeter_v1 .*"id":"repo:greeter@1"/)
+    // the person sees the whole source before approving: down to its last line, numbered
+    const lastLine = greeter('Hello').trimEnd().split('\n').length
+    assert.match(r.stderr, new RegExp(`\\n +${lastLine} \\| \\}\\n`), r.stderr)
+    assert.match(r.stderr, /execute: \(args\) => 'Hello, ' \+ args\.who/)
     const turns = server.requests.map((q) => q.body)
     const toolText = (n: number, id: string) =>
       turns[n].messages.find((m: any) => m.role === 'tool' && m.tool_call_id === id)?.content

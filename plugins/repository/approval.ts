@@ -1,40 +1,27 @@
 /**
  * @module repository/approval
- * Running a version asks the approval service, as any call that needs approval does: the run's
- * body makes a nested call to a hidden tool of that one version (`run_repo_<s>_<name>_v<n>`),
- * which this plugin's preExecute tap always marks `ask`. So the question goes to whichever bridge
- * answers the session's calls (the terminal, `yoke chat`, the gateway's client), shows the whole
- * source, and "allow for this session" is remembered for exactly that version in that scope, never
- * for the run tool as a whole. No policy rule can turn the ask into an allow (decisions only tighten).
+ * Running a version asks the approval service directly, in the scope of the `repository_run`
+ * call, so the question goes to whichever bridge answers that scope's calls (the terminal, `yoke
+ * chat`, the gateway's client for its session). The request names a call of its own
+ * (`run_repo_<s>_<name>_v<n>`, critical risk, never registered) whose arguments carry the whole
+ * source: the terminal prints it whole, numbered; the MCP bridge refuses what it cannot show
+ * whole. "Allow for this session" is remembered by the approval service for exactly that version
+ * in that scope (each version has its own grant id), never for the run tool as a whole. No policy
+ * rule is consulted for the question itself: policy and capability rules judge the
+ * `repository_run` call, and can only refuse it (decisions only tighten).
  */
-import type { CallContext, Disposer, InjectedContext, PreDecision, ToolCall } from 'yoke'
+import type { ApprovalApi, CallContext, InjectedContext, ToolCall } from 'yoke'
 import type { DynamicVersion } from './api.ts'
 
 /** A person has this long to answer. */
 const APPROVAL_MS = 10 * 60_000
 
 export class RunApprovals {
-  readonly #tools = new Map<string, { name: string; dispose: Disposer }>()
-  readonly #names = new Set<string>()
+  /** version id + session → the grant id of its approval (negative: never a registered tool's) */
+  readonly #grants = new Map<string, number>()
+  #nextGrant = 0
 
-  constructor(readonly ctx: InjectedContext<['runtime']>) {
-    ctx.tap(
-      ctx.runtime.hooks.preExecute,
-      'repository run approval',
-      (decision: PreDecision, call: ToolCall): PreDecision =>
-        this.#names.has(call.name)
-          ? {
-              kind: 'ask',
-              reason: `${String(call.args.id)} (${String(call.args.hash).slice(0, 19)}) is code a model wrote: approving runs it with your rights, in this process`,
-            }
-          : decision,
-    )
-  }
-
-  /** True for the hidden approval tools: never listed. */
-  isApprovalTool(name: string): boolean {
-    return this.#names.has(name)
-  }
+  constructor(readonly ctx: InjectedContext<['runtime', 'approval']>) {}
 
   /** Asks; undefined when approved, else why not. */
   async ask(
@@ -43,49 +30,44 @@ export class RunApprovals {
     call: ToolCall,
     callCtx: CallContext,
   ): Promise<string | undefined> {
-    const name = this.#toolFor(version, tag)
-    const result = await this.ctx.runtime.call(
+    const key = version.id + version.session
+    let grant = this.#grants.get(key)
+    if (grant === undefined) this.#grants.set(key, (grant = --this.#nextGrant))
+    const name = `run_repo_${tag}_${version.name}_v${version.version}`
+      .replace(/-/g, '_')
+      .slice(0, 64)
+    const asked: ToolCall = Object.freeze({
+      id: `${call.id}/approval`,
       name,
-      {
+      args: Object.freeze({
         id: version.id,
         hash: version.hash,
         purpose: version.purpose,
         kind: version.kind,
         language: version.language,
-        source: version.source,
         config: version.config,
-      },
-      { scope: call.scope, caller: call.caller, parent: call, signal: callCtx.signal },
-    )
-    return result.ok ? undefined : (result.error?.message ?? result.status)
-  }
-
-  /** Drops a version's approval tool (and with it any session grant of it). */
-  forget(version: DynamicVersion): void {
-    const entry = this.#tools.get(version.id + version.session)
-    if (!entry) return
-    this.#tools.delete(version.id + version.session)
-    this.#names.delete(entry.name)
-    void entry.dispose()
-  }
-
-  #toolFor(version: DynamicVersion, tag: string): string {
-    const known = this.#tools.get(version.id + version.session)
-    if (known) return known.name
-    const name = `run_repo_${tag}_${version.name}_v${version.version}`
-      .replace(/-/g, '_')
-      .slice(0, 64)
-    this.#names.add(name)
-    const dispose = this.ctx.runtime.register({
-      name,
-      description: `the approval of running ${version.id} (internal to the repository plugin)`,
-      source: 'repository',
-      risk: 'critical',
-      timeoutMs: APPROVAL_MS,
-      inputSchema: { type: 'object' },
-      execute: () => 'approved',
+        source: version.source,
+      }),
+      scope: call.scope,
+      caller: call.caller,
+      tool: Object.freeze({
+        ...call.tool!,
+        name,
+        id: grant,
+        description: `the approval of running ${version.id} (internal to the repository plugin)`,
+        risk: 'critical' as const,
+      }),
     })
-    this.#tools.set(version.id + version.session, { name, dispose })
-    return name
+    const outcome = await (this.ctx.approval as ApprovalApi).request({
+      call: asked,
+      reason: `${version.id} (${version.hash.slice(0, 19)}) is code a model wrote: approving runs it with your rights, in this process`,
+      signal: AbortSignal.any([callCtx.signal, AbortSignal.timeout(APPROVAL_MS)]),
+    })
+    return outcome.allowed ? undefined : outcome.why
+  }
+
+  /** Forgets a version's grant id: a later version of the same name is asked about afresh. */
+  forget(version: DynamicVersion): void {
+    this.#grants.delete(version.id + version.session)
   }
 }

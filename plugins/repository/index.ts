@@ -32,14 +32,13 @@ const config = z
 
 export default definePlugin({
   name: 'repository',
-  inject: ['runtime'],
+  inject: ['runtime', 'approval'],
   provides: ['repository'],
   config,
   apply(ctx, limits) {
     const repo = new Repository(ctx, limits)
     const approvals = new RunApprovals(ctx)
     const hidden = (tool: RegisteredTool, scope: string) => {
-      if (approvals.isApprovalTool(tool.name)) return true
       const session = repo.sessionOfOwner(tool.owner)
       return session !== undefined && !Repository.sees(scope, session)
     }

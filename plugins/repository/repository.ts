@@ -3,7 +3,8 @@
  * The dynamic plugins of every session, in memory. A session is the runtime scope a call runs in
  * (an MCP client's session scope, an agent run's scope; the global scope for `yoke run`, `yoke
  * chat` and `yoke tools call`): its plugins are visible and changeable from that scope and the
- * scopes under it (`<scope>/…`, a subagent's) only. Each plugin's operations run one at a time.
+ * subagents it spawned (`<scope>/spawn-<n>`) only; approvals are kept per scope. Each plugin's
+ * runs, stops and undefines run one at a time, and so do its defines (apart from the others).
  * Running a version applies it as a child instance of this plugin (`repository/<s>/<name>`); an
  * update starts the new version beside the old one (its tools stand in front at once) and stops
  * the old one only when the new one is active, so a failure leaves the current version running.
@@ -39,7 +40,8 @@ export interface Record_ {
   versions: DynamicVersion[]
   /** what each version runs: the checked module code and inject, or the fragment's instances */
   runnable: Map<number, unknown>
-  approved: Set<number>
+  /** `<scope>\0<version>`: approved to run from that scope (a grant is never shared between scopes) */
+  approved: Set<string>
   state: DynamicState
   current?: number
   child?: ChildHandle
@@ -67,6 +69,8 @@ export class Repository {
   /** `s<n>` → session */
   readonly #tags = new Map<string, string>()
   #nextTag = 0
+  /** `<session>\0<name>` → the end of that plugin's pending defines */
+  readonly #defining = new Map<string, Promise<void>>()
   /** set while this plugin lists tools for itself: its visibility filter lets everything through */
   unfiltered = false
 
@@ -82,9 +86,18 @@ export class Repository {
     return this.#tags.get(owner.slice(prefix.length).split('/')[0]!)
   }
 
-  /** A session's plugins are seen from its scope and the scopes under it. */
+  /**
+   * A session's plugins are seen from its own scope and from the subagents it spawned
+   * (`<session>/spawn-<n>`, their subagents too) only: not from other scopes whose key merely
+   * starts with it, such as an MCP gateway view's sessions under the view's stateless scope.
+   */
   static sees(scope: string, session: string): boolean {
-    return scope === session || scope.startsWith(`${session}/`)
+    if (scope === session) return true
+    if (!scope.startsWith(`${session}/`)) return false
+    return scope
+      .slice(session.length + 1)
+      .split('/')
+      .every((part) => /^spawn-\d+$/.test(part))
   }
 
   find(scope: string, name: string): Record_ | undefined {
@@ -99,8 +112,25 @@ export class Repository {
       .flatMap(([, plugins]) => [...plugins.values()])
   }
 
-  /** Checks and stores a new immutable version; runs nothing. */
-  async define(scope: string, input: DefineInput, by: string): Promise<DynamicVersion> {
+  /**
+   * Checks and stores a new immutable version; runs nothing. The defines of one plugin run one at
+   * a time (apart from its runs, which may wait minutes for a person), so each takes its own number.
+   */
+  define(scope: string, input: DefineInput, by: string): Promise<DynamicVersion> {
+    const key = `${this.find(scope, input.name)?.session ?? scope}\0${input.name}`
+    const next = (this.#defining.get(key) ?? Promise.resolve()).then(() =>
+      this.#define(scope, input, by),
+    )
+    const tail = next.then(
+      () => {},
+      () => {},
+    )
+    this.#defining.set(key, tail)
+    void tail.then(() => this.#defining.get(key) === tail && this.#defining.delete(key))
+    return next
+  }
+
+  async #define(scope: string, input: DefineInput, by: string): Promise<DynamicVersion> {
     const existing = this.find(scope, input.name)
     const kind = input.kind ?? 'module'
     const language = kind === 'fragment' ? 'yaml' : (input.language ?? 'javascript')
@@ -145,18 +175,20 @@ export class Repository {
   run(
     record: Record_,
     n: number,
+    scope: string,
     approve: (v: DynamicVersion) => Promise<string | undefined>,
     by: string,
   ): Promise<RunAnswer> {
     return this.#serial(record, async () => {
       const version = record.versions[n - 1]!
-      if (!record.approved.has(n)) {
+      const grant = `${scope}\0${n}`
+      if (!record.approved.has(grant)) {
         const refusal = await approve(version)
         if (refusal !== undefined) {
           record.lastRun = { version: n, outcome: 'rejected', reason: refusal }
           return { outcome: 'rejected', version, reason: refusal }
         }
-        record.approved.add(n)
+        record.approved.add(grant)
       }
       const plugin =
         version.kind === 'fragment'

@@ -138,6 +138,7 @@ export function repositoryTools(repo: Repository, approvals: RunApprovals): Tool
         const answer = await repo.run(
           r,
           n,
+          c.call.scope,
           (v) => approvals.ask(v, r.tag, c.call, c),
           c.call.caller,
         )

@@ -1,10 +1,12 @@
 /**
  * @module repository/worker-host
  * The host side of a dynamic plugin module: one worker_threads Worker per running version, with
- * resource limits, an empty environment and no inherited loader flags. Its initialisation (import
- * plus apply) has a time limit; past it the worker is terminated. A call that ends early (its
- * timeout, the caller's abort) is cancelled in the worker, which must then answer a ping within
- * PING_MS: one that does not (a loop that never yields) is terminated, and the plugin with it.
+ * a heap limit (the V8 heap only), an empty process.env (not a secret boundary: the process's
+ * environment is readable from the thread) and no inherited loader flags; what it sends is capped.
+ * Its initialisation (import plus apply) has a time limit; past it the worker is terminated. A
+ * call that ends early (its timeout, the caller's abort) is cancelled in the worker, which must
+ * then answer a ping within PING_MS: one that does not (a loop that never yields) is terminated,
+ * and the plugin with it.
  */
 import { Worker } from 'node:worker_threads'
 import type { CallContext, ProgressEvent, ToolOutput } from 'yoke'
@@ -33,6 +35,11 @@ export interface HostEvents {
 }
 
 const PING_MS = 1_000
+/** One message from the worker (a result, a log line, a tool's shape), at most. */
+export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+/** In any one second, at most this much and this many messages: a flood ends the worker. */
+export const MAX_BYTES_PER_SECOND = 64 * 1024 * 1024
+export const MAX_MESSAGES_PER_SECOND = 5_000
 const DISPOSE_MS = 2_000
 const WORKER = new URL('./worker.mjs', import.meta.url)
 
@@ -46,6 +53,7 @@ export class WorkerHost {
   >()
   readonly #pings = new Map<number, () => void>()
   #seq = 0
+  #window = { start: 0, bytes: 0, messages: 0 }
   #ending = false
   #ready: Promise<void>
   #disposed?: () => void
@@ -145,7 +153,34 @@ export class WorkerHost {
     )
   }
 
+  /**
+   * Counts what the worker sends. Its heap limit does not cover what it sends the host (nor its
+   * Buffers): one message too large, or a flood, terminates it before the host holds much more.
+   */
+  #withinLimits(m: Message, settle: { reject(e: Error): void }): boolean {
+    const bytes = sizeOf(m, MAX_MESSAGE_BYTES)
+    const now = performance.now()
+    if (now - this.#window.start >= 1_000) this.#window = { start: now, bytes: 0, messages: 0 }
+    this.#window.bytes += bytes
+    this.#window.messages++
+    const over =
+      bytes > MAX_MESSAGE_BYTES
+        ? `it sent a message (${String(m.type).slice(0, 40)}) larger than ${MAX_MESSAGE_BYTES / 2 ** 20} MB`
+        : this.#window.bytes > MAX_BYTES_PER_SECOND
+          ? `it sent more than ${MAX_BYTES_PER_SECOND / 2 ** 20} MB within a second`
+          : this.#window.messages > MAX_MESSAGES_PER_SECOND
+            ? `it sent more than ${MAX_MESSAGES_PER_SECOND} messages within a second`
+            : undefined
+    if (over === undefined) return true
+    if (!this.#ending) {
+      void this.#worker.terminate()
+      this.#end(`${over}: its worker was terminated`, settle)
+    }
+    return false
+  }
+
   #receive(m: Message, settle: { resolve(): void; reject(e: Error): void }) {
+    if (!this.#withinLimits(m, settle)) return
     const call = typeof m.id === 'number' ? this.#calls.get(m.id) : undefined
     switch (m.type) {
       case 'ready':
@@ -185,4 +220,29 @@ export class WorkerHost {
     for (const call of this.#calls.values()) call.reject(new Error(reason))
     this.#calls.clear()
   }
+}
+
+/** Roughly how many bytes `value` holds (strings count 2 a character); stops counting past `limit`. */
+function sizeOf(value: unknown, limit: number): number {
+  let total = 0
+  const stack: unknown[] = [value]
+  const seen = new Set<object>()
+  while (stack.length && total <= limit) {
+    const v = stack.pop()
+    if (v && typeof v === 'object') {
+      if (seen.has(v)) continue
+      seen.add(v)
+    }
+    if (typeof v === 'string') total += 2 * v.length
+    else if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) total += v.byteLength
+    else if (v instanceof Map) for (const entry of v) stack.push(entry)
+    else if (v instanceof Set) for (const item of v) stack.push(item)
+    else if (v && typeof v === 'object')
+      for (const [key, item] of Object.entries(v)) {
+        total += 2 * key.length + 8
+        stack.push(item)
+      }
+    else total += 8
+  }
+  return total
 }

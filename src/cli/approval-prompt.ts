@@ -63,9 +63,12 @@ export function promptBridge(
     name: 'terminal',
     async ask({ call, reason, signal }) {
       lines ??= new LineReader(createInterface({ input, terminal: false }))
-      const args = JSON.stringify(call.args)
+      const { summary, texts } = shownWhole(call.args)
+      const blocks = texts.map(
+        ([name, text]) => `  ${c.bold(name)}:\n${numbered(text, (s) => c.dim(s))}\n`,
+      )
       output.write(
-        `${c.yellow('?')} ${c.bold(call.name)} ${c.dim(args.length > 200 ? args.slice(0, 200) + '…' : args)}\n  ${reason}\n  allow? [y] once  [s] for this session  [N] no: `,
+        `${c.yellow('?')} ${c.bold(call.name)} ${c.dim(summary)}\n${blocks.join('')}  ${reason}\n  allow? [y] once  [s] for this session  [N] no: `,
       )
       const line = await lines.next(signal)
       if (line === undefined && !signal.aborted) {
@@ -117,6 +120,36 @@ export function promptBridge(
       if (!shared) lines?.rl.close()
     },
   }
+}
+
+/** A string argument this long, or of more than one line, is shown on its own lines. */
+const INLINE_CHARS = 120
+
+/**
+ * What a call carries, all of it: nothing is cut, since a person approves what they see (a
+ * dynamic plugin's source, a file to write). Long or multi-line strings at the top level are
+ * printed whole below the call, numbered; the rest stays inline JSON.
+ */
+export function shownWhole(args: Readonly<Record<string, unknown>>): {
+  summary: string
+  texts: Array<[string, string]>
+} {
+  const inline: Record<string, unknown> = {}
+  const texts: Array<[string, string]> = []
+  for (const [name, value] of Object.entries(args)) {
+    if (typeof value === 'string' && (value.length > INLINE_CHARS || value.includes('\n'))) {
+      texts.push([name, value])
+      inline[name] = `(${value.split('\n').length} lines, below)`
+    } else inline[name] = value
+  }
+  return { summary: JSON.stringify(inline), texts }
+}
+
+/** `text` with its line numbers, right-aligned. */
+function numbered(text: string, dim: (s: string) => string): string {
+  const lines = text.split('\n')
+  const width = String(lines.length).length
+  return lines.map((line, i) => `  ${dim(String(i + 1).padStart(width) + ' |')} ${line}`).join('\n')
 }
 
 /** One field of a question's form: MCP elicitation's primitive schemas. */

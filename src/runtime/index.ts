@@ -8,7 +8,7 @@ import { definePlugin } from '../kernel/plugin.ts'
 import { toDisposer, type Disposer } from '../kernel/disposer.ts'
 import { faultContext } from '../kernel/faults.ts'
 import { bindToContext } from '../kernel/services.ts'
-import type { ApprovalBridge, Question, QuestionAnswer } from './approval.ts'
+import type { ApprovalBridge, Approvals, Question, QuestionAnswer } from './approval.ts'
 import { GLOBAL, type Guard, type Mask } from './registry.ts'
 import { runtimeSettings, ToolRuntime, type CallOptions, type RuntimeSettings } from './runtime.ts'
 import type { Tasks } from './tasks.ts'
@@ -45,6 +45,8 @@ export interface ApprovalApi {
   readonly bridges: string[]
   /** a question for the person behind a call (see Approvals.question); never throws */
   question(question: Question): Promise<QuestionAnswer & { by?: string; why?: string }>
+  /** asks as a call that needs approval does, in `request.call`'s scope (no preExecute taps) */
+  request: Approvals['request']
 }
 
 declare module '../kernel/services.ts' {
@@ -105,6 +107,7 @@ export function approvalView(rt: ToolRuntime, track: Track): ApprovalApi {
       return rt.approvals.bridges
     },
     question: (question) => rt.approvals.question(question),
+    request: (request) => rt.approvals.request(request),
   }
 }
 

@@ -6,6 +6,7 @@ import { after, describe, it } from 'node:test'
 import policy from '../../plugins/policy/index.ts'
 import repository from '../../plugins/repository/index.ts'
 import type { RepositoryApi } from '../../plugins/repository/api.ts'
+import { Repository } from '../../plugins/repository/repository.ts'
 import {
   Kernel,
   runtimePlugin,
@@ -46,11 +47,13 @@ async function compose(settings: Record<string, unknown> = {}) {
   await kernel.settled()
   const rt = kernel.services.get('runtime')!.value as ToolRuntime
   const asked: string[] = []
+  const askedIn: string[] = []
   const answers: ApprovalAnswer[] = []
   rt.approvals.register({
     name: 'test',
     ask: async ({ call, reason }) => (
       asked.push(`${call.name}: ${reason}`),
+      askedIn.push(call.scope),
       answers.shift() ?? 'deny'
     ),
   })
@@ -59,7 +62,7 @@ async function compose(settings: Record<string, unknown> = {}) {
     return { ...r, text: r.content.map((c) => (c as { text: string }).text).join('\n') }
   }
   const repo = kernel.services.get('repository')!.value as RepositoryApi
-  return { kernel, rt, asked, answers, call, repo, close: () => kernel.dispose() }
+  return { kernel, rt, asked, askedIn, answers, call, repo, close: () => kernel.dispose() }
 }
 
 describe('repository plugin', () => {
@@ -189,6 +192,31 @@ describe('repository plugin', () => {
     assert.equal((await y.call('spin')).status, 'UNKNOWN_TOOL')
   })
 
+  it('a worker that sends too much is terminated: one oversized result, or a flood of messages', async () => {
+    const y = await compose({ initTimeoutMs: 5_000 })
+    open.push(y.close)
+    const big = `export default { name: 'big', inject: ['runtime'], apply(ctx) {
+  ctx.runtime.register({ name: 'big', execute: () => 'x'.repeat(9 * 1024 * 1024) })
+} }`
+    await y.call('repository_define', { name: 'big', purpose: 'p', source: big })
+    y.answers.push('allow-once')
+    assert.equal((await y.call('repository_run', { plugin: 'big' })).status, 'ok')
+    const r = await y.call('big')
+    assert.notEqual(r.status, 'ok')
+    assert.match(r.text, /larger than 16 MB: its worker was terminated/)
+    assert.equal(y.repo.plugins()[0]!.state, 'failed')
+
+    const flood = `import { parentPort } from 'node:worker_threads'
+export default { name: 'flood', inject: ['runtime'], apply() {
+  for (let i = 0; i < 20000; i++) parentPort.postMessage({ type: 'noise', i })
+} }`
+    await y.call('repository_define', { name: 'flood', purpose: 'p', source: flood })
+    y.answers.push('allow-once')
+    const run = await y.call('repository_run', { plugin: 'flood' })
+    assert.equal(run.status, 'TOOL_ERROR')
+    assert.match(run.text, /more than 5000 messages within a second: its worker was terminated/)
+  })
+
   it('a define with a syntax error names the line, and stores nothing', async () => {
     const y = await compose()
     open.push(y.close)
@@ -258,5 +286,67 @@ describe('repository plugin', () => {
     assert.ok(
       (await y.call('repository_list', {}, 'session-a')).text.includes('repository/s1/weather'),
     )
+  })
+
+  it('two defines of one plugin at once take versions 1 and 2', async () => {
+    // the define tool runs alone anyway (exclusive); the repository must not rely on that
+    const repo = new Repository({} as never, {
+      initTimeoutMs: 1,
+      callTimeoutMs: 1,
+      maxOldGenerationSizeMb: 16,
+    })
+    const define = (answer: string) =>
+      repo.define('global', { name: 'weather', purpose: 'p', source: weather(answer) }, 'test')
+    const versions = await Promise.all([define('a'), define('b')])
+    assert.deepEqual(
+      versions.map((v) => v.id),
+      ['repo:weather@1', 'repo:weather@2'],
+    )
+    assert.deepEqual(
+      repo.list('global')[0]!.versions.map((v) => v.version),
+      [1, 2],
+    )
+  })
+
+  it('a scope sees its own plugins and its subagents’, never sessions under it; approvals are asked and kept per scope', async () => {
+    const y = await compose()
+    open.push(y.close)
+    // a gateway view's stateless scope, one of its sessions, and a subagent the view spawned
+    for (const s of ['view', 'view/sess-1', 'view/spawn-1']) y.rt.registry.createScope(s)
+    await y.call(
+      'repository_define',
+      { name: 'weather', purpose: 'p', source: weather('sun') },
+      'view',
+    )
+    y.answers.push('allow-session')
+    assert.equal((await y.call('repository_run', { plugin: 'weather' }, 'view')).status, 'ok')
+    assert.deepEqual(y.askedIn, ['view'], 'asked in the caller’s scope, not the global one')
+
+    assert.ok(!y.rt.list('view/sess-1').some((t) => t.name === 'get_weather'))
+    assert.equal((await y.call('get_weather', {}, 'view/sess-1')).status, 'DENIED')
+    for (const tool of ['repository_run', 'repository_stop', 'repository_undefine'])
+      assert.match(
+        (await y.call(tool, { plugin: 'weather' }, 'view/sess-1')).text,
+        /no dynamic plugin weather in this session/,
+        tool,
+      )
+    assert.equal(y.repo.plugins('view/sess-1').length, 0)
+    assert.match((await y.call('repository_self', {}, 'view/sess-1')).text, /no dynamic plugins/)
+
+    assert.equal((await y.call('get_weather', {}, 'view/spawn-1')).text, 'Oslo: sun')
+    assert.equal(
+      (await y.call('repository_stop', { plugin: 'weather' }, 'view/spawn-1')).status,
+      'ok',
+    )
+    // the view's approval is the view's: the subagent is asked for itself, in its own scope
+    const refused = await y.call('repository_run', { plugin: 'weather' }, 'view/spawn-1')
+    assert.match(refused.text, /not approved/)
+    assert.deepEqual(y.askedIn, ['view', 'view/spawn-1'])
+    y.answers.push('allow-once')
+    assert.equal(
+      (await y.call('repository_run', { plugin: 'weather' }, 'view/spawn-1')).status,
+      'ok',
+    )
+    assert.equal(y.askedIn.length, 3)
   })
 })

@@ -2,7 +2,9 @@
  * @module trust
  * Project trust (DESIGN §9): what a project's own config would run — a local plugin, or an
  * instance of a plugin that declares `runsProjectCode` (exec packages, shell hooks, a stdio MCP
- * server) — waits, pending, until the project is trusted. The config's resolver asks trustGate
+ * server) — waits, pending, until the project is trusted; so do a package the project brings (in
+ * its own node_modules, whoever names it) and an instance whose config from the project takes a
+ * `${VAR}` of the user's environment (it could send the value anywhere). The config's resolver asks trustGate
  * about each instance; whether the project is trusted is `LoadOptions.trust`, by default the store.
  *
  * The store: $YOKE_HOME/trust.json remembers, per project (its real path), whether its
@@ -12,14 +14,14 @@
  * it); writing takes a lock and replaces the file atomically.
  */
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, realpathSync } from 'node:fs'
-import { basename, isAbsolute, join, relative, resolve } from 'node:path'
+import { existsSync, mkdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { yokeHome, type LayerStack, type LoadOptions } from './config/layers.ts'
 import type { Merged } from './config/merge.ts'
 import type { InstanceSpec } from './config/resolve.ts'
 import { pathKey, readConfigText } from './config/yaml.ts'
 import { messageOf, YokeError, type ErrorSite } from './errors.ts'
-import { BUILTIN_PRESETS } from './roots.ts'
+import { BUILTIN_ENTRY, BUILTIN_PLUGINS, BUILTIN_PRESETS } from './roots.ts'
 
 export const TRUST_FILE = 'trust.json'
 
@@ -138,20 +140,90 @@ export function trustGate(options: LoadOptions, stack: LayerStack, merged: Merge
         files.includes(at.file),
     )
   }
+  /** The config paths of the instance whose value the project's own files took from `${VAR}`s. */
+  const fromEnv = (key: string) => {
+    const prefix = pathKey(['plugins', key]) + '\u001f'
+    return stack.layers
+      .filter((l) => files.includes(l.file))
+      .flatMap((l) =>
+        [...l.fromEnv].filter(
+          (p) => p.startsWith(prefix) && merged.origins.get(p)?.file === l.file,
+        ),
+      )
+      .map((p) => p.split('\u001f').slice(2).join('.'))
+  }
   /**
-   * The waiting error of an instance whose code must wait for trust (it is marked `untrusted`),
-   * else undefined. It runs code when its module is local or its plugin says so for its config.
+   * The waiting error of an instance that must wait for trust (it is marked `untrusted`), else
+   * undefined: it runs code when its module is local or its plugin says so for its config; once
+   * its module is loaded, one whose config from the project took the user's environment waits
+   * too (its values could go anywhere the project says: a header, a URL).
    */
   return (
     spec: InstanceSpec,
     runsCode = spec.local || declaresCode(spec),
   ): YokeError | undefined => {
-    if (!runsCode || !files.length || !fromProject(spec.key)) return undefined
+    // a package the project brings (its node_modules) is its code, whoever's layer names it
+    const own = !spec.local && ownPackage(spec.use, stack.projectDir)
+    const env = !runsCode && spec.module ? fromEnv(spec.key) : []
+    if (!files.length || !(own || ((runsCode || env.length) && fromProject(spec.key))))
+      return undefined
     verdict ??= projectVerdict(options, stack)
     if (verdict === true) return undefined
     spec.untrusted = true
-    const what = spec.local ? `the local module ${spec.use}` : `project code (${spec.site.plugin})`
+    const what =
+      own || runsCode
+        ? codeOf(spec, stack.projectDir)
+        : `with values from your environment (${env.join(', ')})`
+    waitsFor.set(spec, what)
     return untrustedError(spec.site, what, verdict, stack.projectDir)
+  }
+}
+
+/** What each instance the gate stopped would run, for `yoke trust --show` and the question. */
+const waitsFor = new WeakMap<InstanceSpec, string>()
+
+/** What an untrusted instance would run, in words (`yoke trust --show`, PLUGIN_WAITING). */
+export function codeOf(spec: InstanceSpec, projectDir: string): string {
+  const stopped = waitsFor.get(spec)
+  if (stopped) return stopped
+  if (spec.local) return `the local module ${spec.use}`
+  const own = ownPackage(spec.use, projectDir)
+  if (own) return `the package ${spec.use} the project brings (${relative(projectDir, own) || '.'})`
+  return `project code (${spec.site.plugin})`
+}
+
+const isDir = (path: string) => statSync(path, { throwIfNoEntry: false })?.isDirectory() === true
+
+/**
+ * The directory inside the project that an npm-style `use:` resolves to, or undefined when it
+ * resolves elsewhere (yoke's built-ins, a package above the project: the user's). Node's own
+ * order: the package itself when the project's package.json names it (a self-reference), then
+ * the first node_modules/<name> from the project directory up.
+ */
+export function ownPackage(use: string, projectDir: string): string | undefined {
+  const name = /^(@[\w.-]+\/)?[\w.-]+/.exec(use)?.[0]
+  if (!name || /^[./\\]|^file:|^[A-Za-z]:/.test(use)) return undefined
+  if (/^[a-z0-9-]+$/.test(use) && existsSync(join(BUILTIN_PLUGINS, use, BUILTIN_ENTRY)))
+    return undefined
+  const dir = resolve(projectDir)
+  for (let at = dir; ; at = dirname(at)) {
+    const manifest = join(at, 'package.json')
+    if (!existsSync(manifest)) {
+      if (at === dirname(at)) break
+      continue
+    }
+    try {
+      if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === name)
+        return inside(dir, manifest) ? at : undefined
+    } catch {
+      // not JSON: Node fails the import itself
+    }
+    break // only the nearest package.json can be a self-reference
+  }
+  for (let at = dir; ; at = dirname(at)) {
+    const found = join(at, 'node_modules', name)
+    if (isDir(found)) return inside(dir, found) ? found : undefined
+    if (at === dirname(at)) return undefined
   }
 }
 
@@ -321,13 +393,17 @@ export async function updateTrust(
   }
 }
 
-/** Records the owner's answer for the project as its config is now. */
+/**
+ * Records the owner's answer for the project: for its config as it is now, or as `files` says it
+ * was when the question was shown (a file edited while the question waited then asks again).
+ */
 export async function recordTrust(
   project: ProjectConfig,
   trusted: boolean,
   where: Where,
+  files: TrustRecord['files'] = configHashes(project),
 ): Promise<TrustRecord> {
-  const record = { trusted, at: new Date().toISOString(), files: configHashes(project) }
+  const record = { trusted, at: new Date().toISOString(), files }
   await updateTrust(where, (projects) => void (projects[projectKey(project.dir)] = record))
   return record
 }

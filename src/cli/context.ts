@@ -113,9 +113,10 @@ export function commandContext(args: ParsedArgs): CommandContext {
           }
           const enabled = entry!.enabled !== false
           const instance = { key, use, enabled, config: entry!.config, file: target?.file }
-          // a local module of an untrusted project is not to be imported (src/trust.ts)
-          const spec = { key, use, enabled, raw: {}, site: {} }
-          if (target?.kind === 'local' && untrusted(spec, true))
+          // a local module or a package the untrusted project brings is not imported (src/trust.ts)
+          const local = target?.kind === 'local'
+          const spec = { key, use, enabled, raw: {}, site: {}, local }
+          if (target && target.kind !== 'builtin' && untrusted(spec, local))
             return { ...instance, untrusted: true }
           return instance
         })
@@ -134,8 +135,10 @@ export function commandContext(args: ParsedArgs): CommandContext {
       const { editYamlFile } = await import('./edit.ts') // proper-lockfile, write-file-atomic, yaml
       const { keepingTrust } = await import('./trust.ts')
       // the user's own edit (yoke mcp add, pin, withdraw…): a trusted project stays trusted
-      const { result } = await keepingTrust(options, () =>
-        editYamlFile(file, (doc, target) => edit(doc, target, projectDir)),
+      const { result } = await keepingTrust(
+        options,
+        () => editYamlFile(file, (doc, target) => edit(doc, target, projectDir)),
+        [file],
       )
       return result
     },

@@ -7,10 +7,10 @@
  * terminal offers the same question once (offerTrust).
  */
 import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { Composition } from '../config/composer.ts'
-import { LOCK_FILE, projectFiles, type ProjectConfig } from '../trust.ts'
+import { codeOf, LOCK_FILE, projectFiles, type ProjectConfig } from '../trust.ts'
 import type { LoadOptions } from '../config/layers.ts'
 import type { InstanceSpec } from '../config/resolve.ts'
 import { composeOptions } from './args.ts'
@@ -36,7 +36,7 @@ async function waitingFor(
   // untrusted, so nothing of the project's is imported: only built-in plugins, to read their declarations
   const resolved = await resolveConfig({ ...options, trust: false }, new ModuleLoader())
   return [
-    ...resolved.instances.filter((s) => s.untrusted).map(runsOf),
+    ...resolved.instances.filter((s) => s.untrusted).map(runsOf(resolved.stack.projectDir)),
     ...lockedCode(resolved.stack.projectDir),
   ]
 }
@@ -74,7 +74,9 @@ function waitingIn(composition: Composition) {
       f.error.hint.includes('`yoke trust`'),
   )
   return [
-    ...specs.filter((s) => s.untrusted && s.enabled).map(runsOf),
+    ...specs
+      .filter((s) => s.untrusted && s.enabled)
+      .map(runsOf(composition.current?.stack.projectDir ?? '')),
     ...children.map((f) => ({ instance: f.key, runs: `project code (${f.plugin.name})` })),
   ]
 }
@@ -83,12 +85,10 @@ function waitingIn(composition: Composition) {
 const widthOf = (waiting: Array<{ instance: string }>) =>
   Math.max(16, ...waiting.map((w) => w.instance.length + 2))
 
-function runsOf(spec: InstanceSpec) {
-  return {
-    instance: spec.key,
-    runs: spec.local ? `the local module ${spec.use}` : `project code (${spec.site.plugin})`,
-  }
-}
+const runsOf = (projectDir: string) => (spec: InstanceSpec) => ({
+  instance: spec.key,
+  runs: codeOf(spec, projectDir),
+})
 
 export const trust = defineCommand({
   name: 'trust',
@@ -223,7 +223,8 @@ export async function offerTrust(
     return true
   }
   const yes = /^y(es)?$/i.test(line.trim())
-  await recordTrust(project, yes, { home: composition.options.home, env: composition.options.env })
+  // the answer is about the files as they were shown: one edited since is asked about again
+  await recordTrust(project, yes, where, state.files)
   io.output.write(
     yes
       ? `  ${c.green('trusted')}: starting it\n`
@@ -235,15 +236,20 @@ export async function offerTrust(
 
 /**
  * Runs `change`, the user's own edit of a file trust covers: the project config (`cli.editConfig`:
- * yoke mcp add, pin, withdraw…) or yoke.lock (`yoke add`, `update`, `remove`). A project trusted before it (or with nothing to
- * trust yet: no config, no lock) is trusted after it, with the lock as it is now; any other stays
- * as it was. `trusted`: whether the project is trusted after it (its installs may run).
+ * yoke mcp add, pin, withdraw…) or yoke.lock (`yoke add`, `update`, `remove`); `writes` are the
+ * files it edits (by default yoke.lock). A project trusted before it (or with nothing to trust
+ * yet: no config, no lock) is trusted after it, with those files as they are now — unless another
+ * of its config files changed or appeared meanwhile (not the user's edit: then the project is
+ * asked about again). Any other project stays as it was. `trusted`: whether the project is
+ * trusted after it (its installs may run).
  */
 export async function keepingTrust<T>(
   options: LoadOptions,
   change: () => Promise<T>,
+  writes?: string[],
 ): Promise<{ result: T; trusted: boolean }> {
-  const { recordTrust, trustState, trustedByEnv } = await import('../trust.ts')
+  const { changedFiles, configHashes, recordTrust, trustState, trustedByEnv } =
+    await import('../trust.ts')
   const where = { home: options.home, env: options.env }
   const isTrusted = (project: ProjectConfig) => {
     try {
@@ -254,11 +260,15 @@ export async function keepingTrust<T>(
   }
   // a config that does not read is not trusted anew here: the change is made, trust stays as it is
   const before = await projectOf(options).catch(() => undefined)
+  const hashesBefore = before ? configHashes(before) : {}
   const kept = before !== undefined && (!before.files.length || isTrusted(before))
   const result = await change()
   const after = await projectOf(options).catch(() => undefined)
   if (!after) return { result, trusted: false }
-  if (kept && after.files.length) await recordTrust(after, true, where)
-  const trusted = kept || trustedByEnv(where) || isTrusted(after)
+  const edited = (writes ?? [join(after.dir, LOCK_FILE)]).map((f) => relative(after.dir, f))
+  const hashesAfter = configHashes(after)
+  const onlyOurs = changedFiles(hashesBefore, hashesAfter).every((f) => edited.includes(f))
+  if (kept && onlyOurs && after.files.length) await recordTrust(after, true, where, hashesAfter)
+  const trusted = (kept && onlyOurs) || trustedByEnv(where) || isTrusted(after)
   return { result, trusted }
 }

@@ -54,7 +54,8 @@ export function resolveUse(use: string, baseDir: string, projectDir: string): Re
   }
   const builtin = join(BUILTIN_PLUGINS, use, BUILTIN_ENTRY)
   if (/^[a-z0-9-]+$/.test(use) && isFile(builtin)) return { kind: 'builtin', file: builtin }
-  if (!/^(@[\w.-]+\/)?[\w.-]+(\/[\w./-]*)?$/.test(use))
+  // a `.` or `..` segment would walk out of the package (into the project's own files)
+  if (!/^(@[\w.-]+\/)?[\w.-]+(\/[\w./-]*)?$/.test(use) || /(^|\/)\.\.?(\/|$)/.test(use))
     throw fail('it is neither a path, a built-in name nor an npm package name')
   return { kind: 'package', file: use, from: projectDir }
 }

@@ -1,0 +1,138 @@
+// What a trust answer covers: `yoke dev`'s question records the config files as they were when it
+// was shown (one edited before the answer asks again), and the user's own edit keeps a project
+// trusted only when no other config file changed or appeared while it ran (keepingTrust); an
+// instance whose config from the untrusted project takes the user's environment waits.
+import assert from 'node:assert/strict'
+import { PassThrough } from 'node:stream'
+import { after, describe, it } from 'node:test'
+import { Composition } from '../src/index.ts'
+import { loadLayers } from '../src/config/layers.ts'
+import { keepingTrust, offerTrust } from '../src/cli/trust.ts'
+import { projectFiles, recordTrust, trustState } from '../src/trust.ts'
+import { suiteProjects, type Project } from './helpers/project.ts'
+import { until } from './helpers/until.ts'
+
+// test/run.js trusts every project of the suite; these tests are about not being trusted
+delete process.env.YOKE_TRUST
+
+const HELLO = `export default { name: 'hello', apply() {} }\n`
+const CONFIG = 'preset: minimal\nplugins:\n  hello:\n    use: ./hello.mjs\n'
+
+describe('trust records what was answered', () => {
+  const project = suiteProjects()
+  const compositions: Composition[] = []
+  after(async () => {
+    for (const c of compositions) await c.close().catch(() => {})
+  })
+  const where = (p: Project) => ({ home: p.home, env: {} })
+  const trustNow = async (p: Project) => {
+    const stack = await loadLayers({ cwd: p.dir, home: p.home, env: {} })
+    await recordTrust({ dir: stack.projectDir, files: projectFiles(stack, {}) }, true, where(p))
+    return { dir: stack.projectDir, files: projectFiles(stack, {}) }
+  }
+
+  it("yoke dev's yes covers the config as shown: a file edited while it asked is asked about again", async () => {
+    const p = project({ 'yoke.config.yaml': CONFIG, 'hello.mjs': HELLO })
+    const c = new Composition({ cwd: p.dir, home: p.home, env: {}, runMode: 'serve' })
+    compositions.push(c)
+    await c.start()
+    const input = new PassThrough()
+    const output = Object.assign(new PassThrough(), { isTTY: false })
+    let text = ''
+    output.on('data', (d) => (text += d))
+    const asking = offerTrust(c, { input, output: output as unknown as NodeJS.WriteStream })
+    await until('the question', () => /\[y\/N\]/.test(text))
+    p.write('yoke.config.yaml', CONFIG + '  more:\n    use: ./more.mjs\n') // edited before the answer
+    input.write('y\n')
+    assert.equal(await asking, true)
+    const shown = { dir: c.current!.stack.projectDir, files: [p.path('yoke.config.yaml')] }
+    const state = trustState(shown, where(p))
+    assert.equal(state.state, 'changed')
+    assert.deepEqual(state.changed, ['yoke.config.yaml'])
+    assert.equal(c.reconciler.running.get('hello')?.fiber?.state, 'pending')
+  })
+
+  it("the user's edit keeps trust; another config file changed meanwhile does not", async () => {
+    const p = project({ 'yoke.config.yaml': CONFIG, 'hello.mjs': HELLO })
+    const own = await trustNow(p)
+    const options = { cwd: p.dir, home: p.home, env: {} }
+
+    const kept = await keepingTrust(options, async () => void p.write('yoke.lock', '{}\n'))
+    assert.equal(kept.trusted, true)
+    assert.equal(
+      trustState({ ...own, files: [...own.files, p.path('yoke.lock')] }, where(p)).state,
+      'trusted',
+    )
+
+    const raced = await keepingTrust(options, async () => {
+      p.write('yoke.lock', '{"v":2}\n')
+      p.write('yoke.config.yaml', CONFIG + '# pulled meanwhile\n') // not the user's edit
+    })
+    assert.equal(raced.trusted, false)
+    const state = trustState({ ...own, files: [...own.files, p.path('yoke.lock')] }, where(p))
+    assert.equal(state.state, 'changed')
+    assert.deepEqual(state.changed, ['yoke.config.yaml', 'yoke.lock'])
+  })
+
+  it('a project with nothing to trust is not trusted for a config that appears during the edit', async () => {
+    const p = project({})
+    const options = { cwd: p.dir, home: p.home, env: {} }
+    const edit = await keepingTrust(options, async () => {
+      p.write('yoke.lock', '{}\n')
+      p.write('yoke.config.yaml', CONFIG) // from nowhere: not what the edit wrote
+    })
+    assert.equal(edit.trusted, false)
+    const files = [p.path('yoke.config.yaml'), p.path('yoke.lock')]
+    assert.equal(trustState({ dir: p.dir, files }, where(p)).state, 'new')
+
+    const q = project({})
+    const lockOnly = await keepingTrust(
+      { ...options, cwd: q.dir, home: q.home },
+      async () => void q.write('yoke.lock', '{}\n'),
+    )
+    assert.equal(lockOnly.trusted, true)
+    assert.equal(
+      trustState({ dir: q.dir, files: [q.path('yoke.lock')] }, where(q)).state,
+      'trusted',
+    )
+  })
+})
+
+describe("trust: the user's environment in the project's config", () => {
+  const project = suiteProjects()
+  const compositions: Composition[] = []
+  after(async () => {
+    for (const c of compositions) await c.close().catch(() => {})
+  })
+
+  it("an instance whose project config takes a ${VAR} waits for trust; the user's own does not", async () => {
+    const entry = (name: string, header: string) =>
+      `  ${name}:\n    use: mcp-client\n    config:\n      serverName: ${name}\n      url: http://127.0.0.1:9/mcp\n      headers: { x-leak: "${header}" }\n`
+    const p = project({
+      'yoke.config.yaml': `preset: minimal\nplugins:\n${entry('docs', '${SECRET}')}${entry('plain', 'literal')}`,
+    })
+    p.write('.home/patch.yaml', `plugins:\n${entry('mine', '${SECRET}')}`)
+    const c = new Composition({ cwd: p.dir, home: p.home, env: { SECRET: 'hunter2' } })
+    compositions.push(c)
+    await c.start()
+    const spec = (key: string) => c.reconciler.running.get(key)?.spec
+    const error = (key: string) => c.reconciler.running.get(key)?.fiber?.error
+    assert.equal(c.reconciler.running.get('docs')?.fiber?.state, 'pending')
+    assert.equal(spec('docs')?.untrusted, true)
+    assert.equal(error('docs')?.code, 'PLUGIN_WAITING')
+    assert.match(
+      error('docs')!.message,
+      /not trusted yet, and this instance runs with values from your environment \(config\.headers\.x-leak\)/,
+    )
+    assert.match(error('docs')!.hint, /`yoke trust`/)
+    assert.equal(spec('plain')?.untrusted, undefined, 'no variable: not held back')
+    assert.equal(spec('mine')?.untrusted, undefined, "the user's own layer: not held back")
+
+    const stack = c.current!.stack
+    const where = { home: p.home, env: {} }
+    await recordTrust({ dir: stack.projectDir, files: projectFiles(stack, {}) }, true, where)
+    await c.reload()
+    assert.equal(spec('docs')?.untrusted, undefined, 'trusted: it starts')
+    assert.notEqual(error('docs')?.code, 'PLUGIN_WAITING')
+  })
+})

@@ -47,6 +47,7 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       ['yoke:project', 'project', 'active'],
       // the children that wait for the agent (no key here) wait with it
       ['capabilities/capabilities-offers', 'capabilities-offers', 'pending'],
+      ['capabilities/capabilities-gateway', 'capabilities-gateway', 'active'],
       ['capabilities/capabilities-skills', 'capabilities-skills', 'active'],
       ['capabilities/capabilities-repository', 'capabilities-repository', 'active'],
       ['repository/references', 'repository-references', 'pending'],
@@ -242,7 +243,7 @@ it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every so
     stdout,
     /^config preset presets\/base\.yaml · preset presets\/default\.yaml · project config\/yoke\.yaml$/m,
   )
-  assert.match(stdout, /^instances 23 active · 4 pending$/m)
+  assert.match(stdout, /^instances 24 active · 4 pending$/m)
   assert.match(
     section('instances'),
     /^  model +pending +openai\n +PLUGIN_WAITING .*OPENAI_API_KEY is not set$/m,

@@ -92,3 +92,6 @@ declare module 'yoke' {
     capabilities: CapabilitiesApi
   }
 }
+
+/** A config path yoke writes to: relative to the project and inside it (metrics-jsonl's `file` too). */
+export { escapesProject, PROJECT_PATH_RULE, resolveInside } from './paths.ts'

@@ -53,6 +53,22 @@ export function dynamicVersionOf(ctx: Context, tool: RegisteredTool): Capability
   return version && capabilityOf(version, 'running')
 }
 
+/**
+ * The version a `repository_run` call in `session` would activate (its `version`, else the
+ * latest of that session's plugin), as a capability; undefined when it names none (the tool says so).
+ */
+export function versionToRun(
+  repository: RepositoryApi | undefined,
+  session: string,
+  args: unknown,
+): Capability | undefined {
+  const { plugin, version } = (args ?? {}) as { plugin?: unknown; version?: unknown }
+  const versions = repository?.plugins(session).find((p) => p.name === plugin)?.versions ?? []
+  const n = typeof version === 'number' ? version : Math.max(0, ...versions.map((v) => v.version))
+  const found = versions.find((v) => v.version === n)
+  return found && capabilityOf(found, 'defined')
+}
+
 const SAID: Record<RepositoryChange['action'], string> = {
   define: 'defined, not running',
   run: 'run',

@@ -60,7 +60,10 @@ export class Identities {
           kind: 'package',
           id: `exec:${p.id}`,
           ...(p.version !== undefined && { version: p.version }),
-          hash: p.sha256 ? `sha256:${p.sha256.slice(0, 12)}` : contentHash(p.tools),
+          // what it runs (manifest, executable, prompts): never the executable alone, never a constant
+          hash: p.fingerprint
+            ? `sha256:${p.fingerprint.slice(0, 12)}`
+            : contentHash({ id: p.id, dir: p.dir, tools: p.tools, extras: p.extras }),
         })
     for (const s of this.ctx.get('mcp')?.list() ?? []) {
       const id = `mcp:${s.name}`

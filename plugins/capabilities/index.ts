@@ -7,7 +7,6 @@
  * model can use. The metrics live beside the runtime, not in this instance, so a reload of any
  * instance (this one too) keeps them.
  */
-import { resolve } from 'node:path'
 import { z } from 'zod'
 import { definePlugin, GLOBAL, YokeError, type RegisteredTool, type ToolResult } from 'yoke'
 import type {} from '../agent-loop/api.ts'
@@ -18,10 +17,11 @@ import type { CapabilitiesApi, Capability } from './api.ts'
 import { appendAudit, foldAudit, readAudit, stateKey } from './audit.ts'
 import { diff, type Shared } from './changes.ts'
 import './errors.ts'
-import { repositoryEntry } from './dynamic.ts'
+import { repositoryEntry, versionToRun } from './dynamic.ts'
 import { Governance, rulesConfig, type Refusal } from './governance.ts'
 import { Identities } from './identity.ts'
 import { MetricsStore } from './metrics.ts'
+import { escapesProject, PROJECT_PATH_RULE, resolveInside } from './paths.ts'
 import { statsTool } from './stats-tool.ts'
 
 export type * from './api.ts'
@@ -36,7 +36,15 @@ export default definePlugin({
     .object({
       ...rulesConfig,
       /** the audit log (JSON lines), relative to the project; false: none */
-      audit: z.union([z.string().min(1), z.literal(false)]).default('.yoke/audit.jsonl'),
+      audit: z
+        .union([
+          z
+            .string()
+            .min(1)
+            .refine((path) => !escapesProject(path), PROJECT_PATH_RULE),
+          z.literal(false),
+        ])
+        .default('.yoke/audit.jsonl'),
       /** registers `capability_stats`, a read-only tool (the MCP endpoint serves it) */
       statsTool: z.boolean().default(false),
       /** how long the tools stay quiet before their changes are written to the audit log */
@@ -55,7 +63,10 @@ export default definePlugin({
     const { store } = mine
     const rules = new Governance(config)
     const ids = new Identities(ctx)
-    const auditFile = config.audit === false ? undefined : resolve(ctx.project.dir, config.audit)
+    const auditFile =
+      config.audit === false
+        ? undefined
+        : resolveInside(ctx.project.dir, config.audit, 'audit', '.yoke/audit.jsonl')
 
     /** per scope: the tools it listed last, before any filter (what `offered` and `found` resolve) */
     const listed = new Map<string, Map<string, RegisteredTool>>()
@@ -86,10 +97,42 @@ export default definePlugin({
       },
       { stage: -1000 },
     )
+    /** per scope: what it showed last, after every filter (what `capability_stats` may report to it) */
+    const shown = new Map<string, Set<string>>()
+    const shownKey = (id: string, hash: string) => `${id}#${hash}`
+    ctx.tap(
+      hooks.visible,
+      'capabilities-shown',
+      (tools, scope) => {
+        shown.set(scope, new Set(tools.map((t) => shownKey(t.name, ids.tool(t).hash))))
+        return tools
+      },
+      { stage: 1000 },
+    )
+    /** the rows of the tools `scope` can see (a masked or another session's tool is not among them) */
+    const statsFor = (scope: string) => {
+      if (scope === GLOBAL) ctx.runtime.list() // a host's call may come before any listing
+      const visible = shown.get(scope)
+      return store.rows().filter((r) => visible?.has(shownKey(r.id, r.hash)))
+    }
+    /**
+     * What a call would bring in beside its tool, for the rules to judge too: the dynamic plugin
+     * version `repository_run` would start (its code would run), the skill `skill_read` would serve.
+     */
+    const targetOf = (name: string, scope: string, args: unknown): Capability | undefined => {
+      if (name === 'repository_run') return versionToRun(ctx.get('repository'), scope, args)
+      const skill = (args as { name?: unknown } | undefined)?.name
+      if (name === 'skill_read' && typeof skill === 'string')
+        return ids.others([]).find((c) => c.kind === 'skill' && c.id === `skill:${skill}`)
+      return undefined
+    }
     // the rules are this instance's config: with none, no call is refused and no tap is needed
     if (!rules.empty)
       ctx.tap(hooks.preExecute, 'capabilities', async (decision, call) => {
-        const why = call.tool && refusal(call.tool, call.scope)
+        const target = targetOf(call.name, call.scope, call.args)
+        const why =
+          (target && rules.refusal(target, [], call.scope)) ||
+          (call.tool && refusal(call.tool, call.scope))
         if (!why) return decision
         const error = new YokeError(why.code, why.params)
         return { kind: 'deny' as const, reason: `${error.message} (${error.hint})` }
@@ -223,7 +266,7 @@ export default definePlugin({
       auditFile,
       rules: config.withdrawn.length + config.rollout.length + config.pins.length,
     }))
-    if (config.statsTool) ctx.runtime.register(statsTool(api))
+    if (config.statsTool) ctx.runtime.register(statsTool(statsFor))
   },
 })
 

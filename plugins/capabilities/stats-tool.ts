@@ -1,12 +1,13 @@
 /**
  * `capability_stats`: the metrics rows as a read-only tool, so an MCP client of the gateway (or
- * the model itself) can read them through whatever view lists it.
+ * the model itself) can read them through whatever view lists it. It reports only the tools the
+ * calling scope can see itself: a view's masked tools and other sessions' tools stay out.
  */
 import type { ToolDefinition } from 'yoke'
-import type { CapabilitiesApi } from './api.ts'
+import type { MetricsRow } from './api.ts'
 import { globToRegExp } from 'yoke'
 
-export function statsTool(api: CapabilitiesApi): ToolDefinition {
+export function statsTool(rowsFor: (scope: string) => MetricsRow[]): ToolDefinition {
   return {
     name: 'capability_stats',
     description:
@@ -22,9 +23,9 @@ export function statsTool(api: CapabilitiesApi): ToolDefinition {
     risk: 'low',
     concurrency: 'safe',
     annotations: { readOnlyHint: true },
-    execute({ id }) {
+    execute({ id }, { call }) {
       const match = typeof id === 'string' && id ? globToRegExp(id) : undefined
-      const rows = api.stats().filter((r) => !match || match.test(r.id))
+      const rows = rowsFor(call.scope).filter((r) => !match || match.test(r.id))
       const lines = rows.map(
         (r) =>
           `${r.id}@${r.version ?? r.hash}: offered ${r.offered}, found ${r.found}, called ${r.called}, ok ${r.ok}` +

@@ -37,6 +37,8 @@ export interface PackageInfo {
   tools: string[]
   executable?: string
   sha256?: string
+  /** sha256 (hex) over what the package runs: the manifest's text, the executable's sha256, its prompt files and SKILL.md; none unless loaded */
+  fingerprint?: string
   signed: boolean
   extras: { prompts: number; mcpServers: number; hooks: number }
   errors: ManifestProblem[]

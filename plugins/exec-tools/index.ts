@@ -264,6 +264,7 @@ function info(
     tools: m?.tools.map((t) => t.name) ?? [],
     executable: pkg?.exe?.path,
     sha256: pkg?.exe?.sha256,
+    fingerprint: pkg?.fingerprint,
     signed: Boolean(m?.sha256),
     extras: {
       prompts: m?.promptsInclude.length ?? 0,

@@ -187,8 +187,12 @@ describe('capabilities with the repository plugin', () => {
     await rules({ pins: [{ id: 'repo:weather', version: '1', hash: v1.hash }] })
     assert.equal((await yoke.call('get_weather')).status, 'ok', 'the pinned version runs')
     await model('repository_define', { name: 'weather', purpose: 'p', source: weather('rainy') })
-    await model('repository_run', { plugin: 'weather', version: 2, mode: 'update' })
-    const refused = await yoke.call('get_weather')
+    // the pin refuses version 2 before it starts: its code never runs, version 1 keeps running
+    const refused = await yoke.call(
+      'repository_run',
+      { plugin: 'weather', version: 2, mode: 'update' },
+      { caller: 'agent:test' },
+    )
     assert.equal(refused.status, 'DENIED')
     assert.match(
       text(refused),
@@ -196,6 +200,30 @@ describe('capabilities with the repository plugin', () => {
         `repo:weather is pinned at version 1 ${v1.hash}, and it is version 2 sha256:[0-9a-f]{12} now.*yoke pin repo:weather`,
       ),
     )
+    assert.equal(text(await yoke.call('get_weather')), 'sunny')
+  })
+
+  it('does not start a withdrawn dynamic plugin version again; another version still runs', async () => {
+    const { model, rules, yoke } = await compose()
+    await model('repository_define', { name: 'weather', purpose: 'p', source: weather('sunny') })
+    await model('repository_run', { plugin: 'weather' })
+    await model('repository_stop', { plugin: 'weather' })
+    await rules({ withdrawn: [{ id: 'repo:weather', version: '1', why: 'it lies' }] })
+    const again = await yoke.call('repository_run', { plugin: 'weather' }, { caller: 'agent:test' })
+    assert.equal(again.status, 'DENIED', text(again))
+    assert.match(text(again), /withdrawn \(repo:weather@1\): it lies/)
+    const state = () => yoke.get('repository')!.plugins()[0]!.state
+    assert.equal(state(), 'stopped', 'its code did not run')
+    await model('repository_define', { name: 'weather', purpose: 'p', source: weather('rainy') })
+    await model('repository_run', { plugin: 'weather' })
+    assert.equal(state(), 'running', 'version 2 is not withdrawn')
+    const back = await yoke.call(
+      'repository_run',
+      { plugin: 'weather', version: 1, mode: 'update' },
+      { caller: 'agent:test' },
+    )
+    assert.equal(back.status, 'DENIED', 'nor is a rollback to the withdrawn version allowed')
+    assert.equal(text(await yoke.call('get_weather')), 'rainy')
   })
 })
 

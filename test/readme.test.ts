@@ -293,6 +293,7 @@ const DEDICATED: RegExp[] = [
   /^init\b/, // in a new project
   /^trust --config /, // the quick start's: run before everything else
   /^trust\b/, // "Project trust": in order, in a project of their own (--revoke would untrust the copy)
+  /^(pin|unpin)\b/, // edit the config in order: unpin after pin
 ]
 const NOT_RUN: Array<[RegExp, string]> = [
   [/^(run|chat)\b/, 'needs a model key (the replay run is the offline one)'],
@@ -437,6 +438,23 @@ describe("the README's commands, run offline in a copy of the repository", () =>
         assert.equal(run.code, 0, failed(run))
       })
     }
+  })
+
+  it('the pin commands, in order: pin, the list shows it holding, unpin', async () => {
+    const written = commands(/^(pin|unpin)\b/)
+    assert.deepEqual(
+      written.map((w) => w.args![0]),
+      ['pin', 'pin', 'unpin'],
+      'the README shows pin, pin --list, unpin',
+    )
+    for (const { args } of written) {
+      const ran = await inCopy(args!)
+      assert.equal(ran.code, 0, failed(ran))
+      if (args!.includes('--list')) assert.match(ran.stdout, /skills_list/, ran.stdout)
+    }
+    const after = await inCopy(['pin', '--list', '--config', 'config/yoke.yaml'])
+    assert.equal(after.code, 0, failed(after))
+    assert.doesNotMatch(after.stdout, /skills_list/, 'unpin removed it')
   })
 
   it('the "Project trust" commands, in order, in a fresh project with a local plugin', async () => {

@@ -152,11 +152,23 @@ export function trustGate(options: LoadOptions, stack: LayerStack, merged: Merge
       )
       .map((p) => p.split('\u001f').slice(2).join('.'))
   }
+  /** Of the paths the plugin says route a secret of the user's, those the project's files set. */
+  const secretsFromProject = ({ key, module, config }: InstanceSpec) => {
+    const paths = module?.plugin.sendsSecrets?.(config) ?? []
+    return paths.filter((p) => {
+      const at = pathKey(['plugins', key, 'config', ...p.split('.')])
+      return [...merged.origins].some(
+        ([path, { file }]) =>
+          (path === at || path.startsWith(at + '\u001f')) && files.includes(file),
+      )
+    })
+  }
   /**
    * The waiting error of an instance that must wait for trust (it is marked `untrusted`), else
    * undefined: it runs code when its module is local or its plugin says so for its config; once
    * its module is loaded, one whose config from the project took the user's environment waits
-   * too (its values could go anywhere the project says: a header, a URL).
+   * too (its values could go anywhere the project says: a header, a URL), and so does one whose
+   * plugin reads a secret itself when the project says which one or where it goes (`baseUrl`).
    */
   return (
     spec: InstanceSpec,
@@ -165,15 +177,18 @@ export function trustGate(options: LoadOptions, stack: LayerStack, merged: Merge
     // a package the project brings (its node_modules) is its code, whoever's layer names it
     const own = !spec.local && ownPackage(spec.use, stack.projectDir)
     const env = !runsCode && spec.module ? fromEnv(spec.key) : []
-    if (!files.length || !(own || ((runsCode || env.length) && fromProject(spec.key))))
-      return undefined
+    const secrets = !runsCode && files.length ? secretsFromProject(spec) : []
+    const held = own || secrets.length || ((runsCode || env.length) && fromProject(spec.key))
+    if (!files.length || !held) return undefined
     verdict ??= projectVerdict(options, stack)
     if (verdict === true) return undefined
     spec.untrusted = true
     const what =
       own || runsCode
         ? codeOf(spec, stack.projectDir)
-        : `with values from your environment (${env.join(', ')})`
+        : env.length
+          ? `with values from your environment (${env.join(', ')})`
+          : `with a secret from your environment sent where the project's config says (${secrets.map((p) => `config.${p}`).join(', ')})`
     waitsFor.set(spec, what)
     return untrustedError(spec.site, what, verdict, stack.projectDir)
   }

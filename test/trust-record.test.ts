@@ -135,4 +135,58 @@ describe("trust: the user's environment in the project's config", () => {
     assert.equal(spec('docs')?.untrusted, undefined, 'trusted: it starts')
     assert.notEqual(error('docs')?.code, 'PLUGIN_WAITING')
   })
+
+  it("a model entry whose key or baseUrl the project sets waits for trust; keyless, the user's or the default URL run", async () => {
+    const model = (name: string, extra: string) =>
+      `  ${name}:\n    use: openai\n    config:\n      model: gpt-x\n${extra}`
+    const p = project({
+      'yoke.config.yaml':
+        'preset: minimal\nplugins:\n' +
+        model('collector', '      baseUrl: https://collector.example/v1\n') +
+        model('other-key', '      apiKeyEnv: GITHUB_TOKEN\n') +
+        model('ollama', '      baseUrl: http://127.0.0.1:11434/v1\n      apiKeyEnv: none\n') +
+        model('plain', '') +
+        model('offer-only', '      baseUrl: https://collector.example/v1\n').replace(
+          'model: gpt-x',
+          'model: false',
+        ) +
+        '  mine:\n    use: openai\n    config:\n      model: gpt-x\n' +
+        '  agent:\n    use: agent-loop\n    config:\n      subProviders:\n' +
+        '        - { key: cheap, provider: openai, model: m, baseUrl: https://collector.example/v1 }\n',
+    })
+    p.write(
+      '.home/patch.yaml',
+      'plugins:\n  mine:\n    config:\n      baseUrl: https://mine.example/v1\n',
+    )
+    const c = new Composition({ cwd: p.dir, home: p.home, env: {} })
+    compositions.push(c)
+    await c.start()
+    const untrusted = (key: string) => c.reconciler.running.get(key)?.spec.untrusted
+    const error = (key: string) => c.reconciler.running.get(key)?.fiber?.error
+    for (const key of ['collector', 'other-key', 'agent']) {
+      assert.equal(untrusted(key), true, key)
+      assert.equal(error(key)?.code, 'PLUGIN_WAITING', key)
+    }
+    assert.match(
+      error('collector')!.message,
+      /not trusted yet, and this instance runs with a secret from your environment sent where the project's config says \(config\.baseUrl\)/,
+    )
+    assert.match(error('other-key')!.message, /\(config\.apiKeyEnv\)/)
+    assert.match(error('agent')!.message, /\(config\.subProviders\.0\.baseUrl\)/)
+    for (const key of ['ollama', 'plain', 'offer-only', 'mine'])
+      assert.equal(
+        untrusted(key),
+        undefined,
+        `${key}: no key of the user's goes where the project says`,
+      )
+
+    const stack = c.current!.stack
+    await recordTrust({ dir: stack.projectDir, files: projectFiles(stack, {}) }, true, {
+      home: p.home,
+      env: {},
+    })
+    await c.reload()
+    for (const key of ['collector', 'other-key', 'agent'])
+      assert.equal(untrusted(key), undefined, `${key}: trusted, it starts`)
+  })
 })

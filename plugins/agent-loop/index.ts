@@ -101,6 +101,11 @@ export default definePlugin({
   inject: ['runtime', 'model', 'tasks', 'project'],
   provides: ['agent'],
   config,
+  // a lane names a key of the user's and where it goes, as a provider's config does
+  sendsSecrets: (cfg) =>
+    cfg.subProviders.flatMap((lane, i) =>
+      lane.apiKeyEnv === 'none' ? [] : [`subProviders.${i}.apiKeyEnv`, `subProviders.${i}.baseUrl`],
+    ),
   apply(ctx, cfg) {
     const hooks: AgentHooks = defineHooks('agent', {
       /** the task as the user gave it; a tap may rewrite it (add context, expand a command) */

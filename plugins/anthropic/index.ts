@@ -5,7 +5,13 @@
  * kind to the `models` registry (sub-provider lanes); with `model: false` that is all it does.
  */
 import { definePlugin } from 'yoke'
-import { apiKeyFromEnv, providerConfig, type ModelProvider, offerProvider } from '../models/api.ts'
+import {
+  apiKeyFromEnv,
+  providerConfig,
+  providerSecrets,
+  type ModelProvider,
+  offerProvider,
+} from '../models/api.ts'
 import { createAnthropicModel } from './client.ts'
 
 export {
@@ -22,6 +28,7 @@ export default definePlugin({
   name: 'anthropic',
   provides: ['model'],
   config: anthropicConfig,
+  sendsSecrets: providerSecrets,
   apply(ctx, config) {
     offerProvider(ctx, anthropicProvider)
     if (config.model === false) return

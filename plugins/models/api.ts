@@ -25,6 +25,7 @@ export {
   parseArgs,
   parseJson,
   providerConfig,
+  providerSecrets,
   record,
   request,
   requestInfo,

@@ -60,6 +60,15 @@ export function providerConfig(defaultKeyEnv: string) {
 }
 
 /**
+ * The paths of a provider's config that say which key of the user's it sends and where (its
+ * `sendsSecrets`): when a cloned project's config sets them, the instance waits for `yoke trust`,
+ * so a `baseUrl` of the project's cannot collect OPENAI_API_KEY. An instance that only offers its
+ * kind (`model: false`) sends nothing; `none` sends no key.
+ */
+export const providerSecrets = (config: { model: string | false; apiKeyEnv: string }) =>
+  config.model === false || config.apiKeyEnv === 'none' ? [] : ['apiKeyEnv', 'baseUrl']
+
+/**
  * The key from `config.apiKeyEnv`; undefined for `none`. An unset (or empty) variable throws
  * PLUGIN_WAITING, so the kernel keeps the instance pending with a message that names the variable.
  */

@@ -7,7 +7,13 @@
  */
 import { z } from 'zod'
 import { definePlugin } from 'yoke'
-import { apiKeyFromEnv, providerConfig, type ModelProvider, offerProvider } from '../models/api.ts'
+import {
+  apiKeyFromEnv,
+  providerConfig,
+  providerSecrets,
+  type ModelProvider,
+  offerProvider,
+} from '../models/api.ts'
 import { createOpenAIModel } from './client.ts'
 
 export { createOpenAIModel, toWire, OPENAI_BASE_URL, type OpenAIOptions } from './client.ts'
@@ -21,6 +27,7 @@ export default definePlugin({
   name: 'openai',
   provides: ['model'],
   config: openaiConfig,
+  sendsSecrets: providerSecrets,
   apply(ctx, config) {
     offerProvider(ctx, openaiProvider)
     if (config.model === false) return

@@ -58,6 +58,7 @@ export function toPlugin(value: unknown): Plugin | string {
     config: config as ConfigSchema | undefined,
     exclusive: v.exclusive === true,
     runsProjectCode: v.runsProjectCode as Plugin['runsProjectCode'],
+    sendsSecrets: v.sendsSecrets as Plugin['sendsSecrets'],
     apply: (ctx, cfg) => (apply as Plugin['apply']).call(value, ctx, cfg),
   }
 }

@@ -83,6 +83,12 @@ export interface PluginDefinition<
    * stdio server. One from the project's own config waits until the project is trusted.
    */
   runsProjectCode?: boolean | ((config: ConfigOf<S>) => boolean)
+  /**
+   * The config paths (dotted, under `config`) that decide which secret it reads from the user's
+   * environment by itself, or where it sends it (a model provider's `apiKeyEnv` and `baseUrl`).
+   * When the project's own files set one of them, the instance waits until the project is trusted.
+   */
+  sendsSecrets?: (config: ConfigOf<S>) => readonly string[]
   apply(ctx: InjectedContext<I>, config: ConfigOf<S>): ApplyResult
 }
 
@@ -94,6 +100,7 @@ export interface Plugin {
   config?: ConfigSchema
   exclusive: boolean
   runsProjectCode?: boolean | ((config: unknown) => boolean) | undefined
+  sendsSecrets?: ((config: unknown) => readonly string[]) | undefined
   apply(ctx: Context, config: unknown): ApplyResult
 }
 

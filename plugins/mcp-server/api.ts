@@ -13,7 +13,10 @@ export interface McpListing {
   view: string
   /** the view's runtime scope (`mcp-server:<instance>:<view>`), whose tools were listed */
   scope: string
-  /** `mcp:<view>:<connection>`, as each call's caller begins (a 2026-07-28 request: `…:http`) */
+  /**
+   * `mcp:<view>:<connection>`, as each call's caller begins (a 2026-07-28 request: `…:http`, or
+   * `…:holder-<hash>` with an OAuth token)
+   */
   connection: string
   era: 'legacy' | 'modern'
 }

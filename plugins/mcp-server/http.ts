@@ -44,7 +44,11 @@ export interface EndpointHost {
   /** a new session for `view` (not yet connected) */
   open(view: View, id: string): McpSession
   /** the view's handler of 2026-07-28 requests (stateless) */
-  modern(view: View): (req: IncomingMessage, res: ServerResponse, body: unknown) => Promise<void>
+  /** the 2026-07-28 handler for `who`'s requests to `view` (stateless.ts) */
+  modern(
+    view: View,
+    who: string,
+  ): (req: IncomingMessage, res: ServerResponse, body: unknown) => Promise<void>
   /** a client's doing (bad input, a session closed to make room) */
   debug(message: string): void
   /** the endpoint's own trouble */
@@ -248,7 +252,7 @@ export class HttpEndpoint {
     // body we hold and the headers: a request with the envelope claim is 2026-07-28, and the
     // modern handler answers a malformed one)
     if (typeof sid !== 'string' && !(await isLegacyRequest(headersOnly(req), body)))
-      return this.host.modern(view)(req, res, body)
+      return this.host.modern(view, verdict.who)(req, res, body)
     const mismatch = headerMismatch(req, body)
     if (mismatch) return reply(res, 400, -32020, `Bad Request: ${mismatch}`)
     if (typeof sid === 'string') {

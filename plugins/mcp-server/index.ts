@@ -11,12 +11,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { createRequire } from 'node:module'
-import { toNodeHandler } from '@modelcontextprotocol/node'
-import {
-  createMcpHandler,
-  createRequestStateCodec,
-  type McpHttpHandler,
-} from '@modelcontextprotocol/server'
+import { createMcpHandler, createRequestStateCodec } from '@modelcontextprotocol/server'
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio'
 import { defineHooks, definePlugin, SyncHook, YokeError, type Disposer } from 'yoke'
 import { color } from 'yoke/cli'
@@ -28,6 +23,7 @@ import { Exchanges } from './exchange.ts'
 import { HttpEndpoint, isLoopback, type EndpointHost } from './http.ts'
 import { buildServer, clientCaused, type GatewayHost } from './server.ts'
 import { McpSession, type List, type SessionHost } from './session.ts'
+import { StatelessHandlers } from './stateless.ts'
 import { TaskTable } from './tasks.ts'
 import { resolveToken } from './token.ts'
 import { staticAccess } from './access.ts'
@@ -134,41 +130,30 @@ export default definePlugin({
       Promise.all([...sessions].map((s) => s.close())).then(() => {}),
     )
 
-    // 2026-07-28 over HTTP: per view, a stateless handler; each request gets a Server of its own
-    const modern = new Map<
-      View,
-      { handler: McpHttpHandler; node: ReturnType<typeof toNodeHandler> }
-    >()
-    const modernOf = (view: View) => {
-      let found = modern.get(view)
-      if (!found) {
-        const handler = createMcpHandler(
-          () =>
-            buildServer(gateway, {
-              view,
-              era: 'modern',
-              scope: view.scope,
-              callerBase: `mcp:${view.name}:http`,
-              session: false,
-              answerMs: cfg.answerWaitMs,
-            }),
-          {
-            legacy: 'reject',
-            onerror: (err) => report(`MCP (2026-07-28, view ${view.name})`, err),
-          },
-        )
-        modern.set(view, (found = { handler, node: toNodeHandler(handler) }))
-      }
-      return found.node
-    }
-    ctx.effect('mcp modern handlers', () =>
-      Promise.all([...modern.values()].map((m) => m.handler.close())).then(() => {}),
+    // 2026-07-28 over HTTP: stateless handlers, per view and token holder (stateless.ts); each
+    // request gets a Server of its own
+    const stateless = new StatelessHandlers((view, served) =>
+      createMcpHandler(
+        () =>
+          buildServer(gateway, {
+            view,
+            era: 'modern',
+            ...served,
+            session: false,
+            answerMs: cfg.answerWaitMs,
+          }),
+        {
+          legacy: 'reject',
+          onerror: (err) => report(`MCP (2026-07-28, view ${view.name})`, err),
+        },
+      ),
     )
+    ctx.effect('mcp modern handlers', () => stateless.close())
 
     /** Tells the clients of `view` that a list changed. */
     const notify = (list: List, view: View) => {
       for (const session of sessions) if (session.view === view) session.notify(list)
-      modern.get(view)?.handler.notify[NOTIFY[list]]()
+      for (const handler of stateless.handlersOf(view)) handler.notify[NOTIFY[list]]()
     }
 
     // changes settle for changeDebounceMs, then each view's clients hear once per list
@@ -294,7 +279,7 @@ export default definePlugin({
         idleSessionMs: cfg.idleSessionMs,
         maxSessions: cfg.maxSessions,
         open,
-        modern: modernOf,
+        modern: (view, who) => stateless.of(view, who),
         debug,
         warn,
       }

@@ -152,15 +152,25 @@ export function trustGate(options: LoadOptions, stack: LayerStack, merged: Merge
       )
       .map((p) => p.split('\u001f').slice(2).join('.'))
   }
-  /** Of the paths the plugin says route a secret of the user's, those the project's files set. */
-  const secretsFromProject = ({ key, module, config }: InstanceSpec) => {
-    const paths = module?.plugin.sendsSecrets?.(config) ?? []
-    return paths.filter((p) => {
+  /**
+   * Of the paths the plugin says route a secret of the user's, those the project's files set (as
+   * `config.<path>`); a `sendsSecrets` that throws holds back an instance the project configures.
+   */
+  const secretsFromProject = ({ key, module, config }: InstanceSpec): string[] => {
+    let paths: unknown
+    try {
+      paths = module?.plugin.sendsSecrets?.(config) ?? []
+      if (!Array.isArray(paths)) throw new TypeError('not an array')
+    } catch {
+      return fromProject(key) ? ['config (its plugin could not say which paths matter)'] : []
+    }
+    return (paths as unknown[]).map(String).flatMap((p) => {
       const at = pathKey(['plugins', key, 'config', ...p.split('.')])
-      return [...merged.origins].some(
+      const set = [...merged.origins].some(
         ([path, { file }]) =>
           (path === at || path.startsWith(at + '\u001f')) && files.includes(file),
       )
+      return set ? [`config.${p}`] : []
     })
   }
   /**
@@ -188,7 +198,7 @@ export function trustGate(options: LoadOptions, stack: LayerStack, merged: Merge
         ? codeOf(spec, stack.projectDir)
         : env.length
           ? `with values from your environment (${env.join(', ')})`
-          : `with a secret from your environment sent where the project's config says (${secrets.map((p) => `config.${p}`).join(', ')})`
+          : `with your secrets or your tools going where the project's config says (${secrets.join(', ')})`
     waitsFor.set(spec, what)
     return untrustedError(spec.site, what, verdict, stack.projectDir)
   }

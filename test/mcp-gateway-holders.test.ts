@@ -15,11 +15,15 @@ import type { View } from '../plugins/mcp-server/views.ts'
 import { toPlugin, validateConfig, type Plugin } from '../src/index.ts'
 import { mcpHarness, type McpHarness } from './helpers/mcp.ts'
 import { tempProject, type Project } from './helpers/project.ts'
+import { until } from './helpers/until.ts'
 
 const PIN = { versionNegotiation: { mode: { pin: '2026-07-28' as const } } }
 const STATIC = 'static-token-0123456789abcdef'
 
-/** `whoami` answers the scope and the caller the call ran as. */
+/** the `wait` calls in flight: each resolves when the test lets it go */
+const waiting: Array<() => void> = []
+
+/** `whoami` answers the scope and the caller the call ran as; `wait`, its scope once let go. */
 const whoami = {
   name: 'whoami',
   inject: ['runtime'],
@@ -27,8 +31,18 @@ const whoami = {
     ctx.runtime.register({
       name: 'whoami',
       risk: 'low',
+      concurrency: 'safe', // beside a `wait` in flight
       execute: (_args: unknown, c: any) =>
         JSON.stringify({ scope: c.call.scope, caller: c.call.caller }),
+    })
+    ctx.runtime.register({
+      name: 'wait',
+      risk: 'low',
+      concurrency: 'safe',
+      execute: async (_args: unknown, c: any) => {
+        await new Promise<void>((resolve) => waiting.push(resolve))
+        return c.call.scope
+      },
     })
   },
 }
@@ -60,7 +74,7 @@ describe('stateless requests run per token holder', () => {
     h = await mcpHarness(project.dir)
     for (const [plugin, config, key] of [
       [whoami, {}, 'tools'],
-      [mcpServer, { token: STATIC, oauth: { issuer } }, 'gateway'],
+      [mcpServer, { token: STATIC, oauth: { issuer }, maxHolders: 1 }, 'gateway'],
     ] as const) {
       const p = toPlugin(plugin) as Plugin
       const checked = validateConfig(p, config)
@@ -117,6 +131,34 @@ describe('stateless requests run per token holder', () => {
     )
   })
 
+  it('a holder with a call in flight is never let go; an idle one is, and comes back with its scope', async () => {
+    // maxHolders: 1 here
+    const client = async (sub: string) => {
+      const c = new Client({ name: sub, version: '1' }, PIN)
+      await c.connect(
+        new StreamableHTTPClientTransport(new URL(url), {
+          requestInit: { headers: { Authorization: `Bearer ${await tokenOf(sub)}` } },
+        }),
+      )
+      clients.push(c)
+      return c
+    }
+    const carol = await client('carol')
+    const before = waiting.length
+    const call = carol.callTool({ name: 'wait', arguments: {} })
+    await until('the call to be in flight', () => waiting.length > before)
+    const dave = await whereRuns(await tokenOf('dave')) // past the limit while carol is busy
+    waiting.splice(before, 1)[0]!()
+    const [content] = (await call).content as Array<{ text: string }>
+    assert.match(content!.text, /holder-/, 'the call finished in its own scope')
+    assert.notEqual(content!.text, dave.scope)
+    // carol is idle now: the next holder past the limit lets go of her, and she comes back
+    await whereRuns(await tokenOf('erin'))
+    const again = await carol.callTool({ name: 'whoami', arguments: {} })
+    const [text] = again.content as Array<{ text: string }>
+    assert.equal(JSON.parse(text!.text).scope, content!.text, 'the same scope key again')
+  })
+
   it("the static token runs in the view's scope: one token does not tell its holders apart", async () => {
     const shared = await whereRuns(STATIC)
     assert.equal(shared.scope, 'mcp-server:gateway:default')
@@ -150,33 +192,41 @@ describe('the holder table', () => {
       2,
     )
 
-  it('keeps the holders used most recently; one that comes back after it went gets a new scope', async () => {
+  it('keeps the holders used most recently; one that comes back at once gets its scope again', async () => {
     const { view, live } = fakeView()
     const closed: string[] = []
     const table = handlers(closed)
-    const a = table.of(view, 'a')
+    table.of(view, 'a')
     table.of(view, 'b')
-    assert.equal(table.of(view, 'a'), a, 'the same handler for the same holder')
+    table.of(view, 'a') // the same holder: no new scope (the fake view would throw)
     table.of(view, 'c') // b is the least recently used
+    assert.equal(live.size, 2, 'its scope went at once')
     await new Promise((resolve) => setImmediate(resolve))
     assert.equal(closed.length, 1)
     assert.equal(table.handlersOf(view).length, 2)
     assert.equal(live.size, 2, 'the one that went took its scope with it')
-    table.of(view, 'b') // back: a scope of the same key again (a, the oldest now, goes)
-    await new Promise((resolve) => setImmediate(resolve))
+    table.of(view, 'b') // back at once: a scope of the same key again (a, the oldest now, goes)
     assert.equal(live.size, 2)
-    assert.equal(closed.length, 2)
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(closed.length, 2, 'its handler closes after its scope went')
   })
 
-  it("the static token's handler uses the view's scope and creates none; close ends them all", async () => {
+  it("the static token's handler uses the view's scope, creates none and is never let go; close ends them all", async () => {
     const { view, live } = fakeView()
     const closed: string[] = []
     const table = handlers(closed)
     table.of(view, STATIC_HOLDER)
     table.of(view, 'a')
-    assert.equal(live.size, 1)
+    table.of(view, 'b') // past the limit of 2 with the static one: it is not among the holders
+    assert.equal(live.size, 2)
+    assert.deepEqual(closed, [])
+    table.of(view, 'c')
+    assert.equal(live.size, 2)
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.deepEqual(closed.length, 1, 'a holder went, not the static token')
+    assert.ok(!closed.includes('mcp:v:http'))
     await table.close()
-    assert.equal(closed.length, 2)
+    assert.equal(closed.length, 4)
     assert.ok(closed.includes('mcp:v:http'), closed.join(', '))
     assert.equal(live.size, 0)
     assert.equal(table.handlersOf(view).length, 0)

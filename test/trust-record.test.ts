@@ -3,6 +3,9 @@
 // trusted only when no other config file changed or appeared while it ran (keepingTrust); an
 // instance whose config from the untrusted project takes the user's environment waits.
 import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { after, describe, it } from 'node:test'
 import { Composition } from '../src/index.ts'
@@ -169,7 +172,7 @@ describe("trust: the user's environment in the project's config", () => {
     }
     assert.match(
       error('collector')!.message,
-      /not trusted yet, and this instance runs with a secret from your environment sent where the project's config says \(config\.baseUrl\)/,
+      /not trusted yet, and this instance runs with your secrets or your tools going where the project's config says \(config\.baseUrl\)/,
     )
     assert.match(error('other-key')!.message, /\(config\.apiKeyEnv\)/)
     assert.match(error('agent')!.message, /\(config\.subProviders\.0\.baseUrl\)/)
@@ -188,5 +191,46 @@ describe("trust: the user's environment in the project's config", () => {
     await c.reload()
     for (const key of ['collector', 'other-key', 'agent'])
       assert.equal(untrusted(key), undefined, `${key}: trusted, it starts`)
+  })
+
+  it("a null in the project's config that removes the user's `apiKeyEnv: none` counts as the project's", async () => {
+    // the user's own preset (outside the project) points the model at a keyless server; the
+    // project's null takes `none` away, so the default key variable would go to that server
+    const p = project({
+      'yoke.config.yaml': 'plugins:\n  model:\n    config:\n      apiKeyEnv: null\n',
+    })
+    const outside = mkdtempSync(join(tmpdir(), 'yoke-user-preset-'))
+    after(() => rmSync(outside, { recursive: true, force: true }))
+    const keyless = join(outside, 'keyless.yaml')
+    writeFileSync(
+      keyless,
+      'plugins:\n  model:\n    use: openai\n    config:\n      model: m\n      baseUrl: http://127.0.0.1:9/v1\n      apiKeyEnv: none\n',
+    )
+    const c = new Composition({ cwd: p.dir, home: p.home, env: {}, preset: keyless })
+    compositions.push(c)
+    await c.start()
+    const model = c.reconciler.running.get('model')
+    assert.equal(model?.spec.untrusted, true)
+    assert.match(
+      model!.fiber!.error!.message,
+      /going where the project's config says \(config\.apiKeyEnv\)$/,
+    )
+  })
+
+  it('a gateway whose token or host the project sets waits for trust; its views alone do not', async () => {
+    const p = project({
+      'yoke.config.yaml':
+        'preset: minimal\nplugins:\n' +
+        '  open:\n    use: mcp-server\n    config:\n      token: a-token-the-project-knows-0123\n      http: { host: 0.0.0.0, port: 0 }\n' +
+        '  narrow:\n    use: mcp-server\n    config:\n      http: { port: 0 }\n      views: { ro: { allow: [x] } }\n',
+    })
+    const c = new Composition({ cwd: p.dir, home: p.home, env: {} })
+    compositions.push(c)
+    await c.start()
+    const open = c.reconciler.running.get('open')
+    assert.equal(open?.spec.untrusted, true)
+    assert.equal(open?.fiber?.state, 'pending', 'it does not listen')
+    assert.match(open!.fiber!.error!.message, /\(config\.token, config\.http\.host\)$/)
+    assert.equal(c.reconciler.running.get('narrow')?.spec.untrusted, undefined)
   })
 })

@@ -148,6 +148,8 @@ export const mcpServerConfig = z
      * the client that holds the most (503 only when every session has a request in flight)
      */
     maxSessions: z.number().int().positive().max(100_000).default(256),
+    /** the most OAuth token holders per view whose stateless requests keep a scope of their own */
+    maxHolders: z.number().int().positive().max(100_000).default(256),
     /** the runtime scope whose tools are served (default the global one) */
     scope: z.string().min(1).default('global'),
     /** how long tool changes settle before clients are told (tools/list_changed) */

@@ -57,6 +57,9 @@ export default definePlugin({
   inject: ['runtime', 'approval', 'project'],
   provides: ['mcpServer'],
   config: mcpServerConfig,
+  // who may reach the tools it serves, and so run them as the user: a cloned project's token or a
+  // host of 0.0.0.0 waits for `yoke trust`
+  sendsSecrets: () => ['token', 'tokenEnv', 'http.host', 'oauth'],
   async apply(ctx, cfg) {
     // a retry's state lives as long as the longest wait for an answer (stdio and sessions: APPROVAL_MS)
     const stateMs = Math.ceil(Math.max(APPROVAL_MS, cfg.answerWaitMs) / 1000) * 1000
@@ -147,6 +150,7 @@ export default definePlugin({
           onerror: (err) => report(`MCP (2026-07-28, view ${view.name})`, err),
         },
       ),
+      cfg.maxHolders,
     )
     ctx.effect('mcp modern handlers', () => stateless.close())
 

@@ -175,7 +175,8 @@ export function buildServer(host: GatewayHost, served: Served): Server {
   if (served.era === 'modern') {
     const task = (id: string) => {
       const found = host.tasks.get(id, view.name)
-      if (!found)
+      // a task belongs to the caller that started it: another token holder's is not found either
+      if (!found || !found.exchange.caller.startsWith(`${served.callerBase}#`))
         throw new ProtocolError(
           ProtocolErrorCode.InvalidParams,
           `no task "${id}" in the MCP view "${view.name}" (it ended more than an hour ago, or the gateway restarted)`,

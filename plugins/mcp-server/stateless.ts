@@ -5,8 +5,9 @@
  * scope of its own under the view's (`…:<view>/holder-<hash>`). So one user's "allow for this
  * session" grants and dynamic plugins are never another's, as with 2025-era sessions.
  *
- * Each view keeps at most MAX_HOLDERS holders. The one used least recently goes first, with its
- * scope, as a closed session's does; a token that names only its `jti` is a holder per token.
+ * Each view keeps at most MAX_HOLDERS token holders. The one used least recently that has nothing
+ * in flight goes first, with its scope, as a closed session's does (a token that names only its
+ * `jti` is a holder per token); the static token's handler stays.
  */
 import { createHash } from 'node:crypto'
 import { toNodeHandler } from '@modelcontextprotocol/node'
@@ -30,10 +31,13 @@ interface Held {
   node: NodeHandler
   /** a scope of the holder's own, disposed with it; undefined: the view's */
   own?: ScopeHandle
+  /** requests in flight (a call, a listen stream): a busy holder is never let go */
+  active: number
 }
 
 export class StatelessHandlers {
-  readonly #byView = new Map<View, Map<string, Held>>()
+  /** per view: the static token's handler (never let go), then the token holders', oldest first */
+  readonly #byView = new Map<View, { shared?: Held; holders: Map<string, Held> }>()
 
   constructor(
     private readonly make: (view: View, served: Served) => McpHttpHandler,
@@ -42,39 +46,67 @@ export class StatelessHandlers {
 
   /** The node handler for `who`'s requests to `view`. */
   of(view: View, who: string): NodeHandler {
-    let held = this.#byView.get(view)
-    if (!held) this.#byView.set(view, (held = new Map()))
-    const found = held.get(who)
-    if (found) {
-      held.delete(who) // to the end: the most recently used
-      held.set(who, found)
-      return found.node
+    let table = this.#byView.get(view)
+    if (!table) this.#byView.set(view, (table = { holders: new Map() }))
+    if (who === STATIC_HOLDER)
+      return serving((table.shared ??= this.#held(view, { scope: view.scope, tag: 'http' })))
+    const { holders } = table
+    let held = holders.get(who)
+    if (held)
+      holders.delete(who) // to the end: the most recently used
+    else {
+      const tag = holderTag(who)
+      held = this.#held(view, { scope: view.sessionScope(tag), tag, own: true })
     }
-    const tag = who === STATIC_HOLDER ? undefined : holderTag(who)
-    const own = tag ? view.sessionScope(tag) : undefined
-    const handler = this.make(view, {
-      scope: own ?? view.scope,
-      callerBase: `mcp:${view.name}:${tag ?? 'http'}`,
-    })
-    const entry: Held = { handler, node: toNodeHandler(handler), own }
-    held.set(who, entry)
-    if (held.size > this.max) {
-      const [oldest, evicted] = held.entries().next().value!
-      held.delete(oldest)
-      void release(evicted)
-    }
-    return entry.node
+    holders.set(who, held)
+    if (holders.size > this.max) this.#letGoOfOneIdle(holders, who)
+    return serving(held)
   }
 
   /** Every handler of `view`, for its list-changed notifications. */
   handlersOf(view: View): McpHttpHandler[] {
-    return [...(this.#byView.get(view)?.values() ?? [])].map((h) => h.handler)
+    const table = this.#byView.get(view)
+    if (!table) return []
+    return [...(table.shared ? [table.shared] : []), ...table.holders.values()].map(
+      (h) => h.handler,
+    )
   }
 
   async close(): Promise<void> {
-    const all = [...this.#byView.values()].flatMap((held) => [...held.values()])
+    const all = [...this.#byView.values()].flatMap((t) => [
+      ...(t.shared ? [t.shared] : []),
+      ...t.holders.values(),
+    ])
     this.#byView.clear()
     await Promise.all(all.map(release))
+  }
+
+  #held(view: View, { scope, tag, own }: { scope: ScopeHandle; tag: string; own?: boolean }): Held {
+    const handler = this.make(view, { scope, callerBase: `mcp:${view.name}:${tag}` })
+    return { handler, node: toNodeHandler(handler), own: own ? scope : undefined, active: 0 }
+  }
+
+  /** The least recently used holder with nothing in flight goes (never `asking`); all busy: none. */
+  #letGoOfOneIdle(holders: Map<string, Held>, asking: string) {
+    for (const [who, held] of holders)
+      if (held.active === 0 && who !== asking) {
+        holders.delete(who)
+        void release(held)
+        return
+      }
+  }
+}
+
+/** The node handler, counting what is in flight until each response closes. */
+function serving(held: Held): NodeHandler {
+  return (req, res, body) => {
+    held.active++
+    let done = false
+    res.on('close', () => {
+      if (!done) held.active--
+      done = true
+    })
+    return held.node(req, res, body)
   }
 }
 
@@ -82,7 +114,14 @@ export class StatelessHandlers {
 const holderTag = (who: string) =>
   `holder-${createHash('sha256').update(who).digest('hex').slice(0, 16)}`
 
+/**
+ * Its scope goes first, before anything is awaited, so a holder that comes back at once can have
+ * its scope again; then the handler closes, whether or not the scope went well.
+ */
 async function release({ handler, own }: Held): Promise<void> {
-  await handler.close()
-  await own?.dispose()
+  try {
+    await own?.dispose()
+  } finally {
+    await handler.close()
+  }
 }

@@ -51,8 +51,9 @@ function record(
   const key = pathKey(path)
   const pos = layer.positions.get(key)
   if (!isPlainObject(value)) forget(key, origins, fromEnv)
-  if (value === null) return
+  // a null removes what lower layers set, and says so: who removed a value is its origin too
   if (pos && path.length) origins.set(key, pos)
+  if (value === null) return
   if (layer.fromEnv.has(key)) fromEnv.add(key)
   if (isPlainObject(value))
     for (const [k, v] of Object.entries(value)) record(layer, v, [...path, k], origins, fromEnv)

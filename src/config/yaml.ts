@@ -208,7 +208,15 @@ function walk(
   } else if (isMap(node)) {
     for (const pair of node.items) {
       if (!isPair(pair)) continue
-      const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key)
+      // the key as toJS names it; an alias or a collection as a key would hide what it names from
+      // every check by path (trust, the schema's positions), so it is refused
+      if (!isScalar(pair.key) && pair.key !== null)
+        throw new YokeError(
+          'CONFIG_SYNTAX',
+          { reason: 'a key must be written out: an alias or a collection cannot be a key' },
+          at((pair.key as Node).range?.[0]),
+        )
+      const key = pair.key?.value === null ? '' : String(pair.key?.value ?? '')
       const value = pair.value as Node | null
       const isMergeKey =
         isScalar(pair.key) && (pair.key.value === '<<' || typeof pair.key.value === 'symbol')

@@ -85,8 +85,9 @@ export interface PluginDefinition<
   runsProjectCode?: boolean | ((config: ConfigOf<S>) => boolean)
   /**
    * The config paths (dotted, under `config`) that decide which secret it reads from the user's
-   * environment by itself, or where it sends it (a model provider's `apiKeyEnv` and `baseUrl`).
-   * When the project's own files set one of them, the instance waits until the project is trusted.
+   * environment by itself, where it sends it (a model provider's `apiKeyEnv` and `baseUrl`), or
+   * who may reach what it serves (a gateway's token and host). When the project's own files set
+   * one of them, the instance waits until the project is trusted.
    */
   sendsSecrets?: (config: ConfigOf<S>) => readonly string[]
   apply(ctx: InjectedContext<I>, config: ConfigOf<S>): ApplyResult

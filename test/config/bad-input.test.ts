@@ -60,6 +60,20 @@ const CASES: Case[] = [
     at: /bad\.yaml:2:\d+$/,
   },
   {
+    name: 'an alias as a key (it would hide the key it names from trust and the schema)',
+    file: 'bad.yaml',
+    text: 'x-u: &u use\nplugins:\n  ok:\n    *u : ./ok.mjs\n',
+    code: 'CONFIG_SYNTAX',
+    at: /bad\.yaml:4:5$/,
+  },
+  {
+    name: 'a collection as a key',
+    file: 'bad.yaml',
+    text: 'plugins:\n  ok:\n    ? [use]\n    : ./ok.mjs\n',
+    code: 'CONFIG_SYNTAX',
+    at: /bad\.yaml:3:\d+$/,
+  },
+  {
     name: 'duplicate key',
     file: 'bad.yaml',
     text: 'plugins:\n  ok:\n    use: ./ok.mjs\n    use: ./other.mjs\n',

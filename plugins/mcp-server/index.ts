@@ -135,21 +135,22 @@ export default definePlugin({
 
     // 2026-07-28 over HTTP: stateless handlers, per view and token holder (stateless.ts); each
     // request gets a Server of its own
-    const stateless = new StatelessHandlers((view, served) =>
-      createMcpHandler(
-        () =>
-          buildServer(gateway, {
-            view,
-            era: 'modern',
-            ...served,
-            session: false,
-            answerMs: cfg.answerWaitMs,
-          }),
-        {
-          legacy: 'reject',
-          onerror: (err) => report(`MCP (2026-07-28, view ${view.name})`, err),
-        },
-      ),
+    const stateless = new StatelessHandlers(
+      (view, served) =>
+        createMcpHandler(
+          () =>
+            buildServer(gateway, {
+              view,
+              era: 'modern',
+              ...served,
+              session: false,
+              answerMs: cfg.answerWaitMs,
+            }),
+          {
+            legacy: 'reject',
+            onerror: (err) => report(`MCP (2026-07-28, view ${view.name})`, err),
+          },
+        ),
       cfg.maxHolders,
     )
     ctx.effect('mcp modern handlers', () => stateless.close())

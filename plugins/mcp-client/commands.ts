@@ -1,7 +1,7 @@
 /**
  * @module mcp-client/commands
  * `yoke mcp list` (each server's state, last error and tool count: live from a running dev, else
- * composed once), `yoke mcp restart NAME` (in the running dev), `yoke mcp add|remove` and
+ * composed once), `yoke mcp restart NAME` (in the running dev; refused for a held server), `yoke mcp add|remove` and
  * `yoke mcp import FILE` (.mcp.json, claude_desktop_config.json or a Codex config.toml as
  * mcp-client entries; printed, or added with --write). Edits keep the config's comments.
  */
@@ -17,13 +17,14 @@ import {
   type ParsedArgs,
 } from 'yoke/cli'
 import type { McpServerStatus } from '../mcp/api.ts'
+import './errors.ts' // MCP_SERVER_HELD, thrown here
 import type { ImportResult } from './import.ts'
 import { oauthCommands } from './oauth/commands.ts'
 
 const mcpList = defineCommand({
   name: 'mcp list',
   summary:
-    'MCP servers: state (connected, reconnecting n of m, gave up), protocol era and version, last error, tools',
+    'MCP servers: state (connected, reconnecting n of m, gave up, held), protocol era and version, last error, tools',
   usage: 'yoke mcp list [--fresh] [--json] [common flags]',
   flags: {
     fresh: { type: 'boolean', description: 'compose now even when a yoke dev is running' },
@@ -38,7 +39,8 @@ const mcpList = defineCommand({
 
 const mcpRestart = defineCommand({
   name: 'mcp restart',
-  summary: 'reconnect one MCP server in the running yoke dev (and revive one that gave up)',
+  summary:
+    'reconnect one MCP server in the running yoke dev (and revive one that gave up; not one held)',
   usage: 'yoke mcp restart NAME [common flags]',
   positionals: 1,
   examples: ['yoke mcp restart workspace --config config/yoke.yaml'],
@@ -48,12 +50,13 @@ const mcpRestart = defineCommand({
         reason: 'yoke mcp restart needs the server name (see yoke mcp list)',
       })
     const answer = (await cli.live('mcp-restart', { name })) as
-      { restarted: boolean; servers: string[] } | undefined
+      { restarted: boolean; held?: string[]; servers: string[] } | undefined
     if (!answer)
       throw new YokeError('USAGE', {
         reason:
           'no yoke dev is running in this project: restart acts on a running dev (a config edit restarts a server too)',
       })
+    if (answer.held) throw new YokeError('MCP_SERVER_HELD', { name, why: answer.held.join('; ') })
     if (!answer.restarted)
       throw new YokeError('USAGE', {
         reason: `no MCP server is named "${name}"; the servers are: ${answer.servers.join(', ') || 'none'}`,
@@ -304,7 +307,7 @@ function printServers(servers: McpServerStatus[], args: ParsedArgs, source: stri
     const state =
       s.state === 'connected'
         ? color.green('connected')
-        : s.state === 'reconnecting' || s.state === 'connecting'
+        : s.state === 'reconnecting' || s.state === 'connecting' || s.state === 'held'
           ? color.yellow(s.detail)
           : color.red(s.detail)
     const about = [

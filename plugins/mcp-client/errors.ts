@@ -6,6 +6,10 @@ export const errors = defineErrors('mcp-client', {
     message: 'MCP server "{server}" could not start: {reason}',
     hint: 'Check its command or url, then `yoke mcp list`; with failOnStartupError: false it is retried with backoff.',
   },
+  MCP_SERVER_HELD: {
+    message: 'MCP server "{name}" is held ({why}); it stays disconnected while held',
+    hint: 'A plugin holds it (the capabilities plugin holds the servers of withdrawn or mis-pinned capabilities); `yoke mcp list` shows why. It connects again by itself once the last hold is released.',
+  },
   URL_REFUSED: {
     message: 'refused to connect to {url}: {reason}',
     hint: 'URLs from packages and imported files may not reach private, loopback, link-local or metadata addresses, nor redirect; put the server in your own config (ssrfGuard: false, or `yoke mcp import --trust-urls` for a file that is yours) to reach a local one.',

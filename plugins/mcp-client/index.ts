@@ -2,18 +2,20 @@
  * mcp-client: one MCP server (stdio, Streamable HTTP or SSE; the 2025 era or 2026-07-28) whose
  * tools run through the runtime's pipeline like any other, as `mcp__<server>__<tool>`. A
  * supervisor keeps it connected (backoff, an outage budget, then giving up until restarted);
- * during an outage its calls end at once with SERVER_UNAVAILABLE saying what is going on. Every
- * instance joins the `mcp` registry, which also carries the server's questions to yoke.
+ * during an outage its calls end at once with SERVER_UNAVAILABLE saying what is going on. A hold
+ * (`mcp.hold`) disconnects it on purpose until released. Every instance joins the `mcp`
+ * registry, which also carries the server's questions to yoke.
  */
 import { createRequire } from 'node:module'
 import type { Tool } from '@modelcontextprotocol/client'
 import { definePlugin, YokeError, type CallContext, type ToolOutput } from 'yoke'
-import type { McpList, McpServerHandle } from '../mcp/api.ts'
+import type { McpList, McpServerHandle, McpServerStatus } from '../mcp/api.ts'
 import { SdkCall } from './call.ts'
 import { callTool as callOnce, type AnswerInput } from './calls.ts'
 import { mcpClientConfig, oauthOf, rootsOf, transportOf } from './config.ts'
 import { elicitThrough } from './elicit.ts'
 import { failure, loginNeeded, Unanswerable } from './failures.ts'
+import { Holds } from './holds.ts'
 import { ServerAuth } from './oauth/client.ts'
 import { openStore } from './oauth/store.ts'
 import { answerSampling } from './sampling.ts'
@@ -37,6 +39,8 @@ export default definePlugin({
   config: mcpClientConfig,
   // a stdio server from a project's own config starts after `yoke trust`; a url one needs no trust
   runsProjectCode: (cfg) => cfg.command !== undefined,
+  // sampling lets the server ask the user's model for completions, on the user's key
+  sendsSecrets: (cfg) => (cfg.sampling ? ['sampling'] : []),
   async apply(ctx, cfg) {
     const server = cfg.serverName
     const roots = rootsOf(cfg, ctx.project.dir)
@@ -60,6 +64,8 @@ export default definePlugin({
     const running = new Set<CallContext>()
     /** what earlier connections learnt: the server speaks only the 2025 era */
     let legacyOnly = false
+    /** who the last connection was talking to: a held server is still shown as it was */
+    let last: Pick<McpServerStatus, 'server' | 'protocol'> = {}
     const tools = new ServerTools(
       cfg,
       ctx.runtime,
@@ -114,7 +120,22 @@ export default definePlugin({
         )
         await tools.clear()
       },
+      // a connection that ended under a sync may have registered tools after the hold cleared them
+      parked: () => tools.clear(),
       changed: (state) => {
+        if (state === 'held') {
+          void tools.clear()
+          ctx.logger.info(
+            `MCP server "${server}" is held (${supervisor.heldFor}): disconnected, its tools unregistered`,
+          )
+        }
+        if (state === 'connected') {
+          const info = supervisor.session?.client.getServerVersion()
+          last = {
+            server: info && { name: info.name, version: info.version },
+            protocol: supervisor.session?.protocol,
+          }
+        }
         if (state === 'needs-login') {
           ctx.logger.warn(supervisor.lastError ?? `MCP server "${server}" needs a sign-in`)
           watchSignIn()
@@ -135,18 +156,31 @@ export default definePlugin({
     })
     let watching = false
     const connected = () => (supervisor.state === 'connected' ? supervisor.session : undefined)
+    const holds = new Holds((whys) => {
+      if (whys.length) return supervisor.hold(whys.join('; '))
+      ctx.logger.info(`MCP server "${server}": its last hold was released; connecting`)
+      fresh()
+      supervisor.release()
+    })
+    /** the next connection is made as at start: the lists read again, the era negotiated again */
+    const fresh = () => {
+      tools.stale()
+      legacyOnly = false
+    }
     const handle: McpServerHandle = {
       name: server,
       instance: ctx.key,
       timeoutMs: cfg.callMs,
       client: () => connected()?.client,
       restart: () => {
-        tools.stale() // a restart reads the lists again, whatever their cache hints say
-        legacyOnly = false
+        if (supervisor.heldFor !== undefined) return
+        fresh() // a restart reads the lists again, whatever their cache hints say
         supervisor.restart()
       },
+      hold: (why) => holds.take(why),
       status: () => {
-        const session = supervisor.session
+        const held = supervisor.state === 'held'
+        const session = held ? undefined : supervisor.session
         const live = connected()
         const info = live?.client.getServerVersion()
         return {
@@ -162,8 +196,13 @@ export default definePlugin({
           problems: tools.problems,
           pid: session?.pid,
           sessionId: session?.sessionId,
-          server: info && { name: info.name, version: info.version },
-          protocol: live?.protocol,
+          server: info
+            ? { name: info.name, version: info.version }
+            : held
+              ? last.server
+              : undefined,
+          protocol: live?.protocol ?? (held ? last.protocol : undefined),
+          ...(held && { holds: holds.whys }),
         }
       },
     }
@@ -280,6 +319,7 @@ export default definePlugin({
         return toOutput(result)
       } catch (err) {
         if (link.aborted) throw link.reason // the runtime already knows why (abort, timeout, unload)
+        if (supervisor.state === 'held') throw unavailable(supervisor.describe())
         const what = failure(err, cfg, call.call.name, session, asTask)
         if (what.kind === 'expired' && !retried) {
           // the server refused this very call for an unknown session (it restarted): it never ran it,

@@ -63,6 +63,7 @@ export class Session {
   #checking = false
   #terminated = false
   #listening?: McpSubscription
+  #closing?: Promise<void>
   isLost = false
   /** why it ended, once it has */
   why?: string
@@ -169,8 +170,15 @@ export class Session {
     }
   }
 
-  /** Ends the connection; an HTTP session is ended on the server too (bounded: a dead server is not waited for). */
-  async close(): Promise<void> {
+  /**
+   * Ends the connection; an HTTP session is ended on the server too (bounded: a dead server is not
+   * waited for). A second call waits for the first: closing the client under it would abort its DELETE.
+   */
+  close(): Promise<void> {
+    return (this.#closing ??= this.#close())
+  }
+
+  async #close(): Promise<void> {
     this.#ended(new Error('closed'))
     void this.#listening?.close().catch(() => {})
     if (

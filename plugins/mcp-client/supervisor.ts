@@ -2,14 +2,16 @@
  * Keeps one server connected. Each connection is a generation; a lost one is reopened after
  * initialDelayMs, doubling up to maxDelayMs. maxAttempts failures in a row spend the outage
  * budget; a connection that stayed up longer than maxDelayMs refills it (a crash-looping server
- * does not). When the budget is spent the supervisor gives up until `restart()`. Closing or
- * restarting aborts a connection attempt under way.
+ * does not). When the budget is spent the supervisor gives up until `restart()`. Closing,
+ * restarting or holding aborts a connection attempt under way; while held the loop is parked (no
+ * connection, no timer) until `release()`.
  */
 import type { Session } from './session.ts'
 
-/** `needs-login`: the server wants a person to sign in (OAuth); no retries until restart() */
+/** `needs-login`: the server wants a person to sign in (OAuth); no retries until restart().
+ *  `held`: disconnected on purpose until release() */
 export type ServerState =
-  'connecting' | 'connected' | 'reconnecting' | 'gave-up' | 'needs-login' | 'closed'
+  'connecting' | 'connected' | 'reconnecting' | 'gave-up' | 'needs-login' | 'held' | 'closed'
 
 export interface ReconnectPolicy {
   initialDelayMs: number
@@ -28,6 +30,8 @@ export interface SupervisorHooks {
   changed(state: ServerState): void
   /** a hook threw: reported, and the loop goes on */
   failed(what: string, err: unknown): void
+  /** the loop parked for a hold, its connection (and process) gone: what a connection left is cleared */
+  parked(): Promise<void>
 }
 
 export class Supervisor {
@@ -38,6 +42,8 @@ export class Supervisor {
   lastError?: string
   session?: Session
   connectedAt?: number
+  /** while held: why (describe() shows it) */
+  heldFor?: string
   #closed = false
   #restarting = false
   /** aborts the connection attempt under way */
@@ -63,11 +69,33 @@ export class Supervisor {
 
   /** Reconnects now with a full budget (and revives a supervisor that gave up). */
   restart(): void {
-    if (this.#closed) return
+    if (this.#closed || this.heldFor !== undefined) return
     this.#restarting = true
     this.attempt = 0
     this.#attempt?.abort(new Error('restarted'))
     void this.session?.close() // ends an HTTP session on the server too
+    this.#set('connecting')
+    this.#wake?.()
+  }
+
+  /** Disconnects until release(): the attempt under way is abandoned, the connection closed. Again while held: a new why. */
+  hold(why: string): void {
+    if (this.#closed) return
+    const already = this.heldFor !== undefined
+    this.heldFor = why
+    if (already) return this.#announce('held')
+    this.#restarting = true // released before the loop notices: it reconnects at once, no failure counted
+    this.#attempt?.abort(new Error('held'))
+    void this.session?.close() // the loop sees it end, closes it too and parks
+    this.#set('held')
+    this.#wake?.()
+  }
+
+  /** Connects again as at start (a full budget). */
+  release(): void {
+    if (this.#closed || this.heldFor === undefined) return
+    this.heldFor = undefined
+    this.attempt = 0
     this.#set('connecting')
     this.#wake?.()
   }
@@ -94,7 +122,7 @@ export class Supervisor {
     if (up()) return Promise.resolve(true)
     return new Promise((resolve) => {
       const done = () => {
-        const stopped = ['gave-up', 'needs-login', 'closed'].includes(this.state)
+        const stopped = ['gave-up', 'needs-login', 'held', 'closed'].includes(this.state)
         if (!up() && !stopped && !timedOut) return
         clearTimeout(timer)
         this.#waiters.delete(done)
@@ -112,6 +140,7 @@ export class Supervisor {
     if (this.state === 'reconnecting')
       return `reconnecting, attempt ${this.attempt} of ${this.policy.maxAttempts}${last}`
     if (this.state === 'needs-login') return this.lastError ?? 'it needs a sign-in'
+    if (this.state === 'held') return `held: ${this.heldFor}`
     if (this.state === 'gave-up')
       return `it gave up after ${this.policy.maxAttempts} attempts${last}; edit its config or run \`yoke mcp restart\``
     return `${this.state}${last}`
@@ -124,6 +153,13 @@ export class Supervisor {
       first = undefined
     }
     while (!this.#closed) {
+      if (this.heldFor !== undefined) {
+        settleFirst() // an instance held while it starts has started: it is held, not broken
+        this.#restarting = false
+        await this.hooks.parked().catch((err) => this.hooks.failed('parking for a hold', err))
+        if (this.heldFor !== undefined && !this.#closed) await this.#sleep(Infinity)
+        continue
+      }
       let session: Session | undefined
       let failure: Error | undefined
       this.#restarting = false // a restart asked for before this attempt is this attempt
@@ -132,6 +168,7 @@ export class Supervisor {
         this.generation++
         session = this.session = await this.hooks.open(attempt.signal)
         if (this.#closed) break
+        attempt.signal.throwIfAborted() // opened just as it was held or restarted: no tool sync
         await this.hooks.ready(session)
         if (session.isLost) throw await session.lost
         if (attempt.signal.aborted) throw attempt.signal.reason
@@ -154,6 +191,12 @@ export class Supervisor {
               : err instanceof Error
                 ? err
                 : new Error(String(err))
+      }
+      if (this.heldFor !== undefined) {
+        // held: not a failure, nothing to count; the top of the loop parks
+        if (this.session === session) this.session = undefined
+        await session?.close()
+        continue
       }
       // the next state first, so the caller of the first attempt and the observers see it at once
       const restart = this.#restarting
@@ -182,6 +225,10 @@ export class Supervisor {
   #set(state: ServerState) {
     if (this.state === state && state !== 'reconnecting') return
     this.state = state
+    this.#announce(state)
+  }
+
+  #announce(state: ServerState) {
     for (const waiter of [...this.#waiters]) waiter()
     try {
       this.hooks.changed(state)

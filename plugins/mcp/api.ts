@@ -11,10 +11,17 @@ export interface McpServerStatus {
   instance: string
   transport: 'stdio' | 'http' | 'sse'
   /** `failed`: an instance that never joined (shown by yoke mcp list); `needs-login`: an OAuth
-   *  server waiting for `yoke mcp login` */
+   *  server waiting for `yoke mcp login`; `held`: disconnected on purpose while a hold stands */
   state:
-    'connecting' | 'connected' | 'reconnecting' | 'needs-login' | 'gave-up' | 'closed' | 'failed'
-  /** "reconnecting, attempt 3 of 10 (last error: …)" */
+    | 'connecting'
+    | 'connected'
+    | 'reconnecting'
+    | 'needs-login'
+    | 'gave-up'
+    | 'held'
+    | 'closed'
+    | 'failed'
+  /** "reconnecting, attempt 3 of 10 (last error: …)"; "held: <why>; <why>" */
   detail: string
   attempt: number
   maxAttempts: number
@@ -25,10 +32,14 @@ export interface McpServerStatus {
   pid?: number
   /** the Streamable HTTP session */
   sessionId?: string
-  /** the server's own name and version, from the handshake (legacy) or server/discover (modern) */
+  /** the server's own name and version, from the handshake (legacy) or server/discover (modern);
+   *  while held, those of the last connection */
   server?: { name: string; version: string }
-  /** what the connection negotiated: the 2025 era (initialize, sessions) or 2026-07-28 and later */
+  /** what the connection negotiated: the 2025 era (initialize, sessions) or 2026-07-28 and later;
+   *  while held, the last connection's */
   protocol?: { era: 'legacy' | 'modern'; version: string }
+  /** while held: why, one entry per hold standing */
+  holds?: string[]
 }
 
 /** What an mcp-client instance registers. */
@@ -40,7 +51,14 @@ export interface McpServerHandle {
   client(): Client | undefined
   /** per-request timeout for the hub's resource and prompt requests */
   readonly timeoutMs: number
+  /** reconnects; does nothing while held */
   restart(): void
+  /**
+   * Disconnects the server until every hold is released: its process ends (an HTTP session is
+   * ended), its tools go, no reconnect runs; state `held`, detail naming the whys. Releasing the
+   * last hold connects it again as at start. The disposer (the release) is idempotent.
+   */
+  hold(why: string): Disposer
 }
 
 export type McpList = 'tools' | 'resources' | 'prompts'
@@ -101,8 +119,14 @@ export interface McpHub {
   listChanged(name: string, list: McpList): void
   list(): McpServerStatus[]
   get(name: string): McpServerHandle | undefined
-  /** false when no server has that name */
+  /** false when no server has that name; a held server is not reconnected (check its status) */
   restart(name: string): boolean
+  /**
+   * Holds the server of that name as it is now (McpServerHandle.hold): undefined when there is
+   * none. Through a plugin's own `mcp` service the hold is released with that plugin, too.
+   * hooks.change tells followers when it goes `held` and when it comes back.
+   */
+  hold(name: string, why: string): Disposer | undefined
   /**
    * Registers an answerer of upstream questions; the newest that `handles` a question is asked,
    * else the newest without `handles`. Returns its removal.

@@ -44,16 +44,22 @@ export function mcpServers(ctx: Context, hub: McpHub): McpServerStatus[] {
 
 export function serverState(s: McpServerStatus): string {
   if (s.state === 'connected') return color.green('connected')
-  if (s.state === 'connecting' || s.state === 'reconnecting') return color.yellow(s.detail)
+  if (s.state === 'connecting' || s.state === 'reconnecting' || s.state === 'held')
+    return color.yellow(s.detail)
   return color.red(s.detail)
 }
 
 export function registerControls(ctx: Context, hub: McpHub): void {
   ctx.control('mcp-list', () => mcpServers(ctx, hub))
-  ctx.control('mcp-restart', ({ name }) => ({
-    restarted: hub.restart(String(name)),
-    servers: hub.list().map((s) => s.name),
-  }))
+  // a held server stays down: the answer says so, and why
+  ctx.control('mcp-restart', ({ name }) => {
+    const held = hub.get(String(name))?.status()
+    return {
+      restarted: held?.state !== 'held' && hub.restart(String(name)),
+      ...(held?.state === 'held' && { held: held.holds ?? [held.detail] }),
+      servers: hub.list().map((s) => s.name),
+    }
+  })
   ctx.control('summary:mcp servers', (): SummarySection | undefined => {
     const servers = mcpServers(ctx, hub)
     if (!servers.length) return undefined

@@ -1,6 +1,6 @@
 /**
  * mcp: the registry of MCP servers that every `mcp-client` instance joins. It keeps server names
- * unique, answers `yoke mcp list` and `yoke mcp restart`, and offers the connected servers'
+ * unique, answers `yoke mcp list` and `yoke mcp restart`, passes holds on to a server, and offers the connected servers'
  * resources and prompts to the model through five tools, registered only while some connected
  * server has resources or prompts (no server, no tools in the model's context).
  */
@@ -139,6 +139,7 @@ export default definePlugin({
         server?.restart()
         return server !== undefined
       },
+      hold: (name, why) => servers.get(name)?.hold(why),
     }
     registerControls(ctx, hub)
     // each consumer's add() is its own effect too, so a disposed instance always gives its name back
@@ -150,6 +151,11 @@ export default definePlugin({
           add: (h: McpServerHandle) => c.effect(`mcp server ${h.name}`, hub.add(h)),
           answerer: (a: Parameters<McpHub['answerer']>[0]) =>
             c.effect(`mcp answerer ${a.name}`, hub.answerer(a)),
+          // a holder that goes away lets go of its holds
+          hold(name: string, why: string) {
+            const release = hub.hold(name, why)
+            return release && c.effect(`mcp hold ${name} (${why})`, release)
+          },
         }),
       }),
     )

@@ -6,6 +6,7 @@
  * runs), and the process runner (a program in a process group of its own, bounded output, the
  * whole group ended).
  */
+import type { Disposer, SyncHook } from 'yoke'
 import type { ManifestProblem } from './manifest.ts'
 
 export {
@@ -31,13 +32,15 @@ export interface PackageInfo {
   dir: string
   /** the `source` of the added root it comes from (`addRoot`); none for a configured directory */
   source?: string
-  /** loaded: its tools are registered; failed: see errors; shadowed: a package with the same id in a higher directory won; filtered: the skill filter leaves it out */
-  state: 'loaded' | 'failed' | 'shadowed' | 'filtered'
+  /** loaded: its tools are registered; failed: see errors; shadowed: a package with the same id in a higher directory won; filtered: the skill filter leaves it out; held: `hold` unloaded it (see why) */
+  state: 'loaded' | 'failed' | 'shadowed' | 'filtered' | 'held'
+  /** held: the reasons of the holds on it, oldest first, joined by `; ` */
+  why?: string
   version?: string
   tools: string[]
   executable?: string
   sha256?: string
-  /** sha256 (hex) over what the package runs: the manifest's text, the executable's sha256, its prompt files and SKILL.md; none unless loaded */
+  /** sha256 (hex) over what the package runs: the manifest's text, the executable's sha256, its prompt files and SKILL.md; none unless loaded or held */
   fingerprint?: string
   signed: boolean
   extras: { prompts: number; mcpServers: number; hooks: number }
@@ -48,6 +51,8 @@ export interface PackageInfo {
 export interface ExecToolsApi {
   /** the package directories, highest priority first: the configured ones, then the added ones */
   readonly roots: string[]
+  /** `change(ids)`: the entries of these packages in list() changed (state, identity, why, one came or went) */
+  readonly hooks: { readonly change: SyncHook<[ids: string[]]> }
   list(): PackageInfo[]
   /**
    * One more package directory, at the lowest priority: a folder of package folders, or a single
@@ -58,6 +63,17 @@ export interface ExecToolsApi {
    * @example const remove = ctx.execTools.addRoot(join(ctx.project.home, 'installed'), { source: 'yoke add' })
    */
   addRoot(dir: string, options?: { source?: string }): () => void
+  /**
+   * Unloads the loaded package `packageId` as if it were removed (its tools, hooks, prompt
+   * sections and MCP servers go; the servers' processes end) until the disposer is called; list()
+   * keeps its entry, `held`, with its identity and `why`. Holds are counted: it loads again (read
+   * afresh) when the last one is released, and the disposer of that one resolves once it has.
+   * Edits while held keep it held (list() shows the new version and fingerprint). Undefined: no
+   * package by that id is loaded or held. Called through an instance's `ctx.execTools`, the hold
+   * is one of that instance's effects; the holds go with this exec-tools instance when it reloads.
+   * @example const release = ctx.execTools.hold('deploy', 'withdrawn: deploy@1.2.0')
+   */
+  hold(packageId: string, why: string): Disposer | undefined
 }
 
 declare module 'yoke' {

@@ -1,7 +1,7 @@
 /**
  * @module exec-tools/commands
  * `yoke plugins list` (the packages of the exec-tools plugin: loaded, failed and why, shadowed,
- * filtered) and `yoke plugins check DIR` (a package, or a directory of packages: manifest,
+ * filtered, held and why) and `yoke plugins check DIR` (a package, or a directory of packages: manifest,
  * executable, integrity, schemas, extras; exit 1 on errors).
  */
 import { existsSync, readdirSync } from 'node:fs'
@@ -13,7 +13,7 @@ import type { PackageInfo } from './api.ts'
 const pluginsList = defineCommand({
   name: 'plugins list',
   summary:
-    'plugin executable packages: loaded (tools, extras, integrity), failed and why, shadowed, filtered',
+    'plugin executable packages: loaded (tools, extras, integrity), failed and why, shadowed, filtered, held and why',
   usage: 'yoke plugins list [--json] [common flags]',
   examples: ['yoke plugins list --config config/yoke.yaml', 'yoke plugins list --json'],
   run: (args, _, cli) =>
@@ -170,6 +170,7 @@ function print(packages: PackageInfo[], cwd: string) {
     process.stdout.write(
       `${p.id}${p.version ? ` ${p.version}` : ''}  ${state}${p.signed ? color.dim(' · signed') : ''}\n  ${color.dim(`${displayPath(p.dir, cwd)}${p.source ? ` (from ${p.source})` : ''}`)}\n`,
     )
+    if (p.state === 'held') process.stdout.write(`  held: ${p.why}\n`)
     if (p.tools.length) process.stdout.write(`  tools: ${p.tools.join(', ')}\n`)
     if (extras.length) process.stdout.write(`  extras: ${extras.join(', ')}\n`)
     for (const e of p.errors)

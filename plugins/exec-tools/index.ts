@@ -8,10 +8,19 @@ import { existsSync, readdirSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, join, resolve, sep } from 'node:path'
 import { z } from 'zod'
-import { bindToContext, definePlugin, YokeError, type ChildHandle, type Disposer } from 'yoke'
+import {
+  bindToContext,
+  defineHooks,
+  definePlugin,
+  SyncHook,
+  YokeError,
+  type ChildHandle,
+  type Disposer,
+} from 'yoke'
 import { defaultDirs } from '../skills/api.ts'
 import type { ExecToolsApi, PackageInfo } from './api.ts'
-import type { ManifestProblem } from './manifest.ts'
+import { PackageHolds } from './holds.ts'
+import { changedIds, info } from './entries.ts'
 import { loadPackage, type Package, type PackageFailure } from './load.ts'
 import { packagePlugin } from './package.ts'
 import './errors.ts'
@@ -59,6 +68,19 @@ export default definePlugin({
     const running = new Map<string, { pkg: Package; child: ChildHandle }>()
     let infos: PackageInfo[] = []
     let queue = Promise.resolve()
+    const hooks = defineHooks('exec-tools', { change: new SyncHook<[ids: string[]]>(['ids']) })
+    /** Tells the followers which packages' entries in list() changed (after the caller's turn). */
+    const announce = (ids: string[]) => {
+      if (ids.length)
+        queueMicrotask(() => {
+          try {
+            hooks.change.call([...new Set(ids)])
+          } catch (err) {
+            ctx.logger.error(`a follower of package changes failed: ${(err as Error).message}`, err)
+          }
+        })
+    }
+    const holds = new PackageHolds((id, held) => (held ? unloadHeld(id) : enqueue([])))
     const enqueue = (touched?: string[]) => {
       queue = queue
         .then(() => sync(touched))
@@ -106,6 +128,8 @@ export default definePlugin({
         )
       }
       const next = new Map<string, Package>()
+      const before = infos
+      const claimed = new Set<string>()
       infos = []
       for (const [dir, result] of loaded) {
         const source = sources.get(dir)
@@ -114,12 +138,19 @@ export default definePlugin({
           continue
         }
         const { id } = result.manifest
-        const state = next.has(id)
+        // a held package keeps its identity in list(), whatever the filter says
+        const state = claimed.has(id)
           ? 'shadowed'
-          : filter && !filter.allows(id)
-            ? 'filtered'
-            : 'loaded'
-        infos.push(info(id, dir, state, result, [], source))
+          : holds.has(id)
+            ? 'held'
+            : filter && !filter.allows(id)
+              ? 'filtered'
+              : 'loaded'
+        claimed.add(id)
+        infos.push({
+          ...info(id, dir, state, result, [], source),
+          ...(state === 'held' && { why: holds.why(id) }),
+        })
         if (state === 'loaded') next.set(id, result)
         if (state === 'loaded')
           for (const w of result.warnings)
@@ -143,7 +174,8 @@ export default definePlugin({
       }
       const filterNow = ctx.get('skillFilter') // a filter that arrived during the loads above
       for (const [id, pkg] of next) {
-        if (running.has(id) || ctx.signal.aborted || (filterNow && !filterNow.allows(id))) continue
+        if (running.has(id) || ctx.signal.aborted || holds.has(id)) continue
+        if (filterNow && !filterNow.allows(id)) continue
         running.set(id, {
           pkg,
           child: ctx.plugin(
@@ -153,6 +185,30 @@ export default definePlugin({
           ),
         })
       }
+      announce(changedIds(before, infos))
+    }
+
+    /** A hold came or went while others stand: the package is unloaded, its entry says why. */
+    function unloadHeld(id: string) {
+      if (ctx.signal.aborted) return
+      infos = infos.map((i) =>
+        i.id === id && (i.state === 'loaded' || i.state === 'held')
+          ? { ...i, state: 'held' as const, why: holds.why(id) }
+          : i,
+      )
+      announce([id])
+      const run = running.get(id)
+      if (!run) return
+      running.delete(id)
+      Promise.resolve(run.child()).catch((err: unknown) =>
+        ctx.logger.error(`package ${id}: unloading it failed: ${(err as Error).message}`, err),
+      )
+    }
+
+    /** Holds a loaded (or held) package: see ExecToolsApi.hold. */
+    function hold(id: string, why: string): Disposer | undefined {
+      const there = infos.some((i) => i.id === id && (i.state === 'loaded' || i.state === 'held'))
+      return there && !ctx.signal.aborted ? holds.add(id, why) : undefined
     }
 
     // a package whose child failed to apply shows as failed, with why
@@ -200,21 +256,31 @@ export default definePlugin({
       get roots() {
         return [...configured, ...added.map((a) => a.dir)]
       },
+      hooks,
       list,
       addRoot,
+      hold,
     }
     // the host (tests, the CLI) gets plain disposers; a consuming instance's roots are its effects
     ctx.provide(
       'execTools',
       Object.assign(Object.create(api) as ExecToolsApi, {
-        [bindToContext]: (c: { effect: (label: string, fn: () => void) => Disposer }) => ({
+        [bindToContext]: (c: {
+          effect: (label: string, fn: () => void | Promise<void>) => Disposer
+        }) => ({
           get roots() {
             return api.roots
           },
+          hooks,
           list,
           addRoot(dir: string, options?: { source?: string }) {
             const dispose = c.effect(`package root ${dir}`, addRoot(dir, options))
             return () => void dispose()
+          },
+          // a consumer's holds go when it does
+          hold(id: string, why: string) {
+            const release = hold(id, why)
+            return release && c.effect(`hold on package ${id}`, release)
           },
         }),
       }),
@@ -245,33 +311,3 @@ export default definePlugin({
     if (cfg.watch) ctx.watch(configured, (changes) => enqueue(changes.map((c) => c.path)))
   },
 })
-
-function info(
-  id: string,
-  dir: string,
-  state: PackageInfo['state'],
-  pkg: Package | undefined,
-  errors: ManifestProblem[],
-  source: string | undefined,
-): PackageInfo {
-  const m = pkg?.manifest
-  return {
-    id,
-    dir,
-    ...(source !== undefined && { source }),
-    state,
-    version: m?.version,
-    tools: m?.tools.map((t) => t.name) ?? [],
-    executable: pkg?.exe?.path,
-    sha256: pkg?.exe?.sha256,
-    fingerprint: pkg?.fingerprint,
-    signed: Boolean(m?.sha256),
-    extras: {
-      prompts: m?.promptsInclude.length ?? 0,
-      mcpServers: m?.mcpServers.length ?? 0,
-      hooks: m?.hooks.length ?? 0,
-    },
-    errors,
-    warnings: pkg?.warnings ?? [],
-  }
-}

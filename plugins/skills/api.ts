@@ -6,7 +6,7 @@
  */
 import { homedir } from 'node:os'
 import { delimiter, join } from 'node:path'
-import type { SyncHook } from 'yoke'
+import type { Disposer, SyncHook } from 'yoke'
 import type { Skill, SkillProblem } from './parse.ts'
 import type { Shadowing, SkillClash, SkillFilter } from './skill-index.ts'
 
@@ -21,17 +21,44 @@ export interface SkillRootOptions {
   source?: string
 }
 
+/**
+ * What changed. `added`, `changed` and `removed` are about SKILL.md files, held skills' too (an
+ * edit of a held skill is `changed`, and it stays held); `held` went out of use by a first hold,
+ * `released` came back in use when its last hold was released.
+ */
 export interface SkillChange {
   added: string[]
   changed: string[]
   removed: string[]
+  held: string[]
+  released: string[]
 }
+
+/**
+ * A skill out of use by holds: the skill as it is now (its identity: name, version, description,
+ * body), and `holds`, the reason of each hold that stands, oldest first.
+ */
+export type HeldSkill = Skill & { holds: string[] }
 
 export interface SkillsApi {
   readonly hooks: { change: SyncHook<[SkillChange]> }
-  /** the skills in use, by name (filtered, highest-priority directory first) */
+  /** the skills in use, by name (filtered, highest-priority directory first; none held) */
   list(): Skill[]
+  /** a skill in use (undefined for a held one) */
   get(name: string): Skill | undefined
+  /**
+   * Takes `name` out of use while any hold on it stands: it leaves `list()`, `get()`, the system
+   * prompt and `skills_list`, and `skill_read` answers that it is withheld, and `why`. Holds are
+   * counted (take the new one before releasing the old); the disposer releases this one, once.
+   * A hold is on the name in this skills instance: an edit of the SKILL.md keeps it held (the
+   * change is announced), and it ends with the instance. `hooks.change` announces `held` and
+   * `released`. Undefined when no skill of that name is in use (held ones count as in use). A
+   * consuming instance's holds are its effects: they go when it goes.
+   * @example const release = ctx.skills.hold('deploy', 'withdrawn: skill:deploy@1.2.0')
+   */
+  hold(name: string, why: string): Disposer | undefined
+  /** the held skills, by name, with the reasons of their holds */
+  held(): HeldSkill[]
   /** names hidden by a higher-priority directory (in the same namespace) */
   shadowed(): Shadowing[]
   /** bare names in use in several namespaces: all are kept, each under its `<namespace>:` name */
@@ -52,17 +79,18 @@ export interface SkillsApi {
   check(dir: string): { skills: Skill[]; problems: SkillProblem[] }
   /**
    * A skill's files other than SKILL.md, relative to its directory, breadth-first (hidden files
-   * and node_modules skipped), at most `max` (default 200); none for a skill not in use.
+   * and node_modules skipped), at most `max` (default 200); none for a skill not in use (or held).
    */
   files(name: string, max?: number): string[]
   /**
    * One file of a skill (`SKILL.md`, or a path from `files`), as `skill_read` reads it: only from
    * inside the skill's directory as indexed (`..`, absolute paths and symlinks that lead out are
    * refused, and so are hidden files, node_modules and links to them: what `files` would not
-   * list), only a regular file, at most 4 MiB. `refused` says why not, for the one who asked.
+   * list), only a regular file, at most 4 MiB. `refused` says why not, for the one who asked (a
+   * held skill's files are refused, with the reasons).
    */
   readFile(name: string, file: string): { bytes: Buffer } | { refused: string }
-  /** the skill's instructions as the model reads them (`<skill_content name="…">…</skill_content>`) */
+  /** the skill's instructions as the model reads them (`<skill_content name="…">…</skill_content>`; none while held) */
   body(name: string): string | undefined
 }
 

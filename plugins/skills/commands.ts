@@ -24,6 +24,8 @@ const cwdOf = (args: ParsedArgs) => args.cwd ?? process.cwd()
 interface Listing {
   roots: string[]
   skills: Array<Omit<ReturnType<SkillsApi['list']>[number], 'body'>>
+  /** out of use by holds, each with `holds` (the reasons); absent when a running dev is older */
+  held?: Array<Omit<ReturnType<SkillsApi['held']>[number], 'body'>>
   shadowed: ReturnType<SkillsApi['shadowed']>
   /** absent when a running dev is older than the clashes */
   clashes?: ReturnType<SkillsApi['clashes']>
@@ -32,7 +34,7 @@ interface Listing {
 
 const skillsList = defineCommand({
   name: 'skills list',
-  summary: 'the skills in use: available or why not, where from, what they shadow',
+  summary: 'the skills: available or why not, held and why, where from, what they shadow',
   usage: 'yoke skills list [--fresh] [--json] [common flags]',
   flags: {
     fresh: { type: 'boolean', description: 'compose now even when a yoke dev is running' },
@@ -47,15 +49,21 @@ const skillsList = defineCommand({
       throw err
     }
     if (typeof reply === 'number') return reply
-    const { roots, skills, shadowed, clashes = [], problems } = reply.answer as Listing
+    const { roots, skills, held = [], shadowed, clashes = [], problems } = reply.answer as Listing
     if (args.json) {
-      printJson({ ok: true, roots, skills, shadowed, clashes, problems })
+      printJson({ ok: true, roots, skills, held, shadowed, clashes, problems })
       return 0
     }
     const cwd = cwdOf(args)
-    const width = Math.max(8, ...skills.map((s) => s.name.length)) + 2
-    for (const s of skills) {
-      const state = s.available ? color.green('available') : color.yellow(`unavailable: ${s.why}`)
+    const holds = new Map(held.map((s) => [s.name, s.holds]))
+    const all = [...skills, ...held].sort((a, b) => (a.name < b.name ? -1 : 1))
+    const width = Math.max(8, ...all.map((s) => s.name.length)) + 2
+    for (const s of all) {
+      const state = holds.has(s.name)
+        ? color.red(`held: ${holds.get(s.name)!.join('; ')}`)
+        : s.available
+          ? color.green('available')
+          : color.yellow(`unavailable: ${s.why}`)
       process.stdout.write(
         `${s.name.padEnd(width)}${state}${s.always ? color.dim(' · always on') : ''}${s.hasTools ? color.dim(' · tools') : ''}${s.source ? color.dim(` · ${s.source}`) : ''}\n  ${color.dim(displayPath(s.file, cwd))}\n`,
       )
@@ -78,7 +86,7 @@ const skillsList = defineCommand({
           `skipped: ${displayPath(p.file, cwd)}${p.line ? `:${p.line}` : ''}${p.source ? ` (${p.source})` : ''}: ${p.message}\n`,
         ),
       )
-    if (!skills.length)
+    if (!all.length)
       process.stdout.write(
         color.dim(`no skills in ${roots.map((r) => displayPath(r, cwd)).join(', ')}\n`),
       )
@@ -96,7 +104,13 @@ const skillsShow = defineCommand({
     cli.compose(
       async (composition) => {
         if (!name) throw new YokeError('USAGE', { reason: 'yoke skills show needs a skill name' })
-        const skill = skillsOf(composition).get(name)
+        const skills = skillsOf(composition)
+        const skill = skills.get(name)
+        const held = skill ? undefined : skills.held().find((s) => s.name === name)
+        if (held)
+          throw new YokeError('USAGE', {
+            reason: `the skill "${name}" is held, out of use: ${held.holds.join('; ')}`,
+          })
         if (!skill)
           throw new YokeError('USAGE', {
             reason: `no skill named "${name}" (yoke skills list shows them)`,

@@ -8,15 +8,16 @@ import { existsSync, lstatSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import { z } from 'zod'
-import { bindToContext, defineHooks, definePlugin, SyncHook, type Disposer } from 'yoke'
-import { color, type SummarySection } from 'yoke/cli'
+import { bindToContext, defineHooks, definePlugin, SyncHook, toDisposer, type Disposer } from 'yoke'
 import { defaultDirs, type SkillChange, type SkillRootOptions, type SkillsApi } from './api.ts'
 import { renderAlways, renderCatalog, wrapBody } from './catalog.ts'
 import { SkillRanker } from './ranking.ts'
 import { readSkillFile, SkillFileRefused, skillFiles } from './files.ts'
+import { SkillHolds } from './holds.ts'
 import { isProblem, type Skill, type SkillProblem } from './parse.ts'
+import { report, summarySection } from './report.ts'
 import { makeFilter, readSkill, SkillIndex, type SkillRoot } from './skill-index.ts'
-import { skillTools } from './tools.ts'
+import { skillTools, type SkillsInUse } from './tools.ts'
 
 export * from './api.ts'
 
@@ -71,6 +72,8 @@ export default definePlugin({
         added: [...after.keys()].filter((n) => !before.has(n)),
         removed: [...before.keys()].filter((n) => !after.has(n)),
         changed: [...after.keys()].filter((n) => before.has(n) && before.get(n) !== after.get(n)),
+        held: [],
+        released: [],
       }
       report(index, ctx.logger, concerns)
       if (!change.added.length && !change.removed.length && !change.changed.length) {
@@ -131,12 +134,38 @@ export default definePlugin({
       }
     }
 
+    // a held skill stays in the index (its edits are still read) but is out of use everywhere
+    const holds = new SkillHolds()
+    const inUse: SkillsInUse = {
+      list: () => index.skills.filter((s) => !holds.isHeld(s.name)),
+      get: (name) => (holds.isHeld(name) ? undefined : index.get(name)),
+      withheld: (name) =>
+        holds.isHeld(name) && index.get(name)
+          ? `the skill "${name}" is withheld: ${holds.reasons(name).join('; ')}`
+          : undefined,
+    }
+    const held = () =>
+      index.skills
+        .filter((s) => holds.isHeld(s.name))
+        .map((s) => ({ ...s, holds: holds.reasons(s.name) }))
+    function hold(name: string, why: string): Disposer | undefined {
+      if (ctx.signal.aborted || !index.get(name)) return undefined
+      const release = holds.add(name, why, (isHeld) => {
+        if (ctx.signal.aborted) return // the instance went, and its holds with it
+        ctx.logger.info(isHeld ? `skill ${name} held: ${why}` : `skill ${name} back in use`)
+        const flip = { held: isHeld ? [name] : [], released: isHeld ? [] : [name] }
+        hooks.change.call({ added: [], changed: [], removed: [], ...flip })
+      })
+      return toDisposer(release)
+    }
+
     ctx.provide('skillFilter', filter)
-    ctx.control('summary:skills', () => summarySection(index.skills))
+    ctx.control('summary:skills', () => summarySection(inUse.list(), held()))
     // `yoke skills list`, answered by the running dev when there is one
     ctx.control('skills-list', () => ({
       roots: index.roots,
-      skills: index.skills.map(({ body: _body, ...s }) => s),
+      skills: inUse.list().map(({ body: _body, ...s }) => s),
+      held: held().map(({ body: _body, ...s }) => s),
       shadowed: index.shadowed,
       clashes: index.clashes,
       problems: index.problems,
@@ -146,18 +175,22 @@ export default definePlugin({
       get roots() {
         return index.roots
       },
-      list: () => index.skills,
-      get: (name) => index.get(name),
+      list: inUse.list,
+      get: inUse.get,
+      hold,
+      held,
       shadowed: () => index.shadowed,
       clashes: () => index.clashes,
       problems: () => index.problems,
       addRoot,
       files(name, max = FILES_PER_SKILL) {
-        const skill = index.get(name)
+        const skill = inUse.get(name)
         return skill ? skillFiles(skill, max) : []
       },
       readFile(name, file) {
-        const skill = index.get(name)
+        const withheld = inUse.withheld(name)
+        if (withheld) return { refused: withheld }
+        const skill = inUse.get(name)
         if (!skill) return { refused: `no skill named "${name}"` }
         try {
           return { bytes: readSkillFile(skill, file) }
@@ -167,7 +200,7 @@ export default definePlugin({
         }
       },
       body(name) {
-        const skill = index.get(name)
+        const skill = inUse.get(name)
         return skill && wrapBody(skill)
       },
       check: (dir) => checkDir(expand(dir).replace(/[\\/]SKILL\.md$/i, '')),
@@ -184,6 +217,10 @@ export default definePlugin({
             const dispose = c.effect(`skills root ${dir}`, addRoot(dir, options))
             return () => void dispose()
           },
+          hold(name: string, why: string) {
+            const release = hold(name, why)
+            return release && c.effect(`skills hold ${name}`, release)
+          },
         })
         views.set(c, view)
       }
@@ -194,18 +231,18 @@ export default definePlugin({
       Object.assign(Object.create(service) as SkillsApi, { [bindToContext]: viewFor }),
     )
     const ranker = new SkillRanker(cfg)
-    for (const tool of skillTools(() => index, ranker)) ctx.runtime.register(tool)
+    for (const tool of skillTools(inUse, ranker)) ctx.runtime.register(tool)
     ctx.prompt.register({
       name: 'skills',
       order: 20,
       // pinned skills first, then those the run's task is about: the ones left out are the least likely
       text: ({ task }) =>
-        renderCatalog(ranker.order(index.skills, task), cfg.catalogChars, cfg.descriptionChars),
+        renderCatalog(ranker.order(inUse.list(), task), cfg.catalogChars, cfg.descriptionChars),
     })
     ctx.prompt.register({
       name: 'skills-always',
       order: 21,
-      text: () => renderAlways(index.skills, cfg.alwaysChars),
+      text: () => renderAlways(inUse.list(), cfg.alwaysChars),
     })
 
     if (cfg.watch) watch(configured)
@@ -233,43 +270,4 @@ function checkDir(abs: string): { skills: Skill[]; problems: SkillProblem[] } {
     message: `a second skill named "${s.name}" (the first is ${s.winner})`,
   }))
   return { skills: checked.skills, problems: [...checked.problems, ...duplicates] }
-}
-
-/** Problems, warnings, shadowing and clashes go to the log (after a change, only those it `concerns`). */
-function report(
-  index: SkillIndex,
-  logger: { info(m: string): void; warn(m: string): void; error(m: string): void },
-  concerns: (file: string) => boolean = () => true,
-) {
-  for (const p of index.problems)
-    if (concerns(p.file))
-      logger.error(
-        `${p.file}${p.line ? `:${p.line}` : ''}: skipped${p.source ? ` (${p.source})` : ''}: ${p.message}`,
-      )
-  for (const s of index.skills)
-    for (const w of s.warnings) if (concerns(s.file)) logger.warn(`${s.file}: ${w}`)
-  for (const s of index.shadowed)
-    if (concerns(s.shadowed))
-      logger.warn(`skill "${s.name}" in ${s.shadowed} is shadowed by ${s.winner}`)
-  for (const c of index.clashes)
-    if (c.skills.some((s) => concerns(s.file)))
-      logger.info(
-        `skill name "${c.name}" is in several namespaces; each keeps its own: ${c.skills.map((s) => s.name).join(', ')}`,
-      )
-}
-
-/** The skills section of `yoke dev`'s summary: the available ones, and why the others are not. */
-function summarySection(skills: Skill[]): SummarySection {
-  const available = skills.filter((s) => s.available)
-  const missing = skills.length - available.length
-  return {
-    note: `${available.length} available${missing ? ` · ${missing} not` : ''}`,
-    lines: [
-      ...(available.length ? [available.map((s) => s.name).join(', ')] : []),
-      ...skills
-        .filter((s) => !s.available)
-        .map((s) => `${s.name} ${color.yellow(`unavailable: ${s.why ?? '?'}`)}`),
-      ...(skills.length ? [] : [color.dim('none')]),
-    ],
-  }
 }

@@ -1,20 +1,28 @@
 /**
  * Progressive disclosure: `skills_list` (optionally filtered by a query) and `skill_read(name,
  * file?)`. A file is read only from inside the skill's directory: `..`, absolute paths and
- * symlinks that lead out are refused.
+ * symlinks that lead out are refused. A held skill is in neither; `skill_read` says it is withheld,
+ * and why.
  */
 import type { ToolDefinition } from 'yoke'
 import { wrapBody } from './catalog.ts'
 import { readSkillFile, SkillFileRefused, skillFiles } from './files.ts'
 import type { Skill } from './parse.ts'
-import type { SkillIndex } from './skill-index.ts'
 import type { SkillRanker } from './ranking.ts'
 
 const MAX_RESOURCES = 200
 
 const refuse = (text: string) => ({ content: [{ type: 'text' as const, text }], isError: true })
 
-export function skillTools(index: () => SkillIndex, ranker: SkillRanker): ToolDefinition[] {
+/** What the tools see of the skills: those in use, and why a held one is withheld. */
+export interface SkillsInUse {
+  list(): Skill[]
+  get(name: string): Skill | undefined
+  /** what to answer about `name` while a hold keeps it out of use (undefined: none does) */
+  withheld(name: string): string | undefined
+}
+
+export function skillTools(skills: SkillsInUse, ranker: SkillRanker): ToolDefinition[] {
   return [
     {
       name: 'skills_list',
@@ -28,15 +36,15 @@ export function skillTools(index: () => SkillIndex, ranker: SkillRanker): ToolDe
       source: 'skills',
       concurrency: 'safe',
       execute: ({ query }) => {
-        const all = index().skills
+        const all = skills.list()
         const asked = String(query ?? '').trim()
         const found = asked ? ranker.search(all, asked, 20) : undefined
-        const skills = !found
+        const listed = !found
           ? ranker.findable(all)
           : found.noMatch
             ? []
             : found.candidates.map((c) => c.item)
-        const lines = skills.map(
+        const lines = listed.map(
           (s) =>
             `${s.name}: ${s.description.replace(/\s+/g, ' ')}${s.available ? '' : ` [unavailable: ${s.why}]`}`,
         )
@@ -48,7 +56,7 @@ export function skillTools(index: () => SkillIndex, ranker: SkillRanker): ToolDe
             },
           ],
           structured: {
-            skills: skills.map((s) => ({
+            skills: listed.map((s) => ({
               name: s.name,
               description: s.description,
               available: s.available,
@@ -76,7 +84,9 @@ export function skillTools(index: () => SkillIndex, ranker: SkillRanker): ToolDe
       source: 'skills',
       concurrency: 'safe',
       execute: ({ name, file }) => {
-        const skill = index().get(String(name))
+        const withheld = skills.withheld(String(name))
+        if (withheld) return refuse(withheld)
+        const skill = skills.get(String(name))
         if (!skill) return refuse(`no skill named "${name}"; skills_list shows the names`)
         if (file === undefined) {
           const resources = skillFiles(skill, MAX_RESOURCES)

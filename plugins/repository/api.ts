@@ -1,7 +1,8 @@
 /**
  * The public face of the repository plugin: the `repository` service. It lets other plugins (the
  * capability registry, an audit log) read every dynamic plugin version that any session defined,
- * with its capability id and content hash, and follow each change of what runs.
+ * with its capability id and content hash, follow each change of what runs, and stop a running
+ * one from outside its session (a withdrawn capability), saying who and why.
  */
 import type { SyncHook } from 'yoke'
 
@@ -48,6 +49,8 @@ export interface DynamicPluginInfo {
   readonly tools: readonly string[]
   /** the latest run's outcome and what went wrong, newest last */
   readonly lastRun?: RunRecord
+  /** the latest stop of a running version: by whom, and why when it came from outside */
+  readonly lastStop?: StopRecord
   readonly diagnostics: readonly string[]
 }
 
@@ -57,6 +60,14 @@ export interface RunRecord {
   readonly version: number
   readonly outcome: RunOutcome
   readonly reason?: string
+}
+
+export interface StopRecord {
+  readonly version: number
+  /** the caller of repository_stop, or who stopped it through the service (`capabilities`) */
+  readonly by: string
+  /** why, when it was stopped through the service (repository_stop gives none) */
+  readonly why?: string
 }
 
 /** One change of what a session's model can use, for audit logs: who did it, from which version to which. */
@@ -70,6 +81,8 @@ export interface RepositoryChange {
   readonly to?: string
   /** the caller of the tool that changed it (`agent:<run>`, an MCP client, `cli`) */
   readonly by: string
+  /** why it was stopped, when a stop through the service said so */
+  readonly why?: string
 }
 
 export interface RepositoryApi {
@@ -77,6 +90,15 @@ export interface RepositoryApi {
   versions(): readonly DynamicVersion[]
   /** the dynamic plugins of one session (default: all sessions) */
   plugins(session?: string): readonly DynamicPluginInfo[]
+  /**
+   * Stops the running version of `name` in exactly `session` (not a session that merely sees it),
+   * as repository_stop does: its worker ends, its tools go, its versions and current pointer stay,
+   * and `lastStop` and the `stop` change carry `by` (default `service`) and `why`. It waits for that
+   * plugin's run or update in progress and then stops whatever that left running. False when
+   * nothing of that name runs in that session.
+   * @example await repository.stop(session, 'weather', 'it is withdrawn', 'capabilities')
+   */
+  stop(session: string, name: string, why: string, by?: string): Promise<boolean>
   readonly hooks: { readonly change: SyncHook<[RepositoryChange]> }
 }
 

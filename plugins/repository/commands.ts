@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { defineCommand, printJson, YokeError } from 'yoke/cli'
 import type { DynamicPluginInfo } from './api.ts'
+import { stoppedBy } from './references.ts'
 import './errors.ts'
 
 const noDev = (name: string) =>
@@ -36,7 +37,7 @@ const list = defineCommand({
     else
       for (const p of plugins)
         process.stdout.write(
-          `${p.name}  ${p.state}${p.current ? ` @${p.current}` : ''}  session ${p.session}  ${p.versions.map((v) => `${v.id} ${v.hash.slice(0, 19)}`).join(', ')}\n  ${p.purpose}\n`,
+          `${p.name}  ${p.state}${p.current ? ` @${p.current}` : ''}${stoppedBy(p)}  session ${p.session}  ${p.versions.map((v) => `${v.id} ${v.hash.slice(0, 19)}`).join(', ')}\n  ${p.purpose}\n`,
         )
     return 0
   },

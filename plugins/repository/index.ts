@@ -60,6 +60,10 @@ export default definePlugin({
     const api: RepositoryApi = {
       versions: () => repo.list().flatMap((r) => r.versions),
       plugins: (session) => repo.list(session).map((r) => repo.info(r)),
+      async stop(session, name, why, by = 'service') {
+        const record = repo.ofSession(session, name)
+        return record ? repo.stop(record, by, why) : false
+      },
       hooks: repo.hooks,
     }
     ctx.provide('repository', api)

@@ -1,9 +1,10 @@
 /**
  * @module repository/inspect
  * `yoke inspect` for the model: repository_list (every instance with what it provides and waits
- * for, and the services) and repository_query (one instance: its tools, its hook taps, its config
- * schema). Config values are never shown (they may hold secrets); other sessions' dynamic
- * instances are left out.
+ * for, the services, and this session's dynamic plugins: a stopped one has no instance, so the
+ * list says who stopped it and why) and repository_query (one instance: its tools, its hook taps,
+ * its config schema). Config values are never shown (they may hold secrets); other sessions'
+ * dynamic instances are left out.
  */
 import { z } from 'zod'
 import type { EffectNode, FiberInfo, InjectedContext, ToolDefinition } from 'yoke'
@@ -36,7 +37,7 @@ export function inspectTools(
     {
       name: 'repository_list',
       description:
-        'List the plugin instances of this runtime (state, the services each provides and injects, what a pending one waits for, why one failed) and the services that exist.',
+        'List the plugin instances of this runtime (state, the services each provides and injects, what a pending one waits for, why one failed), the services that exist, and this session’s dynamic plugins (state, current version; a stopped one: who stopped it and why).',
       risk: 'low',
       concurrency: 'safe',
       inputSchema: { type: 'object', properties: {}, additionalProperties: false },
@@ -45,7 +46,11 @@ export function inspectTools(
         const services = [
           ...new Set(instances.filter((i) => i.state === 'active').flatMap((i) => i.provides)),
         ].sort()
-        return { instances, services }
+        const dynamicPlugins = repo.list(c.call.scope).map((r) => {
+          const { name, state, current, lastStop } = repo.info(r)
+          return { name, state, current: current ?? null, ...(state === 'stopped' && { lastStop }) }
+        })
+        return { instances, services, dynamicPlugins }
       },
     },
     {

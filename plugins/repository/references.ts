@@ -12,6 +12,15 @@ export function mentions(text: string): string[] {
   return [...new Set([...text.matchAll(/(?<![\w@.])@([a-z][a-z0-9-]{0,31})\b/g)].map((m) => m[1]!))]
 }
 
+/**
+ * Who stopped a stopped plugin, and why: `by capabilities: repo:weather@1 was withdrawn`, so the
+ * model learns why its tools went away ('' unless it is stopped).
+ */
+export function stoppedBy(info: DynamicPluginInfo): string {
+  const stop = info.state === 'stopped' ? info.lastStop : undefined
+  return stop ? ` by ${stop.by}${stop.why ? `: ${stop.why}` : ''}` : ''
+}
+
 /** A plugin's context; its source is the one of `version` (default: the current one, else the latest). */
 export function describePlugin(info: DynamicPluginInfo, version?: number): string {
   const shown = info.versions[(version ?? info.current ?? info.versions.length) - 1]!
@@ -19,7 +28,7 @@ export function describePlugin(info: DynamicPluginInfo, version?: number): strin
     info.state === 'running'
       ? `running version ${info.current}`
       : info.current
-        ? `${info.state} (current version ${info.current})`
+        ? `${info.state} (current version ${info.current})${stoppedBy(info)}`
         : info.state
   const lines = [
     `Dynamic plugin ${info.name} (this session's, in memory only): ${info.purpose}`,

@@ -17,6 +17,7 @@ import type {
   DynamicVersion,
   RepositoryChange,
   RunRecord,
+  StopRecord,
 } from './api.ts'
 import { modulePlugin, fragmentPlugin, type Limits } from './activate.ts'
 import { checkModule, SourceProblem } from './check.ts'
@@ -47,6 +48,7 @@ export interface Record_ {
   child?: ChildHandle
   tools: Set<string>
   lastRun?: RunRecord
+  lastStop?: StopRecord
   diagnostics: string[]
   /** this plugin's operations, one at a time */
   queue: Promise<unknown>
@@ -104,6 +106,11 @@ export class Repository {
     for (const [session, plugins] of this.#sessions)
       if (Repository.sees(scope, session) && plugins.has(name)) return plugins.get(name)
     return undefined
+  }
+
+  /** The plugin `name` of exactly `session` (not of a session it sees, nor one that sees it). */
+  ofSession(session: string, name: string): Record_ | undefined {
+    return this.#sessions.get(session)?.get(name)
   }
 
   list(scope?: string): Record_[] {
@@ -231,14 +238,18 @@ export class Repository {
     })
   }
 
-  /** Stops the running version; the versions and the current pointer stay. */
-  stop(record: Record_, by: string): Promise<boolean> {
+  /**
+   * Stops the running version; the versions and the current pointer stay. `why` comes with a stop
+   * from outside the session (the service's stop), for the model and the audit line to read.
+   */
+  stop(record: Record_, by: string, why?: string): Promise<boolean> {
     return this.#serial(record, async () => {
       if (!record.child) return false
       const child = record.child
       record.child = undefined
       record.tools.clear()
       record.state = 'stopped'
+      record.lastStop = { version: record.current!, by, ...(why !== undefined ? { why } : {}) }
       await child()
       this.#emit({
         action: 'stop',
@@ -246,6 +257,7 @@ export class Repository {
         session: record.session,
         from: `repo:${record.name}@${record.current}`,
         by,
+        ...(why !== undefined ? { why } : {}),
       })
       return true
     })
@@ -279,6 +291,7 @@ export class Repository {
       versions: [...record.versions],
       tools: [...record.tools].sort(),
       ...(record.lastRun ? { lastRun: record.lastRun } : {}),
+      ...(record.lastStop ? { lastStop: record.lastStop } : {}),
       diagnostics: [...record.diagnostics],
     }
   }

@@ -9,7 +9,7 @@ import type { DynamicVersion } from './api.ts'
 import type { RunApprovals } from './approval.ts'
 import { SourceProblem } from './check.ts'
 import type { DefineInput, Record_, Repository } from './repository.ts'
-import { describePlugin } from './references.ts'
+import { describePlugin, stoppedBy } from './references.ts'
 
 const NAME = {
   type: 'string',
@@ -202,7 +202,7 @@ export function repositoryTools(repo: Repository, approvals: RunApprovals): Tool
     {
       name: 'repository_self',
       description:
-        "This session's dynamic plugins: with no arguments a summary of each; with plugin, its versions, state, tools and diagnostics; with plugin and version, that version's whole source.",
+        "This session's dynamic plugins: with no arguments a summary of each; with plugin, its versions, state (a stopped one: who stopped it and why), tools and diagnostics; with plugin and version, that version's whole source.",
       risk: 'low',
       concurrency: 'safe',
       inputSchema: {
@@ -222,7 +222,7 @@ export function repositoryTools(repo: Repository, approvals: RunApprovals): Tool
                 text: plugins
                   .map(
                     (p) =>
-                      `${p.name}: ${p.state}${p.current ? ` (version ${p.current} of ${p.versions.length})` : ` (${p.versions.length} version(s))`} — ${p.purpose}`,
+                      `${p.name}: ${p.state}${p.current ? ` (version ${p.current} of ${p.versions.length})` : ` (${p.versions.length} version(s))`}${stoppedBy(p)} — ${p.purpose}`,
                   )
                   .join('\n'),
               },

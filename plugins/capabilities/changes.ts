@@ -22,6 +22,8 @@ export interface Shared {
   /** the tools a dynamic plugin had registered at the last flush (their going is the repository's doing) */
   dynamic: Set<string>
   started: boolean
+  /** what each thing a rule unloaded was when it was held (`<kind>:<name>`): unload.ts */
+  held: Map<string, Capability>
 }
 /** The audit entries that bring the log's state up to what the global scope can use now. */
 export function diff(

@@ -14,7 +14,7 @@ const VERSION_ID = /^repo:(.+)@(\d+)$/
 /** `sha256:` and 12 hex digits, as every capability's hash is written */
 export const shortHash = (hash: string) => `sha256:${hash.replace(/^sha256:/, '').slice(0, 12)}`
 
-function capabilityOf(v: DynamicVersion, state: string): Capability {
+export function dynamicCapability(v: DynamicVersion, state: string): Capability {
   return {
     kind: 'plugin',
     id: `repo:${v.name}`,
@@ -28,7 +28,7 @@ function capabilityOf(v: DynamicVersion, state: string): Capability {
 /** Every version every session defined: the current one in its plugin's state, the rest `defined`. */
 export function dynamicCapabilities(repository: RepositoryApi | undefined): Capability[] {
   return (repository?.plugins() ?? []).flatMap((p) =>
-    p.versions.map((v) => capabilityOf(v, v.version === p.current ? p.state : 'defined')),
+    p.versions.map((v) => dynamicCapability(v, v.version === p.current ? p.state : 'defined')),
   )
 }
 
@@ -50,7 +50,7 @@ export function dynamicVersionOf(ctx: Context, tool: RegisteredTool): Capability
   const same = repository.versions().filter((v) => v.id === fiber.plugin.name)
   // the same name and number in two sessions: the version whose config object the child was given
   const version = same.find((v) => v.config === fiber.config) ?? same[0]
-  return version && capabilityOf(version, 'running')
+  return version && dynamicCapability(version, 'running')
 }
 
 /**
@@ -66,7 +66,7 @@ export function versionToRun(
   const versions = repository?.plugins(session).find((p) => p.name === plugin)?.versions ?? []
   const n = typeof version === 'number' ? version : Math.max(0, ...versions.map((v) => v.version))
   const found = versions.find((v) => v.version === n)
-  return found && capabilityOf(found, 'defined')
+  return found && dynamicCapability(found, 'defined')
 }
 
 const SAID: Record<RepositoryChange['action'], string> = {
@@ -94,7 +94,7 @@ export function repositoryEntry(
     to: number(change.to),
     ...(to && { hash: shortHash(to.hash) }),
     scope: change.session,
-    why: SAID[change.action],
+    why: change.why ? `${SAID[change.action]}: ${change.why}` : SAID[change.action],
     by: change.by,
   }
 }

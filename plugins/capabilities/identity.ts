@@ -13,6 +13,7 @@ import type {} from '../mcp/api.ts'
 import type {} from '../repository/api.ts'
 import type {} from '../skills/api.ts'
 import type { Capability } from './api.ts'
+import type { Unloadable } from './unload.ts'
 import { dynamicCapabilities, dynamicVersionOf } from './dynamic.ts'
 
 export const contentHash = (value: unknown): string =>
@@ -53,35 +54,7 @@ export class Identities {
 
   /** The providers and other capabilities: packages, MCP servers, skills, installs, dynamic plugins. */
   others(tools: readonly RegisteredTool[]): Capability[] {
-    const out: Capability[] = []
-    for (const p of this.ctx.get('execTools')?.list() ?? [])
-      if (p.state === 'loaded')
-        out.push({
-          kind: 'package',
-          id: `exec:${p.id}`,
-          ...(p.version !== undefined && { version: p.version }),
-          // what it runs (manifest, executable, prompts): never the executable alone, never a constant
-          hash: p.fingerprint
-            ? `sha256:${p.fingerprint.slice(0, 12)}`
-            : contentHash({ id: p.id, dir: p.dir, tools: p.tools, extras: p.extras }),
-        })
-    for (const s of this.ctx.get('mcp')?.list() ?? []) {
-      const id = `mcp:${s.name}`
-      const mine = tools.filter((t) => t.source === id).map((t) => this.tool(t).hash)
-      out.push({
-        kind: 'server',
-        id,
-        ...(s.server?.version !== undefined && { version: s.server.version }),
-        hash: contentHash(mine.sort()),
-      })
-    }
-    for (const skill of this.ctx.get('skills')?.list() ?? [])
-      out.push({
-        kind: 'skill',
-        id: `skill:${skill.name}`,
-        ...(skill.version !== undefined && { version: skill.version }),
-        hash: contentHash({ description: skill.description, body: skill.body }),
-      })
+    const out = [...this.packages(), ...this.servers(tools), ...this.skills()].map((u) => u.cap)
     for (const i of this.ctx.get('installs')?.list() ?? [])
       out.push({
         kind: 'install',
@@ -92,6 +65,58 @@ export class Identities {
       })
     out.push(...dynamicCapabilities(this.ctx.get('repository')))
     return out
+  }
+
+  /** The exec packages loaded, or held by a rule (their identity stays while they are). */
+  packages(): Unloadable[] {
+    return (this.ctx.get('execTools')?.list() ?? [])
+      .filter((p) => p.state === 'loaded' || p.state === 'held')
+      .map((p) => ({
+        key: p.id,
+        held: p.state === 'held',
+        cap: {
+          kind: 'package',
+          id: `exec:${p.id}`,
+          ...(p.version !== undefined && { version: p.version }),
+          // what it runs (manifest, executable, prompts): never the executable alone, never a constant
+          hash: p.fingerprint
+            ? `sha256:${p.fingerprint.slice(0, 12)}`
+            : contentHash({ id: p.id, dir: p.dir, tools: p.tools, extras: p.extras }),
+        },
+      }))
+  }
+
+  /** The MCP servers, whatever their state; the hash is over the tools they have registered. */
+  servers(tools: readonly RegisteredTool[]): Unloadable[] {
+    return (this.ctx.get('mcp')?.list() ?? []).map((s) => {
+      const id = `mcp:${s.name}`
+      const mine = tools.filter((t) => t.source === id).map((t) => this.tool(t).hash)
+      return {
+        key: s.name,
+        held: s.state === 'held',
+        cap: {
+          kind: 'server',
+          id,
+          ...(s.server?.version !== undefined && { version: s.server.version }),
+          hash: contentHash(mine.sort()),
+        },
+      }
+    })
+  }
+
+  /** The skills in use, and those a rule holds. */
+  skills(): Unloadable[] {
+    const skills = this.ctx.get('skills')
+    const cap = (skill: { name: string; version?: string; description: string; body: string }) => ({
+      kind: 'skill' as const,
+      id: `skill:${skill.name}`,
+      ...(skill.version !== undefined && { version: skill.version }),
+      hash: contentHash({ description: skill.description, body: skill.body }),
+    })
+    return [
+      ...(skills?.list() ?? []).map((s) => ({ key: s.name, held: false, cap: cap(s) })),
+      ...(skills?.held() ?? []).map((h) => ({ key: h.name, held: true, cap: cap(h) })),
+    ]
   }
 
   #providerVersion(source: string): string | undefined {

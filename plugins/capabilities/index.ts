@@ -23,6 +23,7 @@ import { Identities } from './identity.ts'
 import { MetricsStore } from './metrics.ts'
 import { escapesProject, PROJECT_PATH_RULE, resolveInside } from './paths.ts'
 import { statsTool } from './stats-tool.ts'
+import { unloadRefused } from './unload.ts'
 
 export type * from './api.ts'
 
@@ -58,6 +59,7 @@ export default definePlugin({
       fibers: new Map(),
       dynamic: new Set(),
       started: false,
+      held: new Map(),
     }
     shared.set(hooks, mine)
     const { store } = mine
@@ -260,6 +262,7 @@ export default definePlugin({
         },
       }),
     )
+    unloadRefused(ctx, rules, ids, mine, api.record, registered)
     ctx.control('capabilities', async (request) => ({
       capabilities: api.list(),
       rows: since(api.stats(), request.since),

@@ -171,20 +171,34 @@ describe('capabilities with the repository plugin', () => {
   })
 
   it('withdraws and pins a dynamic plugin version by its repo: id', async () => {
-    const { api, model, rules, yoke } = await compose()
+    const { api, audit, model, rules, yoke } = await compose()
     await model('repository_define', { name: 'weather', purpose: 'p', source: weather('sunny') })
     await model('repository_run', { plugin: 'weather' })
     const v1 = api()
       .list()
       .find((c) => c.id === 'repo:weather')!
 
+    // the withdrawal unloads it: the running version is stopped, saying who and why
     await rules({ withdrawn: [{ id: 'repo:weather', version: '1', why: 'it lies' }] })
-    assert.equal(yoke.get('repository')!.plugins()[0]!.state, 'running', 'kept across the reload')
-    const withdrawn = await yoke.call('get_weather')
-    assert.equal(withdrawn.status, 'DENIED')
-    assert.match(text(withdrawn), /get_weather is withdrawn \(repo:weather@1\): it lies/)
+    const repository = yoke.get('repository')!
+    await until(
+      'the withdrawn version to be stopped',
+      () => repository.plugins()[0]!.state === 'stopped',
+    )
+    const [stopped] = repository.plugins()
+    assert.equal(stopped!.lastStop?.by, 'capabilities')
+    assert.match(stopped!.lastStop!.why!, /CAPABILITY_WITHDRAWN: .*repo:weather@1\): it lies/)
+    assert.notEqual((await yoke.call('get_weather')).status, 'ok', 'its tool is gone')
+    await until('the audit line of the stop', () =>
+      audit().some(
+        (e) => e.id === 'repo:weather' && e.by === 'capabilities' && /it lies/.test(e.why ?? ''),
+      ),
+    )
+    const again = await yoke.call('repository_run', { plugin: 'weather' }, { caller: 'agent:test' })
+    assert.equal(again.status, 'DENIED', 'and it is not run again')
 
     await rules({ pins: [{ id: 'repo:weather', version: '1', hash: v1.hash }] })
+    await model('repository_run', { plugin: 'weather' })
     assert.equal((await yoke.call('get_weather')).status, 'ok', 'the pinned version runs')
     await model('repository_define', { name: 'weather', purpose: 'p', source: weather('rainy') })
     // the pin refuses version 2 before it starts: its code never runs, version 1 keeps running

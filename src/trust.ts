@@ -20,6 +20,7 @@ import { yokeHome, type LayerStack, type LoadOptions } from './config/layers.ts'
 import type { Merged } from './config/merge.ts'
 import type { InstanceSpec } from './config/resolve.ts'
 import { pathKey, readConfigText } from './config/yaml.ts'
+import { validateConfig } from './kernel/plugin.ts'
 import { messageOf, YokeError, type ErrorSite } from './errors.ts'
 import { BUILTIN_ENTRY, BUILTIN_PLUGINS, BUILTIN_PRESETS } from './roots.ts'
 
@@ -152,26 +153,57 @@ export function trustGate(options: LoadOptions, stack: LayerStack, merged: Merge
       )
       .map((p) => p.split('\u001f').slice(2).join('.'))
   }
+  /** Of `paths` (dotted, under the instance's config), those the project's files set. */
+  const setByProject = (key: string, paths: readonly unknown[]) =>
+    paths.map(String).filter((p) => {
+      const at = pathKey(['plugins', key, 'config', ...p.split('.')])
+      return [...merged.origins].some(
+        ([path, { file }]) =>
+          (path === at || path.startsWith(at + '\u001f')) && files.includes(file),
+      )
+    })
+  /** A declaration of the plugin's, for its config; one that throws (or is no list) is undefined. */
+  const declared = (spec: InstanceSpec, name: 'sendsSecrets' | 'ignoredUntilTrusted') => {
+    try {
+      const paths = spec.module?.plugin[name]?.(spec.config) ?? []
+      return Array.isArray(paths) ? (paths as unknown[]) : undefined
+    } catch {
+      return undefined
+    }
+  }
   /**
    * Of the paths the plugin says route a secret of the user's, those the project's files set (as
    * `config.<path>`); a `sendsSecrets` that throws holds back an instance the project configures.
    */
-  const secretsFromProject = ({ key, module, config }: InstanceSpec): string[] => {
-    let paths: unknown
-    try {
-      paths = module?.plugin.sendsSecrets?.(config) ?? []
-      if (!Array.isArray(paths)) throw new TypeError('not an array')
-    } catch {
-      return fromProject(key) ? ['config (its plugin could not say which paths matter)'] : []
-    }
-    return (paths as unknown[]).map(String).flatMap((p) => {
-      const at = pathKey(['plugins', key, 'config', ...p.split('.')])
-      const set = [...merged.origins].some(
-        ([path, { file }]) =>
-          (path === at || path.startsWith(at + '\u001f')) && files.includes(file),
-      )
-      return set ? [`config.${p}`] : []
-    })
+  const secretsFromProject = (spec: InstanceSpec): string[] => {
+    const paths = declared(spec, 'sendsSecrets')
+    if (!paths)
+      return fromProject(spec.key) ? ['config (its plugin could not say which paths matter)'] : []
+    return setByProject(spec.key, paths).map((p) => `config.${p}`)
+  }
+  /**
+   * An instance that runs without what the untrusted project set at the paths its plugin says may
+   * only loosen (a policy's `allow`): its config is validated again with them left out, and it is
+   * marked `untrusted` (so `yoke trust --show` lists it), yet runs. False when nothing is left out;
+   * `waits` when the config is not valid without them.
+   */
+  const withoutLoosening = (spec: InstanceSpec): boolean | 'waits' => {
+    if (!spec.module || spec.config === undefined) return false
+    const paths = setByProject(spec.key, declared(spec, 'ignoredUntilTrusted') ?? [])
+    if (!paths.length) return false
+    verdict ??= projectVerdict(options, stack)
+    if (verdict === true) return false
+    const raw = structuredClone(spec.raw ?? {}) as Record<string, unknown>
+    for (const p of paths) deleteAt(raw, p.split('.'))
+    const again = validateConfig(spec.module.plugin, raw)
+    // without them it is not valid: then it waits for trust, as one that sends a secret does
+    if (!('value' in again)) return 'waits'
+    // the raw config too: it is what tells a reload that the instance changed once trusted
+    spec.raw = raw
+    spec.config = again.value
+    spec.untrusted = true
+    waitsFor.set(spec, `without the project's ${paths.map((p) => `config.${p}`).join(', ')}`)
+    return true
   }
   /**
    * The waiting error of an instance that must wait for trust (it is marked `untrusted`), else
@@ -187,7 +219,10 @@ export function trustGate(options: LoadOptions, stack: LayerStack, merged: Merge
     // a package the project brings (its node_modules) is its code, whoever's layer names it
     const own = !spec.local && ownPackage(spec.use, stack.projectDir)
     const env = !runsCode && spec.module ? fromEnv(spec.key) : []
+    const loosening = !runsCode && files.length ? withoutLoosening(spec) : false
     const secrets = !runsCode && files.length ? secretsFromProject(spec) : []
+    if (loosening === 'waits')
+      secrets.push('config (valid only with what it may not set untrusted)')
     const held = own || secrets.length || ((runsCode || env.length) && fromProject(spec.key))
     if (!files.length || !held) return undefined
     verdict ??= projectVerdict(options, stack)
@@ -445,4 +480,12 @@ export async function revokeTrust(dir: string, where: Where): Promise<boolean> {
 
 function writeFailed(file: string, reason: string, cause: unknown) {
   return new YokeError('EDIT_WRITE_FAILED', { file, reason }, { file, cause })
+}
+
+/** Deletes `path` from `value` (a missing step leaves it as it is). */
+function deleteAt(value: Record<string, unknown>, path: string[]): void {
+  const [head, ...rest] = path
+  if (head === undefined || !value || typeof value !== 'object') return
+  if (!rest.length) delete value[head]
+  else deleteAt(value[head] as Record<string, unknown>, rest)
 }

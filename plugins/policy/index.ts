@@ -7,7 +7,7 @@
  * the tool from listings, so a model never sees it. `claudeSettings` adds the permission rules of Claude
  * Code settings files, read live (see claude.ts for what carries over).
  */
-import { isAbsolute, resolve } from 'node:path'
+import { isAbsolute, join, relative, resolve } from 'node:path'
 import { z } from 'zod'
 import { definePlugin, YokeError, type PreDecision, type RegisteredTool } from 'yoke'
 import { located, readClaudeSettings, type SettingsRead } from './claude.ts'
@@ -30,18 +30,36 @@ export default definePlugin({
       claudeSettings: z.array(z.string().min(1)).default([]),
     })
     .strict(),
+  // a cloned project may tighten the policy (ask, deny) but not loosen it before `yoke trust`
+  ignoredUntilTrusted: () => ['allow', 'askRisks', 'claudeSettings'],
   apply(ctx, config) {
-    const projectDir = ctx.get('project')?.dir ?? process.cwd()
+    const project = ctx.get('project')
+    const projectDir = project?.dir ?? process.cwd()
     const files = config.claudeSettings.map((f) => (isAbsolute(f) ? f : resolve(projectDir, f)))
     /** file → the rules last read from it (a broken edit keeps them) */
     const fromFiles = new Map<string, Rules>()
     let rules: Rules = { allow: config.allow, ask: config.ask, deny: config.deny }
+    // a settings file inside a project not trusted yet is the project's: its allow rules wait
+    const untrusted = (file: string) => {
+      const verdict = project?.trusted?.() ?? true
+      return verdict !== true && isInside(projectDir, file) ? verdict : undefined
+    }
+    const ignored = new Set<string>()
 
     const readAll = () => {
       for (const file of files) {
         const read = readClaudeSettings(file)
         report(read)
-        if (!read.error) fromFiles.set(file, collect(read))
+        if (read.error) continue
+        const found = collect(read)
+        const why = found.allow.length ? untrusted(file) : undefined
+        if (why && !ignored.has(file))
+          ctx.logger.warn(
+            `${file}: its ${found.allow.length} allow rule(s) are not applied: ${why} (\`yoke trust\` applies them)`,
+          )
+        if (why) ignored.add(file)
+        else ignored.delete(file)
+        fromFiles.set(file, why ? { ...found, allow: [] } : found)
       }
       const lists = [...fromFiles.values()]
       rules = {
@@ -79,7 +97,9 @@ export default definePlugin({
     }
     if (files.length) {
       readAll()
-      ctx.watch(files, () => readAll())
+      // and the trust store: `yoke trust` applies the project's allow rules, --revoke drops them
+      const store = project && files.some((f) => isInside(projectDir, f))
+      ctx.watch(store ? [...files, join(project.home, 'trust.json')] : files, () => readAll())
     }
     // first of the pre-execute taps, so other plugins see (and may tighten) the policy's decision
     ctx.tap(
@@ -101,4 +121,9 @@ function collect(read: SettingsRead): Rules {
   const out: Rules = { allow: [], ask: [], deny: [] }
   for (const r of read.rules) if (r.rule !== undefined) out[r.list].push(r.rule)
   return out
+}
+
+const isInside = (dir: string, file: string) => {
+  const rel = relative(dir, file)
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel)
 }

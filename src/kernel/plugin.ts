@@ -59,6 +59,7 @@ export function toPlugin(value: unknown): Plugin | string {
     exclusive: v.exclusive === true,
     runsProjectCode: v.runsProjectCode as Plugin['runsProjectCode'],
     sendsSecrets: v.sendsSecrets as Plugin['sendsSecrets'],
+    ignoredUntilTrusted: v.ignoredUntilTrusted as Plugin['ignoredUntilTrusted'],
     apply: (ctx, cfg) => (apply as Plugin['apply']).call(value, ctx, cfg),
   }
 }

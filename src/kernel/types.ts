@@ -90,6 +90,12 @@ export interface PluginDefinition<
    * one of them, the instance waits until the project is trusted.
    */
   sendsSecrets?: (config: ConfigOf<S>) => readonly string[]
+  /**
+   * The config paths an untrusted project may not set, because they loosen what guards the user
+   * (a policy's `allow`): the project's values there are left out until it is trusted, and the
+   * instance runs without them meanwhile.
+   */
+  ignoredUntilTrusted?: (config: ConfigOf<S>) => readonly string[]
   apply(ctx: InjectedContext<I>, config: ConfigOf<S>): ApplyResult
 }
 
@@ -102,6 +108,7 @@ export interface Plugin {
   exclusive: boolean
   runsProjectCode?: boolean | ((config: unknown) => boolean) | undefined
   sendsSecrets?: ((config: unknown) => readonly string[]) | undefined
+  ignoredUntilTrusted?: ((config: unknown) => readonly string[]) | undefined
   apply(ctx: Context, config: unknown): ApplyResult
 }
 

@@ -64,13 +64,20 @@ export function diff(
     })
   }
   // a dynamic plugin's versions are written as the repository reports its changes (index.ts)
-  for (const cap of ids.others(tools).filter((c) => c.kind !== 'plugin'))
+  for (const cap of ids.others(tools).filter((c) => c.kind !== 'plugin')) {
+    // a server between connections shows no version: what the log has for it stands until it is back
+    if (cap.kind === 'server' && cap.state !== 'connected' && !cap.refused) {
+      now.set(cap.id, { to: mine.state!.get(stateKey(cap.id)) ?? null, who: 'reload' })
+      continue
+    }
+    const who = mine.started ? (cap.kind === 'install' ? 'install' : 'reload') : 'start'
     now.set(cap.id, {
       to: cap.refused ? null : versionOf(cap),
       // a tampered install refused at the first start was there all the same
       ...(cap.refused && { was: versionOf(cap), why: cap.refused }),
-      who: mine.started ? (cap.kind === 'install' ? 'install' : 'reload') : 'start',
+      who: unloadedBy(cap.refused) ?? who,
     })
+  }
   const state = mine.state!
   const entries: AuditEntry[] = []
   for (const [id, next] of now) {
@@ -87,6 +94,14 @@ export function diff(
   mine.dynamic = dynamic
   return entries
 }
+
+/** A capability the rules hold (unload.ts) was unloaded by its rule: `held: CAPABILITY_…: …`. */
+const unloadedBy = (refused: string | undefined) =>
+  /^held: CAPABILITY_WITHDRAWN\b/.test(refused ?? '')
+    ? 'withdraw'
+    : /^held: CAPABILITY_PIN_MISMATCH\b/.test(refused ?? '')
+      ? 'pin'
+      : undefined
 
 const whoRemoved = (mine: Shared, id: string) =>
   !mine.started ? 'start' : mine.dynamic.has(id) ? 'repository' : 'reload'

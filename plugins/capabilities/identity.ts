@@ -74,6 +74,7 @@ export class Identities {
       .map((p) => ({
         key: p.id,
         held: p.state === 'held',
+        ready: true, // a held package's list entry keeps what it is now
         cap: {
           kind: 'package',
           id: `exec:${p.id}`,
@@ -82,6 +83,7 @@ export class Identities {
           hash: p.fingerprint
             ? `sha256:${p.fingerprint.slice(0, 12)}`
             : contentHash({ id: p.id, dir: p.dir, tools: p.tools, extras: p.extras }),
+          ...(p.state === 'held' && { refused: `held: ${p.why ?? ''}` }),
         },
       }))
   }
@@ -94,11 +96,15 @@ export class Identities {
       return {
         key: s.name,
         held: s.state === 'held',
+        ready: s.state === 'connected',
+        target: this.ctx.get('mcp')?.get(s.name),
         cap: {
           kind: 'server',
           id,
           ...(s.server?.version !== undefined && { version: s.server.version }),
           hash: contentHash(mine.sort()),
+          state: s.state,
+          ...(s.state === 'held' && { refused: `held: ${(s.holds ?? []).join('; ')}` }),
         },
       }
     })
@@ -114,8 +120,18 @@ export class Identities {
       hash: contentHash({ description: skill.description, body: skill.body }),
     })
     return [
-      ...(skills?.list() ?? []).map((s) => ({ key: s.name, held: false, cap: cap(s) })),
-      ...(skills?.held() ?? []).map((h) => ({ key: h.name, held: true, cap: cap(h) })),
+      ...(skills?.list() ?? []).map((s) => ({
+        key: s.name,
+        held: false,
+        ready: true,
+        cap: cap(s),
+      })),
+      ...(skills?.held() ?? []).map((h) => ({
+        key: h.name,
+        held: true,
+        ready: true,
+        cap: { ...cap(h), refused: `held: ${h.holds.join('; ')}` },
+      })),
     ]
   }
 

@@ -262,7 +262,11 @@ export default definePlugin({
         },
       }),
     )
-    unloadRefused(ctx, rules, ids, mine, api.record, registered)
+    unloadRefused(ctx, rules, mine, {
+      mcp: () => ids.servers(registered()),
+      exec: () => ids.packages(),
+      skill: () => ids.skills(),
+    })
     ctx.control('capabilities', async (request) => ({
       capabilities: api.list(),
       rows: since(api.stats(), request.since),

@@ -62,6 +62,11 @@ export const pin = defineCommand({
     if (typeof all === 'number') return all
     const found = current(all, id)
     if (!found) throw new YokeError('CAPABILITY_UNKNOWN', { id })
+    // between connections a server shows no version and no tools: a pin then would never hold
+    if (found.kind === 'server' && found.state !== 'connected' && !found.refused)
+      throw new YokeError('USAGE', {
+        reason: `${id} is ${found.state ?? 'not connected'} now: pin it once it is connected (yoke mcp list)`,
+      })
     const { key, config } = await configured(cli)
     const before = (config.pins ?? []).find((p) => p.id === id)
     const next: Pin = {

@@ -157,6 +157,7 @@ export default definePlugin({
     let watching = false
     const connected = () => (supervisor.state === 'connected' ? supervisor.session : undefined)
     const holds = new Holds((whys) => {
+      if (ctx.signal.aborted) return // this instance is gone: a late release starts nothing
       if (whys.length) return supervisor.hold(whys.join('; '))
       ctx.logger.info(`MCP server "${server}": its last hold was released; connecting`)
       fresh()

@@ -94,11 +94,12 @@ export interface RepositoryApi {
    * Stops the running version of `name` in exactly `session` (not a session that merely sees it),
    * as repository_stop does: its worker ends, its tools go, its versions and current pointer stay,
    * and `lastStop` and the `stop` change carry `by` (default `service`) and `why`. It waits for that
-   * plugin's run or update in progress and then stops whatever that left running. False when
-   * nothing of that name runs in that session.
-   * @example await repository.stop(session, 'weather', 'it is withdrawn', 'capabilities')
+   * plugin's run or update in progress and then stops whatever that left running, or, with
+   * `version`, only that version (an update to another one meanwhile is left running). False
+   * when nothing of that name (or not that version) runs in that session.
+   * @example await repository.stop(session, 'weather', 'it is withdrawn', 'capabilities', 1)
    */
-  stop(session: string, name: string, why: string, by?: string): Promise<boolean>
+  stop(session: string, name: string, why: string, by?: string, version?: number): Promise<boolean>
   readonly hooks: { readonly change: SyncHook<[RepositoryChange]> }
 }
 

@@ -60,9 +60,9 @@ export default definePlugin({
     const api: RepositoryApi = {
       versions: () => repo.list().flatMap((r) => r.versions),
       plugins: (session) => repo.list(session).map((r) => repo.info(r)),
-      async stop(session, name, why, by = 'service') {
+      async stop(session, name, why, by = 'service', version) {
         const record = repo.ofSession(session, name)
-        return record ? repo.stop(record, by, why) : false
+        return record ? repo.stop(record, by, why, version) : false
       },
       hooks: repo.hooks,
     }

@@ -239,12 +239,13 @@ export class Repository {
   }
 
   /**
-   * Stops the running version; the versions and the current pointer stay. `why` comes with a stop
-   * from outside the session (the service's stop), for the model and the audit line to read.
+   * Stops the running version (with `version`: only if it is that one); the versions and the
+   * current pointer stay. `why` comes with a stop from outside the session (the service's stop),
+   * for the model and the audit line to read.
    */
-  stop(record: Record_, by: string, why?: string): Promise<boolean> {
+  stop(record: Record_, by: string, why?: string, version?: number): Promise<boolean> {
     return this.#serial(record, async () => {
-      if (!record.child) return false
+      if (!record.child || (version !== undefined && record.current !== version)) return false
       const child = record.child
       record.child = undefined
       record.tools.clear()

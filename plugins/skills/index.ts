@@ -154,7 +154,12 @@ export default definePlugin({
         if (ctx.signal.aborted) return // the instance went, and its holds with it
         ctx.logger.info(isHeld ? `skill ${name} held: ${why}` : `skill ${name} back in use`)
         const flip = { held: isHeld ? [name] : [], released: isHeld ? [] : [name] }
-        hooks.change.call({ added: [], changed: [], removed: [], ...flip })
+        // a follower's failing tap is its own: the hold (or its release) stands either way
+        try {
+          hooks.change.call({ added: [], changed: [], removed: [], ...flip })
+        } catch (err) {
+          ctx.logger.error(`a follower of the skills failed on ${name} being held or released`, err)
+        }
       })
       return toDisposer(release)
     }

@@ -21,9 +21,11 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
   const model = snap.instances.find((i: any) => i.key === 'model')
   assert.equal(model.error.code, 'PLUGIN_WAITING')
   assert.match(model.error.message, /OPENAI_API_KEY is not set/)
+  // by key: instances that start side by side (an MCP server, a package directory) settle in either order
+  const byKey = (rows: string[][]) => [...rows].sort((a, b) => (a[0]! < b[0]! ? -1 : 1))
   assert.deepEqual(
-    snap.instances.map((i: any) => [i.key, i.plugin, i.state]),
-    [
+    byKey(snap.instances.map((i: any) => [i.key, i.plugin, i.state])),
+    byKey([
       ['policy', 'policy', 'active'],
       ['prompt', 'prompt', 'active'],
       ['skills', 'skills', 'active'],
@@ -55,7 +57,7 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       ['packages/sys-info', 'exec-package', 'active'],
       ['packages/text-tools', 'exec-package', 'active'],
       ['packages/house-rules/hooks', 'shell-hooks', 'active'],
-    ],
+    ]),
   )
   assert.deepEqual(
     snap.services

@@ -108,8 +108,9 @@ describe('layered config', () => {
       'a replaced array forgets its old elements',
     )
     assert.equal(where('a', 'config', 'nested', 'keep'), '/presets/parent.yaml:7:23')
-    assert.equal(where('a', 'config', 'nested', 'drop'), undefined)
-    assert.equal(where('a', 'config', 'fromParent'), undefined)
+    // a null removes the value, and is where it was removed (trust reads who removed what)
+    assert.equal(where('a', 'config', 'nested', 'drop'), '/.home/patch.yaml:5:15')
+    assert.equal(where('a', 'config', 'fromParent'), '/patch2.yaml:5:19')
     assert.equal(where('a', 'config', 'x'), '--set plugins.a.config.x=4:0:0')
     assert.equal(where('a', 'config', 'token'), '/presets/child.yaml:6:14')
     assert.equal(where('b', 'enabled'), '/patch1.yaml:3:14')

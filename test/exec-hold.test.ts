@@ -8,20 +8,11 @@ import { after, before, describe, it } from 'node:test'
 import type { PromptApi } from '../plugins/prompt/api.ts'
 import { toPlugin, type Plugin, type ToolResult } from '../src/index.ts'
 import { execHarness, nodeExe, writePackage, type ExecHarness } from './helpers/exec.ts'
-import { FIXTURE } from './helpers/mcp.ts'
+import { alive, FIXTURE } from './helpers/mcp.ts'
 import { runYoke, tempProject } from './helpers/project.ts'
 import { until } from './helpers/until.ts'
 
 const text = (r: ToolResult) => r.content.map((c) => ('text' in c ? c.text : '')).join('')
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
 describe('holding an exec package', () => {
   let h: ExecHarness
   let hookLog: string

@@ -5,18 +5,11 @@
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import promptPlugin from '../plugins/prompt/index.ts'
-import skillsPlugin, { type SkillChange, type SkillsApi } from '../plugins/skills/index.ts'
+import { type SkillChange, type SkillsApi } from '../plugins/skills/index.ts'
 import { listPrompts, listResources } from '../plugins/mcp-server/skills.ts'
-import {
-  Kernel,
-  runtimePlugin,
-  toPlugin,
-  validateConfig,
-  type Plugin,
-  type ToolRuntime,
-} from '../src/index.ts'
+import { toPlugin, type Plugin, type ToolRuntime } from '../src/index.ts'
 import { runYoke, suiteProjects } from './helpers/project.ts'
+import { skillsKernel } from './helpers/skills.ts'
 
 const project = suiteProjects()
 const md = (name: string, description: string, extra = '') =>
@@ -31,33 +24,10 @@ const files = {
 
 async function withSkills(watch = false) {
   const p = project(files)
-  const kernel = new Kernel()
-  kernel.spawn(toPlugin(runtimePlugin) as Plugin, {}, { key: 'yoke:runtime' })
-  kernel.spawn(toPlugin(promptPlugin) as Plugin, {}, { key: 'prompt' })
-  kernel.spawn(
-    toPlugin({
-      name: 'project',
-      apply: (ctx: any) => void ctx.provide('project', { dir: p.dir, home: p.home }),
-    }) as Plugin,
-    {},
-    { key: 'project' },
-  )
-  const plugin = toPlugin(skillsPlugin) as Plugin
-  const checked = validateConfig(plugin, { dirs: ['skills'], except: ['secret'], watch })
-  assert.ok('value' in checked)
-  kernel.spawn(plugin, checked.value, { key: 'skills' })
-  await kernel.settled()
-  const skills = kernel.services.get('skills')!.value as SkillsApi
+  const made = await skillsKernel(p, { except: ['secret'], watch })
   const changes: SkillChange[] = []
-  skills.hooks.change.tap('test', (c) => void changes.push(c))
-  return {
-    p,
-    kernel,
-    skills,
-    changes,
-    rt: kernel.services.get('runtime')!.value as ToolRuntime,
-    prompt: kernel.services.get('prompt')!.value as { render(): string },
-  }
+  made.skills.hooks.change.tap('test', (c) => void changes.push(c))
+  return { p, changes, ...made }
 }
 
 const names = (skills: SkillsApi) => skills.list().map((s) => s.name)

@@ -12,19 +12,11 @@ import { readAudit } from '../../plugins/capabilities/audit.ts'
 import { createYoke, type Yoke } from '../../src/index.ts'
 import { ROOT, tempProject, type Project } from '../helpers/project.ts'
 import { until } from '../helpers/until.ts'
+import { alive } from '../helpers/mcp.ts'
 
 const SERVER = join(ROOT, 'test/fixtures/mcp/server.mjs')
 const PACKAGES = join(ROOT, 'examples/packages')
 const SKILL = '---\nname: tidy\ndescription: Tidy the notes.\nversion: "2"\n---\nSort the notes.\n'
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 describe('capabilities: a withdrawal unloads what it withdraws', () => {
   let p: Project
@@ -77,8 +69,8 @@ describe('capabilities: a withdrawal unloads what it withdraws', () => {
       .list()
       .find((e) => e.id === 'text-tools')
   const tools = () => yoke.tools().map((t) => t.name)
-
-  it('holds the server, the package and the skill; a reload keeps them held; the rule gone, they are back', async () => {
+  /** A project with a skill, a copy of text-tools and the fixture server, composed and connected. */
+  const start = async () => {
     p = tempProject({ 'skills/tidy/SKILL.md': SKILL })
     cpSync(join(PACKAGES, 'text-tools'), p.path('packages/text-tools'), { recursive: true })
     p.write('yoke.config.yaml', config({}))
@@ -86,6 +78,10 @@ describe('capabilities: a withdrawal unloads what it withdraws', () => {
     opened.push({ yoke, p })
     await yoke.ready
     await until('the server to connect', () => server()?.state === 'connected')
+  }
+
+  it('holds the server, the package and the skill; a reload keeps them held; the rule gone, they are back', async () => {
+    await start()
     const pid = server()!.pid!
     assert.ok(tools().includes('mcp__fx__echo') && tools().includes('word_count'), tools().join())
     assert.ok(yoke.get('skills')!.get('tidy'))
@@ -173,13 +169,7 @@ describe('capabilities: a withdrawal unloads what it withdraws', () => {
   })
 
   it('a pin that holds keeps a restarted server up: one not connected is not judged', async () => {
-    p = tempProject({ 'skills/tidy/SKILL.md': SKILL })
-    cpSync(join(PACKAGES, 'text-tools'), p.path('packages/text-tools'), { recursive: true })
-    p.write('yoke.config.yaml', config({}))
-    yoke = createYoke({ cwd: p.dir, home: p.home, env: { ...process.env, YOKE_TRUST: '1' } })
-    opened.push({ yoke, p })
-    await yoke.ready
-    await until('the server to connect', () => server()?.state === 'connected')
+    await start()
     const fx = yoke
       .get('capabilities')!
       .list()

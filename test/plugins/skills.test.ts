@@ -2,8 +2,7 @@ import assert from 'node:assert/strict'
 import { mkdirSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import skillsPlugin, { defaultDirs } from '../../plugins/skills/index.ts'
-import promptPlugin from '../../plugins/prompt/index.ts'
+import { defaultDirs } from '../../plugins/skills/index.ts'
 import { escapeXml, renderAlways, renderCatalog } from '../../plugins/skills/catalog.ts'
 import { SkillRanker } from '../../plugins/skills/ranking.ts'
 import {
@@ -15,16 +14,9 @@ import {
   type SkillProblem,
 } from '../../plugins/skills/parse.ts'
 import { makeFilter, SkillIndex } from '../../plugins/skills/skill-index.ts'
-import {
-  Kernel,
-  runtimePlugin,
-  toPlugin,
-  validateConfig,
-  type Plugin,
-  type ToolRuntime,
-} from '../../src/index.ts'
 import { runStageConformance } from '../conformance/pipeline.ts'
 import { ROOT, runYoke, suiteProjects } from '../helpers/project.ts'
+import { skillsKernel } from '../helpers/skills.ts'
 
 const loc = (dirName = 'my-skill') => ({
   file: `/fake/${dirName}/SKILL.md`,
@@ -331,28 +323,7 @@ describe('the catalog', () => {
 
 async function withSkills(files: Record<string, string>, config: Record<string, unknown> = {}) {
   const p = project(files)
-  const kernel = new Kernel()
-  kernel.spawn(toPlugin(runtimePlugin) as Plugin, {}, { key: 'yoke:runtime' })
-  kernel.spawn(toPlugin(promptPlugin) as Plugin, {}, { key: 'prompt' })
-  kernel.spawn(
-    toPlugin({
-      name: 'project',
-      apply: (ctx: any) => void ctx.provide('project', { dir: p.dir, home: p.home }),
-    }) as Plugin,
-    {},
-    { key: 'project' },
-  )
-  const plugin = toPlugin(skillsPlugin) as Plugin
-  const checked = validateConfig(plugin, { dirs: ['skills'], watch: false, ...config })
-  assert.ok('value' in checked)
-  kernel.spawn(plugin, checked.value, { key: 'skills' })
-  await kernel.settled()
-  return {
-    p,
-    kernel,
-    rt: kernel.services.get('runtime')!.value as ToolRuntime,
-    prompt: kernel.services.get('prompt')!.value as { render(): string },
-  }
+  return { p, ...(await skillsKernel(p, config)) }
 }
 
 describe('the skills plugin: tools and prompt', () => {

@@ -124,7 +124,11 @@ export default definePlugin({
       parked: () => tools.clear(),
       changed: (state) => {
         if (state === 'held') {
-          void tools.clear()
+          tools
+            .clear()
+            .catch((err) =>
+              ctx.logger.error(`MCP server "${server}": unregistering its tools failed`, err),
+            )
           ctx.logger.info(
             `MCP server "${server}" is held (${supervisor.heldFor}): disconnected, its tools unregistered`,
           )

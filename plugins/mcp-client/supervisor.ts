@@ -73,7 +73,7 @@ export class Supervisor {
     this.#restarting = true
     this.attempt = 0
     this.#attempt?.abort(new Error('restarted'))
-    void this.session?.close() // ends an HTTP session on the server too
+    this.session?.close().catch((err) => this.hooks.failed('closing for a restart', err)) // ends an HTTP session on the server too
     this.#set('connecting')
     this.#wake?.()
   }
@@ -86,7 +86,8 @@ export class Supervisor {
     if (already) return this.#announce('held')
     this.#restarting = true // released before the loop notices: it reconnects at once, no failure counted
     this.#attempt?.abort(new Error('held'))
-    void this.session?.close() // the loop sees it end, closes it too and parks
+    // the loop sees it end, closes it too and parks
+    this.session?.close().catch((err) => this.hooks.failed('closing for a hold', err))
     this.#set('held')
     this.#wake?.()
   }

@@ -10,15 +10,8 @@ import { after, describe, it } from 'node:test'
 import policy from '../plugins/policy/index.ts'
 import repository from '../plugins/repository/index.ts'
 import type { RepositoryApi, RepositoryChange } from '../plugins/repository/api.ts'
-import {
-  Kernel,
-  runtimePlugin,
-  toPlugin,
-  validateConfig,
-  type ApprovalAnswer,
-  type Plugin,
-  type ToolRuntime,
-} from '../src/index.ts'
+import { type ApprovalAnswer } from '../src/index.ts'
+import { kernelWith } from './helpers/kernel.ts'
 
 // it listens in its worker and closes nothing on stop: only the thread ending closes the port
 const listener = `import { createServer } from 'node:net'
@@ -39,19 +32,10 @@ export default {
 `
 
 async function compose() {
-  const kernel = new Kernel()
-  kernel.spawn(toPlugin(runtimePlugin) as Plugin, {}, { key: 'yoke:runtime' })
-  for (const [key, plugin] of [
+  const { kernel, rt } = await kernelWith([
     ['policy', policy],
     ['repository', repository],
-  ] as const) {
-    const p = toPlugin(plugin) as Plugin
-    const checked = validateConfig(p, {})
-    assert.ok('value' in checked, JSON.stringify(checked))
-    kernel.spawn(p, checked.value, { key })
-  }
-  await kernel.settled()
-  const rt = kernel.services.get('runtime')!.value as ToolRuntime
+  ])
   const answers: Array<ApprovalAnswer | Promise<ApprovalAnswer>> = []
   /** resolves when the next question is asked */
   let asked = () => {}

@@ -7,15 +7,8 @@ import policy from '../../plugins/policy/index.ts'
 import repository from '../../plugins/repository/index.ts'
 import type { RepositoryApi } from '../../plugins/repository/api.ts'
 import { Repository } from '../../plugins/repository/repository.ts'
-import {
-  Kernel,
-  runtimePlugin,
-  toPlugin,
-  validateConfig,
-  type ApprovalAnswer,
-  type Plugin,
-  type ToolRuntime,
-} from '../../src/index.ts'
+import { type ApprovalAnswer } from '../../src/index.ts'
+import { kernelWith } from '../helpers/kernel.ts'
 
 const weather = (answer: string) => `export default {
   name: 'weather',
@@ -33,19 +26,10 @@ const weather = (answer: string) => `export default {
 `
 
 async function compose(settings: Record<string, unknown> = {}) {
-  const kernel = new Kernel()
-  kernel.spawn(toPlugin(runtimePlugin) as Plugin, {}, { key: 'yoke:runtime' })
-  for (const [key, plugin, config] of [
-    ['policy', policy, {}],
+  const { kernel, rt } = await kernelWith([
+    ['policy', policy],
     ['repository', repository, settings],
-  ] as const) {
-    const p = toPlugin(plugin) as Plugin
-    const checked = validateConfig(p, config)
-    assert.ok('value' in checked, JSON.stringify(checked))
-    kernel.spawn(p, checked.value, { key })
-  }
-  await kernel.settled()
-  const rt = kernel.services.get('runtime')!.value as ToolRuntime
+  ])
   const asked: string[] = []
   const askedIn: string[] = []
   const answers: ApprovalAnswer[] = []

@@ -8,6 +8,9 @@ if (!existsSync(main)) {
   process.stderr.write('yoke: no build found (dist/); run `npm run build` in the yoke checkout\n')
   process.exit(1)
 }
-const { main: run } = await import(main.href)
-// exit explicitly: a plugin that leaves a handle open must not keep a finished command alive
-process.exit(await run(process.argv.slice(2)))
+const { main: run, drained } = await import(main.href)
+const code = await run(process.argv.slice(2))
+// what is written to a pipe goes out first (process.exit drops what the pipe has not taken yet)
+await drained()
+// then exit explicitly: a plugin that leaves a handle open must not keep a finished command alive
+process.exit(code)

@@ -277,6 +277,37 @@ function version(): number {
   return 0
 }
 
+/** How long the output may make no progress before yoke ends anyway (a reader that never reads). */
+const STALLED_MS = 30_000
+
+/**
+ * Resolves once stdout and stderr hold nothing unwritten: a pipe takes 64 KiB at a time, and
+ * process.exit() drops the rest (`yoke skills list --json | wc -c` gave 131,072 of 398,028 bytes).
+ * A reader that reads, however slowly, gets everything; one that takes nothing for `stalledMs`
+ * lets the command end (a plugin's open handle never keeps it alive: the caller exits after this).
+ */
+export function drained(stalledMs = STALLED_MS): Promise<void> {
+  const streams = [process.stdout, process.stderr]
+  const pending = () => streams.reduce((n, s) => n + (s.destroyed ? 0 : s.writableLength), 0)
+  return new Promise((resolve) => {
+    let left = pending()
+    if (!left) return resolve()
+    let last = Date.now()
+    const timer = setInterval(() => {
+      const now = pending()
+      if (now < left) [left, last] = [now, Date.now()]
+      if (!now || Date.now() - last > stalledMs) finish()
+    }, 100)
+    let waiting = streams.length
+    const finish = () => {
+      clearInterval(timer)
+      resolve()
+    }
+    // an empty write's callback runs once every write before it is flushed (or the stream failed)
+    for (const s of streams) s.write('', () => --waiting || finish())
+  })
+}
+
 /**
  * `yoke tools list | head`: once the reader has gone, the rest of the output has nowhere to go. A
  * Unix tool dies of SIGPIPE there (the shell sees 141); yoke ends the same way instead of throwing

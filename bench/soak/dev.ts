@@ -38,7 +38,12 @@ export async function crash(deadlineMs: number): Promise<Report> {
   const t = new Tracker('crash under dev', 10_000)
   const project = tempProject({ ...FILES, 'yoke.config.yaml': config(0) })
   const dir = realpathSync(project.dir)
-  const dev = new DevProcess([], { cwd: dir, home: project.home })
+  const dev = new DevProcess(
+    // the soak wrote this project and edits its config as it runs: it trusts the run, as
+    // `npm start` does (a remembered `yoke trust` would be asked again after each edit)
+    ['--trust'],
+    { cwd: dir, home: project.home },
+  )
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
     dev.child.once('exit', (code, signal) => resolve({ code, signal })),
   )

@@ -101,7 +101,12 @@ plugins:
     },
     exe: EXE,
   })
-  const composition = new Composition({ cwd: project.dir, home: project.home })
+  const composition = new Composition({
+    cwd: project.dir,
+    home: project.home,
+    // the soak wrote this project itself: it trusts its own code, as an application does
+    trust: true,
+  })
   // measured once the composition is up (its modules loaded, the server connected)
   let before = 0
   let heapBefore = 0

@@ -85,6 +85,8 @@ export async function hostile(deadlineMs: number): Promise<Report> {
   const composition = new Composition({
     cwd: project.dir,
     home: project.home,
+    // the soak wrote this project itself: it trusts its own code, as an application does
+    trust: true,
     importTimeoutMs: 3000,
   })
   let rejected = 0

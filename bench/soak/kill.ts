@@ -40,7 +40,12 @@ const CONFIG =
 export async function kill(deadlineMs: number): Promise<Report> {
   const t = new Tracker('kill -9 loop', 20_000)
   const project = tempProject({ 'yoke.config.yaml': CONFIG })
-  const composition = new Composition({ cwd: project.dir, home: project.home })
+  const composition = new Composition({
+    cwd: project.dir,
+    home: project.home,
+    // the soak wrote this project itself: it trusts its own code, as an application does
+    trust: true,
+  })
   const pids = new Set<number>()
   const killed: Record<string, number> = { victim: 0, everything: 0, wrapped: 0 }
   const inFlightAtKill: number[] = []

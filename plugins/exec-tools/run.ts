@@ -41,10 +41,18 @@ export interface Ran {
   stdout: string
   /** stdout passed maxStdoutBytes and the process was stopped */
   flooded: boolean
+  /**
+   * Why the runner stopped the program, in words, when it did for its output:
+   * `output over 1048576 bytes, stopped` (its `signal` is then the runner's SIGKILL, not a crash)
+   */
+  stopped?: string
   timedOut: boolean
   /** the last lines of stderr (bounded) */
   stderr: string[]
 }
+
+/** What a run stopped at its output cap says, for hooks and tools alike. */
+const floodStop = (maxBytes: number) => `output over ${maxBytes} bytes, stopped`
 
 const STDERR_LINES = 50
 const STDERR_EVENTS = 10_000
@@ -158,6 +166,7 @@ export async function runProcess(spec: ProcessSpec): Promise<Ran> {
     signal: r.signal ?? null,
     stdout: Buffer.concat(chunks).toString('utf8'),
     flooded,
+    ...(flooded ? { stopped: floodStop(spec.maxStdoutBytes) } : {}),
     timedOut: r.timedOut,
     stderr,
   }
@@ -178,7 +187,7 @@ export function progressOf(line: string): ProgressEvent | undefined {
     return { message: text }
   }
   if (!v || typeof v !== 'object') return { message: text }
-  const s = (key: string) => (v[key] === undefined ? '' : String(v[key]))
+  const s = (key: string) => String(scalar(v[key]) ?? '')
   switch (v.type) {
     case 'progress': {
       const pct =
@@ -202,15 +211,20 @@ export function progressOf(line: string): ProgressEvent | undefined {
       return {
         message: `[cost] ${s('provider')}: in=${s('input_tokens')} out=${s('output_tokens')} ($${s('usd')})`,
         kind: 'cost',
+        // only scalars go on: a line's JSON is the program's, and whatever reads an event may recurse
         cost: {
-          provider: v.provider,
-          inputTokens: v.input_tokens,
-          outputTokens: v.output_tokens,
-          usd: v.usd,
+          provider: scalar(v.provider),
+          inputTokens: scalar(v.input_tokens),
+          outputTokens: scalar(v.output_tokens),
+          usd: scalar(v.usd),
         },
       }
     case 'artifact':
-      return { message: `[artifact:${s('kind')}] ${s('path')}`, kind: 'artifact', path: v.path }
+      return {
+        message: `[artifact:${s('kind')}] ${s('path')}`,
+        kind: 'artifact',
+        path: scalar(v.path),
+      }
     case 'log':
       return { message: `[${s('level') || 'info'}] ${s('message')}`, kind: 'log' }
     default:
@@ -218,7 +232,27 @@ export function progressOf(line: string): ProgressEvent | undefined {
   }
 }
 
+/** A number, string or boolean as it is; anything else (an object, an array) left out. */
+const scalar = (v: unknown) =>
+  typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean' ? v : undefined
+
 const NAMED_OUTPUT = /^[a-z][a-z0-9_]*$/
+
+/** How deep a tool's JSON result may nest: the runtime's own bound on what crosses the pipeline. */
+const MAX_DEPTH = 64
+
+/** True when `value` nests deeper than `limit` levels, found without recursion. */
+function nestsDeeper(value: unknown, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return false
+  const stack: Array<[object, number]> = [[value, 1]]
+  while (stack.length) {
+    const [node, depth] = stack.pop()!
+    if (depth > limit) return true
+    for (const child of Array.isArray(node) ? node : Object.values(node))
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
+  }
+  return false
+}
 
 /**
  * The tool's result, octos's way. JSON stdout: `output` (else the raw stdout), `success` (else
@@ -227,14 +261,19 @@ const NAMED_OUTPUT = /^[a-z][a-z0-9_]*$/
  * back as resource links.
  */
 export function resultOf(ran: Ran, what: string, cwd: string): ToolOutput {
-  const died = ran.signal ? `${what} was killed by ${ran.signal}` : undefined
+  // the runner's own stop at the output cap is said as such, never as a kill by a signal
   if (ran.flooded)
     return failed(
-      `${what} wrote more than the output limit to stdout and was stopped; the first part:\n${ran.stdout}`,
+      `${what} wrote more than the output limit to stdout and was stopped (${ran.stopped}); the first part:\n${ran.stdout}`,
     )
+  const died = ran.signal ? `${what} was killed by ${ran.signal}` : undefined
   let parsed: Record<string, unknown> | undefined
   try {
-    const value = JSON.parse(ran.stdout)
+    const value = JSON.parse(ran.stdout) // JSON.parse does not recurse; what reads it next does
+    if (nestsDeeper(value, MAX_DEPTH))
+      return failed(
+        `${what} printed JSON nested deeper than ${MAX_DEPTH} levels; yoke does not read it (results are JSON data at most ${MAX_DEPTH} deep)`,
+      )
     if (value && typeof value === 'object' && !Array.isArray(value)) parsed = value
   } catch {
     // plain text

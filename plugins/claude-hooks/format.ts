@@ -94,11 +94,36 @@ export type CommandHandler = z.output<typeof commandHandler>
 export type HttpHandler = z.output<typeof httpHandler>
 export type Handler = CommandHandler | HttpHandler
 
+/**
+ * How deep a handler, or a handler's JSON answer, may nest (an object or array is a level): far
+ * past Claude Code's own shapes, far below what overflows a stack. Deeper is refused before
+ * anything walks it.
+ */
+export const MAX_DEPTH = 64
+
+/**
+ * True when `value` nests deeper than `limit` levels, found without recursion (a stack of the
+ * containers still to look into): outside data is measured before any recursive walk sees it.
+ */
+export function nestsDeeper(value: unknown, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return false
+  const stack: Array<[object, number]> = [[value, 1]]
+  while (stack.length) {
+    const [node, depth] = stack.pop()!
+    if (depth > limit) return true
+    for (const child of Array.isArray(node) ? node : Object.values(node))
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
+  }
+  return false
+}
+
 /** One handler as yoke runs it: where it came from, and what it applies to. */
 export interface HookEntry {
   event: FiredEvent
   matches(subjects: readonly string[]): boolean
   handler: Handler
+  /** identical handlers run once per event (Claude Code dedupes them): the command and its args, or the url */
+  key: string
   /** for logs and errors: `file:line PreToolUse[0].hooks[1] "command"` */
   label: string
 }
@@ -193,6 +218,12 @@ export function readHooks(hooks: unknown, where: string, text?: string): ReadRes
       parsed.data.hooks.forEach((h, i) => {
         const path = [event, g, 'hooks', i]
         const name = `${event}[${g}].hooks[${i}]`
+        if (nestsDeeper(h, MAX_DEPTH))
+          return problem(
+            path,
+            `${name}: nested deeper than ${MAX_DEPTH} levels; this handler is refused (a handler is a flat object: { "type", "command", … }) and the others load`,
+            'error',
+          )
         const handler = parseHandler(h)
         if (typeof handler === 'string') return problem(path, `${name}: ${handler}`, 'error')
         if (!handler) {
@@ -211,6 +242,11 @@ export function readHooks(hooks: unknown, where: string, text?: string): ReadRes
         entries.push({
           event: event as FiredEvent,
           handler,
+          key: JSON.stringify(
+            handler.type === 'command'
+              ? [handler.type, handler.command, handler.args ?? null, handler.shell ?? null]
+              : [handler.type, handler.url, handler.headers ?? null],
+          ),
           label: `${at(path)} ${name} ${JSON.stringify(what)}`,
           // an event with no subject (UserPromptSubmit, Stop) ignores the matcher, as Claude Code does
           matches: (subjects) => !subjects.length || subjects.some(matches),
@@ -287,10 +323,14 @@ function locator(text: string | undefined) {
   let doc: ReturnType<typeof parseDocument> | undefined
   const counter = new LineCounter()
   return (path: Array<string | number>) => {
-    doc ??= parseDocument(text, { lineCounter: counter, uniqueKeys: false })
-    const node = doc.getIn(path, true) as { range?: [number, number, number] } | undefined
-    const pair = node?.range ? node : undefined
-    if (!pair?.range) return undefined
-    return counter.linePos(pair.range[0])
+    try {
+      doc ??= parseDocument(text, { lineCounter: counter, uniqueKeys: false })
+      const node = doc.getIn(path, true) as { range?: [number, number, number] } | undefined
+      const pair = node?.range ? node : undefined
+      if (!pair?.range) return undefined
+      return counter.linePos(pair.range[0])
+    } catch {
+      return undefined // a text too deep for the parser: the message names the file without a line
+    }
   }
 }

@@ -6,7 +6,7 @@
  * project directory, in a process group of its own that goes when it ends.
  */
 import { runProcess, toolEnv } from '../exec-tools/api.ts'
-import type { Handler, HookEntry } from './format.ts'
+import { MAX_DEPTH, nestsDeeper, type Handler, type HookEntry } from './format.ts'
 
 /** What a handler answered. `error` never blocks anything; it is logged, naming the handler. */
 export type Reply =
@@ -66,17 +66,26 @@ function expand(text: string, vars: Record<string, string>): string {
   )
 }
 
+/**
+ * Runs one handler. It never throws: whatever goes wrong on the way (the input cannot be written,
+ * the program cannot start, anything unforeseen) is an `error` reply, which Claude Code's rules
+ * make non-blocking.
+ */
 export async function runHandler(
   entry: HookEntry,
   input: Record<string, unknown>,
   run: RunEnv,
   defaultTimeoutS: number,
 ): Promise<Reply> {
-  const timeoutS = Math.min(entry.handler.timeout ?? defaultTimeoutS, MAX_TIMEOUT_S)
-  const body = JSON.stringify(input)
-  return entry.handler.type === 'command'
-    ? runCommand(entry.handler, body, run, timeoutS * 1000)
-    : runHttp(entry.handler, body, run, timeoutS * 1000)
+  try {
+    const timeoutS = Math.min(entry.handler.timeout ?? defaultTimeoutS, MAX_TIMEOUT_S)
+    const body = JSON.stringify(input)
+    return await (entry.handler.type === 'command'
+      ? runCommand(entry.handler, body, run, timeoutS * 1000)
+      : runHttp(entry.handler, body, run, timeoutS * 1000))
+  } catch (err) {
+    return { kind: 'error', why: `it could not run: ${(err as Error)?.message ?? String(err)}` }
+  }
 }
 
 async function runCommand(
@@ -108,6 +117,8 @@ async function runCommand(
     return { kind: 'error', why: `it could not start: ${(err as Error).message}` }
   }
   const stderr = r.stderr.join('\n').trim()
+  // the runner's own kill at the output cap is said as the cap, not as a signal
+  if (r.flooded) return { kind: 'error', why: `its ${r.stopped}` }
   if (r.timedOut) return { kind: 'error', why: `it timed out after ${timeoutMs / 1000} s` }
   if (r.signal) return { kind: 'error', why: `it was killed by ${r.signal}` }
   if (r.code === 2)
@@ -117,7 +128,6 @@ async function runCommand(
       kind: 'error',
       why: `exit code ${r.code}${stderr ? `: ${stderr.split('\n').at(-1)}` : ''}${r.code === 127 ? " (is the command's path right?)" : ''}`,
     }
-  if (r.flooded) return { kind: 'error', why: `its output passed ${MAX_STDOUT} bytes` }
   return readStdout(r.stdout)
 }
 
@@ -148,7 +158,10 @@ async function runHttp(
       signal: AbortSignal.timeout(Math.max(1, Math.round(timeoutMs))),
       redirect: 'error',
     })
-    text = await response.text()
+    const body = await readCapped(response, MAX_STDOUT)
+    if (body === undefined)
+      return { kind: 'error', why: `its response body is over ${MAX_STDOUT} bytes, stopped` }
+    text = body
   } catch (err) {
     const e = err as Error
     return {
@@ -160,7 +173,26 @@ async function runHttp(
     }
   }
   if (!response.ok) return { kind: 'error', why: `HTTP ${response.status}` }
-  return readStdout(text.slice(0, MAX_STDOUT))
+  return readStdout(text)
+}
+
+/** A response's body as text, read as it streams; undefined (and the rest never read) past `max` bytes. */
+async function readCapped(response: Response, max: number): Promise<string | undefined> {
+  if (!response.body) return ''
+  const reader = response.body.getReader()
+  const chunks: Uint8Array[] = []
+  let bytes = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    bytes += value.byteLength
+    if (bytes > max) {
+      await reader.cancel().catch(() => {})
+      return undefined
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks).toString('utf8')
 }
 
 /** Exit 0's stdout: JSON when it starts with `{` (and then it must parse), else plain text. */
@@ -168,7 +200,12 @@ function readStdout(stdout: string): Reply {
   const text = stdout.trim()
   if (!text.startsWith('{')) return { kind: 'ok', text: cap(text) }
   try {
-    const json = JSON.parse(text)
+    const json = JSON.parse(text) // JSON.parse does not recurse: a deep text is measured after it
+    if (nestsDeeper(json, MAX_DEPTH))
+      return {
+        kind: 'error',
+        why: `its JSON output is nested deeper than ${MAX_DEPTH} levels; yoke does not read it`,
+      }
     if (json && typeof json === 'object' && !Array.isArray(json))
       return { kind: 'ok', json: json as HookJson, text: '' }
   } catch (err) {

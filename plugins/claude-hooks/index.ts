@@ -124,11 +124,11 @@ export default definePlugin({
         // identical handlers run once (Claude Code dedupes them); matching ones run in parallel
         const matching = entries().filter((e) => {
           if (e.event !== event || !e.matches(subjects)) return false
-          const key = JSON.stringify(e.handler)
-          return !seen.has(key) && !!seen.add(key)
+          return !seen.has(e.key) && !!seen.add(e.key)
         })
         const payload = { ...input, hook_event_name: event }
         const run = async (entry: HookEntry) => {
+          // runHandler answers every failure as an error reply: a hook's failure never blocks
           const reply = await runHandler(entry, payload, runEnv, TIMEOUT_S[event] ?? 600)
           if (reply.kind === 'error')
             log('warn', `hook ${entry.label} failed: ${reply.why}; it does not block (${event})`)

@@ -6,7 +6,7 @@
  */
 import { color, defineCommand, printJson, YokeError } from 'yoke/cli'
 import type { AuditEntry, Capability, MetricsRow } from './api.ts'
-import { auditPath, configured } from './configured.ts'
+import { auditPath, configured, listNow } from './configured.ts'
 import { pin, unpin } from './pins.ts'
 
 interface Answer {
@@ -91,9 +91,16 @@ const withdraw = defineCommand({
     const id = target.slice(0, at)
     const version = target.slice(at + 1)
     const { key, config: current } = await configured(cli)
-    const withdrawn = [...(current.withdrawn ?? []), { id, version, why }]
+    // the list as the file holds it under the edit's lock: a withdrawal made meanwhile stays
     const { file } = await cli.editConfig((doc) => {
-      doc.setIn(['plugins', key, 'config', 'withdrawn'], doc.createNode(withdrawn))
+      const path = ['plugins', key, 'config', 'withdrawn']
+      const entry = { id, version, why }
+      const list = listNow<typeof entry>(doc, path, current.withdrawn as Array<typeof entry>)
+      const same = list.findIndex((w) => w?.id === id && w?.version === version)
+      doc.setIn(
+        path,
+        doc.createNode(same < 0 ? [...list, entry] : list.map((w, i) => (i === same ? entry : w))),
+      )
     })
     const auditFile = await auditPath(cli, current.audit)
     if (auditFile) {

@@ -3,6 +3,7 @@
  * its config as written) and where its audit log is.
  */
 import { resolve } from 'node:path'
+import type { Document } from 'yaml'
 import { YokeError, type CommandContext } from 'yoke/cli'
 
 export interface ConfiguredRules {
@@ -27,4 +28,17 @@ export async function configured(
 export async function auditPath(cli: CommandContext, audit: string | false | undefined) {
   if (audit === false) return undefined
   return resolve(await cli.projectDir(), audit ?? '.yoke/audit.jsonl')
+}
+
+/**
+ * A list of the capabilities instance's config as the project config holds it now: `doc` is the
+ * document `cli.editConfig` read under the file's lock, so an edit made meanwhile by another
+ * command is in it. When the project config does not set the list, it is the list in effect from
+ * the other layers (`effective`: lists replace in a layer merge, so the first edit starts from it).
+ */
+export function listNow<T>(doc: Document, path: string[], effective: T[] | undefined): T[] {
+  if (!doc.hasIn(path)) return [...(effective ?? [])]
+  const own = doc.getIn(path) as { toJSON?: () => unknown } | null | undefined
+  const value = own?.toJSON?.() ?? own
+  return Array.isArray(value) ? (value as T[]) : []
 }

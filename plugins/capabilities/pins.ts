@@ -7,7 +7,7 @@
  */
 import { color, defineCommand, printJson, YokeError, type CommandContext } from 'yoke/cli'
 import { versionOf, type Capability } from './api.ts'
-import { auditPath, configured } from './configured.ts'
+import { auditPath, configured, listNow } from './configured.ts'
 
 type Pin = { id: string; version?: string; hash?: string }
 
@@ -27,11 +27,18 @@ function current(all: Capability[], id: string): Capability | undefined {
 const describe = (p: { version?: string; hash?: string }) =>
   [p.version && `version ${p.version}`, p.hash].filter(Boolean).join(' ')
 
-async function writePins(cli: CommandContext, key: string, pins: Pin[]) {
+/** The pins as the project config holds them under the edit's lock, changed by `change`. */
+async function editPins(
+  cli: CommandContext,
+  key: string,
+  effective: Pin[] | undefined,
+  change: (pins: Pin[]) => Pin[],
+) {
   return cli.editConfig((doc) => {
     const path = ['plugins', key, 'config', 'pins']
-    if (pins.length) doc.setIn(path, doc.createNode(pins))
-    else doc.deleteIn(path)
+    // none left is written as `[]`: removing the key would let the other layers' pins (or a list
+    // read before this edit) come back
+    doc.setIn(path, doc.createNode(change(listNow(doc, path, effective))))
   })
 }
 
@@ -68,16 +75,16 @@ export const pin = defineCommand({
         reason: `${id} is ${found.state ?? 'not connected'} now: pin it once it is connected (yoke mcp list)`,
       })
     const { key, config } = await configured(cli)
-    const before = (config.pins ?? []).find((p) => p.id === id)
     const next: Pin = {
       id,
       ...(found.version !== undefined && { version: found.version }),
       hash: found.hash,
     }
-    const { file } = await writePins(cli, key, [
-      ...(config.pins ?? []).filter((p) => p.id !== id),
-      next,
-    ])
+    let before = undefined as Pin | undefined
+    const { file } = await editPins(cli, key, config.pins, (pins) => {
+      before = pins.find((p) => p.id === id)
+      return [...pins.filter((p) => p.id !== id), next]
+    })
     const auditFile = await auditPath(cli, config.audit)
     if (auditFile) {
       const { appendAudit } = await import('./audit.ts')
@@ -150,16 +157,13 @@ export const unpin = defineCommand({
     if (!id)
       throw new YokeError('USAGE', { reason: 'yoke unpin takes the ID of a pin (yoke pin --list)' })
     const { key, config } = await configured(cli)
-    const pins = config.pins ?? []
-    if (!pins.some((p) => p.id === id))
-      throw new YokeError('USAGE', {
-        reason: `${id} is not pinned${pins.length ? ` (pinned: ${pins.map((p) => p.id).join(', ')})` : ''}; yoke pin --list shows the pins`,
-      })
-    const { file } = await writePins(
-      cli,
-      key,
-      pins.filter((p) => p.id !== id),
-    )
+    const { file } = await editPins(cli, key, config.pins, (pins) => {
+      if (!pins.some((p) => p.id === id))
+        throw new YokeError('USAGE', {
+          reason: `${id} is not pinned${pins.length ? ` (pinned: ${pins.map((p) => p.id).join(', ')})` : ''}; yoke pin --list shows the pins`,
+        })
+      return pins.filter((p) => p.id !== id)
+    })
     if (args.json) printJson({ ok: true, file, id })
     else process.stdout.write(`${file}: unpinned ${id}\n`)
     return 0

@@ -15,25 +15,34 @@ import { messageOf, YokeError } from '../errors.ts'
 const LOCK_WAIT_MS = 15_000
 
 /**
- * Edits one YAML config so that the file cannot be damaged: it is read by the defensive reader;
- * the edit is refused when the file may not be written or when its YAML cannot be edited safely
- * (see planEdit); the new text is computed, the file is locked (proper-lockfile: another yoke
- * editing it waits), its content checked again (a change since it was read fails the command, so
- * no one's lines are lost), and it is replaced atomically (write-file-atomic: a temp file beside
+ * Edits one YAML config so that the file cannot be damaged and no concurrent edit is lost: the
+ * file is locked first (proper-lockfile: another yoke editing it waits), then read by the
+ * defensive reader, and `edit` changes that document: what it is under the lock, so an edit
+ * that waited sees every edit made before it (a caller derives what it writes from `doc`, never
+ * from a read of its own). The edit is refused when the file may not be written or when its YAML
+ * cannot be edited safely (see planEdit); its content is checked once more before the write (an
+ * editor that takes no lock and changed it meanwhile fails the command, EDIT_CONFLICT, so no
+ * one's lines are lost), and it is replaced atomically (write-file-atomic: a temp file beside
  * it, fsync, rename) with its mode and owner kept, through a symlink to its target.
+ * @example
+ * // append to a list: read it from the document, under the lock
+ * await editYamlFile(file, (doc) => {
+ *   const list = (doc.getIn(['plugins', 'x', 'config', 'items']) as YAMLSeq | undefined)?.toJSON() ?? []
+ *   doc.setIn(['plugins', 'x', 'config', 'items'], doc.createNode([...list, item]))
+ * })
  */
 export async function editYamlFile<T>(
   file: string,
   edit: (doc: Document, file: string) => T,
 ): Promise<{ file: string } & T> {
   const target = writableTarget(file)
-  // read through the name the user knows (errors name it); a link leads to the target anyway
-  const before = existsSync(target) ? readConfigText(file) : undefined
-  const { text, result } = planEdit(before ?? '', file, edit)
   const lock = await lockConfig(target, file)
   try {
-    const now = existsSync(target) ? readConfigText(file) : undefined
-    if (now !== before || lock.compromised())
+    // read through the name the user knows (errors name it); a link leads to the target anyway
+    const read = () => (existsSync(target) ? readConfigText(file) : undefined)
+    const before = read()
+    const { text, result } = planEdit(before ?? '', file, edit)
+    if (read() !== before || lock.compromised())
       throw new YokeError('EDIT_CONFLICT', { file }, { file })
     await writeFileAtomic(target, text).catch((err: unknown) => {
       throw new YokeError(
@@ -42,10 +51,10 @@ export async function editYamlFile<T>(
         { file, cause: err },
       )
     })
+    return { file, ...result }
   } finally {
     await lock.release().catch(() => {})
   }
-  return { file, ...result }
 }
 
 /** The file an edit writes (a symlink's target: the link stays); refused when it may not write it. */

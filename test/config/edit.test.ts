@@ -1,8 +1,8 @@
 // Config edits (`yoke mcp add|remove|import --write`, through cli.editConfig) never damage the
 // file: mode and owner kept, symlinks written through, read-only files refused, YAML that cannot be
-// edited safely refused with a catalogue error (never a stack trace), a lock taken and the content
-// checked again before the atomic replace, so a concurrent change fails the command instead of
-// being lost. Everything through the real CLI on real files; the concurrent cases use a real lock
+// edited safely refused with a catalogue error (never a stack trace), the file read and edited
+// under its lock, so concurrent edits all land, and a change by an editor that takes no lock fails
+// the command instead of being lost. Everything through the real CLI on real files; the concurrent cases use a real lock
 // holder (proper-lockfile in this process) and real concurrent yoke processes.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -224,7 +224,7 @@ describe('config edits never damage the file', () => {
     })
   })
 
-  it('a change made while the edit waits for the lock fails it (EDIT_CONFLICT); no line is lost', async () => {
+  it('a change made while the edit waits for the lock is kept: the edit reads the file once it holds the lock', async () => {
     const p = project()
     const file = p.path('yoke.config.yaml')
     const release = await lockfile.lock(file) // another editor holds the lock, as a slow yoke would
@@ -237,7 +237,7 @@ describe('config edits never damage the file', () => {
       let stderr = ''
       child.stderr!.on('data', (d) => (stderr += d))
       const exited = new Promise<number | null>((resolve) => child!.on('exit', resolve))
-      // the command has read the file and computed its edit; it waits for the lock now
+      // the command waits for the lock; it has not read the file yet
       await until(
         () => `the command to wait for the lock; stderr: ${stderr}`,
         () => /waiting for .*yoke\.config\.yaml\.lock/.test(stderr),
@@ -249,10 +249,11 @@ describe('config edits never damage the file', () => {
       const timer = setTimeout(() => child?.kill('SIGKILL'), 20_000)
       const code = await exited
       clearTimeout(timer)
-      assert.equal(code, 1, stderr)
-      assert.match(stderr, /^EDIT_CONFLICT .*yoke\.config\.yaml changed while yoke was editing it/m)
+      assert.equal(code, 0, stderr)
       assert.doesNotMatch(stderr, STACK)
-      assert.equal(config(p), edited, "the other editor's lines are all there, and nothing else")
+      const plugins = parse(config(p)).plugins
+      assert.ok(plugins.theirs && plugins['mcp-mem'], "the other editor's entry and this one's")
+      assert.ok(config(p).startsWith(edited), "the other editor's lines are all there, as written")
       noLitter(p.dir)
     } finally {
       await release().catch(() => {})
@@ -272,35 +273,17 @@ describe('config edits never damage the file', () => {
     assert.ok(!existsSync(lockDir), 'the lock is released')
   })
 
-  it('concurrent edits: each one is written or fails with a clear error; none is lost', async () => {
+  it('concurrent edits: each one waits for the lock and is written on top of the others', async () => {
     const p = project()
     const names = ['a1', 'a2', 'a3', 'a4', 'a5', 'a6']
     const results = await Promise.all(names.map((n) => add(p, n)))
-    const text = config(p)
-    const plugins = parse(text).plugins
+    const plugins = parse(config(p)).plugins
     assert.ok(plugins.keep, 'the existing entry is kept')
-    let written = 0
     results.forEach((r, i) => {
-      if (r.code === 0) {
-        written++
-        assert.ok(plugins[`mcp-${names[i]}`], `${names[i]} said it was added, so it is there`)
-      } else {
-        assert.equal(r.code, 1, r.stderr)
-        assert.match(r.stderr, /^EDIT_(CONFLICT|LOCKED) /m, r.stderr)
-        assert.equal(
-          plugins[`mcp-${names[i]}`],
-          undefined,
-          `${names[i]} failed, so it is not there`,
-        )
-      }
+      assert.equal(r.code, 0, r.stderr)
       assert.doesNotMatch(r.stderr, STACK)
+      assert.ok(plugins[`mcp-${names[i]}`], `${names[i]} said it was added, so it is there`)
     })
-    assert.ok(written >= 1, 'at least one edit got through')
-    assert.equal(
-      Object.keys(plugins).filter((k) => k.startsWith('mcp-a')).length,
-      written,
-      'exactly the edits that said so were written',
-    )
     noLitter(p.dir)
   })
 

@@ -1,8 +1,8 @@
 /**
  * A server's tools in the runtime. A sync fetches every page of tools/list, builds the whole next
  * generation, then swaps: unchanged tools keep their registration (calls in flight are not
- * disturbed), changed ones are replaced, the rest come and go. A list the server got wrong (two
- * tools with one name, a name another instance holds) leaves the previous generation in place.
+ * disturbed), changed ones are replaced, the rest come and go. A name listed twice keeps its first
+ * definition (reported); a name another instance holds leaves the previous generation in place.
  * Syncs run one at a time; a request during one queues at most one more.
  */
 import type { Client, Tool } from '@modelcontextprotocol/client'
@@ -145,10 +145,10 @@ export class ServerTools {
     for (const { label, why } of malformed) report(`skipped tool ${label}: ${why}`)
     for (const note of notes) report(note)
     for (const tool of listed) {
-      if (raws.has(tool.name))
-        throw new ListProblem(
-          `tools/list names "${tool.name}" twice; the previous tools stay registered`,
-        )
+      if (raws.has(tool.name)) {
+        report(`tools/list names "${tool.name}" twice; the first is kept, the second left out`)
+        continue
+      }
       raws.add(tool.name)
       if (!this.#wanted(tool.name)) continue
       const problem =

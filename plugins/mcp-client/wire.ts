@@ -15,6 +15,13 @@
  *   task. The driver's own `tasks/*` requests go out raw (`request`), with ids the Client never
  *   sees: they are not methods of the 2026 era to it.
  *
+ * - A bound on nesting, checked without recursion before anything parses a message: the SDK's
+ *   schemas (zod) and yoke's own walks recurse, and a peer's 10 MB of brackets would overflow the
+ *   stack outside any try. A tools/list entry deeper than `TOOL_DEPTH` is taken out like a
+ *   malformed one; any other message deeper than `MESSAGE_DEPTH` is refused (an answer becomes
+ *   an error for its request, a request from the server is answered with one, a notification is
+ *   dropped), each reported.
+ *
  * A stdio transport stays recognisable as one (`stderr`, `pid`): the SDK then probes the era in
  * place and reads a silent server as a 2025 one.
  */
@@ -26,6 +33,30 @@ import type {
   TransportSendOptions,
 } from '@modelcontextprotocol/client'
 import { ProcessTransport } from './stdio.ts'
+
+/**
+ * The deepest a tools/list entry may nest (JSON levels, the entry itself being 1): its input schema
+ * may nest 10 (the runtime's limit), so this only spares the parsers the absurd.
+ */
+export const TOOL_DEPTH = 64
+/** The deepest any other message from a server may nest: far past real data, far below a stack. */
+export const MESSAGE_DEPTH = 256
+
+/**
+ * True when `value` nests deeper than `limit` levels (an object or array is a level), found
+ * without recursion: a stack of the containers still to look into, each with its depth.
+ */
+export function nestsDeeper(value: unknown, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return false
+  const stack: Array<[object, number]> = [[value, 1]]
+  while (stack.length) {
+    const [node, depth] = stack.pop()!
+    if (depth > limit) return true
+    for (const child of Array.isArray(node) ? node : Object.values(node))
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
+  }
+  return false
+}
 
 /** Where the wire tells the tool sync what it took out of a tools/list page. */
 export const LISTING_META = 'dev.yoke/listing'
@@ -185,6 +216,10 @@ export class Wire implements Transport {
   }
 
   #receive(message: JSONRPCMessage, extra?: MessageExtraInfo) {
+    const isList = !('method' in message) && 'id' in message && this.#lists.has(message.id as Id)
+    // a tools/list page is bounded entry by entry (lenientPage): a deep tool costs that tool only
+    const bounded = isList && 'result' in message ? withoutTools(message) : message
+    if (nestsDeeper(bounded, MESSAGE_DEPTH)) return this.#tooDeep(message, extra)
     if (!('method' in message) && 'id' in message) {
       const id = message.id as Id
       if (id === this.#probe) this.probeUnanswered = false
@@ -208,6 +243,31 @@ export class Wire implements Transport {
       return queueMicrotask(() => this.onmessage?.(deliver, extra))
     }
     this.onmessage?.(message, extra)
+  }
+
+  /** A message nested past MESSAGE_DEPTH: never parsed; what waits for it is told why. */
+  #tooDeep(message: JSONRPCMessage, extra?: MessageExtraInfo) {
+    const why = `nests deeper than ${MESSAGE_DEPTH} levels; yoke does not read it`
+    if ('method' in message) {
+      this.onerror?.(new Error(`the server sent a ${message.method} that ${why}`))
+      if ('id' in message)
+        void this.inner
+          .send({
+            jsonrpc: '2.0',
+            id: message.id,
+            error: { code: -32600, message: `the request ${why}` },
+          } as JSONRPCMessage)
+          .catch(() => {})
+      return
+    }
+    const error = { code: -32603, message: `the server's answer ${why}` }
+    if (!('id' in message)) return // an error answer without an id: nothing waits for it
+    const id = message.id as Id
+    this.#lists.delete(id)
+    this.#calls.delete(id)
+    const raw = typeof id === 'string' ? this.#raw.get(id) : undefined
+    if (raw) return raw.resolve({ kind: 'error', error })
+    this.onmessage?.({ jsonrpc: '2.0', id, error } as JSONRPCMessage, extra)
   }
 
   /** A tools/call answered with a task: its end becomes the answer, its status the progress. */
@@ -245,9 +305,15 @@ export function lenientPage(page: Record<string, unknown>): Record<string, unkno
   } else {
     const good: unknown[] = []
     page.tools.forEach((entry: unknown, index) => {
+      const label = labelOf(entry, index)
+      if (nestsDeeper(entry, TOOL_DEPTH)) {
+        const why = `its definition is nested deeper than ${TOOL_DEPTH} levels (a tool's input schema may nest 10); it was not read`
+        issues.malformed.push({ label, why })
+        return
+      }
       const checked = ToolSchema.safeParse(entry)
       if (checked.success) good.push(entry)
-      else issues.malformed.push({ label: labelOf(entry, index), why: whyMalformed(checked.error) })
+      else issues.malformed.push({ label, why: whyMalformed(checked.error) })
     })
     fixed.tools = good
   }
@@ -260,6 +326,13 @@ export function lenientPage(page: Record<string, unknown>): Record<string, unkno
   const meta = typeof page._meta === 'object' && page._meta !== null ? page._meta : {}
   fixed._meta = { ...meta, [LISTING_META]: issues }
   return fixed
+}
+
+/** A tools/list answer with its entries left out (they are bounded one by one). */
+function withoutTools(message: JSONRPCMessage): unknown {
+  const result = (message as { result?: unknown }).result
+  if (typeof result !== 'object' || result === null) return message
+  return { ...message, result: { ...result, tools: undefined } }
 }
 
 /** How one malformed entry is named in a warning: its name when it has one, else its place. */

@@ -390,13 +390,17 @@ describe('mcp-client: supervision and hostile servers', () => {
     await h.remove('mute')
   })
 
-  it('duplicate raw names leave the previous generation (none here) and say why', async () => {
+  it('a raw name listed twice keeps its first definition and says so; the others register', async () => {
     await h.add('dupes', fixture('dupes', 'duplicates'))
     assert.equal(h.status('dupes').state, 'connected')
-    assert.equal(h.status('dupes').tools, 0)
+    assert.ok(h.status('dupes').tools > 1)
+    assert.notEqual(
+      h.rt.list().find((t) => t.name === 'mcp__dupes__echo')?.description,
+      'a second echo',
+    )
     assert.match(
       h.status('dupes').problems.join(),
-      /names "echo" twice; the previous tools stay registered/,
+      /names "echo" twice; the first is kept, the second left out/,
     )
     await h.remove('dupes')
   })

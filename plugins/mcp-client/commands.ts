@@ -307,7 +307,7 @@ function printServers(servers: McpServerStatus[], args: ParsedArgs, source: stri
     const state =
       s.state === 'connected'
         ? color.green('connected')
-        : s.state === 'reconnecting' || s.state === 'connecting' || s.state === 'held'
+        : ['reconnecting', 'connecting', 'held', 'waiting'].includes(s.state)
           ? color.yellow(s.detail)
           : color.red(s.detail)
     const about = [

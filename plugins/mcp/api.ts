@@ -10,9 +10,12 @@ export interface McpServerStatus {
   name: string
   instance: string
   transport: 'stdio' | 'http' | 'sse'
-  /** `failed`: an instance that never joined (shown by yoke mcp list); `needs-login`: an OAuth
-   *  server waiting for `yoke mcp login`; `held`: disconnected on purpose while a hold stands */
+  /** `failed`: an instance that never joined (shown by yoke mcp list); `waiting`: one that has not
+   *  started yet, for `yoke trust`, a key or a service (detail says which, and what to do);
+   *  `needs-login`: an OAuth server waiting for `yoke mcp login`; `held`: disconnected on purpose
+   *  while a hold stands */
   state:
+    | 'waiting'
     | 'connecting'
     | 'connected'
     | 'reconnecting'

@@ -4,13 +4,15 @@
  * control API: the same answer from a running `yoke dev` and from a composition made for one
  * command.
  */
-import type { Context } from 'yoke'
+import type { Context, FiberInfo } from 'yoke'
 import { color, type SummarySection } from 'yoke/cli'
 import type { McpHub, McpServerStatus } from './api.ts'
 
 /**
- * Every MCP server: the hub's, plus mcp-client instances that never joined it (failed at load: a
- * taken name, failOnStartupError, a bad config; or waiting for a service), with why.
+ * Every MCP server: the hub's, plus mcp-client instances that never joined it, with why: failed at
+ * load (a taken name, failOnStartupError, a bad config), or waiting (for `yoke trust`: a stdio
+ * server of an untrusted project; a key; a service), named with what to do. Listing runs no code:
+ * a waiting instance is read from its config.
  */
 export function mcpServers(ctx: Context, hub: McpHub): McpServerStatus[] {
   const listed = hub.list()
@@ -25,13 +27,14 @@ export function mcpServers(ctx: Context, hub: McpHub): McpServerStatus[] {
     )
     .map((f): McpServerStatus => {
       const cfg = (f.config ?? {}) as { serverName?: string; url?: string }
-      const why = f.state === 'failed' ? (f.error?.message ?? 'failed') : 'waiting for a service'
+      const failed = f.state === 'failed'
+      const why = failed ? (f.error?.message ?? 'failed') : waitsFor(ctx, f)
       return {
         name: cfg.serverName ?? f.key,
         instance: f.key,
         transport: cfg.url ? 'http' : 'stdio',
-        state: 'failed',
-        detail: `failed: ${why}`,
+        state: failed ? 'failed' : 'waiting',
+        detail: `${failed ? 'failed' : 'waiting'}: ${why}`,
         attempt: 0,
         maxAttempts: 0,
         lastError: why,
@@ -42,9 +45,27 @@ export function mcpServers(ctx: Context, hub: McpHub): McpServerStatus[] {
   return [...listed, ...others]
 }
 
+/**
+ * What a pending instance waits for, with what to do: PLUGIN_WAITING's reason and fix (for trust:
+ * "… not trusted yet …; review the project's config, then run `yoke trust` in DIR …"), else the
+ * services it needs that nothing provides.
+ */
+function waitsFor(ctx: Context, f: FiberInfo): string {
+  const error = f.error
+  if (error?.code === 'PLUGIN_WAITING') {
+    const reason = error.message.replace(/^instance "[^"]*" is waiting: /, '')
+    const fix = error.hint?.replace(/^It stays pending until what it waits for is there; /, '')
+    return fix ? `${reason}: ${fix}` : reason
+  }
+  const missing = (f.plugin.inject ?? []).filter((name) => !ctx.get(name as never))
+  return missing.length
+    ? `for the service${missing.length > 1 ? 's' : ''} ${missing.map((n) => `"${n}"`).join(', ')} (\`yoke inspect\` says who provides ${missing.length > 1 ? 'them' : 'it'})`
+    : 'for its services'
+}
+
 export function serverState(s: McpServerStatus): string {
   if (s.state === 'connected') return color.green('connected')
-  if (s.state === 'connecting' || s.state === 'reconnecting' || s.state === 'held')
+  if (['connecting', 'reconnecting', 'held', 'waiting'].includes(s.state))
     return color.yellow(s.detail)
   return color.red(s.detail)
 }

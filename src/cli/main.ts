@@ -21,6 +21,7 @@ import { color, errorJson, formatError, printJson } from './output.ts'
 import { suggest } from '../suggest.ts'
 import { toolsCall, toolsList } from './tools.ts'
 import { trust } from './trust.ts'
+import { exitNow } from './signals.ts'
 
 /** The kernel's own commands: the rest come from plugins. */
 const KERNEL: Command[] = [
@@ -311,7 +312,9 @@ export function drained(stalledMs = STALLED_MS): Promise<void> {
 /**
  * `yoke tools list | head`: once the reader has gone, the rest of the output has nowhere to go. A
  * Unix tool dies of SIGPIPE there (the shell sees 141); yoke ends the same way instead of throwing
- * EPIPE from a write.
+ * EPIPE from a write. The exit is the frame's own: the failed write may have carried a plugin's
+ * log line, and a plugin's process.exit() is refused — which once left a `yoke dev` whose reader
+ * died failing, logging the failure, failing to write it, … at 95 % CPU.
  */
 let pipeGuarded = false
 function exitQuietlyOnClosedPipe() {
@@ -319,6 +322,6 @@ function exitQuietlyOnClosedPipe() {
   pipeGuarded = true
   for (const stream of [process.stdout, process.stderr])
     stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EPIPE') process.exit(141)
+      if (err.code === 'EPIPE') exitNow(141)
     })
 }

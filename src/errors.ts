@@ -6,6 +6,10 @@
  * table. README's error table lists every code; test/errors.test.ts keeps the two in step.
  */
 
+/** Shared by every copy of yoke in a process (Symbol.for): the brand and the catalogue's table. */
+const BRAND = Symbol.for('yoke.error')
+const CATALOGUE = Symbol.for('yoke.error-catalogue')
+
 export interface ErrorSpec {
   readonly message: string
   readonly hint: string
@@ -155,6 +159,10 @@ export const catalogue = {
     message: 'no tool named "{name}" is visible from scope {scope}',
     hint: 'List the tools with `yoke tools list`; names are exact, and a scope may mask global tools.',
   },
+  SCOPE_UNKNOWN: {
+    message: 'no scope named {scope} exists (the call to "{name}" was not run)',
+    hint: 'Leave scope out for the global layer, or call in a scope that exists: a scope is made with runtime.scope(key) and ends with its session or agent run.',
+  },
   INVALID_ARGS: {
     message: 'the arguments for {name} do not match its input schema: {reason}',
     hint: "Call it again with arguments that match the tool's inputSchema.",
@@ -232,9 +240,14 @@ export interface CatalogueEntry extends ErrorSpec {
   owner: string
 }
 
-const entries = new Map<string, CatalogueEntry>(
-  Object.entries(catalogue).map(([code, spec]) => [code, { code, owner: 'yoke', ...spec }]),
-)
+/**
+ * One table per process, whatever copy of yoke declares into it (the source and the build side by
+ * side, a plugin package that brings its own yoke): every copy finds every code's hint.
+ */
+const shared = globalThis as { [CATALOGUE]?: Map<string, CatalogueEntry> }
+const entries = (shared[CATALOGUE] ??= new Map())
+for (const [code, spec] of Object.entries(catalogue))
+  entries.set(code, { code, owner: 'yoke', ...spec })
 
 /**
  * Adds a plugin's codes to the catalogue. Codes are UPPER_SNAKE and unique: one taken by another
@@ -284,11 +297,21 @@ export interface YokeErrorOptions extends ErrorSite {
   cause?: unknown
 }
 
-/** An error from the catalogue: `code`, the formatted message, a `hint`, and where it points. */
+/**
+ * An error from the catalogue: `code`, the formatted message, a `hint`, and where it points.
+ * Its identity is its brand, not its class: `err instanceof YokeError` holds for a YokeError made
+ * by any copy of yoke, so its code and hint survive every boundary.
+ */
 export class YokeError extends Error {
   readonly code: ErrorCode
   readonly hint: string
   readonly site: ErrorSite
+
+  static [Symbol.hasInstance](value: unknown): boolean {
+    // a subclass (LoginRequired) keeps the ordinary prototype test
+    if (this !== YokeError) return Function.prototype[Symbol.hasInstance].call(this, value)
+    return typeof value === 'object' && value !== null && BRAND in value
+  }
 
   constructor(
     code: ErrorCode,
@@ -301,6 +324,7 @@ export class YokeError extends Error {
     this.code = code
     this.hint = fill(specOf(code).hint, params)
     this.site = site
+    Object.defineProperty(this, BRAND, { value: true })
   }
 
   /** "file:line:col" when the error has a file position. */

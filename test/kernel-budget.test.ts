@@ -9,7 +9,9 @@ import { it } from 'node:test'
 import * as prettier from 'prettier'
 import { ROOT } from './helpers/project.ts'
 
-const BUDGET = 4350
+// 4,350 → 4,400 in wave 3: exclusivity per scope (the gate) and a missing tool's reason
+// (runtime.hooks.unknownTool and the composition's PLUGIN_WAITING answer)
+const BUDGET = 4400
 const KERNEL = ['src/kernel', 'src/config', 'src/runtime']
 
 /** Lines that hold code: not blank, not only a comment. */

@@ -11,7 +11,7 @@ import { settledWithin } from '../kernel/disposer.ts'
 import { defineHooks } from '../kernel/hooks.ts'
 import type { Fiber } from '../kernel/fiber.ts'
 import { Kernel, type RunMode } from '../kernel/kernel.ts'
-import { toPlugin, type Plugin } from '../kernel/plugin.ts'
+import { definePlugin, toPlugin, type Plugin } from '../kernel/plugin.ts'
 import { runtimePlugin } from '../runtime/index.ts'
 import { runtimeSettings, type ToolRuntime } from '../runtime/runtime.ts'
 import { DebouncedWatcher } from '../kernel/watch.ts'
@@ -97,6 +97,21 @@ export class Composition {
       }) as Plugin,
       {},
       { key: 'yoke:project' },
+    )
+    // a call to a tool that is not there while instances wait answers why (nothing silent)
+    this.kernel.spawn(
+      toPlugin(
+        definePlugin({
+          name: 'waiting',
+          inject: ['runtime'],
+          apply: (ctx) =>
+            void ctx.tap(ctx.runtime.hooks.unknownTool, 'yoke:waiting', (name) =>
+              waitingFor(name, this.kernel.fibers),
+            ),
+        }),
+      ) as Plugin,
+      {},
+      { key: 'yoke:waiting' },
     )
   }
 
@@ -272,4 +287,24 @@ function fingerprints(files: Iterable<string>): Map<string, string> {
     }
   }
   return prints
+}
+
+/**
+ * PLUGIN_WAITING for a call to `name`, which no tool answers, while instances of the config wait
+ * (for trust, a variable, a service): the tool may be one of theirs, and the fix is theirs.
+ */
+function waitingFor(name: string, fibers: readonly Fiber[]): YokeError | undefined {
+  const pending = fibers.filter((f) => f.state === 'pending' && !f.key.startsWith('yoke:'))
+  if (!pending.length) return undefined
+  const first = pending.find((f) => f.waiting) ?? pending[0]!
+  const why = first.waiting
+    ? first.error!.message
+    : `instance "${first.key}" waits for a service it injects`
+  return new YokeError('PLUGIN_WAITING', {
+    instance: pending.map((f) => f.key).join('", "'),
+    reason: `no tool "${name}" is registered yet, and it may be theirs (${why})`,
+    what: first.waiting
+      ? first.error!.hint.replace(/^It stays pending until what it waits for is there; |\.$/g, '')
+      : 'run `yoke inspect` to see what it waits for',
+  })
 }

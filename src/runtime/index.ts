@@ -79,7 +79,13 @@ export function runtimeView(
         track(`tool ${def?.name}${where}`, rt.register(inOwner(def), owner, scope, fiber)),
       list: () => rt.list(scope),
       guard: (fn) => track(`guard${where}`, rt.guard(fn, scope)),
-      call: (name, args, options) => rt.call(name, args, { caller: owner, ...options, scope }),
+      // the global layer calls into the scope the options name (a scope handle, into its own)
+      call: (name, args, options) =>
+        rt.call(name, args, {
+          caller: owner,
+          ...options,
+          scope: scope === GLOBAL ? (options?.scope ?? GLOBAL) : scope,
+        }),
     }
   }
   return {

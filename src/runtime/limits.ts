@@ -1,7 +1,7 @@
 /**
  * @module runtime/limits
- * Bounds on calls: the concurrency gate (exclusive calls run alone, safe calls overlap under a
- * global and per-source cap, first come first served) and the output limit (over it, a preview
+ * Bounds on calls: the concurrency gate (an exclusive call runs alone in its scope, safe calls
+ * overlap under a global and per-source cap, first come first served) and the output limit (over it, a preview
  * with a clear marker stays in the result and the whole output is spilled to a file).
  */
 import { appendFileSync, mkdirSync, mkdtempSync, statSync } from 'node:fs'
@@ -18,12 +18,24 @@ export interface GateLimits {
 
 interface Waiter {
   tool: RegisteredTool
+  scope: string
   start: () => void
 }
 
+/** What one scope holds: its calls running, and whether one of them is exclusive. */
+interface ScopeSlots {
+  running: number
+  exclusive: boolean
+}
+
+/**
+ * The concurrency gate. `exclusive` is exclusive within the call's scope (one agent's or one
+ * client's batch of calls): it waits for that scope's running calls and holds back that scope's
+ * later ones, never another scope's. The caps (`maxConcurrent`, `perSource`) are global.
+ */
 export class ConcurrencyGate {
   #running = 0
-  #exclusive = false
+  #scopes = new Map<string, ScopeSlots>()
   #bySource = new Map<string, number>()
   #queue: Waiter[] = []
 
@@ -36,17 +48,20 @@ export class ConcurrencyGate {
    */
   async run<T>(
     tool: RegisteredTool,
+    scope: string,
     flight: { ended: Promise<never>; release?: () => void },
     fn: () => Promise<T>,
   ): Promise<T> {
-    if (!this.#queue.length && this.#fits(tool)) this.#enter(tool)
-    else await this.#wait(tool, flight.ended)
+    if (!this.#queue.length && this.#fits(tool, scope)) this.#enter(tool, scope)
+    else await this.#wait(tool, scope, flight.ended)
     let held = true
     const leave = (flight.release = () => {
       if (!held) return
       held = false
       this.#running--
-      this.#exclusive = false
+      const slots = this.#scopes.get(scope)!
+      if (--slots.running === 0) this.#scopes.delete(scope)
+      else slots.exclusive = false // only an exclusive call can have held it
       this.#bySource.set(tool.source, (this.#bySource.get(tool.source) ?? 1) - 1)
       this.#pump()
     })
@@ -57,11 +72,11 @@ export class ConcurrencyGate {
     }
   }
 
-  #wait(tool: RegisteredTool, ended: Promise<never>): Promise<void> {
+  #wait(tool: RegisteredTool, scope: string, ended: Promise<never>): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { tool, start: resolve }
+      const waiter: Waiter = { tool, scope, start: resolve }
       this.#queue.push(waiter)
-      this.#pump() // it may fit past waiters held back by their own source's cap
+      this.#pump() // it may fit past waiters held back by their own scope or source
       ended.catch((reason) => {
         const i = this.#queue.indexOf(waiter)
         if (i < 0) return // it started already
@@ -72,39 +87,48 @@ export class ConcurrencyGate {
     })
   }
 
-  #fits(tool: RegisteredTool): boolean {
-    if (this.#exclusive) return false
-    if (tool.concurrency !== 'safe') return this.#running === 0
+  /** Whether the call's scope lets it start now (its own scope's exclusivity). */
+  #scopeFits(tool: RegisteredTool, scope: string): boolean {
+    const slots = this.#scopes.get(scope)
+    if (!slots) return true
+    return !slots.exclusive && tool.concurrency === 'safe'
+  }
+
+  #fits(tool: RegisteredTool, scope: string): boolean {
     return (
       this.#running < this.limits.maxConcurrent &&
+      this.#scopeFits(tool, scope) &&
       (this.#bySource.get(tool.source) ?? 0) < (this.limits.perSource[tool.source] ?? Infinity)
     )
   }
 
-  #enter(tool: RegisteredTool) {
+  #enter(tool: RegisteredTool, scope: string) {
     this.#running++
-    this.#exclusive = tool.concurrency !== 'safe'
+    const slots = this.#scopes.get(scope) ?? { running: 0, exclusive: false }
+    slots.running++
+    slots.exclusive = tool.concurrency !== 'safe'
+    this.#scopes.set(scope, slots)
     this.#bySource.set(tool.source, (this.#bySource.get(tool.source) ?? 0) + 1)
   }
 
   /**
-   * Starts waiters in order. An exclusive waiter, or a full gate, holds back everyone behind it
-   * (no starvation); a safe waiter held back only by its own source's cap lets others pass.
+   * Starts waiters in order. A full gate holds back everyone; a waiter its scope holds back (an
+   * exclusive call running or waiting there) holds back the rest of its scope, in order, and lets
+   * other scopes pass; a safe waiter held back only by its source's cap lets others pass.
    */
   #pump() {
-    for (let i = 0; i < this.#queue.length;) {
-      const { tool, start } = this.#queue[i]
-      if (this.#fits(tool)) {
+    let blocked: Set<string> | undefined
+    for (let i = 0; i < this.#queue.length && this.#running < this.limits.maxConcurrent;) {
+      const { tool, scope, start } = this.#queue[i]
+      if (!blocked?.has(scope) && this.#fits(tool, scope)) {
         this.#queue.splice(i, 1)
-        this.#enter(tool)
+        this.#enter(tool, scope)
         start()
-      } else if (
-        tool.concurrency !== 'safe' ||
-        this.#exclusive ||
-        this.#running >= this.limits.maxConcurrent
-      )
-        return
-      else i++
+        continue
+      }
+      if (tool.concurrency !== 'safe' || !this.#scopeFits(tool, scope))
+        (blocked ??= new Set()).add(scope)
+      i++
     }
   }
 }

@@ -194,6 +194,10 @@ export class ToolRegistry {
     if (layer.tools.size) this.onChange([], [...layer.tools.keys()], key)
   }
 
+  hasScope(scope: string): boolean {
+    return this.#layers.has(scope)
+  }
+
   isSubagent(scope: string): boolean {
     return this.#layers.get(scope)?.subagent ?? false
   }

@@ -9,7 +9,13 @@
  */
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { AsyncParallelHook, AsyncSeriesWaterfallHook, SyncHook, SyncWaterfallHook } from 'tapable'
+import {
+  AsyncParallelHook,
+  AsyncSeriesWaterfallHook,
+  SyncBailHook,
+  SyncHook,
+  SyncWaterfallHook,
+} from 'tapable'
 import { z } from 'zod'
 import { YokeError, type ErrorCode } from '../errors.ts'
 import { settledWithin } from '../kernel/disposer.ts'
@@ -75,12 +81,8 @@ export interface CallOptions {
 }
 
 const ORDER = { allow: 0, ask: 1, deny: 2 } as const
-const BODY_CODES = new Set<string>([
-  'HOOK_FAILED',
-  'TIMEOUT',
-  'SERVER_UNAVAILABLE',
-  'INTEGRITY_FAILED',
-])
+/** codes only the pipeline gives: a body's error with one of them is the body failing, EXEC_FAILED */
+const PIPELINE_CODES = new Set<string>(['UNKNOWN_TOOL', 'SCOPE_UNKNOWN', 'INVALID_ARGS', 'DENIED'])
 let nextCall = 0
 
 export class ToolRuntime {
@@ -97,6 +99,8 @@ export class ToolRuntime {
     change: new SyncHook<[ToolChange]>(['change']),
     /** filters the tools a scope lists (a policy hides what it denies outright) */
     visible: new SyncWaterfallHook<[RegisteredTool[], string]>(['tools', 'scope']),
+    /** a call names no tool: a tap that knows why (its owner waits, it was withdrawn) says so */
+    unknownTool: new SyncBailHook<[string, string], YokeError | undefined>(['name', 'scope']),
   })
   readonly approvals = new Approvals()
   readonly tasks = new Tasks((message, err) => this.onError(message, err))
@@ -190,7 +194,7 @@ export class ToolRuntime {
       tool,
     })
     let outcome: Outcome
-    if (!tool) outcome = failure(call, 'UNKNOWN_TOOL', {})
+    if (!tool) outcome = this.#unknown(call)
     else if (cloned === undefined)
       outcome = failure(call, 'INVALID_ARGS', { reason: 'the arguments are not JSON data' })
     else if (!tool.validate(call.args))
@@ -242,12 +246,10 @@ export class ToolRuntime {
       return await Promise.race([running, flight.ended])
     } catch (err) {
       if (flight.why) return failure(call, flight.why, { ms: flight.timeoutMs })
-      // a throwing tap fails the call closed; a body may end with one of BODY_CODES; anything else is EXEC_FAILED
+      // a throwing tap fails the call closed; a coded error keeps its code; anything else is EXEC_FAILED
       return failure(
         call,
-        err instanceof YokeError && BODY_CODES.has(err.code)
-          ? (err.code as 'TIMEOUT')
-          : 'EXEC_FAILED',
+        err instanceof YokeError && !PIPELINE_CODES.has(err.code) ? err.code : 'EXEC_FAILED',
         { reason: (err as Error)?.message ?? String(err) },
         err,
       )
@@ -320,7 +322,7 @@ export class ToolRuntime {
       : runBody
     const body = () => (flight.why ? flight.ended : executor(call, flight))
     // a nested call runs in its parent's slot: waiting for a slot its parent holds would deadlock
-    const output = await (parent ? body() : this.gate.run(tool, flight, body))
+    const output = await (parent ? body() : this.gate.run(tool, call.scope, flight, body))
     let result = normalize(output, call.name)
     if (this.hooks.postExecute.taps.length) {
       const preview = freezeDeep({
@@ -339,6 +341,20 @@ export class ToolRuntime {
       ...result,
       ...limitOutput(result.content as ContentPart[], result.structured, this.settings, call.name),
     }
+  }
+
+  /** A call that names no tool: why, if a tap knows (its owner waits, it was withdrawn). */
+  #unknown(call: ToolCall): Outcome {
+    if (!this.registry.hasScope(call.scope)) return failure(call, 'SCOPE_UNKNOWN', {})
+    let why: YokeError | undefined
+    try {
+      why = this.hooks.unknownTool.call(call.name, call.scope) ?? undefined
+    } catch (err) {
+      this.onError(`an unknownTool hook failed for ${call.name}`, err)
+    }
+    return why instanceof YokeError
+      ? failure(call, why.code, {}, why)
+      : failure(call, 'UNKNOWN_TOOL', {})
   }
 
   readonly #reportProgress = (call: ToolCall, event: ProgressEvent) =>

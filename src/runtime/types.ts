@@ -122,23 +122,8 @@ export type PostDecision =
 /** Runs the body; `around` taps wrap it. */
 export type Executor = (call: ToolCall, ctx: CallContext) => Promise<ToolOutput>
 
-export type ResultStatus =
-  | 'ok'
-  | Extract<
-      ErrorCode,
-      | 'UNKNOWN_TOOL'
-      | 'INVALID_ARGS'
-      | 'DENIED'
-      | 'BLOCKED'
-      | 'TIMEOUT'
-      | 'ABORTED'
-      | 'UNLOADED'
-      | 'SERVER_UNAVAILABLE'
-      | 'INTEGRITY_FAILED'
-      | 'EXEC_FAILED'
-      | 'TOOL_ERROR'
-      | 'HOOK_FAILED'
-    >
+/** `ok`, or the catalogue code that says why not (a tool's own coded error keeps its code). */
+export type ResultStatus = 'ok' | ErrorCode
 
 export interface ToolResult {
   readonly callId: string

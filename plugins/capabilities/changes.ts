@@ -24,6 +24,8 @@ export interface Shared {
   started: boolean
   /** what each thing a rule unloaded was when it was held (`<kind>:<name>`): unload.ts */
   held: Map<string, Capability>
+  /** scope + tool name → the dynamic plugin version that registered it, once listed (unknown.ts) */
+  gone: Map<string, Capability>
 }
 /** The audit entries that bring the log's state up to what the global scope can use now. */
 export function diff(

@@ -4,7 +4,7 @@ import { defineErrors } from 'yoke/cli'
 export const errors = defineErrors('capabilities', {
   CAPABILITY_WITHDRAWN: {
     message: '{name} is withdrawn ({rule}): {why}',
-    hint: 'The project withdrew this version (`yoke audit` says who and when); use another tool, or remove the entry from the capabilities instance’s `withdrawn` list to restore it.',
+    hint: 'The project withdrew this version (`yoke audit` says who and when); while the rule stands, its server, package or plugin stays unloaded. Use another tool, or remove the entry for {rule} from the `withdrawn` list of the capabilities instance (the project config) to restore it.',
   },
   CAPABILITY_NOT_ROLLED_OUT: {
     message: '{name} ({rule}) is rolled out to {scopes} only, not to {scope}',

@@ -23,6 +23,7 @@ import { Identities } from './identity.ts'
 import { MetricsStore } from './metrics.ts'
 import { escapesProject, PROJECT_PATH_RULE, resolveInside } from './paths.ts'
 import { statsTool } from './stats-tool.ts'
+import { explainUnknown, rememberDynamic } from './unknown.ts'
 import { unloadRefused } from './unload.ts'
 
 export type * from './api.ts'
@@ -60,6 +61,7 @@ export default definePlugin({
       dynamic: new Set(),
       started: false,
       held: new Map(),
+      gone: new Map(),
     }
     shared.set(hooks, mine)
     const { store } = mine
@@ -95,6 +97,8 @@ export default definePlugin({
       'capabilities',
       (tools, scope) => {
         listed.set(scope, new Map(tools.map((t) => [t.name, t])))
+        // remembered with or without rules: a rule added later may stop what registered them
+        for (const t of tools) rememberDynamic(mine, ids, t, scope)
         return rules.empty ? tools : tools.filter((t) => !refusal(t, scope))
       },
       { stage: -1000 },
@@ -138,6 +142,12 @@ export default definePlugin({
         if (!why) return decision
         const error = new YokeError(why.code, why.params)
         return { kind: 'deny' as const, reason: `${error.message} (${error.hint})` }
+      })
+    // a call to a tool a rule unloaded (its server, package or dynamic plugin): the rule says why,
+    // before a tap that can only guess (an instance that waits may be its owner)
+    if (!rules.empty)
+      ctx.tap(hooks.unknownTool, 'capabilities', explainUnknown(ctx, rules, mine, ids), {
+        stage: -1000,
       })
     ctx.tap(hooks.result, 'capabilities', async (call, result) => {
       flushPending() // a short run (yoke run, tools call) may end before the quiet time

@@ -188,7 +188,10 @@ describe('capabilities with the repository plugin', () => {
     const [stopped] = repository.plugins()
     assert.equal(stopped!.lastStop?.by, 'capabilities')
     assert.match(stopped!.lastStop!.why!, /CAPABILITY_WITHDRAWN: .*repo:weather@1\): it lies/)
-    assert.notEqual((await yoke.call('get_weather')).status, 'ok', 'its tool is gone')
+    // its tool is gone, and a call to it says why: the rule, not "list the tools"
+    const gone = await yoke.call('get_weather')
+    assert.equal(gone.status, 'CAPABILITY_WITHDRAWN', text(gone))
+    assert.equal(gone.error!.message, 'get_weather is withdrawn (repo:weather@1): it lies')
     await until('the audit line of the stop', () =>
       audit().some(
         (e) => e.id === 'repo:weather' && e.by === 'capabilities' && /it lies/.test(e.why ?? ''),

@@ -36,8 +36,13 @@ export const errors = defineErrors('mcp-client', {
     hint: 'Run `chmod 600 {file}` (and check who could have read it), or delete it and sign in again with `yoke mcp login`.',
   },
   CREDENTIALS_UNREADABLE: {
-    message: '{file} is not a credentials file yoke can read (not JSON)',
-    hint: 'Delete it and sign in again with `yoke mcp login`.',
+    message: '{file} is not a credentials file yoke can read ({reason})',
+    hint: 'Delete it (or the entry it names) and sign in again with `yoke mcp login`; a bad entry costs only its own server, and a login replaces it.',
+  },
+  CREDENTIALS_NOT_REMOVED: {
+    message:
+      'the credentials of MCP server "{server}" are still in {where} after the logout ({reason})',
+    hint: 'Delete them by hand (remove its entry from the file, or the "yoke MCP credentials" item from the keyring), then run `yoke mcp auth status` to check.',
   },
 })
 

@@ -13,6 +13,7 @@ import {
   type CommandContext,
 } from 'yoke/cli'
 import type { OAuthSettings } from './client.ts'
+import type { Credentials } from './store.ts'
 import { insecureOAuthUrl } from '../addresses.ts'
 
 interface Target {
@@ -148,7 +149,25 @@ const mcpLogout = defineCommand({
     const t = await target(cli, nameOrUrl, args)
     const serverAuth = await serverAuthFor(cli, t)
     const revoked = await revoke(serverAuth).catch(() => false)
-    const removed = serverAuth.options.store.remove(t.url)
+    const { store } = serverAuth.options
+    const removed = store.remove(t.url)
+    // read back: "signed out" is said only when nothing of the sign-in is left where yoke reads it
+    let left: boolean
+    try {
+      left = store.read(t.url) !== undefined
+    } catch (err) {
+      throw new YokeError('CREDENTIALS_NOT_REMOVED', {
+        server: t.server,
+        where: store.where,
+        reason: `reading them back failed: ${(err as Error).message}`,
+      })
+    }
+    if (left)
+      throw new YokeError('CREDENTIALS_NOT_REMOVED', {
+        server: t.server,
+        where: store.where,
+        reason: 'they were still there when read back',
+      })
     if (args.json) printJson({ ok: true, server: t.server, removed, revoked })
     else
       process.stdout.write(
@@ -208,10 +227,25 @@ const mcpAuthStatus = defineCommand({
       (i) => i.use === 'mcp-client' && (i.config as { oauth?: unknown })?.oauth,
     )
     const rows = []
+    let unreadable = 0
     for (const entry of entries) {
       const name = (entry.config as { serverName: string }).serverName
       const t = await target(cli, name, {})
-      const c = (await serverAuthFor(cli, t)).credentials
+      let c: Credentials | undefined
+      try {
+        c = (await serverAuthFor(cli, t)).credentials
+      } catch (err) {
+        // a store or an entry yoke cannot read costs this row, said with its code; the exit is 1
+        if (!(err instanceof YokeError)) throw err
+        unreadable++
+        rows.push({
+          server: name,
+          url: t.url,
+          signedIn: false,
+          error: { code: err.code, message: err.message, hint: err.hint },
+        })
+        continue
+      }
       rows.push({
         server: name,
         url: t.url,
@@ -225,14 +259,19 @@ const mcpAuthStatus = defineCommand({
         }),
       })
     }
-    if (args.json) printJson({ ok: true, servers: rows })
+    if (args.json) printJson({ ok: unreadable === 0, servers: rows })
     else if (!rows.length) process.stdout.write('no mcp-client entry uses oauth\n')
     else
       for (const r of rows)
-        process.stdout.write(
-          `${r.server}  ${r.signedIn ? color.green('signed in') : color.yellow(`not signed in: yoke mcp login ${r.server}`)}${r.issuer ? `  issuer ${r.issuer}` : ''}${r.scope ? `  scope ${r.scope}` : ''}${r.expiresAt ? `  access token until ${r.expiresAt}${r.refreshable ? ' (refreshable)' : ''}` : ''}${r.note ? `  (${r.note})` : ''}\n`,
-        )
-    return 0
+        if (r.error)
+          process.stdout.write(
+            `${r.server}  ${color.red(`${r.error.code} ${r.error.message}`)}\n  hint: ${r.error.hint}\n`,
+          )
+        else
+          process.stdout.write(
+            `${r.server}  ${r.signedIn ? color.green('signed in') : color.yellow(`not signed in: yoke mcp login ${r.server}`)}${r.issuer ? `  issuer ${r.issuer}` : ''}${r.scope ? `  scope ${r.scope}` : ''}${r.expiresAt ? `  access token until ${r.expiresAt}${r.refreshable ? ' (refreshable)' : ''}` : ''}${r.note ? `  (${r.note})` : ''}\n`,
+          )
+    return unreadable ? 1 : 0
   },
 })
 

@@ -7,16 +7,32 @@
  * share one entry. `YOKE_CREDENTIAL_STORE=file` skips the keyring (tests, CI).
  *
  * Several yoke processes share the store: every read-modify-write holds a lock file beside it
- * (proper-lockfile), and `exclusive` is the longer per-server lock a refresh holds, so two
- * processes never redeem one rotating refresh token twice (the second would get invalid_grant,
- * and some authorization servers then revoke the whole grant).
+ * (proper-lockfile) and reads the file again under it, and `exclusive` is the longer per-server
+ * lock a refresh holds, so two processes never redeem one rotating refresh token twice (the second
+ * would get invalid_grant, and some authorization servers then revoke the whole grant).
+ *
+ * The file is outside data: it is read through the config reader's checks (a regular file, at
+ * most 1 MiB: a FIFO, a device or a huge file is refused without being read) and each entry is
+ * validated on its own, so a bad entry makes that server's credentials unreadable and no other's.
+ * A link as the file is followed for writes too: the target is replaced (under a lock beside it),
+ * never the link.
  */
 import { createHash, randomUUID } from 'node:crypto'
-import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/client'
-import { YokeError } from 'yoke'
+import { readConfigText, YokeError } from 'yoke'
+import { z } from 'zod'
 import '../errors.ts'
 
 /** What yoke keeps for one server. Never printed, logged or put in an error. */
@@ -33,6 +49,52 @@ export interface Credentials {
   /** every scope asked for so far (a step-up widens it) */
   scope?: string
   savedAt: number
+}
+
+/** One stored record, checked field by field (what else it holds is kept as it is). */
+const credentialsSchema = z.looseObject({
+  url: z.string(),
+  issuer: z.string().optional(),
+  client: z.looseObject({ client_id: z.string() }).optional(),
+  tokens: z
+    .looseObject({
+      access_token: z.string(),
+      token_type: z.string(),
+      refresh_token: z.string().optional(),
+      scope: z.string().optional(),
+    })
+    .optional(),
+  expiresAt: z.number().finite().optional(),
+  grantLostAt: z.number().finite().optional(),
+  scope: z.string().optional(),
+  savedAt: z.number().finite(),
+})
+
+const fileSchema = z.object({
+  version: z.literal(1),
+  servers: z.record(z.string(), z.unknown()),
+})
+
+/** `servers.x.expiresAt: expected number, received string`, the first two issues. */
+function issuesOf(error: z.ZodError, at: string): string {
+  return error.issues
+    .slice(0, 2)
+    .map((i) => `${[at, ...i.path.map(String)].filter(Boolean).join('.')}: ${i.message}`)
+    .join('; ')
+}
+
+const unreadable = (file: string, reason: string, cause?: unknown) =>
+  new YokeError('CREDENTIALS_UNREADABLE', { file, reason }, { cause })
+
+/** A record read back (file or keyring): valid, or CREDENTIALS_UNREADABLE naming what is wrong. */
+function checked(value: unknown, where: string, key: string): Credentials {
+  const result = credentialsSchema.safeParse(value)
+  if (!result.success)
+    throw unreadable(
+      where,
+      `its entry ${JSON.stringify(key)} is not valid (${issuesOf(result.error, '')})`,
+    )
+  return result.data as Credentials
 }
 
 const SERVICE = 'yoke MCP credentials'
@@ -145,7 +207,14 @@ function keyringStore(file: CredentialStore): CredentialStore | undefined {
   const entry = (url: string) => new Entry(SERVICE, credentialKey(url))
   const fromKeyring = (url: string) => {
     const text = entry(url).getPassword()
-    return text ? (JSON.parse(text) as Credentials) : undefined
+    if (!text) return undefined
+    let value: unknown
+    try {
+      value = JSON.parse(text)
+    } catch (err) {
+      throw unreadable('the keyring', `its entry for ${url} is not JSON`, err)
+    }
+    return checked(value, 'the keyring', credentialKey(url))
   }
   // a write the keyring refused went to the file: the newer of the two is the record
   const read = (url: string) => {
@@ -183,54 +252,101 @@ function keyringStore(file: CredentialStore): CredentialStore | undefined {
   }
 }
 
-type FileShape = { version: 1; servers: Record<string, Credentials> }
+/** The file as stored: each server's entry still unchecked (a bad one costs that server only). */
+type FileShape = { version: 1; servers: Record<string, unknown> }
 
 export function fileStore(file: string): CredentialStore {
+  /** What writes replace: the file, or the file a link there points to (never the link). */
+  const target = (): string => {
+    let link: boolean
+    try {
+      link = lstatSync(file).isSymbolicLink()
+    } catch {
+      return file // not there yet: written where it is named
+    }
+    if (!link) return file
+    try {
+      return realpathSync(file)
+    } catch (err) {
+      // a link to nothing: its target is created (the link stays the user's)
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+      return resolve(dirname(file), readlinkSync(file))
+    }
+  }
   const load = (): FileShape => {
     let text: string
     try {
+      // stat never opens: a FIFO is refused by readConfigText below without blocking
       const mode = statSync(file).mode & 0o777
       if (mode & 0o077) throw new YokeError('CREDENTIALS_EXPOSED', { file, mode: mode.toString(8) })
-      text = readFileSync(file, 'utf8')
+      text = readConfigText(file)
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, servers: {} }
-      throw err
+      const code = (err as { code?: string }).code
+      if (code === 'ENOENT' || code === 'CONFIG_NOT_FOUND') return { version: 1, servers: {} }
+      if (code === 'CREDENTIALS_EXPOSED') throw err
+      if (code === 'CONFIG_TOO_LARGE')
+        throw unreadable(file, 'it is over 1 MiB, more than credentials take', err)
+      throw unreadable(file, reasonOf(err as Error, file), err)
     }
+    let value: unknown
     try {
-      return JSON.parse(text) as FileShape
-    } catch {
-      throw new YokeError('CREDENTIALS_UNREADABLE', { file })
+      value = JSON.parse(text)
+    } catch (err) {
+      throw unreadable(file, 'not JSON', err)
     }
+    const shape = fileSchema.safeParse(value)
+    if (!shape.success) throw unreadable(file, issuesOf(shape.error, ''))
+    return shape.data as FileShape
   }
-  const save = (shape: FileShape) => {
-    const temp = `${file}.${randomUUID().slice(0, 8)}.tmp`
+  const entryOf = (shape: FileShape, key: string): Credentials | undefined =>
+    shape.servers[key] === undefined ? undefined : checked(shape.servers[key], file, key)
+  const save = (shape: FileShape, to: string) => {
+    const temp = `${to}.${randomUUID().slice(0, 8)}.tmp`
     writeFileSync(temp, JSON.stringify(shape, null, 2) + '\n', { mode: 0o600 })
     chmodSync(temp, 0o600) // whatever the umask
-    renameSync(temp, file)
+    renameSync(temp, to)
+  }
+  /** A read-modify-write: the lock is on the file writes replace, and the file is read under it. */
+  const modify = <T>(fn: (shape: FileShape, save: (shape: FileShape) => void) => T): T => {
+    const to = target()
+    return lockedSync(to, () => fn(load(), (shape) => save(shape, to)))
   }
   const update = (url: string, change: Change) =>
-    lockedSync(file, () => {
-      const shape = load()
+    modify((shape, save) => {
       const key = credentialKey(url)
-      const next = change(shape.servers[key])
+      // a record that is not valid is replaced by what a login writes (the change sees none)
+      let now: Credentials | undefined
+      try {
+        now = entryOf(shape, key)
+      } catch {
+        now = undefined
+      }
+      const next = change(now)
       if (!next) return
       shape.servers[key] = next
       save(shape)
     })
   return {
     where: file,
-    read: (url) => load().servers[credentialKey(url)],
+    read: (url) => entryOf(load(), credentialKey(url)),
     update,
     write: (credentials) => update(credentials.url, () => credentials),
     remove: (url) =>
-      lockedSync(file, () => {
-        const shape = load()
+      modify((shape, save) => {
         const key = credentialKey(url)
-        if (!shape.servers[key]) return false
+        if (shape.servers[key] === undefined) return false
         delete shape.servers[key]
         save(shape)
         return true
       }),
-    exclusive: (url, fn) => locked(refreshLock(file, url), fn),
+    exclusive: (url, fn) => locked(refreshLock(target(), url), fn),
   }
+}
+
+/** Why the config reader refused the file: "it is not a regular file (a FIFO)". */
+function reasonOf(err: Error, file: string): string {
+  const message = err.message ?? String(err)
+  if (message.startsWith(`cannot read ${file}: `))
+    return message.slice(`cannot read ${file}: `.length)
+  return message.startsWith(file) ? `it${message.slice(file.length)}` : message
 }

@@ -68,6 +68,8 @@ const config = z
 /** Tools whose arguments and results never leave yoke in a payload (octos's list). */
 const SENSITIVE = new Set(['shell', 'write_file', 'read_file'])
 const MAX_FIELD = 1024
+/** a hook's stdout is read up to this; past it the hook is stopped (a failure, never a block) */
+const MAX_STDOUT = 1024 * 1024
 const BREAKER = 3
 
 interface Outcome {
@@ -111,9 +113,10 @@ export default definePlugin({
             if (outcome?.code === 2) {
               // the runtime puts them into the call before approval and guards, so both see what will run
               const args = parseArgs(outcome.stdout)
-              if (args && (!call.tool || call.tool.validate(args))) return { ...decision, args }
+              if (typeof args === 'object' && (!call.tool || call.tool.validate(args)))
+                return { ...decision, args }
               ctx.logger.warn(
-                `hook ${h.name} returned arguments that are not a JSON object matching ${call.name}'s schema; the call keeps its own`,
+                `hook ${h.name} returned arguments that ${typeof args === 'string' ? args : `are not a JSON object matching ${call.name}'s schema`}; the call keeps its own`,
               )
             }
             return decision
@@ -173,6 +176,7 @@ function runner(h: z.output<typeof hook>, index: number, baseDir: string, logger
     /** Runs the hook; failures (a crash, a timeout, an exit code the event does not take) are counted and never block. */
     async run(fields: Record<string, unknown>, codes: number[]): Promise<Outcome | undefined> {
       if (failures >= BREAKER) return undefined
+      // whatever goes wrong on the way is this hook's failure, counted and logged, never a block
       const outcome = await runHook(
         argv,
         { schema_version: 1, event: h.event, ...fields },
@@ -180,7 +184,7 @@ function runner(h: z.output<typeof hook>, index: number, baseDir: string, logger
         baseDir,
         codes,
         h.env,
-      )
+      ).catch((err): Outcome => ({ stdout: '', failure: (err as Error)?.message ?? String(err) }))
       if (!outcome.failure) {
         failures = 0
         return outcome
@@ -289,12 +293,14 @@ async function runHook(
       env: toolEnv({ allow: env, cwd }),
       cwd,
       input: JSON.stringify(payload),
-      maxStdoutBytes: 1024 * 1024,
+      maxStdoutBytes: MAX_STDOUT,
       timeoutMs,
     })
   } catch (err) {
-    return { stdout: '', failure: (err as Error).message }
+    return { stdout: '', failure: (err as Error)?.message ?? String(err) }
   }
+  // the runner's own kill at the output cap is said as the cap, not as a signal
+  if (r.flooded) return { stdout: '', failure: r.stopped! }
   if (r.timedOut) return { stdout: r.stdout, failure: `hook timed out after ${timeoutMs}ms` }
   if (r.signal) return { stdout: r.stdout, failure: `killed by ${r.signal}` }
   if (r.code !== null && codes.includes(r.code)) return { code: r.code, stdout: r.stdout }
@@ -317,13 +323,34 @@ function formatProblem(path: string): string | undefined {
   }
 }
 
-function parseArgs(text: string): Record<string, unknown> | undefined {
+/** How deep a hook's replacement arguments may nest: the runtime's own bound on arguments. */
+const MAX_DEPTH = 64
+
+/** A hook's replacement arguments: the object, undefined when it is none, or why they are refused. */
+function parseArgs(text: string): Record<string, unknown> | string | undefined {
+  let value: unknown
   try {
-    const value = JSON.parse(text)
-    return value && typeof value === 'object' && !Array.isArray(value) ? value : undefined
+    value = JSON.parse(text) // JSON.parse does not recurse; the schema check after it does
   } catch {
     return undefined
   }
+  if (nestsDeeper(value, MAX_DEPTH)) return `are nested deeper than ${MAX_DEPTH} levels`
+  return value && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined
+}
+
+/** True when `value` nests deeper than `limit` levels, found without recursion. */
+function nestsDeeper(value: unknown, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return false
+  const stack: Array<[object, number]> = [[value, 1]]
+  while (stack.length) {
+    const [node, depth] = stack.pop()!
+    if (depth > limit) return true
+    for (const child of Array.isArray(node) ? node : Object.values(node))
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
+  }
+  return false
 }
 
 function redactArgs(call: ToolCall): unknown {

@@ -1,13 +1,15 @@
 /**
  * @module skills/ranking
  * Which skills a catalog lists first, and what `skills_list(query)` answers: the same search as
- * tool_search (the tool-search plugin's index, BM25 with exact names first). The catalog lists
+ * tool_search (the tool-search plugin's index, BM25 with exact names first), and a skill whose
+ * name, or a word of it, is in the query is found in any sentence. The catalog lists
  * pinned skills first, then those relevant to the run's task, then the rest by name; what does not
  * fit its budget is counted and said, never dropped silently.
  */
 import { globToRegExp } from 'yoke'
 import { SearchIndex, type SearchOutcome, type Searchable } from '../tool-search/api.ts'
 import type { Skill } from './parse.ts'
+import { bareName } from './skill-index.ts'
 
 interface Item extends Searchable {
   skill: Skill
@@ -57,7 +59,14 @@ export class SkillRanker {
   #item(skill: Skill): Item {
     let item = this.#items.get(skill)
     if (!item) {
-      item = { skill, name: skill.name, description: skill.description, source: 'skills' }
+      item = {
+        skill,
+        name: skill.name,
+        description: skill.description,
+        source: 'skills',
+        // a query that names a skill (or a word of its name) finds it, in any sentence
+        namedBy: [bareName(skill)],
+      }
       this.#items.set(skill, item)
     }
     return item

@@ -22,6 +22,14 @@ export interface Searchable {
   params?: ReadonlyArray<{ name: string; description?: string }>
   /** other spellings that count as naming it exactly (an MCP tool's `server/tool`, its bare name) */
   aliases?: readonly string[]
+  /**
+   * words that name it when a query holds one of them, even inside a sentence (a skill's name:
+   * `matplotlib` in "make a chart in matplotlib"); a query holding one is never `noMatch`, and one
+   * holding them all puts it first after the exact names. Words under 3 letters and stopwords do
+   * not count. Tools leave it out: a tool named `search` is not asked for by every sentence that
+   * says "search".
+   */
+  namedBy?: readonly string[]
 }
 
 export interface Candidate<T> {
@@ -102,6 +110,8 @@ export class SearchIndex<T extends Searchable> {
   readonly #names = new Map<string, Set<string>>()
   /** the indexed words, each with how many items hold it: a known word is matched as it is */
   readonly #vocabulary = new Map<string, number>()
+  /** each `namedBy` term (stemmed as queries are) → the items it names */
+  readonly #namedBy = new Map<string, Set<string>>()
 
   constructor(options: RankOptions = {}) {
     this.#threshold = options.threshold ?? 0.35
@@ -146,6 +156,13 @@ export class SearchIndex<T extends Searchable> {
       if (named.size) this.#names.set(spelling, named)
       else this.#names.delete(spelling)
     }
+    for (const term of nameTerms(item)) {
+      const named = this.#namedBy.get(term) ?? new Set()
+      if (by > 0) named.add(item.name)
+      else named.delete(item.name)
+      if (named.size) this.#namedBy.set(term, named)
+      else this.#namedBy.delete(term)
+    }
     const terms = new Set(
       FIELDS.flatMap((f) => words(doc[f]).map(processTerm)).filter((t): t is string => Boolean(t)),
     )
@@ -188,17 +205,54 @@ export class SearchIndex<T extends Searchable> {
     const order: Ranked[] = similarity
       ? fuse(ranked as Array<MiniResult & { id: string }>, similarity, this.#hybrid)
       : ranked.map((r) => ({ id: r.id as string, score: r.score, lexical: r }))
+    const queryTerms = new Set(
+      words(query)
+        .map(processTerm)
+        .filter((t): t is string => !!t),
+    )
+    const named = this.#namedIn(queryTerms)
+    // named by all its name's words: first after the exact names, in the order of the ranking
+    const position = new Map(order.map((r, i) => [r.id, i]))
+    const whole = [...named]
+      .filter(([name, n]) => !seen.has(name) && n.all)
+      .sort(([a], [b]) => (position.get(a) ?? Infinity) - (position.get(b) ?? Infinity))
+      .map(([name, n]) => ({ item: this.#items.get(name)!, score: Infinity, why: n.why }))
+    for (const c of whole) seen.add(c.item.name)
     // only the results shown are explained (a query can match thousands)
-    const rest = this.#varied(order.filter((r) => this.#items.has(r.id) && !seen.has(r.id)))
-      .slice(0, Math.max(0, limit - exact.length))
-      .map((r) => ({ item: this.#items.get(r.id)!, score: r.score, why: whyOf(r) }))
-    const asked = new Set(words(query).map(processTerm).filter(Boolean)).size
+    const room = Math.max(0, limit - exact.length - whole.length)
+    const varied = this.#varied(order.filter((r) => this.#items.has(r.id) && !seen.has(r.id)))
+    const rest = withNamed(varied, room, (id) => named.has(id)).map((r) => ({
+      item: this.#items.get(r.id)!,
+      score: r.score,
+      why: [named.get(r.id)?.why, whyOf(r)].filter(Boolean).join('; '),
+    }))
+    const asked = queryTerms.size
     const covered = ranked.some((r) => asked > 0 && r.queryTerms.length / asked >= this.#threshold)
     const best = similarity?.top[0]?.similarity ?? 0
     const noMatch =
-      !exact.length && (similarity ? hybridNoMatch(best, covered, this.#hybrid) : !covered)
+      !exact.length &&
+      !named.size &&
+      (similarity ? hybridNoMatch(best, covered, this.#hybrid) : !covered)
     const arms = similarity ? 'hybrid' : 'lexical'
-    return { candidates: [...exact, ...rest].slice(0, limit), noMatch, arms }
+    return { candidates: [...exact, ...whole, ...rest].slice(0, limit), noMatch, arms }
+  }
+
+  /** The items a query's terms name through their `namedBy` words: whether by all of them, and why. */
+  #namedIn(queryTerms: Set<string>): Map<string, { all: boolean; why: string }> {
+    const hits = new Map<string, string[]>()
+    for (const term of queryTerms)
+      for (const name of this.#namedBy.get(term) ?? [])
+        hits.set(name, [...(hits.get(name) ?? []), term])
+    const out = new Map<string, { all: boolean; why: string }>()
+    for (const [name, terms] of hits) {
+      const item = this.#items.get(name)
+      if (!item) continue
+      out.set(name, {
+        all: nameTerms(item).every((t) => queryTerms.has(t)),
+        why: `name word${terms.length > 1 ? 's' : ''} ${terms.join(', ')} in the query`,
+      })
+    }
+    return out
   }
 
   /**
@@ -261,6 +315,28 @@ function spellings(query: string): string[] {
   return [
     ...new Set(runs.flatMap((run) => [run, ...(/[./]/.test(run) ? run.split(/[./]/) : [])])),
   ].filter((s) => s.length >= 3)
+}
+
+/** An item's `namedBy` words as terms (stemmed as queries are): 3 letters or more, no stopwords. */
+function nameTerms(item: Searchable): string[] {
+  const terms = (item.namedBy ?? []).flatMap((w) => words(w)).filter((w) => w.length >= 3)
+  return [...new Set(terms.map(processTerm).filter((t): t is string => !!t))]
+}
+
+/**
+ * The first `room` of `ranked`, with every named one among them: a named result the room would
+ * cut takes the place of the last unnamed one shown (a query that names a thing always shows it).
+ */
+function withNamed(ranked: Ranked[], room: number, isNamed: (id: string) => boolean): Ranked[] {
+  const shown = ranked.slice(0, room)
+  const cut = ranked.slice(room).filter((r) => isNamed(r.id))
+  if (!cut.length) return shown
+  const keep = shown.filter((r) => isNamed(r.id))
+  const others = shown
+    .filter((r) => !isNamed(r.id))
+    .slice(0, Math.max(0, room - keep.length - cut.length))
+  const kept = new Set([...keep, ...cut, ...others].slice(0, room))
+  return [...shown, ...cut].filter((r) => kept.has(r))
 }
 
 /** `mcp__sapling__sapling_show` from `mcp:sapling` → `show`: the name without its source's words. */

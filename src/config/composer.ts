@@ -291,18 +291,21 @@ function fingerprints(files: Iterable<string>): Map<string, string> {
 
 /**
  * PLUGIN_WAITING for a call to `name`, which no tool answers, while instances of the config wait
- * (for trust, a variable, a service): the tool may be one of theirs, and the fix is theirs.
+ * (for trust, a variable; else a service): the tool may be one of theirs, and the fix is theirs.
+ * Children that wait for a service by design (a gateway's helpers without a gateway) are not named.
  */
 function waitingFor(name: string, fibers: readonly Fiber[]): YokeError | undefined {
-  const pending = fibers.filter((f) => f.state === 'pending' && !f.key.startsWith('yoke:'))
-  if (!pending.length) return undefined
-  const first = pending.find((f) => f.waiting) ?? pending[0]!
+  const configured = fibers.filter((f) => f.state === 'pending' && !f.key.startsWith('yoke:'))
+  const waiting = configured.filter((f) => f.waiting)
+  const named = waiting.length ? waiting : configured.filter((f) => !f.parent)
+  if (!named.length) return undefined
+  const first = named[0]!
   const why = first.waiting
-    ? first.error!.message
-    : `instance "${first.key}" waits for a service it injects`
+    ? first.error!.message.replace(/^instance "[^"]*" is waiting: /, '')
+    : 'it waits for a service it injects'
   return new YokeError('PLUGIN_WAITING', {
-    instance: pending.map((f) => f.key).join('", "'),
-    reason: `no tool "${name}" is registered yet, and it may be theirs (${why})`,
+    instance: named.map((f) => f.key).join('", "'),
+    reason: `no tool "${name}" is registered, and it may be theirs: ${why}`,
     what: first.waiting
       ? first.error!.hint.replace(/^It stays pending until what it waits for is there; |\.$/g, '')
       : 'run `yoke inspect` to see what it waits for',

@@ -3,7 +3,8 @@
  * `yoke skills list|show NAME|check [DIR]`, read from the composed `skills` service (the `skills`
  * plugin is in the base preset).
  */
-import { statSync } from 'node:fs'
+import { readdirSync, statSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import type { Composition } from 'yoke'
 import { color, defineCommand, displayPath, printJson, YokeError, type ParsedArgs } from 'yoke/cli'
 import type { SkillsApi } from './api.ts'
@@ -145,9 +146,12 @@ const skillsCheck = defineCommand({
     cli.compose(
       async (composition) => {
         const skills = skillsOf(composition)
+        // DIR on the command line is the shell's: from the working directory (`--cwd`, else the
+        // process's), not from the project config's directory (`~/` the service expands)
+        const given = dir && (dir.startsWith('~/') ? dir : resolve(cwdOf(args), dir))
         // the configured roots are places skills may be: one that is not there is no error
-        const roots = dir
-          ? [dir]
+        const roots = given
+          ? [given]
           : skills.roots.filter((d) => statSync(d, { throwIfNoEntry: false }))
         const absent = dir ? [] : skills.roots.filter((d) => !roots.includes(d))
         const results = roots.map((d) => skills.check(d))
@@ -162,9 +166,24 @@ const skillsCheck = defineCommand({
             .filter((w) => !s.violations.some((v) => v.message === w))
             .map((w) => ({ file: s.file, warning: w })),
         )
+        // a folder that holds skill folders one level further down (a repository's root): say where
+        const deeper = given && !checked.length && !problems.length ? skillParents(given) : []
         if (args.json)
-          printJson({ ok: !problems.length, skills: checked.length, problems, warnings, absent })
+          printJson({
+            ok: !problems.length,
+            skills: checked.length,
+            problems,
+            warnings,
+            absent,
+            ...(deeper.length && { deeper }),
+          })
         else {
+          if (deeper.length)
+            process.stdout.write(
+              color.yellow(
+                `no skill folders (a folder with SKILL.md) directly in ${displayPath(given!, cwdOf(args))}; these folders in it hold some: ${deeper.map((d) => displayPath(d, cwdOf(args))).join(', ')} (check one of them)\n`,
+              ),
+            )
           if (absent.length)
             process.stdout.write(
               color.dim(
@@ -188,5 +207,22 @@ const skillsCheck = defineCommand({
       { quiet: true },
     ),
 })
+
+/** The folders in `dir` that hold skill folders (a bounded look, 200 folders at most, hidden ones skipped). */
+function skillParents(dir: string): string[] {
+  const folders = (d: string) => {
+    try {
+      return readdirSync(d, { withFileTypes: true })
+        .filter((e) => e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules')
+        .slice(0, 200)
+        .map((e) => join(d, e.name))
+    } catch {
+      return []
+    }
+  }
+  return folders(dir).filter((sub) =>
+    folders(sub).some((skill) => statSync(join(skill, 'SKILL.md'), { throwIfNoEntry: false })),
+  )
+}
 
 export const commands = [skillsList, skillsShow, skillsCheck]

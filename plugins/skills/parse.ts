@@ -122,7 +122,30 @@ function toolList(v: unknown): string[] | undefined {
   const value = present(v)
   if (value === undefined) return undefined
   if (Array.isArray(value)) return value.filter((x): x is string => typeof x === 'string')
-  return typeof value === 'string' ? (value.match(/[^\s,(]+(\([^)]*\))?/g) ?? []) : undefined
+  return typeof value === 'string' ? toolEntries(value) : undefined
+}
+
+/**
+ * `Bash(git add:*) Read, Edit` → its entries: a run of characters other than space, comma and `(`,
+ * with the parenthesised part that follows it up to the next `)`. Read in one pass: the regex
+ * `[^\s,(]+(\([^)]*\))?` scanned to the end for every `(` left open (`a(a(a(…`: quadratic).
+ */
+function toolEntries(value: string): string[] {
+  const out: string[] = []
+  const lastClose = value.lastIndexOf(')')
+  const stop = (c: string) => c === ',' || c === '(' || /\s/.test(c)
+  let i = 0
+  while (i < value.length) {
+    if (stop(value[i]!)) {
+      i++
+      continue
+    }
+    const start = i
+    while (i < value.length && !stop(value[i]!)) i++
+    if (value[i] === '(' && i < lastClose) i = value.indexOf(')', i) + 1
+    out.push(value.slice(start, i))
+  }
+  return out
 }
 
 /** Parses a SKILL.md; returns the skill, or the problem that keeps it out. */

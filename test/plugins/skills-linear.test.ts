@@ -1,0 +1,47 @@
+// Text from outside (a SKILL.md's frontmatter, a tool's or skill's description, a query) is read
+// in time linear in its length. Two regexes were not: `allowed-tools` with many "(" left open and a
+// long run of capitals in anything the search index splits into words (each cost its length
+// squared: 64,000 characters took about 6 s, 100,000 capitals 60 s, with the event loop stalled).
+// The bounds are generous (a loaded machine) and below what the quadratic cost on these inputs.
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { parseSkill, type Skill } from '../../plugins/skills/parse.ts'
+import { SearchIndex, words } from '../../plugins/tool-search/api.ts'
+
+const BOUND_MS = 5000
+
+const timed = <T>(fn: () => T): [T, number] => {
+  const started = performance.now()
+  const value = fn()
+  return [value, performance.now() - started]
+}
+
+describe('outside text is read in linear time', () => {
+  it('allowed-tools with 32,000 "(" left open parses at once, with the entries as before', () => {
+    const open = 'a('.repeat(32_000) // 64,000 characters: the frontmatter is read up to 65,536
+    const [skill, ms] = timed(
+      () =>
+        parseSkill(
+          `---\nname: open\ndescription: many open parentheses\nallowed-tools: ${open}\n---\nbody\n`,
+          { file: '/s/open/SKILL.md', dir: '/s/open', dirName: 'open' } as never,
+        ) as Skill,
+    )
+    assert.ok(ms < BOUND_MS / 2, `took ${Math.round(ms)} ms`)
+    assert.equal(skill.allowedTools?.length, 32_000)
+    const usual = parseSkill(
+      '---\nname: usual\ndescription: d\nallowed-tools: Bash(git add:*) Read, Edit(src/**) Write(\n---\n',
+      { file: '/s/usual/SKILL.md', dir: '/s/usual', dirName: 'usual' } as never,
+    ) as Skill
+    assert.deepEqual(usual.allowedTools, ['Bash(git add:*)', 'Read', 'Edit(src/**)', 'Write'])
+  })
+
+  it('100,000 capitals in a description are indexed and searched at once; camel case still splits', () => {
+    const index = new SearchIndex()
+    const [, ms] = timed(() => {
+      index.set({ name: 'shouting', description: 'A'.repeat(100_000) })
+      return index.search('A'.repeat(150) + ' shouting', 5)
+    })
+    assert.ok(ms < BOUND_MS, `took ${Math.round(ms)} ms`)
+    assert.deepEqual(words('HTTPServer getURLForID'), ['http', 'server', 'get', 'url', 'for', 'id'])
+  })
+})

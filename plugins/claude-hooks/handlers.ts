@@ -195,6 +195,35 @@ async function readCapped(response: Response, max: number): Promise<string | und
   return Buffer.concat(chunks).toString('utf8')
 }
 
+const TEXT_FIELDS = ['stopReason', 'systemMessage', 'decision', 'reason'] as const
+const OUTPUT_TEXT_FIELDS = [
+  'hookEventName',
+  'permissionDecision',
+  'permissionDecisionReason',
+  'additionalContext',
+] as const
+
+/**
+ * The fields yoke reads, each of its type or left out (then its default applies: a `deny` with a
+ * reason that is no string still denies, with the default reason); a reply of the wrong shape must
+ * not reach the result the model reads, or fail the call.
+ */
+function typed(json: Record<string, unknown>): HookJson {
+  const out: Record<string, unknown> = { ...json }
+  for (const key of TEXT_FIELDS) if (typeof out[key] !== 'string') delete out[key]
+  if (typeof out.continue !== 'boolean') delete out.continue
+  if (typeof out.suppressOutput !== 'boolean') delete out.suppressOutput
+  const specific = out.hookSpecificOutput
+  if (!specific || typeof specific !== 'object' || Array.isArray(specific))
+    delete out.hookSpecificOutput
+  else {
+    const inner: Record<string, unknown> = { ...specific }
+    for (const key of OUTPUT_TEXT_FIELDS) if (typeof inner[key] !== 'string') delete inner[key]
+    out.hookSpecificOutput = inner
+  }
+  return out as HookJson
+}
+
 /** Exit 0's stdout: JSON when it starts with `{` (and then it must parse), else plain text. */
 function readStdout(stdout: string): Reply {
   const text = stdout.trim()
@@ -207,7 +236,7 @@ function readStdout(stdout: string): Reply {
         why: `its JSON output is nested deeper than ${MAX_DEPTH} levels; yoke does not read it`,
       }
     if (json && typeof json === 'object' && !Array.isArray(json))
-      return { kind: 'ok', json: json as HookJson, text: '' }
+      return { kind: 'ok', json: typed(json), text: '' }
   } catch (err) {
     return {
       kind: 'error',

@@ -182,4 +182,34 @@ describe('claude-hooks: hostile hooks never block a call', () => {
     )
     assert.ok(!said.some((m) => /SIGKILL/.test(m)), said.join('\n'))
   })
+
+  it('fields of the wrong type in a JSON answer fall back to the defaults; a deny stays a deny and nothing blocks by mistake', async () => {
+    const t = tool()
+    const post = hookProgram(
+      project.dir,
+      'typed-post.sh',
+      `printf '%s' '{"decision":"block","reason":{"x":1},"systemMessage":[1],"hookSpecificOutput":{"additionalContext":{"y":2}}}'`,
+    )
+    const group = (command: string) => [{ matcher: t.name, hooks: [{ type: 'command', command }] }]
+    await install(JSON.stringify({ hooks: { PostToolUse: group(post.file) } }))
+    const r = await rt.call(t.name, { msg: 'x' })
+    assert.equal(r.status, 'ok', text(r))
+    assert.match(text(r), new RegExp(`^${t.name} ran`))
+    assert.doesNotMatch(text(r), /object Object/)
+
+    const t2 = tool()
+    const pre = hookProgram(
+      project.dir,
+      'typed-pre.sh',
+      `printf '%s' '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":["not","text"]}}'`,
+    )
+    await install(
+      JSON.stringify({
+        hooks: { PreToolUse: group(pre.file).map((g) => ({ ...g, matcher: t2.name })) },
+      }),
+    )
+    const denied = await rt.call(t2.name, { msg: 'x' })
+    assert.equal(denied.status, 'DENIED', text(denied))
+    assert.deepEqual(t2.ran, [])
+  })
 })

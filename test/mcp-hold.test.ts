@@ -69,7 +69,10 @@ describe('holding an MCP server', () => {
     assert.equal(held.pid, undefined)
     await until('the held server process to end', () => !alive(pid))
     assert.equal(toolsOf('counted'), 0)
-    assert.equal((await h.rt.call('mcp__counted__echo', { text: 'x' })).status, 'UNKNOWN_TOOL')
+    // its tools are gone; a call of one says why (the hold), not UNKNOWN_TOOL
+    const refused = await h.rt.call('mcp__counted__echo', { text: 'x' })
+    assert.equal(refused.status, 'MCP_SERVER_HELD')
+    assert.match(refused.error!.message, /withdrawn: counted@1\.0\.0/)
     assert.ok(
       changes.slice(seen).some((s) => s.name === 'counted' && s.state === 'held'),
       'hooks.change announced the hold',

@@ -157,6 +157,11 @@ function httpStatus(err: unknown): number | undefined {
   return undefined
 }
 
+/** The server refused the request as unauthenticated (HTTP 401). */
+export function unauthorized(err: unknown): boolean {
+  return httpStatus(err) === 401
+}
+
 /** A Streamable HTTP answer that means "this server speaks the older SSE transport". */
 export function wantsSse(err: unknown): boolean {
   const status = httpStatus(err)

@@ -16,7 +16,7 @@ import { mcpClientConfig, oauthOf, rootsOf, transportOf } from './config.ts'
 import { elicitThrough } from './elicit.ts'
 import { failure, loginNeeded, Unanswerable } from './failures.ts'
 import { Holds } from './holds.ts'
-import { ServerAuth } from './oauth/client.ts'
+import { LoginRequired, ServerAuth } from './oauth/client.ts'
 import { openStore } from './oauth/store.ts'
 import { answerSampling } from './sampling.ts'
 import { Session } from './session.ts'
@@ -74,6 +74,8 @@ export default definePlugin({
       ctx.signal,
     )
     const tasks = new WeakMap<Session, TaskCalls>()
+    /** why the server waits for a sign-in, while it does */
+    let login: LoginRequired | undefined
     const oauth = oauthOf(cfg)
     const serverAuth =
       oauth &&
@@ -113,7 +115,7 @@ export default definePlugin({
         return session
       },
       ready: (session) => tools.sync(session.client, 'connected'),
-      blocked: (err) => loginNeeded(err) !== undefined,
+      blocked: (err) => (login = loginNeeded(err)) !== undefined,
       async gaveUp() {
         ctx.logger.error(
           `MCP server "${server}" ${supervisor.describe()}; its tools are unregistered`,
@@ -212,6 +214,8 @@ export default definePlugin({
       },
     }
     ctx.mcp.add(handle)
+    // a call to one of its tools while they are away answers why, not UNKNOWN_TOOL
+    ctx.tap(ctx.runtime.hooks.unknownTool, 'mcp-client', (name) => whyAway(name))
     ctx.effect(`mcp ${server} connection`, () => {
       serverAuth?.close()
       return supervisor.close()
@@ -342,6 +346,34 @@ export default definePlugin({
       } finally {
         running.delete(call)
       }
+    }
+
+    /**
+     * Why `name` is not there when it is one of this server's tools: in its last list, else by
+     * its prefix `mcp__<server>__` (a server never listed yet; the longest prefix of the servers
+     * the hub knows wins, so `mcp__a__b__x` is server "a__b"'s when there is one).
+     */
+    function whyAway(name: string): YokeError | undefined {
+      const prefix = `mcp__${server}__`
+      const mine =
+        tools.listed(name) ||
+        (name.startsWith(prefix) &&
+          !ctx.mcp
+            .list()
+            .some(
+              (s) =>
+                s.name.length > server.length &&
+                s.name !== server &&
+                name.startsWith(`mcp__${s.name}__`),
+            ))
+      if (!mine) return undefined
+      const state = supervisor.state
+      if (state === 'held')
+        return new YokeError('MCP_SERVER_HELD', { name: server, why: supervisor.heldFor })
+      if (state === 'needs-login')
+        return login ?? new LoginRequired(server, supervisor.lastError ?? 'it needs a sign-in')
+      if (state === 'connected') return undefined // it has no such tool (or it was left out, said at sync)
+      return unavailable(supervisor.describe())
     }
 
     function unavailable(state: string) {

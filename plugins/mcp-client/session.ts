@@ -26,7 +26,14 @@ import {
 import { settledWithin } from 'yoke'
 import type { McpList } from '../mcp/api.ts'
 import { transportOf, type McpClientConfig } from './config.ts'
-import { sessionExpired, sseTransport, streamableTransport, wantsSse } from './http.ts'
+import {
+  sessionExpired,
+  sseTransport,
+  streamableTransport,
+  unauthorized,
+  wantsSse,
+} from './http.ts'
+import { LoginRequired } from './oauth/client.ts'
 import { capabilitiesOf, eraProblem, exitedOnProbe, makeClient, PROBE_MS } from './negotiation.ts'
 import { ProcessTransport, serverEnv, tellingLine } from './stdio.ts'
 import { Wire } from './wire.ts'
@@ -161,6 +168,9 @@ export class Session {
         return Session.open(cfg, host, signal, kind, { kind: 'legacy' })
       }
       if (loginNeeded(err)) throw loginNeeded(err)
+      // a 401 without oauth in the entry: a reconnect loop would only hide what to do
+      if (kind !== 'stdio' && !host.auth && unauthorized(err))
+        throw new LoginRequired(cfg.serverName, signInWhy(cfg), { cause: err })
       if (kind === 'http' && !cfg.transport && wantsSse(err))
         return Session.open(cfg, host, signal, 'sse', prior)
       throw new Error(describe(err, session, cfg), { cause: err })
@@ -335,6 +345,14 @@ function makeTransport(
 }
 
 /** The failure, with the server's last stderr line when it has one (usually the real reason). */
+/** Why an HTTP entry without `oauth` needs a sign-in: the server answered 401. */
+function signInWhy(cfg: McpClientConfig): string {
+  const bearer = Object.keys(cfg.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')
+  return bearer
+    ? 'it answered HTTP 401 to the Authorization header of its entry: check that token, or drop the header and set `oauth: true` in its entry'
+    : 'it answered HTTP 401 and its entry has no oauth: set `oauth: true` in its entry'
+}
+
 function describe(err: unknown, session: Session, cfg: McpClientConfig): string {
   const message = eraProblem(err, cfg) ?? (err as Error)?.message ?? String(err)
   const t = session.transport

@@ -56,6 +56,8 @@ export class ServerTools {
   #queued?: Promise<void>
   /** what the last sync skipped or refused, for `yoke mcp list` */
   problems: string[] = []
+  /** the public names of the last list read, kept while the tools are away (held, gave up) */
+  #known = new Set<string>()
   /** the last list stays valid until then (its `ttlMs` cache hint), unless the server says it changed */
   #freshUntil = 0
   readonly #wanted: (raw: string) => boolean
@@ -92,6 +94,11 @@ export class ServerTools {
 
   names(): string[] {
     return [...this.#registered.keys()]
+  }
+
+  /** True when the last list read had a tool by this public name (registered now or not). */
+  listed(name: string): boolean {
+    return this.#known.has(name)
   }
 
   /**
@@ -234,6 +241,7 @@ export class ServerTools {
       }
     }
     this.#registered = fresh
+    this.#known = new Set(fresh.keys())
   }
 
   #register(entry: Entry): Entry {

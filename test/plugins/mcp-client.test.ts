@@ -328,7 +328,10 @@ describe('mcp-client: supervision and hostile servers', () => {
       /gave up after 3 attempts.*exited with code 7.*yoke mcp restart/,
     )
     assert.ok(h.logs.some((l) => l.level === 'error' && /"loop" it gave up/.test(l.message)))
-    assert.equal((await h.rt.call('mcp__loop__echo', { text: 'x' })).status, 'UNKNOWN_TOOL')
+    // its tools are gone; a call of one says the server gave up, not UNKNOWN_TOOL
+    const gone = await h.rt.call('mcp__loop__echo', { text: 'x' })
+    assert.equal(gone.status, 'SERVER_UNAVAILABLE')
+    assert.match(gone.error!.message, /gave up after 3 attempts/)
     assert.ok(h.hub.restart('loop'))
     await h.until(
       'connected again',

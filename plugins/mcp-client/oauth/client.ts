@@ -70,8 +70,9 @@ export class LoginRequired extends YokeError {
   constructor(
     readonly server: string,
     readonly reason: string,
+    options: { cause?: unknown } = {},
   ) {
-    super('OAUTH_LOGIN_REQUIRED', { server, reason })
+    super('OAUTH_LOGIN_REQUIRED', { server, reason }, options)
   }
 }
 

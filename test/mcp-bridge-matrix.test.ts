@@ -30,8 +30,14 @@ import { modelServer } from './helpers/model-server.ts'
 import type { Tasks } from '../src/runtime/tasks.ts'
 
 type Protocol = 'auto' | 'legacy' | '2026-07-28'
-/** short, so a timeout cell takes a second; a step of the slow tools is well under it */
-const CALL_MS = 1200
+/**
+ * A call's bound with no progress: what a call here costs (a few ms of work on loopback) can take
+ * seconds on a loaded machine, so this leaves it room; the timeout cells call tools that stay
+ * silent for a minute, and cost this long.
+ */
+const CALL_MS = 10_000
+/** a tool's silence in the timeout cells: far past CALL_MS */
+const SILENT_S = 60
 const tmp = mkdtempSync(join(tmpdir(), 'yoke-matrix-'))
 after(() => rmSync(tmp, { recursive: true, force: true }))
 
@@ -42,15 +48,14 @@ const names = (h: McpHarness, server: string) =>
     .filter((n) => n.startsWith(`mcp__${server}__`))
     .map((n) => n.slice(`mcp__${server}__`.length))
 
-/** A call that the caller abandons after `ms`. */
-async function abandoned(h: McpHarness, tool: string, args: Record<string, unknown>, ms: number) {
+/**
+ * A call that the caller abandons once the server is at work on it (its first progress, or a
+ * task's first status): there is always a call or task on the server to cancel, however slow the
+ * machine (an abandon after a fixed delay could come before the request left).
+ */
+function abandoned(h: McpHarness, tool: string, args: Record<string, unknown>) {
   const abort = new AbortController()
-  const timer = setTimeout(() => abort.abort(), ms)
-  try {
-    return await h.rt.call(tool, args, { signal: abort.signal })
-  } finally {
-    clearTimeout(timer)
-  }
+  return h.rt.call(tool, args, { signal: abort.signal, onProgress: () => abort.abort() })
 }
 
 /** A pin the server cannot speak fails the instance at load, naming the server and the era. */
@@ -84,9 +89,9 @@ async function everythingCell(h: McpHarness, server: string, tee?: string) {
   )
   assert.equal(done.status, 'ok', text(done))
   assert.ok(progress.length >= 2, `progress relayed: ${JSON.stringify(progress)}`)
-  const cancelled = await abandoned(h, long, { duration: 5, steps: 5 }, 300)
+  const cancelled = await abandoned(h, long, { duration: 5, steps: 5 })
   assert.equal(cancelled.status, 'ABORTED')
-  const timedOut = await h.rt.call(long, { duration: 5, steps: 1 })
+  const timedOut = await h.rt.call(long, { duration: SILENT_S, steps: 1 })
   assert.equal(timedOut.status, 'TIMEOUT', text(timedOut))
   assert.match(timedOut.error!.message, new RegExp(`${CALL_MS}`))
   if (tee)
@@ -131,7 +136,7 @@ describe('the bridge matrix', { concurrency: true }, () => {
 
     it('simulate-research-query runs as a 2025-11-25 task: status as progress, its result, tasks/cancel on abort', async () => {
       const tee = join(tmp, 'everything-task.jsonl')
-      await h.add('ev-task', { ...entry('ev_task', 'auto', tee), callMs: 5000 })
+      await h.add('ev-task', entry('ev_task', 'auto', tee))
       const progress: Array<{ message?: string; status?: string }> = []
       const research = await h.rt.call(
         'mcp__ev_task__simulate-research-query',
@@ -141,12 +146,9 @@ describe('the bridge matrix', { concurrency: true }, () => {
       assert.equal(research.status, 'ok', text(research))
       assert.match(text(research), /# Research Report: yoke/)
       assert.ok(progress.some((p) => p.status === 'working' && /\w/.test(p.message ?? '')))
-      const cancelled = await abandoned(
-        h,
-        'mcp__ev_task__simulate-research-query',
-        { topic: 'again' },
-        1500,
-      )
+      const cancelled = await abandoned(h, 'mcp__ev_task__simulate-research-query', {
+        topic: 'again',
+      })
       assert.equal(cancelled.status, 'ABORTED')
       await h.until('tasks/cancel to reach server-everything', () =>
         readFileSync(tee, 'utf8').includes('"tasks/cancel"'),
@@ -319,11 +321,8 @@ describe('the bridge matrix', { concurrency: true }, () => {
           assert.equal(text(slow), 'slow done 3')
           assert.ok(progress.length >= 2, JSON.stringify(progress))
           // cancellation and a timeout, both seen by the server
-          assert.equal(
-            (await abandoned(h, tool('slow'), { steps: 50, ms: 100 }, 250)).status,
-            'ABORTED',
-          )
-          const timedOut = await h.rt.call(tool('slow'), { steps: 1, ms: 10_000 })
+          assert.equal((await abandoned(h, tool('slow'), { steps: 50, ms: 100 })).status, 'ABORTED')
+          const timedOut = await h.rt.call(tool('slow'), { steps: 1, ms: SILENT_S * 1000 })
           assert.equal(timedOut.status, 'TIMEOUT', text(timedOut))
           await h.until(
             'both cancellations to reach the server',
@@ -346,7 +345,7 @@ describe('the bridge matrix', { concurrency: true }, () => {
           const research = await h.rt.call(tool('research'), { topic: name, steps: 3, ms: 50 })
           if (era === 'modern') {
             assert.equal(text(research), `research on ${name}: done after 3 steps`)
-            const gone = await abandoned(h, tool('research'), { topic: 'x', steps: 100 }, 300)
+            const gone = await abandoned(h, tool('research'), { topic: 'x', steps: 100 })
             assert.equal(gone.status, 'ABORTED')
             await h.until('tasks/cancel to reach the server', () =>
               since().some((e) => e.event === 'task-cancelled'),
@@ -446,10 +445,14 @@ describe('the bridge matrix', { concurrency: true }, () => {
           assert.equal(started.status, 'ok')
           assert.ok(started.task, 'the call returns its background task at once')
           const tasks = h.kernel.services.get('tasks')!.value as Tasks
+          // the task ends by itself (done, or its call's TIMEOUT): this bound only catches a hang
+          let timer: NodeJS.Timeout | undefined
           const done = await Promise.race([
             tasks.wait(started.task),
-            new Promise<undefined>((resolve) => setTimeout(resolve, 10_000)),
-          ])
+            new Promise<undefined>((resolve) => {
+              timer = setTimeout(() => resolve(undefined), 6 * CALL_MS)
+            }),
+          ]).finally(() => clearTimeout(timer))
           assert.equal(done?.status, 'done', JSON.stringify(done))
           assert.equal(text(done!.result!), 'research on bg: done after 3 steps')
           assert.ok(
@@ -502,7 +505,9 @@ describe('the bridge matrix', { concurrency: true }, () => {
           command: process.execPath,
           args: ['-e', legacyOnly(onProbe)],
           env: { LOG: log },
-          startupMs: 4000, // the probe waits half of it at most
+          // the probe waits half of it at most; the other half is the 2025 handshake's (a loaded
+          // machine makes it seconds)
+          startupMs: 12_000,
         })
         assert.deepEqual(h.status(name).protocol, { era: 'legacy', version: '2025-11-25' })
         assert.equal(text(await h.rt.call(`mcp__${name}__hi`, {})), 'hi')

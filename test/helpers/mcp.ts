@@ -166,7 +166,13 @@ export async function stop(child: ChildProcess): Promise<void> {
   await exited
 }
 
-/** server-everything in `mode` on `port`, resolved once it listens (bounded: 15 s). */
+/**
+ * How long a server process the tests start may take to listen: a hang detector, not a
+ * performance bound (a cold start of a large bundle takes seconds on a loaded machine).
+ */
+export const SERVER_START_MS = 60_000
+
+/** server-everything in `mode` on `port`, resolved once it listens (bounded: SERVER_START_MS; killed if it does not). */
 export function everythingHttp(
   mode: 'streamableHttp' | 'sse',
   port: number,
@@ -176,15 +182,18 @@ export function everythingHttp(
       env: { ...process.env, PORT: String(port) },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
-    const timer = setTimeout(
-      () => reject(new Error(`server-everything ${mode} did not start`)),
-      15_000,
-    )
+    let settled = false
+    const timer = setTimeout(() => {
+      settled = true
+      child.kill('SIGKILL')
+      reject(new Error(`server-everything ${mode} did not listen within ${SERVER_START_MS} ms`))
+    }, SERVER_START_MS)
     const ready = async () => {
-      // it logs before it listens: poll the port
-      for (let i = 0; i < 200; i++) {
+      // it logs before it listens: poll the port (until it answers, or the start was given up)
+      while (!settled) {
         try {
-          await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(500) })
+          await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(5000) })
+          settled = true
           clearTimeout(timer)
           return resolve(child)
         } catch {
@@ -194,17 +203,27 @@ export function everythingHttp(
     }
     child.stderr!.once('data', ready)
     child.stdout!.once('data', ready)
-    child.once('exit', (code) => reject(new Error(`server-everything ${mode} exited with ${code}`)))
+    child.once('exit', (code) => {
+      settled = true
+      clearTimeout(timer)
+      reject(new Error(`server-everything ${mode} exited with ${code}`))
+    })
   })
 }
 
-/** The modern fixture over Streamable HTTP (`--http` plus `args`), resolved with its URL once it listens. */
+/**
+ * The modern fixture over Streamable HTTP (`--http` plus `args`), resolved with its URL once it
+ * listens (bounded: SERVER_START_MS; killed if it does not).
+ */
 export function modernHttp(args: string[] = []): Promise<{ url: string; child: ChildProcess }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MODERN, '--http', ...args], {
       stdio: ['ignore', 'pipe', 'inherit'],
     })
-    const timer = setTimeout(() => reject(new Error('the modern fixture did not listen')), 15_000)
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`the modern fixture did not listen within ${SERVER_START_MS} ms`))
+    }, SERVER_START_MS)
     let out = ''
     child.stdout!.on('data', (chunk: Buffer) => {
       const port = /LISTENING (\d+)/.exec((out += chunk))?.[1]
@@ -212,7 +231,10 @@ export function modernHttp(args: string[] = []): Promise<{ url: string; child: C
       clearTimeout(timer)
       resolve({ url: `http://127.0.0.1:${port}/mcp`, child })
     })
-    child.once('exit', (code) => reject(new Error(`the modern fixture exited with ${code}`)))
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`the modern fixture exited with ${code}`))
+    })
   })
 }
 

@@ -217,16 +217,27 @@ function keyringStore(file: CredentialStore): CredentialStore | undefined {
     return checked(value, 'the keyring', credentialKey(url))
   }
   // a write the keyring refused went to the file: the newer of the two is the record
+  // (a file yoke cannot read does not hide a keyring record: it is said only when nothing else is there)
   const read = (url: string) => {
-    const [a, b] = [fromKeyring(url), file.read(url)]
+    const a = fromKeyring(url)
+    let b: Credentials | undefined
+    try {
+      b = file.read(url)
+    } catch (err) {
+      if (!a) throw err
+    }
     return a && b ? (a.savedAt >= b.savedAt ? a : b) : (a ?? b)
   }
   const write = (credentials: Credentials) => {
     try {
       entry(credentials.url).setPassword(JSON.stringify(credentials))
+    } catch {
+      return file.write(credentials)
+    }
+    try {
       if (file.read(credentials.url)) file.remove(credentials.url)
     } catch {
-      file.write(credentials)
+      // an older record in a file yoke cannot read: the keyring's is the newer one
     }
   }
   const lockBase = file.where
@@ -235,7 +246,9 @@ function keyringStore(file: CredentialStore): CredentialStore | undefined {
     read,
     write,
     update: (url, change) =>
-      lockedSync(lockBase, () => {
+      // a lock of its own: the file's (taken again inside, by a write that falls back to the file,
+      // or the removal of an older file record) would wait for itself until CREDENTIALS_LOCKED
+      lockedSync(`${lockBase}.keyring`, () => {
         const next = change(read(url))
         if (next) write(next)
       }),

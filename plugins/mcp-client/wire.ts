@@ -339,7 +339,13 @@ function withoutTools(message: JSONRPCMessage): unknown {
 function labelOf(entry: unknown, index: number): string {
   const name = (entry as { name?: unknown } | null)?.name
   if (typeof name === 'string' && name) return JSON.stringify(name.slice(0, 100))
-  const shown = name === undefined ? 'no name' : `name ${JSON.stringify(name)?.slice(0, 60)}`
+  // a name that is an object or array is named by its kind: stringifying it could overflow the stack
+  const shown =
+    name === undefined
+      ? 'no name'
+      : typeof name === 'object' && name !== null
+        ? `name ${Array.isArray(name) ? 'an array' : 'an object'}`
+        : `name ${JSON.stringify(name)?.slice(0, 60)}`
   return `#${index + 1} of tools/list (${shown})`
 }
 

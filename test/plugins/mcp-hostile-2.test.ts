@@ -25,6 +25,10 @@ describe('tool lists that would break a parser', () => {
     assert.equal(status.state, 'connected', status.lastError)
     assert.deepEqual(tools('deep'), ['mcp__deep__echo', 'mcp__deep__nest', 'mcp__deep__pid'])
     assert.match(status.problems.join('\n'), /skipped tool "deep": .*nested deeper than \d+ levels/)
+    assert.match(
+      status.problems.join('\n'),
+      /skipped tool #4 of tools\/list \(name an array\): .*nested deeper than \d+ levels/,
+    )
     assert.ok(
       h.logs.some(
         (l) => l.level === 'warn' && /MCP server "deep": skipped tool "deep"/.test(l.message),

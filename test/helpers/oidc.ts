@@ -14,6 +14,8 @@
  *   const held = as.holdNext('POST /token')  // the next such request waits: await held.arrived,
  *                      // then held.release() lets it through (a refresh caught in flight)
  *   as.requests        // 'METHOD /path' of every request it received
+ *   as.accessTokenTtl = 1    // tokens issued from now on live 1 s (a test that needs one to
+ *                      // expire takes one this short and waits out its exp; the rest live 300 s)
  *   await as.close()
  *
  * `clientMetadataDocuments: { 'https://client.test': 'http://127.0.0.1:PORT' }` turns on Client ID
@@ -58,6 +60,8 @@ export interface AuthServer {
   jwksUrl: string
   /** the resource indicators it knows (change at will: read per request) */
   resources: Record<string, string[]>
+  /** the lifetime of access tokens issued from now on, seconds (change at will; starts as the option's) */
+  accessTokenTtl: number
   /** Follows an authorization URL through login and consent, requests the redirect, returns its URL. */
   authorize(url: string, options?: { deny?: boolean; deliver?: boolean }): Promise<string>
   /** Revokes every grant made so far (their refresh tokens fail from now on). */
@@ -83,6 +87,7 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
   const grants = new Set<string>()
   const requests: string[] = []
   const holds: { request: string; arrived(): void; released: Promise<void> }[] = []
+  let accessTokenTtl = options.accessTokenTtl ?? 300
 
   const resourceInfo = (indicator: string) => {
     const scopes = resources[indicator]
@@ -90,7 +95,7 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
     return {
       scope: scopes.join(' '),
       audience: indicator,
-      accessTokenTTL: options.accessTokenTtl ?? 300,
+      accessTokenTTL: accessTokenTtl,
       accessTokenFormat: 'jwt' as const,
       jwt: { sign: { alg: 'RS256' as const } },
     }
@@ -119,9 +124,7 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
       // a resource's own accessTokenTTL (getResourceServerInfo) wins, as in a real deployment
       AccessToken: (_ctx, token) =>
         (token as { resourceServer?: { accessTokenTTL?: number } }).resourceServer
-          ?.accessTokenTTL ??
-        options.accessTokenTtl ??
-        300,
+          ?.accessTokenTTL ?? accessTokenTtl,
       RefreshToken: options.refreshTokenTtl ?? 3600,
       Interaction: 300,
       Session: 3600,
@@ -264,6 +267,12 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
     clientId,
     jwksUrl: `${issuer}/jwks`,
     resources,
+    get accessTokenTtl() {
+      return accessTokenTtl
+    },
+    set accessTokenTtl(seconds: number) {
+      accessTokenTtl = seconds
+    },
     authorize,
     async revokeGrants() {
       for (const id of grants) await (await provider.Grant.find(id))?.destroy()

@@ -1,6 +1,6 @@
 // The repository service's stop, as the capabilities plugin uses it on a withdrawn version: a
 // dynamic plugin defined and run (approved) in one session is stopped from outside; its worker
-// really ends (a TCP server its thread holds, and never closes itself, stops answering), its tool
+// really ends (a TCP server its process holds, and never closes itself, stops answering), its tool
 // is unregistered, the change event says who and why, and repository_self, repository_list and
 // the service tell the model. A stop of nothing is false, and a stop in another session of the
 // same name leaves this one running.
@@ -13,7 +13,7 @@ import type { RepositoryApi, RepositoryChange } from '../plugins/repository/api.
 import { type ApprovalAnswer } from '../src/index.ts'
 import { kernelWith } from './helpers/kernel.ts'
 
-// it listens in its worker and closes nothing on stop: only the thread ending closes the port
+// it listens in its worker and closes nothing on stop: only the worker ending closes the port
 const listener = `import { createServer } from 'node:net'
 export default {
   name: 'listener',
@@ -173,32 +173,52 @@ describe('the repository service stops a dynamic plugin from outside', () => {
     assert.match(self.text, /state: stopped \(current version 1\) by test\n/)
   })
 
-  it('waits for a run in progress and stops what it started; a stop by default is by "service"', async () => {
-    const y = await compose()
-    open.push(y.close)
-    await y.start('session-a')
-    await y.call(
-      'repository_define',
-      { name: 'listener', purpose: 'listens', source: listener },
-      'session-a',
-    )
-    let approve!: (answer: ApprovalAnswer) => void
-    y.answers.push(new Promise((resolve) => (approve = resolve)))
-    const asked = y.nextQuestion()
-    const update = y.call('repository_run', { plugin: 'listener', version: 2 }, 'session-a')
-    await asked
-    // the update waits for its approval; the stop comes now and must wait for it
-    const stopped = y.repo.stop('session-a', 'listener', WHY)
-    approve('allow-once')
-    assert.match((await update).text, /repo:listener@2 is running \(was version 1\)/)
-    assert.equal(await stopped, true)
-    const [info] = y.repo.plugins('session-a')
-    assert.equal(info!.state, 'stopped')
-    assert.deepEqual(info!.lastStop, { version: 2, by: 'service', why: WHY })
-    assert.deepEqual(
-      y.changes.slice(-2).map((c) => `${c.action} ${c.from} → ${c.to ?? ''} by ${c.by}`),
-      ['update repo:listener@1 → repo:listener@2 by test', 'stop repo:listener@2 →  by service'],
-    )
-    assert.ok(!y.rt.list('session-a').some((t) => t.name === 'listener_port'))
-  })
+  it(
+    'does not wait for a person: it stops what runs now, and a run still waiting for its approval does not start',
+    { timeout: 60_000 },
+    async () => {
+      const y = await compose()
+      open.push(y.close)
+      const port = await y.start('session-a')
+      await y.call(
+        'repository_define',
+        { name: 'listener', purpose: 'listens', source: listener },
+        'session-a',
+      )
+      let approve!: (answer: ApprovalAnswer) => void
+      y.answers.push(new Promise((resolve) => (approve = resolve)))
+      const asked = y.nextQuestion()
+      const update = y.call('repository_run', { plugin: 'listener', version: 2 }, 'session-a')
+      await asked
+      // the update waits for a person; the stop (by default "service") does not wait for it
+      assert.equal(await y.repo.stop('session-a', 'listener', WHY), true)
+      assert.equal(await knock(port), 'ECONNREFUSED')
+      approve('allow-once')
+      const r = await update
+      assert.equal(r.status, 'TOOL_ERROR', r.text)
+      assert.match(
+        r.text,
+        /repo:listener@2 did not start: listener was stopped by service \(CAPABILITY_WITHDRAWN.*\) while this run waited for its approval/,
+      )
+      const [info] = y.repo.plugins('session-a')
+      assert.equal(info!.state, 'stopped')
+      assert.deepEqual(info!.lastStop, { version: 1, by: 'service', why: WHY })
+      assert.equal(y.changes.at(-1)!.action, 'stop')
+      assert.ok(!y.rt.list('session-a').some((t) => t.name === 'listener_port'))
+
+      // a stop of one version leaves a waiting run of another to start (version 2 was approved)
+      await y.call(
+        'repository_define',
+        { name: 'listener', purpose: 'listens', source: listener },
+        'session-a',
+      )
+      y.answers.push(new Promise((resolve) => (approve = resolve)))
+      const again = y.nextQuestion()
+      const run = y.call('repository_run', { plugin: 'listener', version: 3 }, 'session-a')
+      await again
+      assert.equal(await y.repo.stop('session-a', 'listener', WHY, 'capabilities', 2), false)
+      approve('allow-once')
+      assert.match((await run).text, /repo:listener@3 is running/)
+    },
+  )
 })

@@ -1,6 +1,6 @@
 /**
  * @module repository/activate
- * The child plugin that runs one version. A module runs in a worker (worker-host.ts); each tool it
+ * The child plugin that runs one version. A module runs in a worker process (worker-host.ts); each tool it
  * registers through ctx.runtime is registered here, in the runtime, as `source: repo:<name>`, so it
  * goes through the same pipeline, policy and approvals as any tool, with at most callTimeoutMs per
  * call. A fragment starts its instances as children and is active once all of them are.
@@ -38,10 +38,8 @@ export function modulePlugin(
       let started = false
       const fiber = () => ctx.instances().find((f) => f.id === ctx.fiberId)!
       const host: WorkerHost = new WorkerHost(
-        module.code,
-        ctx.key,
-        version.config,
-        module.inject,
+        version.id,
+        { code: module.code, key: ctx.key, config: version.config, inject: module.inject },
         limits,
         {
           register(tool) {

@@ -2,7 +2,9 @@
  * @module repository/approval
  * Running a version asks the approval service directly, in the scope of the `repository_run`
  * call, so the question goes to whichever bridge answers that scope's calls (the terminal, `yoke
- * chat`, the gateway's client for its session). The request names a call of its own
+ * chat`, the gateway's client for its session). It is asked before that call's body (tools.ts),
+ * outside every concurrency gate and the plugin's own queue: a run waiting for a person holds
+ * nothing other calls need. The request names a call of its own
  * (`run_repo_<s>_<name>_v<n>`, critical risk, never registered) whose arguments carry the whole
  * source: the terminal prints it whole, numbered; the MCP bridge refuses what it cannot show
  * whole. "Allow for this session" is remembered by the approval service for exactly that version
@@ -10,7 +12,7 @@
  * rule is consulted for the question itself: policy and capability rules judge the
  * `repository_run` call, and can only refuse it (decisions only tighten).
  */
-import type { ApprovalApi, CallContext, InjectedContext, ToolCall } from 'yoke'
+import type { ApprovalApi, InjectedContext, ToolCall } from 'yoke'
 import type { DynamicVersion } from './api.ts'
 
 /** A person has this long to answer. */
@@ -28,7 +30,7 @@ export class RunApprovals {
     version: DynamicVersion,
     tag: string,
     call: ToolCall,
-    callCtx: CallContext,
+    signal: AbortSignal,
   ): Promise<string | undefined> {
     const key = version.id + version.session
     let grant = this.#grants.get(key)
@@ -61,7 +63,7 @@ export class RunApprovals {
     const outcome = await (this.ctx.approval as ApprovalApi).request({
       call: asked,
       reason: `${version.id} (${version.hash.slice(0, 19)}) is code a model wrote: approving runs it with your rights, in this process`,
-      signal: AbortSignal.any([callCtx.signal, AbortSignal.timeout(APPROVAL_MS)]),
+      signal: AbortSignal.any([signal, AbortSignal.timeout(APPROVAL_MS)]),
     })
     return outcome.allowed ? undefined : outcome.why
   }

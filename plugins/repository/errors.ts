@@ -18,6 +18,14 @@ export const errors = defineErrors('repository', {
     message: '{id} did not start: {reason}',
     hint: 'The current version is unchanged. Read the diagnostics (repository_self), define a fixed version and run it.',
   },
+  REPOSITORY_TOO_MANY_TOOLS: {
+    message: '{id} registered more than {max} tools (maxToolsPerPlugin); its worker was ended',
+    hint: 'A dynamic plugin may have at most maxToolsPerPlugin tools at once (the repository plugin’s config, default 256): register fewer — one tool that takes the item as an argument rather than one tool per item — or raise the cap.',
+  },
+  REPOSITORY_INSTANCE_UNKNOWN: {
+    message: 'no instance "{instance}" that this session can see',
+    hint: 'repository_list lists the instances this session can see (other sessions’ dynamic plugins are left out); use one of their keys.',
+  },
   REPOSITORY_EXPORT_FAILED: {
     message: 'cannot export {name}: {reason}',
     hint: '`yoke repository list` shows the running yoke dev’s dynamic plugins by session (export needs it running); export never writes over a file unless --force.',

@@ -7,14 +7,14 @@
  * the project, a step the user takes. See README.md for the safety model.
  */
 import { z } from 'zod'
-import { definePlugin, type InjectedContext, type RegisteredTool } from 'yoke'
+import { definePlugin, type InjectedContext, type RegisteredTool, type ToolCall } from 'yoke'
 import type { AgentApi } from '../agent-loop/api.ts'
 import type { RepositoryApi } from './api.ts'
 import { RunApprovals } from './approval.ts'
 import { inspectTools } from './inspect.ts'
 import { describePlugin, mentions } from './references.ts'
 import { Repository } from './repository.ts'
-import { repositoryTools } from './tools.ts'
+import { repositoryTools, runApprovalStage } from './tools.ts'
 import './errors.ts'
 
 export type * from './api.ts'
@@ -25,8 +25,10 @@ const config = z
     initTimeoutMs: z.number().int().positive().max(600_000).default(5_000),
     /** each call of a dynamic plugin's tool, at most (a tool may ask for less) */
     callTimeoutMs: z.number().int().positive().max(3_600_000).default(30_000),
-    /** the heap of a module's worker */
+    /** the V8 heap (old space) of a module's worker process */
     maxOldGenerationSizeMb: z.number().int().min(16).max(4096).default(128),
+    /** tools one running dynamic plugin may have registered at once; past it, it is ended */
+    maxToolsPerPlugin: z.number().int().positive().max(10_000).default(256),
   })
   .strict()
 
@@ -54,7 +56,13 @@ export default definePlugin({
       if (session !== undefined && !Repository.sees(call.scope, session))
         return `${call.name} belongs to a dynamic plugin of another session`
     })
-    for (const tool of [...repositoryTools(repo, approvals), ...inspectTools(ctx, repo)])
+    // a run's approval is asked before its body, outside every gate (see runApprovalStage)
+    const stage = runApprovalStage(repo, approvals, ctx.key)
+    ctx.tap(ctx.runtime.hooks.around, 'repository run approval', stage.around)
+    ctx.tap(ctx.runtime.hooks.result, 'repository run approval', async (call: ToolCall) =>
+      stage.ended(call),
+    )
+    for (const tool of [...repositoryTools(repo, stage), ...inspectTools(ctx, repo)])
       ctx.runtime.register(tool)
 
     const api: RepositoryApi = {

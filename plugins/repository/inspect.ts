@@ -4,11 +4,17 @@
  * for, the services, and this session's dynamic plugins: a stopped one has no instance, so the
  * list says who stopped it and why) and repository_query (one instance: its tools, its hook taps,
  * its config schema). Config values are never shown (they may hold secrets); other sessions'
- * dynamic instances are left out.
+ * dynamic instances are left out, by the same rule as everywhere (Repository.sees).
  */
 import { z } from 'zod'
-import type { EffectNode, FiberInfo, InjectedContext, ToolDefinition } from 'yoke'
-import type { Repository } from './repository.ts'
+import {
+  YokeError,
+  type EffectNode,
+  type FiberInfo,
+  type InjectedContext,
+  type ToolDefinition,
+} from 'yoke'
+import { Repository } from './repository.ts'
 
 export function inspectTools(
   ctx: InjectedContext<['runtime']>,
@@ -18,10 +24,8 @@ export function inspectTools(
   const visible = (scope: string) =>
     ctx.instances().filter((f) => {
       const session = repo.sessionOfOwner(f.key)
-      return session === undefined || scopeSees(scope, session)
+      return session === undefined || Repository.sees(scope, session)
     })
-  const scopeSees = (scope: string, session: string) =>
-    scope === session || scope.startsWith(`${session}/`)
   const summary = (f: FiberInfo) => ({
     key: f.key,
     plugin: f.plugin.name,
@@ -68,10 +72,7 @@ export function inspectTools(
       execute(args, c) {
         const all = visible(c.call.scope)
         const f = all.find((i) => i.key === args.instance)
-        if (!f)
-          throw new Error(
-            `no instance "${String(args.instance)}"; repository_list lists them: ${all.map((i) => i.key).join(', ')}`,
-          )
+        if (!f) throw new YokeError('REPOSITORY_INSTANCE_UNKNOWN', { instance: args.instance })
         repo.unfiltered = true
         let tools
         try {

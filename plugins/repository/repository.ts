@@ -52,12 +52,29 @@ export interface Record_ {
   diagnostics: string[]
   /** this plugin's operations, one at a time */
   queue: Promise<unknown>
+  /** the stops asked for, latest last (numbered): a run whose approval was pending meanwhile does not start */
+  stops: StopAsked[]
+  stopSeq: number
+}
+
+/** A stop as asked (the version it targets, if one), for the runs that waited meanwhile. */
+interface StopAsked {
+  seq: number
+  version?: number
+  by: string
+  why?: string
+}
+
+/** What the approval before a run decided: why not (refused), and the stops it had seen. */
+export interface RunDecision {
+  refusal?: string
+  since: number
 }
 
 /** A run's result for the model: its outcome, and what went wrong when it did not start. */
 export type RunAnswer =
   | { outcome: 'running'; version: DynamicVersion; from?: number; tools: string[] }
-  | { outcome: 'rejected' | 'failed'; version: DynamicVersion; reason: string }
+  | { outcome: 'rejected' | 'failed'; version: DynamicVersion; reason: string; code?: string }
 
 const MAX_DIAGNOSTICS = 20
 
@@ -178,25 +195,57 @@ export class Repository {
     return version
   }
 
-  /** Activates a version after approval; see the module header for what a failure leaves. */
+  /**
+   * Asks for approval to run version `n` from `scope`, unless it was granted there before. Not
+   * serialised with the plugin's runs and stops, and asked before the run call's body (tools.ts):
+   * a run waiting for a person holds nothing others need. A stop meanwhile wins (see run).
+   */
+  async approve(
+    record: Record_,
+    n: number,
+    scope: string,
+    ask: (v: DynamicVersion) => Promise<string | undefined>,
+  ): Promise<RunDecision> {
+    const since = record.stopSeq
+    const grant = `${scope}\0${n}`
+    if (record.approved.has(grant)) return { since }
+    const refusal = await ask(record.versions[n - 1]!)
+    if (refusal === undefined) record.approved.add(grant)
+    return refusal === undefined ? { since } : { refusal, since }
+  }
+
+  /**
+   * Activates a version approved from `scope` (approve, before); see the module header for what a
+   * failure leaves. A stop of this plugin (of this version, or of whatever runs) asked while the
+   * approval was pending keeps it from starting: a stop is not held back by a person's answer.
+   */
   run(
     record: Record_,
     n: number,
     scope: string,
-    approve: (v: DynamicVersion) => Promise<string | undefined>,
     by: string,
+    decided?: RunDecision,
   ): Promise<RunAnswer> {
     return this.#serial(record, async () => {
       const version = record.versions[n - 1]!
-      const grant = `${scope}\0${n}`
-      if (!record.approved.has(grant)) {
-        const refusal = await approve(version)
-        if (refusal !== undefined) {
-          record.lastRun = { version: n, outcome: 'rejected', reason: refusal }
-          return { outcome: 'rejected', version, reason: refusal }
-        }
-        record.approved.add(grant)
+      const refused = (outcome: 'rejected' | 'failed', reason: string): RunAnswer => {
+        record.lastRun = { version: n, outcome, reason }
+        return { outcome, version, reason }
       }
+      if (!record.approved.has(`${scope}\0${n}`))
+        return refused(
+          'rejected',
+          decided?.refusal ??
+            'it was not approved in this session before the run (run it again to be asked)',
+        )
+      const stop = record.stops.find(
+        (s) => s.seq > (decided?.since ?? record.stopSeq) && (s.version ?? n) === n,
+      )
+      if (stop)
+        return refused(
+          'failed',
+          `${record.name} was stopped by ${stop.by}${stop.why ? ` (${stop.why})` : ''} while this run waited for its approval`,
+        )
       const plugin =
         version.kind === 'fragment'
           ? fragmentPlugin(version, record.runnable.get(n) as never, this.limits)
@@ -207,11 +256,12 @@ export class Repository {
       const child = this.ctx.plugin(plugin, version.config, { key: `${record.tag}/${record.name}` })
       await settle(child.fiber, this.limits.initTimeoutMs + 5_000)
       if (child.fiber.state !== 'active') {
-        const reason = child.fiber.error?.message ?? `it is ${child.fiber.state}`
+        const error = child.fiber.error
+        const reason = error?.message ?? `it is ${child.fiber.state}`
         await child()
         record.lastRun = { version: n, outcome: 'failed', reason }
         this.#diagnose(record, `${version.id} did not start: ${reason}`)
-        return { outcome: 'failed', version, reason }
+        return { outcome: 'failed', version, reason, ...codeOf(error) }
       }
       const old = record.child
       const from = record.state === 'running' ? record.current : undefined
@@ -244,6 +294,13 @@ export class Repository {
    * for the model and the audit line to read.
    */
   stop(record: Record_, by: string, why?: string, version?: number): Promise<boolean> {
+    record.stops.push({
+      seq: ++record.stopSeq,
+      by,
+      ...(version !== undefined && { version }),
+      ...(why !== undefined && { why }),
+    })
+    if (record.stops.length > MAX_DIAGNOSTICS) record.stops.shift()
     return this.#serial(record, async () => {
       if (!record.child || (version !== undefined && record.current !== version)) return false
       const child = record.child
@@ -314,6 +371,8 @@ export class Repository {
       tools: new Set(),
       diagnostics: [],
       queue: Promise.resolve(),
+      stops: [],
+      stopSeq: 0,
     }
     plugins.set(input.name, record)
     return record
@@ -369,6 +428,13 @@ export class Repository {
     record.queue = next.catch(() => {})
     return next
   }
+}
+
+/** A repository code the start failed with (the tool cap), wherever the kernel wrapped it. */
+function codeOf(error: unknown): { code?: string } {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined; e; e = e.cause as never)
+    if (typeof e.code === 'string' && e.code.startsWith('REPOSITORY_')) return { code: e.code }
+  return {}
 }
 
 /** Waits until a child fiber has loaded (active, failed or disposed), or `ms` passed. */

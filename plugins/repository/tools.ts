@@ -4,11 +4,11 @@
  * immutable version, never run it), repository_run (activate a version: run, update, rollback),
  * repository_stop, repository_undefine and repository_self (versions, source, diagnostics).
  */
-import { YokeError, type CallContext, type ToolDefinition } from 'yoke'
+import { YokeError, type Executor, type ToolCall, type ToolDefinition } from 'yoke'
 import type { DynamicVersion } from './api.ts'
 import type { RunApprovals } from './approval.ts'
 import { SourceProblem } from './check.ts'
-import type { DefineInput, Record_, Repository } from './repository.ts'
+import type { DefineInput, Record_, Repository, RunDecision } from './repository.ts'
 import { describePlugin, stoppedBy } from './references.ts'
 
 const NAME = {
@@ -30,17 +30,91 @@ const fail = (text: string, structured: unknown) => ({
   isError: true,
 })
 
-export function repositoryTools(repo: Repository, approvals: RunApprovals): ToolDefinition[] {
-  const session = (c: CallContext) => c.call.scope
-  const record = (c: CallContext, name: string, version?: number): Record_ => {
-    const found = repo.find(session(c), name)
-    if (!found || (version !== undefined && !found.versions[version - 1]))
-      throw new YokeError('REPOSITORY_UNKNOWN', {
-        name,
-        version: found && version !== undefined ? `@${version}` : '',
-      })
-    return found
+/** The plugin `name` this scope sees (with `version`: that version of it), else REPOSITORY_UNKNOWN. */
+function recordOf(repo: Repository, scope: string, name: string, version?: number): Record_ {
+  const found = repo.find(scope, name)
+  if (!found || (version !== undefined && !found.versions[version - 1]))
+    throw new YokeError('REPOSITORY_UNKNOWN', {
+      name,
+      version: found && version !== undefined ? `@${version}` : '',
+    })
+  return found
+}
+
+/** What a repository_run call would run (the plugin and version), or the answer that refuses it. */
+function planRun(repo: Repository, call: Pick<ToolCall, 'scope' | 'args'>) {
+  const { args } = call
+  const r = recordOf(repo, call.scope, String(args.plugin), args.version as number | undefined)
+  const n = (args.version as number | undefined) ?? r.versions.length
+  const running = r.state === 'running'
+  if (args.mode === 'run' && running)
+    return fail(
+      `${r.name} is running version ${r.current}: use mode "update" to switch it to version ${n}`,
+      { ok: false, state: r.state },
+    )
+  if (args.mode === 'update' && !running)
+    return fail(`${r.name} is not running (${r.state}): use mode "run"`, {
+      ok: false,
+      state: r.state,
+    })
+  return { r, n }
+}
+
+/**
+ * The approval of a run, asked before its body: an `around` tap (after policy, approvals and
+ * guards judged the repository_run call, before the concurrency gate) asks the person and keeps
+ * the answer for the body; the call's result withdraws a question still open (the caller gave up,
+ * the call timed out). So a run waiting for a person holds no gate and not the plugin's queue.
+ */
+export function runApprovalStage(repo: Repository, approvals: RunApprovals, owner: string) {
+  /** call id → what withdraws its open question */
+  const asking = new Map<string, AbortController>()
+  /** call id → what its approval decided */
+  const decisions = new Map<string, RunDecision>()
+  return {
+    decision(callId: string) {
+      const decided = decisions.get(callId)
+      decisions.delete(callId)
+      return decided
+    },
+    async around(executor: Executor, call: ToolCall): Promise<Executor> {
+      if (call.name !== 'repository_run' || call.tool?.owner !== owner) return executor
+      let plan
+      try {
+        plan = planRun(repo, call)
+      } catch {
+        return executor // the body says why
+      }
+      if (!('r' in plan)) return executor
+      const { r, n } = plan
+      const abort = new AbortController()
+      asking.set(call.id, abort)
+      try {
+        const decided = await repo.approve(r, n, call.scope, (v) =>
+          approvals.ask(v, r.tag, call, abort.signal),
+        )
+        decisions.set(call.id, decided)
+      } finally {
+        asking.delete(call.id)
+      }
+      return executor
+    },
+    ended(call: ToolCall) {
+      asking.get(call.id)?.abort(new Error('the repository_run call ended'))
+      decisions.delete(call.id)
+    },
+    /** a version's grant id goes with it (undefine) */
+    forget: (v: DynamicVersion) => approvals.forget(v),
   }
+}
+
+export function repositoryTools(
+  repo: Repository,
+  stage: ReturnType<typeof runApprovalStage>,
+): ToolDefinition[] {
+  const session = (c: { call: ToolCall }) => c.call.scope
+  const record = (c: { call: ToolCall }, name: string, version?: number) =>
+    recordOf(repo, session(c), name, version)
   return [
     {
       name: 'repository_define',
@@ -106,6 +180,8 @@ export function repositoryTools(repo: Repository, approvals: RunApprovals): Tool
       description:
         'Activate a version of a dynamic plugin of this session: mode "run" starts it, "update" switches the running version to it (an older version is a rollback). The user is asked to approve each version the first time it runs in this session; a refusal is "rejected" and nothing is applied. A version that fails to start leaves the current one as it was.',
       risk: 'medium',
+      // the plugin's runs, stops and undefines queue per plugin here; the gate need not hold others back
+      concurrency: 'safe',
       timeoutMs: 15 * 60_000,
       inputSchema: {
         type: 'object',
@@ -121,27 +197,12 @@ export function repositoryTools(repo: Repository, approvals: RunApprovals): Tool
         required: ['plugin'],
         additionalProperties: false,
       },
-      async execute(args, c) {
-        const r = record(c, String(args.plugin), args.version as number | undefined)
-        const n = (args.version as number | undefined) ?? r.versions.length
-        const running = r.state === 'running'
-        if (args.mode === 'run' && running)
-          return fail(
-            `${r.name} is running version ${r.current}: use mode "update" to switch it to version ${n}`,
-            { ok: false, state: r.state },
-          )
-        if (args.mode === 'update' && !running)
-          return fail(`${r.name} is not running (${r.state}): use mode "run"`, {
-            ok: false,
-            state: r.state,
-          })
-        const answer = await repo.run(
-          r,
-          n,
-          c.call.scope,
-          (v) => approvals.ask(v, r.tag, c.call, c),
-          c.call.caller,
-        )
+      async execute(_args, c) {
+        const plan = planRun(repo, c.call)
+        if (!('r' in plan)) return plan
+        const { r, n } = plan
+        // approved (or refused) before this body: see runApprovalStage
+        const answer = await repo.run(r, n, c.call.scope, c.call.caller, stage.decision(c.call.id))
         const v = answer.version
         if (answer.outcome === 'running') {
           const tools = answer.tools.length
@@ -158,14 +219,23 @@ export function repositoryTools(repo: Repository, approvals: RunApprovals): Tool
             structured: { ok: true, state: 'running', id: v.id, tools: answer.tools },
           }
         }
-        const code = answer.outcome === 'rejected' ? 'REPOSITORY_REJECTED' : 'REPOSITORY_RUN_FAILED'
-        const e = new YokeError(code, { id: v.id, reason: answer.reason })
+        const code =
+          answer.code === 'REPOSITORY_TOO_MANY_TOOLS'
+            ? answer.code
+            : answer.outcome === 'rejected'
+              ? 'REPOSITORY_REJECTED'
+              : 'REPOSITORY_RUN_FAILED'
+        const e =
+          code === 'REPOSITORY_TOO_MANY_TOOLS'
+            ? new YokeError(code, { id: v.id, max: repo.limits.maxToolsPerPlugin })
+            : new YokeError(code, { id: v.id, reason: answer.reason })
         const kept =
           r.state === 'running'
             ? `version ${r.current} keeps running`
             : `${r.name} stays ${r.state}`
-        return fail(`${answer.outcome}: ${e.message}; ${kept}\nhint: ${e.hint}`, {
+        return fail(`${answer.outcome}: ${e.message}; ${kept} [${e.code}]\nhint: ${e.hint}`, {
           ok: false,
+          code: e.code,
           state: answer.outcome,
           id: v.id,
           reason: answer.reason,
@@ -178,6 +248,7 @@ export function repositoryTools(repo: Repository, approvals: RunApprovals): Tool
       description:
         'Stop the running version of a dynamic plugin of this session; its versions and current version are kept (repository_run starts it again).',
       risk: 'medium',
+      concurrency: 'safe',
       inputSchema: ONE_PLUGIN,
       async execute(args, c) {
         const r = record(c, String(args.plugin))
@@ -192,10 +263,11 @@ export function repositoryTools(repo: Repository, approvals: RunApprovals): Tool
       description:
         'Remove a dynamic plugin of this session for good: stop it and forget every version.',
       risk: 'medium',
+      concurrency: 'safe',
       inputSchema: ONE_PLUGIN,
       async execute(args, c) {
         const r = record(c, String(args.plugin))
-        await repo.undefine(r, c.call.caller, (v) => approvals.forget(v))
+        await repo.undefine(r, c.call.caller, stage.forget)
         return `Removed ${r.name} and its ${r.versions.length} version(s).`
       },
     },

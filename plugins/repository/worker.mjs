@@ -1,16 +1,18 @@
-// The worker side of a dynamic plugin (see worker-host.ts): imports the module from memory, runs its
-// apply with a context that reaches yoke only through messages (ctx.runtime.register, ctx.logger,
-// ctx.signal), and runs its tools' bodies when the host asks. Plain JavaScript, so that it starts
-// without a TypeScript loader. This is a fault boundary (a loop or a crash ends this thread, not
-// yoke), not a security boundary: the module has Node's whole API here.
-import { parentPort, workerData } from 'node:worker_threads'
-
+// The worker side of a dynamic plugin (see worker-host.ts), a child process of yoke's: imports the
+// module from memory, runs its apply with a context that reaches yoke only through IPC messages
+// (ctx.runtime.register, ctx.logger, ctx.signal), and runs its tools' bodies when the host asks.
+// Plain JavaScript, so that it starts without a TypeScript loader. This is a fault boundary (a
+// loop, a crash or a blocking syscall ends this process, not yoke), not a security boundary: the
+// module has Node's whole API here, with the user's rights.
 const tools = new Map()
 const calls = new Map()
 const lifetime = new AbortController()
 let cleanup
+let maxTools = Infinity
 
-const post = (message) => parentPort.postMessage(message)
+const post = (message) => {
+  if (process.connected) process.send(message)
+}
 const text = (err) => (err instanceof Error ? err.message : String(err))
 
 const logger = Object.fromEntries(
@@ -21,10 +23,18 @@ const logger = Object.fromEntries(
   ]),
 )
 
+class TooManyTools extends Error {
+  code = 'REPOSITORY_TOO_MANY_TOOLS'
+}
+
 function register(def) {
   if (!def || typeof def.name !== 'string' || typeof def.execute !== 'function')
     throw new TypeError('a tool needs a name and an execute function')
   if (tools.has(def.name)) throw new Error(`this plugin registered the tool ${def.name} already`)
+  if (tools.size >= maxTools)
+    throw new TooManyTools(
+      `a dynamic plugin may have at most ${maxTools} tools (maxToolsPerPlugin); ${def.name} is one more`,
+    )
   tools.set(def.name, def)
   const { execute: _execute, ...shape } = def
   post({ type: 'register', tool: JSON.parse(JSON.stringify(shape)) })
@@ -37,7 +47,8 @@ function register(def) {
   }
 }
 
-async function init({ code, key, config, inject }) {
+async function init({ code, key, config, inject, maxTools: max }) {
+  maxTools = max
   const module = await import(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`)
   const value = module.default
   const apply = typeof value === 'function' ? value : value?.apply
@@ -66,8 +77,13 @@ async function call({ id, tool, args }) {
   }
 }
 
-parentPort.on('message', (message) => {
+process.on('message', (message) => {
   switch (message.type) {
+    case 'init':
+      return void init(message).then(
+        () => post({ type: 'ready' }),
+        (err) => post({ type: 'init-failed', message: text(err), code: err?.code }),
+      )
     case 'call':
       return void call(message)
     case 'cancel':
@@ -82,8 +98,12 @@ parentPort.on('message', (message) => {
         .finally(() => post({ type: 'disposed' }))
   }
 })
-
-init(workerData).then(
-  () => post({ type: 'ready' }),
-  (err) => post({ type: 'init-failed', message: text(err) }),
-)
+// what throws outside a call ends this process, and the host is told why
+const fatal = (err) => {
+  if (!process.connected) process.exit(1)
+  process.send({ type: 'fatal', message: text(err) }, () => process.exit(1))
+}
+process.on('uncaughtException', fatal)
+process.on('unhandledRejection', fatal)
+// yoke went away: so does this process (one blocked in a syscall is killed with its group)
+process.on('disconnect', () => process.exit(0))

@@ -135,7 +135,7 @@ describe('repository plugin', () => {
   })
 
   it('an initialisation past initTimeoutMs fails the run and the current version keeps running', async () => {
-    const y = await compose({ initTimeoutMs: 300 })
+    const y = await compose({ initTimeoutMs: 3_000 })
     open.push(y.close)
     await y.call('repository_define', { name: 'weather', purpose: 'p', source: weather('sunny') })
     y.answers.push('allow-session', 'allow-once')
@@ -149,7 +149,7 @@ describe('repository plugin', () => {
     assert.equal(r.status, 'TOOL_ERROR')
     assert.match(
       r.text,
-      /^failed: repo:weather@2 did not start: .*did not finish within 300 ms \(initTimeoutMs\).*; version 1 keeps running/,
+      /^failed: repo:weather@2 did not start: .*did not finish within 3000 ms \(initTimeoutMs\).*; version 1 keeps running/,
     )
     assert.equal((await y.call('get_weather')).text, 'Oslo: sunny')
     const info = y.repo.plugins()[0]!
@@ -190,9 +190,8 @@ describe('repository plugin', () => {
     assert.match(r.text, /larger than 16 MB: its worker was terminated/)
     assert.equal(y.repo.plugins()[0]!.state, 'failed')
 
-    const flood = `import { parentPort } from 'node:worker_threads'
-export default { name: 'flood', inject: ['runtime'], apply() {
-  for (let i = 0; i < 20000; i++) parentPort.postMessage({ type: 'noise', i })
+    const flood = `export default { name: 'flood', inject: ['runtime'], apply() {
+  for (let i = 0; i < 20000; i++) process.send({ type: 'noise', i })
 } }`
     await y.call('repository_define', { name: 'flood', purpose: 'p', source: flood })
     y.answers.push('allow-once')
@@ -278,6 +277,7 @@ export default { name: 'flood', inject: ['runtime'], apply() {
       initTimeoutMs: 1,
       callTimeoutMs: 1,
       maxOldGenerationSizeMb: 16,
+      maxToolsPerPlugin: 256,
     })
     const define = (answer: string) =>
       repo.define('global', { name: 'weather', purpose: 'p', source: weather(answer) }, 'test')

@@ -4,7 +4,8 @@
  * (an MCP client's session scope, an agent run's scope; the global scope for `yoke run`, `yoke
  * chat` and `yoke tools call`): its plugins are visible and changeable from that scope and the
  * subagents it spawned (`<scope>/spawn-<n>`) only; approvals are kept per scope. Each plugin's
- * runs, stops and undefines run one at a time, and so do its defines (apart from the others).
+ * runs, stops and undefines run one at a time, and so do its defines (apart from the others); a
+ * run's approval is asked before, outside that queue, and a stop asked meanwhile wins over it.
  * Running a version applies it as a child instance of this plugin (`repository/<s>/<name>`); an
  * update starts the new version beside the old one (its tools stand in front at once) and stops
  * the old one only when the new one is active, so a failure leaves the current version running.

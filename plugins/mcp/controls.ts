@@ -4,7 +4,7 @@
  * control API: the same answer from a running `yoke dev` and from a composition made for one
  * command.
  */
-import type { Context, FiberInfo } from 'yoke'
+import type { Context, FiberInfo, YokeError } from 'yoke'
 import { color, type SummarySection } from 'yoke/cli'
 import type { McpHub, McpServerStatus } from './api.ts'
 
@@ -61,6 +61,24 @@ function waitsFor(ctx: Context, f: FiberInfo): string {
   return missing.length
     ? `for the service${missing.length > 1 ? 's' : ''} ${missing.map((n) => `"${n}"`).join(', ')} (\`yoke inspect\` says who provides ${missing.length > 1 ? 'them' : 'it'})`
     : 'for its services'
+}
+
+/**
+ * Why a call names no tool when it is under the prefix `mcp__<serverName>__` of an mcp-client
+ * instance that failed (failOnStartupError, a taken name, a bad config): that instance's error.
+ * The longest server name wins; a server that joined the hub answers for itself (mcp-client).
+ */
+export function failedServerWhy(ctx: Context, hub: McpHub, name: string): YokeError | undefined {
+  let best: { server: string; error?: YokeError } | undefined
+  const consider = (server: string | undefined, error?: YokeError) => {
+    if (server && name.startsWith(`mcp__${server}__`) && server.length > (best?.server.length ?? 0))
+      best = { server, error }
+  }
+  for (const s of hub.list()) consider(s.name)
+  for (const f of ctx.instances())
+    if (f.plugin.name === 'mcp-client' && f.state === 'failed')
+      consider((f.config as { serverName?: string } | undefined)?.serverName, f.error)
+  return best?.error
 }
 
 export function serverState(s: McpServerStatus): string {

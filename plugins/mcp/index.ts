@@ -14,7 +14,7 @@ import {
   type Disposer,
   type ToolDefinition,
 } from 'yoke'
-import { registerControls } from './controls.ts'
+import { failedServerWhy, registerControls } from './controls.ts'
 import './errors.ts'
 import { promptTools, resourceTools } from './tools.ts'
 import { answererList } from './ask.ts'
@@ -142,6 +142,8 @@ export default definePlugin({
       hold: (name, why) => servers.get(name)?.hold(why),
     }
     registerControls(ctx, hub)
+    // a call to a tool of a server whose instance failed answers that failure, not UNKNOWN_TOOL
+    ctx.tap(ctx.runtime.hooks.unknownTool, 'mcp', (name) => failedServerWhy(ctx, hub, name))
     // each consumer's add() is its own effect too, so a disposed instance always gives its name back
     ctx.provide(
       'mcp',

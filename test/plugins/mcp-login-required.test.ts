@@ -81,6 +81,21 @@ describe('a server that waits for a sign-in, or is held, says why', () => {
     await h.remove('kept')
   })
 
+  it('an instance that failed to start: a call of its tools answers its failure, not UNKNOWN_TOOL', async () => {
+    const fiber = await h.add('broken', {
+      serverName: 'broken',
+      command: process.execPath,
+      args: ['-e', 'process.exit(3)'],
+      failOnStartupError: true,
+    })
+    assert.equal(fiber.state, 'failed')
+    const called = await h.rt.call('mcp__broken__anything', {})
+    assert.equal(called.status, fiber.error?.code, called.error?.message)
+    assert.notEqual(called.status, 'UNKNOWN_TOOL')
+    assert.match(called.error!.message, /MCP server "broken" could not start/)
+    await h.remove('broken')
+  })
+
   it('a server that gave up: a call of its tools is SERVER_UNAVAILABLE with its state', async () => {
     await h.add('gone', {
       serverName: 'gone',

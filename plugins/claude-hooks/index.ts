@@ -162,64 +162,92 @@ export default definePlugin({
     /** additionalContext from PreToolUse, by call: it joins the result the model sees */
     const preContext = new Map<string, string[]>()
 
+    /**
+     * A tap whose own failure (something unforeseen in an answer, a bug here) is logged and leaves
+     * the decision as it came: Claude Code's hook errors never block.
+     */
+    const nonBlocking =
+      <A extends unknown[], D>(event: FiredEvent, tap: (decision: D, ...rest: A) => Promise<D>) =>
+      async (decision: D, ...rest: A): Promise<D> => {
+        try {
+          return await tap(decision, ...rest)
+        } catch (err) {
+          log(
+            'warn',
+            `the ${event} hooks failed: ${(err as Error)?.message ?? String(err)}; they do not block`,
+          )
+          return decision
+        }
+      }
+
     ctx.tap(
       ctx.runtime.hooks.preExecute,
       'claude-hooks PreToolUse',
-      async (decision, call): Promise<PreDecision> => {
-        if (!call.tool || !hooks.has('PreToolUse')) return decision
-        const replies = await hooks.fire('PreToolUse', [call.name, ...aliases(call.name)], {
-          ...callInput(call),
-        })
-        const verdict = preToolUse(replies, call, (m) => log('warn', m))
-        if (verdict.context.length) preContext.set(call.id, verdict.context)
-        if (verdict.stop) stopRun(call, verdict.stop)
-        if (verdict.kind === 'deny')
-          return {
-            kind: 'deny',
-            reason: [verdict.reason, ...verdict.context].join('\n'),
-          } as PreDecision
-        const args = verdict.args ?? decision.args
-        if (verdict.kind === 'ask' && decision.kind !== 'deny')
-          return { kind: 'ask', reason: verdict.reason, ...(args && { args }) }
-        return { ...decision, ...(args && { args }) }
-      },
+      nonBlocking(
+        'PreToolUse',
+        async (decision: PreDecision, call: ToolCall): Promise<PreDecision> => {
+          if (!call.tool || !hooks.has('PreToolUse')) return decision
+          const replies = await hooks.fire('PreToolUse', [call.name, ...aliases(call.name)], {
+            ...callInput(call),
+          })
+          const verdict = preToolUse(replies, call, (m) => log('warn', m))
+          if (verdict.context.length) preContext.set(call.id, verdict.context)
+          if (verdict.stop) stopRun(call, verdict.stop)
+          if (verdict.kind === 'deny')
+            return {
+              kind: 'deny',
+              reason: [verdict.reason, ...verdict.context].join('\n'),
+            } as PreDecision
+          const args = verdict.args ?? decision.args
+          if (verdict.kind === 'ask' && decision.kind !== 'deny')
+            return { kind: 'ask', reason: verdict.reason, ...(args && { args }) }
+          return { ...decision, ...(args && { args }) }
+        },
+      ),
     )
 
     ctx.tap(
       ctx.runtime.hooks.postExecute,
       'claude-hooks PostToolUse',
-      async (decision: PostDecision, call: ToolCall, result: ToolResult): Promise<PostDecision> => {
-        const added = preContext.get(call.id) ?? []
-        preContext.delete(call.id)
-        let output: ToolOutput | undefined
-        if (result.ok && hooks.has('PostToolUse')) {
-          const replies = await hooks.fire('PostToolUse', [call.name, ...aliases(call.name)], {
-            ...callInput(call),
-            tool_response: result.structured ?? textOf(result),
-            duration_ms: result.durationMs,
-          })
-          for (const { reply } of replies) {
-            if (reply.kind === 'block') added.push(reply.reason)
-            if (reply.kind !== 'ok' || !reply.json) continue
-            const { json } = reply
-            if (json.continue === false) {
-              stopRun(call, json)
-              added.push(json.stopReason ?? 'a hook stopped the run')
+      nonBlocking(
+        'PostToolUse',
+        async (
+          decision: PostDecision,
+          call: ToolCall,
+          result: ToolResult,
+        ): Promise<PostDecision> => {
+          const added = preContext.get(call.id) ?? []
+          preContext.delete(call.id)
+          let output: ToolOutput | undefined
+          if (result.ok && hooks.has('PostToolUse')) {
+            const replies = await hooks.fire('PostToolUse', [call.name, ...aliases(call.name)], {
+              ...callInput(call),
+              tool_response: result.structured ?? textOf(result),
+              duration_ms: result.durationMs,
+            })
+            for (const { reply } of replies) {
+              if (reply.kind === 'block') added.push(reply.reason)
+              if (reply.kind !== 'ok' || !reply.json) continue
+              const { json } = reply
+              if (json.continue === false) {
+                stopRun(call, json)
+                added.push(json.stopReason ?? 'a hook stopped the run')
+              }
+              if (json.decision === 'block') added.push(cap(json.reason ?? 'a hook blocked it'))
+              const out = json.hookSpecificOutput
+              if (typeof out?.additionalContext === 'string') added.push(cap(out.additionalContext))
+              if (out?.updatedToolOutput !== undefined) output = out.updatedToolOutput as ToolOutput
             }
-            if (json.decision === 'block') added.push(cap(json.reason ?? 'a hook blocked it'))
-            const out = json.hookSpecificOutput
-            if (typeof out?.additionalContext === 'string') added.push(cap(out.additionalContext))
-            if (out?.updatedToolOutput !== undefined) output = out.updatedToolOutput as ToolOutput
           }
-        }
-        if (!added.length && output === undefined) return decision
-        const base =
-          output ??
-          (decision.kind === 'replace'
-            ? decision.result
-            : { content: result.content, structured: result.structured, isError: !result.ok })
-        return { kind: 'replace', result: withText(base, added) }
-      },
+          if (!added.length && output === undefined) return decision
+          const base =
+            output ??
+            (decision.kind === 'replace'
+              ? decision.result
+              : { content: result.content, structured: result.structured, isError: !result.ok })
+          return { kind: 'replace', result: withText(base, added) }
+        },
+      ),
     )
     // a call denied before it ran never reaches postExecute: its PreToolUse context goes here
     ctx.tap(ctx.runtime.hooks.result, 'claude-hooks cleanup', async (call: ToolCall) => {

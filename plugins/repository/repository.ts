@@ -255,7 +255,8 @@ export class Repository {
               died: (child, reason) => this.#died(record, child, reason, by),
             })
       const child = this.ctx.plugin(plugin, version.config, { key: `${record.tag}/${record.name}` })
-      await settle(child.fiber, this.limits.initTimeoutMs + 5_000)
+      // its start is bounded by initTimeoutMs, and ending a worker that passed it by about 4 s more
+      await settle(child.fiber, this.limits.initTimeoutMs + 10_000)
       if (child.fiber.state !== 'active') {
         const error = child.fiber.error
         const reason = error?.message ?? `it is ${child.fiber.state}`

@@ -8,6 +8,7 @@
  */
 import { Composition, type ReloadEvent } from './config/composer.ts'
 import { logLine } from './cli/output.ts'
+import { waitingLines } from './cli/waiting.ts'
 import { settledWithin } from './kernel/disposer.ts'
 import type { LogRecord, RunMode, ServiceName, ServiceOf } from './kernel/types.ts'
 import type { ApprovalAnswer, ApprovalBridge, ApprovalRequest } from './runtime/approval.ts'
@@ -50,7 +51,11 @@ export interface YokeOptions {
     ApprovalBridge | ((request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>)
   /** reload when a layer file or a local plugin module changes, as `yoke dev` does (default false) */
   watch?: boolean
-  /** every log record; without it, warnings and errors are written to stderr */
+  /**
+   * every log record; without it, warnings and errors are written to stderr. Once ready (and
+   * after each reload that changes it), each instance that waits is one `warn` record starting
+   * `waiting:`; those that wait for `yoke trust` share one record that names it.
+   */
   onLog?: (record: LogRecord) => void
   /** `serve` (default): runs until closed; `once`: plugins skip ports and background work */
   runMode?: RunMode
@@ -103,7 +108,20 @@ export function createYoke(options: YokeOptions = {}): Yoke {
     settleMs: options.settleMs,
     importTimeoutMs: options.importTimeoutMs,
   })
-  composition.kernel.hooks.log.tap('yoke:embed', options.onLog ?? printWarnings)
+  const log = options.onLog ?? printWarnings
+  composition.kernel.hooks.log.tap('yoke:embed', log)
+  /** what waits is said once per change (nothing silent): through onLog, else on stderr */
+  let said = ''
+  const sayWaiting = () => {
+    const lines = waitingLines(composition)
+    if (lines.join('\n') === said) return
+    said = lines.join('\n')
+    for (const line of lines) log({ level: 'warn', message: `waiting: ${line}` })
+  }
+  // a reload the watcher made (or `yoke trust` elsewhere) may start what waited, or hold more
+  composition.hooks.reload.tap('yoke:embed', (event) => {
+    if (event.ok) void settledWithin(composition.kernel.settled(), settleMs).then(sayWaiting)
+  })
   const settleMs = options.settleMs ?? DEFAULT_SETTLE_MS
   let view: RuntimeApi | undefined
   let closing: Promise<void> | undefined
@@ -114,6 +132,7 @@ export function createYoke(options: YokeOptions = {}): Yoke {
     if (!event.ok) throw event.errors[0]
     // instances spawn others (an MCP server per entry of a .mcp.json): their tools come after
     await settledWithin(composition.kernel.settled(), settleMs)
+    sayWaiting()
     return event
   }
 

@@ -5,6 +5,7 @@
  * progress on stderr, approvals asked on the terminal).
  */
 import type { keepingTrust as KeepingTrust, offerTrust as OfferTrust } from './trust.ts'
+import type { waitingLines as WaitingLines } from './waiting.ts'
 export { defineCommand } from './command.ts'
 export type {
   Command,
@@ -24,6 +25,13 @@ export const offerTrust = async (...args: Parameters<typeof OfferTrust>) =>
   (await import('./trust.ts')).offerTrust(...args)
 export const keepingTrust = async <T>(...args: Parameters<typeof KeepingTrust<T>>) =>
   (await import('./trust.ts')).keepingTrust(...args)
+/**
+ * What waits in a composition, as the lines one-shot commands print on stderr (cli/waiting): one
+ * for everything that waits for `yoke trust`, one per other wait. A command that composes on its
+ * own (not through `cli.compose`) prints them after `composition.start()`.
+ */
+export const waitingLines = async (...args: Parameters<typeof WaitingLines>) =>
+  (await import('./waiting.ts')).waitingLines(...args)
 // the errors API again, so that a commands module can stay light (importing 'yoke' loads the
 // whole runtime): the same class and catalogue as 'yoke' exports
 export { defineErrors, YokeError } from '../errors.ts'

@@ -67,7 +67,10 @@ export interface CommandContext {
    */
   compose(
     work: (composition: Composition) => Promise<number>,
-    /** strict: an instance that failed to start makes the command exit 1 (its result is partial) */
+    /**
+     * strict: an instance that failed to start, or one that waits for `yoke trust`, makes the
+     * command exit 1 (its result is partial). Whatever waits is said on stderr either way.
+     */
     options?: { quiet?: boolean; sets?: string[]; strict?: boolean },
   ): Promise<number>
   /**

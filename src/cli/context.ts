@@ -16,7 +16,8 @@ import { composeOptions } from './args.ts'
 import type { CommandContext, ConfiguredInstance, LiveOptions, ParsedArgs } from './command.ts'
 import { ask, socketPath, type Reply } from './control.ts'
 import { logLevelOf, passes } from './logs.ts'
-import { errorJson, formatError, logLine, printJson, progress } from './output.ts'
+import { color, errorJson, formatError, logLine, printJson, progress } from './output.ts'
+import { waitingInstances, waitingLines } from './waiting.ts'
 
 export function commandContext(args: ParsedArgs): CommandContext {
   const options = composeOptions(args)
@@ -59,11 +60,17 @@ export function commandContext(args: ParsedArgs): CommandContext {
           else process.stderr.write(event.errors.map((e) => formatError(e)).join('\n') + '\n')
           return 2
         }
-        // an instance that failed is said on stderr, whatever the command prints on stdout
+        // an instance that failed or waits is said on stderr, whatever the command prints on stdout
         const failed = failures(composition)
         for (const error of failed) process.stderr.write(formatError(error) + '\n')
+        const waiting = waitingInstances(composition)
+        for (const line of waitingLines(composition, waiting))
+          process.stderr.write(`${color.yellow('waiting', process.stderr)} ${line}\n`)
         const code = await work(composition)
-        return strict && failed.length ? Math.max(code, 1) : code
+        // strict: the answer is incomplete when an instance failed, or waits for trust (what
+        // waits for trust is the project's own tools: local plugins, packages, servers)
+        const incomplete = failed.length || waiting.some((w) => w.trust)
+        return strict && incomplete ? Math.max(code, 1) : code
       } finally {
         await composition.close()
       }

@@ -18,6 +18,7 @@ import { stopSignal } from './signals.ts'
 import { summary } from './summary.ts'
 import { offerTrust } from './trust.ts'
 import { liveCall, toolRows } from './tools.ts'
+import { waitingInstances, waitingJson, waitingLines } from './waiting.ts'
 import { logFileOf, logLevelOf, logWriter, passes } from './logs.ts'
 
 export const dev = defineCommand({
@@ -119,6 +120,10 @@ export const dev = defineCommand({
           if (cmd === 'inspect') return snapshot(composition)
           if (cmd === 'reload') return composition.reload(['(requested)'])
           if (cmd === 'tools-list') return toolRows(composition)
+          if (cmd === 'waiting') {
+            const waiting = waitingInstances(composition)
+            return { lines: waitingLines(composition, waiting), waiting: waitingJson(waiting) }
+          }
           if (cmd === 'tools-call') return liveCall(composition, request, session)
           return kernel.ask(cmd, request)
         },

@@ -1,19 +1,24 @@
 /**
  * @module cli/doctor
  * `yoke doctor`: what stands between this project and a working harness, one check per line — the
- * Node version, the project config and its layers, every instance that failed or waits (and why:
- * a missing key shows here), a running dev, yoke's home directory — then the checks plugins add
- * through controls named `doctor:<title>` (each answers a list of checks).
+ * Node version, the project config and its layers, every instance with its state and why (a
+ * missing key, `yoke trust`), the tools by source, the hooks and their taps, the sections plugins
+ * show on the dev screen (MCP servers and their state, skills, …), a running dev, yoke's home —
+ * then the checks plugins add through controls named `doctor:<title>`. It exits 1 on an error,
+ * and an instance the config asks for that is not running is one (for CI).
  */
 import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs'
 import type { Composition } from '../config/composer.ts'
 import { join } from 'node:path'
+import { stripVTControlCharacters } from 'node:util'
 import { YOKE_ROOT } from '../roots.ts'
 import { messageOf } from '../errors.ts'
 import { composeOptions } from './args.ts'
 import { defineCommand } from './command.ts'
 import { ask, socketPath } from './control.ts'
 import { color, displayPath, formatError, printJson, progress } from './output.ts'
+import { summarySection } from './summary.ts'
+import { waitingInstances, waitingLines } from './waiting.ts'
 
 /** yoke's own package.json (its version, its engines). */
 export function yokePackage(): { version: string; engines: { node: string } } {
@@ -22,12 +27,16 @@ export function yokePackage(): { version: string; engines: { node: string } } {
 
 export interface Check {
   level: 'ok' | 'warn' | 'error'
+  /** what the check is about: instance, trust, tools, hook, a section's title (mcp servers…) */
+  topic?: string
   message: string
   hint?: string
 }
 
 /** controls named `doctor:<title>` answer a list of checks */
 const PLUGIN_CHECKS = 'doctor:'
+/** controls named `summary:<title>` answer the dev screen's sections (cli/summary) */
+const SECTIONS = 'summary:'
 
 export const doctor = defineCommand({
   name: 'doctor',
@@ -58,7 +67,8 @@ export const doctor = defineCommand({
       const event = await composition.start()
       for (const error of event.errors)
         checks.push({ level: 'error', message: formatError(error).split('\n')[0]! })
-      if (event.ok) checks.push(...(await instanceChecks(composition)))
+      if (event.ok)
+        checks.push(...(await instanceChecks(composition)), ...(await sectionChecks(composition)))
       checks.push(...(await pluginChecks(composition)))
     } finally {
       await composition.close()
@@ -89,22 +99,93 @@ function nodeCheck(): Check {
   }
 }
 
+/**
+ * Every instance with its state and why: active ok; failed, or waiting with PLUGIN_WAITING (trust,
+ * a variable), an error; pending on a service, a warning (a preset may hold one on purpose). Then
+ * one line for what the config asks for and is not running — an error, for CI.
+ */
 async function instanceChecks(composition: Composition): Promise<Check[]> {
   const { snapshot } = await import('./snapshot.ts')
   const snap = await snapshot(composition)
   const instances = snap.instances.filter((i) => i.use !== 'core' && i.state !== 'disabled')
-  const troubled = instances.filter((i) => i.state !== 'active')
-  const checks: Check[] = troubled.map((i) => {
+  const waiting = waitingInstances(composition)
+  const checks: Check[] = instances.map((i) => {
     const waits = i.waitingFor?.map((w) => `${w.service}${w.hint ? ` (${w.hint})` : ''}`).join('; ')
+    const held = i.error?.code === 'PLUGIN_WAITING'
+    const of = i.parent ? `, a child of "${i.parent}"` : ''
     return {
-      // failed needs a fix; pending may be by design (no key yet, nothing provides a service)
-      level: i.state === 'failed' ? 'error' : 'warn',
-      message: `instance "${i.key}" (${i.plugin ?? i.use}) is ${i.state}${i.error ? `: ${i.error.message}` : ''}${waits ? `: waits for ${waits}` : ''}`,
-      hint: i.error?.hint,
+      level: i.state === 'active' ? 'ok' : i.state === 'failed' || held ? 'error' : 'warn',
+      topic: 'instance',
+      message: `instance "${i.key}" (${i.plugin ?? i.use}${of}) is ${i.state}${i.error ? `: ${i.error.message}` : ''}${waits ? `: waits for ${waits}` : ''}${i.error?.location ? ` (at ${i.error.location})` : ''}`,
+      hint: i.state === 'active' ? undefined : i.error?.hint,
     }
   })
-  const active = instances.length - troubled.length
-  return [{ level: 'ok', message: `${active} of ${instances.length} instances active` }, ...checks]
+  // the config's own instances (not the children plugins spawn) that are not running
+  const asked = instances.filter((i) => !i.parent)
+  const down = asked.filter((i) => i.state !== 'active')
+  checks.push(
+    down.length
+      ? {
+          level: 'error',
+          topic: 'instance',
+          message: `${down.length} of the ${asked.length} instances the config asks for ${down.length === 1 ? 'is' : 'are'} not running: ${down.map((i) => i.key).join(', ')}`,
+          hint: 'Each one is listed above with its reason and fix; `yoke inspect` shows more.',
+        }
+      : {
+          level: 'ok',
+          topic: 'instance',
+          message: `all ${asked.length} configured instances active`,
+        },
+  )
+  // what waits for trust, in the one line that names `yoke trust`
+  const trust = waiting.filter((w) => w.trust)
+  if (trust.length)
+    checks.push({ level: 'error', topic: 'trust', message: waitingLines(composition, trust)[0]! })
+  // the tools by source, and every hook a plugin or the kernel tapped
+  const sources = [...new Set(snap.tools.map((t) => t.source))]
+  if (!sources.length)
+    checks.push({ level: 'ok', topic: 'tools', message: 'no tools: no instance registered any' })
+  for (const source of sources) {
+    const names = snap.tools.filter((t) => t.source === source).map((t) => t.name)
+    checks.push({
+      level: 'ok',
+      topic: 'tools',
+      message: `tools from ${source}: ${names.length} (${names.join(', ')})`,
+    })
+  }
+  for (const { hook, taps } of snap.hooks.filter((h) => h.taps.length))
+    checks.push({ level: 'ok', topic: 'hook', message: `hook ${hook}: ${taps.join(', ')}` })
+  return checks
+}
+
+/** The sections plugins give the dev screen (`summary:<title>`: MCP servers, skills, …), row by row. */
+async function sectionChecks(composition: Composition): Promise<Check[]> {
+  const { kernel } = composition
+  const checks: Check[] = []
+  for (const name of kernel
+    .controls()
+    .filter((n) => n.startsWith(SECTIONS))
+    .sort()) {
+    const title = name.slice(SECTIONS.length)
+    try {
+      const section = summarySection(await kernel.ask(name, {}, 2000))
+      if (!section) continue
+      const rows = (section.rows ?? []).map(([k, v]) => `${k}  ${v}`)
+      for (const text of [...rows, ...(section.lines ?? [])])
+        checks.push({
+          level: 'ok',
+          topic: title,
+          message: `${title}: ${stripVTControlCharacters(text)}`,
+        })
+    } catch (err) {
+      checks.push({
+        level: 'error',
+        topic: title,
+        message: `${title}: could not be read (${messageOf(err)})`,
+      })
+    }
+  }
+  return checks
 }
 
 async function pluginChecks(composition: Composition): Promise<Check[]> {

@@ -87,7 +87,7 @@ export async function summary(
     const title = name.slice(SECTION.length)
     let section: SummarySection | undefined
     try {
-      section = checked(await kernel.ask(name, {}, 2000))
+      section = summarySection(await kernel.ask(name, {}, 2000))
     } catch (err) {
       section = { lines: [color.red(`could not be read: ${messageOf(err)}`)] }
     }
@@ -117,7 +117,7 @@ function why(i: InstanceInfo, cwd: string): string[] {
 }
 
 /** A section as its plugin answered it, or the reason it is not one (it never breaks the summary). */
-function checked(value: unknown): SummarySection | undefined {
+export function summarySection(value: unknown): SummarySection | undefined {
   if (value === undefined || value === null) return undefined
   const v = value as SummarySection
   const strings = (a: unknown) => Array.isArray(a) && a.every((x) => typeof x === 'string')

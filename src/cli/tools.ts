@@ -16,6 +16,7 @@ import { promptBridge } from './approval-prompt.ts'
 import { defineCommand, type Flag } from './command.ts'
 import type { ControlSession } from './control.ts'
 import { color, printJson, progress } from './output.ts'
+import { waitingInstances, waitingJson } from './waiting.ts'
 
 const FRESH: Flag = {
   type: 'boolean',
@@ -63,19 +64,36 @@ export const toolsList = defineCommand({
   examples: ['yoke tools list', 'yoke tools list --json --fresh'],
   async run(args, _, cli) {
     const live = args.fresh ? undefined : ((await cli.live('tools-list')) as ToolRow[] | undefined)
-    if (live) return printTools(live, Boolean(args.json))
+    if (live) {
+      // what waits in the dev is said here too (a dev from before `waiting` answers nothing)
+      const waits = (await cli.live('waiting').catch(() => undefined)) as LiveWaiting | undefined
+      for (const line of waits?.lines ?? [])
+        process.stderr.write(`${color.yellow('waiting', process.stderr)} ${line}\n`)
+      const code = printTools(live, Boolean(args.json), waits?.waiting ?? [])
+      return waits?.waiting.some((w) => w.trust) ? Math.max(code, 1) : code
+    }
+    // strict: exit 1 when an instance failed or waits for trust (the list is partial)
     return cli.compose(
-      async (composition) => printTools(await toolRows(composition), Boolean(args.json)),
-      {
-        strict: true,
-      },
+      async (composition) =>
+        printTools(
+          await toolRows(composition),
+          Boolean(args.json),
+          waitingJson(waitingInstances(composition)),
+        ),
+      { strict: true },
     )
   },
 })
 
-function printTools(tools: ToolRow[], json: boolean): number {
+/** The dev's answer to `waiting`: the lines it prints, and the instances (cli/waiting). */
+export interface LiveWaiting {
+  lines: string[]
+  waiting: ReturnType<typeof waitingJson>
+}
+
+function printTools(tools: ToolRow[], json: boolean, waiting: LiveWaiting['waiting']): number {
   if (json) {
-    printJson({ ok: true, tools })
+    printJson({ ok: true, tools, ...(waiting.length && { waiting }) })
     return 0
   }
   if (!tools.length)

@@ -10,6 +10,10 @@ export const errors = defineErrors('mcp-client', {
     message: 'MCP server "{name}" is held ({why}); it stays disconnected while held',
     hint: 'A plugin holds it (the capabilities plugin holds the servers of withdrawn or mis-pinned capabilities); `yoke mcp list` shows why. It connects again by itself once the last hold is released.',
   },
+  MCP_TOOL_LEFT_OUT: {
+    message: 'MCP server "{server}" lists the tool "{name}", but yoke left it out: {why}',
+    hint: 'A tool its entry leaves out: change enabledTools/disabledTools in the entry. A tool skipped for its schema: the server has to fix it (`yoke mcp list` shows what was skipped and why).',
+  },
   URL_REFUSED: {
     message: 'refused to connect to {url}: {reason}',
     hint: 'URLs from packages and imported files may not reach private, loopback, link-local or metadata addresses, nor redirect; put the server in your own config (ssrfGuard: false, or `yoke mcp import --trust-urls` for a file that is yours) to reach a local one.',

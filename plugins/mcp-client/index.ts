@@ -357,6 +357,7 @@ export default definePlugin({
       const prefix = `mcp__${server}__`
       const mine =
         tools.listed(name) ||
+        tools.leftOut(name) !== undefined ||
         (name.startsWith(prefix) &&
           !ctx.mcp
             .list()
@@ -367,12 +368,16 @@ export default definePlugin({
                 name.startsWith(`mcp__${s.name}__`),
             ))
       if (!mine) return undefined
+      // left out by its entry or for its schema: so whatever the connection does
+      const left = tools.leftOut(name)
+      if (left)
+        return new YokeError('MCP_TOOL_LEFT_OUT', { server, name: left.tool, why: left.why })
       const state = supervisor.state
       if (state === 'held')
         return new YokeError('MCP_SERVER_HELD', { name: server, why: supervisor.heldFor })
       if (state === 'needs-login')
         return login ?? new LoginRequired(server, supervisor.lastError ?? 'it needs a sign-in')
-      if (state === 'connected') return undefined // it has no such tool (or it was left out, said at sync)
+      if (state === 'connected') return undefined // it has no such tool
       return unavailable(supervisor.describe())
     }
 

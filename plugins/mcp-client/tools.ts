@@ -29,6 +29,12 @@ interface UpstreamFields {
   execution?: Tool['execution']
 }
 
+/** A listed tool that was not registered: its name on the server, and why. */
+export interface LeftOut {
+  tool: string
+  why: string
+}
+
 /** A tools/list the server got wrong: reported, and the previous generation stays. */
 export class ListProblem extends Error {}
 
@@ -58,6 +64,9 @@ export class ServerTools {
   problems: string[] = []
   /** the public names of the last list read, kept while the tools are away (held, gave up) */
   #known = new Set<string>()
+  /** tools the last list had that were not registered, by public name: why */
+  #leftOut = new Map<string, LeftOut>()
+  #nextLeftOut = new Map<string, LeftOut>()
   /** the last list stays valid until then (its `ttlMs` cache hint), unless the server says it changed */
   #freshUntil = 0
   readonly #wanted: (raw: string) => boolean
@@ -94,6 +103,11 @@ export class ServerTools {
 
   names(): string[] {
     return [...this.#registered.keys()]
+  }
+
+  /** Why the last list's tool of this public name was not registered (its entry's globs, its schema). */
+  leftOut(name: string): LeftOut | undefined {
+    return this.#leftOut.get(name)
   }
 
   /** True when the last list read had a tool by this public name (registered now or not). */
@@ -144,12 +158,19 @@ export class ServerTools {
     const raws = new Set<string>()
     const before = new Set(this.problems)
     this.problems = []
+    const leftOut = new Map<string, LeftOut>()
     const report = (problem: string) => {
       this.problems.push(problem)
       if (!before.has(problem)) this.warn(`MCP server "${server}": ${problem}`) // once, not on every re-sync
     }
-    const skip = (raw: string, why: string) => report(`skipped tool "${raw}": ${why}`)
-    for (const { label, why } of malformed) report(`skipped tool ${label}: ${why}`)
+    const skip = (raw: string, why: string) => {
+      leftOut.set(publicToolName(server, raw), { tool: raw, why })
+      report(`skipped tool "${raw}": ${why}`)
+    }
+    for (const { label, name, why } of malformed) {
+      if (name) leftOut.set(publicToolName(server, name), { tool: name, why })
+      report(`skipped tool ${label}: ${why}`)
+    }
     for (const note of notes) report(note)
     for (const tool of listed) {
       if (raws.has(tool.name)) {
@@ -157,7 +178,13 @@ export class ServerTools {
         continue
       }
       raws.add(tool.name)
-      if (!this.#wanted(tool.name)) continue
+      if (!this.#wanted(tool.name)) {
+        leftOut.set(publicToolName(server, tool.name), {
+          tool: tool.name,
+          why: `its entry leaves it out (enabledTools: ${JSON.stringify(this.cfg.enabledTools ?? ['*'])}, disabledTools: ${JSON.stringify(this.cfg.disabledTools)})`,
+        })
+        continue
+      }
       const problem =
         checkSchema(tool.inputSchema) ??
         riskyPattern(tool.inputSchema) ??
@@ -176,6 +203,7 @@ export class ServerTools {
         fingerprint: JSON.stringify([shape, tool.execution]),
       })
     }
+    this.#nextLeftOut = leftOut
     return next
   }
 
@@ -242,6 +270,7 @@ export class ServerTools {
     }
     this.#registered = fresh
     this.#known = new Set(fresh.keys())
+    this.#leftOut = this.#nextLeftOut
   }
 
   #register(entry: Entry): Entry {
@@ -272,7 +301,7 @@ interface Listing {
   /** the tools that are well formed, in the server's order */
   tools: Tool[]
   /** the entries MCP's Tool schema refuses: skipped one by one, never the whole list (wire.ts) */
-  malformed: Array<{ label: string; why: string }>
+  malformed: ListingIssues['malformed']
   /** what else was wrong with the list (over maxTools, a repeated cursor) */
   notes: string[]
   /** the first page's cache hint (2026-07-28): the list is not read again before it passes */

@@ -62,8 +62,8 @@ export function nestsDeeper(value: unknown, limit: number): boolean {
 export const LISTING_META = 'dev.yoke/listing'
 
 export interface ListingIssues {
-  /** entries that do not match MCP's Tool shape: their label and why */
-  malformed: Array<{ label: string; why: string }>
+  /** entries that do not match MCP's Tool shape: their label, their name when it is a string, and why */
+  malformed: Array<{ label: string; name?: string; why: string }>
   /** what else was wrong with the page (a nextCursor that is not a string) */
   notes: string[]
   /** the page had no tools array at all */
@@ -306,14 +306,16 @@ export function lenientPage(page: Record<string, unknown>): Record<string, unkno
     const good: unknown[] = []
     page.tools.forEach((entry: unknown, index) => {
       const label = labelOf(entry, index)
+      const raw = (entry as { name?: unknown } | null)?.name
+      const name = typeof raw === 'string' && raw ? { name: raw } : {}
       if (nestsDeeper(entry, TOOL_DEPTH)) {
         const why = `its definition is nested deeper than ${TOOL_DEPTH} levels (a tool's input schema may nest 10); it was not read`
-        issues.malformed.push({ label, why })
+        issues.malformed.push({ label, ...name, why })
         return
       }
       const checked = ToolSchema.safeParse(entry)
       if (checked.success) good.push(entry)
-      else issues.malformed.push({ label, why: whyMalformed(checked.error) })
+      else issues.malformed.push({ label, ...name, why: whyMalformed(checked.error) })
     })
     fixed.tools = good
   }

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { startProtectedServer, type ProtectedServer } from '../fixtures/oauth/protected-server.ts'
-import { mcpHarness, raw, text, type McpHarness } from '../helpers/mcp.ts'
+import { fixture, mcpHarness, raw, text, type McpHarness } from '../helpers/mcp.ts'
 import { startAuthServer, type AuthServer } from '../helpers/oidc.ts'
 import { tempProject, type Project } from '../helpers/project.ts'
 
@@ -79,6 +79,34 @@ describe('a server that waits for a sign-in, or is held, says why', () => {
     await h.until('connected again', () => h.status('kept').state === 'connected')
     assert.equal(text(await h.rt.call('mcp__kept__echo', { text: 'back' })), 'back')
     await h.remove('kept')
+  })
+
+  it('a tool its entry leaves out, or one skipped for its schema, answers MCP_TOOL_LEFT_OUT with why', async () => {
+    await h.add(
+      'picky',
+      raw('picky', 'deep', { disabledTools: ['pid'], env: { DEEP_LEVELS: '100' } }),
+    )
+    assert.equal(h.status('picky').state, 'connected')
+    const pid = await h.rt.call('mcp__picky__pid', {})
+    assert.equal(pid.status, 'MCP_TOOL_LEFT_OUT', pid.error?.message)
+    assert.match(
+      pid.error!.message,
+      /"pid", but yoke left it out: its entry leaves it out .*disabledTools: \["pid"\]/,
+    )
+    const deep = await h.rt.call('mcp__picky__deep', {})
+    assert.equal(deep.status, 'MCP_TOOL_LEFT_OUT', deep.error?.message)
+    assert.match(
+      deep.error!.message,
+      /"deep", but yoke left it out: its definition is nested deeper than 64 levels/,
+    )
+    // a name the server never listed is still unknown
+    assert.equal((await h.rt.call('mcp__picky__nothing', {})).status, 'UNKNOWN_TOOL')
+    await h.remove('picky')
+    await h.add('schemas', fixture('schemas', 'deep'))
+    const redos = await h.rt.call('mcp__schemas__redos', { s: 'b' })
+    assert.equal(redos.status, 'MCP_TOOL_LEFT_OUT', redos.error?.message)
+    assert.match(redos.error!.message, /"redos", but yoke left it out: .*lookbehind/)
+    await h.remove('schemas')
   })
 
   it('an instance that failed to start: a call of its tools answers its failure, not UNKNOWN_TOOL', async () => {

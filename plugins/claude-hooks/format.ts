@@ -117,6 +117,34 @@ export function nestsDeeper(value: unknown, limit: number): boolean {
   return false
 }
 
+/**
+ * How deep a hooks file's text may nest for yaml's parser to give line numbers: Claude Code's
+ * shape nests 7 levels and a handler at most MAX_DEPTH more. Past it yaml is not run on the text
+ * (its parse of a text 200,000 levels deep takes seconds and can exhaust the heap).
+ */
+const TEXT_DEPTH = 100
+
+/**
+ * The offset where `text` (JSON) first nests deeper than `limit` levels, brackets inside strings
+ * not counted, or undefined: one pass, no parse.
+ */
+export function nestingPast(text: string, limit: number): number | undefined {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c)
+        i++ // a backslash: the next character is escaped
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return i
+    } else if (c === 0x7d || c === 0x5d) depth--
+  }
+  return undefined
+}
+
 /** One handler as yoke runs it: where it came from, and what it applies to. */
 export interface HookEntry {
   event: FiredEvent
@@ -173,7 +201,15 @@ export function compileMatcher(matcher: string | undefined): ((s: string) => boo
 export function readHooks(hooks: unknown, where: string, text?: string): ReadResult {
   const problems: Problem[] = []
   const entries: HookEntry[] = []
-  const locate = locator(text)
+  const deep = text === undefined ? undefined : nestingPast(text, TEXT_DEPTH)
+  if (deep !== undefined) {
+    const { line, col } = lineCol(text!, deep)
+    problems.push({
+      level: 'warn',
+      message: `${where}:${line}:${col}: nests deeper than ${TEXT_DEPTH} levels from here; the other messages about this file give no line`,
+    })
+  }
+  const locate = deep === undefined ? locator(text) : () => undefined
   const at = (path: Array<string | number>) => {
     const pos = locate(['hooks', ...path])
     return pos ? `${where}:${pos.line}:${pos.col}` : where
@@ -307,6 +343,8 @@ export function readHooksFile(text: string, where: string): ReadResult {
 function brokenAt(text: string, message: string) {
   const position = /position (\d+)/.exec(message)
   if (position) return lineCol(text, Number(position[1]))
+  if (nestingPast(text, TEXT_DEPTH) !== undefined)
+    return /end of JSON/i.test(message) ? lineCol(text, text.length) : { line: 1, col: 1 }
   const counter = new LineCounter()
   const error = parseDocument(text, { lineCounter: counter }).errors[0]
   return error ? counter.linePos(error.pos[0]) : { line: 1, col: 1 }

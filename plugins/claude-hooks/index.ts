@@ -91,7 +91,10 @@ export default definePlugin({
       try {
         text = readConfigText(file)
       } catch (err) {
-        log('error', `${file}: ${(err as Error).message}; its last good hooks are kept`)
+        const message = (err as Error).message
+        // the reader's message names the file already (CONFIG_TOO_LARGE, CONFIG_NOT_TEXT, …)
+        const what = message.includes(file) ? message : `${file}: ${message}`
+        log('error', `${what}; its last good hooks are kept`)
         return
       }
       const read = readHooksFile(text, file)

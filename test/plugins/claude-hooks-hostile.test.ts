@@ -73,12 +73,37 @@ describe('claude-hooks: hostile hooks never block a call', () => {
     )
     const refused = warnings().find((l) => l.message.includes('PreToolUse[0].hooks[1]'))
     assert.ok(refused, JSON.stringify(warnings()))
-    assert.match(refused.message, new RegExp(`${file}:\\d+`))
-    assert.match(refused.message, /deeper than \d+ levels/)
+    assert.ok(refused.message.includes(file), refused.message)
+    assert.match(refused.message, /deeper than 64 levels; this handler is refused/)
+    assert.ok(
+      warnings().some((l) => l.message.startsWith(`${file}:2:`) && /nests deeper/.test(l.message)),
+      'the line where the nesting passes the bound is said',
+    )
     const r = await rt.call(t.name, { msg: 'hi' })
     assert.equal(r.status, 'ok', text(r))
     assert.deepEqual(t.ran, [{ msg: 'hi' }])
     assert.equal(good.payloads().length, 1, 'the good handler ran')
+  })
+
+  it('a hooks file 150,000 levels deep or more, broken or whole, is read at once and reported, never parsed by yaml; the instance stays up', async () => {
+    const t = tool()
+    const before = logs.length
+    const started = Date.now()
+    const broken = await install(`{"hooks":{"PreToolUse":${'['.repeat(200_000)}`)
+    const whole = await install(
+      `{"hooks":{"PreToolUse":[{"matcher":"${t.name}","hooks":[${deepJson(150_000)}]}]}}`,
+    )
+    assert.ok(Date.now() - started < 8_000, `took ${Date.now() - started} ms`)
+    const said = logs.slice(before).map((l) => l.message)
+    assert.ok(
+      said.some((m) => m.startsWith(`${broken}:1:`) && /not JSON/.test(m)),
+      said.join('\n'),
+    )
+    assert.ok(
+      said.some((m) => m.includes(whole) && /PreToolUse\[0\]\.hooks\[0\]: nested deeper/.test(m)),
+      said.join('\n'),
+    )
+    assert.equal((await rt.call(t.name, { msg: 'x' })).status, 'ok')
   })
 
   it('JSON output nested 100,000 deep (updatedInput, updatedToolOutput) is a non-blocking error', async () => {

@@ -361,12 +361,7 @@ export default definePlugin({
         (name.startsWith(prefix) &&
           !ctx.mcp
             .list()
-            .some(
-              (s) =>
-                s.name.length > server.length &&
-                s.name !== server &&
-                name.startsWith(`mcp__${s.name}__`),
-            ))
+            .some((s) => s.name.length > server.length && name.startsWith(`mcp__${s.name}__`)))
       if (!mine) return undefined
       // left out by its entry or for its schema: so whatever the connection does
       const left = tools.leftOut(name)

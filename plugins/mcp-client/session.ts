@@ -344,7 +344,6 @@ function makeTransport(
   return kind === 'http' ? streamableTransport(options) : sseTransport(options)
 }
 
-/** The failure, with the server's last stderr line when it has one (usually the real reason). */
 /** Why an HTTP entry without `oauth` needs a sign-in: the server answered 401. */
 function signInWhy(cfg: McpClientConfig): string {
   const bearer = Object.keys(cfg.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')
@@ -353,6 +352,7 @@ function signInWhy(cfg: McpClientConfig): string {
     : 'it answered HTTP 401 and its entry has no oauth: set `oauth: true` in its entry'
 }
 
+/** The failure, with the server's last stderr line when it has one (usually the real reason). */
 function describe(err: unknown, session: Session, cfg: McpClientConfig): string {
   const message = eraProblem(err, cfg) ?? (err as Error)?.message ?? String(err)
   const t = session.transport

@@ -9,6 +9,7 @@ import {
   color,
   defineCommand,
   displayPath,
+  formatError,
   keepingTrust,
   printJson,
   progress,
@@ -17,6 +18,8 @@ import {
   type ParsedArgs,
 } from 'yoke/cli'
 import type { InstallKind, LockEntry } from './api.ts'
+// the installs' error codes join the catalogue on the CLI path too (this module loads alone)
+import './errors.ts'
 
 const SCOPE_FLAGS = {
   user: {
@@ -76,14 +79,22 @@ async function addWith(
     }),
   )
   const waits = !trusted && runsCode(added.entry.kind)
+  const unloaded = await nothingLoads(cli, added.entry.kind)
+  // installed, but nothing here loads it: said on stderr (exit 0: the install is done and loads
+  // as soon as the composition has what takes it; a failure would make scripts retry or --force)
+  if (unloaded)
+    process.stderr.write(
+      `${color.yellow('warning')} ${added.entry.name} is installed, but ${unloaded}\n`,
+    )
   if (args.json)
     printJson({
       ok: true,
       install: added.entry,
       dir: added.dir,
       replaced: added.replaced,
-      warnings: added.warnings,
+      warnings: [...added.warnings, ...(unloaded ? [unloaded] : [])],
       ...(waits && { waitsForTrust: true }),
+      ...(unloaded && { loads: false }),
     })
   else {
     const e = added.entry
@@ -99,6 +110,35 @@ async function addWith(
       )
   }
   return 0
+}
+
+/** The built-in plugin whose instance takes each kind from the installs instance. */
+const LOADER: Record<InstallKind, { use: string; key: string; what: string }> = {
+  skill: { use: 'skills', key: 'skills', what: 'skills' },
+  skills: { use: 'skills', key: 'skills', what: 'skills' },
+  'exec-package': { use: 'exec-tools', key: 'packages', what: 'exec packages' },
+  'claude-plugin': { use: 'claude-plugins', key: 'claude-plugins', what: 'Claude Code plugins' },
+}
+
+/**
+ * Why nothing in this project's composition would load an install of `kind` (no enabled instance
+ * uses installs, or the plugin that takes the kind), with the fix; undefined when it loads. The
+ * layers are read, not composed: nothing runs.
+ */
+async function nothingLoads(cli: CommandContext, kind: InstallKind): Promise<string | undefined> {
+  let uses: Set<string>
+  try {
+    uses = new Set((await cli.instances()).filter((i) => i.enabled).map((i) => i.use))
+  } catch {
+    return undefined // a config that does not read is reported by the commands that compose it
+  }
+  const loader = LOADER[kind]
+  const missing = [
+    ...(uses.has('installs') ? [] : [{ use: 'installs', key: 'installs', what: 'installs' }]),
+    ...(uses.has(loader.use) ? [] : [loader]),
+  ]
+  if (!missing.length) return undefined
+  return `nothing in this project's composition loads ${loader.what}: no instance uses ${missing.map((m) => m.use).join(' or ')} (the preset has none); add ${missing.map((m) => `\`${m.key}: { use: ${m.use} }\``).join(' and ')} under plugins: in the project config (yoke.config.yaml), or use a preset that has ${missing.length > 1 ? 'them' : 'it'}`
 }
 
 const addFlags = {
@@ -218,20 +258,32 @@ const installedCommand = defineCommand({
   examples: ['yoke installed', 'yoke installed --json'],
   async run(args, _, cli) {
     const scopes = await scopesOf(cli)
-    const [{ readLock }, { verify }] = await Promise.all([
+    const [{ readLock, problemText }, { verify }] = await Promise.all([
       import('./lock.ts'),
       import('./install.ts'),
     ])
     const rows: Array<{ entry: LockEntry; scope: string; dir: string; ok: boolean; why?: string }> =
       []
-    for (const scope of scopes.both)
-      for (const entry of Object.values(readLock(scope.lock).installs)) {
-        const v = verify(entry, scope)
+    // a lock that cannot be read, or a bad entry, is that lock's or that entry's failure alone
+    const problems: string[] = []
+    for (const scope of scopes.both) {
+      let lock: ReturnType<typeof readLock>
+      try {
+        lock = readLock(scope.lock)
+      } catch (err) {
+        problems.push(formatError(err))
+        continue
+      }
+      for (const problem of lock.problems) problems.push(problemText(problem))
+      for (const entry of Object.values(lock.installs)) {
+        const v = await verify(entry, scope)
         rows.push({ entry, scope: scope.name, dir: v.dir, ok: v.ok, ...(!v.ok && { why: v.why }) })
       }
-    const ok = rows.every((r) => r.ok)
+    }
+    for (const problem of problems) process.stderr.write(`${color.yellow('warning')} ${problem}\n`)
+    const ok = rows.every((r) => r.ok) && !problems.length
     if (args.json) {
-      printJson({ ok, locks: scopes.both.map((s) => s.lock), installs: rows })
+      printJson({ ok, locks: scopes.both.map((s) => s.lock), installs: rows, problems })
       return ok ? 0 : 1
     }
     const cwd = cwdOf(args)
@@ -239,7 +291,8 @@ const installedCommand = defineCommand({
       process.stdout.write(
         color.dim('nothing is installed: `yoke add SOURCE` installs something\n'),
       )
-    const width = Math.max(8, ...rows.map((r) => r.entry.name.length)) + 2
+    // a loop, not Math.max(...rows): a lock of 200,000 entries must not overflow the stack
+    const width = rows.reduce((w, r) => Math.max(w, r.entry.name.length), 8) + 2
     for (const r of rows) {
       const state = r.ok
         ? color.green('verified')

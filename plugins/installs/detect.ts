@@ -1,6 +1,6 @@
 /**
  * What a fetched tree is, read from its layout, in this order:
- * 1. a Claude Code plugin: `.claude-plugin/plugin.json`, or the folders a plugin without one has
+ * 1. a Claude Code plugin: `.claude-plugin/plugin.json` (or Codex's `.codex-plugin/plugin.json`), or the folders a plugin without one has
  *    (`commands/`, `agents/`, `hooks/hooks.json`, `.mcp.json`);
  * 2. a plugin executable package: `manifest.json` (octos's format);
  * 3. one skill: `SKILL.md`;
@@ -9,10 +9,10 @@
  * With it come the name and version the tree declares (plugin.json, manifest.json, or SKILL.md's
  * `version` / `metadata.version`).
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { readdirSync, statSync, type Stats } from 'node:fs'
 import { join, relative } from 'node:path'
 import { parse as parseYaml } from 'yaml'
-import { YokeError } from 'yoke/cli'
+import { readConfigText, YokeError } from 'yoke'
 import type { InstallKind } from './api.ts'
 
 export interface Detected {
@@ -25,20 +25,59 @@ export interface Detected {
   skills?: string[]
 }
 
-const isDir = (p: string) => statSync(p, { throwIfNoEntry: false })?.isDirectory() === true
-const isFile = (p: string) => statSync(p, { throwIfNoEntry: false })?.isFile() === true
+/**
+ * What a path under an untrusted tree is, or undefined when it is not there in a usable way: a
+ * probe never throws. `throwIfNoEntry: false` covers only ENOENT; a plain file where a folder is
+ * expected (`LICENSE/SKILL.md`: ENOTDIR), links in a loop (ELOOP), an unreadable folder (EACCES)
+ * or a name too long are all "not there" too.
+ */
+export function probe(p: string): Stats | undefined {
+  try {
+    return statSync(p, { throwIfNoEntry: false })
+  } catch {
+    return undefined
+  }
+}
+const isDir = (p: string) => probe(p)?.isDirectory() === true
+const isFile = (p: string) => probe(p)?.isFile() === true
+
+/** A folder's names, or none when it cannot be read. */
+export function namesIn(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+  } catch {
+    return []
+  }
+}
 
 function skillFolders(dir: string): string[] {
   if (!isDir(dir)) return []
-  return readdirSync(dir)
+  return namesIn(dir)
     .filter((n) => !n.startsWith('.') && isFile(join(dir, n, 'SKILL.md')))
     .sort()
 }
 
-function readJson(file: string): Record<string, unknown> {
+/**
+ * A file of the tree read through the config reader (a regular file, at most 1 MiB, UTF-8: a FIFO
+ * or a link to /dev/zero is refused, not read), or INSTALL_FAILED naming it.
+ */
+function readText(file: string): string {
   try {
-    const value = JSON.parse(readFileSync(file, 'utf8'))
-    return value && typeof value === 'object' ? value : {}
+    return readConfigText(file)
+  } catch (err) {
+    throw new YokeError(
+      'INSTALL_FAILED',
+      { reason: `${file} cannot be read: ${(err as Error).message}` },
+      { file, cause: err },
+    )
+  }
+}
+
+function readJson(file: string): Record<string, unknown> {
+  const text = readText(file)
+  try {
+    const value = JSON.parse(text)
+    return value && typeof value === 'object' && !Array.isArray(value) ? value : {}
   } catch (err) {
     throw new YokeError(
       'INSTALL_FAILED',
@@ -52,7 +91,7 @@ const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : und
 
 /** SKILL.md's frontmatter (YAML between the first two `---` lines), or {} when it has none. */
 export function frontmatter(file: string): Record<string, unknown> {
-  const match = /^\s*---\r?\n([\s\S]*?)\r?\n---/.exec(readFileSync(file, 'utf8'))
+  const match = /^\s*---\r?\n([\s\S]*?)\r?\n---/.exec(readText(file))
   if (!match) return {}
   try {
     const value = parseYaml(match[1]!)
@@ -74,13 +113,17 @@ export function skillMeta(dir: string): { name?: string; version?: string } {
 }
 
 export function detect(root: string, label: string, hint?: { kind?: InstallKind }): Detected {
-  const pluginJson = join(root, '.claude-plugin', 'plugin.json')
+  // Claude Code's manifest, else Codex's: the plugin is named after it, not after its folder
+  const pluginJson = [
+    join(root, '.claude-plugin', 'plugin.json'),
+    join(root, '.codex-plugin', 'plugin.json'),
+  ].find(isFile)
   const pluginLike =
     ['commands', 'agents'].some((d) => isDir(join(root, d))) ||
     isFile(join(root, 'hooks', 'hooks.json')) ||
     isFile(join(root, '.mcp.json'))
-  if (hint?.kind === 'claude-plugin' || isFile(pluginJson) || pluginLike) {
-    const manifest = isFile(pluginJson) ? readJson(pluginJson) : {}
+  if (hint?.kind === 'claude-plugin' || pluginJson || pluginLike) {
+    const manifest = pluginJson ? readJson(pluginJson) : {}
     const name = text(manifest.name)
     const version = text(manifest.version)
     return {
@@ -107,7 +150,7 @@ export function detect(root: string, label: string, hint?: { kind?: InstallKind 
     if (skills.length) return { kind: 'skills', content: dir, skills }
   }
   throw new YokeError('INSTALL_FAILED', {
-    reason: `${label} holds nothing yoke installs: expected SKILL.md, manifest.json, .claude-plugin/plugin.json, or skill folders (<name>/SKILL.md, as in .agents/skills)${existsSync(root) ? ` (it has: ${readdirSync(root).slice(0, 8).join(', ') || 'nothing'})` : ''}`,
+    reason: `${label} holds nothing yoke installs: expected SKILL.md, manifest.json, .claude-plugin/plugin.json, or skill folders (<name>/SKILL.md, as in .agents/skills)${isDir(root) ? ` (it has: ${namesIn(root).slice(0, 8).join(', ') || 'nothing'})` : ''}`,
   })
 }
 

@@ -14,9 +14,13 @@ export const errors = defineErrors('installs', {
     message: '{reason}',
     hint: 'The installed files differ from the sha256 in the lock: `yoke update NAME` fetches it again from its source, `yoke add SOURCE --force` installs it anew; the other installs keep loading.',
   },
+  INSTALL_LOCK_INVALID: {
+    message: '{file} is not read: {reason}',
+    hint: 'Fix it, or restore it from version control (a lock yoke wrote is JSON with "lockfileVersion": 1); a bad entry alone is left out and the others load: `yoke remove NAME` drops it, `yoke add SOURCE --force` replaces it.',
+  },
   INSTALL_PLATFORM: {
     message: '{reason}',
-    hint: 'The package ships no prebuilt executable for this machine: ask its publisher for one, or build it and install the package from a folder that holds it.',
+    hint: 'The package ships no prebuilt executable for this machine (or one built for another): ask its publisher for one, or build it and install the package from a folder that holds it.',
   },
 })
 

@@ -12,10 +12,18 @@
  */
 import { join, sep } from 'node:path'
 import { z } from 'zod'
-import { definePlugin, YokeError, type ChildHandle, type TrustVerdict } from 'yoke'
+import {
+  definePlugin,
+  settledWithin,
+  YokeError,
+  type ChildHandle,
+  type FiberInfo,
+  type TrustVerdict,
+} from 'yoke'
 import type { InstallKind, InstallsApi, InstallState, LockEntry } from './api.ts'
 import { verify } from './install.ts'
-import { projectScope, readLock, userScope, type Scope } from './lock.ts'
+import { problemText, projectScope, readLock, userScope, type Scope } from './lock.ts'
+import { isCache } from './tree.ts'
 import './errors.ts'
 
 export type * from './api.ts'
@@ -43,13 +51,17 @@ const TARGETS: Record<InstallKind, Array<{ service: string; method: string }>> =
   'exec-package': [{ service: 'execTools', method: 'addRoot' }],
   'claude-plugin': [{ service: 'claudePlugins', method: 'add' }],
 }
+const SERVICES = new Set(Object.values(TARGETS).flatMap((ts) => ts.map((t) => t.service)))
+
+/** How long a first load waits for the services it hands installs to, and for what they load. */
+const SETTLE_MS = 30_000
 
 export default definePlugin({
   name: 'installs',
   inject: ['project'],
   provides: ['installs'],
   config,
-  apply(ctx, cfg) {
+  async apply(ctx, cfg) {
     const scopes: Scope[] = [
       projectScope(ctx.project.dir),
       ...(cfg.user ? [userScope(ctx.project.home)] : []),
@@ -64,21 +76,34 @@ export default definePlugin({
     let verdict = trusted()
     let waitNote = ''
 
-    /** Reads the locks and hashes every tree again. */
-    function verifyAll() {
+    /** the lock problems said already: each is said once, again only after it was fixed */
+    let said = new Set<string>()
+    /** Reads the locks and hashes every tree again (one install at a time, streamed). */
+    async function verifyAll() {
       verdict = trusted()
       const seen = new Set<string>()
       const next: InstallState[] = []
+      const saying = new Set<string>()
       for (const scope of scopes) {
         let entries: LockEntry[]
         try {
-          entries = Object.values(readLock(scope.lock).installs)
+          const lock = readLock(scope.lock)
+          entries = Object.values(lock.installs)
+          for (const problem of lock.problems) {
+            const line = problemText(problem)
+            saying.add(line)
+            if (!said.has(line))
+              ctx.logger.warn(
+                `${line}; the other entries load: fix it, \`yoke remove ${problem.key}\`, or \`yoke add SOURCE --force\``,
+              )
+          }
         } catch (err) {
           ctx.logger.error(`${scope.lock} is not read: its installs are not loaded`, err)
           continue
         }
         for (const entry of entries) {
-          const checked = verify(entry, scope)
+          if (ctx.signal.aborted) return
+          const checked = await verify(entry, scope)
           const state: InstallState = {
             entry,
             scope: scope.name,
@@ -113,6 +138,7 @@ export default definePlugin({
           next.push(state)
         }
       }
+      said = saying
       states = next
       const waiting = next.filter((s) => s.state === 'waiting').map((s) => s.entry.name)
       const note =
@@ -187,9 +213,17 @@ export default definePlugin({
         }
         s.state = missing.length ? 'skipped' : 'registered'
         if (missing.length) {
-          s.why = `${missing.join('; ')}: add the plugin that provides it to the preset`
+          // an instance that provides the service but is not active (starting, waiting itself,
+          // or going at shutdown) is no news: the install registers when one is active; only a
+          // composition without one is warned of (a failed provider reports itself)
+          const coming = TARGETS[s.entry.kind]
+            .map((t) => ctx.instances().find((f) => f.plugin.provides.includes(t.service)))
+            .filter((f) => f !== undefined)
+          s.why = coming.length
+            ? `it waits for ${coming.map((f) => `${f!.label} (${f!.state})`).join(', ')}`
+            : `${missing.join('; ')}: add the plugin that provides it to the preset`
           const note = `${s.entry.kind}:${missing.join()}`
-          if (!warned.has(note)) {
+          if (!coming.length && !warned.has(note)) {
             warned.add(note)
             ctx.logger.warn(
               `installs of kind ${s.entry.kind} (${s.entry.name}, …) are skipped: ${s.why}`,
@@ -204,8 +238,28 @@ export default definePlugin({
         }
     }
 
-    verifyAll()
-    registerAll()
+    /** every verification runs after the one before: a watch event never interleaves with another */
+    let chain: Promise<void> = Promise.resolve()
+    const refresh = () =>
+      (chain = chain
+        .then(async () => {
+          await verifyAll()
+          if (!ctx.signal.aborted) registerAll()
+        })
+        .catch((err) =>
+          ctx.logger.error(`verifying the installs failed: ${(err as Error).message}`, err),
+        ))
+
+    // a first load hands the installs over before it is done, so that a one-shot command sees their
+    // tools: the providers that are starting are waited for, then what they load for the installs
+    const providers = () =>
+      ctx
+        .instances()
+        .filter((f) => f.key !== ctx.key && f.plugin.provides.some((name) => SERVICES.has(name)))
+    const starting = (fibers: readonly FiberInfo[]) => fibers.filter((f) => f.busy)
+    await settledWithin(Promise.all(starting(providers()).map((f) => f.settled())), SETTLE_MS)
+    await refresh()
+    await settledWithin(loadsFor(ctx, providers()), SETTLE_MS)
     ctx.provide('installs', {
       locks: scopes.map((s) => s.lock),
       list: () => states.map((s) => ({ ...s })),
@@ -218,21 +272,30 @@ export default definePlugin({
       queued = true
       queueMicrotask(() => {
         queued = false
-        if (!ctx.signal.aborted) registerAll()
+        if (!ctx.signal.aborted) void chain.then(registerAll)
       })
     })
     if (cfg.watch) {
       const transient = (p: string) => /[/\\]\.(staging|removing)-/.test(p)
+      /** a run-time cache a plugin writes into its folder (tree.ts isCache): not a change */
+      const cache = (p: string) => {
+        const parts = p.split(/[/\\]/)
+        const tail = parts.slice(-2).join('/')
+        return (
+          isCache(tail, false) ||
+          parts.at(-1) === '__pycache__' ||
+          parts.some((part, i) => part === '.cache' && parts[i - 1] === 'node_modules')
+        )
+      }
       // the trust store too: `yoke trust` starts what waited, `--revoke` stops it
       const store = join(ctx.project.home, 'trust.json')
       ctx.watch(
         [...scopes.flatMap((s) => [s.lock, s.installed]), store],
         (changes) => {
-          if (changes.every((c) => transient(c.path))) return
+          if (changes.every((c) => transient(c.path) || cache(c.path))) return
           const sameTrust = JSON.stringify(trusted()) === JSON.stringify(verdict)
           if (sameTrust && changes.every((c) => c.path === store)) return
-          verifyAll()
-          registerAll()
+          void refresh()
         },
         {
           ignored: (p) =>
@@ -255,6 +318,22 @@ export default definePlugin({
     ctx.control('installs-list', () => ({ locks: scopes.map((s) => s.lock), installs: states }))
   },
 })
+
+/**
+ * What the providers are still loading for the installs just handed to them: exec-tools' package
+ * loads (`execTools.settled()`), and the child instances a provider is starting (a Claude Code
+ * plugin's folder).
+ */
+async function loadsFor(
+  ctx: { get(name: string): unknown; instances(): readonly FiberInfo[] },
+  providers: readonly FiberInfo[],
+): Promise<void> {
+  const exec = ctx.get('execTools') as { settled?: () => Promise<void> } | undefined
+  await exec?.settled?.()
+  const mine = new Set(providers)
+  const children = ctx.instances().filter((f) => f.busy && f.parent && mine.has(f.parent))
+  await Promise.all(children.map((f) => f.settled()))
+}
 
 /** Why a project install waits, and what to do: as a waiting instance says it. */
 const waitingWhy = (verdict: string, dir: string) =>

@@ -13,11 +13,11 @@ import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { YokeError } from 'yoke/cli'
-import type { InstallKind, InstallSource, LockEntry, LockFile } from './api.ts'
+import type { InstallKind, InstallSource, LockEntry } from './api.ts'
 import { binariesOf, installBinary } from './binaries.ts'
 import { copyTree } from './copy.ts'
 import { detect, subdirOf } from './detect.ts'
-import { readLock, updateLock, type Scope } from './lock.ts'
+import { readLock, updateLock, usableName, type ReadLock, type Scope } from './lock.ts'
 import {
   definitionOf,
   entryRef,
@@ -26,9 +26,9 @@ import {
   readMarketplace,
 } from './marketplace.ts'
 import { fetchSource, parseSource } from './sources.ts'
-import { diffTrees, hashTree, listTree, type TreeDiff } from './tree.ts'
+import { diffTrees, hashTree, listTree, TreeTooLarge, type TreeDiff } from './tree.ts'
 
-export const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+export { NAME } from './lock.ts'
 
 export interface Options {
   scope: Scope
@@ -97,7 +97,7 @@ async function stage(given: string, options: Options): Promise<Staged> {
         reason: `${given} is a ${detected.kind}, not ${options.kinds.join(' or ')}: install it with \`yoke add\``,
       })
     const name = options.name ?? marketEntry?.name ?? detected.name ?? fetched.name
-    if (!NAME.test(name) || name.includes('..'))
+    if (!usableName(name))
       throw new YokeError('INSTALL_FAILED', {
         reason: `"${name}" is not a usable install name (letters, digits, . _ -, at most 64): give one with --name`,
       })
@@ -139,7 +139,7 @@ async function stage(given: string, options: Options): Promise<Staged> {
         ...(ref && { marketplace: ref.marketplace, entry: ref.entry }),
         ...(binary && { binary }),
       },
-      sha256: hashTree(listTree(staging)),
+      sha256: hashTree(await listTree(staging)),
       installedAt: new Date().toISOString(),
     }
     return { entry, staging, warnings }
@@ -162,13 +162,14 @@ function absolute(given: string, cwd: string): string {
 }
 
 /** Moves the staged tree to its place (the old one, if any, goes), and records the entry. */
-function swapIn(lock: LockFile, scope: Scope, staged: Staged): void {
+function swapIn(lock: ReadLock, scope: Scope, staged: Staged): void {
   const final = join(scope.installed, staged.entry.name)
   const old = `${staged.staging}.old`
   if (existsSync(final)) renameSync(final, old)
   renameSync(staged.staging, final)
   rmSync(old, { recursive: true, force: true })
   lock.installs[staged.entry.name] = staged.entry
+  delete lock.kept.installs[staged.entry.name] // a bad entry of that name is replaced
 }
 
 export interface Added {
@@ -186,11 +187,13 @@ export async function add(given: string, options: Options): Promise<Added> {
     return await updateLock(options.scope.lock, (lock) => {
       const before = lock.installs[name]
       const dir = join(options.scope.installed, name)
-      if ((before || existsSync(dir)) && !options.force)
+      if ((before || existsSync(dir) || name in lock.kept.installs) && !options.force)
         throw new YokeError('INSTALL_FAILED', {
           reason: before
             ? `${name} is installed already (from ${before.source.given}, ${options.scope.lock}): \`yoke update ${name}\` fetches it again, \`--force\` replaces it with ${given}, \`--name\` installs it beside`
-            : `${dir} exists but ${options.scope.lock} has no entry for it: remove the folder, or pass --force`,
+            : name in lock.kept.installs
+              ? `${options.scope.lock} has an entry ${name} it cannot read: pass --force to replace it, or fix it`
+              : `${dir} exists but ${options.scope.lock} has no entry for it: remove the folder, or pass --force`,
         })
       swapIn(lock, options.scope, staged)
       return {
@@ -228,11 +231,11 @@ export async function update(names: string[], options: Options): Promise<Updated
     const recorded = lock.installs[name]!
     const staged = await stage(recorded.source.given, { ...options, name, force: true })
     try {
-      const result = await updateLock(options.scope.lock, (current) => {
+      const result = await updateLock(options.scope.lock, async (current) => {
         const dir = join(options.scope.installed, name)
-        const before = existsSync(dir) ? listTree(dir) : []
-        const intact = existsSync(dir) && hashTree(before) === recorded.sha256
-        const after = listTree(staged.staging)
+        const before = existsSync(dir) ? await listTree(dir).catch(() => []) : []
+        const intact = existsSync(dir) && before.length > 0 && hashTree(before) === recorded.sha256
+        const after = await listTree(staged.staging)
         const base = {
           name,
           from: { ...(recorded.version && { version: recorded.version }), sha256: recorded.sha256 },
@@ -264,42 +267,68 @@ export async function update(names: string[], options: Options): Promise<Updated
 
 export async function remove(name: string, scope: Scope): Promise<LockEntry> {
   return updateLock(scope.lock, (lock) => {
-    const entry = lock.installs[name]
+    const entry = lock.installs[name] ?? (name in lock.kept.installs ? keptEntry(name) : undefined)
     if (!entry)
       throw new YokeError('INSTALL_FAILED', {
         reason: `${name} is not in ${scope.lock}${Object.keys(lock.installs).length ? ` (it has ${Object.keys(lock.installs).sort().join(', ')})` : ''}${scope.name === 'project' ? '; an install made with --user is removed with --user' : ''}`,
       })
     const dir = join(scope.installed, name)
-    if (existsSync(dir)) {
+    if (usableName(name) && existsSync(dir)) {
       // renamed first, so a watcher never sees a half-removed tree as an install
       const gone = join(scope.installed, `.removing-${name}-${process.pid}`)
       renameSync(dir, gone)
       rmSync(gone, { recursive: true, force: true })
     }
     delete lock.installs[name]
+    delete lock.kept.installs[name]
     return entry
   })
 }
 
-/** Verifies one recorded install against its tree. */
-export function verify(
+/** What `remove` reports for an entry it could not read (its files are not touched unless the name is usable). */
+const keptEntry = (name: string): LockEntry => ({
+  name,
+  kind: 'skill',
+  source: { given: '(an entry yoke.lock could not read)', type: 'folder', location: '' },
+  sha256: '',
+  installedAt: '',
+})
+
+/** Verifies one recorded install against its tree: never throws, a failure is this install's. */
+export async function verify(
   entry: LockEntry,
   scope: Scope,
-): { dir: string; ok: true } | { dir: string; ok: false; why: string; missing: boolean } {
+): Promise<{ dir: string; ok: true } | { dir: string; ok: false; why: string; missing: boolean }> {
   const dir = join(scope.installed, entry.name)
+  const user = scope.name === 'user' ? ' --user' : ''
   if (!existsSync(dir))
     return {
       dir,
       ok: false,
       missing: true,
-      why: `it is not installed (${dir} is missing): \`yoke update ${entry.name}${scope.name === 'user' ? ' --user' : ''}\` fetches it`,
+      why: `it is not installed (${dir} is missing): \`yoke update ${entry.name}${user}\` fetches it`,
     }
-  const found = hashTree(listTree(dir))
+  const fix = `\`yoke update ${entry.name}${user}\` fetches it again, \`yoke add ${entry.source.given} --force\` installs it anew`
+  let found: string
+  try {
+    found = hashTree(await listTree(dir))
+  } catch (err) {
+    const why =
+      err instanceof TreeTooLarge
+        ? err.message
+        : `it cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`
+    return {
+      dir,
+      ok: false,
+      missing: false,
+      why: `install ${entry.name} (${scope.lock}) is refused: ${dir} is not what was installed: ${why}: ${fix}`,
+    }
+  }
   if (found === entry.sha256) return { dir, ok: true }
   return {
     dir,
     ok: false,
     missing: false,
-    why: `install ${entry.name} (${scope.lock}) is refused: the files in ${dir} do not match its sha256 (the lock has ${entry.sha256.slice(0, 12)}…, the tree hashes to ${found.slice(0, 12)}…): \`yoke update ${entry.name}${scope.name === 'user' ? ' --user' : ''}\` fetches it again, \`yoke add ${entry.source.given} --force\` installs it anew`,
+    why: `install ${entry.name} (${scope.lock}) is refused: the files in ${dir} do not match its sha256 (the lock has ${entry.sha256.slice(0, 12)}…, the tree hashes to ${found.slice(0, 12)}…): ${fix}`,
   }
 }

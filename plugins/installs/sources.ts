@@ -7,11 +7,12 @@
  * - an npm package (`npm:NAME[@VERSION]`), through `npm pack`.
  * `NAME@MARKETPLACE` is resolved by marketplace.ts into one of these.
  */
-import { existsSync, mkdtempSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync } from 'node:fs'
 import { basename, join, resolve, sep } from 'node:path'
 import { execa } from 'execa'
 import { YokeError } from 'yoke/cli'
 import type { InstallSource } from './api.ts'
+import { probe } from './detect.ts'
 import { download } from './download.ts'
 import { unpack } from './tarball.ts'
 
@@ -53,7 +54,7 @@ export function parseSource(given: string, cwd: string): SourceSpec | undefined 
   }
   const [path, ref] = existsSync(resolve(cwd, given)) ? [given, undefined] : splitRef(given)
   const abs = resolve(cwd, path)
-  const stat = statSync(abs, { throwIfNoEntry: false })
+  const stat = probe(abs) // `LICENSE/x` (ENOTDIR) or a link loop is not there either
   if (!stat) return undefined
   if (stat.isFile()) return TARBALL.test(abs) ? { type: 'tarball', url: abs } : undefined
   if (ref || isGitRepository(abs)) return { type: 'git', url: abs, ...(ref && { ref }) }
@@ -83,7 +84,7 @@ export async function fetchSource(
 ): Promise<Fetched> {
   switch (spec.type) {
     case 'folder':
-      if (!statSync(spec.path, { throwIfNoEntry: false })?.isDirectory())
+      if (!probe(spec.path)?.isDirectory())
         throw new YokeError('INSTALL_FAILED', { reason: `${spec.path} is not a folder` })
       return {
         root: spec.path,
@@ -99,9 +100,8 @@ export async function fetchSource(
         file = join(work, 'download.tgz')
         await download(spec.url, file, spec.sha256 ? { sha256: spec.sha256 } : {})
       } else if (spec.sha256) {
-        const { createHash } = await import('node:crypto')
-        const { readFileSync } = await import('node:fs')
-        const digest = createHash('sha256').update(readFileSync(file)).digest('hex')
+        const { sha256File } = await import('./tree.ts')
+        const digest = await sha256File(file) // streamed: never the whole file in memory
         if (digest !== spec.sha256.toLowerCase())
           throw new YokeError('INSTALL_REFUSED', {
             reason: `${file} does not match its pinned sha256: expected ${spec.sha256}, got ${digest}`,
@@ -154,7 +154,7 @@ async function fetchGit(
   let root = into
   if (spec.subdir) {
     root = resolve(into, spec.subdir)
-    if (!root.startsWith(into + sep) || !statSync(root, { throwIfNoEntry: false })?.isDirectory())
+    if (!root.startsWith(into + sep) || !probe(root)?.isDirectory())
       throw new YokeError('INSTALL_FAILED', {
         reason: `${spec.url} has no folder ${spec.subdir} (at ${commit.slice(0, 12)})`,
       })

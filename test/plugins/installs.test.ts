@@ -157,7 +157,7 @@ describe('yoke add from a folder', () => {
     ])
     assert.equal(lock.installs['hello-skill']!.source.type, 'folder')
     assert.match(lock.installs['hello-skill']!.sha256, /^[0-9a-f]{64}$/)
-    assert.deepEqual(verify(lock.installs['hello-skill']!, scope), { dir, ok: true })
+    assert.deepEqual(await verify(lock.installs['hello-skill']!, scope), { dir, ok: true })
     await refused(
       add(join(FIXTURES, 'hello-skill'), options),
       'INSTALL_FAILED',
@@ -552,7 +552,7 @@ describe('octos binaries', () => {
       sha256: sha256(program),
     })
     writeFileSync(main, '#!/bin/sh\necho swapped\n')
-    assert.equal(verify(added.entry, scope).ok, false, 'the executable is part of the hash')
+    assert.equal((await verify(added.entry, scope)).ok, false, 'the executable is part of the hash')
   })
 
   it('octos spellings match too; a tarball entry gives its one file', async () => {

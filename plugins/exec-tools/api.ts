@@ -64,6 +64,13 @@ export interface ExecToolsApi {
    */
   addRoot(dir: string, options?: { source?: string }): () => void
   /**
+   * Resolves once the loads asked for so far (an `addRoot`, a change seen by the watch) are done
+   * and the packages they load have started: what an installer awaits so that a one-shot command
+   * sees the packages it added.
+   * @example ctx.execTools.addRoot(dir); await ctx.execTools.settled()
+   */
+  settled(): Promise<void>
+  /**
    * Unloads the loaded package `packageId` as if it were removed (its tools, hooks, prompt
    * sections and MCP servers go; the servers' processes end) until the disposer is called; list()
    * keeps its entry, `held`, with its identity and `why`. Holds are counted: it loads again (read

@@ -252,6 +252,15 @@ export default definePlugin({
       }
     }
 
+    /** The queue as it stands (and what was enqueued meanwhile), then the packages' starts. */
+    async function settled(): Promise<void> {
+      for (let q = queue; ; q = queue) {
+        await q
+        if (q === queue) break
+      }
+      await Promise.all([...running.values()].map((r) => r.child.fiber?.settled()))
+    }
+
     const api: ExecToolsApi = {
       get roots() {
         return [...configured, ...added.map((a) => a.dir)]
@@ -260,6 +269,7 @@ export default definePlugin({
       list,
       addRoot,
       hold,
+      settled,
     }
     // the host (tests, the CLI) gets plain disposers; a consuming instance's roots are its effects
     ctx.provide(
@@ -273,6 +283,7 @@ export default definePlugin({
           },
           hooks,
           list,
+          settled,
           addRoot(dir: string, options?: { source?: string }) {
             const dispose = c.effect(`package root ${dir}`, addRoot(dir, options))
             return () => void dispose()

@@ -6,9 +6,10 @@
  * as in Claude Code). Disposing the child undoes all of it, so an edited plugin restarts alone.
  */
 import { createHash } from 'node:crypto'
-import { mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join, relative } from 'node:path'
-import { definePlugin, interpolate, type Context, type InjectedContext } from 'yoke'
+import { stringify as stringifyToml } from 'smol-toml'
+import { definePlugin, interpolate, readConfigText, type Context, type InjectedContext } from 'yoke'
 import { claudeHooks } from '../claude-hooks/api.ts'
 import { importText, mcpClient } from '../mcp-client/api.ts'
 import type { PluginCommand, PluginFolder, SubagentDefinition } from './api.ts'
@@ -101,7 +102,7 @@ export const pluginFolder = definePlugin({
         {},
         { key: 'skills' },
       )
-      parts.skills.push(...manifest.skills.map(rel))
+      for (const root of manifest.skills) parts.skills.push(rel(root)) // no spread: the list is the plugin's
     }
 
     // commands and agents: read now, and again when a file under them changes
@@ -136,7 +137,8 @@ export const pluginFolder = definePlugin({
       manifest.hookFiles.length ||
       manifest.inlineHooks ||
       manifest.mcpFiles.length ||
-      manifest.inlineMcp
+      manifest.inlineMcp ||
+      manifest.codexMcp
     )
       mkdirSync(dataDir, { recursive: true })
 
@@ -177,7 +179,8 @@ function startServers(
   const sources: Array<{ label: string; text: string; file: string }> = []
   for (const file of manifest.mcpFiles) {
     try {
-      sources.push({ label: relative(settings.dir, file), text: readFileSync(file, 'utf8'), file })
+      // the config reader: a regular file under 1 MiB (a FIFO or /dev/zero is refused, not read)
+      sources.push({ label: relative(settings.dir, file), text: readConfigText(file), file })
     } catch (err) {
       problems.push(`${file}: ${(err as Error).message}`)
     }
@@ -188,6 +191,18 @@ function startServers(
       text: JSON.stringify({ mcpServers: manifest.inlineMcp }),
       file: manifest.file ?? join(settings.dir, 'plugin.json'),
     })
+  if (manifest.codexMcp)
+    try {
+      // read by mcp-client's Codex importer, as a config.toml's tables (a name that is not a
+      // .toml or .json file makes it read the text by its content)
+      sources.push({
+        label: 'plugin.json mcp (Codex mcp_servers)',
+        text: stringifyToml({ mcp_servers: manifest.codexMcp }),
+        file: `${manifest.file ?? join(settings.dir, 'plugin.json')}#mcp`,
+      })
+    } catch (err) {
+      problems.push(`plugin.json mcp: not Codex's mcp_servers shape: ${(err as Error).message}`)
+    }
   const env = { ...process.env, ...vars }
   for (const { label, text, file } of sources) {
     let servers

@@ -4,8 +4,9 @@
  * fine (Claude Code names the plugin after its folder). Component paths given in the manifest add
  * to the default folders, as Claude Code does; a path that leads out of the plugin is refused.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { basename, join, relative, resolve, sep } from 'node:path'
+import { readConfigText } from 'yoke'
 import type { ManifestKind } from './api.ts'
 
 const MANIFESTS: Array<[ManifestKind, string]> = [
@@ -18,6 +19,7 @@ const KNOWN = new Set([
   ...['$schema', 'name', 'displayName', 'version', 'description', 'author', 'homepage'],
   ...['repository', 'license', 'keywords', 'metadata', 'category', 'tags', 'interface'],
   ...['skills', 'commands', 'agents', 'hooks', 'mcpServers', 'defaultEnabled', 'extensions'],
+  'mcp', // Codex: servers in its config.toml `mcp_servers` shape
 ])
 /** fields Claude Code or Codex read that yoke does not use (yet): said once per plugin */
 const UNUSED = new Set([
@@ -42,6 +44,8 @@ export interface PluginManifest {
   /** .mcp.json files, and servers given inline */
   mcpFiles: string[]
   inlineMcp?: Record<string, unknown>
+  /** Codex: servers under `mcp` (`{ NAME: { command | url, … } }`, or under `mcp_servers`) */
+  codexMcp?: Record<string, unknown>
   notes: string[]
   problems: string[]
 }
@@ -96,6 +100,13 @@ export function readManifest(dir: string): PluginManifest {
   }
   const inline = (key: string) =>
     isObject(raw[key]) ? (raw[key] as Record<string, unknown>) : undefined
+  // Codex's plugin manifest gives its servers as config.toml's [mcp_servers.NAME] tables do
+  const mcp = inline('mcp')
+  const codexMcp = mcp && (isObject(mcp.mcp_servers) ? mcp.mcp_servers : mcp)
+  if (raw.mcp !== undefined && !mcp)
+    problems.push(
+      `${file}: "mcp" is not an object of servers ({ "NAME": { "command" | "url": … } })`,
+    )
   return {
     name,
     kind,
@@ -109,6 +120,7 @@ export function readManifest(dir: string): PluginManifest {
     ...(inline('hooks') && { inlineHooks: inline('hooks') }),
     mcpFiles: isObject(raw.mcpServers) ? [] : paths('mcpServers', ['.mcp.json', 'mcp.json']),
     ...(inline('mcpServers') && { inlineMcp: inline('mcpServers') }),
+    ...(codexMcp && { codexMcp }),
     notes,
     problems,
   }
@@ -127,8 +139,7 @@ export function isPluginFolder(dir: string): boolean {
 export function readJson(file: string): { value: unknown } | { problem: string } {
   let text: string
   try {
-    if (!statSync(file).isFile()) return { problem: `${file}: not a regular file` }
-    text = readFileSync(file, 'utf8')
+    text = readConfigText(file) // a regular file under 1 MiB: a FIFO is refused, not read
   } catch (err) {
     return { problem: `${file}: ${(err as Error).message}` }
   }

@@ -42,6 +42,8 @@ export interface Frontmatter {
   values: Record<string, unknown>
   /** YAML refused it: it was read with quoting added, or line by line */
   lenient: boolean
+  /** it nests `[` and `{` deeper than FLOW_DEPTH: it was read line by line, never by YAML */
+  tooDeep?: boolean
   /** each top-level key's first line, counted from the frontmatter's first line (1) */
   keyLines: Map<string, number>
   /** a top-level key written again, where, and where it was first */
@@ -53,6 +55,15 @@ export interface Frontmatter {
  * stays 1.10); a key written twice keeps its first value.
  */
 export function readFrontmatter(frontmatter: string): Frontmatter {
+  // yaml's parser spends about a second on 60,000 open brackets (and more heap than it should):
+  // past any real frontmatter's nesting it is not run at all
+  if (flowDepth(frontmatter) > FLOW_DEPTH)
+    return {
+      values: readLines(frontmatter),
+      lenient: true,
+      tooDeep: true,
+      ...topLevelLines(frontmatter),
+    }
   const direct = readYaml(frontmatter)
   if (direct) return direct
   // the spec's client guide: quote the values of `key: a: b` lines and try YAML again
@@ -63,6 +74,21 @@ export function readFrontmatter(frontmatter: string): Frontmatter {
   const retried = readYaml(quoted)
   if (retried) return { ...retried, lenient: true }
   return { values: readLines(frontmatter), lenient: true, ...topLevelLines(frontmatter) }
+}
+
+/** Past this many `[` and `{` open at once, the frontmatter is read line by line. */
+export const FLOW_DEPTH = 64
+
+/** The deepest `[` / `{` nesting in the text, quotes not considered (an upper bound), in one pass. */
+function flowDepth(text: string): number {
+  let depth = 0
+  let most = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x5b || c === 0x7b) most = Math.max(most, ++depth)
+    else if ((c === 0x5d || c === 0x7d) && depth > 0) depth--
+  }
+  return most
 }
 
 function readYaml(text: string): Frontmatter | undefined {

@@ -5,7 +5,7 @@
  * quotes are removed, and `[a, b]` is a list. A key written twice keeps its first value, as
  * octos reads it.
  */
-import { readFrontmatter, splitFrontmatter } from './frontmatter.ts'
+import { FLOW_DEPTH, readFrontmatter, splitFrontmatter } from './frontmatter.ts'
 import {
   charCount,
   isUnknownKey,
@@ -170,7 +170,7 @@ export function parseSkill(content: string, location: SkillLocation): Skill | Sk
         ? 'the frontmatter is not closed: end it with a "---" line before the instructions'
         : 'no frontmatter: a SKILL.md starts with a --- block holding name and description',
     )
-  const { values, lenient, keyLines, duplicates } = readFrontmatter(split.frontmatter)
+  const { values, lenient, tooDeep, keyLines, duplicates } = readFrontmatter(split.frontmatter)
   const lineOf = (key: string) => split.line + (keyLines.get(key) ?? 1) - 1
   const violations: SkillViolation[] = []
   const notes: string[] = []
@@ -198,7 +198,12 @@ export function parseSkill(content: string, location: SkillLocation): Skill | Sk
       1,
       'the file does not start with "---" (a byte-order mark or blank lines come first); skills-ref and other strict readers find no frontmatter',
     )
-  if (lenient)
+  if (tooDeep)
+    violate(
+      split.line,
+      `the frontmatter nests "[" and "{" deeper than ${FLOW_DEPTH} levels; yoke read it line by line, not as YAML`,
+    )
+  else if (lenient)
     violate(
       split.line,
       'the frontmatter is not valid YAML; yoke read it leniently (quote values that contain ": ")',

@@ -1,5 +1,6 @@
 // Text from outside (a SKILL.md's frontmatter, a tool's or skill's description, a query) is read
-// in time linear in its length. Two regexes were not: `allowed-tools` with many "(" left open and a
+// in time linear in its length, and never handed to yaml's parser when it nests past any real
+// frontmatter (60,000 open brackets cost it about a second each). Two regexes were not linear: `allowed-tools` with many "(" left open and a
 // long run of capitals in anything the search index splits into words (each cost its length
 // squared: 64,000 characters took about 6 s, 100,000 capitals 60 s, with the event loop stalled).
 // The bounds are generous (a loaded machine) and below what the quadratic cost on these inputs.
@@ -43,5 +44,28 @@ describe('outside text is read in linear time', () => {
     })
     assert.ok(ms < BOUND_MS, `took ${Math.round(ms)} ms`)
     assert.deepEqual(words('HTTPServer getURLForID'), ['http', 'server', 'get', 'url', 'for', 'id'])
+  })
+
+  it('frontmatter with 60,000 open brackets is read line by line, never by YAML (ten of them at once)', () => {
+    const text = `---\nname: deep\ndescription: d\nx: ${'['.repeat(60_000)}\n---\nbody\n`
+    const [skills, ms] = timed(() =>
+      Array.from(
+        { length: 10 },
+        () =>
+          parseSkill(text, {
+            file: '/s/deep/SKILL.md',
+            dir: '/s/deep',
+            dirName: 'deep',
+          } as never) as Skill,
+      ),
+    )
+    assert.ok(ms < BOUND_MS, `took ${Math.round(ms)} ms`)
+    const [skill] = skills
+    assert.equal(skill!.name, 'deep')
+    assert.equal(skill!.description, 'd')
+    assert.ok(
+      skill!.violations.some((v) => /nests "\[" and "\{" deeper than 64 levels/.test(v.message)),
+      JSON.stringify(skill!.violations),
+    )
   })
 })

@@ -22,6 +22,7 @@ import { answerSampling } from './sampling.ts'
 import { Session } from './session.ts'
 import { Supervisor } from './supervisor.ts'
 import { runsAsTask, TaskCalls, TASKS } from './tasks.ts'
+import { RefusedMessage } from './wire.ts'
 import { ServerTools, toOutput } from './tools.ts'
 import './errors.ts'
 
@@ -96,7 +97,11 @@ export default definePlugin({
             roots,
             version,
             onListChanged: listChanged,
-            onError: (err) => ctx.logger.debug(`MCP server "${server}": ${err.message}`),
+            onError: (err) =>
+              // what the wire refused to read is said; the transport's own noise is debug
+              ctx.logger[err instanceof RefusedMessage ? 'warn' : 'debug'](
+                `MCP server "${server}": ${err.message}`,
+              ),
             sample,
             elicit: (params, signal) =>
               elicit(params, running.size === 1 ? [...running][0]!.call : undefined, signal),

@@ -58,6 +58,9 @@ export function nestsDeeper(value: unknown, limit: number): boolean {
   return false
 }
 
+/** A message from the server the wire refused to read (too deep): worth a warning, not a debug line. */
+export class RefusedMessage extends Error {}
+
 /** Where the wire tells the tool sync what it took out of a tools/list page. */
 export const LISTING_META = 'dev.yoke/listing'
 
@@ -249,7 +252,7 @@ export class Wire implements Transport {
   #tooDeep(message: JSONRPCMessage, extra?: MessageExtraInfo) {
     const why = `nests deeper than ${MESSAGE_DEPTH} levels; yoke does not read it`
     if ('method' in message) {
-      this.onerror?.(new Error(`the server sent a ${message.method} that ${why}`))
+      this.onerror?.(new RefusedMessage(`the server sent a ${message.method} that ${why}`))
       if ('id' in message)
         void this.inner
           .send({

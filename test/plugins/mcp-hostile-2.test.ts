@@ -40,6 +40,16 @@ describe('tool lists that would break a parser', () => {
     const nested = await h.rt.call('mcp__deep__nest', {})
     assert.notEqual(nested.status, 'ok')
     assert.match(nested.error!.message, /nests deeper than 256 levels/)
+    // the notification before it was dropped, with a warning
+    assert.ok(
+      h.logs.some(
+        (l) =>
+          l.level === 'warn' &&
+          /"deep": the server sent a notifications\/message that nests deeper than 256/.test(
+            l.message,
+          ),
+      ),
+    )
     assert.equal(h.status('deep').state, 'connected')
     assert.equal(text(await h.rt.call('mcp__deep__pid', {})), pid)
     await h.remove('deep')

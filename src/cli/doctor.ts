@@ -116,7 +116,7 @@ async function instanceChecks(composition: Composition): Promise<Check[]> {
     return {
       level: i.state === 'active' ? 'ok' : i.state === 'failed' || held ? 'error' : 'warn',
       topic: 'instance',
-      message: `instance "${i.key}" (${i.plugin ?? i.use}${of}) is ${i.state}${i.error ? `: ${i.error.message}` : ''}${waits ? `: waits for ${waits}` : ''}${i.error?.location ? ` (at ${i.error.location})` : ''}`,
+      message: `instance "${i.key}" (${i.plugin ?? i.use}${of}) is ${i.state}${i.error ? `: ${i.error.message}` : ''}${waits ? `: waits for ${waits}` : ''}${i.error?.location ? ` (at ${i.error.location}${i.error.frame ? `, from ${i.error.frame}` : ''})` : ''}`,
       hint: i.state === 'active' ? undefined : i.error?.hint,
     }
   })

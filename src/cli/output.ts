@@ -4,7 +4,8 @@
  * "CODE message / at file:line:col / hint"; JSON as one object per line.
  */
 import { homedir } from 'node:os'
-import { relative, resolve, sep } from 'node:path'
+import { isAbsolute, join, relative, resolve, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { YOKE_ROOT } from '../roots.ts'
 import { YokeError, messageOf } from '../errors.ts'
 import type { LogRecord } from '../kernel/types.ts'
@@ -38,7 +39,10 @@ export const on = (stream: NodeJS.WriteStream) => ({
 })
 
 export function errorJson(err: unknown) {
-  if (err instanceof YokeError) return err.toJSON()
+  if (err instanceof YokeError) {
+    const frame = codeFrame(err)
+    return { ...err.toJSON(), ...(frame && { frame }) }
+  }
   return { code: 'INTERNAL', message: messageOf(err) }
 }
 
@@ -61,8 +65,42 @@ export function formatError(err: unknown, stream: NodeJS.WriteStream = process.s
       ? err.cause.message
       : undefined
   if (cause) lines.push(`  ${c.dim('cause')} ${cause.split('\n')[0]}`)
+  const frame = codeFrame(err)
+  if (frame) lines.push(`  ${c.dim('from')} ${frame}`)
   lines.push(`  ${c.dim('hint')} ${err.hint}`)
   return lines.join('\n')
+}
+
+/** yoke's own code: a frame there is the machinery that ran the plugin, not the plugin */
+const OWN = [join(YOKE_ROOT, 'src') + sep, join(YOKE_ROOT, 'dist', 'src') + sep]
+
+/**
+ * Where in the plugin's own code an error was thrown: the first frame of its cause's stack (a
+ * cause's cause too) outside yoke's kernel, Node's internals and node_modules, as `file:line:col`.
+ * The config's line says which instance failed; this says where in its code (`apply` threw in a
+ * helper, a timer's callback threw). A built-in plugin's frames count: they are plugin code.
+ */
+export function codeFrame(err: unknown): string | undefined {
+  for (let cause = (err as Error | undefined)?.cause, depth = 0; depth < 5; depth++) {
+    if (!(cause instanceof Error)) return undefined
+    for (const line of (cause.stack ?? '').split('\n').slice(1)) {
+      const at = /^\s*at (?:.*? \()?(.+?):(\d+):(\d+)\)?$/.exec(line)
+      if (!at) continue
+      let file = at[1]!
+      if (file.startsWith('file://')) {
+        try {
+          file = fileURLToPath(file)
+        } catch {
+          continue
+        }
+      }
+      if (!isAbsolute(file) || file.includes(`${sep}node_modules${sep}`)) continue
+      if (OWN.some((dir) => file.startsWith(dir))) continue
+      return `${file}:${at[2]}:${at[3]}`
+    }
+    cause = cause.cause
+  }
+  return undefined
 }
 
 /** A log record as one stderr line: `warn notes: the file is gone`. */

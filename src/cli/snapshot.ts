@@ -11,6 +11,12 @@ import type { Composition } from '../config/composer.ts'
 import { hookName, tapsOf } from '../kernel/hooks.ts'
 import { resolveUse } from '../config/modules.ts'
 import { builtinNames } from '../roots.ts'
+import { codeFrame } from './output.ts'
+
+const withFrame = (error: YokeError) => {
+  const frame = codeFrame(error)
+  return { ...error.toJSON(), ...(frame && { frame }) }
+}
 
 export interface InstanceInfo {
   key: string
@@ -20,7 +26,8 @@ export interface InstanceInfo {
   fiber?: number
   parent?: string
   location?: string
-  error?: ReturnType<YokeError['toJSON']>
+  /** its error, with `frame`: where in the plugin's own code it was thrown (cli/output codeFrame) */
+  error?: ReturnType<YokeError['toJSON']> & { frame?: string }
   waitingFor?: Array<{
     service: string
     providers: Array<{ instance: string; state: string }>
@@ -55,7 +62,7 @@ export async function snapshot(composition: Composition): Promise<Snapshot> {
       state: !spec.enabled ? 'disabled' : (fiber?.state ?? 'failed'),
       fiber: fiber?.id,
       location: spec.site.file ? `${spec.site.file}:${spec.site.line}:${spec.site.col}` : undefined,
-      error: error?.toJSON(),
+      error: error && withFrame(error),
       waitingFor: fiber?.state === 'pending' ? waiting(fiber, providers) : undefined,
       effects: fiber?.effects() ?? [],
     })
@@ -69,7 +76,7 @@ export async function snapshot(composition: Composition): Promise<Snapshot> {
       parent: fiber.parent?.key,
       state: fiber.state,
       fiber: fiber.id,
-      error: fiber.error?.toJSON(),
+      error: fiber.error && withFrame(fiber.error),
       waitingFor: fiber.state === 'pending' ? waiting(fiber, providers) : undefined,
       effects: fiber.effects(),
     })

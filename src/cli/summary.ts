@@ -112,6 +112,7 @@ function why(i: InstanceInfo, cwd: string): string[] {
     lines.push(`      ${color.red(i.error.code)} ${i.error.message}`)
     if (i.error.location)
       lines.push(`      ${color.dim('at')} ${displayPath(i.error.location, cwd)}`)
+    if (i.error.frame) lines.push(`      ${color.dim('from')} ${displayPath(i.error.frame, cwd)}`)
   }
   return lines
 }

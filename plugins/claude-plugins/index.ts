@@ -4,11 +4,11 @@
  * (`.claude-plugin/marketplace.json` with `./` sources); an installer adds more through the
  * service. Each plugin runs as a child instance (folder.ts): an edit to one restarts that one.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join, relative, resolve, sep } from 'node:path'
 import { z } from 'zod'
-import { defineHooks, definePlugin, SyncHook, type ChildHandle } from 'yoke'
+import { defineHooks, definePlugin, readConfigText, SyncHook, type ChildHandle } from 'yoke'
 import type { ClaudePluginsApi } from './api.ts'
 import { pluginFolder, type FolderState } from './folder.ts'
 import { claudeCodeInstalls } from './installed.ts'
@@ -222,7 +222,7 @@ function marketplacePlugins(root: string, file: string, source: string, warn: (m
 function fingerprint(dir: string, manifest: ReturnType<typeof readManifest>): string {
   const read = (f: string) => {
     try {
-      return readFileSync(f, 'utf8')
+      return readConfigText(f) // checked: a FIFO named plugin.json must not hang every reload
     } catch {
       return ''
     }

@@ -9,6 +9,8 @@ import { join, resolve } from 'node:path'
 import { color, defineCommand, displayPath, printJson, YokeError } from 'yoke/cli'
 import type { Composition } from 'yoke'
 import type { PackageInfo } from './api.ts'
+// exec-tools' error codes join the catalogue on the CLI path too (this module loads alone)
+import './errors.ts'
 
 const pluginsList = defineCommand({
   name: 'plugins list',

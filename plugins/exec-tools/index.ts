@@ -91,12 +91,15 @@ export default definePlugin({
     }
 
     /** The package folders in a folder of packages. */
-    const childrenOf = (root: string) =>
-      existsSync(root)
-        ? readdirSync(root, { withFileTypes: true })
-            .filter((e) => e.isDirectory() && existsSync(join(root, e.name, 'manifest.json')))
-            .map((e) => join(root, e.name))
-        : []
+    const childrenOf = (root: string) => {
+      try {
+        return readdirSync(root, { withFileTypes: true })
+          .filter((e) => e.isDirectory() && existsSync(join(root, e.name, 'manifest.json')))
+          .map((e) => join(root, e.name))
+      } catch {
+        return [] // missing, a file (ENOTDIR) or unreadable: it holds no packages, the others load
+      }
+    }
     /** Every package directory, highest-priority root first, with the source of an added root. */
     const scan = () => [
       ...configured.flatMap((root) => childrenOf(root).map((dir) => ({ dir, source: undefined }))),

@@ -4,12 +4,13 @@
  * or replay) and the loop (agent-loop, or a replacement), plus any extra plugins (tools, taps).
  */
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import agentLoop from '../../plugins/agent-loop/index.ts'
 import type { AgentApi, RunResult, AgentEvent } from '../../plugins/agent-loop/api.ts'
 import promptPlugin from '../../plugins/prompt/index.ts'
+import { removeTree } from './temp.ts'
 import {
   Kernel,
   runtimePlugin,
@@ -91,7 +92,7 @@ export async function agentHarness(options: {
     },
     async close() {
       await kernel.dispose()
-      rmSync(root, { recursive: true, force: true })
+      await removeTree(root)
     },
   }
 }

@@ -4,12 +4,13 @@
  * the mcp registry and an exec-tools instance over that directory.
  */
 import assert from 'node:assert/strict'
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import execTools, { type ExecToolsApi } from '../../plugins/exec-tools/index.ts'
 import mcpHub from '../../plugins/mcp/index.ts'
 import promptPlugin from '../../plugins/prompt/index.ts'
+import { removeTree } from './temp.ts'
 import {
   Kernel,
   runtimePlugin,
@@ -124,7 +125,7 @@ export async function execHarness(
     },
     async close() {
       await kernel.dispose()
-      rmSync(root, { recursive: true, force: true })
+      await removeTree(root)
     },
   }
 }

@@ -3,12 +3,13 @@
  * and driving `yoke dev --events json` event by event.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync, renameSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, writeFileSync, renameSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { after } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { removeTreeSync } from './temp.ts'
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 export const YOKE = join(ROOT, 'bin', 'yoke.js')
@@ -20,6 +21,7 @@ export interface Project {
   write(rel: string, text: string): string
   /** writes through a temp file and a rename, as editors do */
   writeAtomic(rel: string, text: string): string
+  /** removes the project, retrying a tree still being written (end its processes first) */
   cleanup(): void
 }
 
@@ -43,7 +45,7 @@ export function tempProject(files: Record<string, string> = {}): Project {
       renameSync(file + '.tmp', file)
       return file
     },
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    cleanup: () => removeTreeSync(dir),
   }
   for (const [rel, text] of Object.entries(files)) project.write(rel, text)
   return project

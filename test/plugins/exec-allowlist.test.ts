@@ -98,20 +98,52 @@ describe('exec-tools and shell hooks: the allowlist environment, with real proce
       },
     )
   })
+  /**
+   * The after_tool_call hooks each tool's call starts, and how many runs each hook was started
+   * for: they run beside the call (its result does not wait for them), so a test that reads a
+   * hook's file waits for the run of its own call, and the suite's cleanup waits for every run
+   * before it closes the kernel and removes the folder the hooks write in.
+   */
+  const HOOKS: Record<string, string[]> = {
+    env_none: ['plain-hook', 'listing-hook'],
+    env_listed: ['pkg-hook'],
+  }
+  const started = new Map<string, number>()
+  const runs = (name: string) => {
+    const file = join(h.root, `${name}.env`)
+    return existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').length : 0
+  }
   after(async () => {
     for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k]
     Object.assign(process.env, saved)
-    await h.close()
+    if (h) {
+      // a hook's process is not ended by the kernel's close: wait for every run to have written
+      await until(
+        () => `every hook run to end: ${[...started].map(([n, c]) => `${n} ${runs(n)}/${c}`)}`,
+        () => [...started].every(([name, count]) => runs(name) >= count),
+        { ms: 60_000 },
+      ).finally(() => h.close())
+    }
   })
   const seen = async (tool: string) => {
     const r = await h.rt.call(tool, {})
+    for (const hook of HOOKS[tool] ?? []) started.set(hook, (started.get(hook) ?? 0) + 1)
     assert.equal(r.status, 'ok', text(r))
     return JSON.parse(text(r)) as { env: Record<string, string>; cwd: string }
   }
+  /** What the hook saw in the run of the last call that started it. */
   const hookSaw = async (name: string) => {
+    const count = started.get(name) ?? 0
+    assert.ok(count > 0, `no call started ${name}`)
+    // a process start on a loaded machine takes seconds: the bound only catches a hook that never runs
+    await until(`${name} to run (run ${count})`, () => runs(name) >= count, { ms: 60_000 })
     const file = join(h.root, `${name}.env`)
-    await until(`${name} to run`, () => existsSync(file), { ms: 5000 })
-    return JSON.parse(readFileSync(file, 'utf8').trim().split('\n').at(-1)!) as {
+    return JSON.parse(
+      readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .at(count - 1)!,
+    ) as {
       env: Record<string, string>
       cwd: string
     }

@@ -275,7 +275,12 @@ export class ToolRuntime {
       return failure(call, 'DENIED', { reason: decision.reason, how: HOW.denied })
     if (decision.args) {
       // a tap rewrote the arguments: approval, guards and the body all see the new ones, checked again
-      const args = freezeDeep(cloneArgs(decision.args) ?? {})
+      const rewritten = cloneArgs(decision.args)
+      if (rewritten === undefined)
+        return failure(call, 'INVALID_ARGS', {
+          reason: 'as rewritten before the call: the arguments are not JSON data',
+        })
+      const args = freezeDeep(rewritten)
       if (!tool.validate(args))
         return failure(call, 'INVALID_ARGS', {
           reason: `as rewritten before the call: ${ajvReason(tool.validate.errors)}`,

@@ -170,4 +170,17 @@ describe('codes that say why', () => {
     assert.equal((await rt.call('never')).status, 'UNKNOWN_TOOL')
     assert.match(errors.join('\n'), /unknownTool hook failed for never/)
   })
+
+  it("a pre-execute tap's arguments that are not JSON data are refused, never run as {}", async () => {
+    const rt = new ToolRuntime()
+    let ran = false
+    rt.register({ name: 'rewritten', execute: () => void (ran = true) }, 't')
+    let deep: Record<string, unknown> = {}
+    for (let i = 0; i < 100; i++) deep = { deep }
+    rt.hooks.preExecute.tapPromise('rewrite', async (d) => ({ ...d, args: deep }))
+    const result = await rt.call('rewritten', {})
+    assert.equal(result.status, 'INVALID_ARGS')
+    assert.match(result.error!.message, /as rewritten before the call: the arguments are not JSON/)
+    assert.equal(ran, false)
+  })
 })

@@ -7,7 +7,7 @@
 // runtime; the cells of a row share its HTTP server and run one after another.
 import assert from 'node:assert/strict'
 import type { ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -27,6 +27,7 @@ import {
   type McpHarness,
 } from './helpers/mcp.ts'
 import { modelServer } from './helpers/model-server.ts'
+import { removeTree } from './helpers/temp.ts'
 import type { Tasks } from '../src/runtime/tasks.ts'
 
 type Protocol = 'auto' | 'legacy' | '2026-07-28'
@@ -39,7 +40,7 @@ const CALL_MS = 10_000
 /** a tool's silence in the timeout cells: far past CALL_MS */
 const SILENT_S = 60
 const tmp = mkdtempSync(join(tmpdir(), 'yoke-matrix-'))
-after(() => rmSync(tmp, { recursive: true, force: true }))
+after(() => removeTree(tmp)) // after every row's own after: their servers are stopped
 
 const names = (h: McpHarness, server: string) =>
   h.rt

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readFileSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -17,6 +17,7 @@ import { credentialKey, fileStore, type Credentials } from '../../plugins/mcp-cl
 import { startProtectedServer, type ProtectedServer } from '../fixtures/oauth/protected-server.ts'
 import { mcpHarness, text, type McpHarness } from '../helpers/mcp.ts'
 import { startAuthServer, type AuthServer } from '../helpers/oidc.ts'
+import { removeTree } from '../helpers/temp.ts'
 
 process.env.YOKE_CREDENTIAL_STORE = 'file'
 
@@ -59,7 +60,7 @@ describe('mcp-client OAuth', () => {
     await h?.close()
     await ps?.close()
     await as?.close()
-    rmSync(dir, { recursive: true, force: true })
+    await removeTree(dir)
   })
 
   const settings = (extra: Partial<OAuthSettings> = {}): OAuthSettings => ({
@@ -69,11 +70,15 @@ describe('mcp-client OAuth', () => {
   })
   const serverAuth = (extra?: Partial<OAuthSettings>, url = ps.url) =>
     new ServerAuth({ server: 'p', url, settings: settings(extra), store: fileStore(storeFile()) })
-  /** `yoke mcp login p`, the browser step driven through the loopback redirect */
+  /**
+   * `yoke mcp login p`, the browser step driven through the loopback redirect. Its time limit only
+   * catches a hang: the redirect is requested at once, but on a loaded machine the authorization
+   * server's round trips (login, consent, the redirect) take seconds.
+   */
   async function signIn(auth = serverAuth()) {
     const lines: string[] = []
     const done = login(auth, {
-      timeoutMs: 15_000,
+      timeoutMs: 60_000,
       headless: false,
       browser: false,
       say: (line) => {
@@ -173,7 +178,11 @@ describe('mcp-client OAuth', () => {
     const held = as.holdNext('POST /token')
     ps.expireTokens()
     const call = h.rt.call('mcp__p__whoami', {}) // 401 → a refresh, held at the token endpoint
-    await held.arrived
+    // the refresh arrives, or the call ends without one: that fails here, not as a hung file
+    await Promise.race([
+      held.arrived,
+      call.then((r) => assert.fail(`the call ended before its refresh was held: ${text(r)}`)),
+    ])
     await signIn() // `yoke mcp login` elsewhere stores a new grant's tokens meanwhile
     const loggedIn = stored()!.tokens!
     held.release()

@@ -11,6 +11,7 @@
  *   `yoke trust`, exit 1;
  * - `doctor`: every instance with its state and why, exit 1 (the config asks for what is not running);
  * - `createYoke` (the build, as an application imports it): a `waiting:` warning through onLog (or stderr), and the call answers PLUGIN_WAITING;
+ * - `config validate` (the config is valid: exit 0) and `inspect`: a waiting line on stderr;
  * - `mcp list`, `plugins list`, `serve --stdio`: they name trust too.
  */
 import assert from 'node:assert/strict'
@@ -201,6 +202,18 @@ await yoke.close()
     const quiet = await run(process.execPath, [p.path('embed-stderr.mjs')], p.dir, p.home)
     assert.equal(quiet.code, 0, quiet.stderr)
     assert.match(quiet.stderr, /warn waiting: 3 instances wait for trust: .*`yoke trust`/)
+  })
+
+  it('config validate (valid: exit 0) and inspect name trust on stderr', async () => {
+    const valid = await yoke(p, 'config', 'validate')
+    assert.equal(valid.code, 0, valid.stderr)
+    assert.match(
+      valid.stderr,
+      /waiting 3 instances wait for trust: local, packages, echo; .*`yoke trust`/,
+    )
+    const inspect = await yoke(p, 'inspect')
+    assert.equal(inspect.code, 0, inspect.stderr)
+    assert.match(inspect.stderr, TRUST_LINE)
   })
 
   it('mcp list: names trust for the stdio server that waits', async () => {

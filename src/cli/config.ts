@@ -100,6 +100,21 @@ export const configValidate = defineCommand({
     ]
     if (errors.length) return reportErrors(args, errors)
     const enabled = resolved.instances.filter((s) => s.enabled).length
+    // valid, and still not all of it runs: what waits (for trust, a variable) is said on stderr
+    const waiting = resolved.instances.filter((s) => s.enabled && s.waiting)
+    const trust = waiting.filter((s) => s.untrusted)
+    const notes = [
+      ...(trust.length
+        ? [
+            `${trust.length === 1 ? '1 instance waits' : `${trust.length} instances wait`} for trust: ${trust.map((s) => s.key).join(', ')}; ${trust[0]!.waiting!.hint}`,
+          ]
+        : []),
+      ...waiting
+        .filter((s) => !s.untrusted)
+        .map((s) => `${s.waiting!.message}; ${s.waiting!.hint}`),
+    ]
+    for (const note of notes)
+      process.stderr.write(`${color.yellow('waiting', process.stderr)} ${note}\n`)
     if (args.json)
       printJson({
         ok: true,
@@ -107,6 +122,13 @@ export const configValidate = defineCommand({
         layers: resolved.stack.layers.length,
         instances: resolved.instances.length,
         enabled,
+        ...(waiting.length && {
+          waiting: waiting.map((s) => ({
+            instance: s.key,
+            trust: s.untrusted === true,
+            ...errorJson(s.waiting),
+          })),
+        }),
       })
     else
       process.stdout.write(

@@ -80,6 +80,10 @@ export const inspect = defineCommand({
         return printPrompt(prompt, args.json, source)
       }
       snap = await snapshot(composition)
+      // what waits is also said in the words one-shot commands use (one line names `yoke trust`)
+      const { waitingLines } = await import('./waiting.ts')
+      for (const line of waitingLines(composition))
+        process.stderr.write(`${color.yellow('waiting', process.stderr)} ${line}\n`)
       if (composition.kernel.controls().includes('capabilities'))
         capabilities = capabilityLines(await composition.kernel.ask('capabilities'))
       await composition.close()

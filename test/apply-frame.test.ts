@@ -60,15 +60,15 @@ describe('a failing instance: its YAML line and its own frame', () => {
     ].join('\n'),
   })
 
-  it('one-shot commands print `from FILE:LINE:COL` under the config line', async () => {
+  it('one-shot commands print `thrown at FILE:LINE:COL` beside the config line', async () => {
     const r = await runYoke(['tools', 'list'], { cwd: p.dir, home: p.home, timeoutMs: 90_000 })
     assert.equal(r.code, 1, r.stderr)
     assert.match(
       r.stderr,
-      /PLUGIN_APPLY_FAILED instance "boom" .*\n {2}at .*yoke\.config\.yaml:4:10 .*\n {2}from .*boom\.mjs:2:9\n/,
+      /PLUGIN_APPLY_FAILED instance "boom" .*\n {2}at .*yoke\.config\.yaml:4:10 \(instance "boom", plugin boom\) · thrown at .*boom\.mjs:2:9\n/,
     )
     // the TypeScript plugin's own line, not the compiled one
-    assert.match(r.stderr, /\n {2}at .*yoke\.config\.yaml:6:10 .*\n {2}from .*boom-ts\.ts:5:9\n/)
+    assert.match(r.stderr, /\n {2}at .*yoke\.config\.yaml:6:10 .* · thrown at .*boom-ts\.ts:5:9\n/)
   })
 
   it('doctor --json and inspect --json carry the frame', async () => {

@@ -58,15 +58,18 @@ export function formatError(err: unknown, stream: NodeJS.WriteStream = process.s
     .filter(Boolean)
     .join(', ')
   const lines = [`${c.red(err.code)} ${err.message}`]
-  if (err.location || who)
-    lines.push(`  ${c.dim('at')} ${[err.location, who && `(${who})`].filter(Boolean).join(' ')}`)
+  // the config's line says which instance; the frame, where in its own code it threw
+  const frame = codeFrame(err)
+  const thrown = frame && `${c.dim('· thrown at')} ${frame}`
+  if (err.location || who || thrown)
+    lines.push(
+      `  ${c.dim('at')} ${[err.location, who && `(${who})`, thrown].filter(Boolean).join(' ')}`,
+    )
   const cause =
     err.cause instanceof Error && !err.message.includes(err.cause.message)
       ? err.cause.message
       : undefined
   if (cause) lines.push(`  ${c.dim('cause')} ${cause.split('\n')[0]}`)
-  const frame = codeFrame(err)
-  if (frame) lines.push(`  ${c.dim('from')} ${frame}`)
   lines.push(`  ${c.dim('hint')} ${err.hint}`)
   return lines.join('\n')
 }

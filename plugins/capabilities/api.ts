@@ -95,3 +95,12 @@ declare module 'yoke' {
 
 /** A config path yoke writes to: relative to the project and inside it (metrics-jsonl's `file` too). */
 export { escapesProject, PROJECT_PATH_RULE, resolveInside } from './paths.ts'
+
+/** The checked reader and appender of the JSON-lines state files yoke reads back (metrics-jsonl's too). */
+export {
+  appendJsonLines,
+  readJsonLines,
+  type JsonLines,
+  type LineSchema,
+  type ReadOptions,
+} from './state-file.ts'

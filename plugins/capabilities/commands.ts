@@ -104,8 +104,8 @@ const withdraw = defineCommand({
     })
     const auditFile = await auditPath(cli, current.audit)
     if (auditFile) {
-      const { appendAudit } = await import('./audit.ts')
-      appendAudit(auditFile, [
+      const { appendAuditOrSay } = await import('./audit.ts')
+      appendAuditOrSay(auditFile, [
         { at: new Date().toISOString(), who: 'withdraw', id, from: version, to: null, why },
       ])
     }
@@ -135,7 +135,9 @@ const audit = defineCommand({
     const file = await auditPath(cli, rules?.config.audit)
     const match = typeof args.id === 'string' ? globToRegExp(args.id) : undefined
     const entries: AuditEntry[] = file
-      ? readAudit(file).filter((e) => !match || match.test(e.id))
+      ? readAudit(file, (problem) => process.stderr.write(`warning: ${problem}\n`)).filter(
+          (e) => !match || match.test(e.id),
+        )
       : []
     if (args.json) printJson({ ok: true, file, entries })
     else if (!entries.length) process.stdout.write(`no audit entries${file ? ` in ${file}` : ''}\n`)

@@ -13,7 +13,7 @@ import type {} from '../agent-loop/api.ts'
 import type {} from '../mcp-server/api.ts'
 import type {} from '../repository/api.ts'
 import type {} from '../skills/api.ts'
-import type { CapabilitiesApi, Capability } from './api.ts'
+import type { AuditEntry, CapabilitiesApi, Capability } from './api.ts'
 import { appendAudit, foldAudit, readAudit, stateKey } from './audit.ts'
 import { diff, type Shared } from './changes.ts'
 import './errors.ts'
@@ -218,6 +218,20 @@ export default definePlugin({
         },
       }),
     )
+    /** what the audit log leaves out or cannot take, said once per instance */
+    const said = new Set<string>()
+    const warnOnce = (problem: string) => {
+      if (said.has(problem)) return
+      said.add(problem)
+      ctx.logger.warn(problem)
+    }
+    const append = (file: string, entries: AuditEntry[]) => {
+      try {
+        appendAudit(file, entries)
+      } catch (err) {
+        warnOnce(`the audit log misses changes: ${(err as Error).message}`)
+      }
+    }
     const flushPending = () => {
       if (!timer) return
       timer()
@@ -226,9 +240,9 @@ export default definePlugin({
     const flush = () => {
       timer = undefined
       if (!auditFile || ctx.signal.aborted) return
-      mine.state ??= foldAudit(readAudit(auditFile))
+      mine.state ??= foldAudit(readAudit(auditFile, warnOnce))
       const entries = diff(ctx, registered(), mine, ids, refusal, providersOf)
-      appendAudit(auditFile, entries)
+      append(auditFile, entries)
       for (const e of entries) mine.state.set(stateKey(e.id, e.scope), e.to)
       mine.started = true
     }
@@ -250,7 +264,7 @@ export default definePlugin({
       record: (entries) => {
         if (!auditFile) return
         const at = new Date().toISOString()
-        appendAudit(
+        append(
           auditFile,
           entries.map((e) => ({ at, ...e })),
         )

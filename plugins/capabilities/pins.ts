@@ -87,8 +87,8 @@ export const pin = defineCommand({
     })
     const auditFile = await auditPath(cli, config.audit)
     if (auditFile) {
-      const { appendAudit } = await import('./audit.ts')
-      appendAudit(auditFile, [
+      const { appendAuditOrSay } = await import('./audit.ts')
+      appendAuditOrSay(auditFile, [
         {
           at: new Date().toISOString(),
           who: 'pin',

@@ -5,13 +5,14 @@
  * a `yoke dev` and a `yoke run` writing at once add up instead of overwriting each other. When the
  * file grows past `compactBytes` it is rewritten at start as one total line per row.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { closeSync, openSync, renameSync, writeSync } from 'node:fs'
 import { z } from 'zod'
 import { definePlugin } from 'yoke'
 import {
+  appendJsonLines,
   escapesProject,
   PROJECT_PATH_RULE,
+  readJsonLines,
   resolveInside,
   type MetricsRow,
 } from '../capabilities/api.ts'
@@ -21,6 +22,34 @@ type Counts = Pick<MetricsRow, 'offered' | 'found' | 'called' | 'ok' | 'errors'>
 
 /** how many recent latencies a row keeps (as the capabilities store does) */
 const SAMPLES = 256
+/** the default of `maxBytes`: past it a file is not read */
+const MAX_BYTES = 64 * 1024 * 1024
+
+const count = z.number().int().nonnegative()
+const text = z.string().max(64 * 1024)
+/** a row as a line holds it: a total (`row`) or what one process counted since its last line (`add`) */
+const persisted = z.object({
+  id: text.min(1),
+  version: text.optional(),
+  hash: text.min(1),
+  source: text,
+  offered: count,
+  found: count,
+  called: count,
+  ok: count,
+  errors: z.record(text, count),
+  firstAt: text,
+  lastAt: text,
+  latencies: z
+    .array(z.number().nonnegative())
+    .transform((l) => l.slice(-SAMPLES))
+    .optional(),
+})
+const metricsLine = z
+  .object({ row: persisted.optional(), add: persisted.optional() })
+  .refine((l) => l.row || l.add, 'neither a row nor an add')
+  .transform((l) => ({ total: !l.add, row: (l.add ?? l.row)! as Persisted }))
+type Line = z.output<typeof metricsLine>
 const keyOf = (r: { id: string; version?: string; hash: string }) =>
   `${r.id}@${r.version ?? ''}#${r.hash}`
 
@@ -42,33 +71,45 @@ export default definePlugin({
         .int()
         .positive()
         .default(1024 * 1024),
+      /** a file larger than this is not read (nor appended to): said, with the fix */
+      maxBytes: z.number().int().positive().default(MAX_BYTES),
     })
     .strict(),
   apply(ctx, config) {
     const file = resolveInside(ctx.project.dir, config.file, 'file', '.yoke/metrics.jsonl')
-    const warn = (line: number) => ctx.logger.warn(`${file}:${line}: not a metrics row; skipped`)
-    const { rows, bytes } = readFile(file, warn)
-    if (bytes > config.compactBytes) compact(file, rows, bytes, warn)
-    ctx.capabilities.seed(rows)
+    const warn = (problem: string) => ctx.logger.warn(problem)
+    const read = readState(file, config.maxBytes, warn)
+    // a file not read (not a regular file, too large) is not appended to either: it is said once
+    let usable = read.usable
+    if (!usable)
+      warn(`metrics are kept in memory only: ${file} is not appended to until it is fixed`)
+    if (usable && read.size > config.compactBytes)
+      try {
+        compact(file, read, config.maxBytes, warn)
+      } catch (err) {
+        warn(
+          `${file} was not compacted (it is read whole at each start): ${(err as Error).message}`,
+        )
+      }
+    ctx.capabilities.seed(read.rows)
     // what the file holds of each row already: a write appends only what came after
     const written = new Map<string, Counts>(ctx.capabilities.stats().map((r) => [keyOf(r), r]))
     const write = () => {
-      const lines: string[] = []
+      const lines: unknown[] = []
       const at = new Date().toISOString()
       for (const row of ctx.capabilities.drain()) {
         const k = keyOf(row)
         const add = delta(row, written.get(k))
         written.set(k, row)
-        if (add) lines.push(JSON.stringify({ at, pid: process.pid, add }) + '\n')
+        if (add) lines.push({ at, pid: process.pid, add })
       }
-      if (!lines.length) return
-      mkdirSync(dirname(file), { recursive: true })
-      const fd = openSync(file, 'a', 0o600)
+      if (!lines.length || !usable) return
       try {
         // one write per line on an O_APPEND file: lines of two processes never interleave
-        for (const line of lines) writeSync(fd, line)
-      } finally {
-        closeSync(fd)
+        appendJsonLines(file, lines)
+      } catch (err) {
+        usable = false
+        warn(`metrics are kept in memory only from now: ${(err as Error).message}`)
       }
     }
     ctx.setInterval(write, config.intervalMs)
@@ -116,46 +157,35 @@ function sum(into: Persisted, add: Persisted): Persisted {
 
 /**
  * The rows a file holds, oldest first: each row (id, version, hash) is the sum of its `add` lines
- * after its last `row` line (a total: what compaction, and earlier versions, wrote).
+ * after its last `row` line (a total: what compaction, and earlier versions, wrote). A line that
+ * is not a row is skipped and said (`file:line: why`); so is a file that is not read.
  */
-export function readRows(file: string, onBad: (line: number) => void = () => {}): Persisted[] {
-  return readFile(file, onBad).rows
-}
-
-function readFile(
+export function readRows(
   file: string,
-  onBad: (line: number) => void,
-): { rows: Persisted[]; bytes: number } {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch {
-    return { rows: [], bytes: 0 }
-  }
-  return { rows: [...fold(new Map(), text, 0, onBad).values()], bytes: Buffer.byteLength(text) }
+  onProblem: (problem: string) => void = () => {},
+  maxBytes = MAX_BYTES,
+): Persisted[] {
+  return readState(file, maxBytes, onProblem).rows
 }
 
-function fold(
-  rows: Map<string, Persisted>,
-  text: string,
-  firstLine: number,
-  onBad: (line: number) => void,
-): Map<string, Persisted> {
-  text.split('\n').forEach((line, i) => {
-    if (!line.trim()) return
-    try {
-      const { row, add } = JSON.parse(line) as { row?: Persisted; add?: Persisted }
-      const r = add ?? row
-      if (typeof r?.id !== 'string' || typeof r.hash !== 'string') throw new Error('no row')
-      if (typeof r.offered !== 'number' || typeof r.called !== 'number')
-        throw new Error('no counts')
-      const k = keyOf(r)
-      const had = rows.get(k)
-      rows.set(k, add && had ? sum(had, add) : { ...r, errors: { ...r.errors } })
-    } catch {
-      onBad(firstLine + i + 1)
-    }
-  })
+/**
+ * The file through the checked reader (a regular file, at most `maxBytes`): its rows, its size,
+ * the bytes read, and whether it is `usable` (read, or not there yet).
+ */
+function readState(file: string, maxBytes: number, onProblem: (problem: string) => void) {
+  const read = readJsonLines(file, metricsLine, { maxBytes })
+  for (const p of read.problems) onProblem(p)
+  const usable = !read.problems.some((p) => p.startsWith(`${file}: `))
+  const rows = [...fold(new Map(), read.entries).values()]
+  return { rows, size: read.size, read: read.read, usable }
+}
+
+function fold(rows: Map<string, Persisted>, lines: Line[]): Map<string, Persisted> {
+  for (const { total, row } of lines) {
+    const k = keyOf(row)
+    const had = rows.get(k)
+    rows.set(k, !total && had ? sum(had, row) : { ...row, errors: { ...row.errors } })
+  }
   return rows
 }
 
@@ -164,14 +194,16 @@ function fold(
  * read are folded in just before the new file replaces the old (a rename, so a reader never sees
  * half of it).
  */
-function compact(file: string, rows: Persisted[], bytes: number, onBad: (line: number) => void) {
-  let tail: string
-  try {
-    tail = readFileSync(file).subarray(bytes).toString('utf8')
-  } catch {
-    return
-  }
-  const all = fold(new Map(rows.map((r) => [keyOf(r), r])), tail, 0, onBad)
+function compact(
+  file: string,
+  first: { rows: Persisted[]; read: number },
+  maxBytes: number,
+  onProblem: (problem: string) => void,
+) {
+  const more = readJsonLines(file, metricsLine, { maxBytes, from: first.read })
+  for (const p of more.problems) onProblem(p)
+  if (more.problems.some((p) => p.startsWith(`${file}: `))) return
+  const all = fold(new Map(first.rows.map((r) => [keyOf(r), r])), more.entries)
   const at = new Date().toISOString()
   const temp = `${file}.${process.pid}.tmp`
   const fd = openSync(temp, 'w', 0o600)
@@ -181,5 +213,5 @@ function compact(file: string, rows: Persisted[], bytes: number, onBad: (line: n
     closeSync(fd)
   }
   renameSync(temp, file)
-  rows.splice(0, rows.length, ...all.values())
+  first.rows.splice(0, first.rows.length, ...all.values())
 }

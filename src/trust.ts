@@ -16,6 +16,7 @@
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
+import { z } from 'zod'
 import { yokeHome, type LayerStack, type LoadOptions } from './config/layers.ts'
 import type { Merged } from './config/merge.ts'
 import type { InstanceSpec } from './config/resolve.ts'
@@ -42,8 +43,18 @@ export interface TrustRecord {
 
 interface TrustStore {
   version: 1
+  /** the entries that are records */
   projects: Record<string, TrustRecord>
+  /** the entries that are not (as written, kept when the store is written again), by project */
+  invalid: Map<string, { entry: unknown; why: string }>
 }
+
+/** One entry of the store, as recordTrust writes it. */
+const trustRecord = z.object({
+  trusted: z.boolean(),
+  at: z.string().max(64),
+  files: z.record(z.string().max(4096), z.string().max(128)),
+})
 
 interface Where {
   home?: string | undefined
@@ -337,16 +348,21 @@ export function configHashes(project: ProjectConfig): Record<string, string> {
   return hashes
 }
 
-/** The store as it is on disk; empty when there is none. A broken one is an error naming it. */
+/**
+ * The store as it is on disk, through the config reader (a regular file, at most 1 MiB); empty
+ * when there is none. A store that is not JSON, or not a store, is an error naming it; an entry
+ * that is not a record costs that project alone: it is `invalid` (file:line and why), and the
+ * project counts as never asked until `yoke trust` answers again.
+ */
 export function readTrust(where: Where): TrustStore {
   const file = trustFile(where)
-  if (!existsSync(file)) return { version: 1, projects: {} }
+  if (!existsSync(file)) return { version: 1, projects: {}, invalid: new Map() }
   const text = readConfigText(file) // the defensive reader: a FIFO or a huge file is refused, named
+  let raw: { version?: unknown; projects?: unknown }
   try {
-    const store = JSON.parse(text) as TrustStore
-    if (store?.version !== 1 || typeof store.projects !== 'object' || !store.projects)
+    raw = JSON.parse(text) as typeof raw
+    if (raw?.version !== 1 || typeof raw.projects !== 'object' || !raw.projects)
       throw new Error('it is not a yoke trust store (version 1)')
-    return store
   } catch (err) {
     throw new YokeError(
       'CONFIG_READ_FAILED',
@@ -354,6 +370,23 @@ export function readTrust(where: Where): TrustStore {
       { file, cause: err },
     )
   }
+  const store: TrustStore = { version: 1, projects: {}, invalid: new Map() }
+  for (const [dir, entry] of Object.entries(raw.projects as Record<string, unknown>)) {
+    const checked = trustRecord.safeParse(entry)
+    if (checked.success) {
+      store.projects[dir] = checked.data
+      continue
+    }
+    const issue = checked.error.issues[0]
+    const at = text.indexOf(`${JSON.stringify(dir)}:`)
+    const line = at < 0 ? '' : `:${text.slice(0, at).split('\n').length}`
+    const what = `${issue?.path.join('.') || 'the entry'}: ${issue?.message ?? 'not a record'}`
+    store.invalid.set(dir, {
+      entry,
+      why: `${file}${line}: the entry for ${dir} is not a trust record (${what}); it counts as never answered until \`yoke trust\` is run there again`,
+    })
+  }
+  return store
 }
 
 /** Which files differ between a record and now: changed, new or gone, by relative path. */
@@ -374,6 +407,10 @@ export interface TrustState {
   /** the project's key: its real path */
   dir: string
   record?: TrustRecord
+  /** for `new`: the project's entry in the store is not a record (file:line and why) */
+  invalid?: string
+  /** the store's entries that are not records, this project's or others' (file:line and why) */
+  problems: string[]
   /** the config files now, by relative path → sha256 */
   files: TrustRecord['files']
   /** for `changed`: the files that differ from the record (changed, new or gone) */
@@ -383,7 +420,10 @@ export interface TrustState {
 /** The store's view of the project as its config is now (a broken store throws, naming it). */
 export function trustState(project: ProjectConfig, where: Where): TrustState {
   const dir = projectKey(project.dir)
-  const record = readTrust(where).projects[dir]
+  const store = readTrust(where)
+  const record = store.projects[dir]
+  const invalid = store.invalid.get(dir)?.why
+  const problems = [...store.invalid.values()].map((i) => i.why)
   const files = configHashes(project)
   const changed = record ? changedFiles(record.files, files) : []
   const state = !record
@@ -393,7 +433,15 @@ export function trustState(project: ProjectConfig, where: Where): TrustState {
       : record.trusted
         ? 'trusted'
         : 'declined'
-  return { state, dir, files, changed, ...(record && { record }) }
+  return {
+    state,
+    dir,
+    files,
+    changed,
+    problems,
+    ...(record && { record }),
+    ...(invalid && { invalid }),
+  }
 }
 
 /**
@@ -412,7 +460,10 @@ export function projectTrust(project: ProjectConfig, where: Where): TrustVerdict
   const { state, dir, record, changed } = now
   const day = record?.at.slice(0, 10)
   if (state === 'trusted') return true
-  if (state === 'new') return `the project ${dir} is not trusted yet`
+  if (state === 'new')
+    return now.invalid
+      ? `the trust store's entry for the project is not valid (${now.invalid})`
+      : `the project ${dir} is not trusted yet`
   if (state === 'declined') return `trust was declined for the project ${dir} (${day})`
   const was = record!.trusted ? 'trusted' : 'declined'
   return `${changed.join(', ')} changed since the project ${dir} was ${was} (${day})`
@@ -420,10 +471,14 @@ export function projectTrust(project: ProjectConfig, where: Where): TrustVerdict
 
 const LOCK_WAIT_MS = 15_000
 
-/** Changes the store under its lock: `change` gets the entries and edits them in place. */
+/**
+ * Changes the store under its lock, read again there: `change` gets the entries that are records
+ * and edits them in place; an entry that is not one is written back as it was, unless `change`
+ * drops it from `invalid` (or replaces it with a record).
+ */
 export async function updateTrust(
   where: Where,
-  change: (projects: TrustStore['projects']) => void,
+  change: (projects: TrustStore['projects'], invalid: TrustStore['invalid']) => void,
 ): Promise<void> {
   const file = trustFile(where)
   mkdirSync(yokeHome(where), { recursive: true, mode: 0o700 })
@@ -442,12 +497,15 @@ export async function updateTrust(
     })
   try {
     const store = readTrust(where)
-    change(store.projects)
-    await writeFileAtomic(file, JSON.stringify(store, null, 2) + '\n', { mode: 0o600 }).catch(
-      (err: unknown) => {
-        throw writeFailed(file, messageOf(err), err)
-      },
-    )
+    change(store.projects, store.invalid)
+    const projects: Record<string, unknown> = {}
+    for (const [dir, { entry }] of store.invalid)
+      if (!(dir in store.projects)) projects[dir] = entry
+    Object.assign(projects, store.projects)
+    const text = JSON.stringify({ version: 1, projects }, null, 2) + '\n'
+    await writeFileAtomic(file, text, { mode: 0o600 }).catch((err: unknown) => {
+      throw writeFailed(file, messageOf(err), err)
+    })
   } finally {
     await release().catch(() => {})
   }
@@ -471,9 +529,11 @@ export async function recordTrust(
 /** Forgets the project: the next run asks again. Whether there was anything to forget. */
 export async function revokeTrust(dir: string, where: Where): Promise<boolean> {
   let found = false
-  await updateTrust(where, (projects) => {
-    found = projectKey(dir) in projects
-    delete projects[projectKey(dir)]
+  await updateTrust(where, (projects, invalid) => {
+    const key = projectKey(dir)
+    found = key in projects || invalid.has(key)
+    delete projects[key]
+    invalid.delete(key)
   })
   return found
 }

@@ -6,8 +6,8 @@
  * hash of each of the project's config files, so an edited config asks again. `yoke dev` on a
  * terminal offers the same question once (offerTrust).
  */
-import { existsSync, readFileSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { dirname, join, relative } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { Composition } from '../config/composer.ts'
 import { codeOf, LOCK_FILE, projectFiles, type ProjectConfig } from '../trust.ts'
@@ -143,6 +143,7 @@ export const trust = defineCommand({
       }
       const since = state.record ? ` (answered ${state.record.at.slice(0, 16)})` : ''
       console.log(`${state.dir}: ${words[state.state]}${color.dim(since)}`)
+      for (const problem of state.problems) console.error(color.yellow(`warning: ${problem}`))
       console.log(`  config files: ${files.join(', ') || color.dim('none of its own')}`)
       if (byEnv) console.log(`  YOKE_TRUST=${process.env.YOKE_TRUST} trusts every project here`)
       if (state.state !== 'trusted' && waiting.length) {
@@ -248,6 +249,23 @@ export async function keepingTrust<T>(
   change: () => Promise<T>,
   writes?: string[],
 ): Promise<{ result: T; trusted: boolean }> {
+  const where = { home: options.home, env: options.env }
+  // a config edit is short: edits of trusted projects take turns from the look before to the
+  // record after, or one that looked while another's record was not written yet would see a
+  // changed file and leave the project untrusted (a lock change, `yoke add`, may fetch: no turns)
+  const turn = writes ? await takeTurn(where) : undefined
+  try {
+    return await keeping(options, change, writes)
+  } finally {
+    await turn?.().catch(() => {})
+  }
+}
+
+async function keeping<T>(
+  options: LoadOptions,
+  change: () => Promise<T>,
+  writes: string[] | undefined,
+): Promise<{ result: T; trusted: boolean }> {
   const { changedFiles, configHashes, recordTrust, trustState, trustedByEnv } =
     await import('../trust.ts')
   const where = { home: options.home, env: options.env }
@@ -271,4 +289,27 @@ export async function keepingTrust<T>(
   if (kept && onlyOurs && after.files.length) await recordTrust(after, true, where, hashesAfter)
   const trusted = (kept && onlyOurs) || trustedByEnv(where) || isTrusted(after)
   return { result, trusted }
+}
+
+/**
+ * Waits for this process's turn among the config edits that keep trust (a lock beside the trust
+ * store, `trust.json.edits.lock`; the store's own lock is taken inside, to record). Undefined when
+ * no turn can be had (the home cannot be written, or another edit held it too long): the edit is
+ * made anyway, as before there were turns.
+ */
+async function takeTurn(where: { home?: string; env?: NodeJS.ProcessEnv }) {
+  const { trustFile } = await import('../trust.ts')
+  const { default: lockfile } = await import('proper-lockfile')
+  const file = trustFile(where)
+  try {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
+    // its own name (proper-lockfile keeps one lock per name in a process: the store's is inside)
+    return await lockfile.lock(`${file}.edits`, {
+      realpath: false,
+      stale: 10_000,
+      retries: { retries: 300, factor: 1, minTimeout: 100, maxTimeout: 100 },
+    })
+  } catch {
+    return undefined
+  }
 }

@@ -123,7 +123,7 @@ export default definePlugin({
       blocked: (err) => (login = loginNeeded(err)) !== undefined,
       async gaveUp() {
         ctx.logger.error(
-          `MCP server "${server}" ${supervisor.describe()}; its tools are unregistered`,
+          `MCP server "${server}": ${supervisor.describe()}; its tools are unregistered`,
         )
         await tools.clear()
       },

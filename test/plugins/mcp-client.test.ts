@@ -327,7 +327,7 @@ describe('mcp-client: supervision and hostile servers', () => {
       h.status('loop').detail,
       /gave up after 3 attempts.*exited with code 7.*yoke mcp restart/,
     )
-    assert.ok(h.logs.some((l) => l.level === 'error' && /"loop" it gave up/.test(l.message)))
+    assert.ok(h.logs.some((l) => l.level === 'error' && /"loop": it gave up/.test(l.message)))
     // its tools are gone; a call of one says the server gave up, not UNKNOWN_TOOL
     const gone = await h.rt.call('mcp__loop__echo', { text: 'x' })
     assert.equal(gone.status, 'SERVER_UNAVAILABLE')

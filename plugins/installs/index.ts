@@ -257,9 +257,10 @@ export default definePlugin({
         .instances()
         .filter((f) => f.key !== ctx.key && f.plugin.provides.some((name) => SERVICES.has(name)))
     const starting = (fibers: readonly FiberInfo[]) => fibers.filter((f) => f.busy)
-    await settledWithin(Promise.all(starting(providers()).map((f) => f.settled())), SETTLE_MS)
-    await refresh()
-    await settledWithin(loadsFor(ctx, providers()), SETTLE_MS)
+    // the states first: the service lists every install from the moment it is provided
+    const failed = (err: unknown) =>
+      ctx.logger.error(`verifying the installs failed: ${(err as Error).message}`, err)
+    await (chain = chain.then(verifyAll).catch(failed))
     ctx.provide('installs', {
       locks: scopes.map((s) => s.lock),
       list: () => states.map((s) => ({ ...s })),
@@ -316,6 +317,9 @@ export default definePlugin({
       }
     })
     ctx.control('installs-list', () => ({ locks: scopes.map((s) => s.lock), installs: states }))
+    await settledWithin(Promise.all(starting(providers()).map((f) => f.settled())), SETTLE_MS)
+    await (chain = chain.then(() => void (ctx.signal.aborted || registerAll())).catch(failed))
+    await settledWithin(loadsFor(ctx, providers()), SETTLE_MS)
   },
 })
 

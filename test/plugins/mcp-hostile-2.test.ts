@@ -55,6 +55,21 @@ describe('tool lists that would break a parser', () => {
     await h.remove('deep')
   })
 
+  it('an initialize answer nested 100,000 deep (capabilities.experimental) fails that connection, named; the process lives', async () => {
+    // the SDK's schema for capabilities recurses: read, it would overflow the stack outside any try
+    await h.add(
+      'caps',
+      raw('caps', 'deepcaps', {
+        protocol: 'legacy',
+        reconnect: { initialDelayMs: 60_000, maxDelayMs: 60_000 },
+      }),
+    )
+    const status = h.status('caps')
+    assert.equal(status.state, 'reconnecting')
+    assert.match(status.lastError!, /nests deeper than 256 levels/)
+    await h.remove('caps')
+  })
+
   it('a name listed twice keeps the first definition, with a warning naming the server and the name', async () => {
     await h.add('twice', raw('twice', 'twice'))
     const status = h.status('twice')

@@ -5,20 +5,11 @@
  * as the package's executable `main` (mode 755): a raw file as it is, a tarball by its one file
  * (or the file named `main` or after the package). It is part of the tree the lock hashes.
  */
-import {
-  chmodSync,
-  closeSync,
-  copyFileSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  statSync,
-} from 'node:fs'
+import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { arch, platform } from 'node:os'
 import { join } from 'node:path'
 import { YokeError } from 'yoke/cli'
+import { executableFormat } from '../exec-tools/api.ts'
 import type { InstallSource } from './api.ts'
 import { download } from './download.ts'
 import { unpack } from './tarball.ts'
@@ -120,12 +111,14 @@ export async function installBinary(
       })
     executable = join(root, pick)
   }
-  const foreign = foreignFormat(executable)
-  if (foreign)
+  // read as exec-tools reads it at load (its first bytes: ELF class and e_machine, Mach-O, PE, #!),
+  // so that what would be refused at load is refused now, with the reason, and nothing installed
+  const format = executableFormat(executable)
+  if ('problem' in format)
     throw new YokeError(
       'INSTALL_PLATFORM',
       {
-        reason: `package ${name}: binaries.${key} (${url}) is ${foreign}, which this machine (${host}, ${platform()} ${arch()}) cannot run: the package's publisher listed it under the wrong platform; nothing was installed`,
+        reason: `package ${name}: binaries.${key} (${url}) ${format.problem}; this machine is ${host} (the publisher's entry for it is wrong); nothing was installed`,
       },
       { file },
     )
@@ -133,64 +126,4 @@ export async function installBinary(
   copyFileSync(executable, target)
   chmodSync(target, 0o755)
   return { platform: key, url, ...(sha256 && { sha256 }) }
-}
-
-/** ELF e_machine for each Node arch (elf.h). */
-const ELF_MACHINE: Record<string, number> = {
-  ia32: 3,
-  mips: 8,
-  mipsel: 8,
-  ppc: 20,
-  ppc64: 21,
-  s390x: 22,
-  arm: 40,
-  x64: 62,
-  arm64: 183,
-  riscv64: 243,
-  loong64: 258,
-}
-const ELF_NAME: Record<number, string> = {
-  3: 'x86',
-  8: 'MIPS',
-  20: 'PowerPC',
-  21: 'PowerPC 64',
-  22: 's390',
-  40: 'ARM',
-  62: 'x86_64',
-  183: 'AArch64',
-  243: 'RISC-V',
-  258: 'LoongArch',
-}
-
-/**
- * What kind of executable the file is when this machine cannot run it (its first bytes: ELF's
- * e_machine against process.arch, a Mach-O or PE header on another OS), else undefined: a script
- * (`#!`), an executable for this machine, or a format yoke does not know is left to the loader.
- * @example foreignFormat('main') // 'a Mach-O executable (macOS)' on Linux
- */
-export function foreignFormat(file: string, os = platform(), cpu = arch()): string | undefined {
-  const head = Buffer.alloc(64)
-  const fd = openSync(file, 'r')
-  let n: number
-  try {
-    n = readSync(fd, head, 0, head.length, 0)
-  } finally {
-    closeSync(fd)
-  }
-  const bytes = head.subarray(0, n)
-  if (bytes.length >= 20 && bytes.readUInt32BE(0) === 0x7f454c46) {
-    const machine = bytes[5] === 2 ? bytes.readUInt16BE(18) : bytes.readUInt16LE(18)
-    const what = `an ELF executable for ${ELF_NAME[machine] ?? `machine ${machine}`}`
-    if (os !== 'linux' && os !== 'freebsd' && os !== 'android') return `${what} (Linux)`
-    const want = ELF_MACHINE[cpu]
-    return want !== undefined && machine !== want ? what : undefined
-  }
-  if (bytes.length >= 4) {
-    const magic = bytes.readUInt32BE(0)
-    if ([0xfeedface, 0xfeedfacf, 0xcefaedfe, 0xcffaedfe, 0xcafebabe].includes(magic))
-      return os === 'darwin' ? undefined : 'a Mach-O executable (macOS)'
-  }
-  if (bytes.length >= 2 && bytes[0] === 0x4d && bytes[1] === 0x5a)
-    return os === 'win32' ? undefined : 'a PE executable (Windows)'
-  return undefined
 }

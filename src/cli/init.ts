@@ -208,10 +208,15 @@ export const init = defineCommand({
       if (mode) chmodSync(file, mode)
       made.push(rel)
     }
-    if (args.json) printJson({ ok: true, dir, made, kept })
+    const trusted = await trustWhatWeWrote(dir, made)
+    if (args.json) printJson({ ok: true, dir, made, kept, trusted })
     else {
       for (const rel of made) process.stdout.write(`${color.green('made')} ${rel}\n`)
       for (const rel of kept) process.stdout.write(`${color.dim(`kept ${rel} (it exists)`)}\n`)
+      if (trusted)
+        process.stdout.write(
+          `${color.green('trusted')} this project's config as yoke wrote it, so its plugin and package run (an edit asks again; \`yoke trust --revoke\` undoes it)\n`,
+        )
       const cd = target ? `cd ${target} && ` : ''
       process.stdout.write(
         `\nNext: ${cd}yoke dev   (then, in another terminal: yoke tools call hello --args '{"name":"Ada"}')\n`,
@@ -220,3 +225,23 @@ export const init = defineCommand({
     return 0
   },
 })
+
+/**
+ * A project whose config files yoke has just written, every one of them (nothing that was there
+ * before counts), is trusted as written: its code is yoke's templates, and `yoke init && yoke tools
+ * list` should not wait for trust. Any edit of a config file changes its hash and asks again; a
+ * config that was kept (it existed) or a yoke.lock or preset that was there is never trusted here.
+ */
+async function trustWhatWeWrote(dir: string, made: string[]): Promise<boolean> {
+  if (!made.includes('yoke.config.yaml')) return false
+  const [{ loadLayers }, { projectFiles, recordTrust }] = await Promise.all([
+    import('../config/layers.ts'),
+    import('../trust.ts'),
+  ])
+  const stack = await loadLayers({ cwd: dir })
+  if (stack.errors.length || !stack.projectFile) return false
+  const files = projectFiles(stack, {})
+  if (!files.every((file) => made.includes(relative(dir, file)))) return false
+  await recordTrust({ dir: stack.projectDir, files }, true, {})
+  return true
+}

@@ -11,11 +11,12 @@
  * marketplace read from a URL has no files beside it, so its relative sources are refused too
  * (Claude Code does the same).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve, sep } from 'node:path'
 import { YokeError } from 'yoke/cli'
 import type { LockFile, MarketplaceRecord } from './api.ts'
+import { probe } from './detect.ts'
 import { download } from './download.ts'
 import type { SourceSpec } from './sources.ts'
 
@@ -37,6 +38,8 @@ export interface MarketplaceEntry {
   [field: string]: unknown
 }
 
+const MAX_MARKETPLACE_BYTES = 16 * 1024 * 1024
+
 /** Reads a marketplace from a folder, a file or a URL. */
 export async function readMarketplace(source: string): Promise<Marketplace> {
   let file: string
@@ -46,7 +49,7 @@ export async function readMarketplace(source: string): Promise<Marketplace> {
     const work = mkdtempSync(join(tmpdir(), 'yoke-marketplace-'))
     try {
       await download(source, join(work, 'marketplace.json'), {
-        maxBytes: 16 * 1024 * 1024,
+        maxBytes: MAX_MARKETPLACE_BYTES,
         timeoutMs: 30_000,
       })
       text = readFileSync(join(work, 'marketplace.json'), 'utf8')
@@ -55,7 +58,7 @@ export async function readMarketplace(source: string): Promise<Marketplace> {
     }
     file = source
   } else {
-    const stat = statSync(source, { throwIfNoEntry: false })
+    const stat = probe(source) // `LICENSE/x` or a link loop: not there, said as such
     if (!stat)
       throw new YokeError('INSTALL_FAILED', { reason: `marketplace ${source} does not exist` })
     if (stat.isDirectory()) {
@@ -73,6 +76,16 @@ export async function readMarketplace(source: string): Promise<Marketplace> {
       file = source
       root = dirname(file).endsWith(`${sep}.claude-plugin`) ? dirname(dirname(file)) : dirname(file)
     }
+    // a regular file under the cap a download has: a FIFO would block, /dev/zero never end
+    const found = probe(file)
+    if (!found?.isFile() || found.size > MAX_MARKETPLACE_BYTES)
+      throw new YokeError(
+        'INSTALL_FAILED',
+        {
+          reason: `${file} is ${found?.isFile() ? `${found.size} bytes, more than a marketplace may be (${MAX_MARKETPLACE_BYTES})` : 'not a regular file'}`,
+        },
+        { file },
+      )
     text = readFileSync(file, 'utf8')
   }
   let doc: Record<string, unknown>

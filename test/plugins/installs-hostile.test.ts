@@ -2,6 +2,7 @@
 // links that loop, the installs' error codes on the CLI path, exec packages on the CLI path (and
 // a preset that loads none), a Codex plugin. The state checks are in installs-state.test.ts.
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
@@ -142,5 +143,16 @@ describe('a Codex plugin', () => {
     assert.match(listed.stdout, /^mcp__plugin_codex-kit_memory__read_graph /m)
     const called = await yoke(p, ['tools', 'call', 'mcp__plugin_codex-kit_memory__read_graph'])
     assert.equal(called.code, 0, called.stdout + called.stderr)
+  })
+})
+
+describe('a marketplace that is not a file', () => {
+  it('a FIFO as marketplace.json is refused, not read', async () => {
+    const p = project()
+    mkdirSync(p.path('market/.claude-plugin'), { recursive: true })
+    execFileSync('mkfifo', [p.path('market/.claude-plugin/marketplace.json')])
+    const r = await yoke(p, ['marketplace', 'add', p.path('market')])
+    assert.equal(r.code, 1)
+    assert.match(r.stderr, /^INSTALL_FAILED .*marketplace\.json is not a regular file/m)
   })
 })

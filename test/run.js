@@ -1,6 +1,13 @@
 #!/usr/bin/env node
 // Runs every *.test.ts under test/, plugins/ and examples/ with node's test runner, two files at a
 // time (Node 20's --test does not expand globs). `node test/run.js kernel` runs the matching files.
+//
+// The bound: under --test, Node 20 applies --test-timeout to each FILE as a whole (its process's
+// one top-level test), not to each test in it. A file's time is the sum of its tests' work, and a
+// loaded machine (CI, other jobs) multiplies it: a 180 s bound failed a CLI file that takes 75 s
+// at a load of 11. So this bound is no measure of speed: it only ends a file that hangs, so the
+// run finishes. Each test bounds its own waits (helpers/until.ts, runYoke, DevProcess), and names
+// what it waited for when one runs out. YOKE_TEST_FILE_TIMEOUT_MS overrides it.
 import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { join, relative } from 'node:path'
@@ -23,6 +30,8 @@ function find(dir) {
   })
 }
 
+const FILE_TIMEOUT_MS = Number(process.env.YOKE_TEST_FILE_TIMEOUT_MS) || 20 * 60_000
+
 const files = ['test', 'plugins', 'examples']
   .flatMap((d) => find(join(root, d)))
   .filter((f) => !filters.length || filters.some((x) => f.includes(x)))
@@ -39,7 +48,7 @@ const child = spawn(
     '--conditions=yoke-source',
     '--test',
     '--test-concurrency=2',
-    '--test-timeout=180000',
+    `--test-timeout=${FILE_TIMEOUT_MS}`,
     ...files,
   ],
   {

@@ -68,7 +68,15 @@ export interface RunResult {
   stderr: string
 }
 
-/** Runs `yoke ...args` to completion (killed after `timeoutMs`). */
+/**
+ * How long one `yoke` command may run before it is killed as hung (default of `timeoutMs`): a
+ * one-shot command takes a second or two, and 15-20 s on a machine loaded 15 times over its
+ * cores (measured: `yoke inspect` on a 2-core machine at a load of 30); the bound only catches a
+ * command that never ends.
+ */
+export const RUN_MS = 120_000
+
+/** Runs `yoke ...args` to completion (killed after `timeoutMs`, default RUN_MS). */
 export function runYoke(args: string[], options: RunOptions = {}): Promise<RunResult> {
   return runYokeWithInput(args, options)
 }
@@ -96,14 +104,11 @@ export function runYokeWithInput(
     child.stdout.on('data', (d) => (stdout += d))
     child.stderr.on('data', (d) => (stderr += d))
     child.stdin.end(input)
+    const ms = options.timeoutMs ?? RUN_MS
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
-      reject(
-        new Error(
-          `yoke ${args.join(' ')} did not finish in ${options.timeoutMs ?? 30000} ms\n${stdout}\n${stderr}`,
-        ),
-      )
-    }, options.timeoutMs ?? 30000)
+      reject(new Error(`yoke ${args.join(' ')} did not finish in ${ms} ms\n${stdout}\n${stderr}`))
+    }, ms)
     child.on('exit', (code) => {
       clearTimeout(timer)
       resolve({ code, stdout, stderr })
@@ -152,10 +157,13 @@ export class DevProcess {
     this.#exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)))
   }
 
-  /** The next event (after the `after`-th event seen, default: now) that matches; fails after `timeoutMs`. */
+  /**
+   * The next event (after the `after`-th event seen, default: now) that matches; fails after
+   * `timeoutMs` (default 60 s: a wait for an event, bounded only to catch one that never comes).
+   */
   next(
     match: (e: DevEvent) => boolean,
-    timeoutMs = 15000,
+    timeoutMs = 60_000,
     after = this.events.length,
   ): Promise<DevEvent> {
     const seen = this.events.slice(after).find(match)
@@ -177,7 +185,8 @@ export class DevProcess {
     })
   }
 
-  ready(timeoutMs = 20000) {
+  /** `ready` (default bound 120 s, as RUN_MS: a start on a loaded machine takes a while). */
+  ready(timeoutMs = 120_000) {
     return this.next((e) => e.type === 'ready', timeoutMs, 0)
   }
 
@@ -185,7 +194,7 @@ export class DevProcess {
    * Performs `edit`, then waits for the reloads it causes to end: the last reload event after
    * which nothing reloads for `quietMs` (an edit can cause more than one reload).
    */
-  async reloadAfter(edit: () => void, timeoutMs = 15000, quietMs = 300): Promise<DevEvent> {
+  async reloadAfter(edit: () => void, timeoutMs = 60_000, quietMs = 300): Promise<DevEvent> {
     const after = this.events.length
     edit()
     let last = await this.next((e) => e.type === 'reload', timeoutMs, after)

@@ -5,6 +5,7 @@
  */
 import { LineCounter, parseDocument } from 'yaml'
 import { RE2JS } from 're2js'
+import { nestsDeeper } from 'yoke'
 import { z } from 'zod'
 
 /** The events yoke fires (the rest of Claude Code's events wait: nothing in yoke is that moment yet). */
@@ -100,22 +101,6 @@ export type Handler = CommandHandler | HttpHandler
  * anything walks it.
  */
 export const MAX_DEPTH = 64
-
-/**
- * True when `value` nests deeper than `limit` levels, found without recursion (a stack of the
- * containers still to look into): outside data is measured before any recursive walk sees it.
- */
-export function nestsDeeper(value: unknown, limit: number): boolean {
-  if (typeof value !== 'object' || value === null) return false
-  const stack: Array<[object, number]> = [[value, 1]]
-  while (stack.length) {
-    const [node, depth] = stack.pop()!
-    if (depth > limit) return true
-    for (const child of Array.isArray(node) ? node : Object.values(node))
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
-  }
-  return false
-}
 
 /**
  * How deep a hooks file's text may nest for yaml's parser to give line numbers: Claude Code's

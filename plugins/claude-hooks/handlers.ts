@@ -6,7 +6,8 @@
  * project directory, in a process group of its own that goes when it ends.
  */
 import { runProcess, toolEnv } from '../exec-tools/api.ts'
-import { MAX_DEPTH, nestsDeeper, type Handler, type HookEntry } from './format.ts'
+import { nestsDeeper } from 'yoke'
+import { MAX_DEPTH, type Handler, type HookEntry } from './format.ts'
 
 /** What a handler answered. `error` never blocks anything; it is logged, naming the handler. */
 export type Reply =

@@ -8,7 +8,13 @@
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { execa } from 'execa'
-import type { CallContext, ContentPart, ProgressEvent, ToolOutput } from 'yoke'
+import {
+  nestsDeeper,
+  type CallContext,
+  type ContentPart,
+  type ProgressEvent,
+  type ToolOutput,
+} from 'yoke'
 
 export interface RunSpec {
   exe: string
@@ -240,19 +246,6 @@ const NAMED_OUTPUT = /^[a-z][a-z0-9_]*$/
 
 /** How deep a tool's JSON result may nest: the runtime's own bound on what crosses the pipeline. */
 const MAX_DEPTH = 64
-
-/** True when `value` nests deeper than `limit` levels, found without recursion. */
-function nestsDeeper(value: unknown, limit: number): boolean {
-  if (typeof value !== 'object' || value === null) return false
-  const stack: Array<[object, number]> = [[value, 1]]
-  while (stack.length) {
-    const [node, depth] = stack.pop()!
-    if (depth > limit) return true
-    for (const child of Array.isArray(node) ? node : Object.values(node))
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
-  }
-  return false
-}
 
 /**
  * The tool's result, octos's way. JSON stdout: `output` (else the raw stdout), `success` (else

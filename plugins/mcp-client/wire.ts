@@ -32,6 +32,7 @@ import type {
   Transport,
   TransportSendOptions,
 } from '@modelcontextprotocol/client'
+import { nestsDeeper } from 'yoke'
 import { ProcessTransport } from './stdio.ts'
 
 /**
@@ -41,22 +42,6 @@ import { ProcessTransport } from './stdio.ts'
 export const TOOL_DEPTH = 64
 /** The deepest any other message from a server may nest: far past real data, far below a stack. */
 export const MESSAGE_DEPTH = 256
-
-/**
- * True when `value` nests deeper than `limit` levels (an object or array is a level), found
- * without recursion: a stack of the containers still to look into, each with its depth.
- */
-export function nestsDeeper(value: unknown, limit: number): boolean {
-  if (typeof value !== 'object' || value === null) return false
-  const stack: Array<[object, number]> = [[value, 1]]
-  while (stack.length) {
-    const [node, depth] = stack.pop()!
-    if (depth > limit) return true
-    for (const child of Array.isArray(node) ? node : Object.values(node))
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
-  }
-  return false
-}
 
 /** A message from the server the wire refused to read (too deep): worth a warning, not a debug line. */
 export class RefusedMessage extends Error {}

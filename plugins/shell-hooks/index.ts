@@ -12,6 +12,7 @@ import { resolve } from 'node:path'
 import { z } from 'zod'
 import {
   definePlugin,
+  nestsDeeper,
   type InjectedContext,
   type Logger,
   type PreDecision,
@@ -338,19 +339,6 @@ function parseArgs(text: string): Record<string, unknown> | string | undefined {
   return value && typeof value === 'object' && !Array.isArray(value)
     ? (value as Record<string, unknown>)
     : undefined
-}
-
-/** True when `value` nests deeper than `limit` levels, found without recursion. */
-function nestsDeeper(value: unknown, limit: number): boolean {
-  if (typeof value !== 'object' || value === null) return false
-  const stack: Array<[object, number]> = [[value, 1]]
-  while (stack.length) {
-    const [node, depth] = stack.pop()!
-    if (depth > limit) return true
-    for (const child of Array.isArray(node) ? node : Object.values(node))
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
-  }
-  return false
 }
 
 function redactArgs(call: ToolCall): unknown {

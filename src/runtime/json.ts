@@ -49,3 +49,23 @@ export function freezeDeep<T>(value: T): T {
   else for (const key in value) freezeDeep((value as Record<string, unknown>)[key]) // plain data: no inherited keys
   return value
 }
+
+/**
+ * How deep `value` nests (a scalar 0, `{}` 1), counted without recursion up to `cap` + 1: outside
+ * data is measured before any recursive walk (stringify, a parser, a copy) sees it.
+ */
+export function depthOf(value: unknown, cap = 64): number {
+  let max = 0
+  const stack: Array<[unknown, number]> = [[value, 1]]
+  while (stack.length && max <= cap) {
+    const [node, depth] = stack.pop()!
+    if (typeof node !== 'object' || node === null) continue
+    max = Math.max(max, depth)
+    for (const child of Array.isArray(node) ? node : Object.values(node))
+      stack.push([child, depth + 1])
+  }
+  return max
+}
+
+/** True when `value` nests deeper than `limit` levels (depthOf). */
+export const nestsDeeper = (value: unknown, limit: number) => depthOf(value, limit) > limit

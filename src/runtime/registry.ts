@@ -8,6 +8,7 @@
 import type { ValidateFunction } from 'ajv'
 import { YokeError } from '../errors.ts'
 import { budgeted, createAjv, riskyPattern } from './schema-safety.ts'
+import { depthOf } from './json.ts'
 import type { RegisteredTool, ToolCall, ToolDefinition } from './types.ts'
 
 export const GLOBAL = 'global'
@@ -145,7 +146,7 @@ export class ToolRegistry {
   resolve(name: string, scope = GLOBAL): RegisteredTool | undefined {
     for (const layer of this.#chain(scope)) {
       const tool = layer.tools.get(name)
-      if (tool && (layer !== this.#global || this.#admitted(name, scope))) return tool
+      if (tool && (layer !== this.#global || this.admits(name, scope))) return tool
     }
     return undefined
   }
@@ -155,7 +156,7 @@ export class ToolRegistry {
     const seen = new Map<string, RegisteredTool>()
     for (const layer of this.#chain(scope)) {
       for (const [name, tool] of layer.tools) {
-        if (seen.has(name) || (layer === this.#global && !this.#admitted(name, scope))) continue
+        if (seen.has(name) || (layer === this.#global && !this.admits(name, scope))) continue
         seen.set(name, tool)
       }
     }
@@ -274,7 +275,8 @@ export class ToolRegistry {
     return chain
   }
 
-  #admitted(name: string, scope: string): boolean {
+  /** Whether the masks from `scope` up let a global tool named `name` through. */
+  admits(name: string, scope: string): boolean {
     return this.#chain(scope).every((layer) => layer.masks.every((test) => test(name)))
   }
 }
@@ -288,6 +290,10 @@ export function checkSchema(schema: unknown): string | undefined {
     return 'its input schema is not a JSON object'
   if ('type' in schema && (schema as { type: unknown }).type !== 'object')
     return 'its input schema must have type "object"'
+  const depth = depthOf(schema) // first: stringify recurses
+  if (depth > 64) return 'its input schema is not JSON: it nests past 64 levels or holds a cycle'
+  if (depth > LIMITS.schemaDepth)
+    return `its input schema nests ${depth} levels deep; the limit is ${LIMITS.schemaDepth}`
   let text: string
   try {
     text = JSON.stringify(schema)
@@ -297,10 +303,5 @@ export function checkSchema(schema: unknown): string | undefined {
   const bytes = Buffer.byteLength(text)
   if (bytes > LIMITS.schemaBytes)
     return `its input schema is ${bytes} bytes; the limit is ${LIMITS.schemaBytes}`
-  const depth = (v: unknown): number =>
-    v && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depth)) : 0
-  const d = depth(schema)
-  if (d > LIMITS.schemaDepth)
-    return `its input schema nests ${d} levels deep; the limit is ${LIMITS.schemaDepth}`
   return riskyPattern(schema)
 }

@@ -351,6 +351,8 @@ export class ToolRuntime {
   /** A call that names no tool: why, if a tap knows (its owner waits, it was withdrawn). */
   #unknown(call: ToolCall): Outcome {
     if (!this.registry.hasScope(call.scope)) return failure(call, 'SCOPE_UNKNOWN', {})
+    // a name the scope masks out is unknown there: why it is missing elsewhere is not its business
+    if (!this.registry.admits(call.name, call.scope)) return failure(call, 'UNKNOWN_TOOL', {})
     let why: YokeError | undefined
     try {
       why = this.hooks.unknownTool.call(call.name, call.scope) ?? undefined

@@ -183,4 +183,17 @@ describe('codes that say why', () => {
     assert.match(result.error!.message, /as rewritten before the call: the arguments are not JSON/)
     assert.equal(ran, false)
   })
+
+  it('a scope that masks a name out gets UNKNOWN_TOOL: why it is missing elsewhere is not said there', async () => {
+    const rt = new ToolRuntime()
+    rt.registry.createScope('view')
+    rt.registry.restrict('view', { deny: ['mcp__held__*'] })
+    rt.hooks.unknownTool.tap('held', (name) =>
+      name.startsWith('mcp__held__')
+        ? new YokeError('PLUGIN_WAITING', { instance: 'held', reason: 'r', what: 'w' })
+        : undefined,
+    )
+    assert.equal((await rt.call('mcp__held__x')).status, 'PLUGIN_WAITING')
+    assert.equal((await rt.call('mcp__held__x', {}, { scope: 'view' })).status, 'UNKNOWN_TOOL')
+  })
 })

@@ -14,7 +14,7 @@
  * it); writing takes a lock and replaces the file atomically.
  */
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, realpathSync, statSync } from 'node:fs'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { z } from 'zod'
 import { yokeHome, type LayerStack, type LoadOptions } from './config/layers.ts'
@@ -284,7 +284,8 @@ export function ownPackage(use: string, projectDir: string): string | undefined 
       continue
     }
     try {
-      if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === name)
+      // the config reader: a FIFO in its place is refused (then it names no package), not waited on
+      if ((JSON.parse(readConfigText(manifest)) as { name?: unknown }).name === name)
         return inside(dir, manifest) ? at : undefined
     } catch {
       // not JSON: Node fails the import itself

@@ -254,6 +254,19 @@ describe('the trust store: entries checked one by one, edits keep trust', () => 
     )
   })
 
+  it('yoke trust --show with a FIFO as yoke.lock finishes (the lock is read as configs are)', async () => {
+    const p = made({ 'yoke.config.yaml': 'preset: base\nplugins: {}\n' })
+    fifo(p.path('yoke.lock'))
+    const shown = await runYoke(['trust', '--show', '--json'], {
+      cwd: p.dir,
+      home: p.home,
+      env: { YOKE_TRUST: '' },
+      timeoutMs: BOUND,
+    })
+    assert.equal(shown.code, 0, shown.stderr)
+    assert.equal(JSON.parse(shown.stdout).state, 'new')
+  })
+
   it('six config edits at once keep a trusted project trusted', async () => {
     const p = made({ 'yoke.config.yaml': 'preset: base\nplugins: {}\n' })
     // test/run.js trusts every project; this one is trusted by the store alone

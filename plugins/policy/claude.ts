@@ -9,8 +9,8 @@
  * call's arguments, which yoke's rules cannot: such a rule is reported with why, never widened to
  * the whole tool or dropped quietly.
  */
-import { readFileSync } from 'node:fs'
 import { LineCounter, parseDocument, type Document } from 'yaml'
+import { readConfigText, YokeError } from 'yoke'
 import type { Rule, RuleList } from './rules.ts'
 
 export const RULE_LISTS: readonly RuleList[] = ['deny', 'ask', 'allow']
@@ -122,13 +122,18 @@ export interface SettingsRead {
   warnings: Array<Position & { message: string }>
 }
 
-/** Reads one Claude Code settings file's permission rules; a missing file has none. */
+/**
+ * Reads one Claude Code settings file's permission rules; a missing file has none. It is read as
+ * configs are (readConfigText): a regular file of at most 1 MiB, so a FIFO or a device in its
+ * place is an error here, never a read that blocks.
+ */
 export function readClaudeSettings(file: string): SettingsRead {
   let text: string
   try {
-    text = readFileSync(file, 'utf8')
+    text = readConfigText(file)
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { file, rules: [], warnings: [] }
+    if (err instanceof YokeError && err.code === 'CONFIG_NOT_FOUND')
+      return { file, rules: [], warnings: [] }
     return {
       file,
       rules: [],

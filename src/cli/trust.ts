@@ -6,12 +6,13 @@
  * hash of each of the project's config files, so an edited config asks again. `yoke dev` on a
  * terminal offers the same question once (offerTrust).
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { Composition } from '../config/composer.ts'
 import { codeOf, LOCK_FILE, projectFiles, type ProjectConfig } from '../trust.ts'
 import type { LoadOptions } from '../config/layers.ts'
+import { readConfigText } from '../config/yaml.ts'
 import type { InstanceSpec } from '../config/resolve.ts'
 import { composeOptions } from './args.ts'
 import { defineCommand } from './command.ts'
@@ -43,13 +44,15 @@ async function waitingFor(
 
 /**
  * The installs of the project's yoke.lock that run code (plugins/installs lets them wait for
- * trust): read as plain JSON, leniently (the installs plugin reports a broken lock).
+ * trust): read as plain JSON through the config reader, leniently (the installs plugin reports a
+ * broken lock).
  */
 function lockedCode(dir: string): Array<{ instance: string; runs: string }> {
   const file = join(dir, LOCK_FILE)
   if (!existsSync(file)) return []
   try {
-    const lock = JSON.parse(readFileSync(file, 'utf8')) as {
+    // the config reader: a FIFO or a huge file is refused (then nothing is listed), never waited on
+    const lock = JSON.parse(readConfigText(file)) as {
       installs?: Record<string, { kind?: string }>
     }
     return Object.entries(lock.installs ?? {})

@@ -22,7 +22,7 @@ import { describe, it } from 'node:test'
 import { pathToFileURL } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { ROOT, suiteProjects, YOKE } from './helpers/project.ts'
+import { DevProcess, ROOT, suiteProjects, YOKE } from './helpers/project.ts'
 
 const projects = suiteProjects()
 
@@ -214,6 +214,19 @@ await yoke.close()
     const inspect = await yoke(p, 'inspect')
     assert.equal(inspect.code, 0, inspect.stderr)
     assert.match(inspect.stderr, TRUST_LINE)
+  })
+
+  it('tools list and tools call answered by a running dev say the same', async (t) => {
+    // the dev runs untrusted (YOKE_TRUST empty: not set), its stdio piped, so it asks nothing
+    const dev = new DevProcess([], { cwd: p.dir, home: p.home, env: { YOKE_TRUST: '' } })
+    t.after(() => dev.stop())
+    await dev.ready(90_000)
+    const list = await yoke(p, 'tools', 'list')
+    assert.equal(list.code, 1, list.stdout + list.stderr)
+    assert.match(list.stderr, TRUST_LINE)
+    const call = await yoke(p, 'tools', 'call', 'probe')
+    assert.equal(call.code, 1, call.stdout + call.stderr)
+    assert.match(call.stderr, /PLUGIN_WAITING[\s\S]*`yoke trust`/)
   })
 
   it('mcp list: names trust for the stdio server that waits', async () => {

@@ -76,7 +76,10 @@ describe('capabilities: a call to a tool a rule unloaded answers with the rule',
     const echo = await yoke.call('mcp__fx__echo', { text: 'hi' })
     assert.equal(echo.status, 'CAPABILITY_WITHDRAWN', said(echo))
     assert.equal(echo.error!.message, 'mcp__fx__echo is withdrawn (mcp:fx@1.0.0): fx 1.0.0 leaks')
-    assert.match(echo.error!.hint, /remove the entry for mcp:fx@1\.0\.0 from the `withdrawn` list/)
+    assert.match(
+      echo.error!.hint ?? '',
+      /remove the entry for mcp:fx@1\.0\.0 from the `withdrawn` list/,
+    )
     const count = await yoke.call('word_count', { text: 'a b' })
     assert.equal(count.status, 'CAPABILITY_WITHDRAWN', said(count))
     assert.match(
@@ -101,7 +104,7 @@ describe('capabilities: a call to a tool a rule unloaded answers with the rule',
       echo.error!.message,
       /^mcp__fx__echo is refused: mcp:fx is pinned at version 0\.9\.0/,
     )
-    assert.match(echo.error!.hint, /yoke pin mcp:fx/)
+    assert.match(echo.error!.hint ?? '', /yoke pin mcp:fx/)
     const count = await yoke.call('word_count', { text: 'a b' })
     assert.equal(count.status, 'CAPABILITY_PIN_MISMATCH', said(count))
   })

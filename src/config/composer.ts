@@ -11,7 +11,7 @@ import { settledWithin } from '../kernel/disposer.ts'
 import { defineHooks } from '../kernel/hooks.ts'
 import type { Fiber } from '../kernel/fiber.ts'
 import { Kernel, type RunMode } from '../kernel/kernel.ts'
-import { definePlugin, toPlugin, type Plugin } from '../kernel/plugin.ts'
+import { toPlugin, type Plugin } from '../kernel/plugin.ts'
 import { runtimePlugin } from '../runtime/index.ts'
 import { runtimeSettings, type ToolRuntime } from '../runtime/runtime.ts'
 import { DebouncedWatcher } from '../kernel/watch.ts'
@@ -78,6 +78,7 @@ export class Composition {
   #closed = false
   readonly #core: Fiber
   readonly #trust: ReturnType<typeof trustTracker>
+  #explained?: ToolRuntime
 
   constructor(readonly options: ComposeOptions) {
     this.kernel = new Kernel({ runMode: options.runMode, baseDir: () => this.project.dir })
@@ -98,21 +99,14 @@ export class Composition {
       {},
       { key: 'yoke:project' },
     )
-    // a call to a tool that is not there while instances wait answers why (nothing silent)
-    this.kernel.spawn(
-      toPlugin(
-        definePlugin({
-          name: 'waiting',
-          inject: ['runtime'],
-          apply: (ctx) =>
-            void ctx.tap(ctx.runtime.hooks.unknownTool, 'yoke:waiting', (name) =>
-              waitingFor(name, this.kernel.fibers),
-            ),
-        }),
-      ) as Plugin,
-      {},
-      { key: 'yoke:waiting' },
-    )
+  }
+
+  /** Taps the core runtime once: a call to a missing tool while instances wait says why. */
+  #explainMissing() {
+    const rt = this.runtime
+    if (!rt || rt === this.#explained) return
+    this.#explained = rt
+    rt.hooks.unknownTool.tap('yoke:waiting', (name) => waitingFor(name, this.kernel.fibers))
   }
 
   /** Where the composition runs: the `project` service (dir follows the project config when found). */
@@ -184,6 +178,7 @@ export class Composition {
       this.#trust.read(candidate.stack)
       debug(`applying (${candidate.errors.length} config errors)`)
       await this.kernel.whenSettled(this.#core, 10_000) // the core runtime is up before instances apply
+      this.#explainMissing()
       if (!candidate.errors.length) this.runtime?.configure(candidate.runtime)
       report = await this.reconciler.apply(candidate)
       if (report.ok) this.current = candidate

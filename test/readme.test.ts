@@ -294,6 +294,7 @@ const DEDICATED: RegExp[] = [
   /^trust --config /, // the quick start's: run before everything else
   /^trust\b/, // "Project trust": in order, in a project of their own (--revoke would untrust the copy)
   /^(pin|unpin)\b/, // edit the config in order: unpin after pin
+  /^doctor$/, // exits 1 in the copy (no model key): its own test below
 ]
 const NOT_RUN: Array<[RegExp, string]> = [
   [/^(run|chat)\b/, 'needs a model key (the replay run is the offline one)'],
@@ -416,6 +417,12 @@ describe("the README's commands, run offline in a copy of the repository", () =>
           assert.ok(names.includes(tool), `${tool} in ${names.join(', ')}`)
       })
     }
+  })
+
+  it('yoke doctor, with no model key: exit 1, naming what waits and the variable to set', async () => {
+    const run = await inCopy(['doctor'])
+    assert.equal(run.code, 1, failed(run))
+    assert.match(run.stdout + run.stderr, /OPENAI_API_KEY/)
   })
 
   describe('every other runnable command exits 0', { concurrency: 4 }, () => {

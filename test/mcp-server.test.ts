@@ -432,15 +432,12 @@ describe('mcp-server: access and hostile input', () => {
   })
   const token = () => readFileSync(join(project.home, 'mcp-token'), 'utf8').trim()
 
-  it('generates the token into $YOKE_HOME/mcp-token (0600), says so once, and binds loopback only', async () => {
+  it('generates the token into $YOKE_HOME/mcp-token (0600), names the file once, never prints it, and binds loopback only', async () => {
     const file = join(project.home, 'mcp-token')
     assert.equal(statSync(file).mode & 0o777, 0o600)
     assert.ok(token().length >= 32)
-    assert.equal(
-      logs.filter((m) => m.includes(token())).length,
-      1,
-      'the generated token is shown once',
-    )
+    assert.equal(logs.filter((m) => m.includes(token())).length, 0, 'the token is never logged')
+    assert.equal(logs.filter((m) => m.includes(file)).length, 1, 'its file is named once')
     assert.match(serviceOf(h).tokenHint!, /mcp-token/)
     assert.ok(!serviceOf(h).tokenHint!.includes(token()))
     assert.equal(new URL(url).hostname, '127.0.0.1')

@@ -250,36 +250,29 @@ await yoke.close()
     },
   )
 
-  it(
-    'serve --stdio, with the SDK client: the tools it can serve, and stderr names trust',
-    // TODO(mcp-server owner, plugins/mcp-server/commands.ts): `serve` composes on its own (not
-    // through cli.compose), so it prints nothing about what waits; after `composition.start()` it
-    // should print `waitingLines(composition)` from 'yoke/cli' on stderr, as one-shot commands do.
-    { todo: 'plugins/mcp-server/commands.ts does not print what waits' },
-    async () => {
-      const transport = new StdioClientTransport({
-        command: process.execPath,
-        args: [YOKE, 'serve', '--stdio'],
-        cwd: p.dir,
-        env: untrustedEnv(p.home),
-        stderr: 'pipe',
-      })
-      let stderr = ''
-      transport.stderr?.on('data', (d) => (stderr += d))
-      const client = new Client({ name: 'walk', version: '1.0.0' })
-      await client.connect(transport)
-      try {
-        const { tools } = await client.listTools()
-        const names = tools.map((t) => t.name)
-        assert.ok(names.includes('skills_list'), names.join(', '))
-        assert.ok(!names.includes('probe'))
-        const called = await client.callTool({ name: 'probe', arguments: {} })
-        assert.equal(called.isError, true)
-        assert.match(JSON.stringify(called.content), /yoke trust/)
-      } finally {
-        await client.close()
-      }
-      assert.match(stderr, /`yoke trust`/)
-    },
-  )
+  it('serve --stdio, with the SDK client: the tools it can serve, and stderr names trust', async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [YOKE, 'serve', '--stdio'],
+      cwd: p.dir,
+      env: untrustedEnv(p.home),
+      stderr: 'pipe',
+    })
+    let stderr = ''
+    transport.stderr?.on('data', (d) => (stderr += d))
+    const client = new Client({ name: 'walk', version: '1.0.0' })
+    await client.connect(transport)
+    try {
+      const { tools } = await client.listTools()
+      const names = tools.map((t) => t.name)
+      assert.ok(names.includes('skills_list'), names.join(', '))
+      assert.ok(!names.includes('probe'))
+      const called = await client.callTool({ name: 'probe', arguments: {} })
+      assert.equal(called.isError, true)
+      assert.match(JSON.stringify(called.content), /yoke trust/)
+    } finally {
+      await client.close()
+    }
+    assert.match(stderr, /`yoke trust`/)
+  })
 })

@@ -15,6 +15,7 @@ import {
   stopSignal,
   formatError,
   printJson,
+  waitingLines,
   YokeError,
   type CommandContext,
 } from 'yoke/cli'
@@ -94,6 +95,8 @@ const serve = defineCommand({
         process.stderr.write(first.errors.map((e) => formatError(e)).join('\n') + '\n')
         return 2
       }
+      // what waits (for `yoke trust`, a variable) is said before serving: a client sees fewer tools
+      for (const line of await waitingLines(composition)) process.stderr.write(`waiting ${line}\n`)
       const fiber = composition.reconciler.running.get(key.name)?.fiber
       const service = composition.get('mcpServer')
       if (!service || fiber?.state !== 'active') {

@@ -270,7 +270,7 @@ export default definePlugin({
         !cfg.oauth || cfg.token || cfg.tokenEnv ? resolveToken(cfg, ctx.project.home) : undefined
       if (token?.generated)
         ctx.logger.info(
-          `generated the bearer token for MCP clients, kept in ${token.generated.file} (shown once): ${token.generated.token}`,
+          `generated the bearer token for MCP clients in ${token.generated.file} (mode 0600; read it there, it is never printed)`,
         )
       if (cfg.oauth)
         oauth = new OAuthAccess(cfg.oauth, { views, urlOf: (v) => endpoint!.urlOf(v), warn }, token)

@@ -8,7 +8,7 @@ import { once } from 'node:events'
 import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { displayPath } from '../src/cli/output.ts'
-import { runYoke, tempProject, YOKE } from './helpers/project.ts'
+import { RUN_MS, runYoke, tempProject, YOKE } from './helpers/project.ts'
 import { removeTree } from './helpers/temp.ts'
 
 const project = tempProject({
@@ -114,7 +114,9 @@ describe('yoke CLI', () => {
     child.stderr.on('data', (d) => (stderr += d))
     const code = await Promise.race([
       once(child, 'exit').then(([c]) => c),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('no exit in 30 s')), 30_000)),
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error(`no exit in ${RUN_MS} ms`)), RUN_MS).unref(),
+      ),
     ])
     assert.equal(code, 141)
     assert.doesNotMatch(stderr, /EPIPE/)
@@ -145,7 +147,7 @@ describe('yoke CLI', () => {
           {
             cwd: project.dir,
             env: { ...process.env, PATH: `${shim}:${process.env.PATH}`, YOKE_HOME: project.home },
-            timeout: 30_000,
+            timeout: RUN_MS, // a yoke run inside, as runYoke bounds one
           },
           (err, stdout, stderr) =>
             err
@@ -182,14 +184,15 @@ export default { name: 'slow', inject: ['runtime'], apply(ctx) {
     })
     const exited = once(child, 'exit')
     for (let waited = 0; !existsSync(slow.path('started')); waited += 50) {
-      assert.ok(waited < 20_000, 'the tool never started')
+      // a yoke run's start: bounded as runYoke bounds a whole run
+      assert.ok(waited < RUN_MS, 'the tool never started')
       await new Promise((r) => setTimeout(r, 50))
     }
     child.kill('SIGINT')
     const [code] = await Promise.race([
       exited,
       new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error('no exit in 20 s')), 20_000),
+        setTimeout(() => reject(new Error(`no exit in ${RUN_MS} ms`)), RUN_MS).unref(),
       ),
     ])
     assert.equal(code, 130)

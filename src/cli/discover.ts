@@ -117,7 +117,12 @@ async function commandsIn(base: string, owner: string): Promise<Contributed[]> {
       )
     })
     if (!file.startsWith(BUILTIN_PLUGINS) && /\.[cm]?ts$/.test(file)) await loadTypeScript()
-    const module = await Promise.race([import(pathToFileURL(file).href), late])
+    // the plugin's error codes beside it (errors.ts), so a command's error is printed with its hint
+    const errors = commandsFile(join(dirname(file), 'errors'))
+    const [module] = await Promise.race([
+      Promise.all([import(pathToFileURL(file).href), errors && import(pathToFileURL(errors).href)]),
+      late,
+    ])
     const list: unknown = module.commands ?? module.default
     if (!Array.isArray(list)) throw new Error('it exports no `commands` list')
     return list.flatMap((command, i) => {

@@ -5,6 +5,7 @@
  * ignored, like octos. A bad tool or extras entry is skipped with a warning and the rest loads; a
  * bad top-level field makes the whole manifest unusable.
  */
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs'
 import { LineCounter, parseDocument, type Document } from 'yaml'
 import { z } from 'zod'
 import { envNameProblem } from './env.ts'
@@ -462,4 +463,34 @@ const byPosition = (a: ManifestProblem, b: ManifestProblem) => a.line - b.line |
 /** octos `has_extras`: the package brings more than tools (an extras-only package is valid). */
 export function hasExtras(m: Manifest): boolean {
   return m.mcpServers.length > 0 || m.hooks.length > 0 || m.promptsInclude.length > 0
+}
+
+/** The largest manifest.json read (the loader's cap, plugins/exec-tools/load.ts). */
+export const MANIFEST_MAX_BYTES = 1024 * 1024
+
+/**
+ * A manifest.json's text, read as the loader reads it: a regular file only (not a link to
+ * /dev/zero, not a FIFO that never ends), through one descriptor, at most MANIFEST_MAX_BYTES.
+ * Reading runs nothing: what lists packages without loading them (`yoke plugins list` while
+ * exec-tools waits for trust) reads through this. Throws an Error that says why it cannot.
+ *
+ * @example
+ * const { manifest, errors } = parseManifest(readManifestText(file), file)
+ */
+export function readManifestText(file: string): string {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+  try {
+    const st = fstatSync(fd)
+    if (!st.isFile()) throw new Error('it is not a regular file')
+    if (st.size > MANIFEST_MAX_BYTES)
+      throw new Error(`it is ${st.size} bytes; the limit is ${MANIFEST_MAX_BYTES}`)
+    const buffer = Buffer.alloc(st.size)
+    const read = readSync(fd, buffer, 0, st.size, 0)
+    return buffer
+      .subarray(0, read)
+      .toString('utf8')
+      .replace(/^\uFEFF/, '')
+  } finally {
+    closeSync(fd)
+  }
 }

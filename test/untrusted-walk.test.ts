@@ -236,19 +236,13 @@ await yoke.close()
     assert.match(r.stderr, TRUST_LINE)
   })
 
-  it(
-    'plugins list: lists (listing runs no code) and names trust',
-    // TODO(exec-tools owner, plugins/exec-tools/commands.ts): `plugins list` throws the waiting
-    // exec-tools instance's PLUGIN_WAITING (exit 2) instead of listing the configured packages'
-    // manifests with "waits for trust"; the CLI frame's compose already prints the trust line.
-    { todo: 'plugins/exec-tools/commands.ts refuses instead of listing' },
-    async () => {
-      const r = await yoke(p, 'plugins', 'list')
-      assert.match(r.stdout + r.stderr, /`yoke trust`/)
-      assert.equal(r.code, 0, r.stdout + r.stderr)
-      assert.match(r.stdout, /hello-pkg/)
-    },
-  )
+  it('plugins list: lists (listing runs no code) and names trust', async () => {
+    const r = await yoke(p, 'plugins', 'list')
+    assert.equal(r.code, 0, r.stdout + r.stderr)
+    assert.match(r.stdout, /^hello-pkg 1\.0\.0 {2}waits for trust$/m)
+    assert.match(r.stdout, /^ {2}tools: hello$/m)
+    assert.match(r.stderr, TRUST_LINE)
+  })
 
   it('serve --stdio, with the SDK client: the tools it can serve, and stderr names trust', async () => {
     const transport = new StdioClientTransport({

@@ -9,10 +9,10 @@ import { it } from 'node:test'
 import * as prettier from 'prettier'
 import { ROOT } from './helpers/project.ts'
 
-// 4,350 → 4,420 in wave 3: exclusivity per scope (the gate), a missing tool's reason
-// (runtime.hooks.unknownTool and the composition's PLUGIN_WAITING answer), and one depth bound
-// for outside data (depthOf) that four plugins had copied
-const BUDGET = 4420
+// 4,350 → 4,430 in wave 3: exclusivity per scope (the gate), a missing tool's reason
+// (runtime.hooks.unknownTool and the composition's PLUGIN_WAITING answer), one depth bound for
+// outside data (depthOf) that four plugins had copied, and the preset a layer was written for
+const BUDGET = 4430
 const KERNEL = ['src/kernel', 'src/config', 'src/runtime']
 
 /** Lines that hold code: not blank, not only a comment. */

@@ -6,7 +6,11 @@
  * which affects only its instance). A `${VAR}` with no value inside one instance's entry is
  * neither: that instance waits (PLUGIN_WAITING, naming the variable) and the rest runs.
  */
+import { readdirSync, readFileSync } from 'node:fs'
+import { basename, join } from 'node:path'
+import { parse } from 'yaml'
 import { asYokeError, YokeError, type ErrorSite } from '../errors.ts'
+import { BUILTIN_PRESETS } from '../roots.ts'
 import { toPlugin, validateConfig, type Plugin } from '../kernel/plugin.ts'
 import { runtimeSettings, type RuntimeSettings } from '../runtime/runtime.ts'
 import type { MissingVar } from './interpolate.ts'
@@ -60,7 +64,8 @@ export async function resolveConfig(
   const merged = mergeLayers(stack.errors.length ? [] : stack.layers)
   const errors = [...stack.errors]
   const plugins = (merged.value.plugins ?? {}) as Record<string, InstanceEntry>
-  if (!errors.length) errors.push(...checkInstances(plugins, merged.origins))
+  if (!errors.length)
+    errors.push(...checkInstances(plugins, merged.origins, presetsDefining(stack)))
   const instances: InstanceSpec[] = []
   const runtime = validateRuntime(merged, errors)
   if (errors.length) return { stack, merged, instances, runtime, errors }
@@ -221,4 +226,19 @@ function validateRuntime(merged: Merged, errors: YokeError[]): RuntimeSettings {
     )
   }
   return runtimeSettings.parse({})
+}
+
+/** Which built-in preset not in effect defines `key` with a use:, as the end of a sentence. */
+function presetsDefining(stack: LayerStack) {
+  const inEffect = new Set(stack.layers.map((l) => l.file))
+  const files = readdirSync(BUILTIN_PRESETS).map((f) => join(BUILTIN_PRESETS, f))
+  return (key: string) => {
+    const file = files.find(
+      (f) => !inEffect.has(f) && parse(readFileSync(f, 'utf8'))?.plugins?.[key]?.use,
+    )
+    const name = file && basename(file, '.yaml')
+    return name
+      ? `; the preset "${name}" defines it: this layer was written for it, which is not in effect (add \`preset: ${name}\` to the project config, or pass --preset ${name})`
+      : ''
+  }
 }

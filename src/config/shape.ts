@@ -112,10 +112,14 @@ export function checkLayer(
   })
 }
 
-/** In the merged config every enabled instance needs `use`; returns errors for those that lack it. */
+/**
+ * In the merged config every enabled instance needs `use`; returns errors for those that lack it.
+ * `elsewhere(key)` says which preset defines such a key: the layer was written for that one.
+ */
 export function checkInstances(
   plugins: Record<string, InstanceEntry>,
   origins: Map<string, Position>,
+  elsewhere: (key: string) => string = () => '',
 ): YokeError[] {
   return Object.entries(plugins)
     .filter(([, entry]) => entry.enabled !== false && !entry.use)
@@ -123,7 +127,7 @@ export function checkInstances(
       ([key]) =>
         new YokeError(
           'CONFIG_SHAPE',
-          { reason: `instance "${key}" has no use: (which plugin runs it?)` },
+          { reason: `instance "${key}" has no use: (which plugin runs it?)${elsewhere(key)}` },
           { ...origins.get(pathKey(['plugins', key])), instance: key },
         ),
     )

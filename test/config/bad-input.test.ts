@@ -8,6 +8,8 @@ import { after, before, describe, it } from 'node:test'
 import { composeOptions, parseCommandArgs } from '../../src/cli/args.ts'
 import { formatError } from '../../src/cli/output.ts'
 import { Composition } from '../../src/config/composer.ts'
+import { ModuleLoader } from '../../src/config/modules.ts'
+import { resolveConfig } from '../../src/config/resolve.ts'
 import { catalogue, YokeError } from '../../src/errors.ts'
 import { DevProcess, runYoke, tempProject, type Project } from '../helpers/project.ts'
 
@@ -487,5 +489,24 @@ describe('bad input does not harm a running yoke dev', () => {
     )
     assert.deepEqual(fixed.added, ['broken'])
     assert.equal(fixed.instances.find((i: any) => i.key === 'broken').state, 'active')
+  })
+})
+
+describe('a layer written for another preset', () => {
+  it('an instance with no use: that a built-in preset defines names that preset and how to choose it', async () => {
+    const p = tempProject({
+      'yoke.config.yaml': 'plugins:\n  serve:\n    config: { http: { port: 0 } }\n',
+    })
+    after(() => p.cleanup())
+    const resolved = await resolveConfig({ cwd: p.dir, home: p.home, env: {} }, new ModuleLoader())
+    const error = resolved.errors.find((e) => e.code === 'CONFIG_SHAPE')
+    assert.ok(error, resolved.errors.map((e) => e.message).join('\n'))
+    assert.match(error.message, /instance "serve" has no use/)
+    assert.match(error.message, /the preset "default" defines it/)
+    assert.match(
+      error.message,
+      /add `preset: default` to the project config, or pass --preset default/,
+    )
+    assert.equal(error.site.line, 2)
   })
 })

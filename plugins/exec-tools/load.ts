@@ -4,18 +4,7 @@
  * the package plugin (package.ts) runs what was loaded.
  */
 import { createHash } from 'node:crypto'
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  realpathSync,
-  statSync,
-} from 'node:fs'
+import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
 import { globToRegExp } from 'yoke'
 import { findExecutable, IntegrityGate, verify } from './executable.ts'
@@ -26,12 +15,11 @@ import {
   type Format,
   type Host,
 } from './format.ts'
-import { parseManifest, type Manifest, type ManifestProblem } from './manifest.ts'
+import { parseManifest, readManifestText, type Manifest, type ManifestProblem } from './manifest.ts'
 import { missingBinary, unmetRequirements } from './requirements.ts'
 
 const PROMPT_FILE_BYTES = 64 * 1024
 const PROMPT_FILES = 50
-const MANIFEST_BYTES = 1024 * 1024
 
 export interface Package {
   dir: string
@@ -73,7 +61,7 @@ export async function loadPackage(
   })
   let text: string
   try {
-    text = readManifest(file)
+    text = readManifestText(file)
   } catch (err) {
     return fail(`cannot read manifest.json: ${(err as Error).message}`)
   }
@@ -186,25 +174,6 @@ function readSkillBody(dir: string, warn: (message: string) => void): string | u
   }
   const front = /^\s*---[^\n]*\r?\n[\s\S]*?\r?\n---[^\n]*(\r?\n|$)/.exec(text)
   return (front ? text.slice(front[0].length) : text).trim()
-}
-
-/**
- * The manifest's text: a regular file (not a link to /dev/zero, not a FIFO that never ends), read
- * through one descriptor with a cap, so what was checked is what is read.
- */
-function readManifest(file: string): string {
-  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
-  try {
-    const st = fstatSync(fd)
-    if (!st.isFile()) throw new Error('it is not a regular file')
-    if (st.size > MANIFEST_BYTES)
-      throw new Error(`it is ${st.size} bytes; the limit is ${MANIFEST_BYTES}`)
-    const buffer = Buffer.alloc(st.size)
-    const read = readSync(fd, buffer, 0, st.size, 0)
-    return buffer.subarray(0, read).toString('utf8')
-  } finally {
-    closeSync(fd)
-  }
 }
 
 /** `prompts.include` globs, relative to the package; a match outside it (`..`, a symlink out) is refused. */

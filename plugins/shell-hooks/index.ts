@@ -94,7 +94,8 @@ export default definePlugin({
   runsProjectCode: (cfg) => cfg.hooks.length > 0, // its programs wait for `yoke trust`
   apply(ctx, cfg) {
     const baseDir = cfg.baseDir ?? ctx.project.dir
-    const hooks = cfg.hooks.map((h, index) => runner(h, index, baseDir, ctx.logger))
+    // a hook still running when the instance goes (an after_tool_call nobody awaits) is killed with it
+    const hooks = cfg.hooks.map((h, index) => runner(h, index, baseDir, ctx.logger, ctx.signal))
     for (const h of hooks) {
       if (h.event === 'before_tool_call') {
         ctx.tap(
@@ -163,7 +164,13 @@ export default definePlugin({
 type Runner = ReturnType<typeof runner>
 
 /** One configured hook: its argv resolved, and a run that counts failures (three in a row disable it). */
-function runner(h: z.output<typeof hook>, index: number, baseDir: string, logger: Logger) {
+function runner(
+  h: z.output<typeof hook>,
+  index: number,
+  baseDir: string,
+  logger: Logger,
+  lifetime: AbortSignal,
+) {
   const name = `${h.event}#${index} ${h.command.join(' ')}`
   const argv = h.command.map((part, i) =>
     i === 0 && /^\.\.?\//.test(part) ? resolve(baseDir, part) : part,
@@ -185,6 +192,7 @@ function runner(h: z.output<typeof hook>, index: number, baseDir: string, logger
         baseDir,
         codes,
         h.env,
+        lifetime,
       ).catch((err): Outcome => ({ stdout: '', failure: (err as Error)?.message ?? String(err) }))
       if (!outcome.failure) {
         failures = 0
@@ -282,11 +290,13 @@ async function runHook(
   cwd: string,
   codes: number[],
   env: readonly string[],
+  lifetime: AbortSignal,
 ): Promise<Outcome> {
   const [file, ...args] = argv
   const refused = file!.includes('/') ? formatProblem(resolve(cwd, file!)) : undefined
   if (refused) return { stdout: '', failure: refused }
   let r
+  let kill: (() => void) | undefined
   try {
     r = await runProcess({
       file: file!,
@@ -296,9 +306,12 @@ async function runHook(
       input: JSON.stringify(payload),
       maxStdoutBytes: MAX_STDOUT,
       timeoutMs,
+      onKill: (k) => lifetime.addEventListener('abort', (kill = k), { once: true }),
     })
   } catch (err) {
     return { stdout: '', failure: (err as Error)?.message ?? String(err) }
+  } finally {
+    if (kill) lifetime.removeEventListener('abort', kill)
   }
   // the runner's own kill at the output cap is said as the cap, not as a signal
   if (r.flooded) return { stdout: '', failure: r.stopped! }

@@ -195,6 +195,14 @@ export class ToolRegistry {
     if (layer.tools.size) this.onChange([], [...layer.tools.keys()], key)
   }
 
+  /** The scope an exclusive call excludes within: a subagent's calls are its agent's (DESIGN §10). */
+  exclusionScope(scope: string): string {
+    let layer = this.#layers.get(scope)
+    while (layer?.subagent && layer.parent !== undefined)
+      layer = this.#layers.get((scope = layer.parent))
+    return scope
+  }
+
   hasScope(scope: string): boolean {
     return this.#layers.has(scope)
   }

@@ -327,7 +327,9 @@ export class ToolRuntime {
       : runBody
     const body = () => (flight.why ? flight.ended : executor(call, flight))
     // a nested call runs in its parent's slot: waiting for a slot its parent holds would deadlock
-    const output = await (parent ? body() : this.gate.run(tool, call.scope, flight, body))
+    const output = await (parent
+      ? body()
+      : this.gate.run(tool, this.registry.exclusionScope(call.scope), flight, body))
     let result = normalize(output, call.name)
     if (this.hooks.postExecute.taps.length) {
       const preview = freezeDeep({

@@ -49,6 +49,30 @@ describe('exclusive within a scope', () => {
     assert.equal((await later).status, 'ok')
   })
 
+  it("subagents' calls are their agent's: two children's exclusive calls do not overlap", async () => {
+    const rt = new ToolRuntime()
+    rt.registry.createScope('agent')
+    rt.registry.createScope('agent/spawn-1', { parent: 'agent', subagent: true })
+    rt.registry.createScope('agent/spawn-2', { parent: 'agent', subagent: true })
+    rt.registry.createScope('other')
+    const excl = gated('excl', 'exclusive')
+    rt.register(excl.def, 't')
+    const first = rt.call('excl', {}, { scope: 'agent/spawn-1' })
+    while (!excl.entered.length) await new Promise((r) => setImmediate(r))
+    const sibling = rt.call('excl', {}, { scope: 'agent/spawn-2' })
+    const elsewhere = rt.call('excl', {}, { scope: 'other' })
+    while (excl.entered.length < 2) await new Promise((r) => setImmediate(r))
+    await new Promise((r) => setTimeout(r, 20))
+    assert.deepEqual(
+      excl.entered,
+      ['agent/spawn-1', 'other'],
+      'the sibling waits; another agent runs',
+    )
+    excl.release()
+    await Promise.all([first, sibling, elsewhere])
+    assert.deepEqual(excl.entered, ['agent/spawn-1', 'other', 'agent/spawn-2'])
+  })
+
   it('a waiter held back by its own scope lets other scopes pass, in order within each scope', async () => {
     const rt = new ToolRuntime({ maxConcurrent: 4 })
     for (const s of ['a', 'b']) rt.registry.createScope(s)

@@ -4,35 +4,20 @@
  * environment (test/run.js sets it; removed here), as a newcomer runs it.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { appendFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { it } from 'node:test'
-import { suiteProjects, YOKE } from './helpers/project.ts'
+import { runCommand, suiteProjects, YOKE } from './helpers/project.ts'
 
 const projects = suiteProjects()
 
 function yoke(args: string[], cwd: string, home: string) {
   const env: Record<string, string> = { ...(process.env as Record<string, string>) }
   delete env.YOKE_TRUST
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [YOKE, ...args], {
-      cwd,
-      env: { ...env, NO_COLOR: '1', YOKE_HOME: home },
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    child.stdin.end()
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL')
-      reject(new Error(`yoke ${args.join(' ')} did not end in 90 s\n${stdout}\n${stderr}`))
-    }, 90_000)
-    child.on('exit', (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr })
-    })
+  return runCommand(process.execPath, [YOKE, ...args], {
+    cwd,
+    env: { ...env, NO_COLOR: '1', YOKE_HOME: home },
+    ms: 90_000,
   })
 }
 

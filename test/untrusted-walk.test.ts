@@ -15,14 +15,13 @@
  * - `mcp list`, `plugins list`, `serve --stdio`: they name trust too.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { chmodSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { pathToFileURL } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { DevProcess, ROOT, suiteProjects, YOKE } from './helpers/project.ts'
+import { DevProcess, ROOT, runCommand, suiteProjects, YOKE } from './helpers/project.ts'
 
 const projects = suiteProjects()
 
@@ -33,36 +32,9 @@ function untrustedEnv(home: string): Record<string, string> {
   return { ...env, NO_COLOR: '1', YOKE_HOME: home }
 }
 
-interface Ran {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
 /** Runs `command args` in the project, untrusted, to its end (bounded). */
-function run(
-  command: string,
-  args: string[],
-  cwd: string,
-  home: string,
-  ms = 90_000,
-): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env: untrustedEnv(home) })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    child.stdin.end()
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL')
-      reject(new Error(`${args.join(' ')} did not end in ${ms} ms\n${stdout}\n${stderr}`))
-    }, ms)
-    child.on('exit', (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr })
-    })
-  })
+function run(command: string, args: string[], cwd: string, home: string, ms = 90_000) {
+  return runCommand(command, args, { cwd, env: untrustedEnv(home), ms })
 }
 
 const PROBE = `export default {

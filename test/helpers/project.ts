@@ -89,26 +89,38 @@ export function runYokeWithInput(
   options: RunOptions = {},
   input = '',
 ): Promise<RunResult> {
+  const env = {
+    ...(process.env as Record<string, string>),
+    NO_COLOR: '1',
+    YOKE_HOME: options.home ?? join(options.cwd ?? ROOT, '.home'),
+    ...options.env,
+  }
+  const ms = options.timeoutMs ?? RUN_MS
+  return runCommand(process.execPath, [YOKE, ...args], { cwd: options.cwd ?? ROOT, env, input, ms })
+}
+
+/**
+ * Runs `command args` to its end, stdout and stderr collected, stdin given `input` and closed;
+ * killed (and rejected with what it printed) after `ms`, which only catches a hang.
+ */
+export function runCommand(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; input?: string; ms: number },
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [YOKE, ...args], {
-      cwd: options.cwd ?? ROOT,
-      env: {
-        ...process.env,
-        NO_COLOR: '1',
-        YOKE_HOME: options.home ?? join(options.cwd ?? ROOT, '.home'),
-        ...options.env,
-      },
-    })
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))
     child.stderr.on('data', (d) => (stderr += d))
-    child.stdin.end(input)
-    const ms = options.timeoutMs ?? RUN_MS
+    child.stdin.end(options.input ?? '')
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
-      reject(new Error(`yoke ${args.join(' ')} did not finish in ${ms} ms\n${stdout}\n${stderr}`))
-    }, ms)
+      reject(
+        new Error(`${args.join(' ')} did not finish in ${options.ms} ms\n${stdout}\n${stderr}`),
+      )
+    }, options.ms)
     child.on('exit', (code) => {
       clearTimeout(timer)
       resolve({ code, stdout, stderr })

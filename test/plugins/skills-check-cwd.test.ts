@@ -2,11 +2,16 @@
 // directory of the project config that the search found higher up; and a folder that holds skill
 // folders only one level further down (a repository's root) says where they are.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { ROOT, suiteProjects, type Project, type RunResult } from '../helpers/project.ts'
+import {
+  ROOT,
+  runCommand,
+  suiteProjects,
+  type Project,
+  type RunResult,
+} from '../helpers/project.ts'
 
 const project = suiteProjects()
 
@@ -18,26 +23,20 @@ function yoke(p: Project, cwd: string, args: string[]): Promise<RunResult> {
       main,
       `const { main } = await import(${JSON.stringify(join(ROOT, 'src/cli/main.ts'))})\nprocess.exit(await main(process.argv.slice(2)))\n`,
     )
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', import.meta.resolve('tsx'), '--conditions=yoke-source', main, ...args],
-      { cwd, env: { ...process.env, NO_COLOR: '1', YOKE_HOME: p.home, YOKE_TRUST: '1' } },
-    )
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    child.stdin.end()
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL')
-      reject(new Error(`yoke ${args.join(' ')} did not finish in 120 s\n${stdout}\n${stderr}`))
-    }, 120_000)
-    child.on('exit', (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr })
-    })
-  })
+  return runCommand(
+    process.execPath,
+    ['--import', import.meta.resolve('tsx'), '--conditions=yoke-source', main, ...args],
+    {
+      cwd,
+      env: {
+        ...(process.env as Record<string, string>),
+        NO_COLOR: '1',
+        YOKE_HOME: p.home,
+        YOKE_TRUST: '1',
+      },
+      ms: 120_000,
+    },
+  )
 }
 
 const skill = (p: Project, dir: string, name: string, description = `the ${name} skill`) =>

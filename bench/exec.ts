@@ -12,7 +12,7 @@ import { utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { execa } from 'execa'
 import { IntegrityGate, verify } from '../plugins/exec-tools/executable.ts'
-import { runProcess } from '../plugins/exec-tools/run.ts'
+import { runProcess } from '../plugins/process/api.ts'
 import { execHarness } from '../test/helpers/exec.ts'
 import { median, percentile, row, timed, type Call } from './stats.ts'
 

@@ -5,7 +5,7 @@
  * A command runs through `/bin/sh -c` (or, with `args`, as a program with arguments), in the
  * project directory, in a process group of its own that goes when it ends.
  */
-import { runProcess, toolEnv } from '../exec-tools/api.ts'
+import { runProcess, toolEnv } from '../process/api.ts'
 import { nestsDeeper } from 'yoke'
 import { MAX_DEPTH, type Handler, type HookEntry } from './format.ts'
 

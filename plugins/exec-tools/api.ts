@@ -1,28 +1,11 @@
 /**
  * The public face of exec-tools: the `execTools` service (the packages and why each did or did not
- * load), `loadPackage` (what `yoke plugins check` reads), the environment rules every plugin
- * process gets (an allowlist: the essentials and the listed names; blocked variables never,
- * secret-looking ones only when listed), the executable format check (a program this machine
- * runs), and the process runner (a program in a process group of its own, bounded output, the
- * whole group ended).
+ * load) and `loadPackage` (what `yoke plugins check` reads). The process rules and runner it uses
+ * are the process library's (plugins/process/api.ts).
  */
 import type { Disposer, SyncHook } from 'yoke'
 import type { ManifestProblem } from './manifest.ts'
 
-export {
-  BLOCKED_ENV,
-  envNameProblem,
-  HIJACK_ENV,
-  isBlockedEnv,
-  isEssential,
-  isHijackEnv,
-  isSecretName,
-  isSecretValue,
-  toolEnv,
-  type ToolEnvOptions,
-} from './env.ts'
-export { executableFormat, formatOf, THIS_HOST, type Format, type Host } from './format.ts'
-export { runExecutable, runProcess, type ProcessSpec, type Ran, type RunSpec } from './run.ts'
 export type { Manifest, ManifestProblem } from './manifest.ts'
 export { HOOK_EVENT_NAMES } from './manifest.ts'
 export { loadPackage, promptFiles, type Package, type PackageFailure } from './load.ts'

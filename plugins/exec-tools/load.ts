@@ -14,7 +14,7 @@ import {
   THIS_HOST,
   type Format,
   type Host,
-} from './format.ts'
+} from '../process/api.ts'
 import { parseManifest, readManifestText, type Manifest, type ManifestProblem } from './manifest.ts'
 import { missingBinary, unmetRequirements } from './requirements.ts'
 

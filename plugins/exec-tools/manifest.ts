@@ -8,7 +8,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs'
 import { LineCounter, parseDocument, type Document } from 'yaml'
 import { z } from 'zod'
-import { envNameProblem } from './env.ts'
+import { envNameProblem } from '../process/api.ts'
 
 const RISKS = ['low', 'medium', 'high', 'critical'] as const
 export type Risk = (typeof RISKS)[number]

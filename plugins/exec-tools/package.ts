@@ -10,10 +10,10 @@ import { join, resolve } from 'node:path'
 import { definePlugin, riskyPattern, YokeError, type CallContext, type ToolDefinition } from 'yoke'
 import { mcpClient } from '../mcp-client/api.ts'
 import { shellHooks } from '../shell-hooks/api.ts'
-import { toolEnv } from './env.ts'
+import { toolEnv } from '../process/api.ts'
 import { IntegrityError } from './executable.ts'
 import type { Package } from './load.ts'
-import { resultOf, runExecutable } from './run.ts'
+import { resultOf, runExecutable } from '../process/api.ts'
 
 export { loadPackage, promptFiles, type Package, type PackageFailure } from './load.ts'
 

@@ -8,7 +8,7 @@
  */
 import { existsSync, statSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
-import type { Host } from './format.ts'
+import type { Host } from '../process/api.ts'
 import type { Manifest } from './manifest.ts'
 
 /** How the names a manifest may use for this machine's system and CPU are spelled. */

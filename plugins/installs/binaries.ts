@@ -9,7 +9,7 @@ import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, statSy
 import { arch, platform } from 'node:os'
 import { join } from 'node:path'
 import { YokeError } from 'yoke/cli'
-import { executableFormat } from '../exec-tools/api.ts'
+import { executableFormat } from '../process/api.ts'
 import type { InstallSource } from './api.ts'
 import { download } from './download.ts'
 import { unpack } from './tarball.ts'

@@ -7,7 +7,7 @@ import { homedir } from 'node:os'
 import { basename, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { z } from 'zod'
-import { BLOCKED_ENV } from '../exec-tools/api.ts'
+import { BLOCKED_ENV } from '../process/api.ts'
 import { insecureOAuthUrl } from './addresses.ts'
 import type { OAuthSettings } from './oauth/client.ts'
 

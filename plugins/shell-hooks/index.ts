@@ -20,13 +20,8 @@ import {
   type ToolResult,
 } from 'yoke'
 import type { ModelInfo, TurnInfo } from '../agent-loop/api.ts'
-import {
-  envNameProblem,
-  executableFormat,
-  HOOK_EVENT_NAMES,
-  runProcess,
-  toolEnv,
-} from '../exec-tools/api.ts'
+import { HOOK_EVENT_NAMES } from '../exec-tools/api.ts'
+import { envNameProblem, executableFormat, runProcess, toolEnv } from '../process/api.ts'
 import type { ModelRequest, ModelResponse } from '../models/api.ts'
 
 export const HOOK_EVENTS = HOOK_EVENT_NAMES

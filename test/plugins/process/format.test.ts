@@ -6,11 +6,11 @@ import assert from 'node:assert/strict'
 import { chmodSync, copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { formatOf, type Host } from '../../plugins/process/api.ts'
-import { interpreterWarning } from '../../plugins/process/api.ts'
-import shellHooks from '../../plugins/shell-hooks/index.ts'
-import { execHarness, nodeExe, writePackage, type ExecHarness } from '../helpers/exec.ts'
-import { runYoke, tempProject, type Project } from '../helpers/project.ts'
+import { formatOf, type Host } from '../../../plugins/process/api.ts'
+import { interpreterWarning } from '../../../plugins/process/api.ts'
+import shellHooks from '../../../plugins/shell-hooks/index.ts'
+import { execHarness, nodeExe, writePackage, type ExecHarness } from '../../helpers/exec.ts'
+import { runYoke, tempProject, type Project } from '../../helpers/project.ts'
 
 const text = (r: { content: readonly { type: string; text?: string }[] }) =>
   r.content.map((c) => c.text ?? '').join('')

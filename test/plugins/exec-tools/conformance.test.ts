@@ -2,10 +2,10 @@
 // a package of its own, reached through an exec-tools instance.
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { toDisposer } from '../../src/index.ts'
-import { runPipelineConformance } from '../conformance/pipeline.ts'
-import { execHarness, nodeExe, writePackage } from '../helpers/exec.ts'
-import { until } from '../helpers/until.ts'
+import { toDisposer } from '../../../src/index.ts'
+import { runPipelineConformance } from '../../conformance/pipeline.ts'
+import { execHarness, nodeExe, writePackage } from '../../helpers/exec.ts'
+import { until } from '../../helpers/until.ts'
 
 const BODIES = {
   echo: `process.stdout.write(JSON.stringify({ output: JSON.stringify(args) }))`,

@@ -13,8 +13,8 @@ import {
   type HookAdapter,
   type HookBehaviour,
   type HookRun,
-} from '../conformance/hooks.ts'
-import { tempProject } from '../helpers/project.ts'
+} from '../../conformance/hooks.ts'
+import { tempProject } from '../../helpers/project.ts'
 
 /** Each behaviour as an octos hook program: exit 0 allows, 1 denies (stdout: the reason), 2 rewrites (stdout: the arguments). */
 function octosBody(behaviour: HookBehaviour): string | undefined {

@@ -5,9 +5,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import { runProcess, type ProcessSpec } from '../../plugins/process/api.ts'
-import { alive } from '../helpers/mcp.ts'
-import { until } from '../helpers/until.ts'
+import { runProcess, type ProcessSpec } from '../../../plugins/process/api.ts'
+import { alive } from '../../helpers/mcp.ts'
+import { until } from '../../helpers/until.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'yoke-run-'))
 const sh = (script: string, more: Partial<ProcessSpec> = {}) =>

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { describe, it } from 'node:test'
-import { createYoke } from '../../src/index.ts'
-import { suiteProjects } from '../helpers/project.ts'
+import { createYoke } from '../../../src/index.ts'
+import { suiteProjects } from '../../helpers/project.ts'
 
 const project = suiteProjects()
 

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { stringify } from 'yaml'
-import type { LogRecord, ToolResult, ToolRuntime } from '../../src/index.ts'
-import { composedProject, hookProgram } from '../conformance/hooks.ts'
-import { tempProject, type Project } from '../helpers/project.ts'
+import type { LogRecord, ToolResult, ToolRuntime } from '../../../src/index.ts'
+import { composedProject, hookProgram } from '../../conformance/hooks.ts'
+import { tempProject, type Project } from '../../helpers/project.ts'
 
 const text = (r: ToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
 

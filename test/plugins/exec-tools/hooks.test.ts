@@ -5,11 +5,11 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import shellHooks from '../../plugins/shell-hooks/index.ts'
-import { execHarness, nodeExe, type ExecHarness } from '../helpers/exec.ts'
-import { FIXTURE } from '../helpers/mcp.ts'
-import { until } from '../helpers/until.ts'
-import type { PromptApi } from '../../plugins/prompt/api.ts'
+import shellHooks from '../../../plugins/shell-hooks/index.ts'
+import { execHarness, nodeExe, type ExecHarness } from '../../helpers/exec.ts'
+import { FIXTURE } from '../../helpers/mcp.ts'
+import { until } from '../../helpers/until.ts'
+import type { PromptApi } from '../../../plugins/prompt/api.ts'
 
 const text = (r: { content: readonly { type: string; text?: string }[] }) =>
   r.content.map((c) => c.text ?? '').join('')

@@ -5,13 +5,13 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import { createYoke, type Yoke } from '../../src/index.ts'
-import { THIS_HOST } from '../../plugins/process/api.ts'
-import { isThisPlatform, unmetRequirements } from '../../plugins/exec-tools/requirements.ts'
-import type { Manifest } from '../../plugins/exec-tools/manifest.ts'
-import { execHarness, nodeExe, writePackage } from '../helpers/exec.ts'
-import { suiteProjects } from '../helpers/project.ts'
-import { until } from '../helpers/until.ts'
+import { createYoke, type Yoke } from '../../../src/index.ts'
+import { THIS_HOST } from '../../../plugins/process/api.ts'
+import { isThisPlatform, unmetRequirements } from '../../../plugins/exec-tools/requirements.ts'
+import type { Manifest } from '../../../plugins/exec-tools/manifest.ts'
+import { execHarness, nodeExe, writePackage } from '../../helpers/exec.ts'
+import { suiteProjects } from '../../helpers/project.ts'
+import { until } from '../../helpers/until.ts'
 
 const text = (r: { content: readonly { type: string; text?: string }[] }) =>
   r.content.map((c) => c.text ?? '').join('')
@@ -345,7 +345,7 @@ describe('execTools.addRoot', () => {
         manifest: { name: 'mine', version: '1', tools: [{ name: 'mine_run', description: 'x' }] },
         exe: nodeExe(`process.stdout.write('mine')`),
       })
-      const { toPlugin } = await import('../../src/index.ts')
+      const { toPlugin } = await import('../../../src/index.ts')
       const installer = h.kernel.spawn(
         toPlugin({
           name: 'installer',

@@ -5,12 +5,12 @@ import assert from 'node:assert/strict'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import type { PromptApi } from '../plugins/prompt/api.ts'
-import { toPlugin, type Plugin, type ToolResult } from '../src/index.ts'
-import { execHarness, nodeExe, writePackage, type ExecHarness } from './helpers/exec.ts'
-import { alive, FIXTURE } from './helpers/mcp.ts'
-import { runYoke, tempProject } from './helpers/project.ts'
-import { until } from './helpers/until.ts'
+import type { PromptApi } from '../../../plugins/prompt/api.ts'
+import { toPlugin, type Plugin, type ToolResult } from '../../../src/index.ts'
+import { execHarness, nodeExe, writePackage, type ExecHarness } from '../../helpers/exec.ts'
+import { alive, FIXTURE } from '../../helpers/mcp.ts'
+import { runYoke, tempProject } from '../../helpers/project.ts'
+import { until } from '../../helpers/until.ts'
 
 const text = (r: ToolResult) => r.content.map((c) => ('text' in c ? c.text : '')).join('')
 describe('holding an exec package', () => {

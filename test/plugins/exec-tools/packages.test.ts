@@ -15,14 +15,14 @@ import {
 } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { alive } from '../helpers/mcp.ts'
-import { execHarness, nodeExe, type ExecHarness } from '../helpers/exec.ts'
-import { until } from '../helpers/until.ts'
-import policy from '../../plugins/policy/index.ts'
-import skills from '../../plugins/skills/index.ts'
+import { alive } from '../../helpers/mcp.ts'
+import { execHarness, nodeExe, type ExecHarness } from '../../helpers/exec.ts'
+import { until } from '../../helpers/until.ts'
+import policy from '../../../plugins/policy/index.ts'
+import skills from '../../../plugins/skills/index.ts'
 import { createHash } from 'node:crypto'
-import type { TaskInfo } from '../../src/index.ts'
-import { IntegrityGate, verify } from '../../plugins/exec-tools/executable.ts'
+import type { TaskInfo } from '../../../src/index.ts'
+import { IntegrityGate, verify } from '../../../plugins/exec-tools/executable.ts'
 
 const text = (r: { content: readonly { type: string; text?: string }[] }) =>
   r.content.map((c) => c.text ?? '').join('')

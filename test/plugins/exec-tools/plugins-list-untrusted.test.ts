@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process'
 import { chmodSync, cpSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { ROOT, runYoke, suiteProjects, type Project } from '../helpers/project.ts'
+import { ROOT, runYoke, suiteProjects, type Project } from '../../helpers/project.ts'
 
 // test/run.js trusts every project of the suite; these tests are about not being trusted
 delete process.env.YOKE_TRUST

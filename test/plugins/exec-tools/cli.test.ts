@@ -1,8 +1,8 @@
 // yoke plugins list / check, and the example packages through the repository's config.
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
-import { writePackage, nodeExe } from '../helpers/exec.ts'
-import { ROOT, runYoke, tempProject, type Project } from '../helpers/project.ts'
+import { writePackage, nodeExe } from '../../helpers/exec.ts'
+import { ROOT, runYoke, tempProject, type Project } from '../../helpers/project.ts'
 
 let project: Project
 before(() => {

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import { progressOf, resultOf, runProcess } from '../../plugins/process/api.ts'
+import { progressOf, resultOf, runProcess } from '../../../plugins/process/api.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'yoke-run-hostile-'))
 const sh = (script: string, maxStdoutBytes = 1024 * 1024) =>

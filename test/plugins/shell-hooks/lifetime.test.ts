@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import { stringify } from 'yaml'
-import { composedProject, hookProgram } from '../conformance/hooks.ts'
-import { tempProject } from '../helpers/project.ts'
-import { until } from '../helpers/until.ts'
+import { composedProject, hookProgram } from '../../conformance/hooks.ts'
+import { tempProject } from '../../helpers/project.ts'
+import { until } from '../../helpers/until.ts'
 
 const alive = (pid: number) => {
   try {

@@ -5,10 +5,10 @@ import assert from 'node:assert/strict'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import shellHooks from '../../plugins/shell-hooks/index.ts'
-import { execHarness, nodeExe, type ExecHarness } from '../helpers/exec.ts'
-import { until } from '../helpers/until.ts'
-import { toPlugin, validateConfig, type Plugin } from '../../src/index.ts'
+import shellHooks from '../../../plugins/shell-hooks/index.ts'
+import { execHarness, nodeExe, type ExecHarness } from '../../helpers/exec.ts'
+import { until } from '../../helpers/until.ts'
+import { toPlugin, validateConfig, type Plugin } from '../../../src/index.ts'
 
 const text = (r: { content: readonly { type: string; text?: string }[] }) =>
   r.content.map((c) => c.text ?? '').join('')

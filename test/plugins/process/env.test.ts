@@ -10,7 +10,7 @@ import {
   isSecretName,
   isSecretValue,
   toolEnv,
-} from '../../plugins/process/api.ts'
+} from '../../../plugins/process/api.ts'
 
 const HIJACK = [
   'LD_PRELOAD',

@@ -7,8 +7,8 @@ import {
   parseManifest,
   type Manifest,
   type ManifestProblem,
-} from '../../plugins/exec-tools/manifest.ts'
-import { ROOT } from '../helpers/project.ts'
+} from '../../../plugins/exec-tools/manifest.ts'
+import { ROOT } from '../../helpers/project.ts'
 
 const FILE = '/pkg/manifest.json'
 const parse = (text: string) => parseManifest(text, FILE)

@@ -3,12 +3,12 @@
 // `yoke inspect`.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import anthropic from '../../plugins/anthropic/index.ts'
-import openai from '../../plugins/openai/index.ts'
-import type { ModelClient } from '../../plugins/models/api.ts'
-import { Kernel, toPlugin, validateConfig, type Plugin } from '../../src/index.ts'
-import { modelServer, type ModelServer } from '../helpers/model-server.ts'
-import { runYoke, tempProject } from '../helpers/project.ts'
+import anthropic from '../../../plugins/anthropic/index.ts'
+import openai from '../../../plugins/openai/index.ts'
+import type { ModelClient } from '../../../plugins/models/api.ts'
+import { Kernel, toPlugin, validateConfig, type Plugin } from '../../../src/index.ts'
+import { modelServer, type ModelServer } from '../../helpers/model-server.ts'
+import { runYoke, tempProject } from '../../helpers/project.ts'
 
 const plugins = [
   {

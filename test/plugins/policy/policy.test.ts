@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import policy from '../../plugins/policy/index.ts'
+import policy from '../../../plugins/policy/index.ts'
 import {
   Kernel,
   runtimePlugin,
@@ -9,7 +9,7 @@ import {
   type Plugin,
   type ToolDefinition,
   type ToolRuntime,
-} from '../../src/index.ts'
+} from '../../../src/index.ts'
 
 async function withPolicy(config: unknown, tools: ToolDefinition[]) {
   const kernel = new Kernel()

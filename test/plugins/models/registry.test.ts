@@ -2,12 +2,12 @@
 // a model is made by kind with the key read from the environment, and what is missing is named.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import anthropic from '../../plugins/anthropic/index.ts'
-import type { ModelClient, ModelRegistry } from '../../plugins/models/api.ts'
-import models from '../../plugins/models/index.ts'
-import openai from '../../plugins/openai/index.ts'
-import { Kernel, toPlugin, validateConfig, YokeError, type Plugin } from '../../src/index.ts'
-import { modelServer, type ModelServer } from '../helpers/model-server.ts'
+import anthropic from '../../../plugins/anthropic/index.ts'
+import type { ModelClient, ModelRegistry } from '../../../plugins/models/api.ts'
+import models from '../../../plugins/models/index.ts'
+import openai from '../../../plugins/openai/index.ts'
+import { Kernel, toPlugin, validateConfig, YokeError, type Plugin } from '../../../src/index.ts'
+import { modelServer, type ModelServer } from '../../helpers/model-server.ts'
 
 const spawn = async (kernel: Kernel, plugin: unknown, config: unknown, key: string) => {
   const p = toPlugin(plugin) as Plugin

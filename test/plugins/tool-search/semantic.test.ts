@@ -7,16 +7,16 @@ import assert from 'node:assert/strict'
 import { existsSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import type { RegisteredTool, ToolResult } from '../../src/index.ts'
-import { createYoke, type Yoke } from '../../src/index.ts'
+import type { RegisteredTool, ToolResult } from '../../../src/index.ts'
+import { createYoke, type Yoke } from '../../../src/index.ts'
 import {
   loadUniversalSentenceEncoder,
   VectorCache,
   type Embedder,
-} from '../../plugins/tool-search/embedder.ts'
-import { ToolFinder } from '../../plugins/tool-search/finder.ts'
-import { SemanticArm } from '../../plugins/tool-search/semantic.ts'
-import { ROOT, runYoke, tempProject, type Project } from '../helpers/project.ts'
+} from '../../../plugins/tool-search/embedder.ts'
+import { ToolFinder } from '../../../plugins/tool-search/finder.ts'
+import { SemanticArm } from '../../../plugins/tool-search/semantic.ts'
+import { ROOT, runYoke, tempProject, type Project } from '../../helpers/project.ts'
 
 const LISTED = join(ROOT, 'test/fixtures/tool-search/tools.mjs')
 

@@ -2,10 +2,10 @@
 // recorded: system prompt, tool calls and results, output bounds, keys.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { createAnthropicModel } from '../../plugins/anthropic/client.ts'
-import { createOpenAIModel } from '../../plugins/openai/client.ts'
-import type { ModelRequest } from '../../plugins/models/api.ts'
-import { modelServer, type ModelServer } from '../helpers/model-server.ts'
+import { createAnthropicModel } from '../../../plugins/anthropic/client.ts'
+import { createOpenAIModel } from '../../../plugins/openai/client.ts'
+import type { ModelRequest } from '../../../plugins/models/api.ts'
+import { modelServer, type ModelServer } from '../../helpers/model-server.ts'
 
 const conversation: ModelRequest = {
   system: 'You are a file assistant.',

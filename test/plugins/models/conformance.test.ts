@@ -3,12 +3,12 @@
 // are not JSON, retries, timeouts, abort, usage and cost, and hostile answers. Every wait is bounded.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { YokeError } from '../../src/index.ts'
-import { createAnthropicModel } from '../../plugins/anthropic/client.ts'
-import { createOpenAIModel } from '../../plugins/openai/client.ts'
-import type { ModelClient, ModelRequest } from '../../plugins/models/api.ts'
-import type { ProviderOptions } from '../../plugins/models/api.ts'
-import { modelServer, type ModelServer, type Script } from '../helpers/model-server.ts'
+import { YokeError } from '../../../src/index.ts'
+import { createAnthropicModel } from '../../../plugins/anthropic/client.ts'
+import { createOpenAIModel } from '../../../plugins/openai/client.ts'
+import type { ModelClient, ModelRequest } from '../../../plugins/models/api.ts'
+import type { ProviderOptions } from '../../../plugins/models/api.ts'
+import { modelServer, type ModelServer, type Script } from '../../helpers/model-server.ts'
 
 const KEY = 'sk-test-0123456789-secret'
 

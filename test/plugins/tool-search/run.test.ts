@@ -5,8 +5,8 @@ import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { modelServer, type ModelServer, type ScriptTurn } from './helpers/model-server.ts'
-import { runYoke, tempProject, type Project } from './helpers/project.ts'
+import { modelServer, type ModelServer, type ScriptTurn } from '../../helpers/model-server.ts'
+import { runYoke, tempProject, type Project } from '../../helpers/project.ts'
 
 const ENV = { TEST_OPENAI_KEY: 'sk-test' }
 

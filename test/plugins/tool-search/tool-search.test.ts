@@ -7,21 +7,21 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'
-import type { AgentApi, AgentEvent, StepResult } from '../../plugins/agent-loop/api.ts'
-import { schemaText } from '../../plugins/tool-search/exposure.ts'
-import type { ToolSearchApi } from '../../plugins/tool-search/index.ts'
+import type { AgentApi, AgentEvent, StepResult } from '../../../plugins/agent-loop/api.ts'
+import { schemaText } from '../../../plugins/tool-search/exposure.ts'
+import type { ToolSearchApi } from '../../../plugins/tool-search/index.ts'
 import {
   createYoke,
   type ApprovalRequest,
   type RegisteredTool,
   type ToolResult,
   type Yoke,
-} from '../../src/index.ts'
-import { nodeExe, writePackage } from '../helpers/exec.ts'
-import { FIXTURE } from '../helpers/mcp.ts'
-import { modelServer, type ModelServer } from '../helpers/model-server.ts'
-import { ROOT, runYoke, tempProject, type Project } from '../helpers/project.ts'
-import { until } from '../helpers/until.ts'
+} from '../../../src/index.ts'
+import { nodeExe, writePackage } from '../../helpers/exec.ts'
+import { FIXTURE } from '../../helpers/mcp.ts'
+import { modelServer, type ModelServer } from '../../helpers/model-server.ts'
+import { ROOT, runYoke, tempProject, type Project } from '../../helpers/project.ts'
+import { until } from '../../helpers/until.ts'
 
 /** a local plugin that registers the tools its config lists */
 const LISTED = join(ROOT, 'test/fixtures/tool-search/tools.mjs')

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import { readClaudeSettings } from '../../plugins/policy/claude.ts'
-import { runYoke, suiteProjects } from '../helpers/project.ts'
+import { readClaudeSettings } from '../../../plugins/policy/claude.ts'
+import { runYoke, suiteProjects } from '../../helpers/project.ts'
 
 describe('Claude Code settings are read as configs', () => {
   const made = suiteProjects()

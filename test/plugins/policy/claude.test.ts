@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { parse } from 'yaml'
-import policy from '../../plugins/policy/index.ts'
-import { fromClaudeRule, parseClaudeSettings } from '../../plugins/policy/claude.ts'
+import policy from '../../../plugins/policy/index.ts'
+import { fromClaudeRule, parseClaudeSettings } from '../../../plugins/policy/claude.ts'
 import {
   Kernel,
   runtimePlugin,
@@ -16,9 +16,9 @@ import {
   type Plugin,
   type ToolDefinition,
   type ToolRuntime,
-} from '../../src/index.ts'
-import { runYoke, suiteProjects } from '../helpers/project.ts'
-import { until } from '../helpers/until.ts'
+} from '../../../src/index.ts'
+import { runYoke, suiteProjects } from '../../helpers/project.ts'
+import { until } from '../../helpers/until.ts'
 
 describe('Claude Code permission rules as policy rules', () => {
   it('tool names and MCP rules carry over; argument specifiers are reported with why', () => {

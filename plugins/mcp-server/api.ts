@@ -1,10 +1,12 @@
 /**
  * The public face of mcp-server: the `mcpServer` service (where the endpoint listens, its views,
  * where the token is, stdio connections for `yoke serve --stdio`, either protocol era, and a hook
- * on every tools/list answer) and the instance's config schema.
+ * on every tools/list answer), its control (`mcp-server/summary`: the endpoint on the dev screen
+ * and in `yoke doctor`) and the instance's config schema.
  */
 import type { Readable, Writable } from 'node:stream'
 import type { RegisteredTool, SyncHook } from 'yoke'
+import type { SummarySection } from 'yoke/cli'
 
 export { mcpServerConfig, type McpServerConfig } from './config.ts'
 
@@ -62,5 +64,12 @@ export interface McpServerApi {
 declare module 'yoke' {
   interface Services {
     mcpServer: McpServerApi
+  }
+  interface Controls {
+    /** the section `mcp endpoint` (its URL and what clients send); none while HTTP does not listen */
+    'mcp-server/summary': {
+      request: Record<string, never>
+      answer: (SummarySection & { title: string }) | undefined
+    }
   }
 }

@@ -19,6 +19,8 @@ import {
   YokeError,
   type CommandContext,
 } from 'yoke/cli'
+import type { Composition } from 'yoke'
+import type { McpServerApi } from './api.ts'
 import './errors.ts'
 
 const PLUGIN = 'mcp-server'
@@ -60,18 +62,10 @@ const serve = defineCommand({
     if (stdio && http !== undefined)
       throw new YokeError('USAGE', { reason: 'give --stdio or --http HOST:PORT, not both' })
     const listen = http === undefined ? undefined : parseHostPort(http)
-    const options = cli.options
     // which instance serves: the configured one (switched on if disabled), else one added for this run
     const key = await serverKey(cli)
-    const sets = [...(options.sets ?? [])]
-    if (key.add) sets.push(`plugins.${key.name}.use=${PLUGIN}`)
-    if (key.disabled) sets.push(`plugins.${key.name}.enabled=true`)
-    if (stdio) sets.push(`plugins.${key.name}.config.http=false`)
-    if (listen)
-      sets.push(`plugins.${key.name}.config.http=${JSON.stringify({ enabled: true, ...listen })}`)
     const issuer = args.oauth as string | undefined
-    if (issuer !== undefined)
-      sets.push(`plugins.${key.name}.config.oauth.issuer=${JSON.stringify(issuer)}`)
+    const sets = [...(cli.options.sets ?? []), ...setsFor(key, { stdio, listen, issuer })]
     if (stdio) {
       // stdout is the protocol's: whatever a plugin prints goes to stderr
       for (const method of ['log', 'info', 'debug', 'warn'] as const)
@@ -80,7 +74,7 @@ const serve = defineCommand({
 
     // the runtime loads when serving starts, not when --help imports this module
     const { Composition } = await import('yoke')
-    const composition = new Composition({ ...options, sets })
+    const composition = new Composition({ ...cli.options, sets })
     composition.kernel.hooks.log.tap('yoke serve', (r) => {
       if (r.level === 'debug') return
       process.stderr.write(
@@ -88,7 +82,6 @@ const serve = defineCommand({
       )
     })
     const signal = stopSignal()
-    const stop = signal.stopped
     try {
       const first = await composition.start()
       if (!first.ok) {
@@ -97,70 +90,112 @@ const serve = defineCommand({
       }
       // what waits (for `yoke trust`, a variable) is said before serving: a client sees fewer tools
       for (const line of await waitingLines(composition)) process.stderr.write(`waiting ${line}\n`)
-      const fiber = composition.reconciler.running.get(key.name)?.fiber
-      const service = composition.get('mcpServer')
-      if (!service || fiber?.state !== 'active') {
-        const why =
-          fiber?.error ??
-          new Error(
-            `the ${PLUGIN} instance "${key.name}" is ${fiber?.state ?? 'not running'}; \`yoke inspect\` says why`,
-          )
-        if (args.json) printJson({ ok: false, error: errorJson(why) })
-        process.stderr.write(formatError(why) + '\n')
-        return 1
-      }
+      const service = serving(composition, key.name, Boolean(args.json))
+      if (typeof service === 'number') return service
       const view = (args.view as string | undefined) ?? 'default'
       if (!service.views.includes(view))
         throw new YokeError('MCP_VIEW_UNKNOWN', { view, views: service.views.join(', ') })
       await composition.watch()
-      if (stdio) {
-        process.stderr.write(`yoke serve: MCP over stdio (view ${view})\n`)
-        const ended = await Promise.race([
-          service
-            .serveStdio(process.stdin, process.stdout, { view })
-            .then(() => 'session' as const),
-          stop.then(() => 'signal' as const),
-        ])
-        // the session also ends when a reload restarts the mcp-server instance itself: say so
-        if (ended === 'session' && !process.stdin.readableEnded)
-          process.stderr.write(
-            `yoke serve: the stdio session ended (the ${PLUGIN} instance "${key.name}" restarted or stopped); the client has to start a new one\n`,
-          )
-        return 0
-      }
-      const url = service.urlOf(view)
-      if (!url)
-        throw new YokeError('USAGE', {
-          reason: `the ${PLUGIN} instance "${key.name}" has http: false; use --stdio, or --http HOST:PORT`,
-        })
-      const oauth = service.oauth
-      process.stderr.write(
-        `yoke serve: MCP endpoint ${url}\n  clients send Authorization: Bearer <token>; the token is ${service.tokenHint}\n${oauth ? `  protected resource metadata: ${oauth.metadataUrlOf(view)}\n` : ''}  views: ${service.views.map((v) => `${v} ${service.urlOf(v)}`).join(', ')}\n  Ctrl-C to stop\n`,
-      )
-      const each = (of: (v: string) => string | undefined) =>
-        Object.fromEntries(service.views.map((v) => [v, of(v)]))
-      if (args.json)
-        printJson({
-          ok: true,
-          url,
-          views: each((v) => service.urlOf(v)),
-          tokenHint: service.tokenHint,
-          ...(oauth && {
-            oauth: {
-              issuer: oauth.issuer,
-              resources: each((v) => oauth.resourceOf(v)),
-              metadata: each((v) => oauth.metadataUrlOf(v)),
-            },
-          }),
-        })
-      await stop
-      return 0
+      const stop = signal.stopped
+      if (stdio) return await overStdio(service, view, key.name, stop)
+      return await overHttp(service, view, key.name, Boolean(args.json), stop)
     } finally {
       await composition.close()
       signal.dispose()
     }
   },
 })
+
+/** The `--set`s that make the instance `key` serve as the flags say. */
+function setsFor(
+  key: ServerKey,
+  flags: { stdio: boolean; listen?: { host: string; port: number }; issuer?: string },
+): string[] {
+  const at = `plugins.${key.name}`
+  return [
+    ...(key.add ? [`${at}.use=${PLUGIN}`] : []),
+    ...(key.disabled ? [`${at}.enabled=true`] : []),
+    ...(flags.stdio ? [`${at}.config.http=false`] : []),
+    ...(flags.listen
+      ? [`${at}.config.http=${JSON.stringify({ enabled: true, ...flags.listen })}`]
+      : []),
+    ...(flags.issuer !== undefined
+      ? [`${at}.config.oauth.issuer=${JSON.stringify(flags.issuer)}`]
+      : []),
+  ]
+}
+
+/** The running instance's service, or the exit code after saying why it does not run. */
+function serving(composition: Composition, name: string, json: boolean): McpServerApi | number {
+  const fiber = composition.reconciler.running.get(name)?.fiber
+  const service = composition.get('mcpServer')
+  if (service && fiber?.state === 'active') return service
+  const why =
+    fiber?.error ??
+    new Error(
+      `the ${PLUGIN} instance "${name}" is ${fiber?.state ?? 'not running'}; \`yoke inspect\` says why`,
+    )
+  if (json) printJson({ ok: false, error: errorJson(why) })
+  process.stderr.write(formatError(why) + '\n')
+  return 1
+}
+
+/** One connection on stdin/stdout, until it ends or a signal stops yoke. */
+async function overStdio(
+  service: McpServerApi,
+  view: string,
+  name: string,
+  stop: Promise<unknown>,
+) {
+  process.stderr.write(`yoke serve: MCP over stdio (view ${view})\n`)
+  const ended = await Promise.race([
+    service.serveStdio(process.stdin, process.stdout, { view }).then(() => 'session' as const),
+    stop.then(() => 'signal' as const),
+  ])
+  // the session also ends when a reload restarts the mcp-server instance itself: say so
+  if (ended === 'session' && !process.stdin.readableEnded)
+    process.stderr.write(
+      `yoke serve: the stdio session ended (the ${PLUGIN} instance "${name}" restarted or stopped); the client has to start a new one\n`,
+    )
+  return 0
+}
+
+/** Says where the endpoint is (and, with --json, prints it), then serves until a signal. */
+async function overHttp(
+  service: McpServerApi,
+  view: string,
+  name: string,
+  json: boolean,
+  stop: Promise<unknown>,
+) {
+  const url = service.urlOf(view)
+  if (!url)
+    throw new YokeError('USAGE', {
+      reason: `the ${PLUGIN} instance "${name}" has http: false; use --stdio, or --http HOST:PORT`,
+    })
+  const oauth = service.oauth
+  process.stderr.write(
+    `yoke serve: MCP endpoint ${url}\n  clients send Authorization: Bearer <token>; the token is ${service.tokenHint}\n${oauth ? `  protected resource metadata: ${oauth.metadataUrlOf(view)}\n` : ''}  views: ${service.views.map((v) => `${v} ${service.urlOf(v)}`).join(', ')}\n  Ctrl-C to stop\n`,
+  )
+  const each = (of: (v: string) => string | undefined) =>
+    Object.fromEntries(service.views.map((v) => [v, of(v)]))
+  if (json)
+    printJson({
+      ok: true,
+      url,
+      views: each((v) => service.urlOf(v)),
+      tokenHint: service.tokenHint,
+      ...(oauth && {
+        oauth: {
+          issuer: oauth.issuer,
+          resources: each((v) => oauth.resourceOf(v)),
+          metadata: each((v) => oauth.metadataUrlOf(v)),
+        },
+      }),
+    })
+  await stop
+  return 0
+}
 
 function parseHostPort(value: string): { host: string; port: number } {
   const m = /^\[?([^\]]*?)\]?:(\d{1,5})$/.exec(value)
@@ -186,9 +221,15 @@ const real = (file: string | undefined) => {
 }
 
 /** The instance key of the configured mcp-server, or the key to add one under. */
-async function serverKey(
-  cli: CommandContext,
-): Promise<{ name: string; add?: boolean; disabled?: boolean }> {
+interface ServerKey {
+  name: string
+  /** none is configured: one is added for this run */
+  add?: boolean
+  /** the configured one is disabled: it is switched on for this run */
+  disabled?: boolean
+}
+
+async function serverKey(cli: CommandContext): Promise<ServerKey> {
   let instances: Awaited<ReturnType<CommandContext['instances']>>
   try {
     instances = await cli.instances()

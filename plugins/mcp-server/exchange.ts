@@ -52,7 +52,8 @@ export interface ExchangeOptions {
   /** the MCP view the call was made in (the waiting calls are capped per view) */
   view: string
   scope: ScopeHandle
-  caller: string
+  /** `mcp:<view>:<connection>`: the connection that made the call (only it may continue it) */
+  connection: string
   tool: string
   args: Record<string, unknown>
   /** the call runs in a scope of its own connection: "allow for this session" means something */
@@ -110,6 +111,8 @@ export class Exchange {
 
   constructor(
     private readonly options: ExchangeOptions,
+    /** the call's caller: its connection and a number (`mcp:<view>:<connection>#<n>`) */
+    readonly caller: string,
     private readonly room?: WaitingRoom,
   ) {
     this.#client = options.client
@@ -118,7 +121,7 @@ export class Exchange {
         resolve(
           options.scope.call(options.tool, options.args, {
             signal: this.#abort.signal,
-            caller: options.caller,
+            caller,
             onProgress: (event) => this.progress?.(event),
           }),
         )
@@ -131,8 +134,8 @@ export class Exchange {
     return this
   }
 
-  get caller(): string {
-    return this.options.caller
+  get connection(): string {
+    return this.options.connection
   }
 
   get tool(): string {
@@ -303,13 +306,8 @@ export class Exchanges implements WaitingRoom {
     private readonly rememberMs = 10 * 60_000,
   ) {}
 
-  /** a caller name for the next call of `base` (`mcp:<view>:<connection>`) */
-  caller(base: string): string {
-    return `${base}#${++this.#n}`
-  }
-
   start(options: ExchangeOptions): Exchange {
-    const exchange = new Exchange(options, this)
+    const exchange = new Exchange(options, `${options.connection}#${++this.#n}`, this)
     this.#byCaller.set(exchange.caller, exchange)
     this.#byId.set(exchange.id, exchange)
     const end = (result?: ToolResult) => {

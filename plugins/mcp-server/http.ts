@@ -1,18 +1,19 @@
 /**
  * The Streamable HTTP endpoint, both eras on one URL per view. Each request is checked in order:
  * Host and Origin (403 on a loopback endpoint), the token (401, or 403 for an OAuth token without
- * the view's scope; access.ts: the protected resource metadata is served before it), the path's view (404), the
- * body's size (413, before it is read, from Content-Length, or while it streams), its media type
- * (415) and JSON (400, also for JSON nested deeper than MAX_DEPTH). Then its era decides (the SDK's own classification, isLegacyRequest):
+ * the view's scope; the protected resource metadata is served before it: oauth/access.ts), the
+ * path's view (404), the body's size (413, before it is read, from Content-Length, or while it
+ * streams), its media type (415) and JSON (400, also for JSON nested deeper than MAX_DEPTH);
+ * request.ts has those checks. Then its era decides (the SDK's own classification,
+ * isLegacyRequest):
  *
  * - 2026-07-28 requests are stateless: the view's modern handler (createMcpHandler) serves each
  *   with a Server of its own, and checks the Mcp-Method / Mcp-Name headers against the body.
  * - 2025-era requests are sessions, as before: one Server and transport per session, kept in a map
  *   (404 for a session we do not know, or that belongs to another view); the Mcp-Method and
  *   Mcp-Name headers, when a client sends them, must agree with the body too. Idle sessions are
- *   closed. Sessions are capped per client (remote address) and in all; at a cap a new session
- *   takes the place of an idle one (the client's own, else one of the client that holds the
- *   most), so no token holder can lock the others out.
+ *   closed. Sessions are capped per client (remote address) and in all (admission.ts), so no
+ *   token holder can lock the others out.
  */
 import { randomUUID } from 'node:crypto'
 import {
@@ -21,7 +22,7 @@ import {
   type Server as HttpServer,
   type ServerResponse,
 } from 'node:http'
-import { isIP, type AddressInfo } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node'
 import {
   isInitializeRequest,
@@ -29,11 +30,26 @@ import {
   isLegacyRequest,
 } from '@modelcontextprotocol/server'
 import { YokeError } from 'yoke'
+import { admission, perClientCap, type Seat } from './admission.ts'
 import { DEFAULT_VIEW, type HttpConfig } from './config.ts'
+import { isRefusal, type Access } from './oauth/access.ts'
+import {
+  clientOf,
+  deeperThan,
+  foreignRequest,
+  headerMismatch,
+  headersOnly,
+  isLoopback,
+  MAX_DEPTH,
+  pathOf,
+  readBody,
+  reply,
+} from './request.ts'
 import type { McpSession } from './session.ts'
-import { isRefusal, type Access } from './access.ts'
 import type { View } from './views.ts'
 import './errors.ts'
+
+export { isLoopback, MAX_DEPTH, deeperThan }
 
 export interface EndpointHost {
   views: Map<string, View>
@@ -43,7 +59,6 @@ export interface EndpointHost {
   maxSessions: number
   /** a new session for `view` (not yet connected) */
   open(view: View, id: string): McpSession
-  /** the view's handler of 2026-07-28 requests (stateless) */
   /** the 2026-07-28 handler for `who`'s requests to `view` (stateless.ts) */
   modern(
     view: View,
@@ -55,60 +70,40 @@ export interface EndpointHost {
   warn(message: string): void
 }
 
-/**
- * The deepest nesting of arrays and objects a body may have: the SDK re-serialises a body on its
- * way in, and a deeper one would overflow the stack there (a 500) instead of being refused.
- */
-export const MAX_DEPTH = 512
+/** Where an instance's endpoint listened last: kept for its next version (ctx.keep). */
+export interface LastEndpoint {
+  host: string
+  port: number
+  url: string
+}
 
-interface Tracked {
+/**
+ * The port a new version of an instance asks for first: with `port: 0` (any free port) on the same
+ * host, the one its last version had, so clients keep their URL; otherwise none (the config's).
+ */
+export function portAgain(
+  last: LastEndpoint | undefined,
+  http: { host: string; port: number },
+): number | undefined {
+  return http.port === 0 && last?.host === http.host ? last.port : undefined
+}
+
+/** #body's mark for a request it has answered (refused) already. */
+const ANSWERED = Symbol('answered')
+
+interface Tracked extends Seat {
   session: McpSession
   transport: NodeStreamableHTTPServerTransport
-  /** the remote address that opened it: sessions are capped per client */
-  client: string
-  /** who opened it (access.ts): only they may use it */
+  /** who opened it (oauth/access.ts): only they may use it */
   who: string
-  lastSeen: number
   /** requests being handled and streams open: a session with any is not idle */
   active: number
-  /** requests being handled (not the GET stream): a session with any is never made to give way */
-  requests: number
 }
 
-/** The client a request comes from, for the per-client cap: its remote address (IPv4-mapped folded). */
-function clientOf(req: IncomingMessage): string {
-  return (req.socket.remoteAddress ?? 'unknown').replace(/^::ffff:(?=\d+\.)/i, '')
-}
-
-export function isLoopback(host: string): boolean {
-  return (
-    host === 'localhost' ||
-    host === '::1' ||
-    host === '[::1]' ||
-    (isIP(host) === 4 && host.startsWith('127.'))
-  )
-}
-
-/**
- * DNS rebinding and browser pages (the MCP spec's advice for local servers): a loopback endpoint
- * answers only requests addressed to a loopback name, and only from no origin or a loopback one.
- */
-function foreignRequest(req: IncomingMessage): string | undefined {
-  const hostname = (value: string) => value.replace(/:\d+$/, '')
-  const host = req.headers.host
-  if (host && !isLoopback(hostname(host)))
-    return `the Host "${host}" is not this machine's loopback address`
-  const origin = req.headers.origin
-  if (origin === undefined) return undefined
-  let url: URL | undefined
-  try {
-    url = new URL(origin)
-  } catch {
-    // not a URL: refused below
-  }
-  if (!url || !/^https?:$/.test(url.protocol) || !isLoopback(url.hostname))
-    return `requests from the origin "${origin}" are not accepted (only loopback origins)`
-  return undefined
+/** A request let past the checks that come before its body: the view it names, and who sent it. */
+interface Admitted {
+  view: View
+  who: string
 }
 
 export class HttpEndpoint {
@@ -182,16 +177,49 @@ export class HttpEndpoint {
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse) {
+    const admitted = await this.#admit(req, res)
+    if (!admitted) return
+    let body: unknown
+    if (req.method === 'POST') {
+      body = await this.#body(req, res)
+      if (body === ANSWERED) return
+    }
+    const sid = req.headers['mcp-session-id']
+    // a session is 2025-era by definition; the rest is classified as the SDK does it (from the
+    // body we hold and the headers: a request with the envelope claim is 2026-07-28, and the
+    // modern handler answers a malformed one)
+    if (typeof sid !== 'string' && !(await isLegacyRequest(headersOnly(req), body)))
+      return this.host.modern(admitted.view, admitted.who)(req, res, body)
+    const mismatch = headerMismatch(req, body)
+    if (mismatch) return reply(res, 400, -32020, `Bad Request: ${mismatch}`)
+    if (typeof sid !== 'string') return this.#open(admitted, req, res, body)
+    const tracked = this.sessions.get(sid)
+    // a session stays with who opened it: another token holder cannot take it over by its id
+    if (
+      !tracked ||
+      tracked.session.closed ||
+      tracked.session.view !== admitted.view ||
+      tracked.who !== admitted.who
+    )
+      return reply(res, 404, -32001, 'Session not found: initialize a new session')
+    return this.#serve(tracked, req, res, body)
+  }
+
+  /**
+   * The checks before the body: Host and Origin, the metadata documents served without a token,
+   * the token, the path's view, the method. Undefined: the request was answered.
+   */
+  async #admit(req: IncomingMessage, res: ServerResponse): Promise<Admitted | undefined> {
     const foreign = isLoopback(this.cfg.host) ? foreignRequest(req) : undefined
-    if (foreign) return reply(res, 403, -32000, `Forbidden: ${foreign}`)
+    if (foreign) return void reply(res, 403, -32000, `Forbidden: ${foreign}`)
     const document = this.host.access.document?.(pathOf(req.url))
     if (document) {
       if (req.method !== 'GET' && req.method !== 'HEAD')
-        return reply(res, 405, -32000, `Method not allowed: ${req.method}; use GET`, {
+        return void reply(res, 405, -32000, `Method not allowed: ${req.method}; use GET`, {
           allow: 'GET, HEAD',
         })
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' })
-      return res.end(req.method === 'GET' ? JSON.stringify(document) : undefined)
+      return void res.end(req.method === 'GET' ? JSON.stringify(document) : undefined)
     }
     const view = this.#route(req.url ?? '/')
     const verdict = await this.host.access.check(
@@ -199,74 +227,56 @@ export class HttpEndpoint {
       typeof view === 'string' ? undefined : view,
     )
     if (isRefusal(verdict)) {
-      const denied = verdict
       this.host.debug(
-        `MCP ${req.method} ${pathOf(req.url)} refused (${denied.status}): ${denied.message}`,
+        `MCP ${req.method} ${pathOf(req.url)} refused (${verdict.status}): ${verdict.message}`,
       )
-      return reply(res, denied.status, -32001, denied.message, denied.headers)
+      return void reply(res, verdict.status, -32001, verdict.message, verdict.headers)
     }
-    if (typeof view === 'string') return reply(res, 404, -32601, view)
+    if (typeof view === 'string') return void reply(res, 404, -32601, view)
     if (req.method !== 'POST' && req.method !== 'GET' && req.method !== 'DELETE')
-      return reply(
+      return void reply(
         res,
         405,
         -32000,
         `Method not allowed: ${req.method}; MCP uses POST, GET and DELETE`,
-        {
-          allow: 'GET, POST, DELETE',
-        },
+        { allow: 'GET, POST, DELETE' },
       )
+    return { view, who: verdict.who }
+  }
+
+  /** A POST's body as JSON, or ANSWERED: it was too large, not JSON, or nested too deep. */
+  async #body(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+    const max = this.host.maxBodyBytes
+    const read = await readBody(req, max)
+    if (read === 'too large') {
+      reply(res, 413, -32600, `Request body too large: at most ${max} bytes`, {
+        connection: 'close',
+      })
+      return ANSWERED
+    }
+    if (!isJsonContentType(req.headers['content-type'] ?? '')) {
+      reply(res, 415, -32000, 'Unsupported Media Type: send Content-Type: application/json')
+      return ANSWERED
+    }
     let body: unknown
-    if (req.method === 'POST') {
-      const read = await readBody(req, this.host.maxBodyBytes)
-      if (read === 'too large')
-        return reply(
-          res,
-          413,
-          -32600,
-          `Request body too large: at most ${this.host.maxBodyBytes} bytes`,
-          { connection: 'close' },
-        )
-      if (!isJsonContentType(req.headers['content-type'] ?? ''))
-        return reply(
-          res,
-          415,
-          -32000,
-          'Unsupported Media Type: send Content-Type: application/json',
-        )
-      try {
-        body = JSON.parse(read)
-      } catch {
-        return reply(res, 400, -32700, 'Parse error: the body is not JSON')
-      }
-      if (deeperThan(body, MAX_DEPTH))
-        return reply(
-          res,
-          400,
-          -32700,
-          `Parse error: the body nests arrays and objects deeper than ${MAX_DEPTH} levels`,
-        )
+    try {
+      body = JSON.parse(read)
+    } catch {
+      reply(res, 400, -32700, 'Parse error: the body is not JSON')
+      return ANSWERED
     }
-    const sid = req.headers['mcp-session-id']
-    // a session is 2025-era by definition; the rest is classified as the SDK does it (from the
-    // body we hold and the headers: a request with the envelope claim is 2026-07-28, and the
-    // modern handler answers a malformed one)
-    if (typeof sid !== 'string' && !(await isLegacyRequest(headersOnly(req), body)))
-      return this.host.modern(view, verdict.who)(req, res, body)
-    const mismatch = headerMismatch(req, body)
-    if (mismatch) return reply(res, 400, -32020, `Bad Request: ${mismatch}`)
-    if (typeof sid === 'string') {
-      const tracked = this.sessions.get(sid)
-      // a session stays with who opened it: another token holder cannot take it over by its id
-      if (
-        !tracked ||
-        tracked.session.closed ||
-        tracked.session.view !== view ||
-        tracked.who !== verdict.who
-      )
-        return reply(res, 404, -32001, 'Session not found: initialize a new session')
-      return this.#serve(tracked, req, res, body)
-    }
+    if (!deeperThan(body, MAX_DEPTH)) return body
+    reply(
+      res,
+      400,
+      -32700,
+      `Parse error: the body nests arrays and objects deeper than ${MAX_DEPTH} levels`,
+    )
+    return ANSWERED
+  }
+
+  /** A 2025-era initialize: a new session, once there is room for it. */
+  async #open({ view, who }: Admitted, req: IncomingMessage, res: ServerResponse, body: unknown) {
     if (req.method !== 'POST' || !isInitializeRequest(body))
       return reply(
         res,
@@ -275,8 +285,12 @@ export class HttpEndpoint {
         'Bad Request: no mcp-session-id header; start with an initialize request (2025 era), or send the 2026-07-28 request envelope',
       )
     const client = clientOf(req)
-    const refused = this.#makeRoom(client)
-    if (refused) return reply(res, refused.status, -32000, refused.message, { 'retry-after': '5' })
+    const room = admission([...this.sessions.values()], client, {
+      maxSessions: this.host.maxSessions,
+      maxSessionsPerClient: perClientCap(this.host.maxSessions, this.cfg.maxSessionsPerClient),
+    })
+    if (!room.admitted) return reply(res, room.status, -32000, room.message, { 'retry-after': '5' })
+    if (room.evict) this.#evict(room.evict.seat, room.evict.why)
     const id = randomUUID()
     const session = this.host.open(view, id)
     session.closeWithServer = true
@@ -284,11 +298,14 @@ export class HttpEndpoint {
     const tracked: Tracked = {
       session,
       transport,
-      who: verdict.who,
+      who,
       client,
       lastSeen: Date.now(),
       active: 0,
       requests: 0,
+      get closed() {
+        return session.closed
+      },
     }
     this.sessions.set(id, tracked)
     void session.ended.then(() => this.sessions.delete(id))
@@ -310,50 +327,6 @@ export class HttpEndpoint {
       tracked.lastSeen = Date.now()
     })
     await tracked.transport.handleRequest(req, res, body)
-  }
-
-  /**
-   * Room for a new session of `client`, so no client can lock others out. A client at its own cap
-   * gives up its idlest session (one with no request in flight, the longest unused); a full table
-   * takes the idlest session of the client holding the most. Refused (429 / 503) only when every
-   * candidate has a request in flight.
-   */
-  #makeRoom(client: string): { status: number; message: string } | undefined {
-    const { maxSessions } = this.host
-    const perClient = this.cfg.maxSessionsPerClient ?? Math.max(1, Math.ceil(maxSessions / 4))
-    const byClient = new Map<string, Tracked[]>()
-    for (const t of this.sessions.values()) {
-      if (t.session.closed) continue
-      const held = byClient.get(t.client)
-      if (held) held.push(t)
-      else byClient.set(t.client, [t])
-    }
-    const mine = byClient.get(client) ?? []
-    if (mine.length >= perClient) {
-      const victim = idlest(mine)
-      if (!victim)
-        return {
-          status: 429,
-          message: `Too many sessions from ${client}: ${mine.length} (http.maxSessionsPerClient ${perClient}), each with a request in flight; end one (DELETE) or try later`,
-        }
-      this.#evict(victim, `${client} opened a new one past http.maxSessionsPerClient ${perClient}`)
-      return undefined
-    }
-    if (this.sessions.size < maxSessions) return undefined
-    const holders = [...byClient.values()].sort((a, b) => b.length - a.length)
-    for (const held of holders) {
-      const victim = idlest(held)
-      if (!victim) continue
-      this.#evict(
-        victim,
-        `maxSessions ${maxSessions} reached; ${victim.client} holds the most sessions (${held.length})`,
-      )
-      return undefined
-    }
-    return {
-      status: 503,
-      message: `Too many sessions (maxSessions ${maxSessions}), each with a request in flight; try later`,
-    }
   }
 
   #evict(t: Tracked, why: string) {
@@ -392,94 +365,4 @@ export class HttpEndpoint {
       void t.session.close()
     }
   }
-}
-
-/** A request's path, without its query. */
-function pathOf(url: string | undefined): string {
-  return (url ?? '/').split('?')[0]!
-}
-
-/** The session with no request in flight that was used longest ago. */
-function idlest(list: Tracked[]): Tracked | undefined {
-  let found: Tracked | undefined
-  for (const t of list) if (t.requests === 0 && (!found || t.lastSeen < found.lastSeen)) found = t
-  return found
-}
-
-/**
- * The request as the SDK's classification reads it: method and headers (the body is passed
- * parsed, so it is not copied, nor serialised again).
- */
-function headersOnly(req: IncomingMessage): Request {
-  const headers = new Headers()
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue
-    if (name.startsWith(':')) continue
-    for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v)
-  }
-  return new Request(`http://localhost${req.url ?? '/'}`, { method: req.method ?? 'GET', headers })
-}
-
-/** Whether `value` nests arrays and objects more than `max` deep (iteratively: no stack to overflow). */
-export function deeperThan(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 0]]
-  while (stack.length) {
-    const [node, depth] = stack.pop()!
-    if (node === null || typeof node !== 'object') continue
-    if (depth >= max) return true
-    for (const child of Array.isArray(node) ? node : Object.values(node))
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1])
-  }
-  return false
-}
-
-/**
- * The standard headers a 2025-era client may send as well (Mcp-Method, Mcp-Name), checked
- * against the body as the modern path checks them: what disagrees is refused, never guessed at.
- */
-function headerMismatch(req: IncomingMessage, body: unknown): string | undefined {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined
-  const message = body as { method?: unknown; params?: { name?: unknown; uri?: unknown } }
-  const method = req.headers['mcp-method']
-  if (typeof method === 'string' && typeof message.method === 'string' && method !== message.method)
-    return `the Mcp-Method header says "${method}" but the body's method is "${message.method}"`
-  const name = req.headers['mcp-name']
-  const named = message.params?.name ?? message.params?.uri
-  if (typeof name === 'string' && typeof named === 'string' && name !== named)
-    return `the Mcp-Name header says "${name}" but the body names "${named}"`
-  return undefined
-}
-
-/** The body as text, or 'too large' (from Content-Length before reading, or once it passes the limit). */
-function readBody(req: IncomingMessage, max: number): Promise<string | 'too large'> {
-  const declared = Number(req.headers['content-length'])
-  if (declared > max) {
-    req.resume() // drained, not kept; the connection closes after the answer
-    return Promise.resolve('too large')
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length
-      if (size > max) {
-        req.removeAllListeners('data')
-        req.resume()
-        resolve('too large')
-      } else chunks.push(chunk)
-    })
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
-    req.once('error', reject)
-  })
-}
-
-function reply(
-  res: ServerResponse,
-  status: number,
-  code: number,
-  message: string,
-  headers: Record<string, string> = {},
-) {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers })
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }))
 }

@@ -95,7 +95,6 @@ const taskUpdate = z.looseObject({
 })
 
 export function buildServer(host: GatewayHost, served: Served): Server {
-  const { view } = served
   const server = new Server(
     { name: 'yoke', version: host.version },
     {
@@ -108,9 +107,14 @@ export function buildServer(host: GatewayHost, served: Served): Server {
       requestState: { verify: host.codec.verify },
     },
   )
-  const skills = () => (view.config.skills ? host.skills() : undefined)
-  const commands = () => (view.config.commands ? host.claudePlugins() : undefined)
+  serveTools(server, host, served)
+  servePrompts(server, host, served)
+  serveResources(server, host, served)
+  if (served.era === 'modern') serveTasks(server, host, served)
+  return server
+}
 
+function serveTools(server: Server, host: GatewayHost, served: Served) {
   server.setRequestHandler('tools/list', async () => {
     const tools = await listed(host, served)
     host.listed(tools, served)
@@ -122,7 +126,12 @@ export function buildServer(host: GatewayHost, served: Served): Server {
     if (name === TOOL_SEARCH) found(host, served, server, result)
     return result
   })
+}
 
+/** The skills', the Claude plugin commands' and the upstream servers' prompts the view shows. */
+function servePrompts(server: Server, host: GatewayHost, { view }: Served) {
+  const skills = () => (view.config.skills ? host.skills() : undefined)
+  const commands = () => (view.config.commands ? host.claudePlugins() : undefined)
   server.setRequestHandler('prompts/list', async () => ({
     prompts: [
       ...listPrompts(skills()),
@@ -149,6 +158,11 @@ export function buildServer(host: GatewayHost, served: Served): Server {
     }
     return getPrompt(skills(), name, args)
   })
+}
+
+/** The skills' and the upstream servers' resources (and templates) the view shows. */
+function serveResources(server: Server, host: GatewayHost, { view }: Served) {
+  const skills = () => (view.config.skills ? host.skills() : undefined)
   server.setRequestHandler('resources/list', async () => ({
     resources: [
       ...listResources(skills()),
@@ -171,31 +185,32 @@ export function buildServer(host: GatewayHost, served: Served): Server {
       throw new ResourceNotFoundError(uri, `resource ${uri}: not in the MCP view "${view.name}"`)
     return host.upstream.readResource(uri, ctx.mcpReq.signal)
   })
+}
 
-  if (served.era === 'modern') {
-    const task = (id: string) => {
-      const found = host.tasks.get(id, view.name)
-      // a task belongs to the caller that started it: another token holder's is not found either
-      if (!found || !found.exchange.caller.startsWith(`${served.callerBase}#`))
-        throw new ProtocolError(
-          ProtocolErrorCode.InvalidParams,
-          `no task "${id}" in the MCP view "${view.name}" (it ended more than an hour ago, or the gateway restarted)`,
-        )
-      return found
-    }
-    server.setRequestHandler('tasks/get', { params: byTaskId }, (params) =>
-      task(params.taskId).wire(),
-    )
-    server.setRequestHandler('tasks/update', { params: taskUpdate }, (params) => {
-      task(params.taskId).exchange.answer((key) => inputResponse(params.inputResponses, key))
-      return {}
-    })
-    server.setRequestHandler('tasks/cancel', { params: byTaskId }, (params) => {
-      task(params.taskId).cancel()
-      return {}
-    })
+/** tasks/get, tasks/update and tasks/cancel (2026-07-28): a task is its caller's, in its view. */
+function serveTasks(server: Server, host: GatewayHost, served: Served) {
+  const { view } = served
+  const task = (id: string) => {
+    const found = host.tasks.get(id, view.name)
+    // a task belongs to the connection that started it: another token holder's is not found either
+    if (!found || found.exchange.connection !== served.callerBase)
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `no task "${id}" in the MCP view "${view.name}" (it ended more than an hour ago, or the gateway restarted)`,
+      )
+    return found
   }
-  return server
+  server.setRequestHandler('tasks/get', { params: byTaskId }, (params) =>
+    task(params.taskId).wire(),
+  )
+  server.setRequestHandler('tasks/update', { params: taskUpdate }, (params) => {
+    task(params.taskId).exchange.answer((key) => inputResponse(params.inputResponses, key))
+    return {}
+  })
+  server.setRequestHandler('tasks/cancel', { params: byTaskId }, (params) => {
+    task(params.taskId).cancel()
+    return {}
+  })
 }
 
 /** The elicitation modes a declared capability covers (a bare `elicitation: {}` is form only). */
@@ -306,25 +321,11 @@ async function callTool(
     client: askedOf(server, served.era, ctx),
     progress: progressOf(ctx),
   }
-  let exchange: Exchange | undefined
   const state = ctx.mcpReq.requestState<{ exchange: string }>()
+  let exchange: Exchange
   if (state) {
     // a 2026-07-28 retry: the call it continues still waits in the pipeline
-    exchange = host.exchanges.byId(state.exchange)
-    if (!exchange) {
-      const ended = host.exchanges.endedAs(state.exchange)
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidParams,
-        ended
-          ? `the call this retry continues has ended: ${ended}; call ${name} again`
-          : `the gateway has no record of the call this retry continues (it ended long ago, or the gateway restarted since); call ${name} again`,
-      )
-    }
-    if (exchange.tool !== name || !exchange.caller.startsWith(`${served.callerBase}#`))
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidParams,
-        `this retry's requestState is for another call, not for ${name} in the MCP view "${view.name}"; call ${name} again`,
-      )
+    exchange = continued(host, served, name, state.exchange)
     exchange.answer((key) => inputResponse(ctx.mcpReq.inputResponses, key))
   } else {
     // a served scope's own tools are not masked by the runtime: the view's globs refuse them here
@@ -334,27 +335,7 @@ async function callTool(
       served.era === 'modern' && tool && taskSupport(tool) !== 'forbidden' && declaresTasks(ctx)
     const full = asTask ? host.tasks.refusal(view.name) : undefined
     if (full) return { content: [{ type: 'text', text: full }], isError: true }
-    exchange = host.exchanges.start({
-      view: view.name,
-      scope: served.scope,
-      caller: host.exchanges.caller(served.callerBase),
-      tool: name,
-      args,
-      session: served.session,
-      client: round.client,
-      answerMs: served.answerMs,
-      task: Boolean(asTask),
-      ...(served.era === 'legacy' && {
-        // on the stream of the request that made the call (HTTP: its POST's), so it reaches the client
-        push: (question, signal) =>
-          ctx.mcpReq.elicitInput(
-            (question.mode === 'url'
-              ? { ...question, elicitationId: question.elicitationId ?? randomUUID() }
-              : question) as never,
-            { signal, timeout: APPROVAL_MS },
-          ),
-      }),
-    })
+    exchange = started(host, served, name, args, round.client, ctx, Boolean(asTask))
     if (asTask) {
       const task = host.tasks.start(view.name, exchange, tool)
       return { resultType: 'task', ...task.wire() } as unknown as CallToolResult
@@ -369,4 +350,57 @@ async function callTool(
   // the runtime's own message names the scope behind the view, which is no client's business
   if (step.result.status === 'UNKNOWN_TOOL') return unknownTool(name, view)
   return toCallToolResult(step.result, view.tools().get(name))
+}
+
+/** The call a 2026-07-28 retry continues: still waiting, the same tool, the same connection's. */
+function continued(host: GatewayHost, served: Served, name: string, id: string): Exchange {
+  const exchange = host.exchanges.byId(id)
+  if (!exchange) {
+    const ended = host.exchanges.endedAs(id)
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      ended
+        ? `the call this retry continues has ended: ${ended}; call ${name} again`
+        : `the gateway has no record of the call this retry continues (it ended long ago, or the gateway restarted since); call ${name} again`,
+    )
+  }
+  if (exchange.tool !== name || exchange.connection !== served.callerBase)
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `this retry's requestState is for another call, not for ${name} in the MCP view "${served.view.name}"; call ${name} again`,
+    )
+  return exchange
+}
+
+/** A new call through the pipeline, in the connection's scope. */
+function started(
+  host: GatewayHost,
+  served: Served,
+  name: string,
+  args: Record<string, unknown>,
+  client: Asked,
+  ctx: Ctx,
+  task: boolean,
+): Exchange {
+  return host.exchanges.start({
+    view: served.view.name,
+    scope: served.scope,
+    connection: served.callerBase,
+    tool: name,
+    args,
+    session: served.session,
+    client,
+    answerMs: served.answerMs,
+    task,
+    ...(served.era === 'legacy' && {
+      // on the stream of the request that made the call (HTTP: its POST's), so it reaches the client
+      push: (question, signal) =>
+        ctx.mcpReq.elicitInput(
+          (question.mode === 'url'
+            ? { ...question, elicitationId: question.elicitationId ?? randomUUID() }
+            : question) as never,
+          { signal, timeout: APPROVAL_MS },
+        ),
+    }),
+  })
 }

@@ -12,8 +12,8 @@ import { APPROVAL_MS } from './approval.ts'
 import { buildServer, type Era, type GatewayHost } from './server.ts'
 import type { View } from './views.ts'
 
-export interface SessionHost {
-  gateway: GatewayHost
+/** The gateway a session serves for: it builds the session's Servers, and hears when it closes. */
+export interface SessionHost extends GatewayHost {
   closed(session: McpSession): void
 }
 
@@ -47,7 +47,7 @@ export class McpSession {
 
   /** A Server for this session, in `era` (the factory of serveStdio and of the HTTP legacy leg). */
   serverFor(era: Era): Server {
-    const server = buildServer(this.host.gateway, {
+    const server = buildServer(this.host, {
       view: this.view,
       era,
       scope: this.scope,
@@ -62,7 +62,7 @@ export class McpSession {
       this.#servers.delete(server)
       if (this.closeWithServer) void this.close()
     }
-    server.onerror = (err) => this.host.gateway.report(`MCP session ${this.id}`, err)
+    server.onerror = (err) => this.host.report(`MCP session ${this.id}`, err)
     return server
   }
 

@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto'
 import { toNodeHandler } from '@modelcontextprotocol/node'
 import type { McpHttpHandler } from '@modelcontextprotocol/server'
 import type { ScopeHandle } from 'yoke'
-import { STATIC_HOLDER } from './access.ts'
+import { STATIC_HOLDER } from './oauth/access.ts'
 import type { View } from './views.ts'
 
 export const MAX_HOLDERS = 256

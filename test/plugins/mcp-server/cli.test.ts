@@ -13,10 +13,10 @@ import {
   PromptListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
-import { FIXTURE } from './helpers/mcp.ts'
-import { tempProject, YOKE, type Project } from './helpers/project.ts'
-import { inspector, serveHttp } from './helpers/serve.ts'
-import { until } from './helpers/until.ts'
+import { FIXTURE } from '../../helpers/mcp.ts'
+import { tempProject, YOKE, type Project } from '../../helpers/project.ts'
+import { inspector, serveHttp } from '../../helpers/serve.ts'
+import { until } from '../../helpers/until.ts'
 
 const CALC = `export default {
   name: 'calc',

@@ -1,4 +1,4 @@
-// The gateway's OAuth checks one by one (plugins/mcp-server/oauth.ts, issuer.ts), against an
+// The gateway's OAuth checks one by one (plugins/mcp-server/oauth/resource.ts, issuer.ts), against an
 // issuer of our own on loopback whose keys sign what each case needs (jose): where the keys come
 // from (metadata, redirects refused, an issuer that names another, none there), the token kinds a
 // resource server must refuse (an HMAC, no exp, a key-bound or non-access token, one issued in the
@@ -11,12 +11,12 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose'
-import mcpServer from '../plugins/mcp-server/index.ts'
-import { isRefusal, type Admitted, type Refusal } from '../plugins/mcp-server/access.ts'
-import { OAuthAccess } from '../plugins/mcp-server/oauth.ts'
-import { oauthConfig } from '../plugins/mcp-server/config.ts'
-import type { View } from '../plugins/mcp-server/views.ts'
-import { toPlugin, validateConfig, type Plugin } from '../src/index.ts'
+import mcpServer from '../../../plugins/mcp-server/index.ts'
+import { isRefusal, type Admitted, type Refusal } from '../../../plugins/mcp-server/oauth/access.ts'
+import { OAuthAccess } from '../../../plugins/mcp-server/oauth/resource.ts'
+import { oauthConfig } from '../../../plugins/mcp-server/config.ts'
+import type { View } from '../../../plugins/mcp-server/views.ts'
+import { toPlugin, validateConfig, type Plugin } from '../../../src/index.ts'
 
 const GATEWAY = 'http://127.0.0.1:5999/mcp'
 const STATIC = 'a-static-token-of-enough-length'

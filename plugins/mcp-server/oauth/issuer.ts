@@ -12,7 +12,7 @@ import {
   type FetchImplementation,
   type JWTVerifyGetKey,
 } from 'jose'
-import { isLoopbackUrl } from './config.ts'
+import { isLoopbackUrl } from '../config.ts'
 
 /** How long one request to the issuer may take. */
 export const ISSUER_TIMEOUT_MS = 5000

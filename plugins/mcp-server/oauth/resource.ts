@@ -16,12 +16,12 @@
  */
 import { YokeError } from 'yoke'
 import { STATIC_HOLDER, type Access, type Admitted, type Refusal } from './access.ts'
-import { DEFAULT_VIEW, type OAuthConfig } from './config.ts'
+import { DEFAULT_VIEW, type OAuthConfig } from '../config.ts'
 import { Issuer, IssuerUnavailable } from './issuer.ts'
 import { explain, holderOf, scopesIn, verifyAccessToken } from './jwt.ts'
 import type { Token } from './token.ts'
-import type { View } from './views.ts'
-import './errors.ts'
+import type { View } from '../views.ts'
+import '../errors.ts'
 
 const WELL_KNOWN = '/.well-known/oauth-protected-resource'
 /** RFC 6750's b64token */

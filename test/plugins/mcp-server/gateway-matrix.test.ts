@@ -27,10 +27,10 @@ import {
   PromptListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
-import { EVERYTHING } from './helpers/mcp.ts'
-import { ROOT, tempProject, YOKE, type Project } from './helpers/project.ts'
-import { inspector, messagesOf, serveHttp } from './helpers/serve.ts'
-import { until } from './helpers/until.ts'
+import { EVERYTHING } from '../../helpers/mcp.ts'
+import { ROOT, tempProject, YOKE, type Project } from '../../helpers/project.ts'
+import { inspector, messagesOf, serveHttp } from '../../helpers/serve.ts'
+import { until } from '../../helpers/until.ts'
 
 const MODERN = join(ROOT, 'test/fixtures/mcp/modern.mjs')
 const PIN = { versionNegotiation: { mode: { pin: '2026-07-28' as const } } }

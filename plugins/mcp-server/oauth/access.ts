@@ -1,11 +1,13 @@
 /**
- * Who may use the HTTP endpoint: the static bearer token, or OAuth access tokens (oauth.ts). The
- * endpoint asks before it routes a request; a refusal is the status and the headers to answer
- * with (a WWW-Authenticate challenge), and a message that never holds the token. A request let
- * through says who it is, as far as its token tells: a 2025-era session stays with who opened it.
+ * Who may use the HTTP endpoint (this folder): the static bearer token (token.ts), or OAuth access
+ * tokens (resource.ts: the gateway as a protected resource; issuer.ts and jwt.ts: the issuer's
+ * keys and one token's checks). The endpoint asks before it routes a request; a refusal is the
+ * status and the headers to answer with (a WWW-Authenticate challenge), and a message that never
+ * holds the token. A request let through says who it is, as far as its token tells: a 2025-era
+ * session stays with who opened it.
  */
 import type { Token } from './token.ts'
-import type { View } from './views.ts'
+import type { View } from '../views.ts'
 
 export interface Refusal {
   status: 401 | 403 | 503

@@ -11,10 +11,10 @@ import {
 } from '@modelcontextprotocol/client'
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { CapabilitiesApi } from '../plugins/capabilities/api.ts'
-import type { McpServerApi } from '../plugins/mcp-server/api.ts'
-import { createYoke, type LogRecord, type Yoke } from '../src/index.ts'
-import { ROOT, tempProject, type Project } from './helpers/project.ts'
+import type { CapabilitiesApi } from '../../../plugins/capabilities/api.ts'
+import type { McpServerApi } from '../../../plugins/mcp-server/api.ts'
+import { createYoke, type LogRecord, type Yoke } from '../../../src/index.ts'
+import { ROOT, tempProject, type Project } from '../../helpers/project.ts'
 
 const TOKEN = 'gateway-capabilities-test-token'
 // a tap that fails on every answer, after the others (a tapable sync hook stops at a throw)

@@ -16,9 +16,9 @@ import {
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
-import { tempProject, type Project } from './helpers/project.ts'
-import { serveHttp } from './helpers/serve.ts'
-import { until } from './helpers/until.ts'
+import { tempProject, type Project } from '../../helpers/project.ts'
+import { serveHttp } from '../../helpers/serve.ts'
+import { until } from '../../helpers/until.ts'
 
 const TOOLS = `export default {
   name: 'math',

@@ -15,7 +15,7 @@ import {
 } from 'node:fs'
 import { join } from 'node:path'
 import { YokeError } from 'yoke'
-import './errors.ts'
+import '../errors.ts'
 
 export interface Token {
   /** true when `header` (an Authorization header) carries the token */

@@ -21,13 +21,13 @@ import {
 } from '@modelcontextprotocol/client'
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import mcpServer, { type McpServerApi } from '../plugins/mcp-server/index.ts'
-import { toPlugin, validateConfig, type Plugin } from '../src/index.ts'
-import { mcpHarness, type McpHarness } from './helpers/mcp.ts'
-import { startAuthServer, type AuthServer } from './helpers/oidc.ts'
-import { DevProcess, runYoke, tempProject, YOKE, type Project } from './helpers/project.ts'
-import { messagesOf } from './helpers/serve.ts'
-import { until } from './helpers/until.ts'
+import mcpServer, { type McpServerApi } from '../../../plugins/mcp-server/index.ts'
+import { toPlugin, validateConfig, type Plugin } from '../../../src/index.ts'
+import { mcpHarness, type McpHarness } from '../../helpers/mcp.ts'
+import { startAuthServer, type AuthServer } from '../../helpers/oidc.ts'
+import { DevProcess, runYoke, tempProject, YOKE, type Project } from '../../helpers/project.ts'
+import { messagesOf } from '../../helpers/serve.ts'
+import { until } from '../../helpers/until.ts'
 
 const PIN = { versionNegotiation: { mode: { pin: '2026-07-28' as const } } }
 const SCOPES = ['mcp:all', 'mcp:math']

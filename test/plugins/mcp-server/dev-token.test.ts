@@ -10,8 +10,8 @@ import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { suiteProjects, YOKE } from './helpers/project.ts'
-import { until } from './helpers/until.ts'
+import { suiteProjects, YOKE } from '../../helpers/project.ts'
+import { until } from '../../helpers/until.ts'
 
 const projects = suiteProjects()
 

@@ -2,7 +2,7 @@
 // sessions, elicitation requests) over Streamable HTTP, with server-everything (and the fixture
 // server) upstream through mcp-client: content, progress and cancellation both ways, policy and
 // elicitation, views, tool and skill changes, access control and hostile input. Both eras side by
-// side, and the 2026-07-28 revision's own ways, are in mcp-gateway-matrix.test.ts.
+// side, and the 2026-07-28 revision's own ways, are in gateway-matrix.test.ts.
 import assert from 'node:assert/strict'
 import {
   mkdtempSync,
@@ -27,15 +27,21 @@ import {
   ToolListChangedNotificationSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js'
-import mcpServer, { type McpServerApi } from '../plugins/mcp-server/index.ts'
-import { clientCaused } from '../plugins/mcp-server/server.ts'
-import { resolveToken } from '../plugins/mcp-server/token.ts'
-import { uriRefusal } from '../plugins/mcp-server/views.ts'
-import type { ToolRuntime } from '../src/index.ts'
-import policyPlugin from '../plugins/policy/index.ts'
-import promptPlugin from '../plugins/prompt/index.ts'
-import skillsPlugin from '../plugins/skills/index.ts'
-import { toPlugin, validateConfig, type Fiber, type Plugin, type ToolResult } from '../src/index.ts'
+import mcpServer, { type McpServerApi } from '../../../plugins/mcp-server/index.ts'
+import { clientCaused } from '../../../plugins/mcp-server/server.ts'
+import { resolveToken } from '../../../plugins/mcp-server/oauth/token.ts'
+import { uriRefusal } from '../../../plugins/mcp-server/views.ts'
+import type { ToolRuntime } from '../../../src/index.ts'
+import policyPlugin from '../../../plugins/policy/index.ts'
+import promptPlugin from '../../../plugins/prompt/index.ts'
+import skillsPlugin from '../../../plugins/skills/index.ts'
+import {
+  toPlugin,
+  validateConfig,
+  type Fiber,
+  type Plugin,
+  type ToolResult,
+} from '../../../src/index.ts'
 import {
   EVERYTHING,
   everything,
@@ -43,12 +49,12 @@ import {
   mcpHarness,
   MODERN,
   type McpHarness,
-} from './helpers/mcp.ts'
+} from '../../helpers/mcp.ts'
 
-const TEE = fileURLToPath(new URL('./fixtures/mcp/tee.mjs', import.meta.url))
-import { HUB_TOOLS } from '../plugins/mcp/api.ts'
-import { tempProject, type Project } from './helpers/project.ts'
-import { until } from './helpers/until.ts'
+const TEE = fileURLToPath(new URL('../../fixtures/mcp/tee.mjs', import.meta.url))
+import { HUB_TOOLS } from '../../../plugins/mcp/api.ts'
+import { tempProject, type Project } from '../../helpers/project.ts'
+import { until } from '../../helpers/until.ts'
 
 const TOKEN = 'test-token-0123456789abcdef'
 const auth = { Authorization: `Bearer ${TOKEN}` }

@@ -1,0 +1,133 @@
+/**
+ * What the HTTP endpoint checks of a request before any MCP machinery sees it, and how it refuses:
+ * the Host and Origin of a loopback endpoint (DNS rebinding, browser pages), the body's size and
+ * nesting, the Mcp-Method / Mcp-Name headers against the body. Plain functions over a request.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { isIP } from 'node:net'
+
+/**
+ * The deepest nesting of arrays and objects a body may have: the SDK re-serialises a body on its
+ * way in, and a deeper one would overflow the stack there (a 500) instead of being refused.
+ */
+export const MAX_DEPTH = 512
+
+export function isLoopback(host: string): boolean {
+  return (
+    host === 'localhost' ||
+    host === '::1' ||
+    host === '[::1]' ||
+    (isIP(host) === 4 && host.startsWith('127.'))
+  )
+}
+
+/** The client a request comes from, for the per-client cap: its remote address (IPv4-mapped folded). */
+export function clientOf(req: IncomingMessage): string {
+  return (req.socket.remoteAddress ?? 'unknown').replace(/^::ffff:(?=\d+\.)/i, '')
+}
+
+/**
+ * DNS rebinding and browser pages (the MCP spec's advice for local servers): a loopback endpoint
+ * answers only requests addressed to a loopback name, and only from no origin or a loopback one.
+ */
+export function foreignRequest(req: IncomingMessage): string | undefined {
+  const hostname = (value: string) => value.replace(/:\d+$/, '')
+  const host = req.headers.host
+  if (host && !isLoopback(hostname(host)))
+    return `the Host "${host}" is not this machine's loopback address`
+  const origin = req.headers.origin
+  if (origin === undefined) return undefined
+  let url: URL | undefined
+  try {
+    url = new URL(origin)
+  } catch {
+    // not a URL: refused below
+  }
+  if (!url || !/^https?:$/.test(url.protocol) || !isLoopback(url.hostname))
+    return `requests from the origin "${origin}" are not accepted (only loopback origins)`
+  return undefined
+}
+
+/** A request's path, without its query. */
+export function pathOf(url: string | undefined): string {
+  return (url ?? '/').split('?')[0]!
+}
+
+/**
+ * The request as the SDK's classification reads it: method and headers (the body is passed
+ * parsed, so it is not copied, nor serialised again).
+ */
+export function headersOnly(req: IncomingMessage): Request {
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue
+    if (name.startsWith(':')) continue
+    for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v)
+  }
+  return new Request(`http://localhost${req.url ?? '/'}`, { method: req.method ?? 'GET', headers })
+}
+
+/** Whether `value` nests arrays and objects more than `max` deep (iteratively: no stack to overflow). */
+export function deeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]]
+  while (stack.length) {
+    const [node, depth] = stack.pop()!
+    if (node === null || typeof node !== 'object') continue
+    if (depth >= max) return true
+    for (const child of Array.isArray(node) ? node : Object.values(node))
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1])
+  }
+  return false
+}
+
+/**
+ * The standard headers a 2025-era client may send as well (Mcp-Method, Mcp-Name), checked
+ * against the body as the modern path checks them: what disagrees is refused, never guessed at.
+ */
+export function headerMismatch(req: IncomingMessage, body: unknown): string | undefined {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined
+  const message = body as { method?: unknown; params?: { name?: unknown; uri?: unknown } }
+  const method = req.headers['mcp-method']
+  if (typeof method === 'string' && typeof message.method === 'string' && method !== message.method)
+    return `the Mcp-Method header says "${method}" but the body's method is "${message.method}"`
+  const name = req.headers['mcp-name']
+  const named = message.params?.name ?? message.params?.uri
+  if (typeof name === 'string' && typeof named === 'string' && name !== named)
+    return `the Mcp-Name header says "${name}" but the body names "${named}"`
+  return undefined
+}
+
+/** The body as text, or 'too large' (from Content-Length before reading, or once it passes the limit). */
+export function readBody(req: IncomingMessage, max: number): Promise<string | 'too large'> {
+  const declared = Number(req.headers['content-length'])
+  if (declared > max) {
+    req.resume() // drained, not kept; the connection closes after the answer
+    return Promise.resolve('too large')
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length
+      if (size > max) {
+        req.removeAllListeners('data')
+        req.resume()
+        resolve('too large')
+      } else chunks.push(chunk)
+    })
+    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    req.once('error', reject)
+  })
+}
+
+/** A JSON-RPC error answer with the HTTP status that goes with it. */
+export function reply(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers })
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }))
+}

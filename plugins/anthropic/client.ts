@@ -12,28 +12,25 @@ import Anthropic, {
 } from '@anthropic-ai/sdk'
 import type {
   ChatMessage,
-  CompleteOptions,
   ModelClient,
   ModelRequest,
-  ModelResponse,
   ModelToolCall,
   StopReason,
 } from '../models/api.ts'
 import {
   WireError,
-  cappedRetryFetch,
   isRecord,
   optArray,
   optCount,
   optString,
   parseArgs,
-  parseJson,
   record,
-  request,
-  sdkLogger,
-  withCost,
-  type ProviderOptions,
   requestInfo,
+  sdkClientOptions,
+  sdkModel,
+  type AnswerReader,
+  type ProviderOptions,
+  type WireAnswer,
 } from '../models/api.ts'
 
 type WireMessage = Anthropic.MessageParam
@@ -58,53 +55,23 @@ const errors = { APIError, APIUserAbortError, APIConnectionError, APIConnectionT
  * const answer = await model.complete({ system: 'Be brief.', messages: [{ role: 'user', content: 'hi' }], tools: [] })
  */
 export function createAnthropicModel(options: AnthropicOptions): ModelClient {
-  const { model, apiKey } = options
+  const { model } = options
   const info = requestInfo('anthropic', options, ANTHROPIC_BASE_URL)
-  const client = new Anthropic({
-    // a key passed in code is the client's only credential: ANTHROPIC_AUTH_TOKEN and profiles are not read
-    apiKey: apiKey ?? 'unused',
-    baseURL: info.baseUrl,
-    timeout: info.timeoutMs,
-    maxRetries: info.maxRetries,
-    defaultHeaders: apiKey ? undefined : { Authorization: null, 'X-Api-Key': null },
-    fetch: cappedRetryFetch(options.maxRetryDelayMs ?? 30_000),
-    ...sdkLogger(options.logger),
-  })
-  const stream = options.stream ?? true
-
-  return {
-    provider: 'anthropic',
-    model,
-    complete(req: ModelRequest, { signal, onText }: CompleteOptions = {}): Promise<ModelResponse> {
-      const body = toWire(req, model, req.maxTokens ?? options.maxTokens ?? DEFAULT_MAX_TOKENS)
-      const temperature = req.temperature ?? options.temperature
+  // a key passed in code is the client's only credential: ANTHROPIC_AUTH_TOKEN and profiles are not read
+  const client = new Anthropic(sdkClientOptions(info, options, ['Authorization', 'X-Api-Key']))
+  return sdkModel(info, options, {
+    errors,
+    body(req, { maxTokens, temperature }) {
+      const body = toWire(req, model, maxTokens ?? DEFAULT_MAX_TOKENS)
       if (temperature !== undefined) body.temperature = temperature
-      return request(info, errors, signal, async (attempt) => {
-        let answer: MessageAnswer
-        if (stream) {
-          const events = await client.messages.create(
-            { ...body, stream: true },
-            { signal: attempt.signal },
-          )
-          attempt.alive()
-          answer = new MessageAnswer()
-          for await (const event of events as AsyncIterable<unknown>) {
-            attempt.alive()
-            answer.addEvent(event, (delta) => attempt.callback(onText, delta))
-          }
-        } else {
-          const response = await client.messages
-            .create({ ...body, stream: false }, { signal: attempt.signal })
-            .asResponse()
-          attempt.alive()
-          answer = MessageAnswer.fromJson(parseJson(await response.text()))
-          const text = answer.text()
-          if (text) attempt.callback(onText, text)
-        }
-        return answer.finish(model, options)
-      })
+      return body
     },
-  }
+    stream: (body, signal) => client.messages.create({ ...body, stream: true }, { signal }),
+    whole: (body, signal) =>
+      client.messages.create({ ...body, stream: false }, { signal }).asResponse(),
+    reader: () => new MessageAnswer(),
+    readJson: (json) => MessageAnswer.fromJson(json),
+  })
 }
 
 /** Neutral request → messages body (without temperature and the stream flag). */
@@ -174,7 +141,7 @@ type Block =
   | { type: 'other' }
 
 /** One answer being read: from stream events (blocks by index) or from a JSON message. */
-class MessageAnswer {
+class MessageAnswer implements AnswerReader {
   readonly blocks = new Map<number, Block>()
   model?: string
   started = false
@@ -194,7 +161,7 @@ class MessageAnswer {
     return answer
   }
 
-  addEvent(raw: unknown, onText: (delta: string) => void) {
+  add(raw: unknown, onText: (delta: string) => void) {
     const event = record(raw, 'a stream event')
     switch (event.type) {
       case 'message_start':
@@ -255,7 +222,7 @@ class MessageAnswer {
     return [...this.sorted()].map((b) => (b.type === 'text' ? b.text : '')).join('')
   }
 
-  finish(model: string, options: AnthropicOptions): ModelResponse {
+  finish(): WireAnswer {
     if (!this.started) throw new WireError('the stream has no message_start')
     if (!this.stopped && !this.stopReason)
       throw new WireError(
@@ -268,13 +235,7 @@ class MessageAnswer {
       toolCalls.push({ id: b.id || `toolu_${toolCalls.length}`, name: b.name, args })
     }
     const stopReason = STOP[this.stopReason ?? 'end_turn'] ?? 'other'
-    return {
-      text: this.text(),
-      toolCalls,
-      stopReason,
-      usage: withCost(this.usage, options.pricing),
-      model: this.model || model,
-    }
+    return { text: this.text(), toolCalls, stopReason, usage: this.usage, model: this.model }
   }
 
   *sorted() {

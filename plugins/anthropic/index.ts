@@ -5,13 +5,7 @@
  * kind to the `models` registry (sub-provider lanes); with `model: false` that is all it does.
  */
 import { definePlugin } from 'yoke'
-import {
-  apiKeyFromEnv,
-  providerConfig,
-  providerSecrets,
-  type ModelProvider,
-  offerProvider,
-} from '../models/api.ts'
+import { providerConfig, providerSecrets, sdkProvider, serveProvider } from '../models/api.ts'
 import { createAnthropicModel } from './client.ts'
 
 export {
@@ -24,25 +18,13 @@ export {
 
 export const anthropicConfig = providerConfig('ANTHROPIC_API_KEY')
 
+/** The `anthropic` kind: a lane's model from the lane's own options, and the instance's main model. */
+const anthropic = sdkProvider('anthropic', 'ANTHROPIC_API_KEY', createAnthropicModel)
+
 export default definePlugin({
   name: 'anthropic',
   provides: ['model'],
   config: anthropicConfig,
   sendsSecrets: providerSecrets,
-  apply(ctx, config) {
-    offerProvider(ctx, anthropicProvider)
-    if (config.model === false) return
-    const apiKey = apiKeyFromEnv(ctx.key, config.apiKeyEnv)
-    ctx.provide(
-      'model',
-      createAnthropicModel({ ...config, model: config.model, apiKey, logger: ctx.logger }),
-    )
-  },
+  apply: (ctx, config) => serveProvider(ctx, config, anthropic),
 })
-
-/** The `anthropic` kind in the `models` registry: a lane's model from the lane's own options. */
-const anthropicProvider: ModelProvider = {
-  kind: 'anthropic',
-  defaultKeyEnv: 'ANTHROPIC_API_KEY',
-  create: (spec) => createAnthropicModel(spec),
-}

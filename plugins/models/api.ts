@@ -2,7 +2,8 @@
  * The public face of the models plugin: the model contract (messages, requests, responses, the
  * `ModelClient` a provider makes), the `models` registry service through which provider plugins
  * offer their kinds and anyone gets a model by kind, and the toolkit provider plugins are built
- * with (config schema, API key rule, one SDK request with abort, timeout and error mapping).
+ * with (config schema, API key rule, one SDK request with abort, timeout and error mapping, and
+ * the model and apply an SDK provider shares, so each provider keeps only its wire format).
  */
 import type { ModelClient } from './model.ts'
 import type { ModelRegistry } from './registry.ts'
@@ -14,7 +15,6 @@ export { errors as modelErrors } from './errors.ts'
 export type { ModelProvider, ModelRegistry, ModelSpec, ProviderSpec } from './registry.ts'
 export {
   apiKeyFromEnv,
-  cappedRetryFetch,
   costOf,
   DEFAULT_MAX_RETRIES,
   DEFAULT_TIMEOUT_MS,
@@ -27,16 +27,31 @@ export {
   providerConfig,
   providerSecrets,
   record,
+  WireError,
+  withCost,
+  type ProviderConfig,
+  type ProviderOptions,
+} from './provider.ts'
+export {
+  cappedRetryFetch,
   request,
   requestInfo,
   sdkLogger,
-  WireError,
-  withCost,
   type Attempt,
-  type ProviderOptions,
   type RequestInfo,
   type SdkErrors,
-} from './provider.ts'
+} from './request.ts'
+export {
+  sdkClientOptions,
+  sdkModel,
+  sdkProvider,
+  serveProvider,
+  type AnswerReader,
+  type OutputBounds,
+  type ProviderWire,
+  type SdkProvider,
+  type WireAnswer,
+} from './sdk-model.ts'
 
 declare module 'yoke' {
   interface Services {

@@ -11,27 +11,24 @@ import OpenAI, {
 } from 'openai'
 import type {
   ChatMessage,
-  CompleteOptions,
   ModelClient,
   ModelRequest,
-  ModelResponse,
   ModelToolCall,
   StopReason,
 } from '../models/api.ts'
 import {
   WireError,
-  cappedRetryFetch,
   optArray,
   optCount,
   optString,
   parseArgs,
-  parseJson,
   record,
-  request,
-  sdkLogger,
-  type ProviderOptions,
   requestInfo,
-  withCost,
+  sdkClientOptions,
+  sdkModel,
+  type AnswerReader,
+  type ProviderOptions,
+  type WireAnswer,
 } from '../models/api.ts'
 
 type WireMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam
@@ -61,60 +58,35 @@ const errors = { APIError, APIUserAbortError, APIConnectionError, APIConnectionT
  * const answer = await model.complete({ system: 'Be brief.', messages: [{ role: 'user', content: 'hi' }], tools: [] }, { onText: (d) => process.stdout.write(d) })
  */
 export function createOpenAIModel(options: OpenAIOptions): ModelClient {
-  const { model, apiKey } = options
+  const { model } = options
   const info = requestInfo('openai', options, OPENAI_BASE_URL)
   const client = new OpenAI({
-    apiKey: apiKey ?? 'unused',
+    ...sdkClientOptions(info, options, ['Authorization']),
     // null: never read OPENAI_ORG_ID, OPENAI_PROJECT_ID, OPENAI_ADMIN_KEY from the environment
     organization: null,
     project: null,
     adminAPIKey: null,
-    baseURL: info.baseUrl,
-    timeout: info.timeoutMs,
-    maxRetries: info.maxRetries,
-    // a null header is left out: no `Authorization` at all for a keyless server
-    defaultHeaders: apiKey ? undefined : { Authorization: null },
-    fetch: cappedRetryFetch(options.maxRetryDelayMs ?? 30_000),
-    ...sdkLogger(options.logger),
   })
   const maxTokensParam =
     options.maxTokensParam ?? (options.baseUrl ? 'max_tokens' : 'max_completion_tokens')
-  const stream = options.stream ?? true
-
-  return {
-    provider: 'openai',
-    model,
-    complete(req: ModelRequest, { signal, onText }: CompleteOptions = {}): Promise<ModelResponse> {
+  return sdkModel(info, options, {
+    errors,
+    body(req, { maxTokens, temperature }) {
       const body = toWire(req, model)
-      const maxTokens = req.maxTokens ?? options.maxTokens
       if (maxTokens !== undefined) body[maxTokensParam] = maxTokens
-      const temperature = req.temperature ?? options.temperature
       if (temperature !== undefined) body.temperature = temperature
-      return request(info, errors, signal, async (attempt) => {
-        let answer: ChatAnswer
-        if (stream) {
-          const chunks = await client.chat.completions.create(
-            { ...body, stream: true, stream_options: { include_usage: true } },
-            { signal: attempt.signal },
-          )
-          attempt.alive()
-          answer = new ChatAnswer()
-          for await (const chunk of chunks as AsyncIterable<unknown>) {
-            attempt.alive()
-            answer.addChunk(chunk, (delta) => attempt.callback(onText, delta))
-          }
-        } else {
-          const response = await client.chat.completions
-            .create({ ...body, stream: false }, { signal: attempt.signal })
-            .asResponse()
-          attempt.alive()
-          answer = ChatAnswer.fromJson(parseJson(await response.text()))
-          if (answer.text) attempt.callback(onText, answer.text)
-        }
-        return answer.finish(model, options)
-      })
+      return body
     },
-  }
+    stream: (body, signal) =>
+      client.chat.completions.create(
+        { ...body, stream: true, stream_options: { include_usage: true } },
+        { signal },
+      ),
+    whole: (body, signal) =>
+      client.chat.completions.create({ ...body, stream: false }, { signal }).asResponse(),
+    reader: () => new ChatAnswer(),
+    readJson: (json) => ChatAnswer.fromJson(json),
+  })
 }
 
 /** Neutral request → chat-completions body (without the output bound, temperature and stream flags). */
@@ -172,8 +144,8 @@ const FINISH: Record<string, StopReason> = {
 }
 
 /** One answer being read: from stream chunks (tool calls gathered by index) or from a JSON body. */
-class ChatAnswer {
-  text = ''
+class ChatAnswer implements AnswerReader {
+  #text = ''
   model?: string
   finishReason?: string
   usage = { inputTokens: 0, outputTokens: 0 }
@@ -186,7 +158,7 @@ class ChatAnswer {
     answer.readUsage(body.usage)
     const choice = record(optArray(body.choices, 'choices')[0], 'choices[0]')
     const message = record(choice.message, 'choices[0].message')
-    answer.text = optString(message.content, 'message.content') ?? ''
+    answer.#text = optString(message.content, 'message.content') ?? ''
     optArray(message.tool_calls, 'message.tool_calls').forEach((raw, i) => {
       const call = record(raw, `tool_calls[${i}]`)
       const fn = record(call.function, `tool_calls[${i}].function`)
@@ -200,7 +172,7 @@ class ChatAnswer {
     return answer
   }
 
-  addChunk(raw: unknown, onText: (delta: string) => void) {
+  add(raw: unknown, onText: (delta: string) => void) {
     const chunk = record(raw, 'a stream chunk')
     this.model ||= optString(chunk.model, 'chunk model')
     if (chunk.usage != null) this.readUsage(chunk.usage)
@@ -210,7 +182,7 @@ class ChatAnswer {
       const delta = choice.delta == null ? {} : record(choice.delta, 'choice delta')
       const content = optString(delta.content, 'delta content')
       if (content) {
-        this.text += content
+        this.#text += content
         onText(content)
       }
       optArray(delta.tool_calls, 'delta tool_calls').forEach((rawCall, position) => {
@@ -236,7 +208,11 @@ class ChatAnswer {
     }
   }
 
-  finish(model: string, options: OpenAIOptions): ModelResponse {
+  text(): string {
+    return this.#text
+  }
+
+  finish(): WireAnswer {
     if (!this.finishReason)
       throw new WireError('the stream ended before the answer did (no finish_reason)')
     const toolCalls: ModelToolCall[] = [...this.calls.entries()]
@@ -250,13 +226,7 @@ class ChatAnswer {
       toolCalls.length && this.finishReason === 'stop'
         ? 'tool_use'
         : (FINISH[this.finishReason] ?? 'other')
-    return {
-      text: this.text,
-      toolCalls,
-      stopReason,
-      usage: withCost(this.usage, options.pricing),
-      model: this.model || model,
-    }
+    return { text: this.#text, toolCalls, stopReason, usage: this.usage, model: this.model }
   }
 }
 

@@ -7,13 +7,7 @@
  */
 import { z } from 'zod'
 import { definePlugin } from 'yoke'
-import {
-  apiKeyFromEnv,
-  providerConfig,
-  providerSecrets,
-  type ModelProvider,
-  offerProvider,
-} from '../models/api.ts'
+import { providerConfig, providerSecrets, sdkProvider, serveProvider } from '../models/api.ts'
 import { createOpenAIModel } from './client.ts'
 
 export { createOpenAIModel, toWire, OPENAI_BASE_URL, type OpenAIOptions } from './client.ts'
@@ -23,25 +17,13 @@ export const openaiConfig = providerConfig('OPENAI_API_KEY').extend({
   maxTokensParam: z.enum(['max_tokens', 'max_completion_tokens']).optional(),
 })
 
+/** The `openai` kind: a lane's model from the lane's own options, and the instance's main model. */
+const openai = sdkProvider('openai', 'OPENAI_API_KEY', createOpenAIModel)
+
 export default definePlugin({
   name: 'openai',
   provides: ['model'],
   config: openaiConfig,
   sendsSecrets: providerSecrets,
-  apply(ctx, config) {
-    offerProvider(ctx, openaiProvider)
-    if (config.model === false) return
-    const apiKey = apiKeyFromEnv(ctx.key, config.apiKeyEnv)
-    ctx.provide(
-      'model',
-      createOpenAIModel({ ...config, model: config.model, apiKey, logger: ctx.logger }),
-    )
-  },
+  apply: (ctx, config) => serveProvider(ctx, config, openai),
 })
-
-/** The `openai` kind in the `models` registry: a lane's model from the lane's own options. */
-const openaiProvider: ModelProvider = {
-  kind: 'openai',
-  defaultKeyEnv: 'OPENAI_API_KEY',
-  create: (spec) => createOpenAIModel(spec),
-}

@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto'
 import {
+  messageOf,
   partText,
   YokeError,
   type Logger,
@@ -69,6 +70,20 @@ class Stop extends Error {
 }
 
 const STOP: StopDecision = Object.freeze({ kind: 'stop' })
+
+/**
+ * What a run does when the model would stop and the `stop` taps decided: `stop`, `continue` (the
+ * reason becomes the next user message), or `bounded`: a continuation asked for once `max` of them
+ * in a row were made, so the run ends (and says why).
+ */
+export function afterStop(
+  decision: StopDecision,
+  continued: number,
+  max: number,
+): 'stop' | 'continue' | 'bounded' {
+  if (decision.kind !== 'continue') return 'stop'
+  return continued >= max ? 'bounded' : 'continue'
+}
 
 const hashes = new WeakMap<RegisteredTool, string>()
 /** A short hash of what the model sees of a tool (and its source): which version of a tool a transcript used. */
@@ -175,7 +190,7 @@ export class Run {
     try {
       await this.deps.hooks.runEnd?.promise(result, this.#info())
     } catch (err) {
-      this.deps.logger.warn(`a runEnd tap failed: ${(err as Error)?.message ?? err}`)
+      this.deps.logger.warn(`a runEnd tap failed: ${messageOf(err)}`)
     }
     this.transcript?.write('end', {
       status,
@@ -260,9 +275,10 @@ export class Run {
     if (!stop?.taps.length) return false
     const decision: StopDecision =
       (await stop.promise(STOP, { ...info, text: this.#text, continued: this.#continued })) ?? STOP
-    if (decision.kind !== 'continue') return false
     const max = this.deps.maxStopContinuations ?? 3
-    if (this.#continued >= max) {
+    const verdict = afterStop(decision, this.#continued, max)
+    if (verdict === 'stop' || decision.kind !== 'continue') return false
+    if (verdict === 'bounded') {
       this.deps.logger.warn(
         `run ${this.id}: a stop tap asked to continue again (${decision.reason}); the run ends after ${max} continuations (agent-loop's maxStopContinuations)`,
       )
@@ -330,14 +346,14 @@ export class Run {
         name: call.name,
         status: 'HOOK_FAILED',
         ok: false,
-        text: `Error (HOOK_FAILED): ${(err as Error)?.message ?? err}`,
+        text: `Error (HOOK_FAILED): ${messageOf(err)}`,
         durationMs: 0,
       }
     }
     try {
       await this.deps.hooks.afterStep.promise(step, result)
     } catch (err) {
-      this.deps.logger.warn(`an afterStep tap failed: ${(err as Error)?.message ?? err}`)
+      this.deps.logger.warn(`an afterStep tap failed: ${messageOf(err)}`)
     }
     this.emit({ type: 'tool-result', turn: info.turn, result })
     this.transcript?.write('tool-result', { turn: info.turn, ...result })
@@ -477,10 +493,7 @@ export class Run {
     // a catalogue error keeps its code in the reason: REPLAY_MISMATCH, MODEL_FAILED, …
     return {
       status: 'failed',
-      reason:
-        err instanceof YokeError
-          ? `${err.code} ${err.message}`
-          : ((err as Error)?.message ?? String(err)),
+      reason: err instanceof YokeError ? `${err.code} ${err.message}` : messageOf(err),
     }
   }
 }

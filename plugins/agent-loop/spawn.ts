@@ -9,7 +9,7 @@ import type { ClaudePluginsApi, SubagentDefinition } from '../claude-plugins/api
 import type { ModelClient, ModelRegistry } from '../models/api.ts'
 import type { CassetteWriter } from '../replay/api.ts'
 import { createLaneModel, GOAL_VERIFIER, type Lane } from './lanes.ts'
-import type { AgentRun, Budget, RunOptions, RunUsage } from './api.ts'
+import type { AgentRun, Budget, RunOptions, RunResult, RunUsage } from './api.ts'
 
 /** A run in progress, as spawn sees its parent: its model, cassette, scope, and where to count a child's usage. */
 export interface LiveRun {
@@ -38,56 +38,14 @@ const VERIFY =
 let nextChild = 0
 
 export function spawnTool(deps: SpawnDeps): ToolDefinition {
-  const models = new Map<string, ModelClient>()
-  /** A lane's model: the main model's own choice first (replay: the same cassette's lane, so offline stays offline). */
-  const laneModel = (key: string, main: ModelClient): ModelClient => {
-    const lane = deps.lanes.find((l) => l.key === key)
-    if (!lane) return main
-    if (main.forLane) return main.forLane(key)
-    let model = models.get(key)
-    if (!model) models.set(key, (model = createLaneModel(lane, deps.resolvePath, deps.models())))
-    return model
-  }
+  const laneModel = laneModels(deps)
   const choices = deps.lanes.filter((l) => l.key !== GOAL_VERIFIER)
   const definitions = deps.agents?.()?.agents() ?? []
-  const laneHelp = [
-    'main: the model this agent runs on',
-    ...choices.map((l) => `${l.key}: ${l.description || `${l.provider} ${l.model}`}`),
-  ].join('; ')
   return {
     name: 'spawn',
     description:
       'Run a subagent on a self-contained task and return its final answer. The subagent has the same tools (background tools run to completion inside it) but not spawn. Pick a lane for the model it runs on.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        task: {
-          type: 'string',
-          minLength: 1,
-          description: 'everything the subagent needs to know: it does not see this conversation',
-        },
-        lane: {
-          type: 'string',
-          enum: ['main', ...choices.map((l) => l.key)],
-          description: laneHelp,
-        },
-        goal: {
-          type: 'string',
-          description: 'optional: a goal the answer must reach; a verifier checks it',
-        },
-        ...(definitions.length && {
-          agent: {
-            type: 'string',
-            enum: definitions.map((d) => d.name),
-            description: `optional: a subagent definition to run it as (its instructions and tools): ${definitions
-              .map((d) => `${d.name}: ${d.description.split('\n')[0]!.slice(0, 160)}`)
-              .join('; ')}`,
-          },
-        }),
-      },
-      required: ['task'],
-      additionalProperties: false,
-    },
+    inputSchema: spawnSchema(choices, definitions),
     risk: 'medium',
     concurrency: 'safe',
     // the child's own budget ends it first; the call's timeout is the backstop
@@ -100,12 +58,7 @@ export function spawnTool(deps: SpawnDeps): ToolDefinition {
       // the child's calls go through the concurrency gate themselves: holding a slot while waiting for them could deadlock
       ctx.release?.()
       const definition = typeof args.agent === 'string' ? findAgent(deps, args.agent) : undefined
-      const lane =
-        typeof args.lane === 'string'
-          ? args.lane
-          : definition?.model && deps.lanes.some((l) => l.key === definition.model)
-            ? definition.model
-            : 'main'
+      const lane = laneOf(args.lane, definition, deps.lanes)
       const model = laneModel(lane, main)
       const scope = deps.runtime.scope(`${ctx.call.scope}/spawn-${++nextChild}`, {
         parent: ctx.call.scope,
@@ -131,16 +84,7 @@ export function spawnTool(deps: SpawnDeps): ToolDefinition {
         }
         const result = await child.result
         parent.addUsage(result.usage)
-        const structured: Record<string, unknown> = {
-          runId: result.runId,
-          status: result.status,
-          lane,
-          ...(definition && { agent: definition.name }),
-          model: model.model,
-          turns: result.turns,
-          usage: result.usage,
-          transcript: result.transcript,
-        }
+        const structured = childReport(result, lane, model, definition)
         let text =
           result.status === 'done'
             ? result.text
@@ -166,6 +110,91 @@ export function spawnTool(deps: SpawnDeps): ToolDefinition {
         scope.dispose()
       }
     },
+  }
+}
+
+/** A lane's model, made once: the main model's own choice first (replay: the same cassette's lane, so offline stays offline). */
+function laneModels(deps: SpawnDeps): (key: string, main: ModelClient) => ModelClient {
+  const models = new Map<string, ModelClient>()
+  return (key, main) => {
+    const lane = deps.lanes.find((l) => l.key === key)
+    if (!lane) return main
+    if (main.forLane) return main.forLane(key)
+    let model = models.get(key)
+    if (!model) models.set(key, (model = createLaneModel(lane, deps.resolvePath, deps.models())))
+    return model
+  }
+}
+
+/** The lane a subagent runs on: the one asked for, else its definition's model when that is a lane, else main. */
+export function laneOf(
+  asked: unknown,
+  definition: SubagentDefinition | undefined,
+  lanes: readonly Lane[],
+): string {
+  if (typeof asked === 'string') return asked
+  return definition?.model && lanes.some((l) => l.key === definition.model)
+    ? definition.model
+    : 'main'
+}
+
+/** What spawn's structured result says of the child run. */
+function childReport(
+  result: RunResult,
+  lane: string,
+  model: ModelClient,
+  definition: SubagentDefinition | undefined,
+): Record<string, unknown> {
+  return {
+    runId: result.runId,
+    status: result.status,
+    lane,
+    ...(definition && { agent: definition.name }),
+    model: model.model,
+    turns: result.turns,
+    usage: result.usage,
+    transcript: result.transcript,
+  }
+}
+
+/** spawn's input: the task, a lane (main or a sub-provider), an optional goal and subagent definition. */
+function spawnSchema(
+  choices: Lane[],
+  definitions: SubagentDefinition[],
+): ToolDefinition['inputSchema'] {
+  const laneHelp = [
+    'main: the model this agent runs on',
+    ...choices.map((l) => `${l.key}: ${l.description || `${l.provider} ${l.model}`}`),
+  ].join('; ')
+  return {
+    type: 'object',
+    properties: {
+      task: {
+        type: 'string',
+        minLength: 1,
+        description: 'everything the subagent needs to know: it does not see this conversation',
+      },
+      lane: {
+        type: 'string',
+        enum: ['main', ...choices.map((l) => l.key)],
+        description: laneHelp,
+      },
+      goal: {
+        type: 'string',
+        description: 'optional: a goal the answer must reach; a verifier checks it',
+      },
+      ...(definitions.length && {
+        agent: {
+          type: 'string',
+          enum: definitions.map((d) => d.name),
+          description: `optional: a subagent definition to run it as (its instructions and tools): ${definitions
+            .map((d) => `${d.name}: ${d.description.split('\n')[0]!.slice(0, 160)}`)
+            .join('; ')}`,
+        },
+      }),
+    },
+    required: ['task'],
+    additionalProperties: false,
   }
 }
 

@@ -8,6 +8,7 @@ import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import {
   defineCommand,
+  messageOf,
   on,
   printJson,
   YokeError,
@@ -101,7 +102,7 @@ export const runsList = defineCommand({
         try {
           return summarize(id, readTranscript(join(dir, f)))
         } catch (err) {
-          return { ...summarize(id, []), status: `unreadable (${(err as Error).message})` }
+          return { ...summarize(id, []), status: `unreadable (${messageOf(err)})` }
         }
       })
     if (args.json) printJson({ ok: true, dir, runs })
@@ -147,7 +148,7 @@ export const runsShow = defineCommand({
     try {
       records = readTranscript(file)
     } catch (err) {
-      throw new YokeError('RUN_NOT_FOUND', { id: `${id} (${(err as Error).message})`, dir })
+      throw new YokeError('RUN_NOT_FOUND', { id: `${id} (${messageOf(err)})`, dir })
     }
     if (args.json) {
       printJson({ ok: true, ...summarize(id, records), records })

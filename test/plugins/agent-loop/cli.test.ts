@@ -6,16 +6,24 @@ import { once } from 'node:events'
 import { chmodSync, mkdirSync, readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { Composition } from '../src/index.ts'
+import { Composition } from '../../../src/index.ts'
 import {
   modelServer,
   type ModelServer,
   type RecordedRequest,
   type ScriptTurn,
-} from './helpers/model-server.ts'
-import { runYoke, runYokeWithInput, tempProject, YOKE, type Project } from './helpers/project.ts'
+} from '../../helpers/model-server.ts'
+import {
+  runYoke,
+  runYokeWithInput,
+  tempProject,
+  YOKE,
+  type Project,
+} from '../../helpers/project.ts'
 
-const MINIMAL_LOOP = fileURLToPath(new URL('./fixtures/agent/minimal-loop.mjs', import.meta.url))
+const MINIMAL_LOOP = fileURLToPath(
+  new URL('../../fixtures/agent/minimal-loop.mjs', import.meta.url),
+)
 const ENV = { TEST_OPENAI_KEY: 'sk-test' }
 
 const TOOLS = `export default {

@@ -5,20 +5,26 @@ import assert from 'node:assert/strict'
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import anthropic from '../../plugins/anthropic/index.ts'
-import models from '../../plugins/models/index.ts'
-import openai from '../../plugins/openai/index.ts'
-import shellHooks from '../../plugins/shell-hooks/index.ts'
-import type { AgentApi, ModelInfo, TurnInfo } from '../../plugins/agent-loop/api.ts'
-import type { ModelRequest, ModelResponse } from '../../plugins/models/api.ts'
-import type { Context, PreDecision, RuntimeApi, ToolCall, ToolDefinition } from '../../src/index.ts'
-import { agentHarness, withTimeout, type AgentHarness } from '../helpers/agent.ts'
+import anthropic from '../../../plugins/anthropic/index.ts'
+import models from '../../../plugins/models/index.ts'
+import openai from '../../../plugins/openai/index.ts'
+import shellHooks from '../../../plugins/shell-hooks/index.ts'
+import type { AgentApi, ModelInfo, TurnInfo } from '../../../plugins/agent-loop/api.ts'
+import type { ModelRequest, ModelResponse } from '../../../plugins/models/api.ts'
+import type {
+  Context,
+  PreDecision,
+  RuntimeApi,
+  ToolCall,
+  ToolDefinition,
+} from '../../../src/index.ts'
+import { agentHarness, withTimeout, type AgentHarness } from '../../helpers/agent.ts'
 import {
   modelServer,
   type ModelServer,
   type RecordedRequest,
   type ScriptTurn,
-} from '../helpers/model-server.ts'
+} from '../../helpers/model-server.ts'
 
 process.env.TEST_OPENAI_KEY = 'sk-test-openai'
 process.env.TEST_ANTHROPIC_KEY = 'sk-test-anthropic'
@@ -348,7 +354,7 @@ describe('agent-loop runs', () => {
       model: providers.openai(server),
       extra: [[toolsPlugin([], [slow, sleepy]), {}, 'tools']],
       loop: [
-        (await import('../../plugins/agent-loop/index.ts')).default,
+        (await import('../../../plugins/agent-loop/index.ts')).default,
         {
           subProviders: [
             {
@@ -435,7 +441,7 @@ describe('agent-loop runs', () => {
         [toolsPlugin([], [slow]), {}, 'tools'],
       ],
       loop: [
-        (await import('../../plugins/agent-loop/index.ts')).default,
+        (await import('../../../plugins/agent-loop/index.ts')).default,
         {
           subProviders: [
             {

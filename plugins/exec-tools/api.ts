@@ -7,7 +7,6 @@ import type { Disposer, SyncHook } from 'yoke'
 import type { ManifestProblem } from './manifest.ts'
 
 export type { Manifest, ManifestProblem } from './manifest.ts'
-export { HOOK_EVENT_NAMES } from './manifest.ts'
 export { loadPackage, promptFiles, type Package, type PackageFailure } from './load.ts'
 
 export interface PackageInfo {

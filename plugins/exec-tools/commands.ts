@@ -6,12 +6,12 @@
  * executable, integrity, schemas, extras; exit 1 on errors).
  */
 import { existsSync, readdirSync } from 'node:fs'
-import { homedir } from 'node:os'
 import { basename, join, resolve } from 'node:path'
-import { color, defineCommand, displayPath, printJson, YokeError } from 'yoke/cli'
+import { color, defineCommand, displayPath, messageOf, printJson, YokeError } from 'yoke/cli'
 import type { Composition } from 'yoke'
 import type { PackageInfo } from './api.ts'
 import type { ManifestProblem } from './manifest.ts'
+import { childrenOf, expandDir } from './roots.ts'
 // exec-tools' error codes join the catalogue on the CLI path too (this module loads alone)
 import './errors.ts'
 
@@ -208,15 +208,13 @@ async function waitingPackages(held: HeldInstance[], project: { dir: string; hom
   // the parser brings yaml and zod: imported only when listing (`yoke --help` imports this module)
   const { parseManifest, readManifestText } = await import('./manifest.ts')
   const { defaultDirs } = await import('../skills/api.ts')
-  const expand = (d: string) =>
-    resolve(project.dir, d.startsWith('~/') ? join(homedir(), d.slice(2)) : d)
   return held.map((instance) => {
     const config = instance.config as { dirs?: unknown } | undefined
     const dirs =
       Array.isArray(config?.dirs) && config.dirs.every((d) => typeof d === 'string' && d)
         ? (config.dirs as string[])
         : [...defaultDirs(project), join(project.home, 'packages')]
-    const roots = [...new Set(dirs.map(expand))]
+    const roots = [...new Set(dirs.map((d) => expandDir(project.dir, d)))]
     const seen = new Map<string, string>()
     const packages: WaitingPackage[] = []
     const waits = instance.trust ? 'waits for trust' : `waits: ${instance.error.message}`
@@ -226,7 +224,7 @@ async function waitingPackages(held: HeldInstance[], project: { dir: string; hom
       try {
         parsed = parseManifest(readManifestText(file), file)
       } catch (err) {
-        const message = `cannot read manifest.json: ${(err as Error).message}`
+        const message = `cannot read manifest.json: ${messageOf(err)}`
         parsed = { errors: [{ file, line: 1, col: 1, message }], warnings: [] }
       }
       const m = parsed.manifest
@@ -253,17 +251,6 @@ async function waitingPackages(held: HeldInstance[], project: { dir: string; hom
     }
     return { instance: instance.key, roots, packages }
   })
-}
-
-/** The package folders in a folder of packages (as exec-tools scans a root). */
-function childrenOf(root: string): string[] {
-  try {
-    return readdirSync(root, { withFileTypes: true })
-      .filter((e) => e.isDirectory() && existsSync(join(root, e.name, 'manifest.json')))
-      .map((e) => join(root, e.name))
-  } catch {
-    return [] // missing, a file (ENOTDIR) or unreadable: it holds no packages
-  }
 }
 
 function print(packages: Listed[], cwd: string, waitingRoots: string[]) {

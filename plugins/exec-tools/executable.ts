@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto'
 import { createReadStream, lstatSync, readdirSync, type Stats } from 'node:fs'
 import { lstat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
+import { messageOf } from 'yoke'
 
 export const MAX_EXECUTABLE_BYTES = 100_000_000
 
@@ -85,7 +86,7 @@ export class IntegrityGate {
       st = lstatSync(path) // a few µs; the async form costs a thread-pool round trip on every call
     } catch (err) {
       throw new IntegrityError(
-        `${path} is gone (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+        `${path} is gone (${(err as NodeJS.ErrnoException).code ?? messageOf(err)})`,
       )
     }
     if (sameStamp(st, stamp)) return

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto'
 import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
-import { globToRegExp } from 'yoke'
+import { globToRegExp, messageOf } from 'yoke'
 import { findExecutable, IntegrityGate, verify } from './executable.ts'
 import {
   executableFormat,
@@ -63,7 +63,7 @@ export async function loadPackage(
   try {
     text = readManifestText(file)
   } catch (err) {
-    return fail(`cannot read manifest.json: ${(err as Error).message}`)
+    return fail(`cannot read manifest.json: ${messageOf(err)}`)
   }
   const { manifest, errors, warnings } = parseManifest(text, file)
   if (!manifest) return { dir, errors }
@@ -98,16 +98,14 @@ export async function loadPackage(
       const verified = await verify(found.path, manifest.sha256)
       exe = { path: verified.path, sha256: verified.sha256, gate: new IntegrityGate(verified) }
     } catch (err) {
-      return fail(`${manifest.id}: integrity check failed: ${(err as Error).message}`)
+      return fail(`${manifest.id}: integrity check failed: ${messageOf(err)}`)
     }
     // every tool runs this one file: one the machine cannot run fails the package
     let format: Format
     try {
       format = executableFormat(exe.path)
     } catch (err) {
-      return fail(
-        `${manifest.id}: cannot read the executable ${exe.path}: ${(err as Error).message}`,
-      )
+      return fail(`${manifest.id}: cannot read the executable ${exe.path}: ${messageOf(err)}`)
     }
     if ('problem' in format)
       return fail(`${manifest.id}: the executable ${exe.path} is refused: it ${format.problem}`, {
@@ -168,7 +166,7 @@ function readSkillBody(dir: string, warn: (message: string) => void): string | u
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     warn(
-      `SKILL.md cannot be read (${(err as Error).message}); the background tools go without its instructions`,
+      `SKILL.md cannot be read (${messageOf(err)}); the background tools go without its instructions`,
     )
     return undefined
   }
@@ -211,7 +209,7 @@ export function promptFiles(
           else found.push({ rel, text: readFileSync(real, 'utf8') })
         } catch (err) {
           warn(
-            `prompts.include: ${rel} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it is ignored`,
+            `prompts.include: ${rel} cannot be read (${(err as NodeJS.ErrnoException).code ?? messageOf(err)}); it is ignored`,
           )
         }
       }

@@ -6,9 +6,11 @@
  * bad top-level field makes the whole manifest unusable.
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs'
+import { messageOf } from 'yoke'
 import { LineCounter, parseDocument, type Document } from 'yaml'
 import { z } from 'zod'
 import { envNameProblem } from '../process/api.ts'
+import { HOOK_EVENT_NAMES, type HookEvent } from '../shell-hooks/api.ts'
 
 const RISKS = ['low', 'medium', 'high', 'critical'] as const
 export type Risk = (typeof RISKS)[number]
@@ -29,7 +31,7 @@ export interface ManifestTool {
 }
 
 export interface ManifestHook {
-  event: string
+  event: HookEvent
   /** argv, run without a shell */
   command: string[]
   timeoutMs: number
@@ -87,20 +89,7 @@ export interface ManifestProblem {
   code?: 'EXECUTABLE_INVALID' | 'PACKAGE_UNSUPPORTED'
 }
 
-/** The events a hook may name (octos's names): manifests and shell-hooks' config share them. */
-export const HOOK_EVENT_NAMES = [
-  'before_tool_call',
-  'after_tool_call',
-  'before_llm_call',
-  'after_llm_call',
-  'on_resume',
-  'on_turn_end',
-  'before_spawn_verify',
-  'on_spawn_verify',
-  'on_spawn_complete',
-  'on_spawn_failure',
-  'user_prompt_submit',
-] as const
+/** The events a manifest's hook may name: shell-hooks' (a package's hooks run in a shell-hooks child). */
 export const HOOK_EVENTS: ReadonlySet<string> = new Set(HOOK_EVENT_NAMES)
 
 // Custom messages are predicates ("must …", "is …"): they read after the field's name.
@@ -321,7 +310,7 @@ export function parseManifest(
   try {
     value = JSON.parse(text)
   } catch (err) {
-    const msg = (err as Error).message
+    const msg = messageOf(err)
     const offset = jsonErrorOffset(msg, text) ?? doc.errors[0]?.pos[0] ?? 0
     // V8 quotes the text around the error, newlines included: keep the report on one line
     return fail({
@@ -365,7 +354,7 @@ export function parseManifest(
       present(e.value),
     ),
     hooks: entries(m.hooks, 'hooks', hookEntry, loc, warnings).map(({ value: h }) => ({
-      event: h.event,
+      event: h.event as HookEvent, // the schema refused any other
       command: h.command,
       timeoutMs: h.timeout_ms,
       toolFilter: h.tool_filter,

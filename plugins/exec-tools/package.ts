@@ -7,13 +7,20 @@
 import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { definePlugin, riskyPattern, YokeError, type CallContext, type ToolDefinition } from 'yoke'
-import { mcpClient } from '../mcp-client/api.ts'
-import { shellHooks } from '../shell-hooks/api.ts'
-import { toolEnv } from '../process/api.ts'
+import {
+  definePlugin,
+  messageOf,
+  riskyPattern,
+  YokeError,
+  type CallContext,
+  type Context,
+  type InjectedContext,
+  type ToolDefinition,
+} from 'yoke'
+import { resultOf, runExecutable, toolEnv } from '../process/api.ts'
+import type { ShellHooksConfig } from '../shell-hooks/api.ts'
 import { IntegrityError } from './executable.ts'
 import type { Package } from './load.ts'
-import { resultOf, runExecutable } from '../process/api.ts'
 
 export { loadPackage, promptFiles, type Package, type PackageFailure } from './load.ts'
 
@@ -30,79 +37,107 @@ export interface PackageSettings {
 export const packagePlugin = definePlugin({
   name: 'exec-package',
   inject: ['runtime'],
+  // its MCP servers and its shell hooks run as children, composed by name
+  uses: ['mcp-client', 'shell-hooks'],
   apply(ctx, config) {
     const settings = config as unknown as PackageSettings
     const { pkg } = settings
-    const { manifest } = pkg
-    const workDir = join(settings.workRoot, manifest.id)
-    const registered: string[] = []
-    for (const tool of manifest.tools) {
-      const risky = riskyPattern(tool.inputSchema)
-      if (risky) {
-        ctx.logger.warn(`package ${manifest.id}: tool ${tool.name} is not registered: ${risky}`)
-        continue
+    const workDir = join(settings.workRoot, pkg.manifest.id)
+    const registered = registerTools(ctx, pkg, workDir, settings.maxStdoutBytes)
+    registerPrompts(ctx, pkg, registered, workDir)
+    startServers(ctx, pkg)
+    if (pkg.manifest.hooks.length) {
+      const hooks: ShellHooksConfig = {
+        baseDir: pkg.dir,
+        hooks: pkg.manifest.hooks.map((h) => ({
+          event: h.event,
+          command: h.command,
+          timeout_ms: h.timeoutMs,
+          tool_filter: h.toolFilter,
+          env: h.env,
+        })),
       }
-      try {
-        ctx.runtime.register(toolDefinition(pkg, tool.name, workDir, settings.maxStdoutBytes))
-        registered.push(tool.name)
-      } catch (err) {
-        ctx.logger.error(
-          `package ${manifest.id}: tool ${tool.name} is not registered: ${(err as Error).message}`,
-        )
-      }
-    }
-    const prompt = ctx.get('prompt')
-    for (const { rel, text } of pkg.prompts) {
-      if (prompt) prompt.register({ name: `package:${manifest.id}:${rel}`, order: 300, text })
-      else
-        ctx.logger.warn(
-          `package ${manifest.id}: prompts.include needs the prompt plugin in the preset`,
-        )
-    }
-    // octos resolve_extras: background tools come with a card that says when to use them
-    const background = manifest.tools.filter((t) => t.spawnOnly && registered.includes(t.name))
-    if (background.length && prompt)
-      prompt.register({
-        name: `package:${manifest.id}:background`,
-        order: 300,
-        text: backgroundCard(pkg, background, workDir),
-      })
-    manifest.mcpServers.forEach((server, i) => {
-      const serverName = packageServerName(manifest.id, i, manifest.mcpServers.length)
-      const command =
-        server.command && /^\.\.?\//.test(server.command)
-          ? resolve(pkg.dir, server.command)
-          : server.command
-      // env names take their values from our environment; a URL from a package is SSRF-checked
-      const env = Object.fromEntries(
-        server.env
-          .filter((name) => process.env[name] !== undefined)
-          .map((name) => [name, process.env[name]!]),
-      )
-      const config = server.url
-        ? { serverName, url: server.url, headers: server.headers, ssrfGuard: true }
-        : { serverName, command, args: server.args, env, cwd: pkg.dir }
-      try {
-        ctx.plugin(mcpClient, config, { key: `mcp-${i + 1}` })
-      } catch (err) {
-        ctx.logger.error(
-          `package ${manifest.id}: MCP server ${i + 1} is not started: ${(err as Error).message}`,
-        )
-      }
-    })
-    if (manifest.hooks.length) {
-      const hooks = manifest.hooks.map((h) => ({
-        event: h.event,
-        command: h.command,
-        timeout_ms: h.timeoutMs,
-        tool_filter: h.toolFilter,
-        env: h.env,
-      }))
-      ctx.plugin(shellHooks, { hooks, baseDir: pkg.dir }, { key: 'hooks' })
+      ctx.plugin('shell-hooks', hooks, { key: 'hooks' })
     }
     mkdirSync(workDir, { recursive: true })
   },
 })
+
+type PackageContext = InjectedContext<['runtime']>
+
+/** The package's tools in the runtime; the names registered (a risky schema or a clash leaves one out). */
+function registerTools(
+  ctx: PackageContext,
+  pkg: Package,
+  workDir: string,
+  maxStdoutBytes: number,
+): string[] {
+  const registered: string[] = []
+  for (const tool of pkg.manifest.tools) {
+    const risky = riskyPattern(tool.inputSchema)
+    if (risky) {
+      ctx.logger.warn(`package ${pkg.manifest.id}: tool ${tool.name} is not registered: ${risky}`)
+      continue
+    }
+    try {
+      ctx.runtime.register(toolDefinition(pkg, tool.name, workDir, maxStdoutBytes))
+      registered.push(tool.name)
+    } catch (err) {
+      ctx.logger.error(
+        `package ${pkg.manifest.id}: tool ${tool.name} is not registered: ${messageOf(err)}`,
+      )
+    }
+  }
+  return registered
+}
+
+/** Its prompt files as prompt sections, and the card of its background tools. */
+function registerPrompts(ctx: Context, pkg: Package, registered: string[], workDir: string) {
+  const { manifest } = pkg
+  const prompt = ctx.get('prompt')
+  for (const { rel, text } of pkg.prompts) {
+    if (prompt) prompt.register({ name: `package:${manifest.id}:${rel}`, order: 300, text })
+    else
+      ctx.logger.warn(
+        `package ${manifest.id}: prompts.include needs the prompt plugin in the preset`,
+      )
+  }
+  // octos resolve_extras: background tools come with a card that says when to use them
+  const background = manifest.tools.filter((t) => t.spawnOnly && registered.includes(t.name))
+  if (background.length && prompt)
+    prompt.register({
+      name: `package:${manifest.id}:background`,
+      order: 300,
+      text: backgroundCard(pkg, background, workDir),
+    })
+}
+
+/** Each `mcp_servers` entry as an mcp-client child: env names take their values from ours; a URL is SSRF-checked. */
+function startServers(ctx: Context, pkg: Package) {
+  const { manifest } = pkg
+  manifest.mcpServers.forEach((server, i) => {
+    const serverName = packageServerName(manifest.id, i, manifest.mcpServers.length)
+    const command =
+      server.command && /^\.\.?\//.test(server.command)
+        ? resolve(pkg.dir, server.command)
+        : server.command
+    const env = Object.fromEntries(
+      server.env
+        .filter((name) => process.env[name] !== undefined)
+        .map((name) => [name, process.env[name]!]),
+    )
+    const config = server.url
+      ? { serverName, url: server.url, headers: server.headers, ssrfGuard: true }
+      : { serverName, command, args: server.args, env, cwd: pkg.dir }
+    try {
+      ctx.plugin('mcp-client', config, { key: `mcp-${i + 1}` })
+    } catch (err) {
+      ctx.logger.error(
+        `package ${manifest.id}: MCP server ${i + 1} is not started: ${messageOf(err)}`,
+      )
+    }
+  })
+}
 
 /** how much of SKILL.md the background-tools card carries */
 const CARD_SKILL_CHARS = 8000

@@ -8,8 +8,10 @@ import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import execTools, { type ExecToolsApi } from '../../plugins/exec-tools/index.ts'
+import mcpClient from '../../plugins/mcp-client/index.ts'
 import mcpHub from '../../plugins/mcp/index.ts'
 import promptPlugin from '../../plugins/prompt/index.ts'
+import shellHooks from '../../plugins/shell-hooks/index.ts'
 import { removeTree } from './temp.ts'
 import {
   Kernel,
@@ -77,7 +79,11 @@ export async function execHarness(
     writePackage(join(root, 'packages'), dir, spec)
   prepare?.(root)
   mkdirSync(join(root, 'packages'), { recursive: true })
-  const kernel = new Kernel()
+  // the children a package composes by name (`uses`), as the config's module loader finds them
+  const builtins: Record<string, unknown> = { 'mcp-client': mcpClient, 'shell-hooks': shellHooks }
+  const kernel = new Kernel({
+    pluginNamed: (name) => (builtins[name] ? (toPlugin(builtins[name]) as Plugin) : undefined),
+  })
   const logs: LogRecord[] = []
   kernel.hooks.log.tap('test', (r) => void logs.push(r))
   kernel.spawn(toPlugin(runtimePlugin) as Plugin, { unloadGraceMs: 200 }, { key: 'yoke:runtime' })

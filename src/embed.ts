@@ -15,7 +15,7 @@ import type { ApprovalAnswer, ApprovalBridge, ApprovalRequest } from './runtime/
 import { hostTrack, runtimeView, type RuntimeApi } from './runtime/index.ts'
 import type { CallOptions } from './runtime/runtime.ts'
 import type { RegisteredTool, ToolResult } from './runtime/types.ts'
-import type { TrustOption } from './trust.ts'
+import type { TrustOption } from './config/trust.ts'
 
 export interface YokeOptions {
   /** where the project config is searched for, as the CLI searches from its cwd (default: process.cwd()) */

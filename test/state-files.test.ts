@@ -18,7 +18,7 @@ import { describe, it } from 'node:test'
 import { readAudit } from '../plugins/capabilities/audit.ts'
 import { readRows } from '../plugins/metrics-jsonl/index.ts'
 import { createYoke } from '../src/index.ts'
-import { projectTrust, readTrust, recordTrust, trustState } from '../src/trust.ts'
+import { projectTrust, readTrust, recordTrust, trustState } from '../src/config/trust.ts'
 import { runYoke, suiteProjects, type Project } from './helpers/project.ts'
 
 const GiB = 1024 * 1024 * 1024

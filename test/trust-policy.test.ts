@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import { recordTrust, projectFiles } from '../src/trust.ts'
+import { recordTrust, projectFiles } from '../src/config/trust.ts'
 import { loadLayers } from '../src/config/layers.ts'
 import { createYoke, type ApprovalRequest, type Yoke } from '../src/index.ts'
 import { ROOT, tempProject, type Project } from './helpers/project.ts'

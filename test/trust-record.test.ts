@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test'
 import { Composition } from '../src/index.ts'
 import { loadLayers } from '../src/config/layers.ts'
 import { keepingTrust, offerTrust } from '../src/cli/trust.ts'
-import { projectFiles, recordTrust, trustState } from '../src/trust.ts'
+import { projectFiles, recordTrust, trustState } from '../src/config/trust.ts'
 import { suiteProjects, type Project } from './helpers/project.ts'
 import { until } from './helpers/until.ts'
 

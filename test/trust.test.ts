@@ -11,7 +11,7 @@ import { PassThrough } from 'node:stream'
 import { after, describe, it } from 'node:test'
 import { Composition, createYoke } from '../src/index.ts'
 import { offerTrust } from '../src/cli/trust.ts'
-import { configHashes, recordTrust, trustState, updateTrust } from '../src/trust.ts'
+import { configHashes, recordTrust, trustState, updateTrust } from '../src/config/trust.ts'
 import { DevProcess, ROOT, runYoke, suiteProjects, type Project } from './helpers/project.ts'
 
 // test/run.js trusts every project of the suite; these tests are about not being trusted

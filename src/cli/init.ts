@@ -236,7 +236,7 @@ async function trustWhatWeWrote(dir: string, made: string[]): Promise<boolean> {
   if (!made.includes('yoke.config.yaml')) return false
   const [{ loadLayers }, { projectFiles, recordTrust }] = await Promise.all([
     import('../config/layers.ts'),
-    import('../trust.ts'),
+    import('../config/trust.ts'),
   ])
   const stack = await loadLayers({ cwd: dir })
   if (stack.errors.length || !stack.projectFile) return false

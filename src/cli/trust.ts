@@ -10,7 +10,7 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { Composition } from '../config/composer.ts'
-import { codeOf, LOCK_FILE, projectFiles, type ProjectConfig } from '../trust.ts'
+import { codeOf, LOCK_FILE, projectFiles, type ProjectConfig } from '../config/trust.ts'
 import type { LoadOptions } from '../config/layers.ts'
 import { readConfigText } from '../config/yaml.ts'
 import type { InstanceSpec } from '../config/resolve.ts'
@@ -111,7 +111,7 @@ export const trust = defineCommand({
     const options = composeOptions(args)
     const where = { home: options.home, env: options.env }
     const { recordTrust, revokeTrust, trustState, trustedByEnv, trustFile } =
-      await import('../trust.ts')
+      await import('../config/trust.ts')
     const project = await projectOf(options)
     const cwd = options.cwd
     const files = project.files.map((f) => displayPath(f, cwd))
@@ -199,7 +199,7 @@ export async function offerTrust(
   const waiting = waitingIn(composition)
   const stack = composition.current?.stack
   if (!waiting.length || !stack || composition.options.trust !== undefined) return false
-  const { recordTrust, trustState, trustedByEnv } = await import('../trust.ts')
+  const { recordTrust, trustState, trustedByEnv } = await import('../config/trust.ts')
   const where = { home: composition.options.home, env: composition.options.env }
   const project = { dir: stack.projectDir, files: projectFiles(stack, composition.options) }
   if (trustedByEnv(where)) return false
@@ -270,7 +270,7 @@ async function keeping<T>(
   writes: string[] | undefined,
 ): Promise<{ result: T; trusted: boolean }> {
   const { changedFiles, configHashes, recordTrust, trustState, trustedByEnv } =
-    await import('../trust.ts')
+    await import('../config/trust.ts')
   const where = { home: options.home, env: options.env }
   const isTrusted = (project: ProjectConfig) => {
     try {
@@ -301,7 +301,7 @@ async function keeping<T>(
  * made anyway, as before there were turns.
  */
 async function takeTurn(where: { home?: string; env?: NodeJS.ProcessEnv }) {
-  const { trustFile } = await import('../trust.ts')
+  const { trustFile } = await import('../config/trust.ts')
   const { default: lockfile } = await import('proper-lockfile')
   const file = trustFile(where)
   try {

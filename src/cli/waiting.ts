@@ -10,7 +10,7 @@
 import type { Composition } from '../config/composer.ts'
 import type { YokeError } from '../errors.ts'
 import type { Fiber } from '../kernel/fiber.ts'
-import { codeOf } from '../trust.ts'
+import { codeOf } from '../config/trust.ts'
 
 export interface WaitingInstance {
   /** the instance key (a child's own key) */

@@ -22,7 +22,7 @@ import { yokeHome, type LoadOptions } from './layers.ts'
 import { ModuleLoader } from './modules.ts'
 import { Reconciler, type ReloadReport } from './reconcile.ts'
 import { resolveConfig, type ResolvedConfig } from './resolve.ts'
-import { trustTracker, type TrustVerdict } from '../trust.ts'
+import { trustTracker, type TrustVerdict } from './trust.ts'
 
 /** The `project` service: the project's directory and $YOKE_HOME, for plugins that find files. */
 export interface ProjectInfo {

@@ -14,7 +14,7 @@ import { YokeError } from '../errors.ts'
 import { interpolate, type MissingVar } from './interpolate.ts'
 import type { LayerValue } from './merge.ts'
 import type { checkLayer as CheckLayer } from './shape.ts'
-import type { TrustOption } from '../trust.ts'
+import type { TrustOption } from './trust.ts'
 import {
   parseConfigText,
   pathKey,
@@ -61,7 +61,7 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv
   /** false: the layers are read, not checked (finding commands; composing reports a bad layer) */
   check?: boolean
-  /** whether the project's own code may run (src/trust.ts); default: $YOKE_HOME/trust.json */
+  /** whether the project's own code may run (src/config/trust.ts); default: $YOKE_HOME/trust.json */
   trust?: TrustOption
 }
 

@@ -18,7 +18,7 @@ import { loadLayers, type LayerStack, type LoadOptions } from './layers.ts'
 import { mergeLayers, type Merged } from './merge.ts'
 import { baseOf, resolveUse, type LoadedModule, type ModuleLoader } from './modules.ts'
 import { checkInstances, type InstanceEntry } from './shape.ts'
-import { trustGate } from '../trust.ts'
+import { trustGate } from './trust.ts'
 import { locate, pathKey } from './yaml.ts'
 
 export interface InstanceSpec {
@@ -40,7 +40,7 @@ export interface InstanceSpec {
    * (same name and provides) that waits with this error, and its config is not validated
    */
   waiting?: YokeError
-  /** it waits because the project is not trusted (src/trust.ts) */
+  /** it waits because the project is not trusted (src/config/trust.ts) */
   untrusted?: boolean
   site: ErrorSite
 }

@@ -1,5 +1,5 @@
 /**
- * @module trust
+ * @module config/trust
  * Project trust (DESIGN §9): what a project's own config would run — a local plugin, or an
  * instance of a plugin that declares `runsProjectCode` (exec packages, shell hooks, a stdio MCP
  * server) — waits, pending, until the project is trusted; so do a package the project brings (in
@@ -17,13 +17,13 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, realpathSync, statSync } from 'node:fs'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { z } from 'zod'
-import { yokeHome, type LayerStack, type LoadOptions } from './config/layers.ts'
-import type { Merged } from './config/merge.ts'
-import type { InstanceSpec } from './config/resolve.ts'
-import { pathKey, readConfigText } from './config/yaml.ts'
-import { validateConfig } from './kernel/plugin.ts'
-import { messageOf, YokeError, type ErrorSite } from './errors.ts'
-import { BUILTIN_ENTRY, BUILTIN_PLUGINS, BUILTIN_PRESETS } from './roots.ts'
+import { yokeHome, type LayerStack, type LoadOptions } from './layers.ts'
+import type { Merged } from './merge.ts'
+import type { InstanceSpec } from './resolve.ts'
+import { pathKey, readConfigText } from './yaml.ts'
+import { validateConfig } from '../kernel/plugin.ts'
+import { messageOf, YokeError, type ErrorSite } from '../errors.ts'
+import { BUILTIN_ENTRY, BUILTIN_PLUGINS, BUILTIN_PRESETS } from '../roots.ts'
 
 export const TRUST_FILE = 'trust.json'
 

@@ -6,7 +6,7 @@
 import { Ajv } from 'ajv'
 import { ToolRuntime } from '../src/index.ts'
 import { tapHook } from '../src/kernel/hooks.ts'
-import { budgeted, createAjv } from '../src/runtime/schema-safety.ts'
+import { budgeted, createAjv } from '../src/lib/schema-safety.ts'
 import { row } from './stats.ts'
 
 const N = 20_000

@@ -48,7 +48,7 @@ export { ToolRuntime, runtimeSettings } from './runtime/runtime.ts'
 export type { CallOptions, RuntimeSettings, ToolChange } from './runtime/runtime.ts'
 export { depthOf, nestsDeeper } from './runtime/json.ts'
 export { GLOBAL, checkSchema, globToRegExp } from './runtime/registry.ts'
-export { createAjv, riskyPattern } from './runtime/schema-safety.ts'
+export { createAjv, riskyPattern } from './lib/schema-safety.ts'
 export type { Guard, Mask } from './runtime/registry.ts'
 export type {
   ApprovalAnswer,

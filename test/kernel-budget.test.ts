@@ -13,8 +13,9 @@ import { ROOT } from './helpers/project.ts'
 // (runtime.hooks.unknownTool and the composition's PLUGIN_WAITING answer), one depth bound for
 // outside data (depthOf) that four plugins had copied, and the preset a layer was written for
 // 4,430 → 4,840: src/trust.ts moves into src/config (the resolver asks it; 410 lines counted
-// that were kept outside); the regex translator's move out to src/lib follows
-const BUDGET = 4840
+// that were kept outside); 4,840 → 4,430: the regex translator (418 lines) moves to src/lib,
+// which is not kernel
+const BUDGET = 4430
 const KERNEL = ['src/kernel', 'src/config', 'src/runtime']
 
 /** Lines that hold code: not blank, not only a comment. */

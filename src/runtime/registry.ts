@@ -7,7 +7,7 @@
  */
 import type { ValidateFunction } from 'ajv'
 import { YokeError } from '../errors.ts'
-import { budgeted, createAjv, riskyPattern } from './schema-safety.ts'
+import { budgeted, createAjv, riskyPattern } from '../lib/schema-safety.ts'
 import { depthOf } from './json.ts'
 import type { RegisteredTool, ToolCall, ToolDefinition } from './types.ts'
 

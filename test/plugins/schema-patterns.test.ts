@@ -8,7 +8,7 @@ import {
   MAX_PATTERN_SIZE,
   patternProblem,
   riskyPattern,
-} from '../../src/runtime/schema-safety.ts'
+} from '../../src/lib/schema-safety.ts'
 
 /** Every pattern against every string: the linear engine must answer as `new RegExp(p, 'u')`. */
 function sameAsJavaScript(patterns: string[], strings: string[]) {

@@ -1,5 +1,5 @@
 /**
- * @module runtime/schema-safety
+ * @module lib/schema-safety
  * JSON Schema patterns on a linear-time engine. ajv compiles `pattern`, `patternProperties` and
  * the `pattern` of `propertyNames` into RegExps that run on the event loop when arguments are
  * validated; with JavaScript's backtracking engine `^a*a*a*a*…b$`, `\d+\d+\d+$` or `(\s|.)*x` let

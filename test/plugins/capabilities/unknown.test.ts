@@ -7,9 +7,9 @@ import assert from 'node:assert/strict'
 import { cpSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import { createYoke, type ToolResult, type Yoke } from '../../src/index.ts'
-import { ROOT, tempProject, type Project } from '../helpers/project.ts'
-import { until } from '../helpers/until.ts'
+import { createYoke, type ToolResult, type Yoke } from '../../../src/index.ts'
+import { ROOT, tempProject, type Project } from '../../helpers/project.ts'
+import { until } from '../../helpers/until.ts'
 
 const SERVER = join(ROOT, 'test/fixtures/mcp/server.mjs')
 const PACKAGES = join(ROOT, 'examples/packages')

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, describe, it } from 'node:test'
-import type { Capability } from '../../plugins/capabilities/api.ts'
-import { DevProcess, runYoke, tempProject, type Project } from '../helpers/project.ts'
+import type { Capability } from '../../../plugins/capabilities/api.ts'
+import { DevProcess, runYoke, tempProject, type Project } from '../../helpers/project.ts'
 
 const greeter = `export default {
   name: 'greeter',

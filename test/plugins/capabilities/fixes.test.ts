@@ -7,11 +7,11 @@ import { existsSync, mkdirSync, readFileSync, mkdtempSync, rmSync, symlinkSync }
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import type { CapabilitiesApi, Capability, MetricsRow } from '../../plugins/capabilities/api.ts'
-import { createYoke, type Yoke } from '../../src/index.ts'
-import { readRows } from '../../plugins/metrics-jsonl/index.ts'
-import { nodeExe, writePackage } from '../helpers/exec.ts'
-import { ROOT, suiteProjects } from '../helpers/project.ts'
+import type { CapabilitiesApi, Capability, MetricsRow } from '../../../plugins/capabilities/api.ts'
+import { createYoke, type Yoke } from '../../../src/index.ts'
+import { readRows } from '../../../plugins/metrics-jsonl/index.ts'
+import { nodeExe, writePackage } from '../../helpers/exec.ts'
+import { ROOT, suiteProjects } from '../../helpers/project.ts'
 
 describe('capabilities: identities and files', () => {
   const project = suiteProjects()

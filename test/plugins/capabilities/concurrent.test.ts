@@ -7,8 +7,8 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { parse } from 'yaml'
-import { readAudit } from '../../plugins/capabilities/audit.ts'
-import { runYoke, suiteProjects, type Project, type RunResult } from '../helpers/project.ts'
+import { readAudit } from '../../../plugins/capabilities/audit.ts'
+import { runYoke, suiteProjects, type Project, type RunResult } from '../../helpers/project.ts'
 
 const skill = (name: string) =>
   `---\nname: ${name}\ndescription: The ${name} skill.\n---\nDo ${name}.\n`

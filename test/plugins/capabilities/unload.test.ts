@@ -7,12 +7,12 @@ import assert from 'node:assert/strict'
 import { cpSync, existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import type { AuditEntry } from '../../plugins/capabilities/api.ts'
-import { readAudit } from '../../plugins/capabilities/audit.ts'
-import { createYoke, type Yoke } from '../../src/index.ts'
-import { ROOT, tempProject, type Project } from '../helpers/project.ts'
-import { until } from '../helpers/until.ts'
-import { alive } from '../helpers/mcp.ts'
+import type { AuditEntry } from '../../../plugins/capabilities/api.ts'
+import { readAudit } from '../../../plugins/capabilities/audit.ts'
+import { createYoke, type Yoke } from '../../../src/index.ts'
+import { ROOT, tempProject, type Project } from '../../helpers/project.ts'
+import { until } from '../../helpers/until.ts'
+import { alive } from '../../helpers/mcp.ts'
 
 const SERVER = join(ROOT, 'test/fixtures/mcp/server.mjs')
 const PACKAGES = join(ROOT, 'examples/packages')

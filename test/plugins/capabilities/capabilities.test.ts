@@ -12,11 +12,11 @@ import type {
   CapabilitiesApi,
   Capability,
   MetricsRow,
-} from '../../plugins/capabilities/api.ts'
-import { readAudit } from '../../plugins/capabilities/audit.ts'
-import { createYoke, type ApprovalRequest, type ToolResult, type Yoke } from '../../src/index.ts'
-import { ROOT, runYoke, tempProject, type Project } from '../helpers/project.ts'
-import { until } from '../helpers/until.ts'
+} from '../../../plugins/capabilities/api.ts'
+import { readAudit } from '../../../plugins/capabilities/audit.ts'
+import { createYoke, type ApprovalRequest, type ToolResult, type Yoke } from '../../../src/index.ts'
+import { ROOT, runYoke, tempProject, type Project } from '../../helpers/project.ts'
+import { until } from '../../helpers/until.ts'
 
 const TOOLS = join(ROOT, 'test/fixtures/capabilities/tools.mjs')
 type Tool = { name: string; params?: string[]; risk?: string; fails?: boolean }

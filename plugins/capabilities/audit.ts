@@ -6,6 +6,7 @@
  * line alone and is reported (file:line), never fatal.
  */
 import { z } from 'zod'
+import { messageOf } from 'yoke/cli'
 import type { AuditEntry } from './api.ts'
 import { appendJsonLines, readJsonLines } from './state-file.ts'
 
@@ -36,7 +37,7 @@ export function appendAuditOrSay(file: string, entries: AuditEntry[]): void {
   try {
     appendAudit(file, entries)
   } catch (err) {
-    process.stderr.write(`warning: the audit log misses this change: ${(err as Error).message}\n`)
+    process.stderr.write(`warning: the audit log misses this change: ${messageOf(err)}\n`)
   }
 }
 

@@ -20,6 +20,7 @@ import {
   type Stats,
 } from 'node:fs'
 import { dirname } from 'node:path'
+import { messageOf } from 'yoke/cli'
 
 /** What a schema answers (zod's safeParse shape). */
 export interface LineSchema<T> {
@@ -74,30 +75,47 @@ export function readJsonLines<T>(
   options: ReadOptions,
 ): JsonLines<T> {
   const out: JsonLines<T> = { entries: [], size: 0, read: 0, problems: [] }
-  const refuse = (why: string) => {
+  const bytes = readBytes(file, options)
+  if (typeof bytes === 'string') {
     out.problems.push(
-      `${file}: ${why}; it is not read (move it away or delete it: yoke starts a new one)`,
+      `${file}: ${bytes}; it is not read (move it away or delete it: yoke starts a new one)`,
     )
     return out
   }
+  if (!bytes) return out
+  out.size = bytes.size
+  out.read = bytes.read
+  parseLines(file, bytes, schema, options, out)
+  return out
+}
+
+/** What `readBytes` read: the text from `start`, the file's size, the bytes read from `from`. */
+interface Bytes {
+  text: string
+  start: number
+  size: number
+  read: number
+}
+
+/**
+ * The text of `file` (from `from`, at most `maxBytes`: the tail when `tail`), undefined when
+ * there is none, or why it is refused.
+ */
+function readBytes(file: string, options: ReadOptions): Bytes | string | undefined {
   let fd: number | undefined
-  let text: string
-  let start: number
   try {
     const before = statSync(file, { throwIfNoEntry: false })
-    if (!before) return out
+    if (!before) return undefined
     const kind = notRegular(before) // refused by its type, never opened
-    if (kind) return refuse(kind)
+    if (kind) return kind
     fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0))
     const stat = fstatSync(fd) // what was opened, in case the path was swapped meanwhile
     const swapped = notRegular(stat)
-    if (swapped) return refuse(swapped)
-    out.size = stat.size
+    if (swapped) return swapped
     const from = Math.min(options.from ?? 0, stat.size)
-    const left = stat.size - from
-    if (left > options.maxBytes && !options.tail)
-      return refuse(`it is ${mib(stat.size)}, over the ${mib(options.maxBytes)} yoke reads`)
-    start = Math.max(from, stat.size - options.maxBytes)
+    if (stat.size - from > options.maxBytes && !options.tail)
+      return `it is ${mib(stat.size)}, over the ${mib(options.maxBytes)} yoke reads`
+    const start = Math.max(from, stat.size - options.maxBytes)
     const buffer = Buffer.alloc(stat.size - start)
     let length = 0
     // a file that grows while it is read is read up to the size it had
@@ -107,13 +125,23 @@ export function readJsonLines<T>(
       (n = readSync(fd, buffer, length, buffer.length - length, start + length)) > 0;
     )
       length += n
-    out.read = start + length - from
-    text = buffer.subarray(0, length).toString('utf8')
+    const text = buffer.subarray(0, length).toString('utf8')
+    return { text, start, size: stat.size, read: start + length - from }
   } catch (err) {
-    return refuse(`it cannot be read (${(err as Error).message})`)
+    return `it cannot be read (${messageOf(err)})`
   } finally {
     if (fd !== undefined) closeSync(fd)
   }
+}
+
+/** Checks each line of `bytes` against `schema`: entries into `out.entries`, the rest said. */
+function parseLines<T>(
+  file: string,
+  { text, start }: Bytes,
+  schema: LineSchema<T>,
+  options: ReadOptions,
+  out: JsonLines<T>,
+): void {
   const byOffset = start > 0
   let offset = start
   const lines = text.split('\n')
@@ -129,13 +157,13 @@ export function readJsonLines<T>(
   // the text after the last newline: a whole line without its newline, or one torn (or still
   // being written): then it is left for a later read, which starts at its beginning
   const last = lines.pop() ?? ''
-  const tail = last.trim() ? entry(last) : undefined
+  const tail = last.trim() ? entry(schema, last) : undefined
   if (tail && !('value' in tail)) out.read -= Buffer.byteLength(last)
   lines.forEach((line, i) => {
     const where = byOffset ? `${file} (the line at byte ${offset})` : `${file}:${i + 1}`
     offset += Buffer.byteLength(line) + 1
     if (!line.trim()) return
-    const checked = entry(line)
+    const checked = entry(schema, line)
     if ('value' in checked) out.entries.push(checked.value)
     else out.problems.push(`${where}: ${checked.problem}; that line is skipped`)
   })
@@ -144,21 +172,21 @@ export function readJsonLines<T>(
     out.problems.push(
       `${byOffset ? `${file} (byte ${offset})` : `${file}:${lines.length + 1}`}: the last line is not whole (${tail.problem}: torn, or still being written); skipped`,
     )
-  return out
+}
 
-  function entry(line: string): { value: T } | { problem: string } {
-    let value: unknown
-    try {
-      value = JSON.parse(line)
-    } catch (err) {
-      return { problem: `not JSON (${(err as Error).message})` }
-    }
-    const checked = schema.safeParse(value)
-    if (checked.success) return { value: checked.data }
-    const issue = checked.error.issues[0]
-    return {
-      problem: `${issue?.path.map(String).join('.') || 'the line'}: ${issue?.message ?? 'not an entry'}`,
-    }
+/** One line as an entry, or what it is instead. */
+function entry<T>(schema: LineSchema<T>, line: string): { value: T } | { problem: string } {
+  let value: unknown
+  try {
+    value = JSON.parse(line)
+  } catch (err) {
+    return { problem: `not JSON (${messageOf(err)})` }
+  }
+  const checked = schema.safeParse(value)
+  if (checked.success) return { value: checked.data }
+  const issue = checked.error.issues[0]
+  return {
+    problem: `${issue?.path.map(String).join('.') || 'the line'}: ${issue?.message ?? 'not an entry'}`,
   }
 }
 

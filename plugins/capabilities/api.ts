@@ -1,8 +1,10 @@
 /**
  * The public face of the capabilities plugin: what a capability is (an id, its declared version
  * when it has one, and always a content hash), the metrics kept per id + version, the audit log's
- * lines, and the `capabilities` service that a sink (metrics-jsonl) and other plugins read.
+ * lines, the `capabilities` service that a sink (metrics-jsonl) and other plugins read, and its
+ * controls (`capabilities/list`, `capabilities/inspect`).
  */
+import type { InspectSection } from 'yoke'
 
 export type CapabilityKind = 'tool' | 'skill' | 'package' | 'server' | 'install' | 'plugin'
 
@@ -87,9 +89,45 @@ export interface CapabilitiesApi {
   readonly auditFile?: string
 }
 
+/** The answer of the control `capabilities/list` (`yoke stats`, `yoke pin`). */
+export interface CapabilitiesList {
+  /** every capability known now, as `CapabilitiesApi.list` gives them */
+  capabilities: Capability[]
+  /** the metrics rows used at or after the request's `since` (all without one) */
+  rows: MetricsRow[]
+  auditFile?: string
+  /** how many rules the instance has (withdrawn, rollout and pins) */
+  rules: number
+}
+
+/** One capability as `yoke inspect` shows it: what it is, and its calls (from its metrics row). */
+export interface CapabilityLine {
+  kind: CapabilityKind
+  id: string
+  version?: string
+  hash: string
+  state?: string
+  refused?: string
+  called: number
+  ok: number
+  p95?: number
+}
+
+/** The answer of `capabilities/inspect`: the section's lines, and the same as data (`--json`). */
+export interface CapabilitiesInspect extends InspectSection {
+  title: 'capabilities'
+  data: CapabilityLine[]
+}
+
 declare module 'yoke' {
   interface Services {
     capabilities: CapabilitiesApi
+  }
+  interface Controls {
+    /** every capability and the metrics rows used since `since` (an ISO time) */
+    'capabilities/list': { request: { since?: string }; answer: CapabilitiesList }
+    /** the capabilities section of `yoke inspect` */
+    'capabilities/inspect': { request: Record<string, never>; answer: CapabilitiesInspect }
   }
 }
 

@@ -9,12 +9,6 @@ import type { AuditEntry, Capability, MetricsRow } from './api.ts'
 import { auditPath, configured, listNow } from './configured.ts'
 import { pin, unpin } from './pins.ts'
 
-interface Answer {
-  capabilities: Capability[]
-  rows: MetricsRow[]
-  auditFile?: string
-}
-
 const stats = defineCommand({
   name: 'stats',
   summary: 'metrics per capability id + version: offered, found, called, ok, errors, p50 / p95',
@@ -31,34 +25,43 @@ const stats = defineCommand({
   examples: ['yoke stats', 'yoke stats --since 2h --json', 'yoke stats --all'],
   async run(args, _, cli) {
     const since = args.since === undefined ? undefined : sinceTime(String(args.since))
-    const reply = await cli.control('capabilities', { since }, { fresh: Boolean(args.fresh) })
+    const reply = await cli.control(
+      'capabilities/list',
+      { ...(since && { since }) },
+      { fresh: Boolean(args.fresh) },
+    )
     if (typeof reply === 'number') return reply
-    const { rows, capabilities } = reply.answer as Answer
+    const { rows, capabilities } = reply.answer
     if (args.json) {
       printJson({ ok: true, source: reply.source, rows, ...(args.all && { capabilities }) })
       return 0
     }
-    const out = [color.dim(`(${reply.source})`)]
-    if (!rows.length) out.push('no capability has been offered or called yet')
-    for (const r of rows) {
-      const errors = Object.entries(r.errors).map(([code, n]) => `${code} ${n}`)
-      const latency = r.p50 === undefined ? '' : `  p50 ${r.p50} ms  p95 ${r.p95} ms`
-      out.push(
-        `${color.bold(r.id)}@${r.version ?? r.hash}${r.version ? color.dim(` ${r.hash}`) : ''}  ${color.dim(r.source)}`,
-        `  offered ${r.offered}  found ${r.found}  called ${r.called}  ok ${r.ok}${errors.length ? `  ${color.red(errors.join(', '))}` : ''}${latency}`,
-      )
-    }
-    if (args.all) {
-      out.push(color.bold('capabilities'))
-      for (const c of capabilities)
-        out.push(
-          `  ${c.kind.padEnd(8)}${c.id}@${c.version ?? c.hash}${c.version ? color.dim(` ${c.hash}`) : ''}${c.state ? `  ${c.state}${color.dim(` in ${c.scope}`)}` : ''}${c.refused ? `  ${color.yellow(c.refused)}` : ''}`,
-        )
-    }
+    const out = [color.dim(`(${reply.source})`), ...rowLines(rows)]
+    if (args.all) out.push(color.bold('capabilities'), ...capabilityLines(capabilities))
     process.stdout.write(out.join('\n') + '\n')
     return 0
   },
 })
+
+/** `yoke stats`: two lines per metrics row (what it is, its counts). */
+function rowLines(rows: MetricsRow[]): string[] {
+  if (!rows.length) return ['no capability has been offered or called yet']
+  return rows.flatMap((r) => {
+    const errors = Object.entries(r.errors).map(([code, n]) => `${code} ${n}`)
+    const latency = r.p50 === undefined ? '' : `  p50 ${r.p50} ms  p95 ${r.p95} ms`
+    return [
+      `${color.bold(r.id)}@${r.version ?? r.hash}${r.version ? color.dim(` ${r.hash}`) : ''}  ${color.dim(r.source)}`,
+      `  offered ${r.offered}  found ${r.found}  called ${r.called}  ok ${r.ok}${errors.length ? `  ${color.red(errors.join(', '))}` : ''}${latency}`,
+    ]
+  })
+}
+
+/** `yoke stats --all`: a line per capability. */
+const capabilityLines = (capabilities: Capability[]) =>
+  capabilities.map(
+    (c) =>
+      `  ${c.kind.padEnd(8)}${c.id}@${c.version ?? c.hash}${c.version ? color.dim(` ${c.hash}`) : ''}${c.state ? `  ${c.state}${color.dim(` in ${c.scope}`)}` : ''}${c.refused ? `  ${color.yellow(c.refused)}` : ''}`,
+  )
 
 const withdraw = defineCommand({
   name: 'withdraw',

@@ -69,22 +69,8 @@ export class Governance {
         subjects.filter((s) => globToRegExp(rule.id).test(s.id)).map((s) => ({ rule, subject: s })),
       )
     for (const { rule, subject } of hits(this.rules.pins)) {
-      const differs =
-        (rule.version !== undefined && subject.version !== rule.version) ||
-        (rule.hash !== undefined && !versionMatches(rule.hash, { hash: subject.hash }))
-      if (differs)
-        return {
-          code: 'CAPABILITY_PIN_MISMATCH',
-          params: {
-            name: tool.id,
-            id: subject.id,
-            pinned: [rule.version && `version ${rule.version}`, rule.hash]
-              .filter(Boolean)
-              .join(' '),
-            found: `${subject.version ? `version ${subject.version}` : 'unversioned'} ${subject.hash}`,
-          },
-          rule: `${rule.id}@${rule.version ?? rule.hash}`,
-        }
+      const why = pinMismatch(tool, rule, subject)
+      if (why) return why
     }
     for (const { rule, subject } of hits(this.rules.withdrawn))
       if (versionMatches(rule.version, subject))
@@ -112,5 +98,27 @@ export class Governance {
       }
     }
     return undefined
+  }
+}
+
+/** The pin `rule` refusing `tool` because `subject` (the tool or a provider) differs from it. */
+function pinMismatch(
+  tool: Capability,
+  rule: Rules['pins'][number],
+  subject: Capability,
+): Refusal | undefined {
+  const differs =
+    (rule.version !== undefined && subject.version !== rule.version) ||
+    (rule.hash !== undefined && !versionMatches(rule.hash, { hash: subject.hash }))
+  if (!differs) return undefined
+  return {
+    code: 'CAPABILITY_PIN_MISMATCH',
+    params: {
+      name: tool.id,
+      id: subject.id,
+      pinned: [rule.version && `version ${rule.version}`, rule.hash].filter(Boolean).join(' '),
+      found: `${subject.version ? `version ${subject.version}` : 'unversioned'} ${subject.hash}`,
+    },
+    rule: `${rule.id}@${rule.version ?? rule.hash}`,
   }
 }

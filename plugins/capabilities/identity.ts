@@ -6,12 +6,6 @@
  */
 import { createHash } from 'node:crypto'
 import type { Context, RegisteredTool } from 'yoke'
-// their Services declarations type ctx.get('execTools'), 'installs', 'mcp', 'repository' and 'skills'
-import type {} from '../exec-tools/api.ts'
-import type {} from '../installs/api.ts'
-import type {} from '../mcp/api.ts'
-import type {} from '../repository/api.ts'
-import type {} from '../skills/api.ts'
 import type { Capability } from './api.ts'
 import type { Unloadable } from './unload.ts'
 import { dynamicCapabilities, dynamicVersionOf } from './dynamic.ts'

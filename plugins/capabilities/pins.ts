@@ -9,19 +9,39 @@ import { color, defineCommand, printJson, YokeError, type CommandContext } from 
 import { versionOf, type Capability } from './api.ts'
 import { auditPath, configured, listNow } from './configured.ts'
 
-type Pin = { id: string; version?: string; hash?: string }
+export type Pin = { id: string; version?: string; hash?: string }
 
-/** What the capabilities control answers now (the running dev's, else a composition's). */
+/** Every capability now (the running dev's, else a composition's): `capabilities/list`. */
 async function capabilities(cli: CommandContext): Promise<Capability[] | number> {
-  const reply = await cli.control('capabilities')
+  const reply = await cli.control('capabilities/list')
   if (typeof reply === 'number') return reply
-  return (reply.answer as { capabilities: Capability[] }).capabilities
+  return reply.answer.capabilities
 }
 
 /** The one of `id`'s capabilities a pin records: the running version of a dynamic plugin, else the usable one. */
-function current(all: Capability[], id: string): Capability | undefined {
+export function current(all: Capability[], id: string): Capability | undefined {
   const same = all.filter((c) => c.id === id)
   return same.find((c) => c.state === 'running') ?? same.find((c) => !c.refused) ?? same.at(-1)
+}
+
+/**
+ * What `yoke pin ID` records: the version and hash `id` has now (of `all`, the running dev's or a
+ * composition's capabilities). Not there: CAPABILITY_UNKNOWN; a server between connections shows
+ * no version and no tools, so a pin then would never hold: USAGE.
+ */
+export function pinFor(all: Capability[], id: string): { pin: Pin; found: Capability } {
+  const found = current(all, id)
+  if (!found) throw new YokeError('CAPABILITY_UNKNOWN', { id })
+  if (found.kind === 'server' && found.state !== 'connected' && !found.refused)
+    throw new YokeError('USAGE', {
+      reason: `${id} is ${found.state ?? 'not connected'} now: pin it once it is connected (yoke mcp list)`,
+    })
+  const pin = {
+    id,
+    ...(found.version !== undefined && { version: found.version }),
+    hash: found.hash,
+  }
+  return { pin, found }
 }
 
 const describe = (p: { version?: string; hash?: string }) =>
@@ -67,19 +87,8 @@ export const pin = defineCommand({
       })
     const all = await capabilities(cli)
     if (typeof all === 'number') return all
-    const found = current(all, id)
-    if (!found) throw new YokeError('CAPABILITY_UNKNOWN', { id })
-    // between connections a server shows no version and no tools: a pin then would never hold
-    if (found.kind === 'server' && found.state !== 'connected' && !found.refused)
-      throw new YokeError('USAGE', {
-        reason: `${id} is ${found.state ?? 'not connected'} now: pin it once it is connected (yoke mcp list)`,
-      })
+    const { pin: next, found } = pinFor(all, id)
     const { key, config } = await configured(cli)
-    const next: Pin = {
-      id,
-      ...(found.version !== undefined && { version: found.version }),
-      hash: found.hash,
-    }
     let before = undefined as Pin | undefined
     const { file } = await editPins(cli, key, config.pins, (pins) => {
       before = pins.find((p) => p.id === id)

@@ -6,19 +6,17 @@
  * tool, the rule and how to undo it, instead of UNKNOWN_TOOL's "list the tools".
  */
 import { YokeError, type Context, type RegisteredTool } from 'yoke'
-import type {} from '../exec-tools/api.ts'
-import type {} from '../mcp/api.ts'
 import type { Capability } from './api.ts'
-import type { Shared } from './changes.ts'
 import type { Governance } from './governance.ts'
 import type { Identities } from './identity.ts'
+import type { Kept } from './kept.ts'
 
 /** the most dynamic tools remembered (per scope and name): the oldest are forgotten first */
 const REMEMBERED = 10_000
 
 /** Remembers which dynamic plugin version registered `tool` in `scope`: once stopped, it is gone. */
 export function rememberDynamic(
-  mine: Shared,
+  kept: Pick<Kept, 'gone'>,
   ids: Identities,
   tool: RegisteredTool,
   scope: string,
@@ -26,13 +24,18 @@ export function rememberDynamic(
   const version = ids.dynamic(tool)
   if (!version) return
   const key = `${scope}\u0000${tool.name}`
-  mine.gone.delete(key) // re-inserted last: the map's order is the order of use
-  mine.gone.set(key, version)
-  if (mine.gone.size > REMEMBERED) mine.gone.delete(mine.gone.keys().next().value!)
+  kept.gone.delete(key) // re-inserted last: the map's order is the order of use
+  kept.gone.set(key, version)
+  if (kept.gone.size > REMEMBERED) kept.gone.delete(kept.gone.keys().next().value!)
 }
 
 /** The unknownTool tap: the rule's error for a tool a rule took away, else undefined. */
-export function explainUnknown(ctx: Context, rules: Governance, mine: Shared, ids: Identities) {
+export function explainUnknown(
+  ctx: Context,
+  rules: Governance,
+  kept: Pick<Kept, 'gone' | 'held'>,
+  ids: Identities,
+) {
   /** what provided `name` and is held now, as it was when it was held */
   const provider = (name: string, scope: string): Capability | undefined => {
     const server = ctx
@@ -41,7 +44,7 @@ export function explainUnknown(ctx: Context, rules: Governance, mine: Shared, id
       .find((s) => s.state === 'held' && name.startsWith(`mcp__${s.name}__`))
     if (server)
       return (
-        mine.held.get(`mcp:${server.name}`) ??
+        kept.held.get(`mcp:${server.name}`) ??
         ids.servers([]).find((u) => u.key === server.name)?.cap
       )
     const held = ctx
@@ -49,7 +52,7 @@ export function explainUnknown(ctx: Context, rules: Governance, mine: Shared, id
       ?.list()
       .find((p) => p.state === 'held' && p.tools.includes(name))
     if (held) return ids.packages().find((u) => u.key === held.id)?.cap
-    return mine.gone.get(`${scope}\u0000${name}`)
+    return kept.gone.get(`${scope}\u0000${name}`)
   }
   return (name: string, scope: string): YokeError | undefined => {
     if (rules.empty) return undefined

@@ -71,9 +71,20 @@ export interface ClaudePluginsApi {
   add(dir: string, options?: { source?: string }): () => void
 }
 
+/** What `claude-plugins/list` answers (`yoke claude-plugins list`). */
+export interface ClaudePluginsListing {
+  /** the configured folders, expanded */
+  roots: string[]
+  plugins: PluginFolder[]
+}
+
 declare module 'yoke' {
   interface Services {
     claudePlugins: ClaudePluginsApi
+  }
+  interface Controls {
+    /** `yoke claude-plugins list`: the plugin folders in use, what each brought, what was not used */
+    'claude-plugins/list': { request: Record<string, never>; answer: ClaudePluginsListing }
   }
 }
 

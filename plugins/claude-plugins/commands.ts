@@ -3,7 +3,6 @@
  * `yoke claude-plugins list`: the plugin folders in use, what each brought, and what was not used.
  */
 import { color, defineCommand, displayPath, printJson, YokeError } from 'yoke/cli'
-import type { PluginFolder } from './api.ts'
 
 const claudePluginsList = defineCommand({
   name: 'claude-plugins list',
@@ -17,7 +16,7 @@ const claudePluginsList = defineCommand({
   async run(args, _, cli) {
     let reply
     try {
-      reply = await cli.control('claude-plugins-list', {}, { fresh: Boolean(args.fresh) })
+      reply = await cli.control('claude-plugins/list', {}, { fresh: Boolean(args.fresh) })
     } catch (err) {
       if (err instanceof YokeError && err.code === 'CONTROL_UNKNOWN')
         throw new YokeError('USAGE', {
@@ -27,7 +26,7 @@ const claudePluginsList = defineCommand({
       throw err
     }
     if (typeof reply === 'number') return reply
-    const { plugins } = reply.answer as { roots: string[]; plugins: PluginFolder[] }
+    const { plugins } = reply.answer
     if (args.json) {
       printJson({ ok: true, plugins })
       return 0

@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs'
 import { basename, join, relative, resolve, sep } from 'node:path'
-import { readConfigText } from 'yoke'
+import { messageOf, readConfigText } from 'yoke'
 import type { ManifestKind } from './api.ts'
 
 const MANIFESTS: Array<[ManifestKind, string]> = [
@@ -141,12 +141,12 @@ export function readJson(file: string): { value: unknown } | { problem: string }
   try {
     text = readConfigText(file) // a regular file under 1 MiB: a FIFO is refused, not read
   } catch (err) {
-    return { problem: `${file}: ${(err as Error).message}` }
+    return { problem: `${file}: ${messageOf(err)}` }
   }
   try {
     return { value: JSON.parse(text) }
   } catch (err) {
-    const message = (err as Error).message
+    const message = messageOf(err)
     const at = /position (\d+)/.exec(message)
     if (!at) return { problem: `${file}: ${message}` }
     const before = text.slice(0, Number(at[1]))

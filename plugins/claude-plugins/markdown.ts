@@ -4,6 +4,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
+import { messageOf } from 'yoke'
 import { parse, YAMLParseError } from 'yaml'
 import { isObject } from './manifest.ts'
 
@@ -28,7 +29,7 @@ export function readMarkdownFiles(root: string, problems: string[]): MarkdownFil
     try {
       names = readdirSync(dir).sort()
     } catch (err) {
-      problems.push(`${dir}: ${(err as Error).message}`)
+      problems.push(`${dir}: ${messageOf(err)}`)
       return
     }
     for (const name of names) {
@@ -49,7 +50,7 @@ export function readMarkdownFiles(root: string, problems: string[]): MarkdownFil
   try {
     rootStat = statSync(root)
   } catch (err) {
-    problems.push(`${root}: ${(err as Error).message}`)
+    problems.push(`${root}: ${messageOf(err)}`)
     return []
   }
   if (rootStat.isFile()) files.push([root, root.split(sep).at(-1)!])
@@ -75,7 +76,7 @@ export function readMarkdown(
     if (statSync(file).size > MAX_BYTES) return { problem: `${file}: larger than 1 MiB; left out` }
     text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '')
   } catch (err) {
-    return { problem: `${file}: ${(err as Error).message}` }
+    return { problem: `${file}: ${messageOf(err)}` }
   }
   const open = /^---\r?\n/.exec(text)
   if (!open) return { meta: {}, body: text.trim() }
@@ -95,7 +96,7 @@ export function readMarkdown(
         body: text.slice(open[0].length + close.index + close[0].length).trim(),
       }
     const line = err instanceof YAMLParseError ? (err.linePos?.[0].line ?? 0) + 1 : 2
-    return { problem: `${file}:${line}: ${(err as Error).message.split('\n')[0]}` }
+    return { problem: `${file}:${line}: ${messageOf(err).split('\n')[0]}` }
   }
 }
 

@@ -14,7 +14,6 @@ import { YokeError } from '../errors.ts'
 import { interpolate, type MissingVar } from './interpolate.ts'
 import type { LayerValue } from './merge.ts'
 import type { checkLayer as CheckLayer } from './shape.ts'
-import type { TrustOption } from './trust.ts'
 import {
   parseConfigText,
   pathKey,
@@ -47,6 +46,18 @@ export const PROJECT_CONFIG_PLACES = [
   ...formats('config/yoke'),
   'package.json',
 ]
+
+/** The project whose trust is asked: its directory and its own config files. */
+export interface ProjectConfig {
+  dir: string
+  files: string[]
+}
+
+/** `true`, or why the project is not trusted (a waiting instance shows it). */
+export type TrustVerdict = true | string
+
+/** `true` trusts, `false` never runs project code, a function decides; default: the store. */
+export type TrustOption = boolean | ((project: ProjectConfig) => TrustVerdict)
 
 export interface LoadOptions {
   cwd: string

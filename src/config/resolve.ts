@@ -18,21 +18,14 @@ import { loadLayers, type LayerStack, type LoadOptions } from './layers.ts'
 import { mergeLayers, type Merged } from './merge.ts'
 import { baseOf, resolveUse, type LoadedModule, type ModuleLoader } from './modules.ts'
 import { checkInstances, type InstanceEntry } from './shape.ts'
-import { trustGate } from './trust.ts'
+import { trustGate, type GatedInstance } from './trust.ts'
 import { locate, pathKey } from './yaml.ts'
 
-export interface InstanceSpec {
-  key: string
-  use: string
+export interface InstanceSpec extends GatedInstance {
   enabled: boolean
-  /** the instance's config as merged, before the plugin's schema */
-  raw: unknown
-  /** the validated config handed to apply */
-  config?: unknown
   module?: LoadedModule
   /** the module file `use` resolved to (watched when local) */
   file?: string
-  local?: boolean
   /** the module could not be imported: only this instance is affected */
   error?: YokeError
   /**
@@ -40,9 +33,6 @@ export interface InstanceSpec {
    * (same name and provides) that waits with this error, and its config is not validated
    */
   waiting?: YokeError
-  /** it waits because the project is not trusted (src/config/trust.ts) */
-  untrusted?: boolean
-  site: ErrorSite
 }
 
 export interface ResolvedConfig {

@@ -17,9 +17,15 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, realpathSync, statSync } from 'node:fs'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { z } from 'zod'
-import { yokeHome, type LayerStack, type LoadOptions } from './layers.ts'
+import {
+  yokeHome,
+  type LayerStack,
+  type LoadOptions,
+  type ProjectConfig,
+  type TrustVerdict,
+} from './layers.ts'
 import type { Merged } from './merge.ts'
-import type { InstanceSpec } from './resolve.ts'
+import type { LoadedModule } from './modules.ts'
 import { pathKey, readConfigText } from './yaml.ts'
 import { validateConfig } from '../kernel/plugin.ts'
 import { messageOf, YokeError, type ErrorSite } from '../errors.ts'
@@ -61,17 +67,26 @@ interface Where {
   env?: NodeJS.ProcessEnv | undefined
 }
 
-/** The project whose trust is asked: its directory and its own config files. */
-export interface ProjectConfig {
-  dir: string
-  files: string[]
+// the options' types live with LoadOptions (config/layers), which the gate reads: no cycle back
+export type { ProjectConfig, TrustOption, TrustVerdict } from './layers.ts'
+
+/**
+ * What the gate reads and marks of an instance; config/resolve's GatedInstance extends it (the
+ * resolver asks the gate, so the gate does not import the resolver).
+ */
+export interface GatedInstance {
+  key: string
+  use: string
+  /** the instance's config as merged, before the plugin's schema */
+  raw: unknown
+  /** the validated config handed to apply */
+  config?: unknown
+  module?: LoadedModule
+  local?: boolean
+  /** it waits because the project is not trusted */
+  untrusted?: boolean
+  site: ErrorSite
 }
-
-/** `true`, or why the project is not trusted (a waiting instance shows it). */
-export type TrustVerdict = true | string
-
-/** `true` trusts, `false` never runs project code, a function decides; default: the store. */
-export type TrustOption = boolean | ((project: ProjectConfig) => TrustVerdict)
 
 const inside = (dir: string, file: string) => {
   const rel = relative(dir, file)
@@ -174,7 +189,7 @@ export function trustGate(options: LoadOptions, stack: LayerStack, merged: Merge
       )
     })
   /** A declaration of the plugin's, for its config; one that throws (or is no list) is undefined. */
-  const declared = (spec: InstanceSpec, name: 'sendsSecrets' | 'ignoredUntilTrusted') => {
+  const declared = (spec: GatedInstance, name: 'sendsSecrets' | 'ignoredUntilTrusted') => {
     try {
       const paths = spec.module?.plugin[name]?.(spec.config) ?? []
       return Array.isArray(paths) ? (paths as unknown[]) : undefined
@@ -186,7 +201,7 @@ export function trustGate(options: LoadOptions, stack: LayerStack, merged: Merge
    * Of the paths the plugin says route a secret of the user's, those the project's files set (as
    * `config.<path>`); a `sendsSecrets` that throws holds back an instance the project configures.
    */
-  const secretsFromProject = (spec: InstanceSpec): string[] => {
+  const secretsFromProject = (spec: GatedInstance): string[] => {
     const paths = declared(spec, 'sendsSecrets')
     if (!paths)
       return fromProject(spec.key) ? ['config (its plugin could not say which paths matter)'] : []
@@ -198,7 +213,7 @@ export function trustGate(options: LoadOptions, stack: LayerStack, merged: Merge
    * marked `untrusted` (so `yoke trust --show` lists it), yet runs. False when nothing is left out;
    * `waits` when the config is not valid without them.
    */
-  const withoutLoosening = (spec: InstanceSpec): boolean | 'waits' => {
+  const withoutLoosening = (spec: GatedInstance): boolean | 'waits' => {
     if (!spec.module || spec.config === undefined) return false
     const paths = setByProject(spec.key, declared(spec, 'ignoredUntilTrusted') ?? [])
     if (!paths.length) return false
@@ -224,7 +239,7 @@ export function trustGate(options: LoadOptions, stack: LayerStack, merged: Merge
    * plugin reads a secret itself when the project says which one or where it goes (`baseUrl`).
    */
   return (
-    spec: InstanceSpec,
+    spec: GatedInstance,
     runsCode = spec.local || declaresCode(spec),
   ): YokeError | undefined => {
     // a package the project brings (its node_modules) is its code, whoever's layer names it
@@ -251,10 +266,10 @@ export function trustGate(options: LoadOptions, stack: LayerStack, merged: Merge
 }
 
 /** What each instance the gate stopped would run, for `yoke trust --show` and the question. */
-const waitsFor = new WeakMap<InstanceSpec, string>()
+const waitsFor = new WeakMap<GatedInstance, string>()
 
 /** What an untrusted instance would run, in words (`yoke trust --show`, PLUGIN_WAITING). */
-export function codeOf(spec: InstanceSpec, projectDir: string): string {
+export function codeOf(spec: GatedInstance, projectDir: string): string {
   const stopped = waitsFor.get(spec)
   if (stopped) return stopped
   if (spec.local) return `the local module ${spec.use}`
@@ -300,7 +315,7 @@ export function ownPackage(use: string, projectDir: string): string | undefined 
 }
 
 /** The plugin's `runsProjectCode`, for the instance's validated config. */
-function declaresCode({ module, config }: InstanceSpec): boolean {
+function declaresCode({ module, config }: GatedInstance): boolean {
   const declared = module?.plugin.runsProjectCode
   return typeof declared === 'function' ? declared(config) === true : declared === true
 }

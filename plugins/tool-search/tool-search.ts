@@ -1,0 +1,174 @@
+/**
+ * @module tool-search/tool-search
+ * One running tool-search instance: the `toolSearch` service. It decides which of a scope's tools
+ * a caller is offered (direct ones, those the caller loaded through `tool_search`, and `tool_search`
+ * itself while anything is deferred), whether an unoffered tool may be called by name, and answers
+ * searches on words, and on meaning once the semantic arm has loaded (a search never waits for it).
+ * The runtime's tools come in through `tools()`, so the decisions run without a composition.
+ */
+import { GLOBAL, type RegisteredTool } from 'yoke'
+import { asCandidate } from './answer.ts'
+import {
+  TOOL_SEARCH,
+  type Exposure,
+  type FoundTools,
+  type ToolColumns,
+  type ToolSearchApi,
+} from './api.ts'
+import type { ExposureConfig } from './exposure.ts'
+import { ExposurePlan } from './exposure.ts'
+import { ToolFinder } from './finder.ts'
+import type { SemanticArm } from './semantic.ts'
+
+export interface ToolSearchConfig extends ExposureConfig {
+  /** candidates per search */
+  limit: number
+  /** the share of a query's words the best tool must match, else "no tool matches" */
+  threshold: number
+}
+
+export class ToolSearch implements ToolSearchApi {
+  readonly #plan: ExposurePlan
+  readonly #finder: ToolFinder
+  /** the semantic arm; undefined with `semantic: off` */
+  readonly #arm: SemanticArm | undefined
+  /** the global scope's tools, read live */
+  readonly #tools: () => readonly RegisteredTool[]
+  /** per caller: the tools it loaded through tool_search */
+  readonly #loaded = new Map<string, Set<string>>()
+  /** per caller: the scope's tools it was last offered from */
+  readonly #seen = new Map<string, readonly RegisteredTool[]>()
+  /** every tool's exposure at the last offer (`auto` decided) */
+  #last = new Map<string, Exposure>()
+
+  constructor(
+    readonly config: ToolSearchConfig,
+    tools: () => readonly RegisteredTool[],
+    arm?: SemanticArm,
+  ) {
+    this.#plan = new ExposurePlan(config)
+    this.#finder = new ToolFinder({ threshold: config.threshold }, arm)
+    this.#arm = arm
+    this.#tools = tools
+  }
+
+  exposure(tool: RegisteredTool): Exposure {
+    const level = this.#last.get(tool.name) ?? this.#plan.declared(tool)
+    return level === 'auto' ? 'direct' : level
+  }
+
+  async offered(tools: readonly RegisteredTool[], caller: string): Promise<RegisteredTool[]> {
+    this.#seen.set(caller, tools)
+    const others = tools.filter((t) => t.name !== TOOL_SEARCH)
+    const last = (this.#last = await this.#plan.resolve(others))
+    const mine = this.#loaded.get(caller) ?? new Set()
+    const deferred = others.some((t) => last.get(t.name) === 'deferred')
+    if (deferred) this.#startArm(caller)
+    return tools
+      .filter((t) =>
+        t.name === TOOL_SEARCH ? deferred : last.get(t.name) === 'direct' || mine.has(t.name),
+      )
+      .sort((a, b) => (a.name < b.name ? -1 : 1))
+  }
+
+  refusal(tool: RegisteredTool, caller: string): string | undefined {
+    const exposure = this.#last.get(tool.name) ?? this.#plan.declared(tool)
+    if (exposure === 'hidden' || this.#loaded.get(caller)?.has(tool.name)) return undefined
+    return exposure === 'deferred'
+      ? `${tool.name} is not loaded: find it with ${TOOL_SEARCH} first (it is then offered from the next step)`
+      : `${tool.name} was not offered this turn`
+  }
+
+  search(query: string, options: { caller?: string; scope?: string; limit?: number } = {}) {
+    this.#arm?.start()
+    return this.#finder.search(
+      query,
+      this.#searchable(options.caller, options.scope),
+      options.limit ?? this.config.limit,
+    )
+  }
+
+  semantic() {
+    const arm = this.#arm
+    return { state: arm?.state ?? 'off', embedded: arm?.embedded ?? 0, tools: arm?.wanted ?? 0 }
+  }
+
+  async semanticSettled(): Promise<void> {
+    if (!this.#arm) return
+    this.#startArm()
+    await this.#arm.settled()
+  }
+
+  load(caller: string, names: readonly string[]): void {
+    const mine = this.#loaded.get(caller) ?? new Set()
+    for (const name of names) mine.add(name)
+    this.#loaded.set(caller, mine)
+  }
+
+  forget(caller: string): void {
+    this.#loaded.delete(caller)
+    this.#seen.delete(caller)
+  }
+
+  /**
+   * Once composed and running: loads the model in the background when something is deferred (a
+   * composition that keeps running will be searched); a one-shot command never gets here.
+   */
+  async warmUp(): Promise<void> {
+    if (!this.#arm) return
+    const levels = await this.#plan.resolve(this.#searchable())
+    if ([...levels.values()].includes('deferred')) this.#startArm()
+  }
+
+  /**
+   * `yoke tools search`: what tool_search would answer a model now. `settle`: wait for the model
+   * first (a one-shot command: a person asked, once).
+   */
+  async find(request: { query?: unknown; limit?: unknown }, settle: boolean): Promise<FoundTools> {
+    if (settle) await this.semanticSettled()
+    const outcome = await this.search(String(request.query ?? ''), {
+      limit: Number(request.limit) || this.config.limit,
+    })
+    return {
+      noMatch: outcome.noMatch,
+      arms: outcome.arms ?? 'lexical',
+      semantic: outcome.semantic,
+      candidates: outcome.candidates.map(asCandidate),
+    }
+  }
+
+  /** `yoke tools list`'s exposure column: every tool's exposure now. */
+  async columns(): Promise<ToolColumns> {
+    const levels = await this.#plan.resolve(this.#tools().filter((t) => t.name !== TOOL_SEARCH))
+    const deferred = [...levels.values()].includes('deferred')
+    // tool_search itself is offered only while something is deferred (it is not a hidden tool: it is not callable unoffered)
+    const exposure = {
+      ...Object.fromEntries(levels),
+      [TOOL_SEARCH]: deferred ? 'direct' : 'not offered',
+    }
+    return { exposure }
+  }
+
+  close(): void {
+    this.#arm?.stop()
+  }
+
+  /** starts the arm and has the finder embed the tools a caller can search */
+  #startArm(caller?: string) {
+    if (!this.#arm) return
+    this.#arm.start()
+    this.#finder.follow(this.#searchable(caller))
+  }
+
+  /**
+   * What a search looks through: the global scope read live (a list_changed or reload since the
+   * caller's last turn shows), another scope's tools as its loop last offered them; never hidden ones.
+   */
+  #searchable(caller?: string, scope = GLOBAL): RegisteredTool[] {
+    const tools = scope === GLOBAL ? this.#tools() : (this.#seen.get(caller ?? '') ?? this.#tools())
+    return tools.filter(
+      (t) =>
+        t.name !== TOOL_SEARCH && (this.#last.get(t.name) ?? this.#plan.declared(t)) !== 'hidden',
+    )
+  }
+}

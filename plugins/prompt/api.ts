@@ -2,7 +2,7 @@
  * The public face of the prompt plugin: the `prompt` service, named and ordered sections of the
  * system prompt that instances register (each an effect of its instance) and a loop renders.
  */
-import type { Disposer, SyncHook } from 'yoke'
+import type { Disposer, InspectSection, SyncHook } from 'yoke'
 
 export interface PromptSection {
   name: string
@@ -32,5 +32,9 @@ export interface PromptApi {
 declare module 'yoke' {
   interface Services {
     prompt: PromptApi
+  }
+  interface Controls {
+    /** `yoke inspect --section prompt`: the system prompt as the model would see it now, line by line */
+    'prompt/inspect': { request: Record<string, never>; answer: InspectSection }
   }
 }

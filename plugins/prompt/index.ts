@@ -12,6 +12,7 @@ import {
   YokeError,
   type Context,
   type Disposer,
+  type InspectSection,
 } from 'yoke'
 import type { PromptApi, PromptSection, RenderContext } from './api.ts'
 import './errors.ts'
@@ -99,8 +100,8 @@ export default definePlugin({
   apply(ctx) {
     const sections = new PromptSections()
     const host = sections.view('host', (_label, cleanup) => toDisposer(cleanup))
-    // `yoke inspect --prompt`: the system prompt as the model would see it now
-    ctx.control('prompt', () => sections.render())
+    // `yoke inspect --section prompt`: the system prompt as the model would see it now
+    ctx.control('prompt/inspect', () => inspectSection(sections.render()))
     ctx.provide(
       'prompt',
       Object.assign(host, {
@@ -109,3 +110,10 @@ export default definePlugin({
     )
   },
 })
+
+/** The `prompt` section of `yoke inspect`: the rendered prompt line by line (`--json`: the text). */
+export function inspectSection(prompt: string): InspectSection {
+  return prompt
+    ? { title: 'prompt', lines: prompt.split('\n'), data: prompt }
+    : { title: 'prompt', note: 'empty: no prompt sections', lines: [], data: prompt }
+}

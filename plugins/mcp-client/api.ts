@@ -1,14 +1,10 @@
 /**
- * The public face of mcp-client: the plugin itself (exec-tools runs one per `mcp_servers` entry of
- * a package; mcp-json one per server of an mcp.json), its config schema, the public name of a
- * server's tool, and the importer of other hosts' MCP config files (`yoke mcp import`, mcp-json).
+ * The public face of mcp-client: its config schema and type, the public name of a server's tool,
+ * and the importer of other hosts' MCP config files (`yoke mcp import`, mcp-json). Not the plugin:
+ * a plugin that runs servers composes it by name (`uses: ['mcp-client']`, then
+ * `ctx.plugin('mcp-client', config, { key })`).
  */
-export {
-  default as mcpClient,
-  mcpClientConfig,
-  publicToolName,
-  type McpClientConfig,
-} from './index.ts'
+export { mcpClientConfig, publicToolName, type McpClientConfig } from './config.ts'
 export {
   importFile,
   importText,

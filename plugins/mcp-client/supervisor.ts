@@ -19,6 +19,47 @@ export interface ReconnectPolicy {
   maxAttempts: number
 }
 
+/** What an attempt that ended (a connection lost, or one never made) leaves the loop to do. */
+export interface AttemptEnd {
+  /** a restart or release asked for meanwhile (or the server forgot the session): not a failure */
+  restarting: boolean
+  /** why it ended, when that counts as a failure */
+  failure?: Error
+  /** the failure needs a person (a sign-in): no retry helps until restart() */
+  blocked: boolean
+}
+
+/** The loop's next step: its state, the failures counted in this outage, and how long to wait. */
+export interface NextStep {
+  state: 'connecting' | 'reconnecting' | 'needs-login' | 'gave-up'
+  attempt: number
+  /** before the next attempt; Infinity: until restart() or close() */
+  waitMs: number
+}
+
+/**
+ * The reconnect decision. A restart connects again at once, counting nothing; a blocked failure
+ * (a sign-in) waits for a person without spending the budget; any other ending counts one more
+ * failed attempt, waits the backoff, and gives up once more than maxAttempts failed in a row.
+ */
+export function nextStep(policy: ReconnectPolicy, attempt: number, end: AttemptEnd): NextStep {
+  if (end.restarting) return { state: 'connecting', attempt, waitMs: 0 }
+  if (end.failure && end.blocked) return { state: 'needs-login', attempt, waitMs: Infinity }
+  const failed = attempt + 1
+  if (failed > policy.maxAttempts) return { state: 'gave-up', attempt: failed, waitMs: Infinity }
+  return { state: 'reconnecting', attempt: failed, waitMs: backoffMs(policy, failed) }
+}
+
+/** The wait before attempt `attempt` (1-based) of an outage: initialDelayMs, doubling up to maxDelayMs. */
+export function backoffMs(policy: ReconnectPolicy, attempt: number): number {
+  return Math.min(policy.initialDelayMs * 2 ** Math.max(attempt - 1, 0), policy.maxDelayMs)
+}
+
+/** A connection that stayed up at least maxDelayMs refills the budget; a crash loop does not. */
+export function refillsBudget(policy: ReconnectPolicy, upForMs: number): boolean {
+  return upForMs >= policy.maxDelayMs
+}
+
 export interface SupervisorHooks {
   /** opens a connection; `signal` aborts the attempt (close, restart) */
   open(signal: AbortSignal): Promise<Session>
@@ -181,7 +222,7 @@ export class Supervisor {
         if (session.expired) this.#restarting = true // not an outage: a new session at once
         if (!this.#restarting) failure = why
         // a connection that stayed up refills the budget; a crash loop does not
-        if (Date.now() - this.connectedAt >= this.policy.maxDelayMs) this.attempt = 0
+        if (refillsBudget(this.policy, Date.now() - this.connectedAt)) this.attempt = 0
       } catch (err) {
         if (this.#closed) break
         // a connection that ended under the sync failed for why it ended, not for "Connection closed"
@@ -200,24 +241,18 @@ export class Supervisor {
         continue
       }
       // the next state first, so the caller of the first attempt and the observers see it at once
-      const restart = this.#restarting
+      const restarting = this.#restarting
       if (failure) this.lastError = failure.message
-      const blocked = !restart && failure !== undefined && this.hooks.blocked?.(failure) === true
-      if (!restart && !blocked) this.attempt++
-      const gaveUp = !restart && !blocked && this.attempt > this.policy.maxAttempts
-      this.#set(
-        restart ? 'connecting' : blocked ? 'needs-login' : gaveUp ? 'gave-up' : 'reconnecting',
-      )
-      if (!restart) settleFirst(failure)
+      const blocked = !restarting && failure !== undefined && this.hooks.blocked?.(failure) === true
+      const next = nextStep(this.policy, this.attempt, { restarting, failure, blocked })
+      this.attempt = next.attempt
+      this.#set(next.state)
+      if (!restarting) settleFirst(failure)
       if (this.session === session) this.session = undefined
       await session?.close()
-      if (gaveUp || blocked) {
-        if (gaveUp) await this.hooks.gaveUp().catch((err) => this.hooks.failed('giving up', err))
-        await this.#sleep(Infinity) // until restart() or close()
-      } else if (!restart)
-        await this.#sleep(
-          Math.min(this.policy.initialDelayMs * 2 ** (this.attempt - 1), this.policy.maxDelayMs),
-        )
+      if (next.state === 'gave-up')
+        await this.hooks.gaveUp().catch((err) => this.hooks.failed('giving up', err))
+      if (next.waitMs > 0) await this.#sleep(next.waitMs) // Infinity: until restart() or close()
     }
     settleFirst(new Error('closed'))
     await this.session?.close()

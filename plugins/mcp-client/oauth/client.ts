@@ -27,7 +27,7 @@ import {
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
 } from '@modelcontextprotocol/client'
-import { YokeError } from 'yoke'
+import { messageOf, YokeError } from 'yoke'
 import { authServerFetch } from './fetch.ts'
 import type { Credentials, CredentialStore } from './store.ts'
 import '../errors.ts'
@@ -97,6 +97,45 @@ const LOST_CLIENT = new Set<string>([
   OAuthErrorCode.InvalidClient,
   OAuthErrorCode.UnauthorizedClient,
 ])
+
+/**
+ * What a request about to be sent does with the stored credentials: `none` (no tokens: sent
+ * without one, and the 401 says why), `refresh` first (the access token expires within 30 s, or a
+ * third of a short lifetime, and there is a refresh token), or `use` the token as it is.
+ */
+export function tokenStep(c: Credentials | undefined, now: number): 'none' | 'refresh' | 'use' {
+  if (!c?.tokens) return 'none'
+  const skew = Math.min(REFRESH_SKEW_MS, ((c.tokens.expires_in ?? 90) * 1000) / 3)
+  return c.expiresAt && c.expiresAt - now < skew && c.tokens.refresh_token ? 'refresh' : 'use'
+}
+
+/**
+ * What the authorization server's refusal of a refresh means: the grant is gone (invalid_grant)
+ * or yoke's client is (invalid_client, unauthorized_client): a person must sign in again
+ * (OAUTH_LOGIN_REQUIRED); anything else is an outage (OAUTH_UNAVAILABLE) and the grant is kept.
+ */
+export function refusalOf(err: unknown): 'grant' | 'client' | 'outage' {
+  const code = err instanceof OAuthError ? err.code : ''
+  return LOST_GRANT.has(code) ? 'grant' : LOST_CLIENT.has(code) ? 'client' : 'outage'
+}
+
+/** Why a server with these credentials is signed out (the reason of OAUTH_LOGIN_REQUIRED). */
+export function signedOutWhy(c: Credentials | undefined): string {
+  return c?.grantLostAt || c?.tokens
+    ? 'its sign-in expired or was revoked'
+    : 'it has not been signed in to yet'
+}
+
+/**
+ * Whether a server waiting for a sign-in should connect again: the store holds tokens saved
+ * after `seenSavedAt` (a `yoke mcp login`, maybe in another process, stored new ones).
+ */
+export function signedInSince(
+  seenSavedAt: number | undefined,
+  c: Credentials | undefined,
+): boolean {
+  return c !== undefined && c.savedAt !== seenSavedAt && c.tokens !== undefined
+}
 
 /**
  * One server's sign-in over the credential store: the SDK's OAuthClientProvider for a login, and
@@ -262,9 +301,7 @@ export class ServerAuth {
   }
 
   #signedOutWhy(c = this.credentials): string {
-    return c?.grantLostAt || c?.tokens
-      ? 'its sign-in expired or was revoked'
-      : 'it has not been signed in to yet'
+    return signedOutWhy(c)
   }
 
   /** The state a login's authorization URL carries (checked on the redirect). */
@@ -274,7 +311,7 @@ export class ServerAuth {
 
   #unavailable(err: unknown): YokeError {
     if (err instanceof YokeError && err.code === 'URL_REFUSED') return err
-    const reason = withoutRawBody((err as Error)?.message ?? String(err))
+    const reason = withoutRawBody(messageOf(err))
     return new YokeError(
       'OAUTH_UNAVAILABLE',
       { server: this.options.server, reason },
@@ -328,21 +365,21 @@ export class ServerAuth {
           fetchFn: this.fetch,
         })
       } catch (err) {
-        const code = err instanceof OAuthError ? err.code : ''
-        if (!LOST_GRANT.has(code) && !LOST_CLIENT.has(code)) throw this.#unavailable(err)
+        const lost = refusalOf(err)
+        if (lost === 'outage') throw this.#unavailable(err)
         this.#update((now) =>
           stillOurs(now)
             ? {
                 tokens: undefined,
                 expiresAt: undefined,
                 grantLostAt: Date.now(),
-                ...(LOST_CLIENT.has(code) && !settings.clientId && { client: undefined }),
+                ...(lost === 'client' && !settings.clientId && { client: undefined }),
               }
             : undefined,
         )
         throw new LoginRequired(
           server,
-          LOST_GRANT.has(code)
+          lost === 'grant'
             ? 'its sign-in expired or was revoked'
             : "its authorization server no longer accepts yoke's client",
         )
@@ -374,12 +411,9 @@ export class ServerAuth {
   transportAuth(): AuthProvider {
     return {
       token: async () => {
-        const c = this.credentials
-        if (!c?.tokens) return undefined // the server answers 401, and onUnauthorized says why
-        // before expiry: 30 s ahead, or a third of a short lifetime ahead
-        const skew = Math.min(REFRESH_SKEW_MS, ((c.tokens.expires_in ?? 90) * 1000) / 3)
-        if (c.expiresAt && c.expiresAt - Date.now() < skew && c.tokens.refresh_token)
-          await this.refresh()
+        const step = tokenStep(this.credentials, Date.now())
+        if (step === 'none') return undefined // the server answers 401, and onUnauthorized says why
+        if (step === 'refresh') await this.refresh()
         return this.credentials?.tokens?.access_token
       },
       onUnauthorized: async ({ response }) => {

@@ -16,7 +16,7 @@ import {
   type CommandContext,
   type ParsedArgs,
 } from 'yoke/cli'
-import type { McpServerStatus } from '../mcp/api.ts'
+import type { McpRestartAnswer, McpServerStatus } from '../mcp/api.ts'
 import './errors.ts' // MCP_SERVER_HELD, thrown here
 import type { ImportResult } from './import.ts'
 import { oauthCommands } from './oauth/commands.ts'
@@ -31,9 +31,9 @@ const mcpList = defineCommand({
   },
   examples: ['yoke mcp list --config config/yoke.yaml', 'yoke mcp list --fresh --json'],
   async run(args, _, cli) {
-    const reply = await cli.control('mcp-list', {}, { fresh: Boolean(args.fresh) })
+    const reply = await cli.control('mcp/list', {}, { fresh: Boolean(args.fresh) })
     if (typeof reply === 'number') return reply
-    return printServers(reply.answer as McpServerStatus[], args, reply.source)
+    return printServers(reply.answer, args, reply.source)
   },
 })
 
@@ -49,8 +49,8 @@ const mcpRestart = defineCommand({
       throw new YokeError('USAGE', {
         reason: 'yoke mcp restart needs the server name (see yoke mcp list)',
       })
-    const answer = (await cli.live('mcp-restart', { name })) as
-      { restarted: boolean; held?: string[]; servers: string[] } | undefined
+    // cli.live is not typed by Controls yet: its answer is mcp/restart's (plugins/mcp/api.ts)
+    const answer = (await cli.live('mcp/restart', { name })) as McpRestartAnswer | undefined
     if (!answer)
       throw new YokeError('USAGE', {
         reason:

@@ -142,8 +142,21 @@ export interface McpHub {
   ask(question: McpQuestion): Promise<McpAnswer & { by?: string; why?: string }>
 }
 
+/** `mcp/restart`'s answer: restarted, or why not (held: the holds' whys; else the names there are). */
+export interface McpRestartAnswer {
+  restarted: boolean
+  held?: string[]
+  servers: string[]
+}
+
 declare module 'yoke' {
   interface Services {
     mcp: McpHub
+  }
+  interface Controls {
+    /** every MCP server, with those that never joined the hub (failed, waiting): `yoke mcp list` */
+    'mcp/list': { request: Record<string, never>; answer: McpServerStatus[] }
+    /** reconnects one server (not a held one): `yoke mcp restart NAME` */
+    'mcp/restart': { request: { name: string }; answer: McpRestartAnswer }
   }
 }

@@ -4,6 +4,7 @@
  * question nobody can answer, an answerer that throws, or a call that ends first is `cancel`,
  * with why: the server gets an answer and the call a clear result, never a hang.
  */
+import { messageOf } from 'yoke'
 import type { McpAnswer, McpAnswerer, McpQuestion } from './api.ts'
 
 export type Answered = McpAnswer & { by?: string; why?: string }
@@ -43,11 +44,11 @@ export function answererList(
         const answer = await Promise.race([answerer.ask(question), ended])
         return { ...answer, by: answerer.name }
       } catch (err) {
-        warn(`the MCP answerer "${answerer.name}" failed: ${(err as Error)?.message ?? err}`, err)
+        warn(`the MCP answerer "${answerer.name}" failed: ${messageOf(err)}`, err)
         return {
           action: 'cancel',
           by: answerer.name,
-          why: `the answerer "${answerer.name}" failed: ${(err as Error)?.message ?? err}`,
+          why: `the answerer "${answerer.name}" failed: ${messageOf(err)}`,
         }
       } finally {
         question.signal.removeEventListener('abort', onAbort)
@@ -64,7 +65,7 @@ function safely(
   try {
     return check() === true
   } catch (err) {
-    warn(`the MCP answerer "${answerer.name}" threw in handles(): ${(err as Error)?.message}`, err)
+    warn(`the MCP answerer "${answerer.name}" threw in handles(): ${messageOf(err)}`, err)
     return false
   }
 }

@@ -1,8 +1,8 @@
 /**
  * @module mcp/controls
- * What the hub answers CLI commands (`yoke mcp list|restart`, the dev summary), through the
- * control API: the same answer from a running `yoke dev` and from a composition made for one
- * command.
+ * What the hub answers CLI commands (`mcp/list`, `mcp/restart`; `mcp/summary`, the dev screen's
+ * and `yoke doctor`'s section), through the control API: the same answer from a running `yoke dev`
+ * and from a composition made for one command.
  */
 import type { Context, FiberInfo, YokeError } from 'yoke'
 import { color, type SummarySection } from 'yoke/cli'
@@ -89,24 +89,27 @@ export function serverState(s: McpServerStatus): string {
 }
 
 export function registerControls(ctx: Context, hub: McpHub): void {
-  ctx.control('mcp-list', () => mcpServers(ctx, hub))
+  ctx.control('mcp/list', () => mcpServers(ctx, hub))
   // a held server stays down: the answer says so, and why
-  ctx.control('mcp-restart', ({ name }) => {
-    const held = hub.get(String(name))?.status()
+  ctx.control('mcp/restart', ({ name }) => {
+    const held = hub.get(name)?.status()
     return {
-      restarted: held?.state !== 'held' && hub.restart(String(name)),
+      restarted: held?.state !== 'held' && hub.restart(name),
       ...(held?.state === 'held' && { held: held.holds ?? [held.detail] }),
       servers: hub.list().map((s) => s.name),
     }
   })
-  ctx.control('summary:mcp servers', (): SummarySection | undefined => {
-    const servers = mcpServers(ctx, hub)
-    if (!servers.length) return undefined
-    return {
-      rows: servers.map((s) => [
-        s.name,
-        `${serverState(s)} ${color.dim(`· ${[s.transport, s.protocol?.version, s.server && `${s.server.name} ${s.server.version}`, `${s.tools} tools`].filter(Boolean).join(' · ')}`)}`,
-      ]),
-    }
-  })
+  ctx.control('mcp/summary', () => summary(mcpServers(ctx, hub)))
+}
+
+/** The dev screen's and `yoke doctor`'s section: one row per server, its state and what it is. */
+export function summary(servers: McpServerStatus[]): SummarySection | undefined {
+  if (!servers.length) return undefined
+  return {
+    title: 'mcp servers',
+    rows: servers.map((s) => [
+      s.name,
+      `${serverState(s)} ${color.dim(`· ${[s.transport, s.protocol?.version, s.server && `${s.server.name} ${s.server.version}`, `${s.tools} tools`].filter(Boolean).join(' · ')}`)}`,
+    ]),
+  }
 }

@@ -4,7 +4,7 @@
  * get_mcp_prompt. Each takes a `server`; the list tools without one cover every connected server.
  */
 import type { Client } from '@modelcontextprotocol/client'
-import { YokeError, type CallContext, type ToolDefinition, type ToolOutput } from 'yoke'
+import { messageOf, YokeError, type CallContext, type ToolDefinition, type ToolOutput } from 'yoke'
 import type { McpHub, McpServerHandle } from './api.ts'
 
 type Kind = 'resources' | 'prompts'
@@ -167,7 +167,7 @@ function listTool(
             if ((next = got.nextCursor) === undefined) break
           }
         } catch (err) {
-          unreachable.push(`${target.name}: ${(err as Error).message}`)
+          unreachable.push(`${target.name}: ${messageOf(err)}`)
         }
       }
       return { items, ...(unreachable.length && { unreachable }) }

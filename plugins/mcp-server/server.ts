@@ -1,16 +1,12 @@
 /**
  * The one SDK Server factory behind every connection, both eras: a low-level v2 Server (so JSON
  * Schemas pass through as registered) serving one view. tools/call runs each call as an Exchange
- * through the pipeline; a 2026-07-28 client that declared the tasks extension gets a task for a
- * spawnOnly tool or one whose source supports tasks. Prompts and resources are the skills' and
+ * through the pipeline (call.ts); a 2026-07-28 client that declared the tasks extension gets a
+ * task for a spawnOnly tool or one whose source supports tasks. Prompts and resources are the skills' and
  * the upstream servers' (upstream.ts), filtered by the view's globs (a prompt by its name, a
  * resource by its URI). Errors name the view, never the runtime scope behind it.
  */
-import { randomUUID } from 'node:crypto'
 import {
-  CLIENT_CAPABILITIES_META_KEY,
-  CLIENT_INFO_META_KEY,
-  inputRequired,
   inputResponse,
   ProtocolError,
   ProtocolErrorCode,
@@ -18,16 +14,15 @@ import {
   Server,
   type CallToolResult,
   type RequestStateCodec,
-  type ServerContext,
 } from '@modelcontextprotocol/server'
 import { z } from 'zod'
-import type { ProgressEvent, RegisteredTool, ScopeHandle } from 'yoke'
+import type { RegisteredTool, ScopeHandle } from 'yoke'
 import type { ClaudePluginsApi } from '../claude-plugins/api.ts'
 import type { SkillsApi } from '../skills/api.ts'
 import { TOOL_SEARCH, type ToolSearchApi } from '../tool-search/api.ts'
-import { APPROVAL_MS } from './approval.ts'
-import type { Asked, Exchange, Exchanges, Round } from './exchange.ts'
-import { taskSupport, toCallToolResult, toMcpTool } from './result.ts'
+import { callTool } from './call.ts'
+import type { Exchanges } from './exchange.ts'
+import { toMcpTool } from './result.ts'
 import { getPrompt, listPrompts, listResources, readResource } from './skills.ts'
 import { getCommandPrompt, isCommandPrompt, listCommandPrompts } from './slash.ts'
 import { TASKS_EXTENSION, type TaskTable } from './tasks.ts'
@@ -68,8 +63,6 @@ export interface Served {
   /** how long a question waits for the client's answer (a stateless request's retry: answerWaitMs) */
   answerMs: number
 }
-
-type Ctx = ServerContext
 
 /** What the SDK reports of a client's own doing (bad input, a request for what is not there, a gone connection). */
 const CLIENT_FAULT =
@@ -213,71 +206,6 @@ function serveTasks(server: Server, host: GatewayHost, served: Served) {
   })
 }
 
-/** The elicitation modes a declared capability covers (a bare `elicitation: {}` is form only). */
-function modesOf(elicitation: unknown): Set<'form' | 'url'> {
-  if (!elicitation || typeof elicitation !== 'object') return new Set()
-  const { form, url } = elicitation as { form?: unknown; url?: unknown }
-  const modes = new Set<'form' | 'url'>()
-  if (form || !url) modes.add('form')
-  if (url) modes.add('url')
-  return modes
-}
-
-/** Who is asking, from what this era says: the initialize handshake, or the request's envelope. */
-function askedOf(server: Server, era: Era, ctx: Ctx): Asked {
-  if (era === 'legacy')
-    return {
-      name: server.getClientVersion()?.name ?? 'the MCP client',
-      modes: modesOf(server.getClientCapabilities()?.elicitation),
-    }
-  const envelope = (ctx.mcpReq.envelope ?? {}) as Record<
-    string,
-    Record<string, unknown> | undefined
-  >
-  const name = envelope[CLIENT_INFO_META_KEY]?.name
-  return {
-    name: typeof name === 'string' ? name : 'the MCP client',
-    modes: modesOf(envelope[CLIENT_CAPABILITIES_META_KEY]?.elicitation),
-  }
-}
-
-function declaresTasks(ctx: Ctx): boolean {
-  const envelope = (ctx.mcpReq.envelope ?? {}) as Record<
-    string,
-    Record<string, unknown> | undefined
-  >
-  const extensions = envelope[CLIENT_CAPABILITIES_META_KEY]?.extensions
-  return Boolean(extensions && typeof extensions === 'object' && TASKS_EXTENSION in extensions)
-}
-
-/** Progress for this request's token, increasing as MCP wants (a step without a number counts one). */
-function progressOf(ctx: Ctx): ((event: ProgressEvent) => void) | undefined {
-  const token = ctx.mcpReq._meta?.progressToken
-  if (token === undefined) return undefined
-  let last = 0
-  return (event) => {
-    const given =
-      typeof event.progress === 'number' && event.progress > last ? event.progress : undefined
-    last = given ?? last + 1
-    const total =
-      given !== undefined && typeof event.total === 'number' ? { total: event.total } : {}
-    const message = typeof event.message === 'string' ? { message: event.message } : {}
-    ctx.mcpReq
-      .notify({
-        method: 'notifications/progress',
-        params: { progressToken: token, progress: last, ...total, ...message },
-      })
-      .catch(() => {})
-  }
-}
-
-const unknownTool = (name: string, view: View): CallToolResult => ({
-  content: [
-    { type: 'text', text: `UNKNOWN_TOOL: no tool named "${name}" in the MCP view "${view.name}"` },
-  ],
-  isError: true,
-})
-
 /**
  * The tools a client is listed: all of the view's, or in deferred mode what tool-search offers this
  * connection (the direct tools, what it found, tool_search while anything is deferred). tool_search
@@ -305,102 +233,4 @@ function found(host: GatewayHost, served: Served, server: Server, result: CallTo
     tools.map((t) => String(t.name)),
   )
   server.sendToolListChanged().catch(() => {}) // a connection that has gone
-}
-
-async function callTool(
-  host: GatewayHost,
-  served: Served,
-  server: Server,
-  name: string,
-  args: Record<string, unknown>,
-  ctx: Ctx,
-): Promise<CallToolResult> {
-  const { view } = served
-  const round: Round = {
-    signal: ctx.mcpReq.signal,
-    client: askedOf(server, served.era, ctx),
-    progress: progressOf(ctx),
-  }
-  const state = ctx.mcpReq.requestState<{ exchange: string }>()
-  let exchange: Exchange
-  if (state) {
-    // a 2026-07-28 retry: the call it continues still waits in the pipeline
-    exchange = continued(host, served, name, state.exchange)
-    exchange.answer((key) => inputResponse(ctx.mcpReq.inputResponses, key))
-  } else {
-    // a served scope's own tools are not masked by the runtime: the view's globs refuse them here
-    if (view.checksCalls && !view.admits(name)) return unknownTool(name, view)
-    const tool = view.tools().get(name) // none for a tool a policy hides: the pipeline says why
-    const asTask =
-      served.era === 'modern' && tool && taskSupport(tool) !== 'forbidden' && declaresTasks(ctx)
-    const full = asTask ? host.tasks.refusal(view.name) : undefined
-    if (full) return { content: [{ type: 'text', text: full }], isError: true }
-    exchange = started(host, served, name, args, round.client, ctx, Boolean(asTask))
-    if (asTask) {
-      const task = host.tasks.start(view.name, exchange, tool)
-      return { resultType: 'task', ...task.wire() } as unknown as CallToolResult
-    }
-  }
-  const step = await exchange.next(round)
-  if (step.kind === 'ask')
-    return inputRequired({
-      inputRequests: step.inputRequests,
-      requestState: await host.codec.mint({ exchange: exchange.id }),
-    }) as unknown as CallToolResult
-  // the runtime's own message names the scope behind the view, which is no client's business
-  if (step.result.status === 'UNKNOWN_TOOL') return unknownTool(name, view)
-  return toCallToolResult(step.result, view.tools().get(name))
-}
-
-/** The call a 2026-07-28 retry continues: still waiting, the same tool, the same connection's. */
-function continued(host: GatewayHost, served: Served, name: string, id: string): Exchange {
-  const exchange = host.exchanges.byId(id)
-  if (!exchange) {
-    const ended = host.exchanges.endedAs(id)
-    throw new ProtocolError(
-      ProtocolErrorCode.InvalidParams,
-      ended
-        ? `the call this retry continues has ended: ${ended}; call ${name} again`
-        : `the gateway has no record of the call this retry continues (it ended long ago, or the gateway restarted since); call ${name} again`,
-    )
-  }
-  if (exchange.tool !== name || exchange.connection !== served.callerBase)
-    throw new ProtocolError(
-      ProtocolErrorCode.InvalidParams,
-      `this retry's requestState is for another call, not for ${name} in the MCP view "${served.view.name}"; call ${name} again`,
-    )
-  return exchange
-}
-
-/** A new call through the pipeline, in the connection's scope. */
-function started(
-  host: GatewayHost,
-  served: Served,
-  name: string,
-  args: Record<string, unknown>,
-  client: Asked,
-  ctx: Ctx,
-  task: boolean,
-): Exchange {
-  return host.exchanges.start({
-    view: served.view.name,
-    scope: served.scope,
-    connection: served.callerBase,
-    tool: name,
-    args,
-    session: served.session,
-    client,
-    answerMs: served.answerMs,
-    task,
-    ...(served.era === 'legacy' && {
-      // on the stream of the request that made the call (HTTP: its POST's), so it reaches the client
-      push: (question, signal) =>
-        ctx.mcpReq.elicitInput(
-          (question.mode === 'url'
-            ? { ...question, elicitationId: question.elicitationId ?? randomUUID() }
-            : question) as never,
-          { signal, timeout: APPROVAL_MS },
-        ),
-    }),
-  })
 }

@@ -1,0 +1,191 @@
+/**
+ * One tools/call, either era: a new call through the pipeline as an Exchange (or, for a 2026-07-28
+ * client that declared the tasks extension, a task), or a 2026-07-28 retry that continues the call
+ * its sealed requestState names, and then what comes next: the result, or questions for the client
+ * (`input_required`). Who the client is and what it can be asked come from what its era says: the
+ * initialize handshake, or the request's envelope.
+ */
+import { randomUUID } from 'node:crypto'
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  inputRequired,
+  inputResponse,
+  ProtocolError,
+  ProtocolErrorCode,
+  type CallToolResult,
+  type Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server'
+import type { ProgressEvent } from 'yoke'
+import { APPROVAL_MS } from './approval.ts'
+import type { Asked, Exchange, Round } from './exchange.ts'
+import { taskSupport, toCallToolResult } from './result.ts'
+import type { Era, GatewayHost, Served } from './server.ts'
+import { TASKS_EXTENSION } from './tasks.ts'
+import type { View } from './views.ts'
+
+type Ctx = ServerContext
+
+/** The elicitation modes a declared capability covers (a bare `elicitation: {}` is form only). */
+function modesOf(elicitation: unknown): Set<'form' | 'url'> {
+  if (!elicitation || typeof elicitation !== 'object') return new Set()
+  const { form, url } = elicitation as { form?: unknown; url?: unknown }
+  const modes = new Set<'form' | 'url'>()
+  if (form || !url) modes.add('form')
+  if (url) modes.add('url')
+  return modes
+}
+
+/** Who is asking, from what this era says: the initialize handshake, or the request's envelope. */
+function askedOf(server: Server, era: Era, ctx: Ctx): Asked {
+  if (era === 'legacy')
+    return {
+      name: server.getClientVersion()?.name ?? 'the MCP client',
+      modes: modesOf(server.getClientCapabilities()?.elicitation),
+    }
+  const envelope = (ctx.mcpReq.envelope ?? {}) as Record<
+    string,
+    Record<string, unknown> | undefined
+  >
+  const name = envelope[CLIENT_INFO_META_KEY]?.name
+  return {
+    name: typeof name === 'string' ? name : 'the MCP client',
+    modes: modesOf(envelope[CLIENT_CAPABILITIES_META_KEY]?.elicitation),
+  }
+}
+
+function declaresTasks(ctx: Ctx): boolean {
+  const envelope = (ctx.mcpReq.envelope ?? {}) as Record<
+    string,
+    Record<string, unknown> | undefined
+  >
+  const extensions = envelope[CLIENT_CAPABILITIES_META_KEY]?.extensions
+  return Boolean(extensions && typeof extensions === 'object' && TASKS_EXTENSION in extensions)
+}
+
+/** Progress for this request's token, increasing as MCP wants (a step without a number counts one). */
+function progressOf(ctx: Ctx): ((event: ProgressEvent) => void) | undefined {
+  const token = ctx.mcpReq._meta?.progressToken
+  if (token === undefined) return undefined
+  let last = 0
+  return (event) => {
+    const given =
+      typeof event.progress === 'number' && event.progress > last ? event.progress : undefined
+    last = given ?? last + 1
+    const total =
+      given !== undefined && typeof event.total === 'number' ? { total: event.total } : {}
+    const message = typeof event.message === 'string' ? { message: event.message } : {}
+    ctx.mcpReq
+      .notify({
+        method: 'notifications/progress',
+        params: { progressToken: token, progress: last, ...total, ...message },
+      })
+      .catch(() => {})
+  }
+}
+
+const unknownTool = (name: string, view: View): CallToolResult => ({
+  content: [
+    { type: 'text', text: `UNKNOWN_TOOL: no tool named "${name}" in the MCP view "${view.name}"` },
+  ],
+  isError: true,
+})
+
+export async function callTool(
+  host: GatewayHost,
+  served: Served,
+  server: Server,
+  name: string,
+  args: Record<string, unknown>,
+  ctx: Ctx,
+): Promise<CallToolResult> {
+  const { view } = served
+  const round: Round = {
+    signal: ctx.mcpReq.signal,
+    client: askedOf(server, served.era, ctx),
+    progress: progressOf(ctx),
+  }
+  const state = ctx.mcpReq.requestState<{ exchange: string }>()
+  let exchange: Exchange
+  if (state) {
+    // a 2026-07-28 retry: the call it continues still waits in the pipeline
+    exchange = continued(host, served, name, state.exchange)
+    exchange.answer((key) => inputResponse(ctx.mcpReq.inputResponses, key))
+  } else {
+    // a served scope's own tools are not masked by the runtime: the view's globs refuse them here
+    if (view.checksCalls && !view.admits(name)) return unknownTool(name, view)
+    const tool = view.tools().get(name) // none for a tool a policy hides: the pipeline says why
+    const asTask =
+      served.era === 'modern' && tool && taskSupport(tool) !== 'forbidden' && declaresTasks(ctx)
+    const full = asTask ? host.tasks.refusal(view.name) : undefined
+    if (full) return { content: [{ type: 'text', text: full }], isError: true }
+    exchange = started(host, served, name, args, round.client, ctx, Boolean(asTask))
+    if (asTask) {
+      const task = host.tasks.start(view.name, exchange, tool)
+      return { resultType: 'task', ...task.wire() } as unknown as CallToolResult
+    }
+  }
+  const step = await exchange.next(round)
+  if (step.kind === 'ask')
+    return inputRequired({
+      inputRequests: step.inputRequests,
+      requestState: await host.codec.mint({ exchange: exchange.id }),
+    }) as unknown as CallToolResult
+  // the runtime's own message names the scope behind the view, which is no client's business
+  if (step.result.status === 'UNKNOWN_TOOL') return unknownTool(name, view)
+  return toCallToolResult(step.result, view.tools().get(name))
+}
+
+/** The call a 2026-07-28 retry continues: still waiting, the same tool, the same connection's. */
+function continued(host: GatewayHost, served: Served, name: string, id: string): Exchange {
+  const exchange = host.exchanges.byId(id)
+  if (!exchange) {
+    const ended = host.exchanges.endedAs(id)
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      ended
+        ? `the call this retry continues has ended: ${ended}; call ${name} again`
+        : `the gateway has no record of the call this retry continues (it ended long ago, or the gateway restarted since); call ${name} again`,
+    )
+  }
+  if (exchange.tool !== name || exchange.connection !== served.callerBase)
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `this retry's requestState is for another call, not for ${name} in the MCP view "${served.view.name}"; call ${name} again`,
+    )
+  return exchange
+}
+
+/** A new call through the pipeline, in the connection's scope. */
+function started(
+  host: GatewayHost,
+  served: Served,
+  name: string,
+  args: Record<string, unknown>,
+  client: Asked,
+  ctx: Ctx,
+  task: boolean,
+): Exchange {
+  return host.exchanges.start({
+    view: served.view.name,
+    scope: served.scope,
+    connection: served.callerBase,
+    tool: name,
+    args,
+    session: served.session,
+    client,
+    answerMs: served.answerMs,
+    task,
+    ...(served.era === 'legacy' && {
+      // on the stream of the request that made the call (HTTP: its POST's), so it reaches the client
+      push: (question, signal) =>
+        ctx.mcpReq.elicitInput(
+          (question.mode === 'url'
+            ? { ...question, elicitationId: question.elicitationId ?? randomUUID() }
+            : question) as never,
+          { signal, timeout: APPROVAL_MS },
+        ),
+    }),
+  })
+}

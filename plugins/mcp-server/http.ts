@@ -29,7 +29,7 @@ import {
   isJsonContentType,
   isLegacyRequest,
 } from '@modelcontextprotocol/server'
-import { YokeError } from 'yoke'
+import { messageOf, YokeError } from 'yoke'
 import { admission, perClientCap, type Seat } from './admission.ts'
 import { DEFAULT_VIEW, type HttpConfig } from './config.ts'
 import { isRefusal, type Access } from './oauth/access.ts'
@@ -127,7 +127,7 @@ export class HttpEndpoint {
     const server = (this.#server = createServer((req, res) => {
       this.#handle(req, res).catch((err) => {
         // the path alone: a query string may hold what a client should not have put there
-        this.host.warn(`HTTP ${req.method} ${pathOf(req.url)}: ${(err as Error)?.message ?? err}`)
+        this.host.warn(`HTTP ${req.method} ${pathOf(req.url)}: ${messageOf(err)}`)
         if (!res.headersSent) reply(res, 500, -32603, 'Internal error')
         else res.end()
       })

@@ -22,6 +22,7 @@ import {
   type Resource,
   type ResourceTemplateType,
 } from '@modelcontextprotocol/server'
+import { messageOf } from 'yoke'
 import type { McpHub, McpServerHandle } from '../mcp/api.ts'
 
 export type Kind = 'prompts' | 'resources' | 'templates'
@@ -218,9 +219,7 @@ export class Upstream {
       const failing = `${handle.name} ${kind}`
       if (!this.#failing.has(failing)) {
         this.#failing.add(failing)
-        this.warn(
-          `MCP server ${handle.name}: ${kind} not listed: ${(err as Error)?.message ?? err}`,
-        )
+        this.warn(`MCP server ${handle.name}: ${kind} not listed: ${messageOf(err)}`)
       }
       return [] // not kept: asked again next time
     }

@@ -12,6 +12,7 @@ import {
   type FetchImplementation,
   type JWTVerifyGetKey,
 } from 'jose'
+import { messageOf } from 'yoke'
 import { isLoopbackUrl } from '../config.ts'
 
 /** How long one request to the issuer may take. */
@@ -69,7 +70,7 @@ export class Issuer {
       try {
         doc = await fetchJson(at)
       } catch (err) {
-        problems.push(`${at}: ${(err as Error).message}`)
+        problems.push(`${at}: ${messageOf(err)}`)
         continue
       }
       const meta = (doc ?? {}) as { issuer?: unknown; jwks_uri?: unknown }
@@ -130,7 +131,7 @@ async function fetchRefusingRedirects(
     throw new Error(
       (err as Error).name === 'TimeoutError'
         ? `no answer within ${ISSUER_TIMEOUT_MS} ms`
-        : (why?.code ?? why?.message ?? (err as Error).message),
+        : (why?.code ?? why?.message ?? messageOf(err)),
       { cause: err },
     )
   }

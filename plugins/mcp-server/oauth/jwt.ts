@@ -6,6 +6,7 @@
  * (`IssuerUnavailable`: its keys could not be had), and only the latter makes the gateway answer 503.
  */
 import { errors as jose, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose'
+import { messageOf } from 'yoke'
 import { IssuerUnavailable } from './issuer.ts'
 
 /** asymmetric only: a key set from an issuer never holds a shared secret to check HMACs with */
@@ -89,7 +90,7 @@ function issuerFailuresMarked(keys: JWTVerifyGetKey): JWTVerifyGetKey {
       return await keys(header, token)
     } catch (err) {
       if (TOKEN_KEY_ERRORS.has((err as { code?: string }).code ?? '')) throw err
-      throw new IssuerUnavailable(`the issuer's keys cannot be had: ${(err as Error).message}`, {
+      throw new IssuerUnavailable(`the issuer's keys cannot be had: ${messageOf(err)}`, {
         cause: err,
       })
     }

@@ -14,7 +14,7 @@
  * issuer's keys cannot be fetched is the answer 503. A token is never in an answer, a log line or
  * an error: only what was wrong with it.
  */
-import { YokeError } from 'yoke'
+import { messageOf, YokeError } from 'yoke'
 import { STATIC_HOLDER, type Access, type Admitted, type Refusal } from './access.ts'
 import { DEFAULT_VIEW, type OAuthConfig } from '../config.ts'
 import { Issuer, IssuerUnavailable } from './issuer.ts'
@@ -230,7 +230,7 @@ function heldBy(payload: Parameters<typeof scopesIn>[0]): (scope: string) => boo
 
 /** Why the issuer's keys cannot be had, for the warning and the 503. */
 function reasonOf(err: unknown): string {
-  const message = (err as Error)?.message ?? String(err)
+  const message = messageOf(err)
   return err instanceof IssuerUnavailable ? message : `the issuer's keys cannot be had: ${message}`
 }
 

@@ -14,7 +14,7 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { join } from 'node:path'
-import { YokeError } from 'yoke'
+import { messageOf, YokeError } from 'yoke'
 import '../errors.ts'
 
 export interface Token {
@@ -55,7 +55,7 @@ export function resolveToken(
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
       throw new YokeError(
         'MCP_TOKEN_INVALID',
-        { reason: `cannot write the MCP token to ${file}: ${(err as Error).message}` },
+        { reason: `cannot write the MCP token to ${file}: ${messageOf(err)}` },
         { cause: err },
       )
     const theirs = readTokenFile(file)

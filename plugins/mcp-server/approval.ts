@@ -1,14 +1,15 @@
 /**
- * Approvals for MCP clients: a bridge that answers only the calls this server runs (`handles`),
- * so a terminal's or an agent's bridge keeps answering its own calls. The question goes to the
- * client that made the call (Exchange.ask): as an elicitation on a 2025-era connection, as an
- * `input_required` result on a 2026-07-28 one; a client that can do neither is refused with the
- * hint to allow the tool in the policy.
+ * Approvals for MCP clients: each call the gateway runs carries its exchange's asker
+ * (Exchange.asker), which the runtime asks before any global bridge, so a terminal's or an
+ * agent's bridge keeps answering its own calls and never sees these. The question goes to the
+ * client that made the call: as an elicitation on a 2025-era connection, as an `input_required`
+ * result on a 2026-07-28 one; a client that can do neither is refused with the hint to allow the
+ * tool in the policy. This file holds the form, the message and how an answer reads.
  */
-import type { ApprovalAnswer, ApprovalBridge, ToolCall } from 'yoke'
-import type { Exchange } from './exchange.ts'
+import type { ApprovalAnswer, ToolCall } from 'yoke'
 
-export const BRIDGE = 'mcp-server (elicitation)'
+/** The asker's name: approvals refused through it say so. */
+export const ASKER = 'mcp-server (elicitation)'
 
 /** How long a person has to answer an approval (the call's own timeout may end it sooner). */
 export const APPROVAL_MS = 10 * 60_000
@@ -74,18 +75,4 @@ export function cannotAsk(client: string, call: ToolCall): Error {
   return new Error(
     `${client} cannot be asked: it did not declare the elicitation capability. Allow the tool in the policy plugin's config (allow: ["${call.name}"]) to use it over MCP`,
   )
-}
-
-export function approvalBridge(
-  exchangeOf: (caller: string) => Exchange | undefined,
-): ApprovalBridge {
-  return {
-    name: BRIDGE,
-    handles: (call) => exchangeOf(call.caller) !== undefined,
-    ask: async ({ call, reason, signal }) => {
-      const exchange = exchangeOf(call.caller)
-      if (!exchange) throw new Error(`the MCP request of ${call.caller} has ended`)
-      return exchange.ask(call, reason, signal)
-    },
-  }
 }

@@ -7,7 +7,7 @@
  * is the moment to look again.
  */
 import type { Disposer, InjectedContext } from 'yoke'
-import type { McpAnswerer, McpHub } from '../mcp/api.ts'
+import type { McpHub } from '../mcp/api.ts'
 import type { List } from './session.ts'
 import { promptName, resourceUri, type Upstream } from './upstream.ts'
 import type { View } from './views.ts'
@@ -38,8 +38,6 @@ export class ListChanges {
     /** tells the clients of `view` that `list` changed */
     private readonly notify: (list: List, view: View) => void,
     private readonly debounceMs: number,
-    /** answers upstream servers' questions about this gateway's calls, through each hub followed */
-    private readonly answerer?: McpAnswerer,
   ) {}
 
   /** Follows the runtime's tool changes and the services present now. */
@@ -129,7 +127,6 @@ export class ListChanges {
         this.upstream.forget(name)
         if (list !== 'tools') this.soon([list], this.#showing(name, list))
       }),
-      ...(this.answerer && typeof hub.answerer === 'function' ? [hub.answerer(this.answerer)] : []),
       this.ctx.tap(hub.hooks.change, 'mcp-server', (status) => {
         this.upstream.forget(status.name)
         for (const list of this.upstream.offersChanged(status.name))

@@ -1,8 +1,9 @@
 /**
  * One tools/call from an MCP client through the runtime's pipeline, as caller
- * `mcp:<view>:<connection>#<n>` (unique per call, so a question reaches the request that made
- * the call). Questions for the client are an approval (the policy's `ask`) or an upstream
- * server's own elicitation relayed through the `mcp` hub. A 2025-era call is one request: its
+ * `mcp:<view>:<connection>#<n>`. The call carries its exchange's asker (CallOptions.asker, which
+ * nested calls inherit), so the runtime puts its questions to the client that made it: an
+ * approval (the policy's `ask`), and an upstream server's own elicitation about it (through the
+ * `mcp` hub and the approval service, which ask the call's asker first). A 2025-era call is one request: its
  * cancellation aborts the call, and a question is pushed to the client as an elicitation. A
  * 2026-07-28 call may take several rounds: a question ends the round (`input_required`), the
  * pipeline call waits, and the client's retry carries the answer and waits for what comes next
@@ -22,8 +23,18 @@ import {
   type InputRequest,
   type InputResponseView,
 } from '@modelcontextprotocol/server'
-import type { ApprovalAnswer, ProgressEvent, ScopeHandle, ToolCall, ToolResult } from 'yoke'
-import { approvalMessage, approvalSchema, cannotAsk, decisionOf } from './approval.ts'
+import {
+  messageOf,
+  type ApprovalAnswer,
+  type ApprovalRequest,
+  type Asker,
+  type ProgressEvent,
+  type Question as YokeQuestion,
+  type QuestionAnswer,
+  type ScopeHandle,
+  type ToolResult,
+} from 'yoke'
+import { approvalMessage, approvalSchema, ASKER, cannotAsk, decisionOf } from './approval.ts'
 
 /** Who made the call, as a question needs to know: its name and what it can be asked. */
 export interface Asked {
@@ -107,7 +118,16 @@ export class Exchange {
   /** a question went unanswered for answerMs: the call ended for that */
   expired = false
 
-  #begin!: () => void
+  /**
+   * Who the runtime asks about this call and the calls it makes: this exchange's client. An
+   * approval is a form with one field (`decision`); a question from what the call reaches is
+   * put to the client as it is (a form, or a URL to open).
+   */
+  readonly asker: Asker = {
+    name: ASKER,
+    ask: (request) => this.ask(request),
+    answer: (question) => this.answerFor(question),
+  }
 
   constructor(
     private readonly options: ExchangeOptions,
@@ -116,22 +136,14 @@ export class Exchange {
     private readonly room?: WaitingRoom,
   ) {
     this.#client = options.client
-    this.result = new Promise<ToolResult>((resolve) => {
-      this.#begin = () =>
-        resolve(
-          options.scope.call(options.tool, options.args, {
-            signal: this.#abort.signal,
-            caller,
-            onProgress: (event) => this.progress?.(event),
-          }),
-        )
-    })
-  }
-
-  /** Starts the pipeline call (once the approval bridge can find it by its caller). */
-  begin(): this {
-    this.#begin()
-    return this
+    // an async function: a call that throws at once is a rejected result, like any other failure
+    this.result = (async () =>
+      options.scope.call(options.tool, options.args, {
+        signal: this.#abort.signal,
+        caller,
+        asker: this.asker,
+        onProgress: (event) => this.progress?.(event),
+      }))()
   }
 
   get connection(): string {
@@ -203,8 +215,8 @@ export class Exchange {
     }
   }
 
-  /** The approval bridge's question for this call (approval.ts). */
-  async ask(call: ToolCall, reason: string, signal: AbortSignal): Promise<ApprovalAnswer> {
+  /** An approval of this call or one it made: a form for the client (approval.ts). */
+  async ask({ call, reason, signal }: ApprovalRequest): Promise<ApprovalAnswer> {
     if (!this.#client.modes.has('form')) throw cannotAsk(this.#client.name, call)
     const answer = await this.elicit(
       {
@@ -215,6 +227,21 @@ export class Exchange {
       signal,
     )
     return decisionOf(answer, this.options.session)
+  }
+
+  /** A question from what the call reached (an upstream server's elicitation), put to the client. */
+  async answerFor(question: YokeQuestion): Promise<QuestionAnswer> {
+    const answer = await this.elicit(
+      question.mode === 'url'
+        ? { mode: 'url', message: question.message, url: question.url ?? '' }
+        : {
+            mode: 'form',
+            message: question.message,
+            requestedSchema: question.schema ?? { type: 'object', properties: {} },
+          },
+      question.signal,
+    )
+    return answer as QuestionAnswer
   }
 
   /**
@@ -233,7 +260,7 @@ export class Exchange {
         return await this.options.push(question, signal)
       } catch (err) {
         if (signal.aborted) throw err
-        throw new Error(`${client.name} did not answer: ${(err as Error).message}`, { cause: err })
+        throw new Error(`${client.name} did not answer: ${messageOf(err)}`, { cause: err })
       }
     }
     if (signal.aborted) throw signal.reason
@@ -289,9 +316,8 @@ export interface WaitLimits {
 /** how many ended calls are remembered for a late retry (and for how long: the state's life) */
 const ENDED_KEPT = 1000
 
-/** The calls in flight: by caller (the approval bridge) and by id (a retry's requestState). */
+/** The calls in flight, by id (a retry's requestState names one). */
 export class Exchanges implements WaitingRoom {
-  readonly #byCaller = new Map<string, Exchange>()
   readonly #byId = new Map<string, Exchange>()
   /** the calls waiting for an answer with no request open, by view */
   readonly #waiting = new Map<string, Set<Exchange>>()
@@ -308,20 +334,14 @@ export class Exchanges implements WaitingRoom {
 
   start(options: ExchangeOptions): Exchange {
     const exchange = new Exchange(options, `${options.connection}#${++this.#n}`, this)
-    this.#byCaller.set(exchange.caller, exchange)
     this.#byId.set(exchange.id, exchange)
     const end = (result?: ToolResult) => {
-      this.#byCaller.delete(exchange.caller)
       this.#byId.delete(exchange.id)
       this.leave(exchange)
       this.#remember(exchange, result)
     }
     exchange.result.then(end, () => end())
-    return exchange.begin()
-  }
-
-  byCaller(caller: string): Exchange | undefined {
-    return this.#byCaller.get(caller)
+    return exchange
   }
 
   byId(id: string): Exchange | undefined {

@@ -15,11 +15,17 @@ import {
   type RequestStateCodec,
 } from '@modelcontextprotocol/server'
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio'
-import { defineHooks, SyncHook, YokeError, type InjectedContext, type RegisteredTool } from 'yoke'
+import {
+  defineHooks,
+  messageOf,
+  SyncHook,
+  YokeError,
+  type InjectedContext,
+  type RegisteredTool,
+} from 'yoke'
 import { color, type SummarySection } from 'yoke/cli'
-import type { McpAnswer, McpAnswerer, McpQuestion } from '../mcp/api.ts'
 import type { McpServerApi } from './api.ts'
-import { APPROVAL_MS, approvalBridge } from './approval.ts'
+import { APPROVAL_MS } from './approval.ts'
 import { ListChanges } from './changes.ts'
 import { DEFAULT_VIEW, viewConfig, type HttpConfig, type McpServerConfig } from './config.ts'
 import { Exchanges } from './exchange.ts'
@@ -109,20 +115,14 @@ export class McpGateway implements SessionHost {
       this.upstream,
       (list, view) => this.#notify(list, view),
       cfg.changeDebounceMs,
-      relay(this.exchanges),
     )
   }
 
   /**
-   * Starts serving: approvals for its calls, list changes, and the HTTP endpoint where the
-   * instance runs until stopped (yoke dev, yoke serve, an application): a one-shot command would
+   * Starts serving: list changes, and the HTTP endpoint where the instance runs until stopped (yoke dev, yoke serve, an application): a one-shot command would
    * take the port a running `yoke dev` holds.
    */
   async start(): Promise<void> {
-    this.ctx.effect(
-      'mcp approvals',
-      this.ctx.approval.register(approvalBridge((caller) => this.exchanges.byCaller(caller))),
-    )
     this.#changes.start()
     const http = this.cfg.http
     if (http && http.enabled && this.ctx.runMode === 'serve') await this.#listen(http)
@@ -177,10 +177,7 @@ export class McpGateway implements SessionHost {
         era,
       })
     } catch (err) {
-      this.#warn(
-        `MCP view ${view.name}: tools/list was answered, but ${(err as Error).message}`,
-        err,
-      )
+      this.#warn(`MCP view ${view.name}: tools/list was answered, but ${messageOf(err)}`, err)
     }
   }
 
@@ -359,35 +356,5 @@ export class McpGateway implements SessionHost {
 
   #warn(message: string, error?: unknown) {
     this.ctx.logger.warn(message, error)
-  }
-}
-
-/** Upstream servers' questions (the `mcp` hub's answerers) about calls this gateway runs. */
-function relay(exchanges: Exchanges): McpAnswerer {
-  const exchangeOf = (question: McpQuestion) =>
-    question.call ? exchanges.byCaller(question.call.caller) : undefined
-  return {
-    name: 'mcp-server (the MCP client that made the call)',
-    handles: (question) => exchangeOf(question) !== undefined,
-    async ask(question) {
-      const exchange = exchangeOf(question)
-      if (!exchange) return { action: 'cancel' }
-      const answer = await exchange.elicit(
-        question.mode === 'url'
-          ? {
-              mode: 'url',
-              message: question.message,
-              url: question.url ?? '',
-              elicitationId: question.elicitationId,
-            }
-          : {
-              mode: 'form',
-              message: question.message,
-              requestedSchema: question.requestedSchema ?? { type: 'object', properties: {} },
-            },
-        question.signal,
-      )
-      return answer as McpAnswer
-    },
   }
 }

@@ -348,12 +348,13 @@ describe('mcp-server: a gateway to server-everything over Streamable HTTP', () =
     assert.equal(blocked.isError, true)
     assert.match(textOf(blocked), /did not declare the elicitation capability/)
     assert.match(textOf(blocked), /allow: \["mcp__everything__get-env"\]/)
-    // the MCP bridge answers only its sessions' calls: another caller's ask goes to the bridge before it
+    // the gateway registers no bridge (its calls carry their asker, asked before any bridge): a
+    // terminal's bridge answers another caller's ask, and never an MCP client's
     const rt = h.kernel.services.get('runtime')!.value as unknown as ToolRuntime
     const off = rt.approvals.register({ name: 'terminal', ask: async () => 'allow-once' })
     try {
       const approval = h.kernel.services.get('approval')!.value as { bridges: string[] }
-      assert.deepEqual(approval.bridges, ['mcp-server (elicitation)', 'terminal'])
+      assert.deepEqual(approval.bridges, ['terminal'])
       const local = await rt.call('mcp__everything__get-env', {}, { caller: 'cli' })
       assert.equal(local.status, 'ok', JSON.stringify(local.error))
       const overMcp = await mute.callTool({ name: 'mcp__everything__get-env', arguments: {} })
@@ -644,9 +645,10 @@ describe('mcp-server: access and hostile input', () => {
     const hooks = h.rt.hooks
     const ours = () =>
       [...hooks.preExecute.taps, ...hooks.change.taps].filter((t) => t.name === 'mcp-server').length
+    // its calls carry their asker: no approval bridge is registered, so none can be left behind
     const bridges = () => h.rt.approvals.bridges.filter((b) => b.startsWith('mcp-server'))
     assert.equal(ours(), 1)
-    assert.equal(bridges().length, 1)
+    assert.equal(bridges().length, 0)
     await h.kernel.remove(gateway)
     assert.equal(ours(), 0)
     assert.equal(bridges().length, 0)

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto'
 import { homedir } from 'node:os'
 import { basename, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { messageOf } from 'yoke'
 import { z } from 'zod'
 import { BLOCKED_ENV } from '../process/api.ts'
 import { insecureOAuthUrl } from './addresses.ts'
@@ -161,10 +162,7 @@ export const mcpClientConfig = z
         try {
           fileURLToPath(entry)
         } catch (err) {
-          problem(`not a file URL this system can use: ${(err as Error).message}`, [
-            'roots',
-            String(i),
-          ])
+          problem(`not a file URL this system can use: ${messageOf(err)}`, ['roots', String(i)])
         }
       }
     })

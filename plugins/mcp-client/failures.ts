@@ -13,7 +13,7 @@ import {
   SdkHttpError,
 } from '@modelcontextprotocol/client'
 import { DispatchError } from '@modelcontextprotocol/ext-tasks/client'
-import { YokeError } from 'yoke'
+import { messageOf, YokeError } from 'yoke'
 import { totalCallMs, type McpClientConfig } from './config.ts'
 import { sessionExpired } from './http.ts'
 import { LoginRequired } from './oauth/client.ts'
@@ -53,7 +53,7 @@ export function failure(
 ): Failure {
   const err = thrown instanceof DispatchError && thrown.cause ? thrown.cause : thrown
   const server = cfg.serverName
-  const message = (err as Error)?.message ?? String(err)
+  const message = messageOf(err)
   const unavailable = (state: string) => new YokeError('SERVER_UNAVAILABLE', { server, state })
   if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) {
     // callMs passed without progress, or maxCallMs in all

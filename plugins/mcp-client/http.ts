@@ -16,7 +16,7 @@ import {
   type AuthProvider,
   type FetchLike,
 } from '@modelcontextprotocol/client'
-import { YokeError } from 'yoke'
+import { messageOf, YokeError } from 'yoke'
 import { isPrivateAddress } from './addresses.ts'
 import './errors.ts'
 
@@ -37,7 +37,7 @@ export async function checkUrl(url: string | URL, resolve = lookup): Promise<voi
   try {
     addresses = await resolve(host, { all: true, verbatim: true })
   } catch (err) {
-    throw refuse(`${host} does not resolve (${(err as Error).message})`)
+    throw refuse(`${host} does not resolve (${messageOf(err)})`)
   }
   const bad = addresses.find((a) => isPrivateAddress(a.address))
   if (bad)

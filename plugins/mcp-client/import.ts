@@ -10,7 +10,7 @@ import { isIP } from 'node:net'
 import { basename, extname } from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { Document } from 'yaml'
-import { readConfigText, YokeError } from 'yoke'
+import { messageOf, readConfigText, YokeError } from 'yoke'
 import { BLOCKED_ENV, PROTOCOLS, SERVER_NAME, type ProtocolChoice } from './config.ts'
 import { isPrivateAddress } from './addresses.ts'
 
@@ -298,7 +298,7 @@ function parseJson(text: string, file: string): unknown {
   try {
     return JSON.parse(text)
   } catch (err) {
-    const message = (err as Error).message
+    const message = messageOf(err)
     // V8 reports "… in JSON at position N" (or "Unexpected end of JSON input"); turn it into line:col
     const at = /at position (\d+)/.exec(message)
     const offset = at ? Number(at[1]) : /end of JSON input/.test(message) ? text.length : undefined

@@ -10,6 +10,7 @@ import {
   SdkErrorCode,
   type ClientCapabilities,
 } from '@modelcontextprotocol/client'
+import { messageOf } from 'yoke'
 import type { McpClientConfig } from './config.ts'
 import type { SessionHost } from './session.ts'
 import { ProcessTransport } from './stdio.ts'
@@ -73,7 +74,7 @@ export function exitedOnProbe(err: unknown, transport: unknown): boolean {
 
 /** A pinned era the server does not speak, said in the entry's terms. */
 export function eraProblem(err: unknown, cfg: McpClientConfig): string | undefined {
-  const message = (err as Error)?.message ?? String(err)
+  const message = messageOf(err)
   if (cfg.protocol === '2026-07-28' && err instanceof SdkError) {
     if (err.code === SdkErrorCode.EraNegotiationFailed || err.code === SdkErrorCode.RequestTimeout)
       return `it does not speak MCP 2026-07-28, which its entry pins (protocol: 2026-07-28; protocol: auto falls back to the 2025 era): ${message}`

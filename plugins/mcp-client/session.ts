@@ -23,7 +23,7 @@ import {
   type SubscriptionFilter,
   type Transport,
 } from '@modelcontextprotocol/client'
-import { settledWithin } from 'yoke'
+import { messageOf, settledWithin } from 'yoke'
 import type { McpList } from '../mcp/api.ts'
 import { transportOf, type McpClientConfig } from './config.ts'
 import {
@@ -282,7 +282,7 @@ export class Session {
       if (this.isLost) return
       await this.#listen(host, true).catch((err) =>
         this.drop(
-          `its change stream (subscriptions/listen) ended and could not be reopened (${(err as Error).message})`,
+          `its change stream (subscriptions/listen) ended and could not be reopened (${messageOf(err)})`,
         ),
       )
     })
@@ -304,7 +304,7 @@ export class Session {
         this.drop(
           sessionExpired(err)
             ? 'the server forgot the session'
-            : `the server stopped answering (${(err as Error).message})`,
+            : `the server stopped answering (${messageOf(err)})`,
           sessionExpired(err),
         ),
       )
@@ -354,7 +354,7 @@ function signInWhy(cfg: McpClientConfig): string {
 
 /** The failure, with the server's last stderr line when it has one (usually the real reason). */
 function describe(err: unknown, session: Session, cfg: McpClientConfig): string {
-  const message = eraProblem(err, cfg) ?? (err as Error)?.message ?? String(err)
+  const message = eraProblem(err, cfg) ?? messageOf(err)
   const t = session.transport
   if (t instanceof ProcessTransport) {
     const code = (err as NodeJS.ErrnoException)?.code

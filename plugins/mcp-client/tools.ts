@@ -9,6 +9,7 @@ import type { Client, Tool } from '@modelcontextprotocol/client'
 import {
   checkSchema,
   globToRegExp,
+  messageOf,
   riskyPattern,
   type CallContext,
   type Disposer,
@@ -249,7 +250,7 @@ export class ServerTools {
         if (!current.has(name)) fresh.set(name, this.#register(entry))
     } catch (err) {
       await Promise.all([...fresh.values()].map((e) => e.dispose?.()))
-      throw new ListProblem(`${(err as Error).message}; the previous tools stay registered`)
+      throw new ListProblem(`${messageOf(err)}; the previous tools stay registered`)
     }
     for (const [name, old] of current) {
       const entry = next.get(name)
@@ -262,9 +263,9 @@ export class ServerTools {
       try {
         fresh.set(name, this.#register(entry))
       } catch (err) {
-        this.problems.push(`dropped tool "${entry.raw}": ${(err as Error).message}`)
+        this.problems.push(`dropped tool "${entry.raw}": ${messageOf(err)}`)
         this.warn(
-          `MCP server "${this.cfg.serverName}": dropped tool "${entry.raw}": ${(err as Error).message}`,
+          `MCP server "${this.cfg.serverName}": dropped tool "${entry.raw}": ${messageOf(err)}`,
         )
       }
     }

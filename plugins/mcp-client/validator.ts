@@ -9,7 +9,7 @@ import type {
   jsonSchemaValidator,
 } from '@modelcontextprotocol/client'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv'
-import { createAjv } from 'yoke'
+import { createAjv, messageOf } from 'yoke'
 
 const ajvProvider = new AjvJsonSchemaValidator(createAjv({ validateSchema: false }) as never)
 const compiled = new WeakMap<object, JsonSchemaValidator<unknown>>()
@@ -23,7 +23,7 @@ export const tolerantValidator: jsonSchemaValidator = {
       try {
         validator = ajvProvider.getValidator(schema)
       } catch (err) {
-        const errorMessage = `${COMPILE_PROBLEM}: ${(err as Error).message}`
+        const errorMessage = `${COMPILE_PROBLEM}: ${messageOf(err)}`
         validator = () => ({ valid: false, data: undefined, errorMessage })
       }
       compiled.set(schema, validator)

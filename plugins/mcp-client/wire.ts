@@ -32,7 +32,7 @@ import type {
   Transport,
   TransportSendOptions,
 } from '@modelcontextprotocol/client'
-import { nestsDeeper } from 'yoke'
+import { messageOf, nestsDeeper } from 'yoke'
 import { ProcessTransport } from './stdio.ts'
 
 /**
@@ -278,7 +278,7 @@ export class Wire implements Transport {
       this.onmessage?.(message as JSONRPCMessage, extra)
     }
     this.tasks!(created, progress, task.signal).then(answer, (err: Error) =>
-      answer({ kind: 'error', error: { code: -32603, message: err?.message ?? String(err) } }),
+      answer({ kind: 'error', error: { code: -32603, message: messageOf(err) } }),
     )
   }
 }

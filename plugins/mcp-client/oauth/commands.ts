@@ -8,6 +8,7 @@ import {
   color,
   defineCommand,
   LineReader,
+  messageOf,
   printJson,
   YokeError,
   type CommandContext,
@@ -159,7 +160,7 @@ const mcpLogout = defineCommand({
       throw new YokeError('CREDENTIALS_NOT_REMOVED', {
         server: t.server,
         where: store.where,
-        reason: `reading them back failed: ${(err as Error).message}`,
+        reason: `reading them back failed: ${messageOf(err)}`,
       })
     }
     if (left)

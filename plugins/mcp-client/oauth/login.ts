@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { auth, extractWWWAuthenticateParams, type FetchLike } from '@modelcontextprotocol/client'
-import { YokeError } from 'yoke'
+import { messageOf, YokeError } from 'yoke'
 import { insecureOAuthUrl } from '../addresses.ts'
 import { ServerAuth, withoutRawBody } from './client.ts'
 
@@ -32,12 +32,14 @@ export interface LoginOptions {
 const PAGE = (ok: boolean) =>
   `<!doctype html><meta charset="utf-8"><title>yoke</title><p>${ok ? 'Signed in: you can close this tab and return to the terminal.' : 'The sign-in did not complete; see the terminal.'}</p>`
 
+type Failed = (reason: string, cause?: unknown) => YokeError
+
 export async function login(
   serverAuth: ServerAuth,
   options: LoginOptions,
 ): Promise<{ scope?: string }> {
   const { server, url, settings } = serverAuth.options
-  const failed = (reason: string, cause?: unknown) =>
+  const failed: Failed = (reason, cause) =>
     new YokeError('OAUTH_FAILED', { server, reason: withoutRawBody(reason) }, { cause })
   // the server's own 401 names its metadata and the scope it wants
   const challenge = await probe(url, serverAuth.fetch).catch((err: Error) => {
@@ -46,30 +48,12 @@ export async function login(
   })
   const scope = serverAuth.scope(challenge?.scope)
   serverAuth.needsNewClient(scope)
-
-  let arrived!: (url: URL) => void
-  const redirected = new Promise<URL>((resolve) => (arrived = resolve))
-  const loopback = createServer((req, res) => {
-    const got = new URL(req.url ?? '/', 'http://127.0.0.1')
-    if (got.pathname !== '/callback') return void res.writeHead(404).end()
-    // another process on this machine may hit the port: only this login's state ends the wait
-    const ours =
-      serverAuth.expectedState !== undefined &&
-      got.searchParams.get('state') === serverAuth.expectedState
-    const ok = ours && got.searchParams.has('code')
-    res.writeHead(ok ? 200 : 400, { 'content-type': 'text/html' }).end(PAGE(ok))
-    if (ours) arrived(got)
-  })
-  await listen(loopback, settings.callbackPort).catch((err: Error) => {
-    throw failed(
-      `the loopback redirect could not listen on 127.0.0.1:${settings.callbackPort} (${err.message})`,
-      err,
-    )
-  })
-  const redirectUrl = `http://127.0.0.1:${(loopback.address() as AddressInfo).port}/callback`
+  const loopback = await openLoopback(serverAuth, settings.callbackPort, failed)
   let authorizationUrl: URL | undefined
-  const provider = serverAuth.provider({ redirectUrl, redirect: (u) => (authorizationUrl = u) })
-  let timer: NodeJS.Timeout | undefined
+  const provider = serverAuth.provider({
+    redirectUrl: loopback.redirectUrl,
+    redirect: (u) => (authorizationUrl = u),
+  })
   try {
     const first = await auth(provider, {
       serverUrl: url,
@@ -79,54 +63,14 @@ export async function login(
       forceReauthorization: true,
     })
     if (first === 'AUTHORIZED' || !authorizationUrl) return { scope } // a non-interactive grant
-    const insecure = insecureOAuthUrl(authorizationUrl.href, settings.allowLoopback)
-    if (insecure)
-      throw failed(
-        `its authorization URL (${authorizationUrl.protocol}//${authorizationUrl.host}) is not printed or opened: ${insecure}`,
-      )
-    options.say(`Open this URL to sign in to MCP server "${server}":`)
-    options.say(`  ${authorizationUrl.href}`)
-    if (options.browser && !options.headless) openBrowser(authorizationUrl.href)
-    let back: URL
-    if (options.headless) {
-      options.say('Then paste the URL your browser was sent to (it starts with http://127.0.0.1):')
-      const line = (await options.readLine?.())?.trim()
-      if (!line) throw failed('no redirected URL was pasted')
-      try {
-        back = new URL(line)
-      } catch {
-        throw failed('what was pasted is not a URL')
-      }
-    } else {
-      options.say(
-        `Waiting for the redirect to ${redirectUrl} (up to ${Math.round(options.timeoutMs / 1000)} s)…`,
-      )
-      back = await Promise.race([
-        redirected,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () =>
-              reject(
-                failed(`no redirect arrived within ${Math.round(options.timeoutMs / 1000)} s`),
-              ),
-            options.timeoutMs,
-          )
-        }),
-      ])
-    }
+    show(authorizationUrl, serverAuth, options, failed)
+    const back = options.headless
+      ? await pasted(options, failed)
+      : await loopback.wait(options, failed)
     const params = back.searchParams
-    if (params.get('state') !== serverAuth.expectedState)
-      throw failed('the redirect does not carry the state of this login (a stale or foreign URL)')
-    // error and error_description come from whoever sent the redirect: named, not echoed
-    if (params.get('error'))
-      throw failed(
-        `the authorization server refused (error ${JSON.stringify(params.get('error')!.slice(0, 40))})`,
-      )
-    const code = params.get('code')
-    if (!code) throw failed('the redirect carries no authorization code')
     await auth(provider, {
       serverUrl: url,
-      authorizationCode: code,
+      authorizationCode: codeOf(params, serverAuth.expectedState, failed),
       iss: params.get('iss') ?? undefined,
       scope,
       fetchFn: serverAuth.fetch,
@@ -137,12 +81,98 @@ export async function login(
     return { scope }
   } catch (err) {
     if (err instanceof YokeError) throw err
-    throw failed((err as Error).message, err)
+    throw failed(messageOf(err), err)
   } finally {
-    clearTimeout(timer)
-    loopback.closeAllConnections()
     loopback.close()
   }
+}
+
+/**
+ * The loopback redirect on 127.0.0.1: only a hit that carries this login's state ends the wait
+ * (another process on this machine may hit the port; it is answered and ignored).
+ */
+async function openLoopback(serverAuth: ServerAuth, port: number | undefined, failed: Failed) {
+  let arrived!: (url: URL) => void
+  const redirected = new Promise<URL>((resolve) => (arrived = resolve))
+  const loopback = createServer((req, res) => {
+    const got = new URL(req.url ?? '/', 'http://127.0.0.1')
+    if (got.pathname !== '/callback') return void res.writeHead(404).end()
+    const ours =
+      serverAuth.expectedState !== undefined &&
+      got.searchParams.get('state') === serverAuth.expectedState
+    const ok = ours && got.searchParams.has('code')
+    res.writeHead(ok ? 200 : 400, { 'content-type': 'text/html' }).end(PAGE(ok))
+    if (ours) arrived(got)
+  })
+  await listen(loopback, port).catch((err: Error) => {
+    throw failed(
+      `the loopback redirect could not listen on 127.0.0.1:${port} (${err.message})`,
+      err,
+    )
+  })
+  const redirectUrl = `http://127.0.0.1:${(loopback.address() as AddressInfo).port}/callback`
+  let timer: NodeJS.Timeout | undefined
+  return {
+    redirectUrl,
+    /** the redirect, within the login's time limit */
+    wait(options: LoginOptions, failedWith: Failed): Promise<URL> {
+      const seconds = Math.round(options.timeoutMs / 1000)
+      options.say(`Waiting for the redirect to ${redirectUrl} (up to ${seconds} s)…`)
+      return Promise.race([
+        redirected,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(failedWith(`no redirect arrived within ${seconds} s`)),
+            options.timeoutMs,
+          )
+        }),
+      ])
+    },
+    close() {
+      clearTimeout(timer)
+      loopback.closeAllConnections()
+      loopback.close()
+    },
+  }
+}
+
+/** Prints the authorization URL (and opens it when asked): only https, or loopback when allowed. */
+function show(url: URL, serverAuth: ServerAuth, options: LoginOptions, failed: Failed) {
+  const { server, settings } = serverAuth.options
+  const insecure = insecureOAuthUrl(url.href, settings.allowLoopback)
+  if (insecure)
+    throw failed(
+      `its authorization URL (${url.protocol}//${url.host}) is not printed or opened: ${insecure}`,
+    )
+  options.say(`Open this URL to sign in to MCP server "${server}":`)
+  options.say(`  ${url.href}`)
+  if (options.browser && !options.headless) openBrowser(url.href)
+}
+
+/** Headless: the redirected URL, pasted back. */
+async function pasted(options: LoginOptions, failed: Failed): Promise<URL> {
+  options.say('Then paste the URL your browser was sent to (it starts with http://127.0.0.1):')
+  const line = (await options.readLine?.())?.trim()
+  if (!line) throw failed('no redirected URL was pasted')
+  try {
+    return new URL(line)
+  } catch {
+    throw failed('what was pasted is not a URL')
+  }
+}
+
+/** The authorization code of a redirect that carries this login's state (else why not). */
+function codeOf(params: URLSearchParams, state: string | undefined, failed: Failed): string {
+  if (params.get('state') !== state)
+    throw failed('the redirect does not carry the state of this login (a stale or foreign URL)')
+  // error and error_description come from whoever sent the redirect: named, not echoed
+  if (params.get('error'))
+    throw failed(
+      `the authorization server refused (error ${JSON.stringify(params.get('error')!.slice(0, 40))})`,
+    )
+  const code = params.get('code')
+  if (!code) throw failed('the redirect carries no authorization code')
+  return code
 }
 
 /** The server's answer to a request without a token: its WWW-Authenticate parameters on a 401. */

@@ -31,7 +31,7 @@ import {
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/client'
-import { readConfigText, YokeError } from 'yoke'
+import { messageOf, readConfigText, YokeError } from 'yoke'
 import { z } from 'zod'
 import '../errors.ts'
 
@@ -268,49 +268,54 @@ function keyringStore(file: CredentialStore): CredentialStore | undefined {
 /** The file as stored: each server's entry still unchecked (a bad one costs that server only). */
 type FileShape = { version: 1; servers: Record<string, unknown> }
 
+/** What writes replace: the file, or the file a link there points to (never the link). */
+function writeTarget(file: string): string {
+  let link: boolean
+  try {
+    link = lstatSync(file).isSymbolicLink()
+  } catch {
+    return file // not there yet: written where it is named
+  }
+  if (!link) return file
+  try {
+    return realpathSync(file)
+  } catch (err) {
+    // a link to nothing: its target is created (the link stays the user's)
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    return resolve(dirname(file), readlinkSync(file))
+  }
+}
+
+/** The file as stored, checked as outside data (mode, size, kind, JSON, shape); none: empty. */
+function loadFile(file: string): FileShape {
+  let text: string
+  try {
+    // stat never opens: a FIFO is refused by readConfigText below without blocking
+    const mode = statSync(file).mode & 0o777
+    if (mode & 0o077) throw new YokeError('CREDENTIALS_EXPOSED', { file, mode: mode.toString(8) })
+    text = readConfigText(file)
+  } catch (err) {
+    const code = (err as { code?: string }).code
+    if (code === 'ENOENT' || code === 'CONFIG_NOT_FOUND') return { version: 1, servers: {} }
+    if (code === 'CREDENTIALS_EXPOSED') throw err
+    if (code === 'CONFIG_TOO_LARGE')
+      throw unreadable(file, 'it is over 1 MiB, more than credentials take', err)
+    throw unreadable(file, reasonOf(err as Error, file), err)
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (err) {
+    throw unreadable(file, 'not JSON', err)
+  }
+  const shape = fileSchema.safeParse(value)
+  if (!shape.success) throw unreadable(file, issuesOf(shape.error, ''))
+  return shape.data as FileShape
+}
+
 export function fileStore(file: string): CredentialStore {
-  /** What writes replace: the file, or the file a link there points to (never the link). */
-  const target = (): string => {
-    let link: boolean
-    try {
-      link = lstatSync(file).isSymbolicLink()
-    } catch {
-      return file // not there yet: written where it is named
-    }
-    if (!link) return file
-    try {
-      return realpathSync(file)
-    } catch (err) {
-      // a link to nothing: its target is created (the link stays the user's)
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
-      return resolve(dirname(file), readlinkSync(file))
-    }
-  }
-  const load = (): FileShape => {
-    let text: string
-    try {
-      // stat never opens: a FIFO is refused by readConfigText below without blocking
-      const mode = statSync(file).mode & 0o777
-      if (mode & 0o077) throw new YokeError('CREDENTIALS_EXPOSED', { file, mode: mode.toString(8) })
-      text = readConfigText(file)
-    } catch (err) {
-      const code = (err as { code?: string }).code
-      if (code === 'ENOENT' || code === 'CONFIG_NOT_FOUND') return { version: 1, servers: {} }
-      if (code === 'CREDENTIALS_EXPOSED') throw err
-      if (code === 'CONFIG_TOO_LARGE')
-        throw unreadable(file, 'it is over 1 MiB, more than credentials take', err)
-      throw unreadable(file, reasonOf(err as Error, file), err)
-    }
-    let value: unknown
-    try {
-      value = JSON.parse(text)
-    } catch (err) {
-      throw unreadable(file, 'not JSON', err)
-    }
-    const shape = fileSchema.safeParse(value)
-    if (!shape.success) throw unreadable(file, issuesOf(shape.error, ''))
-    return shape.data as FileShape
-  }
+  const target = () => writeTarget(file)
+  const load = () => loadFile(file)
   const entryOf = (shape: FileShape, key: string): Credentials | undefined =>
     shape.servers[key] === undefined ? undefined : checked(shape.servers[key], file, key)
   const save = (shape: FileShape, to: string) => {
@@ -358,7 +363,7 @@ export function fileStore(file: string): CredentialStore {
 
 /** Why the config reader refused the file: "it is not a regular file (a FIFO)". */
 function reasonOf(err: Error, file: string): string {
-  const message = err.message ?? String(err)
+  const message = messageOf(err)
   if (message.startsWith(`cannot read ${file}: `))
     return message.slice(`cannot read ${file}: `.length)
   return message.startsWith(file) ? `it${message.slice(file.length)}` : message

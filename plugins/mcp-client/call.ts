@@ -5,7 +5,7 @@
  * shows at thousands of calls a second. The v2 SDK (2.4.0) reads the same: its
  * request() checks `aborted`, takes `reason`, and adds and removes an `abort` listener; on
  * 2026-07-28 over HTTP it closes the request's stream on that abort. The cancellation tests (both
- * eras, test/mcp-bridge-matrix.test.ts) keep this honest.
+ * eras, test/plugins/mcp-client/bridge-matrix.test.ts) keep this honest.
  */
 import type { CallContext } from 'yoke'
 

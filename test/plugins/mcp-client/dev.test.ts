@@ -4,9 +4,9 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { parse } from 'yaml'
-import { FIXTURE } from '../helpers/mcp.ts'
-import { DevProcess, ROOT, runYoke, tempProject, type Project } from '../helpers/project.ts'
-import { until } from '../helpers/until.ts'
+import { FIXTURE } from '../../helpers/mcp.ts'
+import { DevProcess, ROOT, runYoke, tempProject, type Project } from '../../helpers/project.ts'
+import { until } from '../../helpers/until.ts'
 
 const server = (name: string, env: Record<string, string> = {}) =>
   `  ${name}:\n    use: mcp-client\n    config:\n      serverName: ${name}\n      command: ${JSON.stringify(process.execPath)}\n      args: [${JSON.stringify(FIXTURE)}]\n      env: ${JSON.stringify(env)}\n`

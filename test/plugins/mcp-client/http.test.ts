@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
-import { checkUrl, guardedFetch, isPrivateAddress } from '../../plugins/mcp-client/http.ts'
+import { checkUrl, guardedFetch, isPrivateAddress } from '../../../plugins/mcp-client/http.ts'
 import {
   everythingHttp,
   freePort,
@@ -17,7 +17,7 @@ import {
   stop,
   text,
   type McpHarness,
-} from '../helpers/mcp.ts'
+} from '../../helpers/mcp.ts'
 
 describe('mcp-client over HTTP (server-everything)', () => {
   let h: McpHarness

@@ -6,11 +6,11 @@
 import assert from 'node:assert/strict'
 import { realpathSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
-import { mcpClientConfig, totalCallMs, MAX_TIMER_MS } from '../../plugins/mcp-client/config.ts'
-import { importText } from '../../plugins/mcp-client/import.ts'
-import { riskOf } from '../../plugins/mcp-client/tools.ts'
-import policyPlugin from '../../plugins/policy/index.ts'
-import { toPlugin, validateConfig, type Plugin } from '../../src/index.ts'
+import { mcpClientConfig, totalCallMs, MAX_TIMER_MS } from '../../../plugins/mcp-client/config.ts'
+import { importText } from '../../../plugins/mcp-client/import.ts'
+import { riskOf } from '../../../plugins/mcp-client/tools.ts'
+import policyPlugin from '../../../plugins/policy/index.ts'
+import { toPlugin, validateConfig, type Plugin } from '../../../src/index.ts'
 import {
   FILESYSTEM,
   FS_LIKE,
@@ -19,8 +19,8 @@ import {
   raw,
   text,
   type McpHarness,
-} from '../helpers/mcp.ts'
-import { tempProject, type Project } from '../helpers/project.ts'
+} from '../../helpers/mcp.ts'
+import { tempProject, type Project } from '../../helpers/project.ts'
 
 describe("roots are the user's choice: a server's sandbox is never widened", () => {
   let h: McpHarness

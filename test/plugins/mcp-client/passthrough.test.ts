@@ -13,9 +13,9 @@ import {
   StreamableHTTPClientTransport,
   type CallToolResult,
 } from '@modelcontextprotocol/client'
-import { ROOT, runYoke, tempProject, type Project } from './helpers/project.ts'
-import { serveHttp } from './helpers/serve.ts'
-import { until } from './helpers/until.ts'
+import { ROOT, runYoke, tempProject, type Project } from '../../helpers/project.ts'
+import { serveHttp } from '../../helpers/serve.ts'
+import { until } from '../../helpers/until.ts'
 
 const RICH = join(ROOT, 'test/fixtures/mcp/rich.mjs')
 const upstream = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/mcp/rich-content.json'), 'utf8'))

@@ -25,10 +25,10 @@ import {
   text,
   openaiModel,
   type McpHarness,
-} from './helpers/mcp.ts'
-import { modelServer } from './helpers/model-server.ts'
-import { removeTree } from './helpers/temp.ts'
-import type { Tasks } from '../src/runtime/tasks.ts'
+} from '../../helpers/mcp.ts'
+import { modelServer } from '../../helpers/model-server.ts'
+import { removeTree } from '../../helpers/temp.ts'
+import type { Tasks } from '../../../src/runtime/tasks.ts'
 
 type Protocol = 'auto' | 'legacy' | '2026-07-28'
 /**

@@ -14,12 +14,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, beforeEach, describe, it } from 'node:test'
 import type { ServerResponse } from 'node:http'
-import { mcpClientConfig } from '../../plugins/mcp-client/index.ts'
-import { ServerAuth, type OAuthSettings } from '../../plugins/mcp-client/oauth/client.ts'
-import { login } from '../../plugins/mcp-client/oauth/login.ts'
-import { fileStore, type CredentialStore } from '../../plugins/mcp-client/oauth/store.ts'
-import { startFakeAs, type FakeAs } from '../fixtures/oauth/fake-as.ts'
-import { ROOT } from '../helpers/project.ts'
+import { mcpClientConfig } from '../../../plugins/mcp-client/api.ts'
+import { ServerAuth, type OAuthSettings } from '../../../plugins/mcp-client/oauth/client.ts'
+import { login } from '../../../plugins/mcp-client/oauth/login.ts'
+import { fileStore, type CredentialStore } from '../../../plugins/mcp-client/oauth/store.ts'
+import { startFakeAs, type FakeAs } from '../../fixtures/oauth/fake-as.ts'
+import { ROOT } from '../../helpers/project.ts'
 
 describe('mcp-client OAuth: the review fixes', { timeout: 30_000 }, () => {
   let fake: FakeAs

@@ -12,8 +12,8 @@ import { after, before, describe, it } from 'node:test'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
-import type { McpServerStatus } from '../plugins/mcp/api.ts'
-import { toPlugin, type Plugin } from '../src/index.ts'
+import type { McpServerStatus } from '../../../plugins/mcp/api.ts'
+import { toPlugin, type Plugin } from '../../../src/index.ts'
 import {
   alive,
   fixture,
@@ -22,9 +22,9 @@ import {
   MODERN,
   text,
   type McpHarness,
-} from './helpers/mcp.ts'
-import { DevProcess, runYoke, tempProject, type Project } from './helpers/project.ts'
-import { until } from './helpers/until.ts'
+} from '../../helpers/mcp.ts'
+import { DevProcess, runYoke, tempProject, type Project } from '../../helpers/project.ts'
+import { until } from '../../helpers/until.ts'
 
 /** the pids a fixture server wrote to its MARK_FILE, one per process started */
 const starts = (mark: string) =>

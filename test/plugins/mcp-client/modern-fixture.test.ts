@@ -21,9 +21,9 @@ import {
   resultFromTaskOutcome,
   type RawClientDispatch,
 } from '@modelcontextprotocol/ext-tasks/client'
-import { ROOT } from './helpers/project.ts'
-import { messagesOf } from './helpers/serve.ts'
-import { until } from './helpers/until.ts'
+import { ROOT } from '../../helpers/project.ts'
+import { messagesOf } from '../../helpers/serve.ts'
+import { until } from '../../helpers/until.ts'
 
 const FIXTURE = join(ROOT, 'test/fixtures/mcp/modern.mjs')
 const MODERN = '2026-07-28'

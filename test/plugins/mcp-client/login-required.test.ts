@@ -5,10 +5,13 @@
 // SDK's real server behind it (test/fixtures/oauth/protected-server.ts); raw.mjs for stdio.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { startProtectedServer, type ProtectedServer } from '../fixtures/oauth/protected-server.ts'
-import { fixture, mcpHarness, raw, text, type McpHarness } from '../helpers/mcp.ts'
-import { startAuthServer, type AuthServer } from '../helpers/oidc.ts'
-import { tempProject, type Project } from '../helpers/project.ts'
+import {
+  startProtectedServer,
+  type ProtectedServer,
+} from '../../fixtures/oauth/protected-server.ts'
+import { fixture, mcpHarness, raw, text, type McpHarness } from '../../helpers/mcp.ts'
+import { startAuthServer, type AuthServer } from '../../helpers/oidc.ts'
+import { tempProject, type Project } from '../../helpers/project.ts'
 
 describe('a server that waits for a sign-in, or is held, says why', () => {
   let as: AuthServer

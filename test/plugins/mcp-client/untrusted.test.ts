@@ -3,8 +3,8 @@
 // Through the real CLI (bin/yoke.js), in a real temporary project.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { RAW } from '../helpers/mcp.ts'
-import { runYoke, suiteProjects } from '../helpers/project.ts'
+import { RAW } from '../../helpers/mcp.ts'
+import { runYoke, suiteProjects } from '../../helpers/project.ts'
 
 const project = suiteProjects()
 const CONFIG = `plugins:

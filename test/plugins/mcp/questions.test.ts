@@ -3,8 +3,8 @@
 // filled in field by field, a URL is opened and confirmed, a refusal is the server's to see.
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
-import { MODERN } from './helpers/mcp.ts'
-import { runYokeWithInput, tempProject } from './helpers/project.ts'
+import { MODERN } from '../../helpers/mcp.ts'
+import { runYokeWithInput, tempProject } from '../../helpers/project.ts'
 
 const entry = (name: string, protocol: string) => `  ${name}:
     use: mcp-client

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { parse } from 'yaml'
-import { tellingLine } from '../../plugins/mcp-client/stdio.ts'
-import type { McpServerStatus } from '../../plugins/mcp/api.ts'
-import { ROOT, runYoke, suiteProjects, type Project } from '../helpers/project.ts'
+import { tellingLine } from '../../../plugins/mcp-client/stdio.ts'
+import type { McpServerStatus } from '../../../plugins/mcp/api.ts'
+import { ROOT, runYoke, suiteProjects, type Project } from '../../helpers/project.ts'
 
 // an MCP server with no dependencies, so a copy runs from any directory
 const SERVER = readFileSync(`${ROOT}test/fixtures/mcp/raw.mjs`, 'utf8')

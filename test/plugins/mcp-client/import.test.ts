@@ -10,11 +10,11 @@ import {
   importText,
   toYaml,
   type ImportResult,
-} from '../../plugins/mcp-client/import.ts'
-import { mcpClientConfig } from '../../plugins/mcp-client/config.ts'
-import { YokeError } from '../../src/index.ts'
+} from '../../../plugins/mcp-client/import.ts'
+import { mcpClientConfig } from '../../../plugins/mcp-client/config.ts'
+import { YokeError } from '../../../src/index.ts'
 
-const fixtures = fileURLToPath(new URL('../fixtures/mcp-import/', import.meta.url))
+const fixtures = fileURLToPath(new URL('../../fixtures/mcp-import/', import.meta.url))
 const fixture = (name: string) => join(fixtures, name)
 
 /** Runs fn, asserts it threw a YokeError with this code, and returns the error for more checks. */

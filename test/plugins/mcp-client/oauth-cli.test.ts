@@ -8,10 +8,13 @@ import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import type { Credentials } from '../../plugins/mcp-client/oauth/store.ts'
-import { startProtectedServer, type ProtectedServer } from '../fixtures/oauth/protected-server.ts'
-import { startAuthServer, type AuthServer } from '../helpers/oidc.ts'
-import { runYoke, tempProject, YOKE, type Project, type RunResult } from '../helpers/project.ts'
+import type { Credentials } from '../../../plugins/mcp-client/oauth/store.ts'
+import {
+  startProtectedServer,
+  type ProtectedServer,
+} from '../../fixtures/oauth/protected-server.ts'
+import { startAuthServer, type AuthServer } from '../../helpers/oidc.ts'
+import { runYoke, tempProject, YOKE, type Project, type RunResult } from '../../helpers/project.ts'
 
 const ENV = { YOKE_CREDENTIAL_STORE: 'file' }
 

@@ -1,9 +1,9 @@
 // The pipeline conformance suite for MCP tools: each behaviour is a tool of its own fixture server
 // (a real process on the SDK), reached through its own mcp-client instance.
-import { runPipelineConformance, runStageConformance } from '../conformance/pipeline.ts'
-import { everything, fixture, mcpHarness, text } from '../helpers/mcp.ts'
+import { runPipelineConformance, runStageConformance } from '../../conformance/pipeline.ts'
+import { everything, fixture, mcpHarness, text } from '../../helpers/mcp.ts'
 import assert from 'node:assert/strict'
-import { toDisposer } from '../../src/index.ts'
+import { toDisposer } from '../../../src/index.ts'
 
 runPipelineConformance('mcp', async () => {
   const h = await mcpHarness()

@@ -10,12 +10,15 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { ServerAuth } from '../../plugins/mcp-client/oauth/client.ts'
-import { login } from '../../plugins/mcp-client/oauth/login.ts'
-import { fileStore } from '../../plugins/mcp-client/oauth/store.ts'
-import { startProtectedServer, type ProtectedServer } from '../fixtures/oauth/protected-server.ts'
-import { mcpHarness, text, type McpHarness } from '../helpers/mcp.ts'
-import { startAuthServer, type AuthServer } from '../helpers/oidc.ts'
+import { ServerAuth } from '../../../plugins/mcp-client/oauth/client.ts'
+import { login } from '../../../plugins/mcp-client/oauth/login.ts'
+import { fileStore } from '../../../plugins/mcp-client/oauth/store.ts'
+import {
+  startProtectedServer,
+  type ProtectedServer,
+} from '../../fixtures/oauth/protected-server.ts'
+import { mcpHarness, text, type McpHarness } from '../../helpers/mcp.ts'
+import { startAuthServer, type AuthServer } from '../../helpers/oidc.ts'
 
 process.env.YOKE_CREDENTIAL_STORE = 'file'
 

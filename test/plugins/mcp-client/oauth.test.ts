@@ -11,13 +11,20 @@ import { chmodSync, mkdtempSync, readFileSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { ServerAuth, type OAuthSettings } from '../../plugins/mcp-client/oauth/client.ts'
-import { login } from '../../plugins/mcp-client/oauth/login.ts'
-import { credentialKey, fileStore, type Credentials } from '../../plugins/mcp-client/oauth/store.ts'
-import { startProtectedServer, type ProtectedServer } from '../fixtures/oauth/protected-server.ts'
-import { mcpHarness, text, type McpHarness } from '../helpers/mcp.ts'
-import { startAuthServer, type AuthServer } from '../helpers/oidc.ts'
-import { removeTree } from '../helpers/temp.ts'
+import { ServerAuth, type OAuthSettings } from '../../../plugins/mcp-client/oauth/client.ts'
+import { login } from '../../../plugins/mcp-client/oauth/login.ts'
+import {
+  credentialKey,
+  fileStore,
+  type Credentials,
+} from '../../../plugins/mcp-client/oauth/store.ts'
+import {
+  startProtectedServer,
+  type ProtectedServer,
+} from '../../fixtures/oauth/protected-server.ts'
+import { mcpHarness, text, type McpHarness } from '../../helpers/mcp.ts'
+import { startAuthServer, type AuthServer } from '../../helpers/oidc.ts'
+import { removeTree } from '../../helpers/temp.ts'
 
 process.env.YOKE_CREDENTIAL_STORE = 'file'
 

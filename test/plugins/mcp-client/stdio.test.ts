@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { after, before, describe, it } from 'node:test'
-import { mcpClientConfig, publicToolName } from '../../plugins/mcp-client/index.ts'
-import { serverEnv } from '../../plugins/mcp-client/stdio.ts'
+import { mcpClientConfig, publicToolName } from '../../../plugins/mcp-client/api.ts'
+import { serverEnv } from '../../../plugins/mcp-client/stdio.ts'
 import {
   alive,
   everything,
@@ -18,10 +18,10 @@ import {
   text,
   openaiModel,
   type McpHarness,
-} from '../helpers/mcp.ts'
-import { ROOT } from '../helpers/project.ts'
-import { modelServer } from '../helpers/model-server.ts'
-import { resultText } from '../../plugins/agent-loop/loop.ts'
+} from '../../helpers/mcp.ts'
+import { ROOT } from '../../helpers/project.ts'
+import { modelServer } from '../../helpers/model-server.ts'
+import { resultText } from '../../../plugins/agent-loop/loop.ts'
 
 describe('tool names', () => {
   it('mcp__<server>__<raw>, with invalid characters and long names made unique by a hash', () => {
@@ -100,7 +100,7 @@ describe('mcp-client: server-everything over stdio', () => {
       assert.ok(names.includes(`mcp__everything__${raw}`), raw)
     assert.ok(
       names.includes('mcp__everything__simulate-research-query'),
-      'a task-only tool is registered (it runs as an MCP task: test/mcp-bridge-matrix.test.ts)',
+      'a task-only tool is registered (it runs as an MCP task: test/plugins/mcp-client/bridge-matrix.test.ts)',
     )
     assert.deepEqual(h.status('everything').problems, [])
     assert.deepEqual(h.status('everything').protocol, { era: 'legacy', version: '2025-11-25' })

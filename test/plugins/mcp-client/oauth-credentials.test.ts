@@ -14,8 +14,8 @@ import {
 } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { credentialKey } from '../../plugins/mcp-client/oauth/store.ts'
-import { runYoke, suiteProjects, type Project } from '../helpers/project.ts'
+import { credentialKey } from '../../../plugins/mcp-client/oauth/store.ts'
+import { runYoke, suiteProjects, type Project } from '../../helpers/project.ts'
 
 const project = suiteProjects()
 const ENV = { YOKE_CREDENTIAL_STORE: 'file' }

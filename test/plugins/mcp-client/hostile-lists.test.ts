@@ -3,7 +3,7 @@
 // overflows the stack) and a name listed twice. A bad tool costs that tool, never the server.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { mcpHarness, raw, text, type McpHarness } from '../helpers/mcp.ts'
+import { mcpHarness, raw, text, type McpHarness } from '../../helpers/mcp.ts'
 
 describe('tool lists that would break a parser', () => {
   let h: McpHarness

@@ -132,49 +132,71 @@ export async function runProcess(spec: ProcessSpec): Promise<Ran> {
       child.stderr!.destroy()
     }, 100).unref()
   })
+  const stdout = capStdout(child.stdout!, spec.maxStdoutBytes, killGroup)
+  const stderr = stderrLines(child.stderr!, spec.onStderrLine)
+  const r = await child
+  clearTimeout(grace)
+  if (r.exitCode === undefined && r.signal === undefined) throw r.cause ?? r // spawn failed (ENOENT, EACCES)
+  const { flooded } = stdout
+  return {
+    code: r.exitCode ?? null,
+    signal: r.signal ?? null,
+    stdout: stdout.text(),
+    flooded,
+    ...(flooded ? { stopped: floodStop(spec.maxStdoutBytes) } : {}),
+    timedOut: r.timedOut,
+    stderr: stderr.end(),
+  }
+}
+
+/** stdout, read as it arrives up to `max` bytes; past it the rest is dropped and `flood` runs once. */
+function capStdout(stream: NodeJS.ReadableStream, max: number, flood: () => void) {
   const chunks: Buffer[] = []
   let bytes = 0
-  let flooded = false
-  child.stdout!.on('data', (chunk: Buffer) => {
-    if (flooded) return
-    if (bytes + chunk.length > spec.maxStdoutBytes) {
-      flooded = true
-      chunks.push(chunk.subarray(0, spec.maxStdoutBytes - bytes))
-      bytes = spec.maxStdoutBytes
-      return killGroup()
+  const state = { flooded: false, text: () => Buffer.concat(chunks).toString('utf8') }
+  stream.on('data', (chunk: Buffer) => {
+    if (state.flooded) return
+    if (bytes + chunk.length > max) {
+      state.flooded = true
+      chunks.push(chunk.subarray(0, max - bytes))
+      bytes = max
+      return flood()
     }
     chunks.push(chunk)
     bytes += chunk.length
   })
-  const stderr: string[] = []
+  return state
+}
+
+/**
+ * stderr as bounded lines: each cut at LINE_CHARS, the last STDERR_LINES kept, the first
+ * STDERR_EVENTS handed to `onLine`; past STDERR_BYTES the stream is drained unread. `end()` adds
+ * the unfinished last line and gives the lines kept.
+ */
+function stderrLines(stream: NodeJS.ReadableStream, onLine?: (line: string) => void) {
+  const kept: string[] = []
   let events = 0
   let partial = ''
-  let stderrBytes = 0
+  let bytes = 0
   const line = (text: string) => {
     const cut = text.slice(0, LINE_CHARS)
     if (!cut.trim()) return
-    stderr.push(cut)
-    if (stderr.length > STDERR_LINES) stderr.shift()
-    if (events++ < STDERR_EVENTS) spec.onStderrLine?.(cut)
+    kept.push(cut)
+    if (kept.length > STDERR_LINES) kept.shift()
+    if (events++ < STDERR_EVENTS) onLine?.(cut)
   }
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => {
-    if ((stderrBytes += text.length) > STDERR_BYTES) return // drained, no longer read: a flood costs no CPU
+  stream.setEncoding('utf8')
+  stream.on('data', (text: string) => {
+    if ((bytes += text.length) > STDERR_BYTES) return // drained, no longer read: a flood costs no CPU
     const lines = (partial + text).split('\n')
     partial = lines.pop()!.slice(-LINE_CHARS)
     for (const l of lines) line(l)
   })
-  const r = await child
-  clearTimeout(grace)
-  if (r.exitCode === undefined && r.signal === undefined) throw r.cause ?? r // spawn failed (ENOENT, EACCES)
-  line(partial)
   return {
-    code: r.exitCode ?? null,
-    signal: r.signal ?? null,
-    stdout: Buffer.concat(chunks).toString('utf8'),
-    flooded,
-    ...(flooded ? { stopped: floodStop(spec.maxStdoutBytes) } : {}),
-    timedOut: r.timedOut,
-    stderr,
+    end(): string[] {
+      line(partial)
+      return kept
+    },
   }
 }
 
@@ -257,45 +279,65 @@ export function resultOf(ran: Ran, what: string, cwd: string): ToolOutput {
   // the runner's own stop at the output cap is said as such, never as a kill by a signal
   if (ran.flooded)
     return failed(
+      ran,
       `${what} wrote more than the output limit to stdout and was stopped (${ran.stopped}); the first part:\n${ran.stdout}`,
     )
   const died = ran.signal ? `${what} was killed by ${ran.signal}` : undefined
-  let parsed: Record<string, unknown> | undefined
+  const json = jsonObjectOf(ran.stdout, what)
+  if (typeof json === 'string') return failed(ran, json)
+  return json ? jsonResult(ran, json, what, cwd, died) : plainResult(ran, died)
+}
+
+/** stdout's JSON object; undefined for plain text (or JSON that is no object); why, when refused. */
+function jsonObjectOf(stdout: string, what: string): Record<string, unknown> | string | undefined {
+  let value: unknown
   try {
-    const value = JSON.parse(ran.stdout) // JSON.parse does not recurse; what reads it next does
-    if (nestsDeeper(value, MAX_DEPTH))
-      return failed(
-        `${what} printed JSON nested deeper than ${MAX_DEPTH} levels; yoke does not read it (results are JSON data at most ${MAX_DEPTH} deep)`,
-      )
-    if (value && typeof value === 'object' && !Array.isArray(value)) parsed = value
+    value = JSON.parse(stdout) // JSON.parse does not recurse; what reads it next does
   } catch {
-    // plain text
+    return undefined // plain text
   }
-  if (!parsed) {
-    const text = [
-      ran.stdout.trimEnd(),
-      ...(ran.stderr.length ? [ran.stderr.join('\n')] : []),
-      ...(died ? [died] : []),
-    ]
-      .filter(Boolean)
-      .join('\n')
-    return {
-      content: [{ type: 'text', text }],
-      structured: { exitCode: ran.code, signal: ran.signal },
-      isError: ran.code !== 0,
-    }
+  if (nestsDeeper(value, MAX_DEPTH))
+    return `${what} printed JSON nested deeper than ${MAX_DEPTH} levels; yoke does not read it (results are JSON data at most ${MAX_DEPTH} deep)`
+  return value && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined
+}
+
+/** Plain stdout: the text plus stderr (and how it died), success by exit code. */
+function plainResult(ran: Ran, died: string | undefined): ToolOutput {
+  const text = [
+    ran.stdout.trimEnd(),
+    ...(ran.stderr.length ? [ran.stderr.join('\n')] : []),
+    ...(died ? [died] : []),
+  ]
+    .filter(Boolean)
+    .join('\n')
+  return {
+    content: [{ type: 'text', text }],
+    structured: { exitCode: ran.code, signal: ran.signal },
+    isError: ran.code !== 0,
   }
+}
+
+/** JSON stdout, octos's fields: output, success, file_modified, files_to_send, named_outputs. */
+function jsonResult(
+  ran: Ran,
+  parsed: Record<string, unknown>,
+  what: string,
+  cwd: string,
+  died: string | undefined,
+): ToolOutput {
   const named = parsed.named_outputs
   if (
     named !== undefined &&
     (typeof named !== 'object' ||
       named === null ||
       Object.entries(named).some(([k, v]) => !NAMED_OUTPUT.test(k) || typeof v !== 'string'))
-  ) {
+  )
     return failed(
+      ran,
       `${what} emitted malformed named_outputs: keys must match [a-z][a-z0-9_]* and values must be strings`,
     )
-  }
   const output =
     typeof parsed.output === 'string'
       ? parsed.output
@@ -329,12 +371,12 @@ export function resultOf(ran: Ran, what: string, cwd: string): ToolOutput {
     },
     isError: !success || Boolean(died),
   }
+}
 
-  function failed(text: string): ToolOutput {
-    return {
-      content: [{ type: 'text', text }],
-      structured: { exitCode: ran.code, signal: ran.signal },
-      isError: true,
-    }
+function failed(ran: Ran, text: string): ToolOutput {
+  return {
+    content: [{ type: 'text', text }],
+    structured: { exitCode: ran.code, signal: ran.signal },
+    isError: true,
   }
 }

@@ -5,7 +5,7 @@
  * goes through the same pipeline, policy and approvals as any tool, with at most callTimeoutMs per
  * call. A fragment starts its instances as children and is active once all of them are.
  */
-import type { Disposer, FiberInfo, InjectedContext, Risk } from 'yoke'
+import { messageOf, type Disposer, type FiberInfo, type InjectedContext, type Risk } from 'yoke'
 import type { DynamicVersion } from './api.ts'
 import type { CheckedModule } from './check.ts'
 import { loadBuiltin, type FragmentInstance } from './fragment.ts'
@@ -46,7 +46,7 @@ export function modulePlugin(
             try {
               tools.set(tool.name, ctx.runtime.register(toolOf(tool, version, limits, host)))
             } catch (err) {
-              const line = `registering ${tool.name} failed: ${(err as Error).message}`
+              const line = `registering ${tool.name} failed: ${messageOf(err)}`
               if (!started) problems.push(line)
               events.diagnose(line)
             }

@@ -107,4 +107,13 @@ declare module 'yoke' {
   interface Services {
     repository: RepositoryApi
   }
+  interface Controls {
+    /** `yoke repository list`: every session's dynamic plugins (the user sees them all) */
+    'repository/list': { request: Record<string, never>; answer: readonly DynamicPluginInfo[] }
+    /** `yoke repository export`: the plugins of that name (in that session), with their sources */
+    'repository/source': {
+      request: { name: string; session?: string }
+      answer: readonly DynamicPluginInfo[]
+    }
+  }
 }

@@ -6,7 +6,7 @@
  * (`export default { name, apply, inject?, config? }` or a named function), and the config against
  * the JSON Schema the module declares. TypeScript is stripped here, so the worker runs JavaScript.
  */
-import { createAjv } from 'yoke'
+import { createAjv, messageOf } from 'yoke'
 import type * as TS from 'typescript'
 
 export interface CheckedModule {
@@ -43,7 +43,7 @@ function loadTypeScript(): Promise<typeof TS> {
       typescript = undefined
       throw new SourceProblem(
         'the repository plugin',
-        `checking a module needs the typescript package, which is not installed here (${(err as Error).message})`,
+        `checking a module needs the typescript package, which is not installed here (${messageOf(err)})`,
       )
     },
   ))
@@ -178,20 +178,7 @@ function pluginShape(ts: typeof TS, sf: TS.SourceFile, at: At): Shape {
           'inject may hold only "runtime": a dynamic plugin runs in a worker and reaches yoke through ctx.runtime alone',
         )
       inject = names as string[]
-    } else {
-      const value = init && literal(ts, init)
-      if (!value || typeof value !== 'object' || Array.isArray(value))
-        throw new SourceProblem(where, 'config must be a JSON Schema written as an object literal')
-      try {
-        ajv.compile(value as Record<string, unknown>)
-      } catch (err) {
-        throw new SourceProblem(
-          where,
-          `config is not a JSON Schema ajv compiles: ${(err as Error).message}`,
-        )
-      }
-      schema = value as Record<string, unknown>
-    }
+    } else schema = configSchema(ts, init, where)
   }
   if (!pluginName) throw new SourceProblem(at(sf, value.getStart()), 'the plugin has no name')
   if (!apply)
@@ -200,6 +187,23 @@ function pluginShape(ts: typeof TS, sf: TS.SourceFile, at: At): Shape {
       'the plugin has no apply function: add apply(ctx, config) { … }',
     )
   return { pluginName, inject, ...(schema ? { schema } : {}), notes: [] }
+}
+
+/** `config`: a JSON Schema written as an object literal, that ajv compiles. */
+function configSchema(
+  ts: typeof TS,
+  init: TS.Expression | undefined,
+  where: string,
+): Record<string, unknown> {
+  const value = init && literal(ts, init)
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new SourceProblem(where, 'config must be a JSON Schema written as an object literal')
+  try {
+    ajv.compile(value as Record<string, unknown>)
+  } catch (err) {
+    throw new SourceProblem(where, `config is not a JSON Schema ajv compiles: ${messageOf(err)}`)
+  }
+  return value as Record<string, unknown>
 }
 
 /** The initializer of a top-level `const name = …`. */

@@ -8,8 +8,6 @@
  */
 import { z } from 'zod'
 import { definePlugin, type InjectedContext, type RegisteredTool, type ToolCall } from 'yoke'
-import type { AgentApi } from '../agent-loop/api.ts'
-import type { RepositoryApi } from './api.ts'
 import { RunApprovals } from './approval.ts'
 import { inspectTools } from './inspect.ts'
 import { describePlugin, mentions } from './references.ts'
@@ -39,78 +37,78 @@ export default definePlugin({
   config,
   apply(ctx, limits) {
     const repo = new Repository(ctx, limits)
-    const approvals = new RunApprovals(ctx)
-    const hidden = (tool: RegisteredTool, scope: string) => {
-      const session = repo.sessionOfOwner(tool.owner)
-      return session !== undefined && !Repository.sees(scope, session)
-    }
-    ctx.tap(
-      ctx.runtime.hooks.visible,
-      'repository sessions',
-      (tools: RegisteredTool[], scope: string) =>
-        repo.unfiltered ? tools : tools.filter((t) => !hidden(t, scope)),
-    )
-    // a dynamic plugin's tools are registered globally; another session must not reach them by name
-    ctx.runtime.guard((call) => {
-      const session = repo.sessionOfOwner(call.tool?.owner)
-      if (session !== undefined && !Repository.sees(call.scope, session))
-        return `${call.name} belongs to a dynamic plugin of another session`
-    })
-    // a run's approval is asked before its body, outside every gate (see runApprovalStage)
-    const stage = runApprovalStage(repo, approvals, ctx.key)
-    ctx.tap(ctx.runtime.hooks.around, 'repository run approval', stage.around)
-    ctx.tap(ctx.runtime.hooks.result, 'repository run approval', async (call: ToolCall) =>
-      stage.ended(call),
-    )
-    for (const tool of [...repositoryTools(repo, stage), ...inspectTools(ctx, repo)])
-      ctx.runtime.register(tool)
-
-    const api: RepositoryApi = {
-      versions: () => repo.list().flatMap((r) => r.versions),
-      plugins: (session) => repo.list(session).map((r) => repo.info(r)),
-      async stop(session, name, why, by = 'service', version) {
-        const record = repo.ofSession(session, name)
-        return record ? repo.stop(record, by, why, version) : false
-      },
-      hooks: repo.hooks,
-    }
-    ctx.provide('repository', api)
-    // for `yoke repository list|export` against the running dev: the user sees every session
-    ctx.control('repository-list', () => api.plugins())
-    ctx.control('repository-source', (request) => {
-      const found = api
-        .plugins()
-        .filter(
-          (p) =>
-            p.name === request.name &&
-            (request.session === undefined || p.session === request.session),
-        )
-      return found.map((p) => ({ ...p, versions: p.versions }))
-    })
-
+    separateSessions(ctx, repo)
+    offerTools(ctx, repo)
+    ctx.provide('repository', repo.service())
+    answerControls(ctx, repo)
     // `@name` in a user prompt: the plugin's context joins the prompt before the model's first step
-    ctx.plugin(
-      {
-        name: 'repository-references',
-        inject: ['agent'],
-        apply(child: InjectedContext<['agent']>) {
-          const agent = child.agent as AgentApi
-          child.tap(
-            agent.hooks.userPrompt,
-            'repository @references',
-            (prompt: string, info: { scope: string }) => {
-              const found = mentions(prompt)
-                .map((name) => repo.find(info.scope, name))
-                .filter((r) => r !== undefined)
-              if (!found.length) return prompt
-              const blocks = found.map((r) => `[@${r.name}]\n${describePlugin(repo.info(r))}`)
-              return `${prompt}\n\n${blocks.join('\n\n')}`
-            },
-          )
-        },
-      },
-      {},
-      { key: 'references' },
-    )
+    ctx.plugin(referencesPlugin(repo), {}, { key: 'references' })
   },
 })
+
+type RepositoryContext = InjectedContext<['runtime', 'approval']>
+
+/** A session's dynamic plugins are its own: other sessions neither list nor call their tools. */
+function separateSessions(ctx: RepositoryContext, repo: Repository): void {
+  const hidden = (tool: RegisteredTool, scope: string) => {
+    const session = repo.sessionOfOwner(tool.owner)
+    return session !== undefined && !Repository.sees(scope, session)
+  }
+  ctx.tap(
+    ctx.runtime.hooks.visible,
+    'repository sessions',
+    (tools: RegisteredTool[], scope: string) =>
+      repo.unfiltered ? tools : tools.filter((t) => !hidden(t, scope)),
+  )
+  // a dynamic plugin's tools are registered globally; another session must not reach them by name
+  ctx.runtime.guard((call) => {
+    const session = repo.sessionOfOwner(call.tool?.owner)
+    if (session !== undefined && !Repository.sees(call.scope, session))
+      return `${call.name} belongs to a dynamic plugin of another session`
+  })
+}
+
+/** The model's tools, with a run's approval asked before its body, outside every gate (see runApprovalStage). */
+function offerTools(ctx: RepositoryContext, repo: Repository): void {
+  const stage = runApprovalStage(repo, new RunApprovals(ctx), ctx.key)
+  ctx.tap(ctx.runtime.hooks.around, 'repository run approval', stage.around)
+  ctx.tap(ctx.runtime.hooks.result, 'repository run approval', async (call: ToolCall) =>
+    stage.ended(call),
+  )
+  for (const tool of [...repositoryTools(repo, stage), ...inspectTools(ctx, repo)])
+    ctx.runtime.register(tool)
+}
+
+/** For `yoke repository list|export` against the running dev: the user sees every session. */
+function answerControls(ctx: RepositoryContext, repo: Repository): void {
+  const all = () => repo.list().map((r) => repo.info(r))
+  ctx.control('repository/list', () => all())
+  ctx.control('repository/source', (request) =>
+    all().filter(
+      (p) =>
+        p.name === request.name && (request.session === undefined || p.session === request.session),
+    ),
+  )
+}
+
+/** A child that waits for `agent`: `@name` in a user prompt adds that plugin's description. */
+function referencesPlugin(repo: Repository) {
+  return {
+    name: 'repository-references',
+    inject: ['agent'] as const,
+    apply(child: InjectedContext<['agent']>) {
+      child.tap(
+        child.agent.hooks.userPrompt,
+        'repository @references',
+        (prompt: string, info: { scope: string }) => {
+          const found = mentions(prompt)
+            .map((name) => repo.find(info.scope, name))
+            .filter((r) => r !== undefined)
+          if (!found.length) return prompt
+          const blocks = found.map((r) => `[@${r.name}]\n${describePlugin(repo.info(r))}`)
+          return `${prompt}\n\n${blocks.join('\n\n')}`
+        },
+      )
+    },
+  }
+}

@@ -11,18 +11,29 @@
  * the old one only when the new one is active, so a failure leaves the current version running.
  */
 import { createHash } from 'node:crypto'
-import { defineHooks, SyncHook, type ChildHandle, type FiberInfo, type InjectedContext } from 'yoke'
+import {
+  defineHooks,
+  messageOf,
+  SyncHook,
+  type ChildHandle,
+  type FiberInfo,
+  type InjectedContext,
+} from 'yoke'
 import type {
   DynamicPluginInfo,
   DynamicState,
   DynamicVersion,
+  RepositoryApi,
   RepositoryChange,
   RunRecord,
   StopRecord,
 } from './api.ts'
 import { modulePlugin, fragmentPlugin, type Limits } from './activate.ts'
 import { checkModule, SourceProblem } from './check.ts'
+import { activation, runRefusal, type RunDecision, type StopAsked } from './decisions.ts'
 import { checkFragment } from './fragment.ts'
+
+export type { RunDecision } from './decisions.ts'
 
 export interface DefineInput {
   name: string
@@ -56,20 +67,6 @@ export interface Record_ {
   /** the stops asked for, latest last (numbered): a run whose approval was pending meanwhile does not start */
   stops: StopAsked[]
   stopSeq: number
-}
-
-/** A stop as asked (the version it targets, if one), for the runs that waited meanwhile. */
-interface StopAsked {
-  seq: number
-  version?: number
-  by: string
-  why?: string
-}
-
-/** What the approval before a run decided: why not (refused), and the stops it had seen. */
-export interface RunDecision {
-  refusal?: string
-  since: number
 }
 
 /** A run's result for the model: its outcome, and what went wrong when it did not start. */
@@ -229,24 +226,11 @@ export class Repository {
   ): Promise<RunAnswer> {
     return this.#serial(record, async () => {
       const version = record.versions[n - 1]!
-      const refused = (outcome: 'rejected' | 'failed', reason: string): RunAnswer => {
-        record.lastRun = { version: n, outcome, reason }
-        return { outcome, version, reason }
+      const refused = runRefusal(record, n, scope, decided)
+      if (refused) {
+        record.lastRun = { version: n, ...refused }
+        return { ...refused, version }
       }
-      if (!record.approved.has(`${scope}\0${n}`))
-        return refused(
-          'rejected',
-          decided?.refusal ??
-            'it was not approved in this session before the run (run it again to be asked)',
-        )
-      const stop = record.stops.find(
-        (s) => s.seq > (decided?.since ?? record.stopSeq) && (s.version ?? n) === n,
-      )
-      if (stop)
-        return refused(
-          'failed',
-          `${record.name} was stopped by ${stop.by}${stop.why ? ` (${stop.why})` : ''} while this run waited for its approval`,
-        )
       const plugin =
         version.kind === 'fragment'
           ? fragmentPlugin(version, record.runnable.get(n) as never, this.limits)
@@ -266,7 +250,7 @@ export class Repository {
         return { outcome: 'failed', version, reason, ...codeOf(error) }
       }
       const old = record.child
-      const from = record.state === 'running' ? record.current : undefined
+      const { action, from } = activation(record, n)
       record.child = child
       record.current = n
       record.state = 'running'
@@ -274,7 +258,7 @@ export class Repository {
       await old?.()
       record.tools = new Set(this.#toolsOf(child.fiber))
       this.#emit({
-        action: from === undefined ? 'run' : 'update',
+        action,
         name: record.name,
         session: record.session,
         ...(from !== undefined ? { from: `repo:${record.name}@${from}` } : {}),
@@ -339,6 +323,19 @@ export class Repository {
         by,
       })
     })
+  }
+
+  /** The `repository` service: every session's versions and plugins, the stop from outside, the changes. */
+  service(): RepositoryApi {
+    return {
+      versions: () => this.list().flatMap((r) => r.versions),
+      plugins: (session) => this.list(session).map((r) => this.info(r)),
+      stop: async (session, name, why, by = 'service', version) => {
+        const record = this.ofSession(session, name)
+        return record ? this.stop(record, by, why, version) : false
+      },
+      hooks: this.hooks,
+    }
   }
 
   info(record: Record_): DynamicPluginInfo {
@@ -421,7 +418,7 @@ export class Repository {
     try {
       this.hooks.change.call(change)
     } catch (err) {
-      this.ctx.logger.warn(`a repository.change tap failed: ${(err as Error)?.message ?? err}`)
+      this.ctx.logger.warn(`a repository.change tap failed: ${messageOf(err)}`)
     }
   }
 

@@ -9,6 +9,7 @@ import type { DynamicVersion } from './api.ts'
 import type { RunApprovals } from './approval.ts'
 import { SourceProblem } from './check.ts'
 import type { DefineInput, Record_, Repository, RunDecision } from './repository.ts'
+import { activatedText, keptText } from './decisions.ts'
 import { describePlugin, stoppedBy } from './references.ts'
 
 const NAME = {
@@ -108,203 +109,212 @@ export function runApprovalStage(repo: Repository, approvals: RunApprovals, owne
   }
 }
 
-export function repositoryTools(
-  repo: Repository,
-  stage: ReturnType<typeof runApprovalStage>,
-): ToolDefinition[] {
-  const session = (c: { call: ToolCall }) => c.call.scope
-  const record = (c: { call: ToolCall }, name: string, version?: number) =>
-    recordOf(repo, session(c), name, version)
+type RunStage = ReturnType<typeof runApprovalStage>
+const session = (c: { call: ToolCall }) => c.call.scope
+
+export function repositoryTools(repo: Repository, stage: RunStage): ToolDefinition[] {
   return [
-    {
-      name: 'repository_define',
-      description:
-        'Define a new immutable version of a dynamic plugin of this session (a new plugin, or the next version of one you defined). It is checked (syntax, imports, plugin shape, config schema) and stored, never run: run it with repository_run. kind "module": JavaScript or TypeScript, `export default { name, inject: ["runtime"], config?: <JSON Schema>, apply(ctx, config) { ctx.runtime.register({ name, description, inputSchema, execute(args) { … } }) } }`, importing only node: modules. kind "fragment": YAML `plugins: { key: { use: <built-in plugin>, config: … } }` adding instances of existing plugins (an MCP server is use: mcp-client).',
-      risk: 'low',
-      inputSchema: {
-        type: 'object',
-        properties: {
-          name: NAME,
-          purpose: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 500,
-            description: 'one sentence: what it is for',
-          },
-          kind: { type: 'string', enum: ['module', 'fragment'], default: 'module' },
-          language: {
-            type: 'string',
-            enum: ['javascript', 'typescript'],
-            default: 'javascript',
-            description: 'a module’s language',
-          },
-          source: { type: 'string', minLength: 1, maxLength: 200_000 },
-          config: {
-            type: 'object',
-            description: 'a module’s instance config, checked against its config schema',
-          },
+    defineTool(repo),
+    runTool(repo, stage),
+    stopTool(repo),
+    undefineTool(repo, stage),
+    selfTool(repo),
+  ]
+}
+
+function defineTool(repo: Repository): ToolDefinition {
+  return {
+    name: 'repository_define',
+    description:
+      'Define a new immutable version of a dynamic plugin of this session (a new plugin, or the next version of one you defined). It is checked (syntax, imports, plugin shape, config schema) and stored, never run: run it with repository_run. kind "module": JavaScript or TypeScript, `export default { name, inject: ["runtime"], config?: <JSON Schema>, apply(ctx, config) { ctx.runtime.register({ name, description, inputSchema, execute(args) { … } }) } }`, importing only node: modules. kind "fragment": YAML `plugins: { key: { use: <built-in plugin>, config: … } }` adding instances of existing plugins (an MCP server is use: mcp-client).',
+    risk: 'low',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        name: NAME,
+        purpose: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 500,
+          description: 'one sentence: what it is for',
         },
-        required: ['name', 'purpose', 'source'],
-        additionalProperties: false,
+        kind: { type: 'string', enum: ['module', 'fragment'], default: 'module' },
+        language: {
+          type: 'string',
+          enum: ['javascript', 'typescript'],
+          default: 'javascript',
+          description: 'a module’s language',
+        },
+        source: { type: 'string', minLength: 1, maxLength: 200_000 },
+        config: {
+          type: 'object',
+          description: 'a module’s instance config, checked against its config schema',
+        },
       },
-      async execute(args, c) {
-        let version: DynamicVersion
-        try {
-          version = await repo.define(session(c), args as unknown as DefineInput, c.call.caller)
-        } catch (err) {
-          if (!(err instanceof SourceProblem)) throw err
-          const e = new YokeError('REPOSITORY_SOURCE_INVALID', {
-            where: err.where,
-            reason: err.message,
-          })
-          return fail(`${e.code}: ${e.message}\nhint: ${e.hint}`, {
-            ok: false,
-            code: e.code,
-            where: err.where,
-            reason: err.message,
-          })
+      required: ['name', 'purpose', 'source'],
+      additionalProperties: false,
+    },
+    async execute(args, c) {
+      let version: DynamicVersion
+      try {
+        version = await repo.define(session(c), args as unknown as DefineInput, c.call.caller)
+      } catch (err) {
+        if (!(err instanceof SourceProblem)) throw err
+        const e = new YokeError('REPOSITORY_SOURCE_INVALID', {
+          where: err.where,
+          reason: err.message,
+        })
+        return fail(`${e.code}: ${e.message}\nhint: ${e.hint}`, {
+          ok: false,
+          code: e.code,
+          where: err.where,
+          reason: err.message,
+        })
+      }
+      return {
+        content: [
+          {
+            type: 'text',
+            text: `Defined ${version.id} (${short(version.hash)}): it is not running. Run it with repository_run {"plugin":"${version.name}","version":${version.version}}${version.version > 1 ? ' (mode "update" switches a running version to it)' : ''}.`,
+          },
+        ],
+        structured: { ok: true, id: version.id, version: version.version, hash: version.hash },
+      }
+    },
+  }
+}
+
+function runTool(repo: Repository, stage: RunStage): ToolDefinition {
+  return {
+    name: 'repository_run',
+    description:
+      'Activate a version of a dynamic plugin of this session: mode "run" starts it, "update" switches the running version to it (an older version is a rollback). The user is asked to approve each version the first time it runs in this session; a refusal is "rejected" and nothing is applied. A version that fails to start leaves the current one as it was.',
+    risk: 'medium',
+    // the plugin's runs, stops and undefines queue per plugin here; the gate need not hold others back
+    concurrency: 'safe',
+    timeoutMs: 15 * 60_000,
+    inputSchema: {
+      type: 'object',
+      properties: {
+        plugin: NAME,
+        version: { type: 'integer', minimum: 1, description: 'default: the latest' },
+        mode: {
+          type: 'string',
+          enum: ['run', 'update'],
+          description: 'default: update when one is running, else run',
+        },
+      },
+      required: ['plugin'],
+      additionalProperties: false,
+    },
+    async execute(_args, c) {
+      const plan = planRun(repo, c.call)
+      if (!('r' in plan)) return plan
+      const { r, n } = plan
+      // approved (or refused) before this body: see runApprovalStage
+      const answer = await repo.run(r, n, c.call.scope, c.call.caller, stage.decision(c.call.id))
+      const v = answer.version
+      if (answer.outcome === 'running') {
+        const tools = answer.tools.length
+          ? `its tools: ${answer.tools.join(', ')} (offered from your next step)`
+          : 'it registered no tools'
+        const what = activatedText(answer.from, v.version)
+        return {
+          content: [{ type: 'text', text: `${v.id} is ${what}; ${tools}.` }],
+          structured: { ok: true, state: 'running', id: v.id, tools: answer.tools },
         }
+      }
+      const code =
+        answer.code === 'REPOSITORY_TOO_MANY_TOOLS'
+          ? answer.code
+          : answer.outcome === 'rejected'
+            ? 'REPOSITORY_REJECTED'
+            : 'REPOSITORY_RUN_FAILED'
+      const e =
+        code === 'REPOSITORY_TOO_MANY_TOOLS'
+          ? new YokeError(code, { id: v.id, max: repo.limits.maxToolsPerPlugin })
+          : new YokeError(code, { id: v.id, reason: answer.reason })
+      const kept = keptText(r)
+      return fail(`${answer.outcome}: ${e.message}; ${kept} [${e.code}]\nhint: ${e.hint}`, {
+        ok: false,
+        code: e.code,
+        state: answer.outcome,
+        id: v.id,
+        reason: answer.reason,
+        current: r.current ?? null,
+      })
+    },
+  }
+}
+
+function stopTool(repo: Repository): ToolDefinition {
+  return {
+    name: 'repository_stop',
+    description:
+      'Stop the running version of a dynamic plugin of this session; its versions and current version are kept (repository_run starts it again).',
+    risk: 'medium',
+    concurrency: 'safe',
+    inputSchema: ONE_PLUGIN,
+    async execute(args, c) {
+      const r = recordOf(repo, session(c), String(args.plugin))
+      const stopped = await repo.stop(r, c.call.caller)
+      return stopped
+        ? `Stopped ${r.name} (version ${r.current} stays current).`
+        : `${r.name} was not running (${r.state}).`
+    },
+  }
+}
+
+function undefineTool(repo: Repository, stage: RunStage): ToolDefinition {
+  return {
+    name: 'repository_undefine',
+    description:
+      'Remove a dynamic plugin of this session for good: stop it and forget every version.',
+    risk: 'medium',
+    concurrency: 'safe',
+    inputSchema: ONE_PLUGIN,
+    async execute(args, c) {
+      const r = recordOf(repo, session(c), String(args.plugin))
+      await repo.undefine(r, c.call.caller, stage.forget)
+      return `Removed ${r.name} and its ${r.versions.length} version(s).`
+    },
+  }
+}
+
+function selfTool(repo: Repository): ToolDefinition {
+  return {
+    name: 'repository_self',
+    description:
+      "This session's dynamic plugins: with no arguments a summary of each; with plugin, its versions, state (a stopped one: who stopped it and why), tools and diagnostics; with plugin and version, that version's whole source.",
+    risk: 'low',
+    concurrency: 'safe',
+    inputSchema: {
+      type: 'object',
+      properties: { plugin: NAME, version: { type: 'integer', minimum: 1 } },
+      additionalProperties: false,
+    },
+    execute(args, c) {
+      if (args.plugin === undefined) {
+        const plugins = repo.list(session(c)).map((r) => repo.info(r))
+        if (!plugins.length)
+          return 'This session has no dynamic plugins; repository_define makes one.'
         return {
           content: [
             {
               type: 'text',
-              text: `Defined ${version.id} (${short(version.hash)}): it is not running. Run it with repository_run {"plugin":"${version.name}","version":${version.version}}${version.version > 1 ? ' (mode "update" switches a running version to it)' : ''}.`,
+              text: plugins
+                .map(
+                  (p) =>
+                    `${p.name}: ${p.state}${p.current ? ` (version ${p.current} of ${p.versions.length})` : ` (${p.versions.length} version(s))`}${stoppedBy(p)} — ${p.purpose}`,
+                )
+                .join('\n'),
             },
           ],
-          structured: { ok: true, id: version.id, version: version.version, hash: version.hash },
+          structured: plugins.map(({ versions, ...p }) => ({ ...p, versions: versions.length })),
         }
-      },
+      }
+      const r = recordOf(repo, session(c), String(args.plugin), args.version as number | undefined)
+      return describePlugin(repo.info(r), args.version as number | undefined)
     },
-    {
-      name: 'repository_run',
-      description:
-        'Activate a version of a dynamic plugin of this session: mode "run" starts it, "update" switches the running version to it (an older version is a rollback). The user is asked to approve each version the first time it runs in this session; a refusal is "rejected" and nothing is applied. A version that fails to start leaves the current one as it was.',
-      risk: 'medium',
-      // the plugin's runs, stops and undefines queue per plugin here; the gate need not hold others back
-      concurrency: 'safe',
-      timeoutMs: 15 * 60_000,
-      inputSchema: {
-        type: 'object',
-        properties: {
-          plugin: NAME,
-          version: { type: 'integer', minimum: 1, description: 'default: the latest' },
-          mode: {
-            type: 'string',
-            enum: ['run', 'update'],
-            description: 'default: update when one is running, else run',
-          },
-        },
-        required: ['plugin'],
-        additionalProperties: false,
-      },
-      async execute(_args, c) {
-        const plan = planRun(repo, c.call)
-        if (!('r' in plan)) return plan
-        const { r, n } = plan
-        // approved (or refused) before this body: see runApprovalStage
-        const answer = await repo.run(r, n, c.call.scope, c.call.caller, stage.decision(c.call.id))
-        const v = answer.version
-        if (answer.outcome === 'running') {
-          const tools = answer.tools.length
-            ? `its tools: ${answer.tools.join(', ')} (offered from your next step)`
-            : 'it registered no tools'
-          const what =
-            answer.from === undefined
-              ? 'running'
-              : answer.from === v.version
-                ? 'restarted'
-                : `running (was version ${answer.from})`
-          return {
-            content: [{ type: 'text', text: `${v.id} is ${what}; ${tools}.` }],
-            structured: { ok: true, state: 'running', id: v.id, tools: answer.tools },
-          }
-        }
-        const code =
-          answer.code === 'REPOSITORY_TOO_MANY_TOOLS'
-            ? answer.code
-            : answer.outcome === 'rejected'
-              ? 'REPOSITORY_REJECTED'
-              : 'REPOSITORY_RUN_FAILED'
-        const e =
-          code === 'REPOSITORY_TOO_MANY_TOOLS'
-            ? new YokeError(code, { id: v.id, max: repo.limits.maxToolsPerPlugin })
-            : new YokeError(code, { id: v.id, reason: answer.reason })
-        const kept =
-          r.state === 'running'
-            ? `version ${r.current} keeps running`
-            : `${r.name} stays ${r.state}`
-        return fail(`${answer.outcome}: ${e.message}; ${kept} [${e.code}]\nhint: ${e.hint}`, {
-          ok: false,
-          code: e.code,
-          state: answer.outcome,
-          id: v.id,
-          reason: answer.reason,
-          current: r.current ?? null,
-        })
-      },
-    },
-    {
-      name: 'repository_stop',
-      description:
-        'Stop the running version of a dynamic plugin of this session; its versions and current version are kept (repository_run starts it again).',
-      risk: 'medium',
-      concurrency: 'safe',
-      inputSchema: ONE_PLUGIN,
-      async execute(args, c) {
-        const r = record(c, String(args.plugin))
-        const stopped = await repo.stop(r, c.call.caller)
-        return stopped
-          ? `Stopped ${r.name} (version ${r.current} stays current).`
-          : `${r.name} was not running (${r.state}).`
-      },
-    },
-    {
-      name: 'repository_undefine',
-      description:
-        'Remove a dynamic plugin of this session for good: stop it and forget every version.',
-      risk: 'medium',
-      concurrency: 'safe',
-      inputSchema: ONE_PLUGIN,
-      async execute(args, c) {
-        const r = record(c, String(args.plugin))
-        await repo.undefine(r, c.call.caller, stage.forget)
-        return `Removed ${r.name} and its ${r.versions.length} version(s).`
-      },
-    },
-    {
-      name: 'repository_self',
-      description:
-        "This session's dynamic plugins: with no arguments a summary of each; with plugin, its versions, state (a stopped one: who stopped it and why), tools and diagnostics; with plugin and version, that version's whole source.",
-      risk: 'low',
-      concurrency: 'safe',
-      inputSchema: {
-        type: 'object',
-        properties: { plugin: NAME, version: { type: 'integer', minimum: 1 } },
-        additionalProperties: false,
-      },
-      execute(args, c) {
-        if (args.plugin === undefined) {
-          const plugins = repo.list(session(c)).map((r) => repo.info(r))
-          if (!plugins.length)
-            return 'This session has no dynamic plugins; repository_define makes one.'
-          return {
-            content: [
-              {
-                type: 'text',
-                text: plugins
-                  .map(
-                    (p) =>
-                      `${p.name}: ${p.state}${p.current ? ` (version ${p.current} of ${p.versions.length})` : ` (${p.versions.length} version(s))`}${stoppedBy(p)} — ${p.purpose}`,
-                  )
-                  .join('\n'),
-              },
-            ],
-            structured: plugins.map(({ versions, ...p }) => ({ ...p, versions: versions.length })),
-          }
-        }
-        const r = record(c, String(args.plugin), args.version as number | undefined)
-        return describePlugin(repo.info(r), args.version as number | undefined)
-      },
-    },
-  ]
+  }
 }

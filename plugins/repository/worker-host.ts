@@ -11,7 +11,7 @@
  * abort) is cancelled in the worker, which must then answer a ping within PING_MS or be ended.
  */
 import { fork, type ChildProcess } from 'node:child_process'
-import { YokeError, type CallContext, type ProgressEvent, type ToolOutput } from 'yoke'
+import { messageOf, YokeError, type CallContext, type ProgressEvent, type ToolOutput } from 'yoke'
 
 export interface WorkerLimits {
   initTimeoutMs: number
@@ -210,7 +210,7 @@ export class WorkerHost {
         (err) => err && this.#end(`it could not be reached: ${err.message}`),
       )
     } catch (err) {
-      this.#end(`it could not be reached: ${(err as Error).message}`)
+      this.#end(`it could not be reached: ${messageOf(err)}`)
     }
   }
 

@@ -5,8 +5,8 @@
 // same end. And `@name` in a chat prompt brings the plugin's context to the model.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { modelServer, type ModelServer, type ScriptTurn } from './helpers/model-server.ts'
-import { runYokeWithInput, tempProject, type Project } from './helpers/project.ts'
+import { modelServer, type ModelServer, type ScriptTurn } from '../../helpers/model-server.ts'
+import { runYokeWithInput, tempProject, type Project } from '../../helpers/project.ts'
 
 const ENV = { TEST_OPENAI_KEY: 'sk-test' }
 const greeter = (greeting: string) => `export default {

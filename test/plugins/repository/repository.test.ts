@@ -3,12 +3,12 @@
 // yields; a syntax error named by line; a fragment; and a session that cannot see another's plugin.
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
-import policy from '../../plugins/policy/index.ts'
-import repository from '../../plugins/repository/index.ts'
-import type { RepositoryApi } from '../../plugins/repository/api.ts'
-import { Repository } from '../../plugins/repository/repository.ts'
-import { type ApprovalAnswer } from '../../src/index.ts'
-import { kernelWith } from '../helpers/kernel.ts'
+import policy from '../../../plugins/policy/index.ts'
+import repository from '../../../plugins/repository/index.ts'
+import type { RepositoryApi } from '../../../plugins/repository/api.ts'
+import { Repository } from '../../../plugins/repository/repository.ts'
+import { type ApprovalAnswer } from '../../../src/index.ts'
+import { kernelWith } from '../../helpers/kernel.ts'
 
 const weather = (answer: string) => `export default {
   name: 'weather',

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import { createYoke } from '../../src/index.ts'
-import { ROOT, tempProject } from '../helpers/project.ts'
+import { createYoke } from '../../../src/index.ts'
+import { ROOT, tempProject } from '../../helpers/project.ts'
 
 const SERVER = join(ROOT, 'examples', 'mcp-server', 'index.mjs')
 

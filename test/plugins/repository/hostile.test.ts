@@ -21,13 +21,13 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { after, describe, it } from 'node:test'
-import policy from '../../plugins/policy/index.ts'
-import repository from '../../plugins/repository/index.ts'
-import type { RepositoryApi } from '../../plugins/repository/api.ts'
-import { YokeError, type ApprovalAnswer, type ApprovalRequest } from '../../src/index.ts'
-import { kernelWith } from '../helpers/kernel.ts'
+import policy from '../../../plugins/policy/index.ts'
+import repository from '../../../plugins/repository/index.ts'
+import type { RepositoryApi } from '../../../plugins/repository/api.ts'
+import { YokeError, type ApprovalAnswer, type ApprovalRequest } from '../../../src/index.ts'
+import { kernelWith } from '../../helpers/kernel.ts'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), 'yoke-repo-hostile-'))
 const fifo = (name: string) => {
   const path = join(dir, name)

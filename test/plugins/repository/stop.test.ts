@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict'
 import { connect } from 'node:net'
 import { after, describe, it } from 'node:test'
-import policy from '../plugins/policy/index.ts'
-import repository from '../plugins/repository/index.ts'
-import type { RepositoryApi, RepositoryChange } from '../plugins/repository/api.ts'
-import { type ApprovalAnswer } from '../src/index.ts'
-import { kernelWith } from './helpers/kernel.ts'
+import policy from '../../../plugins/policy/index.ts'
+import repository from '../../../plugins/repository/index.ts'
+import type { RepositoryApi, RepositoryChange } from '../../../plugins/repository/api.ts'
+import { type ApprovalAnswer } from '../../../src/index.ts'
+import { kernelWith } from '../../helpers/kernel.ts'
 
 // it listens in its worker and closes nothing on stop: only the worker ending closes the port
 const listener = `import { createServer } from 'node:net'

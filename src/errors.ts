@@ -208,6 +208,14 @@ export const catalogue = {
     message: 'the control "{name}" is already answered by {owner}',
     hint: 'Two instances answer the same control name: give one of them another name, or remove one.',
   },
+  CONTROL_NAME: {
+    message: 'the control "{name}" of {owner} is not named <plugin>/<verb>',
+    hint: 'Name a control after its plugin: "{plugin}/<verb>", the verb in lowercase letters, digits and -, and declare it in `Controls` beside `Services`.',
+  },
+  SECTION_UNKNOWN: {
+    message: 'no plugin contributes an inspect section "{title}" (sections: {known})',
+    hint: 'A section comes from a plugin in the config that answers `<plugin>/inspect`: check the title, or add the plugin.',
+  },
   CONTROL_FAILED: {
     message: 'the control "{name}" of {owner} failed: {reason}',
     hint: 'The plugin that answers it threw; its message says why. The running dev keeps running.',

@@ -23,7 +23,15 @@ export type { LogRecord, SpawnOptions } from './kernel/kernel.ts'
 export { Fiber } from './kernel/fiber.ts'
 export type { FiberState } from './kernel/fiber.ts'
 export type {
+  ContributedControls,
+  ControlAnswer,
   ControlHandler,
+  ControlName,
+  ControlRequest,
+  Controls,
+  DoctorCheck,
+  InspectSection,
+  SummarySection,
   FiberHost,
   FiberInfo,
   KernelHooks,
@@ -54,13 +62,14 @@ export type {
   ApprovalAnswer,
   ApprovalBridge,
   ApprovalRequest,
+  Asker,
   Question,
   QuestionAnswer,
 } from './runtime/approval.ts'
 export type { TaskInfo } from './runtime/tasks.ts'
 export { partText } from './content.ts'
 export type * from './runtime/types.ts'
-export { catalogue, defineErrors, errorCatalogue, YokeError } from './errors.ts'
+export { catalogue, defineErrors, errorCatalogue, messageOf, YokeError } from './errors.ts'
 export type { CatalogueEntry, ErrorCode, ErrorCodes, ErrorSite, ErrorSpec } from './errors.ts'
 export {
   SyncHook,

@@ -215,7 +215,7 @@ export default { name: 'slow', inject: ['runtime'], apply(ctx) {
     says('warn', /instance "wants" \(wants\) is pending: waits for missing/)
     const checked = tempProject({
       'checks.mjs': `export default { name: 'checks', apply(ctx) {
-  ctx.control('doctor:checks', () => [{ level: 'ok', message: 'the thing is fine' }, { level: 'warn', message: 'the other thing is odd', hint: 'look at it' }])
+  ctx.control('checks/doctor', () => [{ level: 'ok', message: 'the thing is fine' }, { level: 'warn', message: 'the other thing is odd', hint: 'look at it' }])
 } }
 `,
       'yoke.config.yaml': 'preset: minimal\nplugins:\n  checks:\n    use: ./checks.mjs\n',

@@ -7,17 +7,17 @@ import { execFileSync, spawn } from 'node:child_process'
 import { DevProcess, runYoke, tempProject, YOKE, type Project } from './helpers/project.ts'
 import { until } from './helpers/until.ts'
 
-// a plugin with no dependencies: it counts its activations and answers the control `notes-count`
+// a plugin with no dependencies: it counts its activations and answers the control `notes/count`
 const PLUGIN = `
 let activations = 0
 export default {
   name: 'notes',
   apply(ctx) {
     activations++
-    ctx.control('notes-count', ({ plus = 0 }) => ({ count: 3 + Number(plus), pid: process.pid, activations }))
-    ctx.control('notes-throw', () => { throw new Error('the notes are locked') })
-    ctx.control('notes-void', () => undefined)
-    ctx.control('summary:notes', () => ({ rows: 'not rows' }))
+    ctx.control('notes/count', ({ plus = 0 }) => ({ count: 3 + Number(plus), pid: process.pid, activations }))
+    ctx.control('notes/throw', () => { throw new Error('the notes are locked') })
+    ctx.control('notes/void', () => undefined)
+    ctx.control('notes/summary', () => ({ title: 'notes', rows: 'not rows' }))
   },
 }
 `
@@ -31,7 +31,7 @@ export const commands = [
     flags: { plus: { type: 'string' } },
     examples: ['yoke notes count --plus 2'],
     async run(args, _positionals, cli) {
-      const reply = await cli.control('notes-count', { plus: args.plus ?? 0 })
+      const reply = await cli.control('notes/count', { plus: args.plus ?? 0 })
       if (typeof reply === 'number') return reply
       process.stdout.write(JSON.stringify({ ...reply.answer, source: reply.source }) + '\\n')
       return 0
@@ -112,11 +112,11 @@ describe('commands from a project plugin', () => {
       assert.equal(answer.count, 3)
 
       // the dev's answer is the answer: undefined is one, and its error is not retried elsewhere
-      const empty = await runYoke(['notes', 'ask', 'notes-void', '--cwd', project.dir], {
+      const empty = await runYoke(['notes', 'ask', 'notes/void', '--cwd', project.dir], {
         home: project.home,
       })
       assert.deepEqual(JSON.parse(empty.stdout), { answer: null, source: 'live from yoke dev' })
-      const failed = await runYoke(['notes', 'ask', 'notes-throw', '--cwd', project.dir], {
+      const failed = await runYoke(['notes', 'ask', 'notes/throw', '--cwd', project.dir], {
         home: project.home,
       })
       assert.equal(failed.code, 1)

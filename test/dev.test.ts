@@ -323,7 +323,7 @@ plugins:
 ${extra}`
   const project = tempProject({
     // stands in for the mcp-server plugin: a plugin contributes a summary section through a control
-    'endpoint.mjs': `export default { name: 'endpoint', apply(ctx) { ctx.control('summary:mcp endpoint', () => ({ lines: ['http://127.0.0.1:7777/mcp · token yk_ab…'] })) } }\n`,
+    'endpoint.mjs': `export default { name: 'endpoint', apply(ctx) { ctx.control('endpoint/summary', () => ({ title: 'mcp endpoint', lines: ['http://127.0.0.1:7777/mcp · token yk_ab…'] })) } }\n`,
     'clock.mjs': `export default { name: 'clock', inject: ['runtime'], apply(ctx) { ctx.runtime.register({ name: 'clock_now', description: 'now', inputSchema: { type: 'object' }, execute: () => 'now' }) } }\n`,
     'waiter.mjs': `export default { name: 'waiter', inject: ['weather'], apply() {} }\n`,
     'thrower.mjs': `export default { name: 'thrower', apply() { throw new Error('kaboom') } }\n`,

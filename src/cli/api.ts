@@ -34,5 +34,5 @@ export const waitingLines = async (...args: Parameters<typeof WaitingLines>) =>
   (await import('./waiting.ts')).waitingLines(...args)
 // the errors API again, so that a commands module can stay light (importing 'yoke' loads the
 // whole runtime): the same class and catalogue as 'yoke' exports
-export { defineErrors, YokeError } from '../errors.ts'
+export { defineErrors, messageOf, YokeError } from '../errors.ts'
 export type { ErrorCode } from '../errors.ts'

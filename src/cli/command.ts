@@ -8,6 +8,7 @@
 import type { ParseArgsConfig } from 'node:util'
 import type { Document } from 'yaml'
 import type { ComposeOptions, Composition } from '../config/composer.ts'
+import type { ControlAnswer, ControlName, ControlRequest } from '../kernel/types.ts'
 
 /** One flag: node:util parseArgs' option, with what `--help` says about it. */
 export type Flag = NonNullable<ParseArgsConfig['options']>[string] & {
@@ -78,12 +79,15 @@ export interface CommandContext {
    * answers, or when a flag (--preset, --patch, --set) asks for other layers than it runs.
    */
   live(name: string, request?: Record<string, unknown>, options?: LiveOptions): Promise<unknown>
-  /** The running dev's answer to `name`, else the answer of a composition made for it. */
-  control(
-    name: string,
-    request?: Record<string, unknown>,
+  /**
+   * The running dev's answer to the control `name` (`<plugin>/<verb>`, typed by `Controls`), else
+   * the answer of a composition made for it; a number is the exit code of a config that failed.
+   */
+  control<K extends ControlName>(
+    name: K,
+    request?: ControlRequest<K>,
     options?: { fresh?: boolean },
-  ): Promise<{ answer: unknown; source: 'live from yoke dev' | 'composed now' } | number>
+  ): Promise<{ answer: ControlAnswer<K>; source: 'live from yoke dev' | 'composed now' } | number>
   /** The project's directory: where the project config was found (else `cwd`). */
   projectDir(): Promise<string>
   /**
@@ -128,7 +132,7 @@ export interface Command {
  *     summary: 'how many notes the running dev holds',
  *     usage: 'yoke notes count [--json]',
  *     async run(args, _, cli) {
- *       const reply = await cli.control('notes-count')
+ *       const reply = await cli.control('notes/count')
  *       if (typeof reply === 'number') return reply
  *       console.log(reply.answer)
  *       return 0
@@ -140,16 +144,4 @@ export function defineCommand(command: Command): Command {
   return command
 }
 
-/**
- * A section of the summary `yoke dev` prints when it is ready: a plugin contributes one by
- * answering the control `summary:<title>` (undefined: nothing to show now).
- * @example ctx.control('summary:notes', () => ({ note: `${notes.length}`, lines: notes.slice(0, 3) }))
- */
-export interface SummarySection {
-  /** after the title, dimmed */
-  note?: string
-  /** aligned `key  value` rows */
-  rows?: Array<[string, string]>
-  /** lines under the title (indented for you) */
-  lines?: string[]
-}
+export type { SummarySection } from '../kernel/types.ts'

@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Composition } from '../config/composer.ts'
+import type { ControlAnswer } from '../kernel/types.ts'
 import { loadLayers } from '../config/layers.ts'
 import { mergeLayers } from '../config/merge.ts'
 import { baseOf, resolveUse } from '../config/modules.ts'
@@ -82,14 +83,19 @@ export function commandContext(args: ParsedArgs): CommandContext {
       return reply.status === 'ok' ? reply.answer : undefined
     },
 
-    async control(name, request = {}, { fresh = false } = {}) {
-      const live: Reply = fresh ? { status: 'none' } : await askDev(name, request)
+    async control(name, request, { fresh = false } = {}) {
+      const asked = (request ?? {}) as Record<string, unknown>
+      const live: Reply = fresh ? { status: 'none' } : await askDev(name, asked)
       if (live.status === 'error') throw live.error // the dev answered: its error is the answer
-      if (live.status === 'ok') return { answer: live.answer, source: 'live from yoke dev' }
-      let reply: { answer: unknown; source: 'composed now' } | undefined
+      // an answer crossed the socket or came from the plugin that declares the control's type
+      type Answer = ControlAnswer<typeof name>
+      if (live.status === 'ok')
+        return { answer: live.answer as Answer, source: 'live from yoke dev' }
+      let reply: { answer: Answer; source: 'composed now' } | undefined
       const code = await cli.compose(
         async (composition) => {
-          reply = { answer: await composition.kernel.ask(name, request), source: 'composed now' }
+          const answer = (await composition.kernel.ask(name, asked)) as Answer
+          reply = { answer, source: 'composed now' }
           return 0
         },
         { quiet: true },

@@ -13,6 +13,7 @@ import type { LogRecord } from '../kernel/kernel.ts'
 import { composeOptions } from './args.ts'
 import { defineCommand } from './command.ts'
 import { listen, socketPath } from './control.ts'
+import { inspectSections } from './inspect.ts'
 import { color, displayPath, errorJson, formatError, printJson } from './output.ts'
 import { stopSignal } from './signals.ts'
 import { summary } from './summary.ts'
@@ -117,7 +118,11 @@ export const dev = defineCommand({
       const stopControl = await listen(
         socketPath(stack.projectDir, stack.projectFile),
         async ({ cmd, ...request }, session) => {
-          if (cmd === 'inspect') return snapshot(composition)
+          if (cmd === 'inspect')
+            return {
+              ...(await snapshot(composition)),
+              sections: await inspectSections(composition),
+            }
           if (cmd === 'reload') return composition.reload(['(requested)'])
           if (cmd === 'tools-list') return toolRows(composition)
           if (cmd === 'waiting') {

@@ -4,7 +4,7 @@
  * Node version, the project config and its layers, every instance with its state and why (a
  * missing key, `yoke trust`), the tools by source, the hooks and their taps, the sections plugins
  * show on the dev screen (MCP servers and their state, skills, …), a running dev, yoke's home —
- * then the checks plugins add through controls named `doctor:<title>`. It exits 1 on an error,
+ * then the checks plugins add through controls named `<plugin>/doctor`. It exits 1 on an error,
  * and an instance the config asks for that is not running is one (for CI).
  */
 import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs'
@@ -17,6 +17,7 @@ import { composeOptions } from './args.ts'
 import { defineCommand } from './command.ts'
 import { ask, socketPath } from './control.ts'
 import { color, displayPath, formatError, printJson, progress } from './output.ts'
+import { contributions } from './contributions.ts'
 import { summarySection } from './summary.ts'
 import { waitingInstances, waitingLines } from './waiting.ts'
 
@@ -32,11 +33,6 @@ export interface Check {
   message: string
   hint?: string
 }
-
-/** controls named `doctor:<title>` answer a list of checks */
-const PLUGIN_CHECKS = 'doctor:'
-/** controls named `summary:<title>` answer the dev screen's sections (cli/summary) */
-const SECTIONS = 'summary:'
 
 export const doctor = defineCommand({
   name: 'doctor',
@@ -158,48 +154,48 @@ async function instanceChecks(composition: Composition): Promise<Check[]> {
   return checks
 }
 
-/** The sections plugins give the dev screen (`summary:<title>`: MCP servers, skills, …), row by row. */
+/** The sections plugins give the dev screen (`<plugin>/summary`: MCP servers, skills, …), row by row. */
 async function sectionChecks(composition: Composition): Promise<Check[]> {
-  const { kernel } = composition
   const checks: Check[] = []
-  for (const name of kernel
-    .controls()
-    .filter((n) => n.startsWith(SECTIONS))
-    .sort()) {
-    const title = name.slice(SECTIONS.length)
-    try {
-      const section = summarySection(await kernel.ask(name, {}, 2000))
-      if (!section) continue
-      const rows = (section.rows ?? []).map(([k, v]) => `${k}  ${v}`)
-      for (const text of [...rows, ...(section.lines ?? [])])
-        checks.push({
-          level: 'ok',
-          topic: title,
-          message: `${title}: ${stripVTControlCharacters(text)}`,
-        })
-    } catch (err) {
+  for (const { plugin, answer, error } of await contributions(
+    composition.kernel,
+    'summary',
+    summarySection,
+  )) {
+    if (error) {
       checks.push({
         level: 'error',
-        topic: title,
-        message: `${title}: could not be read (${messageOf(err)})`,
+        topic: plugin,
+        message: `${plugin}: could not be read (${error})`,
       })
+      continue
     }
+    if (!answer) continue
+    const { title } = answer
+    const rows = (answer.rows ?? []).map(([k, v]) => `${k}  ${v}`)
+    for (const text of [...rows, ...(answer.lines ?? [])])
+      checks.push({
+        level: 'ok',
+        topic: title,
+        message: `${title}: ${stripVTControlCharacters(text)}`,
+      })
   }
   return checks
 }
 
+/** The checks plugins add (`<plugin>/doctor`), each message led by the plugin's name. */
 async function pluginChecks(composition: Composition): Promise<Check[]> {
-  const names = composition.kernel.controls().filter((n) => n.startsWith(PLUGIN_CHECKS))
   const checks: Check[] = []
-  for (const name of names.sort()) {
-    const title = name.slice(PLUGIN_CHECKS.length)
-    try {
-      const answer = await composition.kernel.ask(name, {})
-      for (const check of Array.isArray(answer) ? (answer as Check[]) : [])
-        checks.push({ ...check, message: `${title}: ${check.message}` })
-    } catch (err) {
-      checks.push({ level: 'error', message: `${title}: its check failed (${messageOf(err)})` })
-    }
+  const list = (answer: unknown) => (Array.isArray(answer) ? (answer as Check[]) : [])
+  for (const { plugin, answer, error } of await contributions(
+    composition.kernel,
+    'doctor',
+    list,
+    30_000,
+  )) {
+    if (error) checks.push({ level: 'error', message: `${plugin}: its check failed (${error})` })
+    for (const check of answer ?? [])
+      checks.push({ ...check, message: `${plugin}: ${check.message}` })
   }
   return checks
 }

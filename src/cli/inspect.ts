@@ -1,13 +1,16 @@
 /**
  * @module cli/inspect
  * `yoke inspect`: instances and their states (and why pending or failed), services and owners,
- * hooks and taps, live resources, and each capability's id, version, hash and call counts when the
- * composition answers the `capabilities` control. It shows a running `yoke dev` of the same
+ * hooks and taps, live resources, then the sections plugins contribute (`<plugin>/inspect`: the
+ * capabilities, the system prompt, …). It shows a running `yoke dev` of the same
  * project when one answers, otherwise it composes the config once, reports, and disposes it.
  */
 import type { Composition } from '../config/composer.ts'
 import type { Snapshot } from './snapshot.ts'
 import type { EffectNode } from '../kernel/disposer.ts'
+import type { InspectSection } from '../kernel/types.ts'
+import { YokeError } from '../errors.ts'
+import { contributions } from './contributions.ts'
 import { composeOptions } from './args.ts'
 import { defineCommand } from './command.ts'
 import { ask, socketPath } from './control.ts'
@@ -23,17 +26,20 @@ import {
 
 export const inspect = defineCommand({
   name: 'inspect',
-  summary: 'instances and states (and why), services, hooks and taps, resources',
-  usage: 'yoke inspect [--fresh] [--effects] [--prompt] [common flags]',
+  summary: 'instances and states (and why), services, hooks and taps, resources, plugin sections',
+  usage: 'yoke inspect [--fresh] [--effects] [--section <title>] [common flags]',
   flags: {
     fresh: { type: 'boolean', description: 'compose now even when a yoke dev is running' },
     effects: { type: 'boolean', description: "list each instance's effects (timers, watchers, …)" },
-    prompt: { type: 'boolean', description: 'print the system prompt the sections render' },
+    section: {
+      type: 'string',
+      description: 'print only the section a plugin contributes under this title, in full',
+    },
   },
   examples: [
     'yoke inspect --config config/yoke.yaml',
     'yoke inspect --effects --fresh',
-    'yoke inspect --prompt',
+    'yoke inspect --section prompt',
   ],
   async run(args) {
     const [{ Composition }, { loadLayers }, { snapshot }] = await Promise.all([
@@ -42,25 +48,19 @@ export const inspect = defineCommand({
       import('./snapshot.ts'),
     ])
     const options = composeOptions(args)
-    let snap: Snapshot | undefined
-    let capabilities: CapabilityLine[] | undefined
+    let shown: Inspected | undefined
     let source = 'composed now'
-    const what = args.prompt ? 'prompt' : 'inspect'
     // a running dev shows its own layers: ask it only when no flag asks for other ones (`--config` names the project)
     if (!args.fresh && !args.preset && !args.patch?.length && !args.set?.length) {
       const { projectDir, projectFile } = await loadLayers(options)
-      const reply = await ask(socketPath(projectDir, projectFile), { cmd: what })
+      const reply = await ask(socketPath(projectDir, projectFile), { cmd: 'inspect' })
       if (reply.status === 'error') throw reply.error
-      if (reply.status === 'ok' && args.prompt)
-        return printPrompt(String(reply.answer ?? ''), args.json, 'live from yoke dev')
       if (reply.status === 'ok') {
-        snap = reply.answer as Snapshot
+        shown = reply.answer as Inspected
         source = 'live from yoke dev'
-        const caps = await ask(socketPath(projectDir, projectFile), { cmd: 'capabilities' })
-        if (caps.status === 'ok') capabilities = capabilityLines(caps.answer)
       }
     }
-    if (!snap) {
+    if (!shown) {
       progress('composing…')
       const composition = new Composition({ ...options, runMode: 'once' })
       composition.kernel.hooks.log.tap('yoke inspect', (record) => {
@@ -74,43 +74,71 @@ export const inspect = defineCommand({
         else process.stderr.write(event.errors.map((e) => formatError(e)).join('\n') + '\n')
         return 2
       }
-      if (args.prompt) {
-        const prompt = await renderPrompt(composition)
-        await composition.close()
-        return printPrompt(prompt, args.json, source)
-      }
-      snap = await snapshot(composition)
+      shown = { ...(await snapshot(composition)), sections: await inspectSections(composition) }
       // what waits is also said in the words one-shot commands use (one line names `yoke trust`)
       const { waitingLines } = await import('./waiting.ts')
       for (const line of waitingLines(composition))
         process.stderr.write(`${color.yellow('waiting', process.stderr)} ${line}\n`)
-      if (composition.kernel.controls().includes('capabilities'))
-        capabilities = capabilityLines(await composition.kernel.ask('capabilities'))
       await composition.close()
     }
-    if (args.json) printJson({ ok: true, source, ...snap, ...(capabilities && { capabilities }) })
-    else
+    if (typeof args.section === 'string')
+      return printSection(shown.sections, args.section, args.json, source)
+    const { sections, ...snap } = shown
+    if (args.json) {
+      const data = Object.fromEntries(sections.map((s) => [s.title, s.data ?? s.lines]))
+      printJson({ ...data, ok: true, source, ...snap, sections })
+    } else
       process.stdout.write(
         color.dim(`(${source})\n`) +
           (await printInstances(snap, args.cwd ?? process.cwd(), Boolean(args.effects))) +
-          (capabilities ? printCapabilities(capabilities) : ''),
+          sections.map(printSectionText).join(''),
       )
     return 0
   },
 })
 
-/** The system prompt as the model would see it now: the `prompt` control ('' when none answers). */
-export async function renderPrompt(composition: Composition): Promise<string> {
-  if (!composition.kernel.controls().includes('prompt')) return ''
-  return String(await composition.kernel.ask('prompt'))
+/** What inspect shows: the snapshot, and the sections plugins contribute (`<plugin>/inspect`). */
+export type Inspected = Snapshot & { sections: InspectSection[] }
+
+/** The sections plugins contribute to `yoke inspect`, in plugin-name order (one that fails says so). */
+export async function inspectSections(composition: Composition): Promise<InspectSection[]> {
+  const found = await contributions(composition.kernel, 'inspect', inspectSection)
+  return found.flatMap(({ plugin, answer, error }) =>
+    error ? [{ title: plugin, lines: [`could not be read: ${error}`] }] : answer ? [answer] : [],
+  )
 }
 
-function printPrompt(prompt: string, json: boolean | undefined, source: string): number {
-  if (json) printJson({ ok: true, source, prompt })
-  else
-    process.stdout.write(
-      color.dim(`(${source})\n`) + (prompt || color.dim('(empty: no prompt sections)')) + '\n',
-    )
+function inspectSection(value: unknown): InspectSection | undefined {
+  if (value === undefined || value === null) return undefined
+  const v = value as InspectSection
+  if (
+    typeof v.title !== 'string' ||
+    (v.note !== undefined && typeof v.note !== 'string') ||
+    !Array.isArray(v.lines) ||
+    !v.lines.every((line) => typeof line === 'string')
+  )
+    throw new Error('the answer is not an inspect section ({ title, note?, lines, data? })')
+  return v
+}
+
+function printSectionText(section: InspectSection): string {
+  const head = color.bold(section.title) + (section.note ? color.dim(` ${section.note}`) : '')
+  return [head, ...section.lines.map((line) => `  ${line}`)].join('\n') + '\n'
+}
+
+function printSection(
+  sections: InspectSection[],
+  title: string,
+  json: boolean | undefined,
+  source: string,
+): number {
+  const section = sections.find((s) => s.title === title)
+  if (!section) {
+    const known = sections.map((s) => s.title).join(', ') || 'none'
+    throw new YokeError('SECTION_UNKNOWN', { title, known })
+  }
+  if (json) printJson({ ok: true, source, ...section })
+  else process.stdout.write(color.dim(`(${source})\n`) + section.lines.join('\n') + '\n')
   return 0
 }
 
@@ -172,56 +200,6 @@ export async function printInstances(snap: Snapshot, cwd: string, effects = true
     out.push(`  ${h.hook}: ${h.taps.length ? h.taps.join(', ') : color.dim('no taps')}`)
   const resources = Object.entries(snap.resources).map(([k, v]) => `${k}s ${v}`)
   out.push(`${color.bold('resources')} ${resources.join(' · ') || 'none'}`)
-  return out.join('\n') + '\n'
-}
-
-/** One capability as inspect shows it: what it is, and its calls (summed over its metrics rows). */
-export interface CapabilityLine {
-  kind: string
-  id: string
-  version?: string
-  hash: string
-  state?: string
-  refused?: string
-  called: number
-  ok: number
-  p95?: number
-}
-
-type Answer = {
-  capabilities?: Array<Omit<CapabilityLine, 'called' | 'ok' | 'p95'>>
-  rows?: Array<{ id: string; hash: string; called: number; ok: number; p95?: number }>
-}
-
-/** The capabilities control's answer (the capabilities plugin's), each capability with its row. */
-function capabilityLines(answer: unknown): CapabilityLine[] {
-  const { capabilities = [], rows = [] } = (answer ?? {}) as Answer
-  return capabilities.map(({ kind, id, version, hash, state, refused }) => {
-    const row = rows.find((r) => r.id === id && r.hash === hash)
-    return {
-      kind,
-      id,
-      ...(version !== undefined && { version }),
-      hash,
-      ...(state && { state }),
-      ...(refused && { refused }),
-      called: row?.called ?? 0,
-      ok: row?.ok ?? 0,
-      ...(row?.p95 !== undefined && { p95: row.p95 }),
-    }
-  })
-}
-
-function printCapabilities(lines: CapabilityLine[]): string {
-  const out = [color.bold('capabilities') + color.dim(' (yoke stats for every count)')]
-  const width = Math.max(12, ...lines.map((c) => c.id.length + (c.version?.length ?? 0) + 1)) + 2
-  for (const c of lines) {
-    const calls = c.kind === 'tool' ? `called ${c.called}  ok ${c.ok}` : ''
-    const p95 = c.p95 === undefined ? '' : `  p95 ${c.p95} ms`
-    out.push(
-      `  ${c.kind.padEnd(8)}${(c.version ? `${c.id}@${c.version}` : c.id).padEnd(width)}${color.dim(c.hash)}  ${calls}${p95}${c.state ? `  ${c.state}` : ''}${c.refused ? `  ${color.yellow(c.refused)}` : ''}`,
-    )
-  }
   return out.join('\n') + '\n'
 }
 

@@ -2,17 +2,14 @@
  * @module cli/summary
  * What `yoke dev` prints once the runtime is ready: the instances and their states (why pending,
  * why failed) and the tools by source, built from the same snapshot `yoke inspect` prints, shorter
- * (no effects, services or hooks); then the sections plugins contribute: each `summary:<title>`
+ * (no effects, services or hooks); then the sections plugins contribute: each `<plugin>/summary`
  * control answers a SummarySection (the skills, the MCP servers, the MCP endpoint, …).
  */
 import type { Composition } from '../config/composer.ts'
-import { messageOf } from '../errors.ts'
-import type { SummarySection } from './command.ts'
+import type { SummarySection } from '../kernel/types.ts'
+import { contributions } from './contributions.ts'
 import { color, displayPath } from './output.ts'
 import type { InstanceInfo, Snapshot } from './snapshot.ts'
-
-/** controls named `summary:<title>` contribute a section */
-const SECTION = 'summary:'
 
 const STATE: Record<string, (t: string) => string> = {
   active: (t) => color.green(t),
@@ -82,17 +79,16 @@ export async function summary(
     }),
   )
 
-  const { kernel } = composition
-  for (const name of kernel.controls().filter((n) => n.startsWith(SECTION))) {
-    const title = name.slice(SECTION.length)
-    let section: SummarySection | undefined
-    try {
-      section = summarySection(await kernel.ask(name, {}, 2000))
-    } catch (err) {
-      section = { lines: [color.red(`could not be read: ${messageOf(err)}`)] }
-    }
+  for (const { plugin, answer, error } of await contributions(
+    composition.kernel,
+    'summary',
+    summarySection,
+  )) {
+    const section = error
+      ? { title: plugin, lines: [color.red(`could not be read: ${error}`)] }
+      : answer
     if (!section) continue
-    head(title, section.note)
+    head(section.title, section.note)
     if (section.rows) rows(section.rows)
     out.push(...(section.lines ?? []).map((line) => `  ${line}`))
   }
@@ -124,11 +120,14 @@ export function summarySection(value: unknown): SummarySection | undefined {
   const strings = (a: unknown) => Array.isArray(a) && a.every((x) => typeof x === 'string')
   const ok =
     typeof value === 'object' &&
+    typeof v.title === 'string' &&
     (v.note === undefined || typeof v.note === 'string') &&
     (v.lines === undefined || strings(v.lines)) &&
     (v.rows === undefined ||
       (Array.isArray(v.rows) && v.rows.every((r) => strings(r) && r.length === 2)))
   if (!ok)
-    throw new Error('the answer is not a summary section ({ note?, rows?, lines? } of strings)')
+    throw new Error(
+      'the answer is not a summary section ({ title, note?, rows?, lines? } of strings)',
+    )
   return v
 }

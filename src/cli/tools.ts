@@ -15,6 +15,7 @@ import type { ToolRuntime } from '../runtime/runtime.ts'
 import { promptBridge } from './approval-prompt.ts'
 import { defineCommand, type Flag } from './command.ts'
 import type { ControlSession } from './control.ts'
+import { contributions } from './contributions.ts'
 import { color, printJson, progress } from './output.ts'
 import { waitingInstances, waitingJson } from './waiting.ts'
 
@@ -31,18 +32,39 @@ export interface ToolRow {
   concurrency: string
   owner: string
   scope: 'global'
-  /** direct, deferred or hidden, when a plugin (tool-search) decides what a model is offered */
-  exposure?: string
   inputSchema: unknown
+  /** the columns plugins contribute (`<plugin>/tool-columns`): column → this tool's cell */
+  [column: string]: unknown
 }
+
+const OWN_COLUMNS = new Set([
+  'name',
+  'description',
+  'source',
+  'risk',
+  'concurrency',
+  'owner',
+  'scope',
+  'inputSchema',
+])
 
 /** The global scope's tools, as `tools list` shows them (the dev's answer to `tools-list`). */
 export async function toolRows(composition: Composition): Promise<ToolRow[]> {
-  const { kernel } = composition
-  // the `tools:exposure` control answers each tool's exposure (the tool-search plugin's)
-  const exposure = kernel.controls().includes('tools:exposure')
-    ? ((await kernel.ask('tools:exposure', {})) as Record<string, string>)
-    : {}
+  const columns = new Map<string, Record<string, string>>()
+  const check = (answer: unknown) =>
+    (answer && typeof answer === 'object' ? answer : {}) as Record<string, Record<string, string>>
+  for (const { plugin, answer, error } of await contributions(
+    composition.kernel,
+    'tool-columns',
+    check,
+  )) {
+    if (error)
+      process.stderr.write(
+        `${color.yellow('warn', process.stderr)} ${plugin}: its tool columns could not be read (${error})\n`,
+      )
+    for (const [column, cells] of Object.entries(answer ?? {}))
+      if (!OWN_COLUMNS.has(column)) columns.set(column, cells)
+  }
   return composition.runtime!.list().map((t) => ({
     name: t.name,
     description: t.description,
@@ -51,7 +73,7 @@ export async function toolRows(composition: Composition): Promise<ToolRow[]> {
     concurrency: t.concurrency,
     owner: t.owner,
     scope: 'global',
-    exposure: exposure[t.name],
+    ...Object.fromEntries([...columns].map(([column, cells]) => [column, cells[t.name]])),
     inputSchema: t.inputSchema,
   }))
 }
@@ -103,10 +125,17 @@ function printTools(tools: ToolRow[], json: boolean, waiting: LiveWaiting['waiti
   for (const t of tools) {
     const risk = t.risk === 'low' ? color.dim('low') : color.yellow(t.risk)
     process.stdout.write(
-      `${t.name.padEnd(width)}${t.source.padEnd(sourceWidth)}${risk.padEnd(t.risk === 'low' ? 3 : 4)} ${color.dim(`${t.concurrency} · ${t.owner}${t.exposure ? ` · ${t.exposure}` : ''}`)}\n${t.description ? `  ${color.dim(t.description.split('\n')[0])}\n` : ''}`,
+      `${t.name.padEnd(width)}${t.source.padEnd(sourceWidth)}${risk.padEnd(t.risk === 'low' ? 3 : 4)} ${color.dim([t.concurrency, t.owner, ...cellsOf(t)].join(' · '))}\n${t.description ? `  ${color.dim(t.description.split('\n')[0])}\n` : ''}`,
     )
   }
   return 0
+}
+
+/** The contributed cells of a row, in column order: what follows the owner on its line. */
+function cellsOf(row: ToolRow): string[] {
+  return Object.entries(row)
+    .filter(([column, cell]) => !OWN_COLUMNS.has(column) && typeof cell === 'string' && cell)
+    .map(([, cell]) => cell as string)
 }
 
 export const toolsCall = defineCommand({

@@ -81,7 +81,11 @@ export class Composition {
   #explained?: ToolRuntime
 
   constructor(readonly options: ComposeOptions) {
-    this.kernel = new Kernel({ runMode: options.runMode, baseDir: () => this.project.dir })
+    this.kernel = new Kernel({
+      runMode: options.runMode,
+      baseDir: () => this.project.dir,
+      pluginNamed: (name) => this.loader.builtin(name),
+    })
     this.loader = new ModuleLoader(options.importTimeoutMs)
     this.reconciler = new Reconciler(this.kernel, options.settleMs)
     // the core runtime is there before any configured instance, under a key no preset can use

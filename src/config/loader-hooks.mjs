@@ -32,7 +32,9 @@ export async function resolve(specifier, context, next) {
     const [dir, pkg] = JSON.parse(decodeURIComponent(specifier.slice('yoke-from:'.length)))
     return next(pkg, { ...context, parentURL: pathToFileURL(`${dir}/package.json`).href })
   }
-  if (Object.hasOwn(entries, specifier)) return { url: entries[specifier], shortCircuit: true }
+  // the file URL itself goes on down the chain: a TypeScript loader still loads the source (a
+  // shortCircuit here leaves yoke's own .ts entry to Node, which cannot), and paths cannot remap it
+  if (Object.hasOwn(entries, specifier)) return next(entries[specifier], context)
   if (host && (specifier === 'yoke' || specifier.startsWith('yoke/')))
     return next(specifier, { ...context, parentURL: host })
   const result = esm(await next(specifier, context))

@@ -37,6 +37,17 @@ export interface LoadedModule {
 
 const LOCAL = /^(\.{1,2}[\\/]|[\\/]|file:|[A-Za-z]:[\\/])/
 
+/** `uses` names built-ins only: a plugin composes another's code by name, never by path. */
+function builtinUse(name: string): ResolvedUse {
+  const file = join(BUILTIN_PLUGINS, name, BUILTIN_ENTRY)
+  if (/^[a-z0-9-]+$/.test(name) && isFile(file)) return { kind: 'builtin', file }
+  throw new YokeError('PLUGIN_NOT_FOUND', {
+    use: name,
+    reason: 'a plugin declares it in `uses`, and `uses` names built-in plugins only',
+    builtins: builtinNames().join(', '),
+  })
+}
+
 export function resolveUse(use: string, baseDir: string, projectDir: string): ResolvedUse {
   const fail = (reason: string) =>
     new YokeError('PLUGIN_NOT_FOUND', {
@@ -64,6 +75,8 @@ export class ModuleLoader {
   constructor(private readonly importTimeoutMs = 30_000) {}
 
   #cache = new Map<string, LoadedModule>()
+  /** the built-in plugins loaded so far, by name: what `uses` + ctx.plugin('<name>') composes */
+  #builtins = new Map<string, Plugin>()
   /** importer URL → the local URLs it imports, for the current pass (reported by loader-hooks.mjs) */
   #imports = new Map<string, Set<string>>()
   #port?: MessagePort
@@ -138,7 +151,14 @@ export class ModuleLoader {
       version: target.kind === 'local' ? versionOf(target.file, deps) : target.kind,
     }
     this.#cache.set(target.file, loaded)
+    if (target.kind === 'builtin') this.#builtins.set(plugin.name, plugin)
+    for (const name of plugin.uses) if (!this.#builtins.has(name)) await this.load(builtinUse(name))
     return loaded
+  }
+
+  /** A built-in plugin loaded already (some loaded plugin declared it in `uses`, or the config uses it). */
+  builtin(name: string): Plugin | undefined {
+    return this.#builtins.get(name)
   }
 
   /** tsx, then the loader hooks (once; every concurrent load waits for both). */

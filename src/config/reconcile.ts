@@ -77,6 +77,7 @@ export class Reconciler {
         await this.kernel.removeWithin(old.fiber, this.removeMs)
         report.removed.push(key)
       }
+      this.kernel.forget(key) // what ctx.keep held for it: it left the config (a restart keeps it)
       if (spec) this.running.set(key, { spec })
       else this.running.delete(key)
     }

@@ -10,7 +10,15 @@ import { faultContext } from './faults.ts'
 import { hookName, tapHook, type AnyHook } from './hooks.ts'
 import { toPlugin, validateConfig } from './plugin.ts'
 import { bindToContext, type ContextBound } from './services.ts'
-import type { ChildHandle, Context, FiberHost, FiberInfo, Logger } from './types.ts'
+import type {
+  ChildHandle,
+  Context,
+  ControlHandler,
+  FiberHost,
+  FiberInfo,
+  Logger,
+  Plugin,
+} from './types.ts'
 import { DebouncedWatcher } from './watch.ts'
 
 export type { ChildHandle, ChildOptions, Context, Logger, LogLevel } from './types.ts'
@@ -85,10 +93,18 @@ export function createContext(
     },
     instances: () => host.fibers,
     control(name, handler) {
-      return scope.add(`control ${name}`, host.control(name, handler, fiber))
+      const verb =
+        name.startsWith(`${fiber.plugin.name}/`) && name.slice(fiber.plugin.name.length + 1)
+      if (!verb || !/^[a-z][a-z0-9-]*$/.test(verb))
+        throw new YokeError('CONTROL_NAME', { name, owner: fiber.label, plugin: fiber.plugin.name })
+      return scope.add(
+        `control ${name}`,
+        host.control(name, handler as unknown as ControlHandler, fiber),
+      )
     },
+    keep: (name, init) => host.keep(fiber, name, init) as never,
     plugin(definition, config, options = {}) {
-      const plugin = toPlugin(definition)
+      const plugin = typeof definition === 'string' ? named(definition) : toPlugin(definition)
       if (typeof plugin === 'string')
         throw new YokeError('PLUGIN_INVALID', {
           file: `the child plugin of ${fiber.label}`,
@@ -126,6 +142,18 @@ export function createContext(
     })
   }
   return ctx
+
+  /** A built-in plugin this one declared in `uses`, composed by name. */
+  function named(name: string): Plugin {
+    const plugin = fiber.plugin.uses.includes(name) ? host.pluginNamed(name) : undefined
+    if (plugin) return plugin
+    throw new YokeError('PLUGIN_INVALID', {
+      file: `the child plugin "${name}" of ${fiber.label}`,
+      reason: fiber.plugin.uses.includes(name)
+        ? 'no built-in plugin has that name'
+        : `plugin ${fiber.plugin.name} does not declare it in \`uses\``,
+    })
+  }
 
   /** A service that binds to its consumer gets this context; others are used as they are. */
   function bind(value: unknown) {

@@ -34,6 +34,8 @@ export interface KernelOptions {
   runMode?: RunMode
   /** where a plugin's relative paths (ctx.watch) start: the project's directory (default: cwd) */
   baseDir?: () => string
+  /** the built-in plugins `ctx.plugin('<name>')` composes (those some plugin declares in `uses`) */
+  pluginNamed?: (name: string) => Plugin | undefined
 }
 
 export class Kernel implements FiberHost {
@@ -55,9 +57,11 @@ export class Kernel implements FiberHost {
   readonly #counts = new Map<string, number>()
   /** hooks that plugins tapped through ctx.tap, with how many such taps they hold */
   readonly #hooks = new Map<AnyHook, number>()
+  /** `key\0plugin` → what ctx.keep handed out, by name: outlives the versions of one instance */
+  readonly #kept = new Map<string, Map<string, unknown>>()
   #scheduled = false
 
-  constructor(options: KernelOptions = {}) {
+  constructor(private readonly options: KernelOptions = {}) {
     this.runMode = options.runMode ?? 'serve'
     this.baseDir = options.baseDir ?? (() => process.cwd())
   }
@@ -120,6 +124,27 @@ export class Kernel implements FiberHost {
       if (rest.length) this.#controls.set(name, rest)
       else this.#controls.delete(name)
     }
+  }
+
+  keep(owner: FiberInfo, name: string, init: () => unknown): unknown {
+    const id = `${owner.key}\0${owner.plugin.name}`
+    const kept = this.#kept.get(id) ?? new Map<string, unknown>()
+    this.#kept.set(id, kept)
+    if (!kept.has(name)) kept.set(name, init())
+    return kept.get(name)
+  }
+
+  /**
+   * Drops what ctx.keep handed to the instance `key` and its children: the composition calls it
+   * when the instance leaves the config (a reload that restarts it keeps the state).
+   */
+  forget(key: string): void {
+    for (const id of this.#kept.keys())
+      if (id.startsWith(`${key}\0`) || id.startsWith(`${key}/`)) this.#kept.delete(id)
+  }
+
+  pluginNamed(name: string): Plugin | undefined {
+    return this.options.pluginNamed?.(name)
   }
 
   /** The control names active instances answer, sorted. */
@@ -330,6 +355,7 @@ export class Kernel implements FiberHost {
    * `timeoutMs`, then reported and left behind, so shutdown always ends.
    */
   async dispose(timeoutMs = 10_000): Promise<void> {
+    this.#kept.clear()
     const roots = this.fibers.filter((f) => !f.parent)
     await disposeAll(
       roots.map((f) => async () => void (await this.removeWithin(f, timeoutMs))),

@@ -44,6 +44,9 @@ export function toPlugin(value: unknown): Plugin | string {
     return 'inject must be an array of service names'
   const provides = v.provides ?? []
   if (!Array.isArray(provides)) return 'provides must be an array of service names'
+  const uses = v.uses ?? []
+  if (!Array.isArray(uses) || uses.some((s) => typeof s !== 'string'))
+    return 'uses must be an array of built-in plugin names'
   const config = v.config
   if (
     config !== undefined &&
@@ -55,6 +58,7 @@ export function toPlugin(value: unknown): Plugin | string {
     name,
     inject,
     provides,
+    uses,
     config: config as ConfigSchema | undefined,
     exclusive: v.exclusive === true,
     runsProjectCode: v.runsProjectCode as Plugin['runsProjectCode'],

@@ -71,6 +71,11 @@ export interface PluginDefinition<
   inject?: I
   /** services this plugin provides: lets `yoke inspect` say who would satisfy a waiting instance */
   provides?: readonly string[]
+  /**
+   * built-in plugins it runs as children by name (`ctx.plugin('mcp-client', …)`): their modules are
+   * imported with this one's, so a plugin never imports another's code to compose it
+   */
+  uses?: readonly string[]
   /** validates and defaults the instance's `config` */
   config?: S
   /**
@@ -104,6 +109,7 @@ export interface Plugin {
   name: string
   inject: readonly string[]
   provides: readonly string[]
+  uses: readonly string[]
   config?: ConfigSchema
   exclusive: boolean
   runsProjectCode?: boolean | ((config: unknown) => boolean) | undefined
@@ -160,8 +166,77 @@ export interface KernelHooks {
  */
 export type RunMode = 'serve' | 'once'
 
+// ---- controls ------------------------------------------------------------------------------------
+
+/**
+ * The controls plugins answer (a CLI command asking a running `yoke dev`), typed by declaration
+ * merging beside `Services`; a name is `<plugin>/<verb>`:
+ * ```ts
+ * declare module 'yoke' {
+ *   interface Controls { 'notes/count': { request: {}; answer: { count: number } } }
+ * }
+ * ```
+ * Four verbs are contributions the CLI reads from every plugin that answers them: `summary` (a
+ * section of the dev screen and `yoke doctor`), `inspect` (a section of `yoke inspect`),
+ * `tool-columns` (columns of `yoke tools list`) and `doctor` (checks); see ContributedControls.
+ */
+export interface Controls {}
+
+/** What every `<plugin>/summary`, `<plugin>/inspect` and `<plugin>/tool-columns` answers. */
+export interface ContributedControls {
+  summary: SummarySection | undefined
+  inspect: InspectSection | undefined
+  /** `yoke doctor`'s checks of this plugin */
+  doctor: DoctorCheck[]
+  /** column → tool name → the cell */
+  'tool-columns': Record<string, Record<string, string>>
+}
+
+/** A section of `yoke inspect`, contributed as `<plugin>/inspect`: plain lines (no colours). */
+export interface InspectSection {
+  title: string
+  /** after the title, dimmed */
+  note?: string
+  lines: string[]
+  /** what `yoke inspect --json` shows under the title (default: the lines) */
+  data?: unknown
+}
+
+/** One check of `yoke doctor`, contributed as `<plugin>/doctor` (a list of them). */
+export interface DoctorCheck {
+  level: 'ok' | 'warn' | 'error'
+  message: string
+  hint?: string
+}
+
+/** A section of `yoke dev`'s screen and `yoke doctor`, contributed as `<plugin>/summary`. */
+export interface SummarySection {
+  title: string
+  /** after the title, dimmed */
+  note?: string
+  /** aligned `key  value` rows */
+  rows?: Array<[string, string]>
+  /** lines under the title (indented for you) */
+  lines?: string[]
+}
+
+export type ControlName = keyof Controls extends never ? string : keyof Controls | (string & {})
+type Verb<K> = K extends `${string}/${infer V}` ? V : never
+type Entry<K> = K extends keyof Controls ? Controls[K] : never
+/** The request a control takes: its declared one, or any object. */
+export type ControlRequest<K> = Entry<K> extends { request: infer R } ? R : Record<string, unknown>
+/** The answer a control gives: its declared one, a contribution's, or unknown. */
+export type ControlAnswer<K> =
+  Entry<K> extends { answer: infer A }
+    ? A
+    : Verb<K> extends keyof ContributedControls
+      ? ContributedControls[Verb<K>]
+      : unknown
+
 /** Answers a control request (a CLI command acting on a running `yoke dev`), see `ctx.control`. */
-export type ControlHandler = (request: Record<string, unknown>) => unknown | Promise<unknown>
+export type ControlHandler<K = string> = (
+  request: ControlRequest<K>,
+) => ControlAnswer<K> | Promise<ControlAnswer<K>>
 
 export interface SpawnOptions {
   key: string
@@ -180,6 +255,10 @@ export interface FiberHost {
   provide(name: string, value: unknown, owner: FiberInfo): () => void
   service(name: string): Provision | undefined
   control(name: string, handler: ControlHandler, owner: FiberInfo): () => void
+  /** the state `ctx.keep` hands from one version of an instance to the next */
+  keep(owner: FiberInfo, name: string, init: () => unknown): unknown
+  /** a built-in plugin by name, for `ctx.plugin('<name>')` (its module imported already) */
+  pluginNamed(name: string): Plugin | undefined
   spawn(plugin: Plugin, config: unknown, options: SpawnOptions): FiberInfo
   remove(fiber: FiberInfo): Promise<void>
   log(record: LogRecord): void
@@ -239,13 +318,25 @@ export interface Context {
   setInterval(fn: () => void, ms: number): Disposer
   /** Every plugin instance in the kernel (read-only views), for plugins that report on others. */
   instances(): readonly FiberInfo[]
-  /** Runs a child plugin (any plugin shape) whose lifetime ends with this activation. */
+  /**
+   * Runs a child plugin whose lifetime ends with this activation: any plugin shape, or the name of
+   * a built-in plugin this one declares in `uses` (composed by name, never imported).
+   */
   plugin(plugin: unknown, config?: unknown, options?: ChildOptions): ChildHandle
   /**
    * Answers `name` requests from CLI commands: a command asks the running `yoke dev` (or, with no
    * dev running, a composition of its own) and gets what `handler` returns. A second handler of the
    * same name is CONTROL_CONFLICT.
-   * @example ctx.control('notes-count', () => ({ count: notes.length }))
+   * The name is `<plugin>/<verb>` (this plugin's name; CONTROL_NAME otherwise), typed by `Controls`.
+   * @example ctx.control('notes/count', () => ({ count: notes.length }))
    */
-  control(name: string, handler: ControlHandler): Disposer
+  control<K extends ControlName>(name: K, handler: ControlHandler<K>): Disposer
+  /**
+   * State that outlives a reload: the first version of this instance gets `init()`, each next
+   * version of the same instance (same key and plugin) gets the same value; it is dropped when the
+   * instance is removed from the config. For what a restart should not lose (the port last bound,
+   * counters, caches); never for what a version owns (connections, timers: effects close those).
+   * @example const seen = ctx.keep('seen', () => new Map<string, number>())
+   */
+  keep<T>(name: string, init: () => T): T
 }

@@ -1,44 +1,22 @@
 /**
  * @module runtime/approval
- * The approval service. Bridges (a TTY prompt, an MCP elicitation, a UI) register themselves; a
- * call that needs approval asks the most recent bridge that says it handles the call (a bridge for
+ * The approval service. A call's own asker (CallOptions.asker: the gateway's session, the CLI's
+ * terminal) is asked first. Bridges (a TTY prompt, an MCP elicitation, a UI) register themselves; a
+ * call without an asker asks the most recent bridge that says it handles the call (a bridge for
  * one kind of caller, such as an MCP server's sessions), else the most recent bridge for all calls. "Allow for this session" grants are kept
  * per scope and per registration of the tool, so a reloaded tool is asked about again. Bridges
  * that can also answer questions (`answer`: a form to fill in, a URL to visit, asked by a tool's
  * far side such as an MCP server) are found the same way.
  */
-import type { ToolCall } from './types.ts'
+import type {
+  ApprovalAnswer,
+  ApprovalRequest,
+  Question,
+  QuestionAnswer,
+  ToolCall,
+} from './types.ts'
 
-export type ApprovalAnswer = 'allow-once' | 'allow-session' | 'deny'
-
-export interface ApprovalRequest {
-  call: ToolCall
-  reason: string
-  signal: AbortSignal
-}
-
-/**
- * A question to the person (or agent) behind a call, from what the call reached — an MCP server's
- * elicitation: fill in a form, or open a URL and say when done. It is not an approval.
- */
-export interface Question {
-  /** who asks, for people: `MCP server "github"` */
-  from: string
-  /** the call it is about, when that is known */
-  call?: ToolCall
-  mode: 'form' | 'url'
-  message: string
-  /** form: a flat object schema of primitive fields */
-  schema?: Record<string, unknown>
-  url?: string
-  signal: AbortSignal
-}
-
-export interface QuestionAnswer {
-  /** `decline`: a refusal; `cancel`: dismissed, or no one could answer */
-  action: 'accept' | 'decline' | 'cancel'
-  content?: Record<string, string | number | boolean | string[]>
-}
+export type { ApprovalAnswer, ApprovalRequest, Asker, Question, QuestionAnswer } from './types.ts'
 
 export interface ApprovalBridge {
   name: string
@@ -74,6 +52,7 @@ export class Approvals {
     const grant = `${request.call.scope}\0${request.call.tool?.id}`
     if (this.#grants.has(grant)) return { allowed: true, how: 'allow-session' }
     const bridge =
+      request.call.asker ??
       this.#bridges.findLast((b) => b.handles?.(request.call)) ??
       this.#bridges.findLast((b) => !b.handles)
     if (!bridge) return { allowed: false, why: 'no approval bridge is registered to ask' }
@@ -98,7 +77,8 @@ export class Approvals {
   async question(question: Question): Promise<QuestionAnswer & { by?: string; why?: string }> {
     const answering = this.#bridges.filter((b) => b.answer)
     const bridge =
-      (question.call && answering.findLast((b) => b.handles?.(question.call!))) ??
+      (question.call?.asker?.answer && question.call.asker) ||
+      (question.call && answering.findLast((b) => b.handles?.(question.call!))) ||
       answering.findLast((b) => !b.handles)
     if (!bridge) return { action: 'cancel', why: 'no approval bridge here answers questions' }
     try {

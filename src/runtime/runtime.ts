@@ -34,6 +34,7 @@ import type {
   ProgressEvent,
   RegisteredTool,
   ResultStatus,
+  Asker,
   ToolCall,
   ToolDefinition,
   ToolOutput,
@@ -78,6 +79,11 @@ export interface CallOptions {
   onProgress?: (event: ProgressEvent) => void
   /** a call made from inside another tool's body: it runs under that call's concurrency slot */
   parent?: ToolCall
+  /**
+   * who answers for this call (approve it, answer a question its tool's far side asks): asked
+   * before the global approval bridges; a nested call inherits its parent's
+   */
+  asker?: Asker
 }
 
 const ORDER = { allow: 0, ask: 1, deny: 2 } as const
@@ -192,6 +198,7 @@ export class ToolRuntime {
       scope,
       caller: options.caller ?? 'host',
       tool,
+      asker: options.asker ?? options.parent?.asker,
     })
     let outcome: Outcome
     if (!tool) outcome = this.#unknown(call)

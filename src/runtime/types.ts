@@ -111,6 +111,8 @@ export interface ToolCall {
   readonly caller: string
   /** undefined for an unknown tool */
   readonly tool?: RegisteredTool
+  /** who answers for this call before the global approval bridges (CallOptions.asker) */
+  readonly asker?: Asker | undefined
 }
 
 /** `args`: new arguments for the call (a rewrite): checked against the schema, then seen by approval, guards and the body */
@@ -139,4 +141,48 @@ export interface ToolResult {
   /** a spawnOnly call's background task */
   readonly task?: string
   readonly durationMs: number
+}
+
+// ---- who answers for a call (runtime/approval) ------------------------------------------------
+
+export type ApprovalAnswer = 'allow-once' | 'allow-session' | 'deny'
+
+export interface ApprovalRequest {
+  call: ToolCall
+  reason: string
+  signal: AbortSignal
+}
+
+/**
+ * A question to the person (or agent) behind a call, from what the call reached — an MCP server's
+ * elicitation: fill in a form, or open a URL and say when done. It is not an approval.
+ */
+export interface Question {
+  /** who asks, for people: `MCP server "github"` */
+  from: string
+  /** the call it is about, when that is known */
+  call?: ToolCall
+  mode: 'form' | 'url'
+  message: string
+  /** form: a flat object schema of primitive fields */
+  schema?: Record<string, unknown>
+  url?: string
+  signal: AbortSignal
+}
+
+export interface QuestionAnswer {
+  /** `decline`: a refusal; `cancel`: dismissed, or no one could answer */
+  action: 'accept' | 'decline' | 'cancel'
+  content?: Record<string, string | number | boolean | string[]>
+}
+
+/**
+ * Who answers for one call, carried with it (CallOptions.asker) and inherited by the calls it
+ * makes: the gateway's MCP session, the CLI's terminal. It is asked before any bridge.
+ */
+export interface Asker {
+  name: string
+  ask(request: ApprovalRequest): Promise<ApprovalAnswer>
+  /** answers a question (absent: the bridges answer it) */
+  answer?(question: Question): Promise<QuestionAnswer>
 }

@@ -22,7 +22,7 @@ export default {
     })
     ctx.provide('echoVersion', { version: config.version })
     ctx.get('prompt')?.register({ name: 'echo', text: 'version ' + config.version })
-    ctx.control('echo-version', () => config.version)
+    ctx.control('echo/version', () => config.version)
   },
 }
 `
@@ -55,7 +55,7 @@ describe('seamless reload', () => {
         project.write('yoke.config.yaml', config(version))
         const event = await composition.reload([project.path('yoke.config.yaml')])
         assert.deepEqual(event.restarted, ['echo'], `reload ${version}`)
-        assert.equal(await composition.kernel.ask('echo-version'), version)
+        assert.equal(await composition.kernel.ask('echo/version'), version)
         assert.equal(composition.get('echoVersion' as never)?.['version'], version)
       }
       stop = true
@@ -69,7 +69,8 @@ describe('seamless reload', () => {
       )
       assert.deepEqual([...statuses.keys()], ['ok'])
       assert.ok(versions.size > 5, `calls were answered by many versions (${versions.size})`)
-      const prompt = String(await composition.kernel.ask('prompt'))
+      const section = (await composition.kernel.ask('prompt/inspect')) as { lines: string[] }
+      const prompt = section.lines.join('\n')
       assert.match(prompt, /version 50/)
       assert.doesNotMatch(prompt, /version 49/, 'the old section went with the old version')
       assert.equal(rt.list().filter((t) => t.name === 'echo').length, 1)

@@ -44,7 +44,7 @@ import './errors.ts'
 const { version } = createRequire(import.meta.url)('yoke/package.json') as { version: string }
 
 /** What the gateway uses of its instance's context. */
-export type GatewayContext = InjectedContext<['runtime', 'approval', 'project']>
+export type GatewayContext = InjectedContext<['runtime', 'project']>
 
 const NOTIFY: Record<List, 'toolsChanged' | 'promptsChanged' | 'resourcesChanged'> = {
   tools: 'toolsChanged',

@@ -22,7 +22,7 @@ export default definePlugin({
   name: 'mcp-server',
   // its HTTP endpoint holds a port: a reload ends the old version before the new one listens
   exclusive: true,
-  inject: ['runtime', 'approval', 'project'],
+  inject: ['runtime', 'project'],
   provides: ['mcpServer'],
   config: mcpServerConfig,
   // who may reach the tools it serves, and so run them as the user: a cloned project's token or a

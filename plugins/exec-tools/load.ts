@@ -88,32 +88,11 @@ export async function loadPackage(
   let exe: Package['exe']
   const executableWarnings: ManifestProblem[] = []
   if (manifest.tools.length) {
-    const found = findExecutable(dir, manifest.name)
-    if ('problem' in found) {
-      // a package of prebuilt binaries ships without one: say which, and how to get it
-      const binary = missingBinary(manifest, dir, host)
-      return fail(binary ?? found.problem, binary ? { code: 'PACKAGE_UNSUPPORTED' } : {})
-    }
-    try {
-      const verified = await verify(found.path, manifest.sha256)
-      exe = { path: verified.path, sha256: verified.sha256, gate: new IntegrityGate(verified) }
-    } catch (err) {
-      return fail(`${manifest.id}: integrity check failed: ${messageOf(err)}`)
-    }
-    // every tool runs this one file: one the machine cannot run fails the package
-    let format: Format
-    try {
-      format = executableFormat(exe.path)
-    } catch (err) {
-      return fail(`${manifest.id}: cannot read the executable ${exe.path}: ${messageOf(err)}`)
-    }
-    if ('problem' in format)
-      return fail(`${manifest.id}: the executable ${exe.path} is refused: it ${format.problem}`, {
-        code: 'EXECUTABLE_INVALID',
-      })
-    const missing = interpreterWarning(format)
-    if (missing)
-      executableWarnings.push({ file, line: 1, col: 1, message: `${exe.path}: ${missing}` })
+    const loaded = await loadExecutable(dir, manifest, host)
+    if ('failure' in loaded) return fail(loaded.failure, loaded.at)
+    exe = loaded.exe
+    if (loaded.warning)
+      executableWarnings.push({ file, line: 1, col: 1, message: `${exe.path}: ${loaded.warning}` })
   }
   const promptWarnings: ManifestProblem[] = []
   const prompts = promptFiles({ dir, manifest }, (message) =>
@@ -140,6 +119,49 @@ export async function loadPackage(
     ...(skillBody !== undefined && { skillBody }),
     fingerprint,
   }
+}
+
+/**
+ * The package's one executable, found, verified against the manifest's sha256 and checked to be
+ * a format this machine runs (every tool runs this one file); why not, else. `warning`: an
+ * interpreter its #! names that is not here.
+ */
+async function loadExecutable(
+  dir: string,
+  manifest: Manifest,
+  host: Host,
+): Promise<
+  | { exe: NonNullable<Package['exe']>; warning?: string }
+  | { failure: string; at?: Partial<ManifestProblem> }
+> {
+  const found = findExecutable(dir, manifest.name)
+  if ('problem' in found) {
+    // a package of prebuilt binaries ships without one: say which, and how to get it
+    const binary = missingBinary(manifest, dir, host)
+    return binary
+      ? { failure: binary, at: { code: 'PACKAGE_UNSUPPORTED' } }
+      : { failure: found.problem }
+  }
+  let exe: NonNullable<Package['exe']>
+  try {
+    const verified = await verify(found.path, manifest.sha256)
+    exe = { path: verified.path, sha256: verified.sha256, gate: new IntegrityGate(verified) }
+  } catch (err) {
+    return { failure: `${manifest.id}: integrity check failed: ${messageOf(err)}` }
+  }
+  let format: Format
+  try {
+    format = executableFormat(exe.path)
+  } catch (err) {
+    return { failure: `${manifest.id}: cannot read the executable ${exe.path}: ${messageOf(err)}` }
+  }
+  if ('problem' in format)
+    return {
+      failure: `${manifest.id}: the executable ${exe.path} is refused: it ${format.problem}`,
+      at: { code: 'EXECUTABLE_INVALID' },
+    }
+  const warning = interpreterWarning(format)
+  return { exe, ...(warning && { warning }) }
 }
 
 /**

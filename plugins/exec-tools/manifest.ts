@@ -284,28 +284,46 @@ export function parseManifest(
   file: string,
 ): { manifest?: Manifest; errors: ManifestProblem[]; warnings: ManifestProblem[] } {
   text = text.replace(/^\uFEFF/, '') // a byte-order mark (Notepad) is not content
-  // yaml's parser recurses per level, and a few thousand levels can abort the whole process:
-  // a manifest is refused, by a linear scan, before any parser sees nesting that deep
-  const tooDeep = nestingPast(text, MAX_DEPTH)
-  if (tooDeep !== undefined) {
-    const at = new LineCounter()
-    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) at.addNewLine(i + 1)
-    return {
-      errors: [
-        {
-          file,
-          ...at.linePos(tooDeep),
-          message: `manifest.json nests deeper than ${MAX_DEPTH} levels`,
-        },
-      ],
-      warnings: [],
-    }
-  }
+  const fail = (problem: ManifestProblem) => ({ errors: [problem], warnings: [] })
+  const tooDeep = depthProblem(text, file)
+  if (tooDeep) return fail(tooDeep)
   const lines = new LineCounter()
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false })
   const loc = new Located(file, doc.errors.length ? undefined : doc, lines)
-  const fail = (problem: ManifestProblem) => ({ errors: [problem], warnings: [] })
+  const value = jsonValue(text, doc, loc, lines)
+  if ('problem' in value) return fail(value.problem)
+  const top = topLevel.safeParse(value.value)
+  if (!top.success) return { errors: loc.issues(top.error, []).sort(byPosition), warnings: [] }
+  const id = top.data.id?.trim() ? top.data.id : top.data.name
+  if (!id) return fail(loc.at(['name'], 'manifest.name is required (or a non-blank id)'))
+  const warnings: ManifestProblem[] = []
+  const manifest = toManifest(top.data, id, loc, warnings)
+  return { manifest, errors: [], warnings: warnings.sort(byPosition) }
+}
 
+/**
+ * yaml's parser recurses per level, and a few thousand levels can abort the whole process: a
+ * manifest is refused, by a linear scan, before any parser sees nesting that deep.
+ */
+function depthProblem(text: string, file: string): ManifestProblem | undefined {
+  const tooDeep = nestingPast(text, MAX_DEPTH)
+  if (tooDeep === undefined) return undefined
+  const at = new LineCounter()
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) at.addNewLine(i + 1)
+  return {
+    file,
+    ...at.linePos(tooDeep),
+    message: `manifest.json nests deeper than ${MAX_DEPTH} levels`,
+  }
+}
+
+/** The manifest's JSON object, or the problem (not JSON, a duplicate key, not an object) at its line. */
+function jsonValue(
+  text: string,
+  doc: Document,
+  loc: Located,
+  lines: LineCounter,
+): { value: object } | { problem: ManifestProblem } {
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -313,33 +331,29 @@ export function parseManifest(
     const msg = messageOf(err)
     const offset = jsonErrorOffset(msg, text) ?? doc.errors[0]?.pos[0] ?? 0
     // V8 quotes the text around the error, newlines included: keep the report on one line
-    return fail({
-      ...loc.at([], ''),
-      ...lines.linePos(offset),
-      message: `not valid JSON: ${msg.replace(/\n/g, '\\n')}`,
-    })
+    const message = `not valid JSON: ${msg.replace(/\n/g, '\\n')}`
+    return { problem: { ...loc.at([], ''), ...lines.linePos(offset), message } }
   }
   // JSON.parse lets a later duplicate win silently; octos (serde) refuses a duplicate field
   const duplicate = doc.errors.find((e) => e.code === 'DUPLICATE_KEY')
   if (duplicate) {
     const key = /^"(?:[^"\\]|\\.)*"/.exec(text.slice(duplicate.pos[0]))?.[0] ?? ''
-    return fail({
-      ...loc.at([], ''),
-      ...lines.linePos(duplicate.pos[0]),
-      message: `duplicate key ${key}`.trim(),
-    })
+    const message = `duplicate key ${key}`.trim()
+    return { problem: { ...loc.at([], ''), ...lines.linePos(duplicate.pos[0]), message } }
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    return fail(loc.at([], 'manifest must be a JSON object'))
+    return { problem: loc.at([], 'manifest must be a JSON object') }
+  return { value }
+}
 
-  const top = topLevel.safeParse(value)
-  if (!top.success) return { errors: loc.issues(top.error, []).sort(byPosition), warnings: [] }
-  const m = top.data
-  const id = m.id?.trim() ? m.id : m.name
-  if (!id) return fail(loc.at(['name'], 'manifest.name is required (or a non-blank id)'))
-
-  const warnings: ManifestProblem[] = []
-  const manifest: Manifest = {
+/** The checked top level as a Manifest; a bad tool, server, hook or prompt entry is a warning. */
+function toManifest(
+  m: z.output<typeof topLevel>,
+  id: string,
+  loc: Located,
+  warnings: ManifestProblem[],
+): Manifest {
+  return {
     id,
     name: m.name ?? id,
     version: m.version,
@@ -368,7 +382,6 @@ export function parseManifest(
       warnings,
     ).map((e) => e.value),
   }
-  return { manifest, errors: [], warnings: warnings.sort(byPosition) }
 }
 
 /** Each entry of a list that parses, with its path; the others become warnings (a tool is named by its name if it has one). */

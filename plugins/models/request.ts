@@ -10,7 +10,7 @@
  * `request()` adds an idle watchdog over the body; and it rejects the moment the caller aborts,
  * even while an SDK sleeps before a retry.
  */
-import { YokeError, type Logger } from 'yoke'
+import { messageOf, YokeError, type Logger } from 'yoke'
 import {
   DEFAULT_MAX_RETRIES,
   DEFAULT_TIMEOUT_MS,
@@ -143,9 +143,7 @@ function toYokeError(err: unknown, info: RequestInfo, errors: SdkErrors): unknow
   if (err instanceof CallbackError) return err.error
   if (err instanceof YokeError) return err
   // the SDK's error keeps the server's body: one that echoes the key does not travel on as the cause
-  const cause = leaks(err, info.apiKey)
-    ? new Error(redact((err as Error).message, info.apiKey))
-    : err
+  const cause = leaks(err, info.apiKey) ? new Error(redact(messageOf(err), info.apiKey)) : err
   const failed = (reason: string) =>
     new YokeError(
       'MODEL_FAILED',

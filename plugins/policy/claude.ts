@@ -10,7 +10,7 @@
  * the whole tool or dropped quietly.
  */
 import { LineCounter, parseDocument, type Document } from 'yaml'
-import { readConfigText, YokeError } from 'yoke'
+import { messageOf, readConfigText, YokeError } from 'yoke'
 import type { Rule, RuleList } from './rules.ts'
 
 export const RULE_LISTS: readonly RuleList[] = ['deny', 'ask', 'allow']
@@ -138,7 +138,7 @@ export function readClaudeSettings(file: string): SettingsRead {
       file,
       rules: [],
       warnings: [],
-      error: { file, line: 1, col: 1, message: `cannot read it: ${(err as Error).message}` },
+      error: { file, line: 1, col: 1, message: `cannot read it: ${messageOf(err)}` },
     }
   }
   return parseClaudeSettings(text, file)
@@ -164,7 +164,7 @@ export function parseClaudeSettings(text: string, file: string): SettingsRead {
   try {
     value = JSON.parse(text)
   } catch (err) {
-    const message = (err as Error).message
+    const message = messageOf(err)
     const offset = jsonErrorOffset(message, text) ?? doc.errors[0]?.pos[0] ?? 0
     // V8 quotes the text around the error, newlines included: the report stays on one line
     return {

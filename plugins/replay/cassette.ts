@@ -4,7 +4,7 @@
  * fails, naming the turn and the first difference, when a request no longer matches.
  */
 import { closeSync, openSync, readFileSync, statSync, writeSync } from 'node:fs'
-import { YokeError } from 'yoke'
+import { messageOf, YokeError } from 'yoke'
 import type { CompleteOptions, ModelClient, ModelRequest, ModelResponse } from '../models/api.ts'
 import './errors.ts'
 
@@ -59,7 +59,7 @@ export function readCassette(file: string): Exchange[] {
   } catch (err) {
     throw new YokeError(
       'CASSETTE_INVALID',
-      { where: file, reason: `cannot read it: ${(err as Error).message}` },
+      { where: file, reason: `cannot read it: ${messageOf(err)}` },
       { file, cause: err },
     )
   }
@@ -76,7 +76,7 @@ export function readCassette(file: string): Exchange[] {
     try {
       value = JSON.parse(line)
     } catch (err) {
-      throw fail(`not JSON (${(err as Error).message})`)
+      throw fail(`not JSON (${messageOf(err)})`)
     }
     if (value?.v !== 1) throw fail('not a version 1 exchange (v: 1)')
     if (typeof value.lane !== 'string' || !Number.isInteger(value.turn))

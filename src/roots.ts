@@ -35,5 +35,8 @@ export const YOKE_MODULES = {
 export function builtinNames(): string[] {
   const isEntry = (name: string) =>
     statSync(join(BUILTIN_PLUGINS, name, BUILTIN_ENTRY), { throwIfNoEntry: false })?.isFile()
-  return readdirSync(BUILTIN_PLUGINS).filter(isEntry).sort()
+  return readdirSync(BUILTIN_PLUGINS, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && isEntry(entry.name))
+    .map((entry) => entry.name)
+    .sort()
 }

@@ -69,6 +69,110 @@ function pluginPathsIn(file: string): string[] {
   return found
 }
 
+/**
+ * The repository-relative files `file` imports as values: `import type`, an import whose every
+ * name is `type`, and `export type … from` are left out (they vanish when the code is compiled).
+ */
+function valueImportsOf(file: string): string[] {
+  const text = readFileSync(join(ROOT, file), 'utf8')
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const specs: string[] = []
+  const typeOnly = (bindings: ts.NamedImportBindings | ts.NamedExportBindings | undefined) =>
+    bindings !== undefined &&
+    ts.isNamedImports(bindings) &&
+    bindings.elements.length > 0 &&
+    bindings.elements.every((e) => e.isTypeOnly)
+  const visit = (node: ts.Node) => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      const clause = node.importClause
+      const onlyTypes =
+        clause?.isTypeOnly ||
+        (clause && !clause.name && typeOnly(clause.namedBindings)) ||
+        (clause &&
+          !clause.name &&
+          clause.namedBindings &&
+          ts.isNamedImports(clause.namedBindings) &&
+          clause.namedBindings.elements.length === 0)
+      if (!onlyTypes) specs.push(node.moduleSpecifier.text)
+    } else if (
+      ts.isExportDeclaration(node) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
+      const onlyTypes =
+        node.isTypeOnly ||
+        (node.exportClause !== undefined &&
+          ts.isNamedExports(node.exportClause) &&
+          node.exportClause.elements.every((e) => e.isTypeOnly))
+      if (!onlyTypes) specs.push(node.moduleSpecifier.text)
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    )
+      specs.push(node.arguments[0].text)
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return specs
+    .filter((spec) => spec.startsWith('.'))
+    .map((spec) => real(relative(ROOT, resolve(ROOT, dirname(file), spec))))
+}
+
+/** The cycles of a directed graph, each as `a → b → a`. */
+function cyclesOf(edges: Map<string, string[]>): string[] {
+  const cycles: string[] = []
+  const state = new Map<string, 'open' | 'done'>()
+  const visit = (node: string, path: string[]) => {
+    if (state.get(node) === 'done') return
+    if (state.get(node) === 'open') {
+      cycles.push([...path.slice(path.indexOf(node)), node].join(' → '))
+      return
+    }
+    state.set(node, 'open')
+    for (const next of edges.get(node) ?? []) visit(next, [...path, node])
+    state.set(node, 'done')
+  }
+  for (const node of edges.keys()) visit(node, [])
+  return cycles
+}
+
+/** The built-in plugins (and plugin libraries): the folders under plugins/. */
+const PLUGINS = readdirSync(join(ROOT, 'plugins'), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+
+/**
+ * String literals under src/ that name a plugin: a plugin's name itself, a control or key under it
+ * (`skills/list`, `summary:skills`), or a file only a plugin keeps (`yoke.lock`).
+ */
+function pluginNamesIn(file: string): string[] {
+  const text = readFileSync(join(ROOT, file), 'utf8')
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const found: string[] = []
+  const names = (literal: string) =>
+    PLUGINS.some(
+      (p) => literal === p || literal.startsWith(`${p}/`) || literal.startsWith(`${p}:`),
+    ) || /\byoke\.lock\b/.test(literal)
+  const visit = (node: ts.Node) => {
+    if (
+      (ts.isStringLiteral(node) ||
+        ts.isNoSubstitutionTemplateLiteral(node) ||
+        ts.isTemplateHead(node)) &&
+      names(node.text) &&
+      !ts.isImportDeclaration(node.parent) &&
+      !ts.isExportDeclaration(node.parent)
+    ) {
+      const { line } = source.getLineAndCharacterOfPosition(node.getStart())
+      found.push(`${file}:${line + 1} '${node.text}'`)
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return found
+}
+
 const pluginOf = (file: string) =>
   file.startsWith(`plugins${sep}`) ? file.split(sep)[1] : undefined
 
@@ -105,25 +209,56 @@ describe('layering', () => {
     assert.deepEqual(offences, [])
   })
 
-  it('src/kernel has no import cycle', () => {
-    const files = filesUnder(join('src', 'kernel'))
+  it('src/ has no import cycle, type-only edges included', () => {
+    const files = filesUnder('src')
     const edges = new Map(
-      files.map((f) => [f, importsOf(f).filter((t) => t.startsWith(join('src', 'kernel') + sep))]),
+      files.map((f) => [f, importsOf(f).filter((t) => t.startsWith(`src${sep}`))]),
     )
-    const cycles: string[] = []
-    const state = new Map<string, 'open' | 'done'>()
-    const visit = (file: string, path: string[]) => {
-      if (state.get(file) === 'done') return
-      if (state.get(file) === 'open') {
-        cycles.push([...path.slice(path.indexOf(file)), file].join(' → '))
-        return
+    assert.deepEqual(cyclesOf(edges), [])
+  })
+
+  it('no string under src/ names a plugin (a control, a plugin name, a file a plugin keeps)', () => {
+    assert.deepEqual(filesUnder('src').flatMap(pluginNamesIn), [])
+  })
+
+  it('the plugins’ value imports form a DAG (a type-only import is no edge)', () => {
+    const edges = new Map<string, string[]>(PLUGINS.map((p) => [p, []]))
+    for (const file of filesUnder('plugins'))
+      for (const target of valueImportsOf(file)) {
+        const [from, to] = [pluginOf(file), pluginOf(target)]
+        if (from && to && from !== to && !edges.get(from)!.includes(to)) edges.get(from)!.push(to)
       }
-      state.set(file, 'open')
-      for (const next of edges.get(file) ?? []) visit(next, [...path, file])
-      state.set(file, 'done')
-    }
-    for (const file of files) visit(file, [])
-    assert.deepEqual(cycles, [])
+    assert.deepEqual(cyclesOf(edges), [])
+  })
+
+  it('plugins/builtins.ts brings in every api.ts (the types an embedder gets from yoke/builtins)', () => {
+    const listed = importsOf(join('plugins', 'builtins.ts')).sort()
+    const faces = PLUGINS.map((p) => join('plugins', p, 'api.ts'))
+      .filter((file) => {
+        try {
+          return readFileSync(join(ROOT, file)) !== undefined
+        } catch {
+          return false
+        }
+      })
+      .sort()
+    assert.deepEqual(listed, faces)
+  })
+
+  it('api.ts exports contracts, never a plugin itself', () => {
+    const offences = PLUGINS.flatMap((p) => {
+      const file = join('plugins', p, 'api.ts')
+      let text: string
+      try {
+        text = readFileSync(join(ROOT, file), 'utf8')
+      } catch {
+        return []
+      }
+      return /\bdefault as \w+/.test(text) || /export \{[^}]*\} from '\.\/index\.ts'/.test(text)
+        ? [`${file} re-exports its plugin`]
+        : []
+    })
+    assert.deepEqual(offences, [])
   })
 
   it('what src/, plugins/ and bin/ import is a runtime dependency (a devDependency is absent in an install)', () => {

@@ -67,9 +67,9 @@ export async function summary(
       const names = tools
         .filter((t) => t.source === source)
         .map((t) => t.name + (t.risk === 'low' ? '' : color.yellow(` (${t.risk})`)))
-      // mcp__<server>__ once in front, not on every name
-      const prefix = source.startsWith('mcp:') ? `mcp__${source.slice(4)}__` : ''
-      const shared = prefix && names.every((n) => n.startsWith(prefix))
+      // a namespace every name of the source shares (`mcp__<server>__`) once in front, not on each
+      const prefix = sharedNamespace(tools.filter((t) => t.source === source).map((t) => t.name))
+      const shared = prefix !== ''
       return [
         source,
         shared
@@ -93,6 +93,14 @@ export async function summary(
     out.push(...(section.lines ?? []).map((line) => `  ${line}`))
   }
   return out.join('\n') + '\n'
+}
+
+/** The longest prefix ending in `__` that every name has ('' when none). */
+function sharedNamespace(names: string[]): string {
+  let common = names[0] ?? ''
+  for (const name of names) while (!name.startsWith(common)) common = common.slice(0, -1)
+  const end = common.lastIndexOf('__')
+  return end > 0 ? common.slice(0, end + 2) : ''
 }
 
 /** Why an instance is not active: what it waits for, or its error (the hint was printed with it). */

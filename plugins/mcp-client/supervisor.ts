@@ -197,43 +197,12 @@ export class Supervisor {
     while (!this.#closed) {
       if (this.heldFor !== undefined) {
         settleFirst() // an instance held while it starts has started: it is held, not broken
-        this.#restarting = false
-        await this.hooks.parked().catch((err) => this.hooks.failed('parking for a hold', err))
-        if (this.heldFor !== undefined && !this.#closed) await this.#sleep(Infinity)
+        await this.#park()
         continue
       }
-      let session: Session | undefined
-      let failure: Error | undefined
-      this.#restarting = false // a restart asked for before this attempt is this attempt
-      const attempt = (this.#attempt = new AbortController())
-      try {
-        this.generation++
-        session = this.session = await this.hooks.open(attempt.signal)
-        if (this.#closed) break
-        attempt.signal.throwIfAborted() // opened just as it was held or restarted: no tool sync
-        await this.hooks.ready(session)
-        if (session.isLost) throw await session.lost
-        if (attempt.signal.aborted) throw attempt.signal.reason
-        this.connectedAt = Date.now()
-        this.#set('connected')
-        settleFirst()
-        const why = await session.lost
-        if (this.#closed) break
-        if (session.expired) this.#restarting = true // not an outage: a new session at once
-        if (!this.#restarting) failure = why
-        // a connection that stayed up refills the budget; a crash loop does not
-        if (refillsBudget(this.policy, Date.now() - this.connectedAt)) this.attempt = 0
-      } catch (err) {
-        if (this.#closed) break
-        // a connection that ended under the sync failed for why it ended, not for "Connection closed"
-        if (!this.#restarting)
-          failure =
-            session?.isLost && session.why
-              ? new Error(session.why, { cause: err })
-              : err instanceof Error
-                ? err
-                : new Error(String(err))
-      }
+      const ended = await this.#connection(settleFirst)
+      if (ended === 'closed') break
+      const { session, failure } = ended
       if (this.heldFor !== undefined) {
         // held: not a failure, nothing to count; the top of the loop parks
         if (this.session === session) this.session = undefined
@@ -256,6 +225,55 @@ export class Supervisor {
     }
     settleFirst(new Error('closed'))
     await this.session?.close()
+  }
+
+  /** Held: what a connection left is cleared, and the loop sleeps until release() or close(). */
+  async #park(): Promise<void> {
+    this.#restarting = false
+    await this.hooks.parked().catch((err) => this.hooks.failed('parking for a hold', err))
+    if (this.heldFor !== undefined && !this.#closed) await this.#sleep(Infinity)
+  }
+
+  /**
+   * One connection, from the attempt to its end: `closed` when the supervisor closed meanwhile,
+   * else the session (if one opened) and the failure, when its end counts as one (not after a
+   * restart, a hold, or a session the server forgot).
+   */
+  async #connection(
+    connected: () => void,
+  ): Promise<{ session?: Session; failure?: Error } | 'closed'> {
+    let session: Session | undefined
+    this.#restarting = false // a restart asked for before this attempt is this attempt
+    const attempt = (this.#attempt = new AbortController())
+    try {
+      this.generation++
+      session = this.session = await this.hooks.open(attempt.signal)
+      if (this.#closed) return 'closed'
+      attempt.signal.throwIfAborted() // opened just as it was held or restarted: no tool sync
+      await this.hooks.ready(session)
+      if (session.isLost) throw await session.lost
+      if (attempt.signal.aborted) throw attempt.signal.reason
+      this.connectedAt = Date.now()
+      this.#set('connected')
+      connected()
+      const why = await session.lost
+      if (this.#closed) return 'closed'
+      if (session.expired) this.#restarting = true // not an outage: a new session at once
+      // a connection that stayed up refills the budget; a crash loop does not
+      if (refillsBudget(this.policy, Date.now() - this.connectedAt)) this.attempt = 0
+      return { session, failure: this.#restarting ? undefined : why }
+    } catch (err) {
+      if (this.#closed) return 'closed'
+      if (this.#restarting) return { session }
+      // a connection that ended under the sync failed for why it ended, not for "Connection closed"
+      const failure =
+        session?.isLost && session.why
+          ? new Error(session.why, { cause: err })
+          : err instanceof Error
+            ? err
+            : new Error(String(err))
+      return { session, failure }
+    }
   }
 
   #set(state: ServerState) {

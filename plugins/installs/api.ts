@@ -1,7 +1,19 @@
 /**
- * The public face of the installs plugin: what `yoke.lock` records for each install, and the
- * `installs` service (every install the lock names, verified, and whether it is registered).
+ * The public face of the installs plugin: what `yoke.lock` records for each install, the
+ * `installs` service (every install the lock names, verified, and whether it is registered), its
+ * controls and its config.
  */
+import { z } from 'zod'
+import type { SummarySection } from 'yoke'
+
+/** The plugin's config. */
+export const config = z
+  .object({
+    /** also load the installs of $YOKE_HOME/yoke.lock (`yoke add --user`) */
+    user: z.boolean().default(true),
+    watch: z.boolean().default(true),
+  })
+  .strict()
 
 /**
  * What an install is, which says which service takes it: a skill or a folder of skills (the
@@ -80,5 +92,17 @@ export interface InstallsApi {
 declare module 'yoke' {
   interface Services {
     installs: InstallsApi
+  }
+  interface Controls {
+    /** every install with its state, and the locks read: asked of a running `yoke dev` */
+    'installs/list': {
+      request: Record<string, never>
+      answer: { locks: string[]; installs: InstallState[] }
+    }
+    /** its section of the dev screen and `yoke doctor` (title 'installs'), none without installs */
+    'installs/summary': {
+      request: Record<string, never>
+      answer: (SummarySection & { title: string }) | undefined
+    }
   }
 }

@@ -9,8 +9,8 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { platformKey } from '../../plugins/installs/binaries.ts'
-import { ROOT, runYoke, suiteProjects, type Project } from '../helpers/project.ts'
+import { platformKey } from '../../../plugins/installs/binaries.ts'
+import { ROOT, runYoke, suiteProjects, type Project } from '../../helpers/project.ts'
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'installs')
 const project = suiteProjects()
@@ -131,7 +131,7 @@ describe('install state read with checks', () => {
     p.write('outside/hello-skill/SKILL.md', '---\nname: hello-skill\ndescription: out\n---\nx\n')
     const lock = JSON.parse(readFileSync(p.path('yoke.lock'), 'utf8'))
     const good = lock.installs.collection
-    const { listTree, hashTree } = await import('../../plugins/installs/tree.ts')
+    const { listTree, hashTree } = await import('../../../plugins/installs/tree.ts')
     const outside = hashTree(await listTree(p.path('outside')))
     lock.installs['../../outside'] = {
       ...good,

@@ -20,12 +20,12 @@ import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { after, before, describe, it } from 'node:test'
 import { create as createTar, Header } from 'tar'
-import { createYoke, YokeError } from '../../src/index.ts'
-import { add, remove, update, verify, type Options } from '../../plugins/installs/install.ts'
-import { projectScope, readLock, userScope } from '../../plugins/installs/lock.ts'
-import { platformKey } from '../../plugins/installs/binaries.ts'
-import { ROOT, runYoke, suiteProjects } from '../helpers/project.ts'
-import { until } from '../helpers/until.ts'
+import { createYoke, YokeError } from '../../../src/index.ts'
+import { add, remove, update, verify, type Options } from '../../../plugins/installs/install.ts'
+import { projectScope, readLock, userScope } from '../../../plugins/installs/lock.ts'
+import { platformKey } from '../../../plugins/installs/binaries.ts'
+import { ROOT, runYoke, suiteProjects } from '../../helpers/project.ts'
+import { until } from '../../helpers/until.ts'
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'installs')
 const project = suiteProjects()
@@ -358,8 +358,8 @@ describe('marketplaces', () => {
       },
     )
     writeFileSync(file, JSON.stringify(doc))
-    const { readMarketplace } = await import('../../plugins/installs/marketplace.ts')
-    const { updateLock } = await import('../../plugins/installs/lock.ts')
+    const { readMarketplace } = await import('../../../plugins/installs/marketplace.ts')
+    const { updateLock } = await import('../../../plugins/installs/lock.ts')
     const read = await readMarketplace(market)
     await updateLock(scope.lock, (lock) => {
       lock.marketplaces[read.name] = { name: read.name, source: market, addedAt: 'now' }
@@ -438,7 +438,7 @@ describe('marketplaces', () => {
         }),
       ),
     )
-    const { updateLock } = await import('../../plugins/installs/lock.ts')
+    const { updateLock } = await import('../../../plugins/installs/lock.ts')
     await updateLock(scope.lock, (lock) => {
       lock.marketplaces.remote = {
         name: 'remote',
@@ -492,7 +492,7 @@ describe('marketplace entries from git and npm', () => {
         ],
       }),
     )
-    const { updateLock } = await import('../../plugins/installs/lock.ts')
+    const { updateLock } = await import('../../../plugins/installs/lock.ts')
     await updateLock(scope.lock, (lock) => {
       lock.marketplaces.mixed = { name: 'mixed', source: market, addedAt: 'now' }
     })

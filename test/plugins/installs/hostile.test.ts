@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { ROOT, runYoke, suiteProjects, type Project } from '../helpers/project.ts'
+import { ROOT, runYoke, suiteProjects, type Project } from '../../helpers/project.ts'
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'installs')
 const PACKAGES = join(ROOT, 'examples', 'packages')

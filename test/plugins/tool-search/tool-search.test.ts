@@ -201,18 +201,16 @@ describe('tool-search', () => {
         search().exposure(yoke.tools().find((t) => t.name === 'render_chart')!),
         'direct',
       )
-      const exposure = (await yoke.composition.kernel.ask('tools:exposure', {})) as Record<
-        string,
-        string
-      >
+      const columns = async () =>
+        (await yoke.composition.kernel.ask('tool-search/tool-columns', {})) as {
+          exposure: Record<string, string>
+        }
+      const { exposure } = await columns()
       assert.equal(exposure.tool_search, 'not offered')
 
       const over = await budget(tokens - 1)
       assert.deepEqual(over, ['keep_notes', 'tool_search'], 'one token over: only the pin')
-      const levels = (await yoke.composition.kernel.ask('tools:exposure', {})) as Record<
-        string,
-        string
-      >
+      const levels = (await columns()).exposure
       assert.equal(levels.render_chart, 'deferred')
       assert.equal(levels.keep_notes, 'direct')
       assert.equal(levels.tool_search, 'direct')

@@ -8,7 +8,7 @@
 import type { InjectedContext } from 'yoke'
 import type { StopDecision, TurnInfo } from '../agent-loop/api.ts'
 import { cap } from './handlers.ts'
-import type { Hooks, Replies } from './index.ts'
+import type { Hooks, Replies } from './claude-hooks.ts'
 
 export function tapAgent(ctx: InjectedContext<['agent']>, hooks: Hooks) {
   const agent = ctx.agent.hooks
@@ -45,18 +45,8 @@ export function tapAgent(ctx: InjectedContext<['agent']>, hooks: Hooks) {
     if (!hooks.has('UserPromptSubmit')) return prompt
     const replies = await hooks.fire('UserPromptSubmit', [], { ...base(info), prompt })
     stopIfAsked(replies, 'UserPromptSubmit')
-    for (const { entry, reply } of replies) {
-      const blocked =
-        reply.kind === 'block'
-          ? reply.reason
-          : reply.kind === 'ok' && reply.json?.decision === 'block'
-            ? (reply.json.reason ?? 'no reason given')
-            : undefined
-      if (blocked !== undefined)
-        throw new Error(
-          `the UserPromptSubmit hook ${entry.label} blocked the prompt: ${cap(blocked)}`,
-        )
-    }
+    const blocked = promptBlock(replies)
+    if (blocked) throw new Error(blocked)
     const added = contextOf(replies, true)
     return added.length ? `${prompt}\n\n${added.join('\n\n')}` : prompt
   })
@@ -73,18 +63,7 @@ export function tapAgent(ctx: InjectedContext<['agent']>, hooks: Hooks) {
           stop_hook_active: info.continued > 0,
           last_assistant_message: info.text,
         })
-        // continue: false ends it whatever else was said
-        if (replies.some(({ reply }) => reply.kind === 'ok' && reply.json?.continue === false))
-          return { kind: 'stop' }
-        const reasons: string[] = decision.kind === 'continue' ? [decision.reason] : []
-        for (const { reply } of replies) {
-          if (reply.kind === 'block') reasons.push(reply.reason)
-          if (reply.kind !== 'ok' || !reply.json) continue
-          if (reply.json.decision === 'block') reasons.push(cap(reply.json.reason ?? 'continue'))
-          const more = reply.json.hookSpecificOutput?.additionalContext
-          if (typeof more === 'string' && more) reasons.push(cap(more))
-        }
-        return reasons.length ? { kind: 'continue', reason: reasons.join('\n') } : decision
+        return stopVerdict(replies, decision)
       },
     )
 
@@ -107,15 +86,49 @@ export function tapAgent(ctx: InjectedContext<['agent']>, hooks: Hooks) {
         yoke_status: result.status,
       })
     })
+}
 
-  /** `continue: false` from a session event ends the run with its stopReason. */
-  function stopIfAsked(replies: Replies, event: string) {
-    for (const { entry, reply } of replies)
-      if (reply.kind === 'ok' && reply.json?.continue === false)
-        throw new Error(
-          `the ${event} hook ${entry.label} stopped the run: ${reply.json.stopReason ?? 'no reason given'}`,
-        )
+/** `continue: false` from a session event ends the run with its stopReason. */
+function stopIfAsked(replies: Replies, event: string) {
+  for (const { entry, reply } of replies)
+    if (reply.kind === 'ok' && reply.json?.continue === false)
+      throw new Error(
+        `the ${event} hook ${entry.label} stopped the run: ${reply.json.stopReason ?? 'no reason given'}`,
+      )
+}
+
+/**
+ * What Stop (or SubagentStop) replies decide: `continue: false` ends the run whatever else was
+ * said; exit 2, `decision: block` and additionalContext send the model on, their reasons joined
+ * (after an earlier tap's reason); none of them leaves the decision as it came.
+ */
+export function stopVerdict(replies: Replies, decision: StopDecision): StopDecision {
+  if (replies.some(({ reply }) => reply.kind === 'ok' && reply.json?.continue === false))
+    return { kind: 'stop' }
+  const reasons: string[] = decision.kind === 'continue' ? [decision.reason] : []
+  for (const { reply } of replies) {
+    if (reply.kind === 'block') reasons.push(reply.reason)
+    if (reply.kind !== 'ok' || !reply.json) continue
+    if (reply.json.decision === 'block') reasons.push(cap(reply.json.reason ?? 'continue'))
+    const more = reply.json.hookSpecificOutput?.additionalContext
+    if (typeof more === 'string' && more) reasons.push(cap(more))
   }
+  return reasons.length ? { kind: 'continue', reason: reasons.join('\n') } : decision
+}
+
+/** Why a UserPromptSubmit hook refused the prompt (exit 2, or `decision: block`), if one did. */
+export function promptBlock(replies: Replies): string | undefined {
+  for (const { entry, reply } of replies) {
+    const blocked =
+      reply.kind === 'block'
+        ? reply.reason
+        : reply.kind === 'ok' && reply.json?.decision === 'block'
+          ? (reply.json.reason ?? 'no reason given')
+          : undefined
+    if (blocked !== undefined)
+      return `the UserPromptSubmit hook ${entry.label} blocked the prompt: ${cap(blocked)}`
+  }
+  return undefined
 }
 
 /** What the replies add to the context: additionalContext, and (where Claude Code takes it) plain stdout. */

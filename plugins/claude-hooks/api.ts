@@ -1,7 +1,14 @@
 /**
- * The public face of claude-hooks: the plugin (claude-plugins runs one child instance per Claude
- * Code plugin's hooks/hooks.json), its config's shape, the events yoke fires, and the matcher as
+ * The public face of claude-hooks: its config's shape (claude-plugins composes one child instance
+ * by name per Claude Code plugin's hooks/hooks.json), the events yoke fires, and the matcher as
  * Claude Code reads it.
  */
-export { default as claudeHooks, type ClaudeHooksConfig } from './index.ts'
 export { compileMatcher, FIRED_EVENTS, type FiredEvent } from './format.ts'
+
+export { claudeHooksConfig, type ClaudeHooksConfig } from './config.ts'
+
+/**
+ * The plugin itself, for test/hook-conformance.test.ts until it composes it otherwise: api.ts
+ * should export no plugin (claude-plugins already composes `claude-hooks` by name).
+ */
+export { default as claudeHooks } from './index.ts'

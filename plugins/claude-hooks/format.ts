@@ -5,7 +5,7 @@
  */
 import { LineCounter, parseDocument } from 'yaml'
 import { RE2JS } from 're2js'
-import { nestsDeeper } from 'yoke'
+import { messageOf, nestsDeeper } from 'yoke'
 import { z } from 'zod'
 
 /** The events yoke fires (the rest of Claude Code's events wait: nothing in yoke is that moment yet). */
@@ -175,7 +175,7 @@ export function compileMatcher(matcher: string | undefined): ((s: string) => boo
     const re = RE2JS.compile(matcher)
     return (s) => re.matcher(s).find()
   } catch (err) {
-    return `the matcher ${JSON.stringify(matcher)} is not a regular expression yoke runs (${(err as Error).message}); write it without lookaround or backreferences`
+    return `the matcher ${JSON.stringify(matcher)} is not a regular expression yoke runs (${messageOf(err)}); write it without lookaround or backreferences`
   }
 }
 
@@ -208,17 +208,8 @@ export function readHooks(hooks: unknown, where: string, text?: string): ReadRes
   }
   for (const [event, groups] of Object.entries(hooks)) {
     if (!(FIRED_EVENTS as readonly string[]).includes(event)) {
-      if (WAITING_EVENTS.has(event))
-        problem(
-          [event],
-          `${event} has no source in yoke yet${WHY_WAITING[event] ? ` (${WHY_WAITING[event]})` : ''}; its handlers wait and do not run`,
-        )
-      else
-        problem(
-          [event],
-          `"${event}" is not a Claude Code hook event; check its spelling (events yoke fires: ${FIRED_EVENTS.join(', ')})`,
-          'error',
-        )
+      const { message, level } = notFired(event)
+      problem([event], message, level)
       continue
     }
     if (!Array.isArray(groups)) {
@@ -259,23 +250,46 @@ export function readHooks(hooks: unknown, where: string, text?: string): ReadRes
             [...path, 'if'],
             `${name}: "if" (${JSON.stringify(handler.if)}) is not evaluated in yoke; the handler runs for every call its matcher takes`,
           )
-        const what = handler.type === 'command' ? handler.command : handler.url
-        entries.push({
-          event: event as FiredEvent,
-          handler,
-          key: JSON.stringify(
-            handler.type === 'command'
-              ? [handler.type, handler.command, handler.args ?? null, handler.shell ?? null]
-              : [handler.type, handler.url, handler.headers ?? null],
-          ),
-          label: `${at(path)} ${name} ${JSON.stringify(what)}`,
-          // an event with no subject (UserPromptSubmit, Stop) ignores the matcher, as Claude Code does
-          matches: (subjects) => !subjects.length || subjects.some(matches),
-        })
+        entries.push(entryOf(event as FiredEvent, handler, `${at(path)} ${name}`, matches))
       })
     })
   }
   return { entries, problems }
+}
+
+/** Why an event's handlers do not load: it has no source in yoke yet (a warning), or no such event. */
+function notFired(event: string): { message: string; level: Problem['level'] } {
+  if (WAITING_EVENTS.has(event))
+    return {
+      level: 'warn',
+      message: `${event} has no source in yoke yet${WHY_WAITING[event] ? ` (${WHY_WAITING[event]})` : ''}; its handlers wait and do not run`,
+    }
+  return {
+    level: 'error',
+    message: `"${event}" is not a Claude Code hook event; check its spelling (events yoke fires: ${FIRED_EVENTS.join(', ')})`,
+  }
+}
+
+/** One handler as fired: its dedupe key (what it runs), its label (where it was read) and its matcher. */
+function entryOf(
+  event: FiredEvent,
+  handler: Handler,
+  where: string,
+  matches: (subject: string) => boolean,
+): HookEntry {
+  const what = handler.type === 'command' ? handler.command : handler.url
+  return {
+    event,
+    handler,
+    key: JSON.stringify(
+      handler.type === 'command'
+        ? [handler.type, handler.command, handler.args ?? null, handler.shell ?? null]
+        : [handler.type, handler.url, handler.headers ?? null],
+    ),
+    label: `${where} ${JSON.stringify(what)}`,
+    // an event with no subject (UserPromptSubmit, Stop) ignores the matcher, as Claude Code does
+    matches: (subjects) => !subjects.length || subjects.some(matches),
+  }
 }
 
 /** A command or http handler, undefined for another type, or what is wrong with it. */
@@ -300,7 +314,7 @@ export function readHooksFile(text: string, where: string): ReadResult {
   try {
     doc = JSON.parse(text)
   } catch (err) {
-    const message = (err as Error).message.replace(/\s+/g, ' ')
+    const message = messageOf(err).replace(/\s+/g, ' ')
     const { line, col } = brokenAt(text, message)
     return {
       entries: [],

@@ -6,7 +6,7 @@
  * project directory, in a process group of its own that goes when it ends.
  */
 import { runProcess, toolEnv } from '../process/api.ts'
-import { nestsDeeper } from 'yoke'
+import { messageOf, nestsDeeper } from 'yoke'
 import { MAX_DEPTH, type Handler, type HookEntry } from './format.ts'
 
 /** What a handler answered. `error` never blocks anything; it is logged, naming the handler. */
@@ -85,7 +85,7 @@ export async function runHandler(
       ? runCommand(entry.handler, body, run, timeoutS * 1000)
       : runHttp(entry.handler, body, run, timeoutS * 1000))
   } catch (err) {
-    return { kind: 'error', why: `it could not run: ${(err as Error)?.message ?? String(err)}` }
+    return { kind: 'error', why: `it could not run: ${messageOf(err)}` }
   }
 }
 
@@ -115,7 +115,7 @@ async function runCommand(
       timeoutMs: Math.max(1, Math.round(timeoutMs)),
     })
   } catch (err) {
-    return { kind: 'error', why: `it could not start: ${(err as Error).message}` }
+    return { kind: 'error', why: `it could not start: ${messageOf(err)}` }
   }
   const stderr = r.stderr.join('\n').trim()
   // the runner's own kill at the output cap is said as the cap, not as a signal
@@ -241,7 +241,7 @@ function readStdout(stdout: string): Reply {
   } catch (err) {
     return {
       kind: 'error',
-      why: `its stdout starts with "{" but is not JSON (${(err as Error).message})`,
+      why: `its stdout starts with "{" but is not JSON (${messageOf(err)})`,
     }
   }
   return { kind: 'error', why: 'its stdout is not a JSON object' }

@@ -7,9 +7,9 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { stringify } from 'yaml'
-import type { LogRecord, ToolResult, ToolRuntime } from '../../src/index.ts'
-import { composedProject, hookProgram } from '../conformance/hooks.ts'
-import { tempProject, type Project } from '../helpers/project.ts'
+import type { LogRecord, ToolResult, ToolRuntime } from '../../../src/index.ts'
+import { composedProject, hookProgram } from '../../conformance/hooks.ts'
+import { tempProject, type Project } from '../../helpers/project.ts'
 
 const text = (r: ToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
 /** `{"x":{"x":…1…}}`, `depth` objects deep, as text (JSON.parse reads it; JSON.stringify of it overflows). */

@@ -95,7 +95,8 @@ export class Capabilities {
     ctx.tap(hooks.change, 'capabilities', (change) => {
       if (change.scope === GLOBAL) this.changed()
     })
-    this.#watchOthers()
+    this.#countOffers()
+    this.#watchChanges()
     this.changed() // the first look: what changed since the log's last line (a config edited while nothing ran)
     ctx.provide('capabilities', this.service)
     unloadRefused(ctx, rules, this.kept, {
@@ -239,13 +240,11 @@ export class Capabilities {
 
   /**
    * Children that wait for another plugin's service (and restart with it, alone): what the agent
-   * loop sends the model and the MCP gateway lists (offered: the gateway's lists are cached per
-   * view, so it says so itself), the skills' changes, and each change a session's model makes to
-   * its dynamic plugins, as the repository reports it.
+   * loop sends the model and what the MCP gateway lists are offered (the gateway's lists are
+   * cached per view, so it says so itself).
    */
-  #watchOthers(): void {
-    const child = (plugin: Parameters<Ctx['plugin']>[0]) => this.ctx.plugin(plugin)
-    child(
+  #countOffers(): void {
+    this.ctx.plugin(
       definePlugin({
         name: 'capabilities-offers',
         inject: ['agent'],
@@ -257,7 +256,7 @@ export class Capabilities {
         },
       }),
     )
-    child(
+    this.ctx.plugin(
       definePlugin({
         name: 'capabilities-gateway',
         inject: ['mcpServer'],
@@ -269,7 +268,14 @@ export class Capabilities {
         },
       }),
     )
-    child(
+  }
+
+  /**
+   * Children that tell the audit trail of the skills' changes, and of each change a session's
+   * model makes to its dynamic plugins, as the repository reports it.
+   */
+  #watchChanges(): void {
+    this.ctx.plugin(
       definePlugin({
         name: 'capabilities-skills',
         inject: ['skills'],
@@ -279,7 +285,7 @@ export class Capabilities {
         },
       }),
     )
-    child(
+    this.ctx.plugin(
       definePlugin({
         name: 'capabilities-repository',
         inject: ['repository'],

@@ -3,6 +3,26 @@
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
+/** How long a function may be: lines of code, blank and comment lines not counted. */
+export const FUNCTION_LINES = { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }
+
+/**
+ * The files that still hold functions over that length, each with how many. The list only
+ * shrinks: test/lint-limits.test.ts fails when a file holds fewer than listed (lower the number, or
+ * drop the file) and the lint fails on a long function anywhere else. Split a function, never add
+ * a file here.
+ */
+export const LONG_FUNCTIONS = {
+  'plugins/agent-loop/cli/agent.ts': 2,
+  'plugins/installs/install.ts': 1,
+  'src/cli/context.ts': 1,
+  'src/cli/dev.ts': 1,
+  'src/config/layers.ts': 1,
+  'src/config/resolve.ts': 1,
+  'src/config/trust.ts': 1,
+  'src/kernel/context.ts': 1,
+}
+
 export default tseslint.config(
   { ignores: ['node_modules/', '**/fixtures/', 'dist/', 'coverage/'] },
   js.configs.recommended,
@@ -49,6 +69,13 @@ export default tseslint.config(
       'no-regex-spaces': 'off',
     },
   },
+  {
+    files: ['src/**', 'plugins/**', 'bin/**'],
+    rules: { 'max-lines-per-function': ['error', FUNCTION_LINES] },
+  },
+  ...(Object.keys(LONG_FUNCTIONS).length
+    ? [{ files: Object.keys(LONG_FUNCTIONS), rules: { 'max-lines-per-function': 'off' } }]
+    : []),
   {
     // tests and benchmarks reach into results and fakes whose shapes they check themselves
     files: ['test/**', 'bench/**', '**/*.test.ts'],

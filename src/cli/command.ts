@@ -78,7 +78,11 @@ export interface CommandContext {
    * Asks the `yoke dev` running in this project for the control `name`; undefined when none
    * answers, or when a flag (--preset, --patch, --set) asks for other layers than it runs.
    */
-  live(name: string, request?: Record<string, unknown>, options?: LiveOptions): Promise<unknown>
+  live<K extends ControlName>(
+    name: K,
+    request?: ControlRequest<K>,
+    options?: LiveOptions,
+  ): Promise<ControlAnswer<K> | undefined>
   /**
    * The running dev's answer to the control `name` (`<plugin>/<verb>`, typed by `Controls`), else
    * the answer of a composition made for it; a number is the exit code of a config that failed.

@@ -77,10 +77,11 @@ export function commandContext(args: ParsedArgs): CommandContext {
       }
     },
 
-    async live(name, request = {}, conversation) {
-      const reply = await askDev(name, request, conversation)
+    async live(name, request, conversation) {
+      const reply = await askDev(name, (request ?? {}) as Record<string, unknown>, conversation)
       if (reply.status === 'error') throw reply.error
-      return reply.status === 'ok' ? reply.answer : undefined
+      // the answer of the plugin that declares the control's type (unknown for an undeclared one)
+      return reply.status === 'ok' ? (reply.answer as ControlAnswer<typeof name>) : undefined
     },
 
     async control(name, request, { fresh = false } = {}) {

@@ -60,17 +60,29 @@ describe('trust records what was answered', () => {
     const own = await trustNow(p)
     const options = { cwd: p.dir, home: p.home, env: {} }
 
-    const kept = await keepingTrust(options, async () => void p.write('yoke.lock', '{}\n'))
+    // the installs plugin's lock change: it names the file it writes, and takes no turn
+    const lock = { writes: [p.path('yoke.lock')], turn: { turn: false } }
+    const kept = await keepingTrust(
+      options,
+      async () => void p.write('yoke.lock', '{}\n'),
+      lock.writes,
+      lock.turn,
+    )
     assert.equal(kept.trusted, true)
     assert.equal(
       trustState({ ...own, files: [...own.files, p.path('yoke.lock')] }, where(p)).state,
       'trusted',
     )
 
-    const raced = await keepingTrust(options, async () => {
-      p.write('yoke.lock', '{"v":2}\n')
-      p.write('yoke.config.yaml', CONFIG + '# pulled meanwhile\n') // not the user's edit
-    })
+    const raced = await keepingTrust(
+      options,
+      async () => {
+        p.write('yoke.lock', '{"v":2}\n')
+        p.write('yoke.config.yaml', CONFIG + '# pulled meanwhile\n') // not the user's edit
+      },
+      lock.writes,
+      lock.turn,
+    )
     assert.equal(raced.trusted, false)
     const state = trustState({ ...own, files: [...own.files, p.path('yoke.lock')] }, where(p))
     assert.equal(state.state, 'changed')
@@ -80,10 +92,15 @@ describe('trust records what was answered', () => {
   it('a project with nothing to trust is not trusted for a config that appears during the edit', async () => {
     const p = project({})
     const options = { cwd: p.dir, home: p.home, env: {} }
-    const edit = await keepingTrust(options, async () => {
-      p.write('yoke.lock', '{}\n')
-      p.write('yoke.config.yaml', CONFIG) // from nowhere: not what the edit wrote
-    })
+    const edit = await keepingTrust(
+      options,
+      async () => {
+        p.write('yoke.lock', '{}\n')
+        p.write('yoke.config.yaml', CONFIG) // from nowhere: not what the edit wrote
+      },
+      [p.path('yoke.lock')],
+      { turn: false },
+    )
     assert.equal(edit.trusted, false)
     const files = [p.path('yoke.config.yaml'), p.path('yoke.lock')]
     assert.equal(trustState({ dir: p.dir, files }, where(p)).state, 'new')
@@ -92,6 +109,8 @@ describe('trust records what was answered', () => {
     const lockOnly = await keepingTrust(
       { ...options, cwd: q.dir, home: q.home },
       async () => void q.write('yoke.lock', '{}\n'),
+      [q.path('yoke.lock')],
+      { turn: false },
     )
     assert.equal(lockOnly.trusted, true)
     assert.equal(

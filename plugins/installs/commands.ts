@@ -40,12 +40,16 @@ async function scopesOf(cli: CommandContext) {
 
 /**
  * A change of the project's yoke.lock, which project trust covers: made by the user, it keeps a
- * trusted project trusted (src/cli/trust.ts). `--user` changes the user's own lock.
+ * trusted project trusted (cli.keepingTrust; no turn among config edits: an add may fetch for
+ * long). `--user` changes the user's own lock.
  */
-const lockChange = <T>(args: ParsedArgs, cli: CommandContext, change: () => Promise<T>) =>
+const lockChange = async <T>(args: ParsedArgs, cli: CommandContext, change: () => Promise<T>) =>
   args.user
     ? change().then((result) => ({ result, trusted: true }))
-    : keepingTrust(cli.options, change)
+    : keepingTrust(cli.options, change, [await projectLock(cli)], { turn: false })
+
+const projectLock = async (cli: CommandContext) =>
+  (await import('./lock.ts')).projectScope(await cli.projectDir()).lock
 
 /** Kinds that run programs: in a project that is not trusted, they wait (plugins/installs). */
 const runsCode = (kind: InstallKind) => kind === 'exec-package' || kind === 'claude-plugin'

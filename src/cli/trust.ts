@@ -239,24 +239,26 @@ export async function offerTrust(
 }
 
 /**
- * Runs `change`, the user's own edit of a file trust covers: the project config (`cli.editConfig`:
- * yoke mcp add, pin, withdraw…) or yoke.lock (`yoke add`, `update`, `remove`); `writes` are the
- * files it edits (by default yoke.lock). A project trusted before it (or with nothing to trust
- * yet: no config, no lock) is trusted after it, with those files as they are now — unless another
- * of its config files changed or appeared meanwhile (not the user's edit: then the project is
- * asked about again). Any other project stays as it was. `trusted`: whether the project is
- * trusted after it (its installs may run).
+ * Runs `change`, the user's own edit of files trust covers: the project config (`cli.editConfig`:
+ * yoke mcp add, pin, withdraw…) or a file a plugin keeps digests in (`yoke add`, `update`,
+ * `remove` write the installs plugin's lock); `writes` are the files it edits. A project trusted
+ * before it (or with nothing to trust yet: no config, no lock) is trusted after it, with those
+ * files as they are now — unless another of its config files changed or appeared meanwhile (not
+ * the user's edit: then the project is asked about again). Any other project stays as it was.
+ * `trusted`: whether the project is trusted after it (its installs may run). A short edit takes
+ * its `turn` among others; one that may fetch for long (`yoke add`) says `turn: false`.
  */
 export async function keepingTrust<T>(
   options: LoadOptions,
   change: () => Promise<T>,
-  writes?: string[],
+  writes: string[],
+  { turn: taking = true }: { turn?: boolean } = {},
 ): Promise<{ result: T; trusted: boolean }> {
   const where = { home: options.home, env: options.env }
   // a config edit is short: edits of trusted projects take turns from the look before to the
   // record after, or one that looked while another's record was not written yet would see a
   // changed file and leave the project untrusted (a lock change, `yoke add`, may fetch: no turns)
-  const turn = writes ? await takeTurn(where) : undefined
+  const turn = taking ? await takeTurn(where) : undefined
   try {
     return await keeping(options, change, writes)
   } finally {
@@ -267,7 +269,7 @@ export async function keepingTrust<T>(
 async function keeping<T>(
   options: LoadOptions,
   change: () => Promise<T>,
-  writes: string[] | undefined,
+  writes: string[],
 ): Promise<{ result: T; trusted: boolean }> {
   const { changedFiles, configHashes, recordTrust, trustState, trustedByEnv } =
     await import('../config/trust.ts')
@@ -286,7 +288,7 @@ async function keeping<T>(
   const result = await change()
   const after = await projectOf(options).catch(() => undefined)
   if (!after) return { result, trusted: false }
-  const edited = (writes ?? [join(after.dir, LOCK_FILE)]).map((f) => relative(after.dir, f))
+  const edited = writes.map((f) => relative(after.dir, f))
   const hashesAfter = configHashes(after)
   const onlyOurs = changedFiles(hashesBefore, hashesAfter).every((f) => edited.includes(f))
   if (kept && onlyOurs && after.files.length) await recordTrust(after, true, where, hashesAfter)

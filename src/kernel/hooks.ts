@@ -4,7 +4,7 @@
  * so removal splices the tap out, resets the compiled call, and also flips a flag the wrapper
  * checks: a call already in flight when the tap was removed skips it too.
  */
-import { YokeError, type ErrorSite } from '../errors.ts'
+import { messageOf, YokeError, type ErrorSite } from '../errors.ts'
 import type { Cleanup } from './disposer.ts'
 
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-function-type --
@@ -51,6 +51,22 @@ export function defineHooks<T extends Record<string, AnyHook>>(
 
 export function hookName(hook: AnyHook): string {
   return hookNames.get(hook) ?? hook.name ?? 'anonymous hook'
+}
+
+/**
+ * Calls a SyncHook whose taps only observe (a state change, a log record, a finished task): a tap
+ * that throws is handed to `report` with `a <hook> tap failed: <why>`, and the caller goes on.
+ */
+export function notify<A extends unknown[]>(
+  hook: { call(...args: A): unknown },
+  args: A,
+  report: (message: string, err: unknown) => void,
+): void {
+  try {
+    hook.call(...args)
+  } catch (err) {
+    report(`a ${hookName(hook as unknown as AnyHook)} tap failed: ${messageOf(err)}`, err)
+  }
 }
 
 function isSyncHook(hook: AnyHook): boolean {

@@ -11,7 +11,7 @@ import { messageOf, YokeError } from '../errors.ts'
 import { faultError } from './faults.ts'
 import { disposeAll, settledWithin } from './disposer.ts'
 import { Fiber } from './fiber.ts'
-import { defineHooks, hookName, tapsOf, type AnyHook } from './hooks.ts'
+import { defineHooks, hookName, notify, tapsOf, type AnyHook } from './hooks.ts'
 import { ServiceRegistry } from './services.ts'
 import type {
   ControlHandler,
@@ -299,16 +299,9 @@ export class Kernel implements FiberHost {
 
   /** A provision counts only while its owner is active, so a state change concerns its dependents. */
   onState(fiber: Fiber): void {
-    try {
-      this.hooks.state.call(fiber)
-    } catch (err) {
-      this.log({
-        level: 'error',
-        fiber,
-        message: `a kernel.state tap failed: ${(err as Error)?.message ?? err}`,
-        error: err,
-      })
-    }
+    notify(this.hooks.state, [fiber], (message, error) =>
+      this.log({ level: 'error', fiber, message, error }),
+    )
     this.schedule(fiber, ...this.dependentsOf(fiber))
   }
 
@@ -324,11 +317,7 @@ export class Kernel implements FiberHost {
 
   /** Observers of the log must not break what they observe: a throwing tap goes to stderr. */
   log(record: LogRecord): void {
-    try {
-      this.hooks.log.call(record)
-    } catch (err) {
-      process.stderr.write(`yoke: a kernel.log tap failed: ${(err as Error)?.message ?? err}\n`)
-    }
+    notify(this.hooks.log, [record], (message) => process.stderr.write(`yoke: ${message}\n`))
   }
 
   /** Counts live resources by kind (taps, watchers, timers), and the hooks tapped, so leaks show. */

@@ -4,7 +4,7 @@
  * The `tasks` service tracks status and results and announces each completion on a hook.
  */
 import { SyncHook } from 'tapable'
-import { defineHooks } from '../kernel/hooks.ts'
+import { defineHooks, notify } from '../kernel/hooks.ts'
 import { freezeDeep } from './json.ts'
 import type { ResultStatus, ToolCall, ToolResult } from './types.ts'
 
@@ -92,11 +92,9 @@ export class Tasks {
     info.result = freezeDeep(result)
     info.endedAt = Date.now()
     info.status = result.ok ? 'done' : result.status === 'ABORTED' ? 'cancelled' : 'failed'
-    try {
-      this.hooks.completed.call(info)
-    } catch (err) {
-      this.onError(`a tasks.completed tap failed for ${info.id}`, err)
-    }
+    notify(this.hooks.completed, [info], (message, err) =>
+      this.onError(`${message} (task ${info.id})`, err),
+    )
     // finished tasks are kept for looking up, the most recent KEEP of them
     const ended = [...this.#tasks.values()].filter((t) => t.info.status !== 'running')
     for (const t of ended.slice(0, Math.max(0, ended.length - KEEP))) this.#tasks.delete(t.info.id)

@@ -18,7 +18,7 @@ const FILES = {
   'healthy.mjs': `export default { name: 'healthy', inject: ['runtime'], apply(ctx) {
   ctx.runtime.register({ name: 'still_here', inputSchema: { type: 'object' }, concurrency: 'safe',
     execute: () => new Promise((resolve) => setTimeout(() => resolve('yes'), 5)) })
-  ctx.control('soak-call', () => ctx.runtime.call('still_here', {}))
+  ctx.control('healthy/call', () => ctx.runtime.call('still_here', {}))
 } }\n`,
   'crashy.mjs': `export default { name: 'crashy', apply(ctx, config) {
   setTimeout(() => { throw new Error('timer boom ' + config.n) }, 50)
@@ -102,7 +102,7 @@ export async function crash(deadlineMs: number): Promise<Report> {
       t.track(label, async () => {
         const reply = (await ask(
           socket,
-          { cmd: 'soak-call' },
+          { cmd: 'healthy/call' },
           { connectMs: 8000 },
         )) as unknown as ControlReply
         // { status: 'ok', answer } (or, from an older dev, the answer itself)

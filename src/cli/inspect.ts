@@ -138,7 +138,12 @@ function printSection(
     throw new YokeError('SECTION_UNKNOWN', { title, known })
   }
   if (json) printJson({ ok: true, source, ...section })
-  else process.stdout.write(color.dim(`(${source})\n`) + section.lines.join('\n') + '\n')
+  else {
+    const body = section.lines.length
+      ? section.lines.join('\n')
+      : color.dim(`(${section.note ?? 'empty'})`)
+    process.stdout.write(color.dim(`(${source})\n`) + body + '\n')
+  }
   return 0
 }
 

@@ -157,68 +157,117 @@ export function trustTracker(options: LoadOptions) {
 
 /** Decides, once per resolve and only when asked, whether an instance's code may run. */
 export function trustGate(options: LoadOptions, stack: LayerStack, merged: Merged) {
-  const files = projectFiles(stack, options)
-  let verdict: TrustVerdict | undefined
-  const fromProject = (key: string) => {
+  const gate = new TrustGate(options, stack, merged)
+  return (spec: GatedInstance, runsCode?: boolean) => gate.check(spec, runsCode)
+}
+
+/** One resolve's gate: the project's files, where each value came from, the verdict once asked. */
+class TrustGate {
+  /** the project's own config files: what counts as set by the project */
+  private readonly files: string[]
+  /** the project's verdict, read the first time an instance needs it */
+  private verdict: TrustVerdict | undefined
+
+  constructor(
+    private readonly options: LoadOptions,
+    private readonly stack: LayerStack,
+    private readonly merged: Merged,
+  ) {
+    this.files = projectFiles(stack, options)
+  }
+
+  private verdictNow(): TrustVerdict {
+    return (this.verdict ??= projectVerdict(this.options, this.stack))
+  }
+
+  /**
+   * The waiting error of an instance that must wait for trust (it is marked `untrusted`), else
+   * undefined: it runs code when its module is local or its plugin says so for its config; once
+   * its module is loaded, one whose config from the project took the user's environment waits
+   * too (its values could go anywhere the project says: a header, a URL), and so does one whose
+   * plugin reads a secret itself when the project says which one or where it goes (`baseUrl`).
+   */
+  check(spec: GatedInstance, runsCode = spec.local || declaresCode(spec)): YokeError | undefined {
+    const { files, stack } = this
+    // a package the project brings (its node_modules) is its code, whoever's layer names it
+    const own = !spec.local && ownPackage(spec.use, stack.projectDir)
+    const env = !runsCode && spec.module ? this.fromEnv(spec.key) : []
+    const loosening = !runsCode && files.length ? this.withoutLoosening(spec) : false
+    const secrets = !runsCode && files.length ? this.secretsFromProject(spec) : []
+    if (loosening === 'waits')
+      secrets.push('config (valid only with what it may not set untrusted)')
+    const held = own || secrets.length || ((runsCode || env.length) && this.fromProject(spec.key))
+    if (!files.length || !held) return undefined
+    const verdict = this.verdictNow()
+    if (verdict === true) return undefined
+    spec.untrusted = true
+    const what =
+      own || runsCode
+        ? codeOf(spec, stack.projectDir)
+        : env.length
+          ? `with values from your environment (${env.join(', ')})`
+          : `with your secrets or your tools going where the project's config says (${secrets.join(', ')})`
+    waitsFor.set(spec, what)
+    return untrustedError(spec.site, what, verdict, stack.projectDir)
+  }
+
+  /** Whether the project's files set the instance's `use:` or any of its config. */
+  private fromProject(key: string): boolean {
     const [use, config] = [pathKey(['plugins', key, 'use']), pathKey(['plugins', key, 'config'])]
-    return [...merged.origins].some(
+    return [...this.merged.origins].some(
       ([path, at]) =>
         (path === use || path === config || path.startsWith(config + '\u001f')) &&
-        files.includes(at.file),
+        this.files.includes(at.file),
     )
   }
+
   /** The config paths of the instance whose value the project's own files took from `${VAR}`s. */
-  const fromEnv = (key: string) => {
+  private fromEnv(key: string): string[] {
     const prefix = pathKey(['plugins', key]) + '\u001f'
-    return stack.layers
-      .filter((l) => files.includes(l.file))
+    return this.stack.layers
+      .filter((l) => this.files.includes(l.file))
       .flatMap((l) =>
         [...l.fromEnv].filter(
-          (p) => p.startsWith(prefix) && merged.origins.get(p)?.file === l.file,
+          (p) => p.startsWith(prefix) && this.merged.origins.get(p)?.file === l.file,
         ),
       )
       .map((p) => p.split('\u001f').slice(2).join('.'))
   }
+
   /** Of `paths` (dotted, under the instance's config), those the project's files set. */
-  const setByProject = (key: string, paths: readonly unknown[]) =>
-    paths.map(String).filter((p) => {
+  private setByProject(key: string, paths: readonly unknown[]): string[] {
+    return paths.map(String).filter((p) => {
       const at = pathKey(['plugins', key, 'config', ...p.split('.')])
-      return [...merged.origins].some(
+      return [...this.merged.origins].some(
         ([path, { file }]) =>
-          (path === at || path.startsWith(at + '\u001f')) && files.includes(file),
+          (path === at || path.startsWith(at + '\u001f')) && this.files.includes(file),
       )
     })
-  /** A declaration of the plugin's, for its config; one that throws (or is no list) is undefined. */
-  const declared = (spec: GatedInstance, name: 'sendsSecrets' | 'ignoredUntilTrusted') => {
-    try {
-      const paths = spec.module?.plugin[name]?.(spec.config) ?? []
-      return Array.isArray(paths) ? (paths as unknown[]) : undefined
-    } catch {
-      return undefined
-    }
   }
+
   /**
    * Of the paths the plugin says route a secret of the user's, those the project's files set (as
    * `config.<path>`); a `sendsSecrets` that throws holds back an instance the project configures.
    */
-  const secretsFromProject = (spec: GatedInstance): string[] => {
+  private secretsFromProject(spec: GatedInstance): string[] {
     const paths = declared(spec, 'sendsSecrets')
     if (!paths)
-      return fromProject(spec.key) ? ['config (its plugin could not say which paths matter)'] : []
-    return setByProject(spec.key, paths).map((p) => `config.${p}`)
+      return this.fromProject(spec.key)
+        ? ['config (its plugin could not say which paths matter)']
+        : []
+    return this.setByProject(spec.key, paths).map((p) => `config.${p}`)
   }
+
   /**
    * An instance that runs without what the untrusted project set at the paths its plugin says may
    * only loosen (a policy's `allow`): its config is validated again with them left out, and it is
    * marked `untrusted` (so `yoke trust --show` lists it), yet runs. False when nothing is left out;
    * `waits` when the config is not valid without them.
    */
-  const withoutLoosening = (spec: GatedInstance): boolean | 'waits' => {
+  private withoutLoosening(spec: GatedInstance): boolean | 'waits' {
     if (!spec.module || spec.config === undefined) return false
-    const paths = setByProject(spec.key, declared(spec, 'ignoredUntilTrusted') ?? [])
-    if (!paths.length) return false
-    verdict ??= projectVerdict(options, stack)
-    if (verdict === true) return false
+    const paths = this.setByProject(spec.key, declared(spec, 'ignoredUntilTrusted') ?? [])
+    if (!paths.length || this.verdictNow() === true) return false
     const raw = structuredClone(spec.raw ?? {}) as Record<string, unknown>
     for (const p of paths) deleteAt(raw, p.split('.'))
     const again = validateConfig(spec.module.plugin, raw)
@@ -231,37 +280,15 @@ export function trustGate(options: LoadOptions, stack: LayerStack, merged: Merge
     waitsFor.set(spec, `without the project's ${paths.map((p) => `config.${p}`).join(', ')}`)
     return true
   }
-  /**
-   * The waiting error of an instance that must wait for trust (it is marked `untrusted`), else
-   * undefined: it runs code when its module is local or its plugin says so for its config; once
-   * its module is loaded, one whose config from the project took the user's environment waits
-   * too (its values could go anywhere the project says: a header, a URL), and so does one whose
-   * plugin reads a secret itself when the project says which one or where it goes (`baseUrl`).
-   */
-  return (
-    spec: GatedInstance,
-    runsCode = spec.local || declaresCode(spec),
-  ): YokeError | undefined => {
-    // a package the project brings (its node_modules) is its code, whoever's layer names it
-    const own = !spec.local && ownPackage(spec.use, stack.projectDir)
-    const env = !runsCode && spec.module ? fromEnv(spec.key) : []
-    const loosening = !runsCode && files.length ? withoutLoosening(spec) : false
-    const secrets = !runsCode && files.length ? secretsFromProject(spec) : []
-    if (loosening === 'waits')
-      secrets.push('config (valid only with what it may not set untrusted)')
-    const held = own || secrets.length || ((runsCode || env.length) && fromProject(spec.key))
-    if (!files.length || !held) return undefined
-    verdict ??= projectVerdict(options, stack)
-    if (verdict === true) return undefined
-    spec.untrusted = true
-    const what =
-      own || runsCode
-        ? codeOf(spec, stack.projectDir)
-        : env.length
-          ? `with values from your environment (${env.join(', ')})`
-          : `with your secrets or your tools going where the project's config says (${secrets.join(', ')})`
-    waitsFor.set(spec, what)
-    return untrustedError(spec.site, what, verdict, stack.projectDir)
+}
+
+/** A declaration of the plugin's, for its config; one that throws (or is no list) is undefined. */
+function declared(spec: GatedInstance, name: 'sendsSecrets' | 'ignoredUntilTrusted') {
+  try {
+    const paths = spec.module?.plugin[name]?.(spec.config) ?? []
+    return Array.isArray(paths) ? (paths as unknown[]) : undefined
+  } catch {
+    return undefined
   }
 }
 

@@ -94,11 +94,27 @@ export interface SkillsApi {
   body(name: string): string | undefined
 }
 
+/** What `skills/list` answers (`yoke skills list`): the skills without their bodies, and what was left out. */
+export interface SkillsListing {
+  roots: string[]
+  skills: Array<Omit<Skill, 'body'>>
+  /** out of use by holds, each with `holds` (the reasons); absent when a running dev is older */
+  held?: Array<Omit<HeldSkill, 'body'>>
+  shadowed: Shadowing[]
+  /** absent when a running dev is older than the clashes */
+  clashes?: SkillClash[]
+  problems: SkillProblem[]
+}
+
 declare module 'yoke' {
   interface Services {
     skills: SkillsApi
     /** one decision, shared: which skills (and skill packages) are in use */
     skillFilter: SkillFilter
+  }
+  interface Controls {
+    /** `yoke skills list`: the skills, held, shadowed, clashing and broken */
+    'skills/list': { request: Record<string, never>; answer: SkillsListing }
   }
 }
 

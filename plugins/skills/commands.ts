@@ -21,18 +21,6 @@ function skillsOf(composition: Composition | undefined): SkillsApi {
 
 const cwdOf = (args: ParsedArgs) => args.cwd ?? process.cwd()
 
-/** What the `skills-list` control answers. */
-interface Listing {
-  roots: string[]
-  skills: Array<Omit<ReturnType<SkillsApi['list']>[number], 'body'>>
-  /** out of use by holds, each with `holds` (the reasons); absent when a running dev is older */
-  held?: Array<Omit<ReturnType<SkillsApi['held']>[number], 'body'>>
-  shadowed: ReturnType<SkillsApi['shadowed']>
-  /** absent when a running dev is older than the clashes */
-  clashes?: ReturnType<SkillsApi['clashes']>
-  problems: ReturnType<SkillsApi['problems']>
-}
-
 const skillsList = defineCommand({
   name: 'skills list',
   summary: 'the skills: available or why not, held and why, where from, what they shadow',
@@ -44,13 +32,13 @@ const skillsList = defineCommand({
   async run(args, _, cli) {
     let reply
     try {
-      reply = await cli.control('skills-list', {}, { fresh: Boolean(args.fresh) })
+      reply = await cli.control('skills/list', {}, { fresh: Boolean(args.fresh) })
     } catch (err) {
       if (err instanceof YokeError && err.code === 'CONTROL_UNKNOWN') skillsOf(undefined)
       throw err
     }
     if (typeof reply === 'number') return reply
-    const { roots, skills, held = [], shadowed, clashes = [], problems } = reply.answer as Listing
+    const { roots, skills, held = [], shadowed, clashes = [], problems } = reply.answer
     if (args.json) {
       printJson({ ok: true, roots, skills, held, shadowed, clashes, problems })
       return 0

@@ -170,11 +170,9 @@ export function parseSkill(content: string, location: SkillLocation): Skill | Sk
         ? 'the frontmatter is not closed: end it with a "---" line before the instructions'
         : 'no frontmatter: a SKILL.md starts with a --- block holding name and description',
     )
-  const { values, lenient, tooDeep, keyLines, duplicates } = readFrontmatter(split.frontmatter)
-  const lineOf = (key: string) => split.line + (keyLines.get(key) ?? 1) - 1
-  const violations: SkillViolation[] = []
-  const notes: string[] = []
-  const violate = (line: number, message: string) => violations.push({ line, message })
+  const read = readFrontmatter(split.frontmatter)
+  const { values } = read
+  const lineOf = (key: string) => split.line + (read.keyLines.get(key) ?? 1) - 1
 
   const always = values.always === true || text(values.always) === 'true'
   const description = text(values.description)
@@ -193,6 +191,48 @@ export function parseSkill(content: string, location: SkillLocation): Skill | Sk
     )
   const name = declared ?? location.dirName
 
+  const violations = specViolations(content, split, read, {
+    declared,
+    name,
+    dirName: location.dirName,
+    description,
+  })
+  const compatibility = present(values.compatibility)
+  const notes: string[] = []
+  const metadata = textMap(values.metadata, notes)
+
+  return {
+    ...where,
+    name,
+    description: description ?? '',
+    body: split.body,
+    license: text(values.license),
+    compatibility: typeof compatibility === 'string' ? compatibility : undefined,
+    metadata,
+    allowedTools: toolList(values['allowed-tools']),
+    version: text(values.version),
+    author: text(values.author),
+    always,
+    requiresBins: list(values.requires_bins),
+    requiresEnv: list(values.requires_env),
+    warnings: [...violations.map((v) => v.message), ...notes],
+    violations,
+    available: true,
+  }
+}
+
+/** What the Agent Skills spec rejects in a SKILL.md that yoke still loads (each at its line). */
+function specViolations(
+  content: string,
+  split: { line: number },
+  read: ReturnType<typeof readFrontmatter>,
+  skill: { declared: string | undefined; name: string; dirName: string; description?: string },
+): SkillViolation[] {
+  const { values, lenient, tooDeep, keyLines, duplicates } = read
+  const { declared, name, description } = skill
+  const lineOf = (key: string) => split.line + (keyLines.get(key) ?? 1) - 1
+  const violations: SkillViolation[] = []
+  const violate = (line: number, message: string) => violations.push({ line, message })
   if (content.startsWith('\uFEFF') || split.line > 2)
     violate(
       1,
@@ -220,7 +260,7 @@ export function parseSkill(content: string, location: SkillLocation): Skill | Sk
       lineOf('name'),
       `no name: the directory's name "${name}" stands in, as Claude Code reads a plugin's skills; the spec requires one`,
     )
-  else for (const m of nameViolations(name, location.dirName)) violate(lineOf('name'), m)
+  else for (const m of nameViolations(name, skill.dirName)) violate(lineOf('name'), m)
   if (!description)
     violate(
       lineOf('description'),
@@ -239,26 +279,7 @@ export function parseSkill(content: string, location: SkillLocation): Skill | Sk
       lineOf('compatibility'),
       `compatibility is ${charCount(compatibility)} characters; the spec allows 500`,
     )
-  const metadata = textMap(values.metadata, notes)
-
-  return {
-    ...where,
-    name,
-    description: description ?? '',
-    body: split.body,
-    license: text(values.license),
-    compatibility: typeof compatibility === 'string' ? compatibility : undefined,
-    metadata,
-    allowedTools: toolList(values['allowed-tools']),
-    version: text(values.version),
-    author: text(values.author),
-    always,
-    requiresBins: list(values.requires_bins),
-    requiresEnv: list(values.requires_env),
-    warnings: [...violations.map((v) => v.message), ...notes],
-    violations,
-    available: true,
-  }
+  return violations
 }
 
 /** metadata: a map of text to text (the spec); anything else in it is left out, with a note. */

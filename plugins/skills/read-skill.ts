@@ -14,6 +14,7 @@ import {
   statSync,
 } from 'node:fs'
 import { join } from 'node:path'
+import { messageOf } from 'yoke'
 import { isProblem, parseSkill, type Skill, type SkillProblem } from './parse.ts'
 
 export type Parsed = Skill | SkillProblem
@@ -90,7 +91,7 @@ export function readSkill(root: SkillRoot | string, dirName: string): Parsed | u
       realDir,
     }
   } catch (err) {
-    return problem(file, 1, `unreadable: ${(err as Error).message}`)
+    return problem(file, 1, `unreadable: ${messageOf(err)}`)
   }
 }
 

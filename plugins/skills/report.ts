@@ -31,11 +31,12 @@ export function report(
       )
 }
 
-/** The skills section of `yoke dev`'s summary: the available ones, why the others are not, the held. */
+/** The skills section of `yoke dev`'s summary and `yoke doctor` (`skills/summary`): the available ones, why the others are not, the held. */
 export function summarySection(skills: Skill[], held: HeldSkill[]): SummarySection {
   const available = skills.filter((s) => s.available)
   const missing = skills.length - available.length
   return {
+    title: 'skills',
     note: `${available.length} available${missing ? ` · ${missing} not` : ''}${held.length ? ` · ${held.length} held` : ''}`,
     lines: [
       ...(available.length ? [available.map((s) => s.name).join(', ')] : []),

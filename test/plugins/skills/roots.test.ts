@@ -4,16 +4,16 @@
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import { type SkillChange, type SkillsApi } from '../../plugins/skills/index.ts'
+import { type SkillChange, type SkillsApi } from '../../../plugins/skills/index.ts'
 import {
   getPrompt,
   listPrompts,
   listResources,
   readResource,
-} from '../../plugins/mcp-server/skills.ts'
-import { toPlugin, type Plugin } from '../../src/index.ts'
-import { runYoke, suiteProjects } from '../helpers/project.ts'
-import { skillsKernel } from '../helpers/skills.ts'
+} from '../../../plugins/mcp-server/skills.ts'
+import { toPlugin, type Plugin } from '../../../src/index.ts'
+import { runYoke, suiteProjects } from '../../helpers/project.ts'
+import { skillsKernel } from '../../helpers/skills.ts'
 
 const project = suiteProjects()
 const md = (name: string, description: string, body = `The ${name} steps.\n`) =>

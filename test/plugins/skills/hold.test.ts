@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import { type SkillChange, type SkillsApi } from '../plugins/skills/index.ts'
-import { listPrompts, listResources } from '../plugins/mcp-server/skills.ts'
-import { toPlugin, type Plugin, type ToolRuntime } from '../src/index.ts'
-import { runYoke, suiteProjects } from './helpers/project.ts'
-import { skillsKernel } from './helpers/skills.ts'
+import { type SkillChange, type SkillsApi } from '../../../plugins/skills/index.ts'
+import { listPrompts, listResources } from '../../../plugins/mcp-server/skills.ts'
+import { toPlugin, type Plugin, type ToolRuntime } from '../../../src/index.ts'
+import { runYoke, suiteProjects } from '../../helpers/project.ts'
+import { skillsKernel } from '../../helpers/skills.ts'
 
 const project = suiteProjects()
 const md = (name: string, description: string, extra = '') =>

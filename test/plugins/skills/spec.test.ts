@@ -5,8 +5,8 @@ import assert from 'node:assert/strict'
 import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
 import { before, describe, it } from 'node:test'
-import { makeFilter, SkillIndex } from '../../plugins/skills/skill-index.ts'
-import { ROOT, runYoke, suiteProjects } from '../helpers/project.ts'
+import { makeFilter, SkillIndex } from '../../../plugins/skills/skill-index.ts'
+import { ROOT, runYoke, suiteProjects } from '../../helpers/project.ts'
 
 interface Case {
   skillsRef: 'valid' | 'invalid'

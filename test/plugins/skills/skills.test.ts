@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { mkdirSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { defaultDirs } from '../../plugins/skills/index.ts'
-import { escapeXml, renderAlways, renderCatalog } from '../../plugins/skills/catalog.ts'
-import { SkillRanker } from '../../plugins/skills/ranking.ts'
+import { defaultDirs } from '../../../plugins/skills/index.ts'
+import { escapeXml, renderAlways, renderCatalog } from '../../../plugins/skills/catalog.ts'
+import { SkillRanker } from '../../../plugins/skills/ranking.ts'
 import {
   isProblem,
   parseSkill,
@@ -12,11 +12,11 @@ import {
   splitFrontmatter,
   type Skill,
   type SkillProblem,
-} from '../../plugins/skills/parse.ts'
-import { makeFilter, SkillIndex } from '../../plugins/skills/skill-index.ts'
-import { runStageConformance } from '../conformance/pipeline.ts'
-import { ROOT, runYoke, suiteProjects } from '../helpers/project.ts'
-import { skillsKernel } from '../helpers/skills.ts'
+} from '../../../plugins/skills/parse.ts'
+import { makeFilter, SkillIndex } from '../../../plugins/skills/skill-index.ts'
+import { runStageConformance } from '../../conformance/pipeline.ts'
+import { ROOT, runYoke, suiteProjects } from '../../helpers/project.ts'
+import { skillsKernel } from '../../helpers/skills.ts'
 
 const loc = (dirName = 'my-skill') => ({
   file: `/fake/${dirName}/SKILL.md`,

@@ -6,8 +6,8 @@
 // The bounds are generous (a loaded machine) and below what the quadratic cost on these inputs.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { parseSkill, type Skill } from '../../plugins/skills/parse.ts'
-import { SearchIndex, words } from '../../plugins/tool-search/api.ts'
+import { parseSkill, type Skill } from '../../../plugins/skills/parse.ts'
+import { SearchIndex, words } from '../../../plugins/tool-search/api.ts'
 
 const BOUND_MS = 5000
 

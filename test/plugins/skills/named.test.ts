@@ -5,9 +5,9 @@
 // "make" nor "chart": a plain BM25 covers one word of three and answered "no skill matches".
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import type { ToolResult } from '../../src/index.ts'
-import { suiteProjects, type Project } from '../helpers/project.ts'
-import { skillsKernel } from '../helpers/skills.ts'
+import type { ToolResult } from '../../../src/index.ts'
+import { suiteProjects, type Project } from '../../helpers/project.ts'
+import { skillsKernel } from '../../helpers/skills.ts'
 
 /** The folder names of K-Dense-AI/claude-scientific-skills (its scientific-skills/), as fetched. */
 const NAMES =

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { after, before, it } from 'node:test'
-import { DevProcess, runYoke, tempProject } from '../helpers/project.ts'
+import { DevProcess, runYoke, tempProject } from '../../helpers/project.ts'
 
 const project = tempProject({
   'yoke.config.yaml':
@@ -21,13 +21,13 @@ after(async () => {
 })
 
 const prompt = async () => {
-  const run = await runYoke(['inspect', '--prompt', '--json'], {
+  const run = await runYoke(['inspect', '--section', 'prompt', '--json'], {
     cwd: project.dir,
     home: project.home,
   })
   const out = JSON.parse(run.stdout)
   assert.equal(out.source, 'live from yoke dev')
-  return out.prompt as string
+  return out.data as string
 }
 const skillLog = (pattern: RegExp) =>
   dev.next((e) => e.type === 'log' && e.instance === 'skills' && pattern.test(e.message), 10000)

@@ -11,7 +11,7 @@ import {
   suiteProjects,
   type Project,
   type RunResult,
-} from '../helpers/project.ts'
+} from '../../helpers/project.ts'
 
 const project = suiteProjects()
 

@@ -1,0 +1,271 @@
+/**
+ * @module skills/skills
+ * One running skills instance: its roots and index (the skills read, shadowed, clashing, broken),
+ * the holds on them and the watchers that keep them current. `apply` builds it and registers its
+ * close; what wins, what is shadowed and what is held are decided here, testable without a kernel.
+ */
+import { homedir } from 'node:os'
+import { dirname, join, relative, resolve, sep } from 'node:path'
+import {
+  defineHooks,
+  SyncHook,
+  toDisposer,
+  type Disposer,
+  type Logger,
+  type WatchHandler,
+} from 'yoke'
+import type { SummarySection } from 'yoke/cli'
+import type { HeldSkill, SkillChange, SkillRootOptions, SkillsApi, SkillsListing } from './api.ts'
+import { wrapBody } from './catalog.ts'
+import { readSkillFile, SkillFileRefused, skillFiles } from './files.ts'
+import { SkillHolds } from './holds.ts'
+import type { Skill } from './parse.ts'
+import { report, summarySection } from './report.ts'
+import { makeFilter, SkillIndex, type SkillFilter, type SkillRoot } from './skill-index.ts'
+import type { SkillsInUse } from './tools.ts'
+
+/** how many of a skill's files `files()` lists by default */
+const FILES_PER_SKILL = 200
+
+/** What a skills instance needs of its context (a test hands a plain object). */
+export interface SkillsHost {
+  readonly logger: Pick<Logger, 'info' | 'warn' | 'error'>
+  /** aborted when the instance ends: roots and holds asked for afterwards are refused */
+  readonly signal: AbortSignal
+  /** the project's directory: relative skills directories start there */
+  readonly projectDir: string
+  /** watches files for the instance (its effect); absent: nothing is watched */
+  watch?(
+    paths: string[],
+    handler: WatchHandler,
+    options: { ignored: (p: string) => boolean },
+  ): Disposer
+}
+
+/** The part of the config the instance reads itself. */
+export interface SkillsOptions {
+  /** directories, highest priority first (already defaulted) */
+  dirs: string[]
+  only?: string[]
+  except: string[]
+  watch: boolean
+}
+
+export class Skills implements SkillsInUse {
+  /** announces what each re-index and each first hold or last release changed */
+  readonly hooks = defineHooks('skills', { change: new SyncHook<[SkillChange]>(['change']) })
+  /** which skills (and skill packages) are in use at all: shared as the `skillFilter` service */
+  readonly filter: SkillFilter
+  /** every root's skills, held ones included: a held skill's edits are still read */
+  readonly index: SkillIndex
+  /** holds by name: a held skill stays indexed but is out of use everywhere */
+  readonly #holds = new SkillHolds()
+  /** the configured directories, expanded (the added roots are in the index only) */
+  readonly #configured: string[]
+
+  constructor(
+    private readonly options: SkillsOptions,
+    private readonly host: SkillsHost,
+  ) {
+    this.#configured = [...new Set(options.dirs.map((d) => this.expand(d)))]
+    this.filter = makeFilter(options.only, options.except)
+    this.index = new SkillIndex(this.#configured, this.filter)
+  }
+
+  /** Reads the configured directories, reports what it found and watches them. */
+  start(): this {
+    this.index.scan()
+    report(this.index, this.host.logger)
+    if (this.options.watch) this.#watch(this.#configured)
+    return this
+  }
+
+  /** A directory as configured: `~/` is the user's home, a relative one starts at the project. */
+  expand(dir: string): string {
+    return resolve(this.host.projectDir, dir.startsWith('~/') ? join(homedir(), dir.slice(2)) : dir)
+  }
+
+  get #ended(): boolean {
+    return this.host.signal.aborted
+  }
+
+  /** the skills in use, by name: filtered, highest-priority directory first, none held */
+  list(): Skill[] {
+    return this.index.skills.filter((s) => !this.#holds.isHeld(s.name))
+  }
+
+  /** a skill in use (undefined for a held one) */
+  get(name: string): Skill | undefined {
+    return this.#holds.isHeld(name) ? undefined : this.index.get(name)
+  }
+
+  withheld(name: string): string | undefined {
+    return this.#holds.isHeld(name) && this.index.get(name)
+      ? `the skill "${name}" is withheld: ${this.#holds.reasons(name).join('; ')}`
+      : undefined
+  }
+
+  held(): HeldSkill[] {
+    return this.index.skills
+      .filter((s) => this.#holds.isHeld(s.name))
+      .map((s) => ({ ...s, holds: this.#holds.reasons(s.name) }))
+  }
+
+  /** Applies `update` to the index, then logs and announces what it changed. */
+  reindex(update: () => void, concerns: (file: string) => boolean): void {
+    const { index, host } = this
+    const before = new Map(index.skills.map((s) => [s.name, s]))
+    const problemsBefore = JSON.stringify(index.problems)
+    update()
+    const change = changeBetween(before, new Map(index.skills.map((s) => [s.name, s])))
+    report(index, host.logger, concerns)
+    if (!change.added.length && !change.removed.length && !change.changed.length) {
+      if (JSON.stringify(index.problems) !== problemsBefore)
+        host.logger.info(`skills unchanged; problems: ${index.problems.length}`)
+      return
+    }
+    const parts = (['added', 'changed', 'removed'] as const)
+      .filter((k) => change[k].length)
+      .map((k) => `${k} ${change[k].join(', ')}`)
+    host.logger.info(`skills ${parts.join('; ')} (${index.skills.length} in all)`)
+    this.hooks.change.call(change)
+  }
+
+  /** Adds a root below the others (watched like them); the disposer removes it, once. */
+  addRoot(dir: string, options: SkillRootOptions = {}): () => void {
+    const { namespace, source } = options
+    if (this.#ended) return () => {} // this instance has stopped: its successor takes roots
+    if (namespace !== undefined && !/^[^\s:]+$/.test(namespace))
+      throw new TypeError(
+        `skills.addRoot(${JSON.stringify(dir)}): the namespace ${JSON.stringify(namespace)} must be one word, without spaces or ":"`,
+      )
+    const root: SkillRoot = {
+      dir: this.expand(dir),
+      ...(namespace !== undefined && { namespace }),
+      ...(source !== undefined && { source }),
+    }
+    this.reindex(
+      () => this.index.addRoot(root),
+      (file) => file.startsWith(root.dir + sep),
+    )
+    const unwatch = this.options.watch ? this.#watch([root.dir]) : undefined
+    let removed = false
+    return () => {
+      if (removed) return
+      removed = true
+      void unwatch?.()
+      if (!this.#ended)
+        this.reindex(
+          () => this.index.removeRoot(root),
+          () => false,
+        )
+    }
+  }
+
+  /** Takes `name` out of use while the hold stands (see SkillsApi.hold). */
+  hold(name: string, why: string): Disposer | undefined {
+    if (this.#ended || !this.index.get(name)) return undefined
+    const release = this.#holds.add(name, why, (isHeld) => {
+      if (this.#ended) return // the instance went, and its holds with it
+      this.host.logger.info(isHeld ? `skill ${name} held: ${why}` : `skill ${name} back in use`)
+      const flip = { held: isHeld ? [name] : [], released: isHeld ? [] : [name] }
+      // a follower's failing tap is its own: the hold (or its release) stands either way
+      try {
+        this.hooks.change.call({ added: [], changed: [], removed: [], ...flip })
+      } catch (err) {
+        this.host.logger.error(
+          `a follower of the skills failed on ${name} being held or released`,
+          err,
+        )
+      }
+    })
+    return toDisposer(release)
+  }
+
+  /** What `skills/list` answers: the skills without their bodies, and everything left out. */
+  listing(): SkillsListing {
+    const { index } = this
+    return {
+      roots: index.roots,
+      skills: this.list().map(({ body: _body, ...s }) => s),
+      held: this.held().map(({ body: _body, ...s }) => s),
+      shadowed: index.shadowed,
+      clashes: index.clashes,
+      problems: index.problems,
+    }
+  }
+
+  /** The skills section of `yoke dev`'s summary and `yoke doctor`. */
+  summary(): SummarySection {
+    return summarySection(this.list(), this.held())
+  }
+
+  /** The `skills` service as host code sees it (a consuming instance gets a view of it). */
+  service(check: SkillsApi['check']): SkillsApi {
+    const readFile: SkillsApi['readFile'] = (name, file) => {
+      const withheld = this.withheld(name)
+      if (withheld) return { refused: withheld }
+      const skill = this.get(name)
+      if (!skill) return { refused: `no skill named "${name}"` }
+      try {
+        return { bytes: readSkillFile(skill, file) }
+      } catch (err) {
+        if (err instanceof SkillFileRefused) return { refused: err.message }
+        throw err
+      }
+    }
+    const index = this.index
+    return {
+      hooks: this.hooks,
+      get roots() {
+        return index.roots
+      },
+      list: () => this.list(),
+      get: (name) => this.get(name),
+      hold: (name, why) => this.hold(name, why),
+      held: () => this.held(),
+      shadowed: () => index.shadowed,
+      clashes: () => index.clashes,
+      problems: () => index.problems,
+      addRoot: (dir, options) => this.addRoot(dir, options),
+      files: (name, max = FILES_PER_SKILL) => {
+        const skill = this.get(name)
+        return skill ? skillFiles(skill, max) : []
+      },
+      readFile,
+      body: (name) => {
+        const skill = this.get(name)
+        return skill && wrapBody(skill)
+      },
+      check: (dir) => check(this.expand(dir).replace(/[\\/]SKILL\.md$/i, '')),
+    }
+  }
+
+  /** Watches `dirs` (a skill's own SKILL.md and manifest.json: deeper files are not walked). */
+  #watch(dirs: string[]): Disposer | undefined {
+    const deep = (p: string) =>
+      this.index.roots.some((r) => p.startsWith(r + sep) && relative(r, p).split(sep).length > 2)
+    return this.host.watch?.(
+      dirs,
+      (changes) => {
+        const paths = changes.map((c) => c.path)
+        this.reindex(
+          () => this.index.update(paths),
+          (file) => paths.some((p) => file.startsWith(dirname(p)) || p.startsWith(dirname(file))),
+        )
+      },
+      { ignored: deep },
+    )
+  }
+}
+
+/** What differs between two indexes by name: added, removed, and changed (another Skill object). */
+export function changeBetween(before: Map<string, Skill>, after: Map<string, Skill>): SkillChange {
+  return {
+    added: [...after.keys()].filter((n) => !before.has(n)),
+    removed: [...before.keys()].filter((n) => !after.has(n)),
+    changed: [...after.keys()].filter((n) => before.has(n) && before.get(n) !== after.get(n)),
+    held: [],
+    released: [],
+  }
+}

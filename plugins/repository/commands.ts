@@ -7,7 +7,6 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
-import type { ControlAnswer } from 'yoke'
 import { defineCommand, printJson, YokeError } from 'yoke/cli'
 import { stoppedBy } from './references.ts'
 import './errors.ts'
@@ -25,8 +24,7 @@ const list = defineCommand({
   usage: 'yoke repository list [--json] [common flags]',
   examples: ['yoke repository list', 'yoke repository list --json'],
   async run(_args, _positionals, cli) {
-    const plugins = (await cli.live('repository/list')) as
-      ControlAnswer<'repository/list'> | undefined
+    const plugins = await cli.live('repository/list')
     if (!plugins) {
       // nothing to list is not a failure: dynamic plugins live only in the process that defined them
       if (cli.json) printJson({ ok: true, live: false, plugins: [] })
@@ -74,10 +72,10 @@ const exportCommand = defineCommand({
         reason: 'yoke repository export takes NAME or NAME@VERSION, e.g. greeter@2',
       })
     const [, name, wanted] = match as unknown as [string, string, string | undefined]
-    const found = (await cli.live('repository/source', {
+    const found = await cli.live('repository/source', {
       name,
-      ...(args.session ? { session: args.session } : {}),
-    })) as ControlAnswer<'repository/source'> | undefined
+      ...(typeof args.session === 'string' && args.session ? { session: args.session } : {}),
+    })
     if (!found) throw noDev(name)
     if (found.length !== 1)
       throw new YokeError('REPOSITORY_EXPORT_FAILED', {

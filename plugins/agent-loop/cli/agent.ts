@@ -263,33 +263,15 @@ export const agentChat = defineCommand({
             const line = next.trim()
             if (!line) continue
             if (line === '/exit' || line === '/quit') break
-            if (line === '/help') process.stderr.write(CHAT_HELP + '\n')
-            else if (line === '/new') {
+            if (line === '/new') {
               history = []
               process.stderr.write(c.dim('a new conversation\n'))
-            } else if (line === '/tools') await listTools(composition)
-            else if (line === '/skills') listSkills(composition)
-            else if (line === '/commands') listCommands(composition)
-            else if (line === '/reload') {
-              const event = await composition.reload(['/reload'])
-              const changed = [...event.added, ...event.restarted, ...event.removed]
-              process.stderr.write(
-                event.ok
-                  ? c.dim(
-                      `reloaded in ${event.durationMs} ms${changed.length ? `: ${changed.join(', ')} changed` : ', nothing changed'}\n`,
-                    )
-                  : event.errors.map((e) => formatError(e)).join('\n') + '\n',
-              )
-            } else if (line.startsWith('/') && !slashCommand(composition, line))
-              process.stderr.write(`unknown command ${line.split(/\s/)[0]}\n${CHAT_HELP}\n`)
-            else {
+            } else if (!(await chatCommand(composition, line))) {
               const agent = await agentOf(composition).catch(
                 (err) => (process.stderr.write(formatError(err) + '\n'), undefined),
               )
               if (!agent) continue
-              const record = args.record
-                ? resolve(cwd, `${args.record}${turns ? `.${turns}` : ''}`)
-                : undefined
+              const record = turnCassette(args.record as string | undefined, cwd, turns)
               const task = slashCommand(composition, line) ?? line
               current = agent.run(task, {
                 history,
@@ -315,6 +297,32 @@ export const agentChat = defineCommand({
     )
   },
 })
+
+/** `--record FILE` in a chat: each turn after the first records to FILE.<n>. */
+const turnCassette = (record: string | undefined, cwd: string, turns: number) =>
+  record ? resolve(cwd, `${record}${turns ? `.${turns}` : ''}`) : undefined
+
+/** A chat line that is one of chat's own commands (or an unknown one), done; false: a task. */
+async function chatCommand(composition: Composition, line: string): Promise<boolean> {
+  if (line === '/help') process.stderr.write(CHAT_HELP + '\n')
+  else if (line === '/tools') await listTools(composition)
+  else if (line === '/skills') listSkills(composition)
+  else if (line === '/commands') listCommands(composition)
+  else if (line === '/reload') {
+    const event = await composition.reload(['/reload'])
+    const changed = [...event.added, ...event.restarted, ...event.removed]
+    process.stderr.write(
+      event.ok
+        ? on(process.stderr).dim(
+            `reloaded in ${event.durationMs} ms${changed.length ? `: ${changed.join(', ')} changed` : ', nothing changed'}\n`,
+          )
+        : event.errors.map((e) => formatError(e)).join('\n') + '\n',
+    )
+  } else if (line.startsWith('/') && !slashCommand(composition, line))
+    process.stderr.write(`unknown command ${line.split(/\s/)[0]}\n${CHAT_HELP}\n`)
+  else return false
+  return true
+}
 
 async function listTools(composition: Composition) {
   const { hostTrack, runtimeView } = await import('yoke')

@@ -60,82 +60,108 @@ export async function resolveConfig(
   const runtime = validateRuntime(merged, errors)
   if (errors.length) return { stack, merged, instances, runtime, errors }
   const unset = unsetVars(stack.missing, merged)
-  const untrusted = trustGate(options, stack, merged)
 
+  const pass: Pass = { loader, stack, merged, errors, untrusted: trustGate(options, stack, merged) }
   for (const [key, entry] of Object.entries(plugins)) {
-    const usePos = merged.origins.get(pathKey(['plugins', key, 'use']))
-    const site: ErrorSite = { ...usePos, instance: key }
+    const site: ErrorSite = {
+      ...merged.origins.get(pathKey(['plugins', key, 'use'])),
+      instance: key,
+    }
+    const use = entry.use ?? ''
     const spec: InstanceSpec = {
       key,
-      use: entry.use ?? '',
+      use,
       enabled: entry.enabled !== false,
       raw: entry.config ?? {},
       site,
     }
     instances.push(spec)
-    const vars = unset.get(key)
-    if (spec.enabled && vars?.some((v) => v.path[2] === 'use')) {
-      // which module is not known yet: the stand-in is named by the use: as written
-      spec.waiting = waitingError(key, spec.use, vars)
-      spec.module = waitingModule(notLoaded(spec), spec)
-      continue
-    }
-    if (!spec.enabled) {
-      if (!spec.use) continue // disabled in a patch for presets that may not have it: fine
-      // a disabled instance is not run, but knowing its plugin lets inspect name it as a provider
-      // (not in an untrusted project: importing a module runs it)
-      if (untrusted(spec, true)) continue
-      spec.module = await (async () =>
-        loader.load(
-          resolveUse(spec.use, baseOf(usePos?.file, stack.projectDir), stack.projectDir),
-        ))().catch(() => undefined)
-      continue
-    }
-    try {
-      const target = resolveUse(spec.use, baseOf(usePos?.file, stack.projectDir), stack.projectDir)
-      spec.file = target.file
-      spec.local = target.kind === 'local'
-      // importing a module runs it: an untrusted project's own module waits unimported
-      spec.waiting = untrusted(spec)
-      if (spec.waiting) {
-        spec.module = waitingModule(notLoaded(spec), spec)
-        continue
-      }
-      spec.module = await loader.load(target)
-    } catch (err) {
-      const error = asYokeError(err, 'PLUGIN_IMPORT_FAILED', { file: spec.use }, site)
-      if (error.code === 'PLUGIN_NOT_FOUND')
-        errors.push(error) // a typo in the config, not broken code
-      else spec.error = error
-      continue
-    }
-    site.plugin = spec.module.plugin.name
-    if (vars) {
-      spec.waiting = waitingError(key, site.plugin, vars)
-      spec.module = waitingModule(spec.module, spec)
-      continue
-    }
-    const result = validateConfig(spec.module.plugin, spec.raw)
-    if ('value' in result) {
-      spec.config = result.value
-      spec.waiting = untrusted(spec)
-      if (spec.waiting) spec.module = waitingModule(spec.module, spec)
-    } else {
-      for (const issue of result.issues) {
-        const path = ['plugins', key, 'config', ...issue.path.map(String)]
-        const at = locate(merged.origins, path) ?? locate(merged.origins, ['plugins', key])
-        const reason = `${issue.path.length ? `config.${issue.path.join('.')}: ` : ''}${issue.message}`
-        errors.push(
-          new YokeError(
-            'CONFIG_INVALID',
-            { instance: key, plugin: site.plugin, reason },
-            { ...at, instance: key, plugin: site.plugin },
-          ),
-        )
-      }
-    }
+    await resolveInstance(spec, unset.get(key), pass)
   }
   return { stack, merged, instances, runtime, errors }
+}
+
+/** What one resolve pass hands each instance's resolution. */
+interface Pass {
+  loader: ModuleLoader
+  stack: LayerStack
+  merged: Merged
+  /** config errors: the candidate is not applied */
+  errors: YokeError[]
+  untrusted: ReturnType<typeof trustGate>
+}
+
+/**
+ * Resolves one instance: its module (or a stand-in that waits: for a variable, for trust), then
+ * its config by the plugin's schema. `vars`: the `${VAR}`s of its entry that have no value.
+ */
+async function resolveInstance(spec: InstanceSpec, vars: MissingVar[] | undefined, pass: Pass) {
+  const { loader, stack, errors, untrusted } = pass
+  const { key, site } = spec
+  const target = () => resolveUse(spec.use, baseOf(site.file, stack.projectDir), stack.projectDir)
+  if (spec.enabled && vars?.some((v) => v.path[2] === 'use')) {
+    // which module is not known yet: the stand-in is named by the use: as written
+    spec.waiting = waitingError(key, spec.use, vars)
+    spec.module = waitingModule(notLoaded(spec), spec)
+    return
+  }
+  if (!spec.enabled) {
+    if (!spec.use) return // disabled in a patch for presets that may not have it: fine
+    // a disabled instance is not run, but knowing its plugin lets inspect name it as a provider
+    // (not in an untrusted project: importing a module runs it)
+    if (untrusted(spec, true)) return
+    spec.module = await (async () => loader.load(target()))().catch(() => undefined)
+    return
+  }
+  try {
+    const resolved = target()
+    spec.file = resolved.file
+    spec.local = resolved.kind === 'local'
+    // importing a module runs it: an untrusted project's own module waits unimported
+    spec.waiting = untrusted(spec)
+    if (spec.waiting) {
+      spec.module = waitingModule(notLoaded(spec), spec)
+      return
+    }
+    spec.module = await loader.load(resolved)
+  } catch (err) {
+    const error = asYokeError(err, 'PLUGIN_IMPORT_FAILED', { file: spec.use }, site)
+    if (error.code === 'PLUGIN_NOT_FOUND')
+      errors.push(error) // a typo in the config, not broken code
+    else spec.error = error
+    return
+  }
+  site.plugin = spec.module.plugin.name
+  if (vars) {
+    spec.waiting = waitingError(key, site.plugin, vars)
+    spec.module = waitingModule(spec.module, spec)
+    return
+  }
+  validateInstance(spec as InstanceSpec & { module: LoadedModule }, pass)
+}
+
+/** Validates an instance's config by its plugin's schema: CONFIG_INVALID at each issue's place. */
+function validateInstance(spec: InstanceSpec & { module: LoadedModule }, pass: Pass) {
+  const { key, site } = spec
+  const result = validateConfig(spec.module.plugin, spec.raw)
+  if ('value' in result) {
+    spec.config = result.value
+    spec.waiting = pass.untrusted(spec)
+    if (spec.waiting) spec.module = waitingModule(spec.module, spec)
+  } else {
+    for (const issue of result.issues) {
+      const path = ['plugins', key, 'config', ...issue.path.map(String)]
+      const at = locate(pass.merged.origins, path) ?? locate(pass.merged.origins, ['plugins', key])
+      const reason = `${issue.path.length ? `config.${issue.path.join('.')}: ` : ''}${issue.message}`
+      pass.errors.push(
+        new YokeError(
+          'CONFIG_INVALID',
+          { instance: key, plugin: site.plugin, reason },
+          { ...at, instance: key, plugin: site.plugin },
+        ),
+      )
+    }
+  }
 }
 
 /**

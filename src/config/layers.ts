@@ -10,7 +10,7 @@
 import { existsSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
-import { YokeError } from '../errors.ts'
+import { messageOf, YokeError } from '../errors.ts'
 import { interpolate, type MissingVar } from './interpolate.ts'
 import type { LayerValue } from './merge.ts'
 import type { checkLayer as CheckLayer } from './shape.ts'
@@ -111,47 +111,8 @@ export async function loadLayers(options: LoadOptions): Promise<LayerStack> {
   const checkLayer = options.check === false ? unchecked : (await import('./shape.ts')).checkLayer
   const env = options.env ?? process.env
   const cwd = resolve(options.cwd)
-  const errors: YokeError[] = []
-  const missing: MissingVar[] = []
-  const layers: Layer[] = []
-  const watchFiles = new Set<string>()
-
-  const read = (kind: LayerKind, file: string, pick?: string): Layer | undefined => {
-    watchFiles.add(file)
-    try {
-      const parsed = pickKey(readConfigFile(file), pick)
-      const interpolated = interpolate(parsed.value, env, parsed.positions)
-      const { value, fromEnv } = interpolated
-      const shapeErrors = checkLayer(value, parsed.positions, file, parsed.keys, kind)
-      errors.push(...shapeErrors)
-      if (shapeErrors.length) return undefined
-      for (const m of interpolated.missing) {
-        const [top, key, field] = m.path
-        if (top === 'plugins' && key !== undefined && field !== undefined) missing.push(m)
-        // x-… keys only hold anchors: a variable there counts where an alias uses it
-        else if (!String(top).startsWith('x-'))
-          errors.push(new YokeError('CONFIG_ENV_MISSING', { name: m.name }, { ...m.at }))
-      }
-      return {
-        kind,
-        file,
-        value: value as Record<string, unknown>,
-        positions: parsed.positions,
-        fromEnv,
-      }
-    } catch (err) {
-      errors.push(
-        err instanceof YokeError
-          ? err
-          : new YokeError(
-              'CONFIG_READ_FAILED',
-              { file, reason: (err as Error).message },
-              { file, cause: err },
-            ),
-      )
-      return undefined
-    }
-  }
+  const reader = new LayerReader(env, checkLayer)
+  const { errors, layers, watchFiles } = reader
 
   // the project config comes first: it may choose the preset
   const projectFile = options.configFile
@@ -161,7 +122,11 @@ export async function loadLayers(options: LoadOptions): Promise<LayerStack> {
   if (!projectFile)
     for (const place of PROJECT_CONFIG_PLACES.slice(0, -1)) watchFiles.add(join(cwd, place))
   const project = projectFile
-    ? read('project', projectFile, basename(projectFile) === 'package.json' ? 'yoke' : undefined)
+    ? reader.read(
+        'project',
+        projectFile,
+        basename(projectFile) === 'package.json' ? 'yoke' : undefined,
+      )
     : undefined
 
   const chosen = options.preset ?? (project?.value.preset as string | undefined) ?? 'base'
@@ -176,15 +141,15 @@ export async function loadLayers(options: LoadOptions): Promise<LayerStack> {
       ),
     )
   } else {
-    collectPreset(presetFile, [], new Set())
+    reader.collectPreset(presetFile, projectDir, [], new Set())
   }
   if (project) layers.push(project)
 
   const userPatch = join(yokeHome({ ...options, env }), 'patch.yaml')
   watchFiles.add(userPatch)
-  if (existsSync(userPatch)) push(read('user', userPatch))
-  for (const patch of options.patches ?? []) push(read('patch', resolve(cwd, patch)))
-  for (const set of options.sets ?? []) push(parseSet(set, errors, checkLayer))
+  if (existsSync(userPatch)) reader.push(reader.read('user', userPatch))
+  for (const patch of options.patches ?? []) reader.push(reader.read('patch', resolve(cwd, patch)))
+  for (const set of options.sets ?? []) reader.push(parseSet(set, errors, checkLayer))
 
   return {
     layers,
@@ -193,22 +158,80 @@ export async function loadLayers(options: LoadOptions): Promise<LayerStack> {
     projectFile,
     watchFiles: [...watchFiles],
     errors,
-    missing,
+    missing: reader.missing,
+  }
+}
+
+/** One load's reading of layers: what it read, in order, and what went wrong, as fields. */
+class LayerReader {
+  readonly errors: YokeError[] = []
+  /** the `${VAR}`s without a value inside instances' entries (those instances wait) */
+  readonly missing: MissingVar[] = []
+  readonly layers: Layer[] = []
+  readonly watchFiles = new Set<string>()
+
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly checkLayer: typeof CheckLayer,
+  ) {}
+
+  push(layer: Layer | undefined) {
+    if (layer) this.layers.push(layer)
   }
 
-  function push(layer: Layer | undefined) {
-    if (layer) layers.push(layer)
+  /** A layer read, interpolated and checked; undefined (its errors kept) when it is not usable. */
+  read(kind: LayerKind, file: string, pick?: string): Layer | undefined {
+    this.watchFiles.add(file)
+    try {
+      const parsed = pickKey(readConfigFile(file), pick)
+      const interpolated = interpolate(parsed.value, this.env, parsed.positions)
+      const { value, fromEnv } = interpolated
+      const shapeErrors = this.checkLayer(value, parsed.positions, file, parsed.keys, kind)
+      this.errors.push(...shapeErrors)
+      if (shapeErrors.length) return undefined
+      for (const m of interpolated.missing) {
+        const [top, key, field] = m.path
+        if (top === 'plugins' && key !== undefined && field !== undefined) this.missing.push(m)
+        // x-… keys only hold anchors: a variable there counts where an alias uses it
+        else if (!String(top).startsWith('x-'))
+          this.errors.push(new YokeError('CONFIG_ENV_MISSING', { name: m.name }, { ...m.at }))
+      }
+      return {
+        kind,
+        file,
+        value: value as Record<string, unknown>,
+        positions: parsed.positions,
+        fromEnv,
+      }
+    } catch (err) {
+      this.errors.push(
+        err instanceof YokeError
+          ? err
+          : new YokeError(
+              'CONFIG_READ_FAILED',
+              { file, reason: messageOf(err) },
+              { file, cause: err },
+            ),
+      )
+      return undefined
+    }
   }
 
   /** Depth first: each extends entry's own chain, in order, then the preset itself; a file joins once. */
-  function collectPreset(file: string, stack: string[], seen: Set<string>, from?: Position) {
+  collectPreset(
+    file: string,
+    projectDir: string,
+    stack: string[],
+    seen: Set<string>,
+    from?: Position,
+  ) {
     if (stack.includes(file)) {
       const chain = [...stack.slice(stack.indexOf(file)), file].map((f) => basename(f)).join(' → ')
-      errors.push(new YokeError('CONFIG_EXTENDS_CYCLE', { chain }, { ...from }))
+      this.errors.push(new YokeError('CONFIG_EXTENDS_CYCLE', { chain }, { ...from }))
       return
     }
     if (seen.has(file)) return
-    const layer = read('preset', file)
+    const layer = this.read('preset', file)
     if (!layer) return
     const parents = [layer.value.extends ?? []].flat() as string[]
     parents.forEach((name, i) => {
@@ -216,12 +239,12 @@ export async function loadLayers(options: LoadOptions): Promise<LayerStack> {
         layer.positions.get(pathKey(['extends', i])) ?? layer.positions.get(pathKey(['extends']))
       const parent = findPreset(name, dirname(file), projectDir)
       if (!parent)
-        errors.push(new YokeError('CONFIG_NOT_FOUND', { kind: 'preset', name }, { ...at }))
-      else collectPreset(parent, [...stack, file], seen, at)
+        this.errors.push(new YokeError('CONFIG_NOT_FOUND', { kind: 'preset', name }, { ...at }))
+      else this.collectPreset(parent, projectDir, [...stack, file], seen, at)
     })
     if (!seen.has(file)) {
       seen.add(file)
-      layers.push(layer)
+      this.layers.push(layer)
     }
   }
 }

@@ -6,9 +6,3 @@
 export { compileMatcher, FIRED_EVENTS, type FiredEvent } from './format.ts'
 
 export { claudeHooksConfig, type ClaudeHooksConfig } from './config.ts'
-
-/**
- * The plugin itself, for test/hook-conformance.test.ts until it composes it otherwise: api.ts
- * should export no plugin (claude-plugins already composes `claude-hooks` by name).
- */
-export { default as claudeHooks } from './index.ts'

@@ -7,7 +7,7 @@
  * overwritten.
  */
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative, resolve } from 'node:path'
+import { dirname, join, posix, relative, resolve } from 'node:path'
 import { CODE_ROOT, FROM_SOURCE, YOKE_ROOT } from '../roots.ts'
 import { defineCommand } from './command.ts'
 import { color, printJson } from './output.ts'
@@ -189,7 +189,8 @@ export const init = defineCommand({
       ['yoke.config.yaml', CONFIG],
       ['plugins/hello.ts', PLUGIN],
       ['tsconfig.json', tsconfig(dir)],
-      ['skills/hello-world/SKILL.md', SKILL],
+      // the project's own skills folder (the config's dirs), written as a path, not a plugin's name
+      ['./skills/hello-world/SKILL.md', SKILL],
       ['packages/shout/manifest.json', MANIFEST],
       ['packages/shout/shout', EXECUTABLE, 0o755],
       ['MCP-CLIENTS.md', mcpClients(dir)],
@@ -197,7 +198,8 @@ export const init = defineCommand({
     ]
     const made: string[] = []
     const kept: string[] = []
-    for (const [rel, text, mode] of files) {
+    for (const [path, text, mode] of files) {
+      const rel = posix.normalize(path)
       const file = join(dir, rel)
       if (existsSync(file)) {
         kept.push(rel)

@@ -4,7 +4,7 @@
  * embedders use, with the info its hooks pass (TurnInfo, ModelInfo, StepInfo, StepResult). A
  * replacement loop provides the same shape.
  */
-import type { ProgressEvent, ResultStatus, ScopeHandle } from 'yoke'
+import type { Asker, ProgressEvent, ResultStatus, ScopeHandle } from 'yoke'
 import type {
   ChatMessage,
   ModelClient,
@@ -122,6 +122,11 @@ export interface RunOptions {
   lane?: string
   /** who runs it, for tool calls' `caller` (default `agent`) */
   caller?: string
+  /**
+   * who answers the approvals and questions of the run's tool calls (the person at this CLI, this
+   * MCP session), asked before the global approval bridges; a subagent's run asks the same one
+   */
+  asker?: Asker
   /** also called with each event (the iterator is the other way to read them) */
   onEvent?: (event: AgentEvent) => void
 }

@@ -398,6 +398,7 @@ export class Run {
       signal: this.signal,
       caller: this.#caller,
       onProgress,
+      ...(this.options.asker && { asker: this.options.asker }),
     })
     if (result.task) this.#track(result.task)
     return {

@@ -77,6 +77,7 @@ export function spawnTool(deps: SpawnDeps): ToolDefinition {
           model,
           budget: deps.budget,
           cassette: parent.cassette,
+          ...(ctx.call.asker && { asker: ctx.call.asker }),
         })
         for await (const event of child) {
           if (event.type === 'tool-call')

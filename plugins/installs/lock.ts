@@ -27,6 +27,8 @@ export interface Scope {
 export function projectScope(projectDir: string): Scope {
   return {
     name: 'project',
+    // a `yoke.<word>` file at the project's root: project trust covers it as it covers the config
+    // (its hash is recorded, an edit asks again), since what it installs may run code
     lock: join(projectDir, 'yoke.lock'),
     installed: join(projectDir, '.yoke', 'installed'),
   }

@@ -232,7 +232,7 @@ export const init = defineCommand({
  * A project whose config files yoke has just written, every one of them (nothing that was there
  * before counts), is trusted as written: its code is yoke's templates, and `yoke init && yoke tools
  * list` should not wait for trust. Any edit of a config file changes its hash and asks again; a
- * config that was kept (it existed) or a yoke.lock or preset that was there is never trusted here.
+ * config that was kept (it existed) or a state file or preset that was there is never trusted here.
  */
 async function trustWhatWeWrote(dir: string, made: string[]): Promise<boolean> {
   if (!made.includes('yoke.config.yaml')) return false

@@ -6,11 +6,11 @@
  * hash of each of the project's config files, so an edited config asks again. `yoke dev` on a
  * terminal offers the same question once (offerTrust).
  */
-import { existsSync, mkdirSync } from 'node:fs'
-import { dirname, join, relative } from 'node:path'
+import { mkdirSync } from 'node:fs'
+import { basename, dirname, relative } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { Composition } from '../config/composer.ts'
-import { codeOf, LOCK_FILE, projectFiles, type ProjectConfig } from '../config/trust.ts'
+import { codeOf, projectFiles, stateFiles, type ProjectConfig } from '../config/trust.ts'
 import type { LoadOptions } from '../config/layers.ts'
 import { readConfigText } from '../config/yaml.ts'
 import type { InstanceSpec } from '../config/resolve.ts'
@@ -38,18 +38,16 @@ async function waitingFor(
   const resolved = await resolveConfig({ ...options, trust: false }, new ModuleLoader())
   return [
     ...resolved.instances.filter((s) => s.untrusted).map(runsOf(resolved.stack.projectDir)),
-    ...lockedCode(resolved.stack.projectDir),
+    ...stateFiles(resolved.stack.projectDir).flatMap(lockedCode),
   ]
 }
 
 /**
- * The installs of the project's yoke.lock that run code (plugins/installs lets them wait for
- * trust): read as plain JSON through the config reader, leniently (the installs plugin reports a
- * broken lock).
+ * The installs a project's state file records that run code (the installs plugin's lock: they
+ * wait for trust): read as plain JSON through the config reader, leniently (the plugin that keeps
+ * the file reports a broken one).
  */
-function lockedCode(dir: string): Array<{ instance: string; runs: string }> {
-  const file = join(dir, LOCK_FILE)
-  if (!existsSync(file)) return []
+function lockedCode(file: string): Array<{ instance: string; runs: string }> {
   try {
     // the config reader: a FIFO or a huge file is refused (then nothing is listed), never waited on
     const lock = JSON.parse(readConfigText(file)) as {
@@ -57,7 +55,7 @@ function lockedCode(dir: string): Array<{ instance: string; runs: string }> {
     }
     return Object.entries(lock.installs ?? {})
       .filter(([, e]) => e?.kind === 'exec-package' || e?.kind === 'claude-plugin')
-      .map(([name, e]) => ({ instance: `install ${name}`, runs: `${e.kind} (${LOCK_FILE})` }))
+      .map(([name, e]) => ({ instance: `install ${name}`, runs: `${e.kind} (${basename(file)})` }))
   } catch {
     return []
   }
@@ -65,7 +63,7 @@ function lockedCode(dir: string): Array<{ instance: string; runs: string }> {
 
 /**
  * What waits for trust in a running composition: its config's instances, and the children that
- * plugins start pending for it (installs from yoke.lock, stdio servers of a project's .mcp.json).
+ * plugins start pending for it (installs from the lock, stdio servers of a project's .mcp.json).
  */
 function waitingIn(composition: Composition) {
   const specs = [...composition.reconciler.running.values()].map((r) => r.spec)

@@ -14,7 +14,7 @@
  * it); writing takes a lock and replaces the file atomically.
  */
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, realpathSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, realpathSync, statSync } from 'node:fs'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { z } from 'zod'
 import {
@@ -34,10 +34,24 @@ import { BUILTIN_ENTRY, BUILTIN_PLUGINS, BUILTIN_PRESETS } from '../roots.ts'
 export const TRUST_FILE = 'trust.json'
 
 /**
- * What `yoke add` installed in the project (plugins/installs): its exec packages and Claude Code
- * plugins run code, so the lock counts as project config (the lock holds each tree's sha256).
+ * The files beside a project's config in which plugins keep digests of what they run (the lock of
+ * what `yoke add` installed holds each tree's sha256): by convention `yoke.<word>` at the project's
+ * root, not a config format. Trust covers each as it covers the config, so a plugin declares its
+ * file by its name and the kernel names none of them.
  */
-export const LOCK_FILE = 'yoke.lock'
+const STATE_FILE = /^yoke\.(?!(?:ya?ml|json)$)[a-z][a-z0-9-]*$/
+
+/** The project's state files (STATE_FILE) that exist, sorted: a directory is none. */
+export function stateFiles(projectDir: string): string[] {
+  try {
+    return readdirSync(projectDir, { withFileTypes: true })
+      .filter((d) => STATE_FILE.test(d.name) && !d.isDirectory())
+      .map((d) => join(projectDir, d.name))
+      .sort()
+  } catch {
+    return [] // no project directory (yet): nothing kept in it
+  }
+}
 
 /** One project's entry: the answer, when it was given, and the config files it covered. */
 export interface TrustRecord {
@@ -95,8 +109,8 @@ const inside = (dir: string, file: string) => {
 
 /**
  * The project's own config files: its config, the presets it brings (not built in; a preset
- * chosen by --preset from outside the project is the user's), and its yoke.lock. The user patch,
- * --patch and --set are the user's own.
+ * chosen by --preset from outside the project is the user's), and its state files (stateFiles).
+ * The user patch, --patch and --set are the user's own.
  */
 export function projectFiles(stack: LayerStack, options: Pick<LoadOptions, 'preset'>): string[] {
   const own = stack.layers.filter(
@@ -106,8 +120,8 @@ export function projectFiles(stack: LayerStack, options: Pick<LoadOptions, 'pres
         !inside(BUILTIN_PRESETS, l.file) &&
         (!options.preset || inside(stack.projectDir, l.file))),
   )
-  const lock = join(stack.projectDir, LOCK_FILE)
-  return [...own.map((l) => l.file), ...(existsSync(lock) ? [lock] : [])]
+  const files = own.map((l) => l.file)
+  return [...files, ...stateFiles(stack.projectDir).filter((f) => !files.includes(f))]
 }
 
 /** Whether the project's own code may run, by `options.trust` (default: the store), as of now. */
@@ -121,7 +135,7 @@ export function projectVerdict(options: LoadOptions, stack: LayerStack): TrustVe
 /**
  * A composition's trust (config/composer): the verdict as of now, for plugins that run project
  * content themselves (`ctx.project.trusted()`: installs, mcp-json); the files it depends on besides
- * the layers (the store, yoke.lock), to watch; and which of their changes call for a reload: only
+ * the layers (the store, the state files), to watch; and which of their changes call for a reload: only
  * those that change this project's verdict (`yoke trust` anywhere writes the store every dev
  * watches, and `yoke add` writes the lock, which the installs plugin follows by itself).
  */
@@ -137,7 +151,7 @@ export function trustTracker(options: LoadOptions) {
       return `failed: ${messageOf(err)}` // a trust function that throws: its message is the mark
     }
   }
-  const watched = () => (stack ? [trustFile(options), join(stack.projectDir, LOCK_FILE)] : [])
+  const watched = () => (stack ? [trustFile(options), ...stateFiles(stack.projectDir)] : [])
   return {
     verdict,
     watched,

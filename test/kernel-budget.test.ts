@@ -21,8 +21,11 @@ const BUDGETS: Partial<Record<Area, number>> = {
   // 1,198 today: fibers, context, effects, services, hooks, controls, keep, watch
   'src/kernel': 1225,
   // 1,995 today: layers, YAML, merge, modules, resolve, reconcile, the composition, and trust
-  // (its store and gate, 420 lines, counted since it moved here: the resolver asks it)
-  'src/config': 2055,
+  // (its store and gate, 420 lines, counted since it moved here: the resolver asks it).
+  // 2,055 → 2,115 the same day: the three long functions of config (loadLayers, resolveConfig,
+  // trustGate, 87-108 lines each) became LayerReader, resolveInstance and TrustGate, whose
+  // declarations cost 57 lines (2,052), and the state files trust covers (no plugin's file named)
+  'src/config': 2115,
   // 1,356 today: registry and scopes, the pipeline, gate, limits, approvals, tasks
   'src/runtime': 1395,
 }

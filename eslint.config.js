@@ -13,13 +13,9 @@ export const FUNCTION_LINES = { max: 80, skipBlankLines: true, skipComments: tru
  * a file here.
  */
 export const LONG_FUNCTIONS = {
-  'plugins/agent-loop/cli/agent.ts': 2,
   'plugins/installs/install.ts': 1,
   'src/cli/context.ts': 1,
   'src/cli/dev.ts': 1,
-  'src/config/layers.ts': 1,
-  'src/config/resolve.ts': 1,
-  'src/config/trust.ts': 1,
   'src/kernel/context.ts': 1,
 }
 

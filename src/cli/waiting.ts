@@ -55,7 +55,7 @@ export function waitingInstances(composition: Composition): WaitingInstance[] {
 
 const waits = (fiber: Fiber) => fiber.state === 'pending' && fiber.error?.code === 'PLUGIN_WAITING'
 
-/** A wait whose fix is `yoke trust` (src/trust.ts words its hint so). */
+/** A wait whose fix is `yoke trust` (src/config/trust.ts words its hint so). */
 const namesTrust = (error: YokeError) => error.hint.includes('`yoke trust`')
 
 /**

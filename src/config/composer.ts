@@ -28,7 +28,7 @@ import { trustTracker, type TrustVerdict } from './trust.ts'
 export interface ProjectInfo {
   dir: string
   home: string
-  /** whether the project's own code may run, as of now (src/trust.ts): true, or why not */
+  /** whether the project's own code may run, as of now (src/config/trust.ts): true, or why not */
   trusted?(): TrustVerdict
 }
 

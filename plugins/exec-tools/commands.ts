@@ -154,7 +154,7 @@ function waitingOf(composition: Composition) {
 /** An exec-tools instance that waits with PLUGIN_WAITING, with the config it would run with. */
 interface HeldInstance {
   key: string
-  /** its fix is `yoke trust` (the words src/trust.ts gives its hint) */
+  /** its fix is `yoke trust` (the words src/config/trust.ts gives its hint) */
   trust: boolean
   error: YokeError
   config: unknown

@@ -127,7 +127,7 @@ export function commandContext(args: ParsedArgs): CommandContext {
           }
           const enabled = entry!.enabled !== false
           const instance = { key, use, enabled, config: entry!.config, file: target?.file }
-          // a local module or a package the untrusted project brings is not imported (src/trust.ts)
+          // a local module or a package the untrusted project brings is not imported (src/config/trust.ts)
           const local = target?.kind === 'local'
           const spec = { key, use, enabled, raw: {}, site: {}, local }
           if (target && target.kind !== 'builtin' && untrusted(spec, local))

@@ -233,7 +233,12 @@ export class Exchange {
   async answerFor(question: YokeQuestion): Promise<QuestionAnswer> {
     const answer = await this.elicit(
       question.mode === 'url'
-        ? { mode: 'url', message: question.message, url: question.url ?? '' }
+        ? {
+            mode: 'url',
+            message: question.message,
+            url: question.url ?? '',
+            ...(question.id && { elicitationId: question.id }),
+          }
         : {
             mode: 'form',
             message: question.message,

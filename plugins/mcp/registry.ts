@@ -164,6 +164,7 @@ export class McpRegistry {
       message: rest.message,
       schema,
       url,
+      ...(rest.elicitationId && { id: rest.elicitationId }),
       signal: rest.signal,
     })
   }

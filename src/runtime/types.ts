@@ -167,6 +167,8 @@ export interface Question {
   /** form: a flat object schema of primitive fields */
   schema?: Record<string, unknown>
   url?: string
+  /** the asking side's own id for it (MCP's elicitationId), passed on where the answerer takes one */
+  id?: string
   signal: AbortSignal
 }
 

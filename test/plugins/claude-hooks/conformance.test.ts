@@ -1,14 +1,14 @@
 // The hook-adapter conformance suite for Claude Code's format (claude-hooks), beside the octos
-// adapters that test/plugins/hook-conformance.test.ts runs: the same tool cases
+// adapters that test/plugins/shell-hooks/octos-conformance.test.ts runs: the same tool cases
 // (test/conformance/hooks.ts) from a hooks.json file answered by exit codes and from inline
 // settings answered in JSON; then one table of agent-event cases (context added to a prompt, a
 // prompt refused, a crash that never blocks) run against both formats with a real agent loop.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { stringify } from 'yaml'
-import openai from '../plugins/openai/index.ts'
-import shellHooks from '../plugins/shell-hooks/index.ts'
-import { claudeHooks } from '../plugins/claude-hooks/api.ts'
+import openai from '../../../plugins/openai/index.ts'
+import shellHooks from '../../../plugins/shell-hooks/index.ts'
+import claudeHooks from '../../../plugins/claude-hooks/index.ts'
 import {
   composedProject,
   HANG_MS,
@@ -18,10 +18,10 @@ import {
   type HookAdapter,
   type HookBehaviour,
   type HookRun,
-} from './conformance/hooks.ts'
-import { agentHarness, type AgentHarness } from './helpers/agent.ts'
-import { modelServer, type ModelServer } from './helpers/model-server.ts'
-import { tempProject } from './helpers/project.ts'
+} from '../../conformance/hooks.ts'
+import { agentHarness, type AgentHarness } from '../../helpers/agent.ts'
+import { modelServer, type ModelServer } from '../../helpers/model-server.ts'
+import { tempProject } from '../../helpers/project.ts'
 
 type Answer = 'exit-codes' | 'json'
 

@@ -9,7 +9,7 @@
 import type { Composition } from '../config/composer.ts'
 import { YokeError } from '../errors.ts'
 import { partText } from '../content.ts'
-import type { ApprovalAnswer } from '../runtime/approval.ts'
+import type { ApprovalAnswer, Asker } from '../runtime/approval.ts'
 import type { ProgressEvent, ToolCall, ToolResult } from '../runtime/types.ts'
 import type { ToolRuntime } from '../runtime/runtime.ts'
 import { promptBridge } from './approval-prompt.ts'
@@ -193,14 +193,12 @@ export const toolsCall = defineCommand({
       }
       if (result) return printResult(result, Boolean(args.json), abort.signal.aborted)
       return await cli.compose(async (composition) => {
-        const rt = composition.runtime!
-        const off = rt.approvals.register(bridge)
-        try {
-          const done = await callTool(rt, 'cli', name, toolArgs, abort.signal)
-          return printResult(done, Boolean(args.json), abort.signal.aborted)
-        } finally {
-          off()
-        }
+        // the terminal answers for this call (and the calls it makes): it travels with the call
+        const done = await callTool(composition.runtime!, 'cli', name, toolArgs, {
+          signal: abort.signal,
+          asker: bridge,
+        })
+        return printResult(done, Boolean(args.json), abort.signal.aborted)
       })
     } finally {
       process.off('SIGINT', onSigint)
@@ -212,29 +210,30 @@ export const toolsCall = defineCommand({
 let liveCalls = 0
 
 /**
- * The dev's side of a `tools call` from another terminal: the call runs here as its own caller,
- * so its approvals go back to that terminal (and to no one else's), and its progress too.
+ * The dev's side of a `tools call` from another terminal: the call carries that terminal as its
+ * asker, so its approvals go back there (and to no one else's), and its progress too.
  */
 export async function liveCall(
   composition: Composition,
   request: Record<string, unknown>,
   session: ControlSession,
 ): Promise<ToolResult> {
-  const rt = composition.runtime!
-  const caller = `cli:live:${++liveCalls}`
-  const off = rt.approvals.register({
+  const asker: Asker = {
     name: 'yoke tools call',
-    handles: (call) => call.caller === caller,
     ask: async ({ call, reason }) =>
       (await session.ask({ call: { name: call.name, args: call.args }, reason })) as ApprovalAnswer,
-  })
-  try {
-    return await callTool(rt, caller, String(request.name), request.args, session.signal, (e) =>
-      session.tell(e),
-    )
-  } finally {
-    off()
   }
+  return callTool(
+    composition.runtime!,
+    `cli:live:${++liveCalls}`,
+    String(request.name),
+    request.args,
+    {
+      signal: session.signal,
+      asker,
+      onProgress: (e) => session.tell(e),
+    },
+  )
 }
 
 /** One call; a background task (spawnOnly) is waited for, and cancelled with the signal. */
@@ -243,12 +242,12 @@ async function callTool(
   caller: string,
   name: string,
   args: unknown,
-  signal: AbortSignal,
-  onProgress: (event: ProgressEvent) => void = showProgress,
+  options: { signal: AbortSignal; asker: Asker; onProgress?: (event: ProgressEvent) => void },
 ): Promise<ToolResult> {
+  const { signal, onProgress = showProgress } = options
   const { hostTrack, runtimeView } = await import('../runtime/index.ts') // loaded by then: the composition uses it
   const view = runtimeView(rt, caller, hostTrack)
-  const result = await view.call(name, args, { signal, onProgress })
+  const result = await view.call(name, args, { signal, onProgress, asker: options.asker })
   if (!result.task) return result
   // a one-shot command waits for a background task's end (Ctrl-C cancels it)
   onProgress({

@@ -181,13 +181,14 @@ export const agentRun = defineCommand({
     return cli.compose(
       async (composition) => {
         const agent = await agentOf(composition)
+        // the terminal answers for the run's calls (approvals, a server's questions): it travels with them
         const bridge = promptBridge()
-        const off = composition.runtime!.approvals.register(bridge)
         try {
           const run = agent.run(task, {
             budget,
             record: args.record ? resolve(cwd, args.record as string) : undefined,
             caller: 'cli',
+            asker: bridge,
             onEvent: args.json ? undefined : printer(),
           })
           const { result, interrupted } = await runTask(run)
@@ -196,7 +197,6 @@ export const agentRun = defineCommand({
           // cancelled with Ctrl-C: 130, as a Unix tool stopped by SIGINT
           return interrupted ? 130 : result.status === 'done' ? 0 : 1
         } finally {
-          off()
           bridge.close()
         }
       },
@@ -249,7 +249,6 @@ export const agentChat = defineCommand({
         })
         // approvals read their answer from the same input as the chat
         const bridge = promptBridge(process.stdin, process.stderr, lines)
-        const off = composition.runtime!.approvals.register(bridge)
         let history: readonly ChatMessage[] = []
         let turns = 0
         process.stderr.write(
@@ -278,6 +277,7 @@ export const agentChat = defineCommand({
                 budget,
                 record,
                 caller: 'cli',
+                asker: bridge,
                 onEvent: printer(),
               })
               const { result } = await runTask(current).finally(() => (current = undefined))
@@ -287,7 +287,6 @@ export const agentChat = defineCommand({
             }
           }
         } finally {
-          off()
           bridge.close()
           rl.close()
         }

@@ -52,6 +52,7 @@ export class RunApprovals {
       }),
       scope: call.scope,
       caller: call.caller,
+      asker: call.asker, // who answers for the call answers for what it runs
       tool: Object.freeze({
         ...call.tool!,
         name,

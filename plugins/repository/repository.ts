@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto'
 import {
   defineHooks,
-  messageOf,
+  notify,
   SyncHook,
   type ChildHandle,
   type FiberInfo,
@@ -415,11 +415,7 @@ export class Repository {
   }
 
   #emit(change: RepositoryChange) {
-    try {
-      this.hooks.change.call(change)
-    } catch (err) {
-      this.ctx.logger.warn(`a repository.change tap failed: ${messageOf(err)}`)
-    }
+    notify(this.hooks.change, [change], (message) => this.ctx.logger.warn(message))
   }
 
   #serial<T>(record: Record_, fn: () => Promise<T>): Promise<T> {

@@ -12,7 +12,7 @@ import { lstatSync, mkdirSync, rmSync, statSync } from 'node:fs'
 import { createConnection, createServer, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { YokeError, type ErrorCode } from '../errors.ts'
+import { messageOf, YokeError, type ErrorCode } from '../errors.ts'
 
 export type ControlRequest = { cmd: string; [key: string]: unknown }
 
@@ -146,7 +146,7 @@ function lines(socket: Socket, max: number, take: (line: string) => void) {
 
 function errorOf(err: unknown) {
   if (err instanceof YokeError) return err.toJSON()
-  return { message: (err as Error)?.message ?? String(err) }
+  return { message: messageOf(err) }
 }
 
 /**

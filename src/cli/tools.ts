@@ -193,12 +193,18 @@ export const toolsCall = defineCommand({
       }
       if (result) return printResult(result, Boolean(args.json), abort.signal.aborted)
       return await cli.compose(async (composition) => {
-        // the terminal answers for this call (and the calls it makes): it travels with the call
-        const done = await callTool(composition.runtime!, 'cli', name, toolArgs, {
-          signal: abort.signal,
-          asker: bridge,
-        })
-        return printResult(done, Boolean(args.json), abort.signal.aborted)
+        // the terminal answers for this call (and the calls it makes): it travels with the call,
+        // and stands as the bridge for what no call carries (a server's question about no call)
+        const off = composition.runtime!.approvals.register(bridge)
+        try {
+          const done = await callTool(composition.runtime!, 'cli', name, toolArgs, {
+            signal: abort.signal,
+            asker: bridge,
+          })
+          return printResult(done, Boolean(args.json), abort.signal.aborted)
+        } finally {
+          off()
+        }
       })
     } finally {
       process.off('SIGINT', onSigint)

@@ -6,7 +6,7 @@
  */
 import { statSync } from 'node:fs'
 import { SyncHook } from 'tapable'
-import { YokeError } from '../errors.ts'
+import { messageOf, YokeError } from '../errors.ts'
 import { settledWithin } from '../kernel/disposer.ts'
 import { defineHooks } from '../kernel/hooks.ts'
 import type { Fiber } from '../kernel/fiber.ts'
@@ -247,7 +247,7 @@ export class Composition {
     const onError = (err: unknown) =>
       this.kernel.log({
         level: 'error',
-        message: `watch: ${(err as Error)?.message ?? err}`,
+        message: `watch: ${messageOf(err)}`,
         error: err,
       })
     const next = new DebouncedWatcher(

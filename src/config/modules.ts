@@ -11,7 +11,7 @@ import { register } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
-import { YokeError } from '../errors.ts'
+import { messageOf, YokeError } from '../errors.ts'
 import { faultContext } from '../kernel/faults.ts'
 import { toPlugin, type Plugin } from '../kernel/plugin.ts'
 import { BUILTIN_ENTRY, BUILTIN_PLUGINS, builtinNames, YOKE_MODULES } from '../roots.ts'
@@ -135,7 +135,7 @@ export class ModuleLoader {
       }
       throw new YokeError(
         'PLUGIN_IMPORT_FAILED',
-        { file: target.file, reason: (err as Error)?.message ?? err },
+        { file: target.file, reason: messageOf(err) },
         { cause: err },
       )
     }

@@ -91,7 +91,7 @@ export function tapHook<H extends AnyHook>(
     const hook_ = hookName(hook)
     return new YokeError(
       'HOOK_FAILED',
-      { tap: name, hook: hook_, reason: (err as Error)?.message ?? err },
+      { tap: name, hook: hook_, reason: messageOf(err) },
       { ...site, hook: hook_, cause: err },
     )
   }

@@ -217,7 +217,7 @@ export class Kernel implements FiberHost {
         // a kernel bug must not take the process down with it: report it and keep running
         this.log({
           level: 'error',
-          message: `refresh failed: ${(err as Error)?.message ?? err}`,
+          message: `refresh failed: ${messageOf(err)}`,
           error: err,
         })
       }
@@ -235,7 +235,7 @@ export class Kernel implements FiberHost {
         this.log({
           level: 'error',
           fiber,
-          message: `transition failed: ${(err as Error)?.message ?? err}`,
+          message: `transition failed: ${messageOf(err)}`,
           error: err,
         })
       if (fiber.state === 'active' && epoch !== fiber.epoch) fiber.unload('pending').catch(report)

@@ -8,6 +8,7 @@
  * that can also answer questions (`answer`: a form to fill in, a URL to visit, asked by a tool's
  * far side such as an MCP server) are found the same way.
  */
+import { messageOf } from '../errors.ts'
 import type {
   ApprovalAnswer,
   ApprovalRequest,
@@ -62,7 +63,7 @@ export class Approvals {
     } catch (err) {
       return {
         allowed: false,
-        why: `the approval bridge "${bridge.name}" failed: ${(err as Error)?.message ?? err}`,
+        why: `the approval bridge "${bridge.name}" failed: ${messageOf(err)}`,
       }
     }
     if (answer === 'allow-session') this.#grants.add(grant)
@@ -87,7 +88,7 @@ export class Approvals {
       return {
         action: 'cancel',
         by: bridge.name,
-        why: `the approval bridge "${bridge.name}" failed: ${(err as Error)?.message ?? err}`,
+        why: `the approval bridge "${bridge.name}" failed: ${messageOf(err)}`,
       }
     }
   }

@@ -17,7 +17,7 @@ import {
   SyncWaterfallHook,
 } from 'tapable'
 import { z } from 'zod'
-import { YokeError, type ErrorCode } from '../errors.ts'
+import { messageOf, YokeError, type ErrorCode } from '../errors.ts'
 import { settledWithin } from '../kernel/disposer.ts'
 import { defineHooks } from '../kernel/hooks.ts'
 import { Approvals } from './approval.ts'
@@ -257,7 +257,7 @@ export class ToolRuntime {
       return failure(
         call,
         err instanceof YokeError && !PIPELINE_CODES.has(err.code) ? err.code : 'EXEC_FAILED',
-        { reason: (err as Error)?.message ?? String(err) },
+        { reason: messageOf(err) },
         err,
       )
     } finally {

@@ -181,8 +181,11 @@ export const agentRun = defineCommand({
     return cli.compose(
       async (composition) => {
         const agent = await agentOf(composition)
-        // the terminal answers for the run's calls (approvals, a server's questions): it travels with them
+        // the terminal answers for the run's calls (approvals, a server's questions): it travels
+        // with them, and stands as the bridge for what no call carries (a question a server asks
+        // while several calls run)
         const bridge = promptBridge()
+        const off = composition.runtime!.approvals.register(bridge)
         try {
           const run = agent.run(task, {
             budget,
@@ -197,6 +200,7 @@ export const agentRun = defineCommand({
           // cancelled with Ctrl-C: 130, as a Unix tool stopped by SIGINT
           return interrupted ? 130 : result.status === 'done' ? 0 : 1
         } finally {
+          off()
           bridge.close()
         }
       },
@@ -249,6 +253,7 @@ export const agentChat = defineCommand({
         })
         // approvals read their answer from the same input as the chat
         const bridge = promptBridge(process.stdin, process.stderr, lines)
+        const off = composition.runtime!.approvals.register(bridge) // for what no call carries
         let history: readonly ChatMessage[] = []
         let turns = 0
         process.stderr.write(
@@ -287,6 +292,7 @@ export const agentChat = defineCommand({
             }
           }
         } finally {
+          off()
           bridge.close()
           rl.close()
         }

@@ -169,16 +169,23 @@ class Folder {
   /** Commands and agents: read now, and again when a file under them changes. */
   #readPrompts(): void {
     const found: string[] = []
+    // a manifest may list files of the default commands/ and agents/ folders too: one file is
+    // read once (a file listed twice is not two commands)
+    const read = new Set<string>()
+    const filesOf = (roots: string[]) =>
+      roots
+        .flatMap((root) => readMarkdownFiles(root, found))
+        .filter((md) => !read.has(md.file) && read.add(md.file))
     const commands: PluginCommand[] = []
-    for (const md of this.#manifest.commands.flatMap((root) => readMarkdownFiles(root, found))) {
+    for (const md of filesOf(this.#manifest.commands)) {
       const command = toCommand(this.name, md)
       const first = commands.find((c) => c.name === command.name)
       if (first) found.push(`${md.file}: ${command.name} is also ${first.file}; the first is used`)
       else commands.push(command)
     }
     this.#state.commands = commands
-    this.#state.agents = this.#manifest.agents.flatMap((root) =>
-      readMarkdownFiles(root, found).flatMap((md) => toAgent(this.name, md, found) ?? []),
+    this.#state.agents = filesOf(this.#manifest.agents).flatMap(
+      (md) => toAgent(this.name, md, found) ?? [],
     )
     this.#parts.commands = commands.map((c) => c.name)
     this.#parts.agents = this.#state.agents.map((a) => a.name)

@@ -60,6 +60,16 @@ describe('claude-plugins', () => {
       'plugins/review-kit/server.mjs',
       `import ${JSON.stringify(pathToFileURL(FIXTURE).href)}\n`,
     )
+    // as many published manifests do, it also lists files of its default commands/ and agents/
+    const manifest = p.path('plugins/review-kit/.claude-plugin/plugin.json')
+    writeFileSync(
+      manifest,
+      JSON.stringify({
+        ...JSON.parse(readFileSync(manifest, 'utf8')),
+        commands: ['./commands/review.md'],
+        agents: ['./agents/code-reviewer.md'],
+      }),
+    )
     // the provider reads its key from the process's environment
     process.env.TEST_OPENAI_KEY = 'sk-test'
     yoke = createYoke({
@@ -86,6 +96,24 @@ describe('claude-plugins', () => {
     assert.equal(byName['plain-dev']!.manifest, 'none')
     // a field yoke does not use is said, not silently dropped
     assert.ok(byName['review-kit']!.notes.some((n) => n.includes('"outputStyles"')))
+  })
+
+  it('a manifest that lists files of its default folders reads each file once, and says nothing', () => {
+    const kit = yoke
+      .get('claudePlugins')!
+      .list()
+      .find((f) => f.name === 'review-kit')!
+    assert.equal(
+      new Set(kit.parts.commands).size,
+      kit.parts.commands.length,
+      kit.parts.commands.join(),
+    )
+    assert.equal(new Set(kit.parts.agents).size, kit.parts.agents.length, kit.parts.agents.join())
+    const twice = logs.filter((r) => /is also/.test(r.message) && /review-kit/.test(r.message))
+    assert.deepEqual(
+      twice.map((r) => r.message),
+      [],
+    )
   })
 
   it('names skills by their plugin, so same-named skills of two plugins are both there', () => {

@@ -58,3 +58,36 @@ export async function throughput(call: Call, calls: number, width: number): Prom
   )
   return calls / ((performance.now() - t0) / 1000)
 }
+
+/**
+ * One figure of the issue's table, with its goal: `npm run bench -- check` prints every figure the
+ * run recorded against its goal and exits non-zero where one falls short.
+ * `better`: which way the goal lies ('lower': value ≤ goal passes; 'higher': value ≥ goal).
+ * `spread`: the figure's range over the run's rounds (e.g. "1.02–1.11"), `baseline`: what it is
+ * a ratio against, when it is one.
+ */
+export interface Figure {
+  name: string
+  value: number
+  goal: number
+  better: 'lower' | 'higher'
+  unit?: string
+  spread?: string
+  baseline?: string
+}
+
+export const figures: Figure[] = []
+
+/** Records a figure for the check (and returns its value, to print it in the bench's own table). */
+export function figure(f: Figure): number {
+  figures.push(f)
+  return f.value
+}
+
+export const meets = (f: Figure) => (f.better === 'lower' ? f.value <= f.goal : f.value >= f.goal)
+
+/** The range of per-round ratios `a[r] / b[r]`, as "min–max". */
+export function ratioSpread(a: number[], b: number[]): string {
+  const ratios = a.map((x, r) => x / b[r]!)
+  return `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`
+}

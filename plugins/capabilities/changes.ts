@@ -28,6 +28,8 @@ export interface ToolView {
 export class AuditTrail {
   /** cancels the pending flush (set while the tools are not quiet yet) */
   #timer: (() => void) | undefined
+  /** when the last change came (performance.now()) */
+  #lastChange = 0
   /** what the log leaves out or cannot take, already said */
   readonly #said = new Set<string>()
 
@@ -41,12 +43,22 @@ export class AuditTrail {
     private readonly quietMs: number,
   ) {}
 
-  /** Something changed: flush once the tools have been quiet a moment. */
+  /**
+   * Something changed: flush once the tools have been quiet a moment. One timer per quiet wait,
+   * not one per change (a server's thousands of tools register in a burst): when it fires early
+   * it waits on for the rest of the quiet time since the last change.
+   */
   later(): void {
     // a child's tap (skills, repository) may fire while the instances go, after this one went
     if (!this.file || this.ctx.signal.aborted) return
-    this.#timer?.()
-    this.#timer = this.ctx.setTimeout(() => this.flush(), this.quietMs)
+    this.#lastChange = performance.now()
+    this.#timer ??= this.ctx.setTimeout(() => this.#quiet(), this.quietMs)
+  }
+
+  #quiet(): void {
+    const wait = this.#lastChange + this.quietMs - performance.now()
+    if (wait > 1) this.#timer = this.ctx.setTimeout(() => this.#quiet(), wait)
+    else this.flush()
   }
 
   /** Flushes now what waits for the quiet time (a short run may end before it). */

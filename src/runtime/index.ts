@@ -10,7 +10,13 @@ import { faultContext } from '../kernel/faults.ts'
 import { bindToContext } from '../kernel/services.ts'
 import type { ApprovalBridge, Approvals, Question, QuestionAnswer } from './approval.ts'
 import { GLOBAL, type Guard, type Mask } from './registry.ts'
-import { runtimeSettings, ToolRuntime, type CallOptions, type RuntimeSettings } from './runtime.ts'
+import {
+  runtimeSettings,
+  ToolRuntime,
+  type CallOptions,
+  type Refused,
+  type RuntimeSettings,
+} from './runtime.ts'
 import type { Tasks } from './tasks.ts'
 import type { RegisteredTool, ToolDefinition, ToolResult } from './types.ts'
 
@@ -20,6 +26,12 @@ type Consumer = { key: string; effect: Track; fiberId?: number }
 /** What registering code sees of one layer: the global layer or a scope. */
 export interface ToolLayer {
   register(def: ToolDefinition): Disposer
+  /**
+   * Registers many tools at once (an MCP server's thousands): in slices that let the event loop
+   * run, one change announcement per slice, one effect for them all. A definition `register` would
+   * refuse goes to `refused` (without it, the first one rejects and none stays registered).
+   */
+  registerAll(defs: Iterable<ToolDefinition>, refused?: Refused): Promise<Disposer>
   list(): RegisteredTool[]
   guard(fn: Guard): Disposer
   call(name: string, args?: unknown, options?: CallOptions): Promise<ToolResult>
@@ -77,6 +89,14 @@ export function runtimeView(
     return {
       register: (def) =>
         track(`tool ${def?.name}${where}`, rt.register(inOwner(def), owner, scope, fiber)),
+      registerAll: async (defs, refused) => {
+        let n = 0
+        const owned = (function* () {
+          for (const def of defs) yield (n++, inOwner(def))
+        })()
+        const remove = await rt.registerAll(owned, { owner, scope, fiber, refused })
+        return track(`${n} tools${where}`, remove)
+      },
       list: () => rt.list(scope),
       guard: (fn) => track(`guard${where}`, rt.guard(fn, scope)),
       // the global layer calls into the scope the options name (a scope handle, into its own)

@@ -51,20 +51,25 @@ export function freezeDeep<T>(value: T): T {
 }
 
 /**
- * How deep `value` nests (a scalar 0, `{}` 1), counted without recursion up to `cap` + 1: outside
- * data is measured before any recursive walk (stringify, a parser, a copy) sees it.
+ * How deep `value` nests (a scalar 0, `{}` 1), counted up to `cap` + 1 (a cycle counts as deeper):
+ * outside data is measured before any unbounded walk (stringify, a parser, a copy) sees it. The
+ * recursion goes no deeper than `cap` + 1 levels, and allocates nothing.
  */
 export function depthOf(value: unknown, cap = 64): number {
+  return depthWithin(value, cap + 1)
+}
+
+/** min(the depth of `node`, `limit`) for a limit ≥ 1. */
+function depthWithin(node: unknown, limit: number): number {
+  if (typeof node !== 'object' || node === null) return 0
+  if (limit === 1) return 1
   let max = 0
-  const stack: Array<[unknown, number]> = [[value, 1]]
-  while (stack.length && max <= cap) {
-    const [node, depth] = stack.pop()!
-    if (typeof node !== 'object' || node === null) continue
-    max = Math.max(max, depth)
-    for (const child of Array.isArray(node) ? node : Object.values(node))
-      stack.push([child, depth + 1])
+  for (const key in node) {
+    if (!Object.hasOwn(node, key)) continue // an array's indices are its own keys too
+    max = Math.max(max, depthWithin((node as Record<string, unknown>)[key], limit - 1))
+    if (max === limit - 1) break
   }
-  return max
+  return max + 1
 }
 
 /** True when `value` nests deeper than `limit` levels (depthOf). */

@@ -24,6 +24,8 @@ export interface Mask {
   deny?: string[]
 }
 
+type Change = { added: string[]; removed: string[] }
+
 interface Layer {
   parent?: string
   subagent: boolean
@@ -63,6 +65,8 @@ export class ToolRegistry {
   readonly #fibers = new WeakMap<RegisteredTool, number | undefined>()
   readonly #layers = new Map<string, Layer>([[GLOBAL, this.#global]])
   readonly #chains = new Map<string, Layer[]>()
+  /** the changes a batch holds back, per scope: announced once, when it ends */
+  #held?: Map<string, Change>
 
   constructor(
     private readonly onChange: (added: string[], removed: string[], scope: string) => void,
@@ -92,12 +96,10 @@ export class ToolRegistry {
     if (schemaProblem) throw fail('TOOL_INVALID', schemaProblem)
     // compiled without $id and $schema (servers declare other dialects): ids of different tools (or of a reloaded one) must not collide in ajv
     const { $id: _id, $schema: _dialect, ...compiled } = schema
-    let validate: ValidateFunction
-    try {
-      validate = budgeted(ajv.compile(compiled))
-    } catch (err) {
-      throw fail('TOOL_INVALID', `its input schema does not compile: ${(err as Error).message}`)
-    }
+    // checked against the meta-schema now, compiled at the first call (a compile costs ~0.3 ms: a server's thousands of tools would stall the loop)
+    if (!ajv.validateSchema(compiled))
+      throw fail('TOOL_INVALID', `its input schema does not compile: ${ajv.errorsText(ajv.errors)}`)
+    const validate = lazyValidate(compiled)
     const current = layer.tools.get(def.name)
     const replaces =
       current &&
@@ -120,11 +122,11 @@ export class ToolRegistry {
     this.#fibers.set(tool, fiber)
     if (current) layer.shadowed.set(def.name, [current, ...(layer.shadowed.get(def.name) ?? [])])
     layer.tools.set(def.name, tool)
-    this.onChange([def.name], current ? [def.name] : [], scope)
+    this.#changed([def.name], current ? [def.name] : [], scope)
     return {
       tool,
       remove: () => {
-        ajv.removeSchema(compiled) // compiled schemas would pile up over reloads
+        if (validate.schema) ajv.removeSchema(compiled) // compiled schemas would pile up over reloads
         const below = layer.shadowed.get(def.name) ?? []
         if (layer.tools.get(def.name) !== tool) {
           const rest = below.filter((t) => t !== tool)
@@ -137,9 +139,36 @@ export class ToolRegistry {
         else layer.shadowed.delete(def.name)
         if (next) layer.tools.set(def.name, next)
         else layer.tools.delete(def.name)
-        this.onChange(next ? [def.name] : [], [def.name], scope)
+        this.#changed(next ? [def.name] : [], [def.name], scope)
       },
     }
+  }
+
+  /**
+   * Runs `fn` with the change announcements held, then makes one per scope: listeners see every
+   * name added and removed, and lookups see each change at once. A name added and removed within
+   * the batch is announced as removed only (both lists: it was replaced and is there).
+   */
+  batch<T>(fn: () => T): T {
+    if (this.#held) return fn()
+    const held = (this.#held = new Map<string, Change>())
+    try {
+      return fn()
+    } finally {
+      this.#held = undefined
+      for (const [scope, { added, removed }] of held) {
+        const tools = this.#layers.get(scope)?.tools
+        this.onChange(removed.length ? added.filter((n) => tools?.has(n)) : added, removed, scope)
+      }
+    }
+  }
+
+  #changed(added: string[], removed: string[], scope: string) {
+    if (!this.#held) return this.onChange(added, removed, scope)
+    const change = this.#held.get(scope) ?? { added: [], removed: [] }
+    this.#held.set(scope, change)
+    change.added.push(...added)
+    change.removed.push(...removed)
   }
 
   /** The tool `name` as seen from `scope`: the nearest layer wins; global tools pass the masks. */
@@ -287,6 +316,31 @@ export class ToolRegistry {
   admits(name: string, scope: string): boolean {
     return this.#chain(scope).every((layer) => layer.masks.every((test) => test(name)))
   }
+}
+
+/**
+ * A validate function that compiles `schema` on its first use. A schema that passed the
+ * meta-schema but still does not compile (an unresolvable $ref) fails every call with the reason.
+ */
+function lazyValidate(schema: Record<string, unknown>): ValidateFunction {
+  let compiled: ValidateFunction | undefined
+  const validate = ((data: unknown) => {
+    if (!compiled)
+      try {
+        compiled = budgeted(ajv.compile(schema))
+        validate.schema = schema
+      } catch (err) {
+        const message = `the tool's input schema does not compile: ${(err as Error).message}`
+        validate.errors = [
+          { instancePath: '', schemaPath: '#', keyword: 'schema', params: {}, message },
+        ]
+        return false
+      }
+    const ok = compiled(data)
+    validate.errors = compiled.errors
+    return ok
+  }) as ValidateFunction
+  return validate
 }
 
 /**

@@ -86,6 +86,10 @@ export interface CallOptions {
   asker?: Asker
 }
 
+/** a definition registerAll skipped, and why */
+export type Refused = (def: ToolDefinition, err: YokeError) => void
+/** how long registerAll registers before it lets the event loop run */
+const SLICE_MS = 8
 const ORDER = { allow: 0, ask: 1, deny: 2 } as const
 /** codes only the pipeline gives: a body's error with one of them is the body failing, EXEC_FAILED */
 const PIPELINE_CODES = new Set<string>(['UNKNOWN_TOOL', 'SCOPE_UNKNOWN', 'INVALID_ARGS', 'DENIED'])
@@ -167,14 +171,51 @@ export class ToolRuntime {
     fiber?: number,
   ): () => Promise<void> {
     const { tool, remove } = this.registry.register(def, owner, scope, fiber)
-    return async () => {
-      remove()
-      this.approvals.forget(tool.id)
-      const calls: Flight[] = []
-      this.#deadlines.forEach((f) => f instanceof Flight && f.call.tool === tool && calls.push(f))
-      await settledWithin(Promise.allSettled(calls.map((c) => c.work)), this.settings.unloadGraceMs)
-      for (const c of calls) c.end('UNLOADED')
+    return () => this.#unload([{ tool, remove }])
+  }
+
+  /**
+   * Registers many tools (an MCP server's thousands) in slices of a few ms that yield to the event
+   * loop between them, with one change announcement per slice. A definition register() refuses
+   * goes to `refused`; without it, the first one throws, and the tools registered so far go.
+   * Resolves to the removal of them all (one announcement, then as register's cleanup).
+   */
+  async registerAll(
+    defs: Iterable<ToolDefinition>,
+    options: { owner?: string; scope?: string; fiber?: number; refused?: Refused } = {},
+  ): Promise<() => Promise<void>> {
+    const { owner = 'host', scope = GLOBAL, fiber, refused } = options
+    const made: Array<{ tool: RegisteredTool; remove: () => void }> = []
+    const next = defs[Symbol.iterator]()
+    try {
+      for (let item = next.next(); !item.done; await new Promise(setImmediate)) {
+        const until = performance.now() + SLICE_MS
+        this.registry.batch(() => {
+          for (; !item.done && performance.now() < until; item = next.next())
+            try {
+              made.push(this.registry.register(item.value, owner, scope, fiber))
+            } catch (err) {
+              if (!refused) throw err
+              refused(item.value, err as YokeError)
+            }
+        })
+      }
+    } catch (err) {
+      await this.#unload(made)
+      throw err
     }
+    return () => this.#unload(made)
+  }
+
+  /** Removes tools: waits (up to unloadGraceMs) for their calls, ends the rest UNLOADED. */
+  async #unload(made: Array<{ tool: RegisteredTool; remove: () => void }>): Promise<void> {
+    this.registry.batch(() => made.forEach((m) => m.remove()))
+    const tools = new Set(made.map((m) => m.tool))
+    for (const tool of tools) this.approvals.forget(tool.id)
+    const calls: Flight[] = []
+    this.#deadlines.forEach((f) => f instanceof Flight && tools.has(f.call.tool!) && calls.push(f))
+    await settledWithin(Promise.allSettled(calls.map((c) => c.work)), this.settings.unloadGraceMs)
+    for (const c of calls) c.end('UNLOADED')
   }
 
   list(scope = GLOBAL): RegisteredTool[] {

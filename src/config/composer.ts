@@ -39,7 +39,7 @@ declare module '../kernel/services.ts' {
 }
 
 export interface ComposeOptions extends LoadOptions {
-  /** quiet time after a file change before reloading (default 30 ms) */
+  /** quiet time after a file change before reloading (default 15 ms; see WatchOptions.debounceMs) */
   debounceMs?: number
   /** how long one instance's apply may take before it fails with PLUGIN_TIMEOUT (30 s) */
   settleMs?: number

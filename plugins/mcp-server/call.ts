@@ -37,13 +37,22 @@ function modesOf(elicitation: unknown): Set<'form' | 'url'> {
   return modes
 }
 
+/** A 2025-era Server's client, as its initialize handshake said (which holds for the session). */
+const initialized = new WeakMap<Server, Asked>()
+
 /** Who is asking, from what this era says: the initialize handshake, or the request's envelope. */
 function askedOf(server: Server, era: Era, ctx: Ctx): Asked {
-  if (era === 'legacy')
-    return {
-      name: server.getClientVersion()?.name ?? 'the MCP client',
+  if (era === 'legacy') {
+    const known = initialized.get(server)
+    if (known) return known
+    const info = server.getClientVersion()
+    const asked = {
+      name: info?.name ?? 'the MCP client',
       modes: modesOf(server.getClientCapabilities()?.elicitation),
     }
+    if (info) initialized.set(server, asked)
+    return asked
+  }
   const envelope = (ctx.mcpReq.envelope ?? {}) as Record<
     string,
     Record<string, unknown> | undefined
@@ -178,6 +187,8 @@ function started(
     answerMs: served.answerMs,
     task,
     ...(served.era === 'legacy' && {
+      // the call is this one request: its cancellation (or its connection's close) is the call's
+      signal: ctx.mcpReq.signal,
       // on the stream of the request that made the call (HTTP: its POST's), so it reaches the client
       push: (question, signal) =>
         ctx.mcpReq.elicitInput(

@@ -73,6 +73,12 @@ export interface ExchangeOptions {
   client: Asked
   /** 2025 era: ask the client at once, on the request's own stream */
   push?: (question: Question, signal: AbortSignal) => Promise<ElicitResult>
+  /**
+   * 2025 era: the request's own signal. The call is that one request (its questions are pushed on
+   * its stream), so the request's cancellation, or its connection's close, is the call's: it needs
+   * no AbortController of its own, nor a listener on the request.
+   */
+  signal?: AbortSignal
   /** how long a question waits for the client's answer (a retry, or tasks/update) */
   answerMs: number
   /** served as a task: it waits in the task table (capped there), not among the waiting calls */
@@ -84,6 +90,8 @@ export interface WaitingRoom {
   /** undefined: it may wait; else why not (too many wait already) */
   enter(exchange: Exchange): string | undefined
   leave(exchange: Exchange): void
+  /** the exchange was given its id (a retry's state names it): from now on it is found by it */
+  named?(exchange: Exchange): void
 }
 
 interface Pending {
@@ -104,7 +112,6 @@ function embedded(question: Question): InputRequest {
 }
 
 export class Exchange {
-  readonly id = randomUUID()
   readonly result: Promise<ToolResult>
   /** where progress goes now: the current round's token, or a task's status */
   progress?: (event: ProgressEvent) => void
@@ -113,10 +120,13 @@ export class Exchange {
   #client: Asked
   readonly #pending = new Map<string, Pending>()
   #asked = 0
-  readonly #abort = new AbortController()
+  /** the call's own cancellation; none for a one-request call (options.signal) */
+  readonly #abort?: AbortController
+  readonly #signal: AbortSignal
   readonly #wake = new Set<() => void>()
   /** a question went unanswered for answerMs: the call ended for that */
   expired = false
+  #id?: string
 
   /**
    * Who the runtime asks about this call and the calls it makes: this exchange's client. An
@@ -136,14 +146,33 @@ export class Exchange {
     private readonly room?: WaitingRoom,
   ) {
     this.#client = options.client
+    const signal = (this.#signal = options.signal ?? (this.#abort = new AbortController()).signal)
     // an async function: a call that throws at once is a rejected result, like any other failure
     this.result = (async () =>
       options.scope.call(options.tool, options.args, {
-        signal: this.#abort.signal,
+        signal,
         caller,
         asker: this.asker,
         onProgress: (event) => this.progress?.(event),
       }))()
+  }
+
+  /**
+   * The call's id, made the first time it is asked for: only a call whose id went out (in a
+   * 2026-07-28 retry's sealed state) can be named by a client, so only such a call is found by it,
+   * and remembered after it ends.
+   */
+  get id(): string {
+    if (this.#id === undefined) {
+      this.#id = randomUUID()
+      this.room?.named?.(this)
+    }
+    return this.#id
+  }
+
+  /** whether its id went out */
+  get named(): boolean {
+    return this.#id !== undefined
   }
 
   get connection(): string {
@@ -168,9 +197,12 @@ export class Exchange {
     return Object.fromEntries([...this.#pending.values()].map((p) => [p.key, embedded(p.question)]))
   }
 
-  /** Ends the call (ABORTED), whatever it waits for. */
+  /**
+   * Ends the call (ABORTED), whatever it waits for. A one-request call (options.signal) ends with
+   * its request: when its client cancels it, or its connection closes.
+   */
   abort(reason?: unknown): void {
-    this.#abort.abort(reason)
+    this.#abort?.abort(reason)
   }
 
   /**
@@ -187,9 +219,13 @@ export class Exchange {
     }
     const now = asking()
     if (now) return now
-    const cancel = () => this.abort(round.signal.reason)
-    if (round.signal.aborted) cancel()
-    round.signal.addEventListener('abort', cancel, { once: true })
+    // a one-request call's signal is its round's already
+    const { signal } = round
+    const cancel = signal === this.#signal ? undefined : () => this.abort(signal.reason)
+    if (cancel) {
+      if (signal.aborted) cancel()
+      signal.addEventListener('abort', cancel, { once: true })
+    }
     let wake: (() => void) | undefined
     try {
       return await new Promise<Step>((resolve) => {
@@ -201,7 +237,7 @@ export class Exchange {
         this.result.then((result) => resolve({ kind: 'result', result }))
       })
     } finally {
-      round.signal.removeEventListener('abort', cancel)
+      if (cancel) signal.removeEventListener('abort', cancel)
       this.#wake.delete(wake!)
       if (this.progress === round.progress) this.progress = undefined
     }
@@ -321,8 +357,9 @@ export interface WaitLimits {
 /** how many ended calls are remembered for a late retry (and for how long: the state's life) */
 const ENDED_KEPT = 1000
 
-/** The calls in flight, by id (a retry's requestState names one). */
+/** The calls in flight; those whose id went out (a retry's requestState names one), by id. */
 export class Exchanges implements WaitingRoom {
+  readonly #live = new Set<Exchange>()
   readonly #byId = new Map<string, Exchange>()
   /** the calls waiting for an answer with no request open, by view */
   readonly #waiting = new Map<string, Set<Exchange>>()
@@ -339,14 +376,21 @@ export class Exchanges implements WaitingRoom {
 
   start(options: ExchangeOptions): Exchange {
     const exchange = new Exchange(options, `${options.connection}#${++this.#n}`, this)
-    this.#byId.set(exchange.id, exchange)
+    this.#live.add(exchange)
     const end = (result?: ToolResult) => {
-      this.#byId.delete(exchange.id)
+      this.#live.delete(exchange)
       this.leave(exchange)
+      // what it came to matters only to a client that can name it
+      if (!exchange.named) return
+      this.#byId.delete(exchange.id)
       this.#remember(exchange, result)
     }
     exchange.result.then(end, () => end())
     return exchange
+  }
+
+  named(exchange: Exchange): void {
+    if (this.#live.has(exchange)) this.#byId.set(exchange.id, exchange)
   }
 
   byId(id: string): Exchange | undefined {
@@ -359,7 +403,7 @@ export class Exchanges implements WaitingRoom {
   }
 
   get size(): number {
-    return this.#byId.size
+    return this.#live.size
   }
 
   /** the calls waiting for an answer with no request of their client open */
@@ -390,7 +434,7 @@ export class Exchanges implements WaitingRoom {
 
   /** Ends every call (the instance stops). */
   abortAll(reason: string): void {
-    for (const exchange of this.#byId.values()) exchange.abort(new Error(reason))
+    for (const exchange of this.#live) exchange.abort(new Error(reason))
   }
 
   #remember(exchange: Exchange, result: ToolResult | undefined) {

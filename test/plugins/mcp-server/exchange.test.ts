@@ -151,4 +151,44 @@ describe('an exchange routes what its call asks to its own client', () => {
     assert.match(textOf(await refused.result), /did not declare URL-mode elicitation/)
     assert.equal(pushed.length, 1, 'the form-only client was not asked')
   })
+
+  it('2025 era: the request’s own signal is the call’s, so its cancellation ends the call', async () => {
+    const request = new AbortController()
+    let seen: AbortSignal | undefined
+    const { scope } = askingScope(
+      (_asker, signal) =>
+        new Promise((_resolve, reject) => {
+          seen = signal
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true })
+        }),
+    )
+    const exchange = new Exchanges().start(
+      options(scope, { signal: request.signal, push: async () => ({ action: 'cancel' }) }),
+    )
+    assert.equal(seen, request.signal, 'no signal of its own')
+    const step = exchange.next({ signal: request.signal, client: client('form') })
+    request.abort(new Error('the client cancelled'))
+    const done = await step
+    assert.equal(done.kind === 'result' && textOf(done.result), 'failed: the client cancelled')
+  })
+
+  it('a call is found by its id (and what it came to kept) only once its id went out', async () => {
+    const exchanges = new Exchanges()
+    const quiet = exchanges.start(options(askingScope(async () => 'done').scope))
+    await quiet.result
+    assert.equal(quiet.named, false, 'no retry can name it')
+    assert.equal(exchanges.size, 0)
+
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const named = exchanges.start(options(askingScope(() => held).scope))
+    const id = named.id // as a retry's sealed state carries it
+    assert.equal(exchanges.byId(id), named)
+    release()
+    await named.result
+    await until('the named exchange to end', () => exchanges.byId(id) === undefined)
+    assert.match(exchanges.endedAs(id) ?? '', /completed already/)
+    assert.equal(quiet.id === id, false)
+    assert.equal(exchanges.byId(quiet.id), undefined, 'an id made after the end finds nothing')
+  })
 })

@@ -4,8 +4,8 @@
  * the view's scope; the protected resource metadata is served before it: oauth/access.ts), the
  * path's view (404), the body's size (413, before it is read, from Content-Length, or while it
  * streams), its media type (415) and JSON (400, also for JSON nested deeper than MAX_DEPTH);
- * request.ts has those checks. Then its era decides (the SDK's own classification,
- * isLegacyRequest):
+ * request.ts has those checks. Then its era decides (the SDK's own classification, as
+ * isLegacyRequest runs it, over the body already parsed):
  *
  * - 2026-07-28 requests are stateless: the view's modern handler (createMcpHandler) serves each
  *   with a Server of its own, and checks the Mcp-Method / Mcp-Name headers against the body.
@@ -24,11 +24,7 @@ import {
 } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node'
-import {
-  isInitializeRequest,
-  isJsonContentType,
-  isLegacyRequest,
-} from '@modelcontextprotocol/server'
+import { isInitializeRequest, isJsonContentType } from '@modelcontextprotocol/server'
 import { messageOf, YokeError } from 'yoke'
 import { admission, perClientCap, type Seat } from './admission.ts'
 import { DEFAULT_VIEW, type HttpConfig } from './config.ts'
@@ -38,9 +34,10 @@ import {
   deeperThan,
   foreignRequest,
   headerMismatch,
-  headersOnly,
+  isLegacy,
   isLoopback,
   MAX_DEPTH,
+  nestsDeeper,
   pathOf,
   readBody,
   reply,
@@ -188,7 +185,7 @@ export class HttpEndpoint {
     // a session is 2025-era by definition; the rest is classified as the SDK does it (from the
     // body we hold and the headers: a request with the envelope claim is 2026-07-28, and the
     // modern handler answers a malformed one)
-    if (typeof sid !== 'string' && !(await isLegacyRequest(headersOnly(req), body)))
+    if (typeof sid !== 'string' && !isLegacy(req, body))
       return this.host.modern(admitted.view, admitted.who)(req, res, body)
     const mismatch = headerMismatch(req, body)
     if (mismatch) return reply(res, 400, -32020, `Bad Request: ${mismatch}`)
@@ -265,7 +262,7 @@ export class HttpEndpoint {
       reply(res, 400, -32700, 'Parse error: the body is not JSON')
       return ANSWERED
     }
-    if (!deeperThan(body, MAX_DEPTH)) return body
+    if (!nestsDeeper(read, body, MAX_DEPTH)) return body
     reply(
       res,
       400,

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { isIP } from 'node:net'
+import { classifyInboundRequest } from '@modelcontextprotocol/server'
 
 /**
  * The deepest nesting of arrays and objects a body may have: the SDK re-serialises a body on its
@@ -54,17 +55,36 @@ export function pathOf(url: string | undefined): string {
 }
 
 /**
- * The request as the SDK's classification reads it: method and headers (the body is passed
- * parsed, so it is not copied, nor serialised again).
+ * Whether the SDK reads the request as 2025-era traffic: its own classification
+ * (classifyInboundRequest, what isLegacyRequest runs) over the headers it reads and the body we
+ * hold, without building a web Request for it. A POST with no JSON body is legacy, as there.
  */
-export function headersOnly(req: IncomingMessage): Request {
-  const headers = new Headers()
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue
-    if (name.startsWith(':')) continue
-    for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v)
-  }
-  return new Request(`http://localhost${req.url ?? '/'}`, { method: req.method ?? 'GET', headers })
+export function isLegacy(req: IncomingMessage, body: unknown): boolean {
+  const httpMethod = (req.method ?? 'GET').toUpperCase()
+  if (httpMethod === 'POST' && body === undefined) return true
+  return (
+    classifyInboundRequest({
+      httpMethod,
+      protocolVersionHeader: header(req, 'mcp-protocol-version'),
+      mcpMethodHeader: header(req, 'mcp-method'),
+      mcpNameHeader: header(req, 'mcp-name'),
+      ...(body !== undefined && { body }),
+    }).kind === 'legacy'
+  )
+}
+
+/** A header's value as a web Headers object gives it (repeated values joined with ", "). */
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name]
+  return Array.isArray(value) ? value.join(', ') : value
+}
+
+/**
+ * Whether a body of `text` nests arrays and objects more than `max` deep: a text of `max` characters
+ * or fewer cannot (each level opens with a character of its own), so only a longer one is walked.
+ */
+export function nestsDeeper(text: string, value: unknown, max: number): boolean {
+  return text.length > max && deeperThan(value, max)
 }
 
 /** Whether `value` nests arrays and objects more than `max` deep (iteratively: no stack to overflow). */

@@ -1,10 +1,14 @@
 // mcp-server's decisions, called as plain functions (no kernel, no socket): who gets a new
-// 2025-era session when the table is full (admission.ts), and which port a reloaded instance
-// asks for first (http.ts portAgain).
+// 2025-era session when the table is full (admission.ts), which port a reloaded instance
+// asks for first (http.ts portAgain), and which era a request is (request.ts isLegacy, the SDK's
+// classification over the node request's headers).
 import assert from 'node:assert/strict'
+import type { IncomingMessage } from 'node:http'
 import { describe, it } from 'node:test'
+import { isLegacyRequest } from '@modelcontextprotocol/server'
 import { admission, perClientCap, type Seat } from '../../../plugins/mcp-server/admission.ts'
 import { portAgain } from '../../../plugins/mcp-server/http.ts'
+import { deeperThan, isLegacy, nestsDeeper } from '../../../plugins/mcp-server/request.ts'
 
 const seat = (client: string, lastSeen: number, requests = 0, closed = false): Seat => ({
   client,
@@ -65,5 +69,70 @@ describe('endpoint reuse across a reload', () => {
     assert.equal(portAgain(last, { host: '127.0.0.1', port: 3920 }), undefined)
     assert.equal(portAgain(last, { host: '::1', port: 0 }), undefined)
     assert.equal(portAgain(undefined, { host: '127.0.0.1', port: 0 }), undefined)
+  })
+})
+
+describe("a request's era, as the SDK reads it (without a web Request)", () => {
+  const modernMeta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' }
+  const bodies: Array<[string, unknown]> = [
+    [
+      'initialize',
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'c', version: '1' },
+        },
+      },
+    ],
+    ['a call', { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo' } }],
+    [
+      'a call with the envelope',
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', _meta: modernMeta } },
+    ],
+    ['a notification', { jsonrpc: '2.0', method: 'notifications/initialized' }],
+    ['a batch', [{ jsonrpc: '2.0', id: 4, method: 'ping' }]],
+    ['a response', { jsonrpc: '2.0', id: 5, result: {} }],
+    ['not JSON-RPC', { hello: 'world' }],
+  ]
+  const headerSets: Array<Record<string, string | string[]>> = [
+    {},
+    { 'mcp-protocol-version': '2025-11-25' },
+    { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' },
+    { 'mcp-protocol-version': ['2026-07-28', '2025-11-25'] },
+  ]
+
+  it('isLegacy agrees with isLegacyRequest for every method, header set and body', async () => {
+    for (const method of ['POST', 'GET', 'DELETE'])
+      for (const headers of headerSets)
+        for (const [what, body] of method === 'POST' ? bodies : [['no body', undefined] as const]) {
+          const web = new Headers()
+          for (const [k, v] of Object.entries(headers))
+            for (const one of Array.isArray(v) ? v : [v]) web.append(k, one)
+          const expected = await isLegacyRequest(
+            new Request('http://localhost/mcp', { method, headers: web }),
+            body,
+          )
+          const req = { method, headers, url: '/mcp' } as unknown as IncomingMessage
+          assert.equal(
+            isLegacy(req, body),
+            expected,
+            `${method} ${what} ${JSON.stringify(headers)}`,
+          )
+        }
+  })
+
+  it('a body too short to nest past the limit is not walked, and the answer is the same', () => {
+    const nested = (depth: number): unknown => (depth ? [nested(depth - 1)] : 0)
+    for (const max of [1, 4, 8, 512])
+      for (const depth of [0, 1, max - 1, max, max + 1, max * 3]) {
+        const value = nested(depth)
+        const text = JSON.stringify(value)
+        assert.equal(nestsDeeper(text, value, max), deeperThan(value, max), `${depth} / ${max}`)
+        assert.equal(nestsDeeper(JSON.stringify({ a: value }), { a: value }, max), depth + 1 > max)
+      }
   })
 })

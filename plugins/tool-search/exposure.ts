@@ -33,6 +33,8 @@ export function countTokensLoaded(): Promise<CountTokens> {
 
 export class ExposurePlan {
   readonly #tokens = new WeakMap<RegisteredTool, number>()
+  /** each tool's declared level (a tool is frozen: its name and source never change) */
+  readonly #declared = new WeakMap<RegisteredTool, Level>()
   readonly #pinned: RegExp[]
   readonly #rules: Array<{ tool: RegExp; source?: RegExp; level: Level }>
 
@@ -46,6 +48,12 @@ export class ExposurePlan {
   }
 
   declared(tool: RegisteredTool): Level {
+    let level = this.#declared.get(tool)
+    if (level === undefined) this.#declared.set(tool, (level = this.#declare(tool)))
+    return level
+  }
+
+  #declare(tool: RegisteredTool): Level {
     if (this.#pinned.some((g) => g.test(tool.name))) return 'direct'
     const rule = this.#rules.find(
       (r) => r.tool.test(tool.name) && (!r.source || r.source.test(tool.source)),

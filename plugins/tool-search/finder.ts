@@ -1,8 +1,9 @@
 /**
  * @module tool-search/finder
  * The search index over the runtime's tools: each tool is read once (its parameters, and for an
- * MCP tool the `server/tool` spellings that name it exactly), and the index is brought in line
- * with the tools before each search, re-indexing only what a reload or a list_changed replaced.
+ * MCP tool the `server/tool` spellings that name it exactly). The index either follows a list of
+ * tools (re-indexing only what differs from the last one) or is told what changed (`update`: the
+ * plugin's global scope, kept from the runtime's changes; searchable.ts).
  * With a semantic arm, the arm follows the same tools, and a query is ranked on words and meaning
  * once the arm is ready (lexically until then, and when the query names a tool exactly).
  */
@@ -23,7 +24,8 @@ export class ToolFinder {
   readonly #index: SearchIndex<Entry>
   readonly #entries = new WeakMap<RegisteredTool, Entry>()
   readonly #semantic: SemanticArm | undefined
-  #last: readonly RegisteredTool[] = []
+  /** the list the index was last made to hold (undefined after an update) */
+  #last: readonly RegisteredTool[] | undefined = []
 
   constructor(options: RankOptions, semantic?: SemanticArm) {
     this.#index = new SearchIndex<Entry>(options)
@@ -33,12 +35,27 @@ export class ToolFinder {
   /** Brings the index (and the semantic arm) in line with `tools`. */
   follow(tools: readonly RegisteredTool[]): void {
     // the same tools as at the last search (nothing reloaded): nothing to compare, nothing to re-index
-    const same = tools.length === this.#last.length && tools.every((t, i) => t === this.#last[i])
+    const last = this.#last
+    const same = last && tools.length === last.length && tools.every((t, i) => t === last[i])
     if (same) return
     const entries = tools.map((tool) => this.#entry(tool))
     this.#index.sync(entries)
     this.#semantic?.sync(entries)
     this.#last = [...tools]
+  }
+
+  /**
+   * Changes only these: `put` (re)indexed (a tool of the same name replaced), `removed` dropped
+   * (the arm follows the same), without reading the rest.
+   */
+  update(put: readonly RegisteredTool[], removed: readonly string[]): void {
+    if (!put.length && !removed.length) return
+    for (const name of removed) this.#index.delete(name)
+    const entries = put.map((tool) => this.#entry(tool))
+    for (const entry of entries) if (this.#index.get(entry.name) !== entry) this.#index.set(entry)
+    this.#semantic?.update(entries, removed)
+    // the index no longer holds the last list followed
+    this.#last = undefined
   }
 
   /** The best of `tools` for the query (the index first follows `tools`). */
@@ -48,6 +65,11 @@ export class ToolFinder {
     limit: number,
   ): Promise<FinderOutcome> {
     this.follow(tools)
+    return this.searchHeld(query, limit)
+  }
+
+  /** The best of the tools the index holds now (as `follow` and `update` left it). */
+  async searchHeld(query: string, limit: number): Promise<FinderOutcome> {
     const semantic = this.#semantic
     // an exact name comes first anyway: the query is not embedded for it
     const similarity =

@@ -10,7 +10,13 @@
  */
 import { join } from 'node:path'
 import { z } from 'zod'
-import { definePlugin, messageOf, type Context, type ToolDefinition } from 'yoke'
+import {
+  definePlugin,
+  messageOf,
+  type Context,
+  type RegisteredTool,
+  type ToolDefinition,
+} from 'yoke'
 import { asCandidate, describe } from './answer.ts'
 import { TOOL_SEARCH, type ToolSearchApi } from './api.ts'
 import { loadUniversalSentenceEncoder, USE_LITE, VectorCache } from './embedder.ts'
@@ -57,7 +63,21 @@ export default definePlugin({
     .strict(),
   apply(ctx, config) {
     const arm = config.semantic === 'off' ? undefined : semanticArm(ctx, config)
-    const search = new ToolSearch(config, () => ctx.runtime.list(), arm)
+    const { hooks } = ctx.runtime
+    const search = new ToolSearch(
+      config,
+      () => ctx.runtime.list(),
+      arm,
+      () => hooks.visible.taps,
+    )
+    // the global tools are kept between searches: a change, or a listing someone else made (this
+    // tap comes after every filter), is what makes the next search look again
+    ctx.tap(hooks.change, 'tool-search', (change) => search.changed(change))
+    const listed = (tools: RegisteredTool[], scope: string) => {
+      search.listed(tools, scope)
+      return tools
+    }
+    ctx.tap(hooks.visible, 'tool-search', listed, { stage: Number.MAX_SAFE_INTEGER })
     // the model loads in the background once search matters: after compose when something is
     // deferred (a composition that keeps running), else at the first search or the first offer
     // of tool_search; a one-shot command that does neither (`yoke tools list`) never loads it

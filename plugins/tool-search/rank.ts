@@ -58,6 +58,8 @@ export interface RankOptions extends HybridOptions {
 }
 
 const FIELDS = ['name', 'title', 'description', 'params', 'source'] as const
+/** how many of the best results are varied by kind (#varied) */
+const VARIED_POOL = 50
 const BOOST = { name: 3, title: 2, description: 1, params: 0.7, source: 1.5 }
 
 /** Words that say nothing about which tool: a query of only these is no match. */
@@ -93,7 +95,8 @@ function stem(term: string): string {
   return term
 }
 
-const processTerm = (term: string) => (STOPWORDS.has(term) ? null : stem(term))
+/** A term as the index holds it (and a query's): stopwords dropped, the rest stemmed. */
+export const processTerm = (term: string) => (STOPWORDS.has(term) ? null : stem(term))
 
 interface Doc {
   id: string
@@ -206,17 +209,22 @@ export class SearchIndex<T extends Searchable> {
       exact.sort((a, b) => rank(a.item.name) - rank(b.item.name))
     }
     const seen = new Set(exact.map((c) => c.item.name))
-    const order: Ranked[] = similarity
-      ? fuse(ranked as Array<MiniResult & { id: string }>, similarity, this.#hybrid)
-      : ranked.map((r) => ({ id: r.id as string, score: r.score, lexical: r }))
     const queryTerms = new Set(
       words(query)
         .map(processTerm)
         .filter((t): t is string => !!t),
     )
     const named = this.#namedIn(queryTerms)
+    const shown = (id: string) => this.#items.has(id) && !seen.has(id)
+    // words alone and nothing named: only the results that can be shown are read (a query can
+    // match thousands; #varied reads the best VARIED_POOL), else the whole ranking
+    const order: Ranked[] = similarity
+      ? fuse(ranked as Array<MiniResult & { id: string }>, similarity, this.#hybrid)
+      : named.size
+        ? ranked.map((r) => ({ id: r.id as string, score: r.score, lexical: r }))
+        : firstRanked(ranked, Math.max(VARIED_POOL, limit), shown)
     // named by all its name's words: first after the exact names, in the order of the ranking
-    const position = new Map(order.map((r, i) => [r.id, i]))
+    const position = new Map(named.size ? order.map((r, i) => [r.id, i]) : [])
     const whole = [...named]
       .filter(([name, n]) => !seen.has(name) && n.all)
       .sort(([a], [b]) => (position.get(a) ?? Infinity) - (position.get(b) ?? Infinity))
@@ -224,14 +232,14 @@ export class SearchIndex<T extends Searchable> {
     for (const c of whole) seen.add(c.item.name)
     // only the results shown are explained (a query can match thousands)
     const room = Math.max(0, limit - exact.length - whole.length)
-    const varied = this.#varied(order.filter((r) => this.#items.has(r.id) && !seen.has(r.id)))
+    const varied = this.#varied(order.filter((r) => shown(r.id)))
     const rest = withNamed(varied, room, (id) => named.has(id)).map((r) => ({
       item: this.#items.get(r.id)!,
       score: r.score,
       why: [named.get(r.id)?.why, whyOf(r)].filter(Boolean).join('; '),
     }))
     const asked = queryTerms.size
-    const covered = ranked.some((r) => asked > 0 && r.queryTerms.length / asked >= this.#threshold)
+    const covered = asked > 0 && ranked.some((r) => r.queryTerms.length / asked >= this.#threshold)
     const best = similarity?.top[0]?.similarity ?? 0
     const noMatch =
       !exact.length &&
@@ -267,7 +275,7 @@ export class SearchIndex<T extends Searchable> {
     const kinds = new Set<string>()
     const first: Ranked[] = []
     const later: Ranked[] = []
-    for (const r of ranked.slice(0, 50)) {
+    for (const r of ranked.slice(0, VARIED_POOL)) {
       const kind = kindOf(this.#items.get(r.id)!)
       if (kinds.has(kind)) later.push(r)
       else {
@@ -275,7 +283,7 @@ export class SearchIndex<T extends Searchable> {
         first.push(r)
       }
     }
-    return [...first, ...later, ...ranked.slice(50)]
+    return [...first, ...later, ...ranked.slice(VARIED_POOL)]
   }
 
   /**
@@ -361,6 +369,16 @@ function toDoc(item: Searchable): Doc {
     params: (item.params ?? []).map((p) => `${p.name} ${p.description ?? ''}`).join(' '),
     source: (item.source ?? '').replace(/^(mcp|exec):/, ''),
   }
+}
+
+/** The first `count` results `keep` lets through, as Ranked (the rest are never built). */
+function firstRanked(ranked: MiniResult[], count: number, keep: (id: string) => boolean): Ranked[] {
+  const out: Ranked[] = []
+  for (let i = 0; i < ranked.length && out.length < count; i++) {
+    const r = ranked[i]!
+    if (keep(r.id as string)) out.push({ id: r.id as string, score: r.score, lexical: r })
+  }
+  return out
 }
 
 /** A lexical result, or one fused with its similarity in meaning. */

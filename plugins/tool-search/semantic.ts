@@ -104,12 +104,22 @@ export class SemanticArm {
 
   /** Makes the arm follow these tools: a removed or changed tool loses its vector. */
   sync(items: Iterable<Searchable>): void {
+    const list = [...items]
+    const next = new Set(list.map((item) => item.name))
+    this.update(
+      list,
+      [...this.#texts.keys()].filter((name) => !next.has(name)),
+    )
+  }
+
+  /** Changes only these: `put` added (or its text changed: a new vector), `removed` dropped. */
+  update(put: Iterable<Searchable>, removed: Iterable<string>): void {
     const textOf = this.#options.text ?? semanticText
-    const next = new Map([...items].map((item) => [item.name, textOf(item)]))
-    for (const name of this.#texts.keys()) if (!next.has(name)) this.#drop(name)
-    for (const [name, text] of next) {
-      if (this.#vectors.get(name)?.text !== text) this.#drop(name)
-      this.#texts.set(name, text)
+    for (const name of removed) this.#drop(name)
+    for (const item of put) {
+      const text = textOf(item)
+      if (this.#vectors.get(item.name)?.text !== text) this.#drop(item.name)
+      this.#texts.set(item.name, text)
     }
     if (this.#state === 'ready') this.#pump()
   }

@@ -6,7 +6,7 @@
  * searches on words, and on meaning once the semantic arm has loaded (a search never waits for it).
  * The runtime's tools come in through `tools()`, so the decisions run without a composition.
  */
-import { GLOBAL, type RegisteredTool } from 'yoke'
+import { GLOBAL, type RegisteredTool, type ToolChange } from 'yoke'
 import { asCandidate } from './answer.ts'
 import {
   TOOL_SEARCH,
@@ -18,6 +18,7 @@ import {
 import type { ExposureConfig } from './exposure.ts'
 import { ExposurePlan } from './exposure.ts'
 import { ToolFinder } from './finder.ts'
+import { SearchableSet } from './searchable.ts'
 import type { SemanticArm } from './semantic.ts'
 
 export interface ToolSearchConfig extends ExposureConfig {
@@ -34,6 +35,10 @@ export class ToolSearch implements ToolSearchApi {
   readonly #arm: SemanticArm | undefined
   /** the global scope's tools, read live */
   readonly #tools: () => readonly RegisteredTool[]
+  /** what a search of the global scope looks through, kept from the runtime's changes */
+  readonly #global: SearchableSet
+  /** whether the finder's index holds #global (not another scope's tools) */
+  #globalIndexed = false
   /** per caller: the tools it loaded through tool_search */
   readonly #loaded = new Map<string, Set<string>>()
   /** per caller: the scope's tools it was last offered from */
@@ -41,15 +46,36 @@ export class ToolSearch implements ToolSearchApi {
   /** every tool's exposure at the last offer (`auto` decided) */
   #last = new Map<string, Exposure>()
 
+  /**
+   * `tools`: the global scope's tools (the runtime's `list()`). `filters`: the runtime's visible
+   * taps now; with it the global tools are kept between searches from what `changed` and `listed`
+   * are told (the plugin taps tools.change and visible for them), without it listed per search.
+   */
   constructor(
     readonly config: ToolSearchConfig,
     tools: () => readonly RegisteredTool[],
     arm?: SemanticArm,
+    filters?: () => readonly unknown[],
   ) {
     this.#plan = new ExposurePlan(config)
     this.#finder = new ToolFinder({ threshold: config.threshold }, arm)
     this.#arm = arm
     this.#tools = tools
+    this.#global = new SearchableSet({
+      list: tools,
+      admit: (t) => t.name !== TOOL_SEARCH && this.#plan.declared(t) !== 'hidden',
+      filters,
+    })
+  }
+
+  /** The runtime's tools.change (any number of names): the next search of that scope sees it. */
+  changed(change: ToolChange): void {
+    this.#global.changed(change)
+  }
+
+  /** A listing through the runtime's visible taps (tapped last): the global one is kept. */
+  listed(tools: readonly RegisteredTool[], scope: string): void {
+    this.#global.listed(tools, scope)
   }
 
   exposure(tool: RegisteredTool): Exposure {
@@ -81,11 +107,8 @@ export class ToolSearch implements ToolSearchApi {
 
   search(query: string, options: { caller?: string; scope?: string; limit?: number } = {}) {
     this.#arm?.start()
-    return this.#finder.search(
-      query,
-      this.#searchable(options.caller, options.scope),
-      options.limit ?? this.config.limit,
-    )
+    this.#follow(options.caller, options.scope)
+    return this.#finder.searchHeld(query, options.limit ?? this.config.limit)
   }
 
   semantic() {
@@ -116,7 +139,7 @@ export class ToolSearch implements ToolSearchApi {
    */
   async warmUp(): Promise<void> {
     if (!this.#arm) return
-    const levels = await this.#plan.resolve(this.#searchable())
+    const levels = await this.#plan.resolve(this.#globalTools())
     if ([...levels.values()].includes('deferred')) this.#startArm()
   }
 
@@ -157,18 +180,38 @@ export class ToolSearch implements ToolSearchApi {
   #startArm(caller?: string) {
     if (!this.#arm) return
     this.#arm.start()
-    this.#finder.follow(this.#searchable(caller))
+    this.#follow(caller)
   }
 
   /**
-   * What a search looks through: the global scope read live (a list_changed or reload since the
-   * caller's last turn shows), another scope's tools as its loop last offered them; never hidden ones.
+   * Brings the index in line with what a search looks through: the global scope as it is now (a
+   * list_changed or reload since the caller's last turn shows; only what changed is re-indexed),
+   * another scope's tools as its loop last offered them; never hidden ones.
    */
-  #searchable(caller?: string, scope = GLOBAL): RegisteredTool[] {
-    const tools = scope === GLOBAL ? this.#tools() : (this.#seen.get(caller ?? '') ?? this.#tools())
-    return tools.filter(
-      (t) =>
-        t.name !== TOOL_SEARCH && (this.#last.get(t.name) ?? this.#plan.declared(t)) !== 'hidden',
-    )
+  #follow(caller?: string, scope = GLOBAL): void {
+    const offered = scope === GLOBAL ? undefined : this.#seen.get(caller ?? '')
+    if (offered) {
+      this.#globalIndexed = false
+      this.#finder.follow(
+        offered.filter((t) => t.name !== TOOL_SEARCH && this.#plan.declared(t) !== 'hidden'),
+      )
+      return
+    }
+    this.#refreshGlobal()
+    if (this.#globalIndexed) return
+    this.#finder.follow([...this.#global.tools.values()])
+    this.#globalIndexed = true
+  }
+
+  /** The global scope's searchable tools now. */
+  #globalTools(): RegisteredTool[] {
+    this.#refreshGlobal()
+    return [...this.#global.tools.values()]
+  }
+
+  /** The global tools brought up to date; what changed goes to the index when it holds them. */
+  #refreshGlobal(): void {
+    const difference = this.#global.refresh()
+    if (difference && this.#globalIndexed) this.#finder.update(difference.put, difference.removed)
   }
 }

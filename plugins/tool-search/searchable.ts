@@ -35,7 +35,7 @@ export interface SearchableOptions {
 export class SearchableSet {
   readonly #options: SearchableOptions
   /** what is held: the admitted tools of the last listing, by name */
-  #tools = new Map<string, RegisteredTool>()
+  readonly #tools = new Map<string, RegisteredTool>()
   /** the last listing as it came (for the cheap "nothing changed" check) */
   #last: readonly RegisteredTool[] | undefined
   /** a global tools.change since the last listing (or nothing listed yet) */
@@ -86,19 +86,36 @@ export class SearchableSet {
     return this.#follow(tools)
   }
 
+  /**
+   * What differs between `tools` and the last listing. A listing keeps the registry's order, so
+   * a change is a run in the middle: only what lies between the common head and tail is compared.
+   */
   #follow(tools: readonly RegisteredTool[]): Difference | undefined {
-    if (this.#last && sameItems(tools, this.#last)) return undefined
+    const last = this.#last ?? []
+    let head = 0
+    while (head < tools.length && head < last.length && tools[head] === last[head]) head++
+    let tail = 0
+    while (
+      tail < tools.length - head &&
+      tail < last.length - head &&
+      tools[tools.length - 1 - tail] === last[last.length - 1 - tail]
+    )
+      tail++
+    if (head === tools.length && head === last.length && this.#last) return undefined
     // a copy: a list() that hands out one array it changes in place would seem unchanged
     this.#last = tools.slice()
-    const next = new Map<string, RegisteredTool>()
+    const now = new Map(tools.slice(head, tools.length - tail).map((t) => [t.name, t]))
+    const removed: string[] = []
+    for (const old of last.slice(head, last.length - tail))
+      if (!now.has(old.name) && this.#tools.delete(old.name)) removed.push(old.name)
     const put: RegisteredTool[] = []
-    for (const tool of tools) {
-      if (!this.#options.admit(tool)) continue
-      next.set(tool.name, tool)
-      if (this.#tools.get(tool.name) !== tool) put.push(tool)
+    for (const tool of now.values()) {
+      if (this.#tools.get(tool.name) === tool) continue
+      if (this.#options.admit(tool)) {
+        this.#tools.set(tool.name, tool)
+        put.push(tool)
+      } else if (this.#tools.delete(tool.name)) removed.push(tool.name)
     }
-    const removed = [...this.#tools.keys()].filter((name) => !next.has(name))
-    this.#tools = next
     return put.length || removed.length ? { put, removed } : undefined
   }
 }

@@ -1,52 +1,78 @@
 /**
  * @module runtime/flight
  * One running tool body. It ends in exactly one way (done, caller abort, timeout, unload) and is
- * also the body's CallContext. Built for the hot path: the AbortSignal is made only when the body
- * reads it, and the flight is its own timer argument and abort listener, so a call allocates
- * next to no closures.
+ * also the body's CallContext. Built for the hot path: a call that ends normally allocates one
+ * promise here (the race of its work against an early end); the AbortSignal, the `ended` promise
+ * and the gate's release exist only when something asks for them, and the flight is its own
+ * abort listener.
  */
 import { YokeError } from '../errors.ts'
-import type { ProgressEvent, ToolCall } from './types.ts'
+import type { ProgressEvent, RegisteredTool, ToolCall } from './types.ts'
 
 export type Ending = 'TIMEOUT' | 'UNLOADED' | 'ABORTED'
+
+/** What holds a flight's concurrency slot (limits.ts ConcurrencyGate). */
+export interface Slot {
+  leave(flight: Flight): void
+}
 
 export class Flight {
   why?: Ending
   /** the work under way: what an unloading tool waits for */
   work?: Promise<unknown>
-  /** called (once, after the grace period) when the flight ends early: gives back a gate slot */
-  release?: () => void
-  /** rejects when the flight ends early, so a body that ignores its signal still ends */
-  readonly ended: Promise<never>
-  #reject!: (reason: unknown) => void
+  /** the gate whose slot the flight holds, and the scope it holds it in (set and cleared by the gate) */
+  slot?: Slot
+  slotScope?: string
+  #ended?: Promise<never>
+  /** rejects the race, and the `ended` promise when one was asked for */
+  #reject?: (reason: unknown) => void
+  #rejectEnded?: (reason: unknown) => void
   #controller?: AbortController
-  #signal?: AbortSignal
   readonly deadline: number
 
   constructor(
     readonly call: ToolCall,
+    readonly tool: RegisteredTool,
     readonly timeoutMs: number,
     private readonly onProgress: (call: ToolCall, event: ProgressEvent) => void,
     private readonly caller: AbortSignal | undefined,
     private readonly deadlines: Deadlines,
     private readonly graceMs: number,
+    started: number,
   ) {
-    this.ended = new Promise<never>((_, reject) => (this.#reject = reject))
-    this.ended.catch(ignore) // an end after the body finished rejects nobody
-    this.deadline = performance.now() + timeoutMs
+    this.deadline = started + timeoutMs
     deadlines.add(this)
     if (caller?.aborted) this.end('ABORTED')
     else caller?.addEventListener('abort', this, { once: true })
   }
 
+  /** `work`, unless the flight ends first: then the early end's error. */
+  race<T>(work: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#reject = reject
+      work.then(resolve, reject)
+      if (this.why) reject(this.#reason())
+    })
+  }
+
+  /** Rejects when the flight ends early, so a wait (the gate, a tap) still ends. */
+  get ended(): Promise<never> {
+    if (!this.#ended) {
+      this.#ended = this.why
+        ? Promise.reject(this.#reason())
+        : new Promise<never>((_, reject) => (this.#rejectEnded = reject))
+      this.#ended.catch(ignore) // an end after the body finished rejects nobody
+    }
+    return this.#ended
+  }
+
   /** What the body gets as `ctx.signal`: aborted on any early end. */
   get signal(): AbortSignal {
-    if (!this.#signal) {
+    if (!this.#controller) {
       this.#controller = new AbortController()
       if (this.why) this.#controller.abort(this.#reason())
-      this.#signal = this.#controller.signal // the flight listens to the caller's signal and aborts this one
     }
-    return this.#signal
+    return this.#controller.signal // the flight listens to the caller's signal and aborts this one
   }
 
   progress(event: ProgressEvent): void {
@@ -55,6 +81,11 @@ export class Flight {
 
   onEnd(fn: (reason: Error) => void): void {
     this.ended.catch(fn)
+  }
+
+  /** Gives the concurrency slot back before the body ends (a body that waits on other calls). */
+  release(): void {
+    this.slot?.leave(this)
   }
 
   /** The caller's signal aborted (EventTarget listener object). */
@@ -67,8 +98,9 @@ export class Flight {
     this.why = why
     const reason = this.#reason()
     this.#controller?.abort(reason)
-    this.#reject(reason)
-    if (this.release) setTimeout(this.release, this.graceMs).unref()
+    this.#reject?.(reason)
+    this.#rejectEnded?.(reason)
+    if (this.slot) setTimeout(() => this.release(), this.graceMs).unref()
   }
 
   finish(): void {

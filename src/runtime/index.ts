@@ -90,12 +90,9 @@ export function runtimeView(
       register: (def) =>
         track(`tool ${def?.name}${where}`, rt.register(inOwner(def), owner, scope, fiber)),
       registerAll: async (defs, refused) => {
-        let n = 0
-        const owned = (function* () {
-          for (const def of defs) yield (n++, inOwner(def))
-        })()
+        const owned = [...defs].map(inOwner)
         const remove = await rt.registerAll(owned, { owner, scope, fiber, refused })
-        return track(`${n} tools${where}`, remove)
+        return track(`${owned.length} tools${where}`, remove)
       },
       list: () => rt.list(scope),
       guard: (fn) => track(`guard${where}`, rt.guard(fn, scope)),

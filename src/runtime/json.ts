@@ -5,8 +5,8 @@
  */
 
 /**
- * A copy of `value` as JSON would carry it (undefined and functions dropped, toJSON honoured), or
- * undefined when it is not JSON data (a cycle, a BigInt). Taps and the body see a frozen copy.
+ * A frozen copy of `value` as JSON would carry it (undefined and functions dropped, toJSON
+ * honoured), or undefined when it is not JSON data (a cycle, a BigInt). Taps and the body see it.
  */
 export function cloneArgs(value: unknown): Record<string, unknown> | undefined {
   try {
@@ -16,13 +16,16 @@ export function cloneArgs(value: unknown): Record<string, unknown> | undefined {
   }
 }
 
+/** A deep copy of JSON data, frozen as it is built (one walk); throws on what is not JSON data. */
 export function copyJson(v: unknown, depth: number): unknown {
   if (v === null || typeof v === 'string' || typeof v === 'boolean') return v
   if (typeof v === 'number') return Number.isFinite(v) ? v : null
   if (typeof v !== 'object' || depth > 64) throw new Error('not JSON data')
   if (Array.isArray(v))
-    return v.map((item) =>
-      item === undefined || typeof item === 'function' ? null : copyJson(item, depth + 1),
+    return Object.freeze(
+      v.map((item) =>
+        item === undefined || typeof item === 'function' ? null : copyJson(item, depth + 1),
+      ),
     )
   const o = v as Record<string, unknown> & { toJSON?: () => unknown }
   if (typeof o.toJSON === 'function') return copyJson(o.toJSON(), depth + 1)
@@ -39,7 +42,7 @@ export function copyJson(v: unknown, depth: number): unknown {
       })
     else out[key] = copyJson(item, depth + 1)
   }
-  return out
+  return Object.freeze(out)
 }
 
 export function freezeDeep<T>(value: T): T {

@@ -16,8 +16,17 @@ export interface GateLimits {
   perSource: Record<string, number>
 }
 
+/** What waits for or holds a slot: a flight (flight.ts) with its tool and exclusion scope. */
+interface Slotted {
+  readonly tool: RegisteredTool
+  readonly ended: Promise<never>
+  /** the gate and scope of the slot it holds, set by the gate */
+  slot?: { leave(flight: never): void }
+  slotScope?: string
+}
+
 interface Waiter {
-  tool: RegisteredTool
+  flight: Slotted
   scope: string
   start: () => void
 }
@@ -42,42 +51,35 @@ export class ConcurrencyGate {
   constructor(public limits: GateLimits) {}
 
   /**
-   * Runs `fn` when the tool's class and the caps allow; the flight ending while it waits rejects.
-   * A flight that ends while its body still runs (a body deaf to its signal) gives its slot back
-   * after the grace period (Flight.release), so one stuck body cannot stall every later call.
+   * Takes a slot for the flight when its tool's class and the caps allow: at once (undefined, no
+   * promise) or after a wait, which rejects if the flight ends first. `leave` gives it back; a
+   * flight that ends while its body still runs (a body deaf to its signal) gives it back after the
+   * grace period (Flight.end), so one stuck body cannot stall every later call.
    */
-  async run<T>(
-    tool: RegisteredTool,
-    scope: string,
-    flight: { ended: Promise<never>; release?: () => void },
-    fn: () => Promise<T>,
-  ): Promise<T> {
-    if (!this.#queue.length && this.#fits(tool, scope)) this.#enter(tool, scope)
-    else await this.#wait(tool, scope, flight.ended)
-    let held = true
-    const leave = (flight.release = () => {
-      if (!held) return
-      held = false
-      this.#running--
-      const slots = this.#scopes.get(scope)!
-      if (--slots.running === 0) this.#scopes.delete(scope)
-      else slots.exclusive = false // only an exclusive call can have held it
-      this.#bySource.set(tool.source, (this.#bySource.get(tool.source) ?? 1) - 1)
-      this.#pump()
-    })
-    try {
-      return await fn()
-    } finally {
-      leave()
-    }
+  enter(flight: Slotted, scope: string): Promise<void> | undefined {
+    if (!this.#queue.length && this.#fits(flight.tool, scope)) this.#enter(flight, scope)
+    else return this.#wait(flight, scope)
   }
 
-  #wait(tool: RegisteredTool, scope: string, ended: Promise<never>): Promise<void> {
+  leave(flight: Slotted): void {
+    const scope = flight.slotScope
+    if (flight.slot !== this || scope === undefined) return
+    flight.slot = flight.slotScope = undefined
+    this.#running--
+    const slots = this.#scopes.get(scope)!
+    if (--slots.running === 0) this.#scopes.delete(scope)
+    else slots.exclusive = false // only an exclusive call can have held it
+    const { source } = flight.tool
+    this.#bySource.set(source, (this.#bySource.get(source) ?? 1) - 1)
+    this.#pump()
+  }
+
+  #wait(flight: Slotted, scope: string): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { tool, scope, start: resolve }
+      const waiter: Waiter = { flight, scope, start: resolve }
       this.#queue.push(waiter)
       this.#pump() // it may fit past waiters held back by their own scope or source
-      ended.catch((reason) => {
+      flight.ended.catch((reason) => {
         const i = this.#queue.indexOf(waiter)
         if (i < 0) return // it started already
         this.#queue.splice(i, 1)
@@ -102,13 +104,16 @@ export class ConcurrencyGate {
     )
   }
 
-  #enter(tool: RegisteredTool, scope: string) {
+  #enter(flight: Slotted, scope: string) {
+    const { tool } = flight
     this.#running++
     const slots = this.#scopes.get(scope) ?? { running: 0, exclusive: false }
     slots.running++
     slots.exclusive = tool.concurrency !== 'safe'
     this.#scopes.set(scope, slots)
     this.#bySource.set(tool.source, (this.#bySource.get(tool.source) ?? 0) + 1)
+    flight.slot = this
+    flight.slotScope = scope
   }
 
   /**
@@ -119,10 +124,11 @@ export class ConcurrencyGate {
   #pump() {
     let blocked: Set<string> | undefined
     for (let i = 0; i < this.#queue.length && this.#running < this.limits.maxConcurrent;) {
-      const { tool, scope, start } = this.#queue[i]
+      const { flight, scope, start } = this.#queue[i]
+      const { tool } = flight
       if (!blocked?.has(scope) && this.#fits(tool, scope)) {
         this.#queue.splice(i, 1)
-        this.#enter(tool, scope)
+        this.#enter(flight, scope)
         start()
         continue
       }
@@ -144,25 +150,25 @@ export interface OutputLimits {
   spillDir: string
 }
 
-/** Applies the output limit; content over it becomes a preview plus the path of the whole. */
-export function limitOutput(
-  content: ContentPart[],
-  structured: unknown,
+/** Applies the output limit to a result; content over it becomes a preview plus the path of the whole. */
+export function limitOutput<R extends { content?: readonly ContentPart[]; structured?: unknown }>(
+  result: R,
   limits: OutputLimits,
   name: string,
-) {
+): R {
+  const { content = [], structured } = result
   const limit = Math.min(limits.maxOutputBytes, limits.maxOutputTokens * 4)
   // fast path: a UTF-16 code unit is at most 3 bytes of UTF-8
   if (structured === undefined) {
     let units = 0
     for (const part of content) units += part.type === 'text' ? part.text.length : limit
-    if (units * 3 <= limit) return { content, structured }
+    if (units * 3 <= limit) return result
   }
   const parts = content.map((p) => (p.type === 'text' ? p.text : JSON.stringify(p)))
   const structuredText = structured === undefined ? '' : JSON.stringify(structured)
   const bytes =
     parts.reduce((n, t) => n + Buffer.byteLength(t), 0) + Buffer.byteLength(structuredText)
-  if (bytes <= limit) return { content, structured }
+  if (bytes <= limit) return result
   const file = join(
     spillDir(limits.spillDir),
     `${name}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.txt`,
@@ -174,6 +180,7 @@ export function limitOutput(
     .toString()
   const marker = `\n[yoke: output truncated. It was ${bytes} bytes (about ${Math.ceil(bytes / 4)} tokens); the limit is ${limit} bytes. The whole output is in ${file}]`
   return {
+    ...result,
     content: [{ type: 'text' as const, text: preview + marker }],
     structured: undefined,
     truncated: { bytes, spilled: file },

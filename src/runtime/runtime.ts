@@ -130,28 +130,10 @@ export class ToolRuntime {
     this.gate = new ConcurrencyGate(this.settings)
     // decisions only tighten: a tap is skipped once the decision is deny (or block)
     this.hooks.preExecute.intercept({
-      register: (tap) => ({
-        ...tap,
-        fn: tighten(tap.fn as (d: PreDecision, c: ToolCall) => Promise<PreDecision | undefined>),
-      }),
+      register: (tap) => ({ ...tap, fn: folding(tap.fn as Folded<PreDecision>, tightened) }),
     })
     this.hooks.postExecute.intercept({
-      register: (tap) => {
-        const fn = tap.fn as (
-          d: PostDecision,
-          ...rest: unknown[]
-        ) => Promise<PostDecision | undefined>
-        // block is final; an accept after a replace keeps the replacement (a later tap sees it in d.result)
-        return {
-          ...tap,
-          fn: (d: PostDecision, ...rest: unknown[]) =>
-            d.kind === 'block'
-              ? Promise.resolve(d)
-              : fn(d, ...rest).then((n) =>
-                  !n || (n.kind === 'accept' && d.kind === 'replace') ? d : n,
-                ),
-        }
-      },
+      register: (tap) => ({ ...tap, fn: folding(tap.fn as Folded<PostDecision>, postFold) }),
     })
   }
 
@@ -231,11 +213,11 @@ export class ToolRuntime {
     const started = performance.now()
     const scope = options.scope ?? GLOBAL
     const tool = this.registry.resolve(name, scope)
-    const cloned = cloneArgs(args)
+    const copied = cloneArgs(args) // a frozen copy
     const call: ToolCall = Object.freeze({
       id: `call_${++nextCall}`,
       name,
-      args: freezeDeep(cloned ?? {}),
+      args: copied ?? EMPTY,
       scope,
       caller: options.caller ?? 'host',
       tool,
@@ -243,19 +225,12 @@ export class ToolRuntime {
     })
     let outcome: Outcome
     if (!tool) outcome = this.#unknown(call)
-    else if (cloned === undefined)
+    else if (copied === undefined)
       outcome = failure(call, 'INVALID_ARGS', { reason: 'the arguments are not JSON data' })
     else if (!tool.validate(call.args))
       outcome = failure(call, 'INVALID_ARGS', { reason: ajvReason(tool.validate.errors) })
     else outcome = await this.#fly(call, tool, options, started, false)
-    const result = freezeDeep({
-      callId: call.id,
-      tool: name,
-      ok: outcome.status === 'ok',
-      content: [],
-      ...outcome,
-      durationMs: Math.round(performance.now() - started),
-    }) as ToolResult
+    const result = finished(call, outcome, started)
     // observe only: the taps start now (in order), the caller does not wait for them to finish
     if (this.hooks.result.taps.length)
       this.hooks.result
@@ -278,20 +253,23 @@ export class ToolRuntime {
     const progress = options.onProgress
       ? (c: ToolCall, e: ProgressEvent) => this.#progress(c, e, options)
       : this.#reportProgress
+    const { settings } = this
     const flight = new Flight(
       call,
-      tool.timeoutMs ?? this.settings.timeoutMs,
+      tool,
+      tool.timeoutMs ?? settings.timeoutMs,
       progress,
       options.signal,
       this.#deadlines,
-      this.settings.unloadGraceMs,
+      settings.unloadGraceMs,
+      started,
     )
     try {
       const running = background
         ? this.#execute(call, tool, flight, started)
         : this.#stages(call, tool, flight, options, started)
       flight.work = running
-      return await Promise.race([running, flight.ended])
+      return await flight.race(running)
     } catch (err) {
       if (flight.why) return failure(call, flight.why, { ms: flight.timeoutMs })
       // a throwing tap fails the call closed; a coded error keeps its code; anything else is EXEC_FAILED
@@ -323,12 +301,11 @@ export class ToolRuntime {
       return failure(call, 'DENIED', { reason: decision.reason, how: HOW.denied })
     if (decision.args) {
       // a tap rewrote the arguments: approval, guards and the body all see the new ones, checked again
-      const rewritten = cloneArgs(decision.args)
-      if (rewritten === undefined)
+      const args = cloneArgs(decision.args)
+      if (args === undefined)
         return failure(call, 'INVALID_ARGS', {
           reason: 'as rewritten before the call: the arguments are not JSON data',
         })
-      const args = freezeDeep(rewritten)
       if (!tool.validate(args))
         return failure(call, 'INVALID_ARGS', {
           reason: `as rewritten before the call: ${ajvReason(tool.validate.errors)}`,
@@ -358,7 +335,7 @@ export class ToolRuntime {
       const text = `${tool.spawnOnlyMessage ?? `${call.name} runs in the background`} (task ${task.id})`
       return { status: 'ok', content: [{ type: 'text', text }], task: task.id }
     }
-    return this.#execute(call, tool, flight, started, options.parent)
+    return await this.#execute(call, tool, flight, started, options.parent)
   }
 
   /** Stages 5-8: the body under the gate, post-execute, output limits. */
@@ -372,30 +349,30 @@ export class ToolRuntime {
     if (this.registry.resolve(call.name, call.scope) !== tool) return failure(call, 'UNLOADED', {}) // unloaded while it waited
     const executor = this.hooks.around.taps.length
       ? await this.hooks.around.promise(runBody, call)
-      : runBody
-    const body = () => (flight.why ? flight.ended : executor(call, flight))
+      : undefined
     // a nested call runs in its parent's slot: waiting for a slot its parent holds would deadlock
-    const output = await (parent
-      ? body()
-      : this.gate.run(tool, this.registry.exclusionScope(call.scope), flight, body))
+    const waiting = parent
+      ? undefined
+      : this.gate.enter(flight, this.registry.exclusionScope(call.scope))
+    if (waiting) await waiting
+    let output: ToolOutput
+    try {
+      if (flight.why) return await flight.ended
+      output = await (executor
+        ? executor(call, flight)
+        : tool.execute(call.args as Record<string, unknown>, flight))
+    } finally {
+      this.gate.leave(flight)
+    }
     let result = normalize(output, call.name)
     if (this.hooks.postExecute.taps.length) {
-      const preview = freezeDeep({
-        callId: call.id,
-        tool: call.name,
-        ok: result.status === 'ok',
-        ...result,
-        durationMs: Math.round(performance.now() - started),
-      }) as ToolResult
+      const preview = finished(call, result, started)
       const post = await this.hooks.postExecute.promise(ACCEPT, call, preview)
       if (post.kind === 'block') return failure(call, 'BLOCKED', { reason: post.reason })
       if (post.kind === 'replace') result = normalize(post.result, call.name)
     }
     // 8 finalize: output limits (freezing happens in call)
-    return {
-      ...result,
-      ...limitOutput(result.content as ContentPart[], result.structured, this.settings, call.name),
-    }
+    return limitOutput(result, this.settings, call.name)
   }
 
   /** A call that names no tool: why, if a tap knows (its owner waits, it was withdrawn). */
@@ -436,6 +413,24 @@ const ALLOW: PreDecision = Object.freeze({ kind: 'allow' })
 const ACCEPT: PostDecision = Object.freeze({ kind: 'accept' })
 const runBody: Executor = async (call, ctx) =>
   call.tool!.execute(call.args as Record<string, unknown>, ctx)
+
+const EMPTY = Object.freeze({})
+
+/** The frozen result of an outcome: what a copy froze already (content, structured) is not walked again. */
+function finished(call: ToolCall, outcome: Outcome, started: number): ToolResult {
+  const { content = [], structured, error, truncated } = outcome
+  return Object.freeze({
+    callId: call.id,
+    tool: call.name,
+    ok: outcome.status === 'ok',
+    ...outcome,
+    content: Object.isFrozen(content) ? content : freezeDeep(content),
+    ...(structured !== undefined && { structured: freezeDeep(structured) }),
+    ...(error && { error: Object.freeze(error) }),
+    ...(truncated && { truncated: Object.freeze(truncated) }),
+    durationMs: Math.round(performance.now() - started),
+  })
+}
 
 /** A failed outcome: the catalogue's message and hint, as the model and the caller see them. */
 function failure(
@@ -502,17 +497,27 @@ function normalize(output: ToolOutput, name: string): Outcome {
   }
 }
 
-function tighten(fn: (d: PreDecision, c: ToolCall) => Promise<PreDecision | undefined>) {
-  return (decision: PreDecision, call: ToolCall) =>
-    decision.kind === 'deny'
-      ? Promise.resolve(decision)
-      : fn(decision, call).then((next) =>
-          next && ORDER[next.kind] >= ORDER[decision.kind]
-            ? decision.args && !next.args
-              ? { ...next, args: decision.args }
-              : next
-            : decision,
-        )
+/** preExecute: a decision only tightens (ask can become deny, never allow); a rewrite of the args carries on. */
+function tightened(decision: PreDecision, next: PreDecision | undefined): PreDecision {
+  if (!(next && ORDER[next.kind] >= ORDER[decision.kind])) return decision // an unknown kind too
+  return decision.args && !next.args ? { ...next, args: decision.args } : next
+}
+
+/** postExecute: an accept after a replace keeps the replacement (a later tap sees it in d.result). */
+const postFold = (d: PostDecision, next: PostDecision | undefined) =>
+  !next || (next.kind === 'accept' && d.kind === 'replace') ? d : next
+
+/** A decision no later tap may change: the taps after it are skipped. */
+const final = (d: { kind: string }) => d.kind === 'deny' || d.kind === 'block'
+
+/** A tap's fn: skipped once the decision is final (deny, block), its answer folded in. */
+type Folded<T> = (d: T, ...rest: unknown[]) => Promise<T | undefined>
+function folding<T extends { kind: string }>(
+  fn: Folded<T>,
+  fold: (d: T, next: T | undefined) => T,
+) {
+  return (d: T, ...rest: unknown[]) =>
+    final(d) ? Promise.resolve(d) : fn(d, ...rest).then((n) => fold(d, n))
 }
 
 function ajvReason(

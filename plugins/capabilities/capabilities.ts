@@ -43,6 +43,7 @@ export class Capabilities {
   readonly #listed = new Map<string, Map<string, RegisteredTool>>()
   /** per scope: what it showed last, after every filter (`id#hash`: what `capability_stats` may report to it) */
   readonly #shown = new Map<string, Set<string>>()
+  readonly #rowKeys = new WeakMap<RegisteredTool, RowKey>()
   /** source id → the package or server it names; built on use, dropped at every change */
   #providers: Map<string, Capability> | undefined
 
@@ -233,9 +234,15 @@ export class Capabilities {
     }
   }
 
+  /** A tool's metrics row key, one object per registration (the store keys its row by it). */
   #rowKey(tool: RegisteredTool): RowKey {
-    const { id, version, hash, source } = this.ids.tool(tool)
-    return { id, ...(version !== undefined && { version }), hash, source: source! }
+    let key = this.#rowKeys.get(tool)
+    if (!key) {
+      const { id, version, hash, source } = this.ids.tool(tool)
+      key = { id, ...(version !== undefined && { version }), hash, source: source! }
+      this.#rowKeys.set(tool, key)
+    }
+    return key
   }
 
   /**

@@ -15,19 +15,27 @@ export interface RowKey {
   source: string
 }
 
-interface Row extends MetricsRow {
+/** A row as counted: `lastAt` is kept as a number and written as a string only when read. */
+interface Row extends Omit<MetricsRow, 'lastAt'> {
+  lastMs: number
   latencies: number[]
 }
+
+const keyOf = (key: RowKey) => `${key.id}@${key.version ?? ''}#${key.hash}`
 
 export class MetricsStore {
   readonly #rows = new Map<string, Row>()
   readonly #dirty = new Set<string>()
+  /** the row key of a RowKey object its caller keeps (one per tool registration) */
+  readonly #keys = new WeakMap<RowKey, string>()
 
+  /** The row of `key`: counting is a lookup and a number, not a string per call. */
   #row(key: RowKey): Row {
-    const k = `${key.id}@${key.version ?? ''}#${key.hash}`
+    let k = this.#keys.get(key)
+    if (k === undefined) this.#keys.set(key, (k = keyOf(key)))
     let row = this.#rows.get(k)
+    const now = Date.now()
     if (!row) {
-      const now = new Date().toISOString()
       row = {
         ...key,
         offered: 0,
@@ -35,14 +43,14 @@ export class MetricsStore {
         called: 0,
         ok: 0,
         errors: {},
-        firstAt: now,
-        lastAt: now,
+        firstAt: new Date(now).toISOString(),
+        lastMs: now,
         latencies: [],
       }
       if (key.version === undefined) delete row.version
       this.#rows.set(k, row)
     }
-    row.lastAt = new Date().toISOString()
+    row.lastMs = now
     this.#dirty.add(k)
     return row
   }
@@ -61,7 +69,8 @@ export class MetricsStore {
     if (status === 'ok') row.ok++
     else row.errors[status] = (row.errors[status] ?? 0) + 1
     row.latencies.push(ms)
-    if (row.latencies.length > SAMPLES) row.latencies.splice(0, row.latencies.length - SAMPLES)
+    // trimmed now and then, not per call: readers take the last SAMPLES
+    if (row.latencies.length >= 2 * SAMPLES) row.latencies.splice(0, row.latencies.length - SAMPLES)
   }
 
   /** The rows, most called first, each with its percentiles. */
@@ -75,7 +84,7 @@ export class MetricsStore {
   drain(): Array<MetricsRow & { latencies: number[] }> {
     const out = [...this.#dirty].map((k) => {
       const row = this.#rows.get(k)!
-      return { ...summary(row), latencies: row.latencies.slice() }
+      return { ...summary(row), latencies: row.latencies.slice(-SAMPLES) }
     })
     this.#dirty.clear()
     return out
@@ -84,11 +93,12 @@ export class MetricsStore {
   /** Persisted rows for keys this process has not counted yet (its own counts win). */
   seed(rows: Array<MetricsRow & { latencies?: number[] }>): void {
     for (const r of rows) {
-      const k = `${r.id}@${r.version ?? ''}#${r.hash}`
+      const k = keyOf(r)
       if (this.#rows.has(k)) continue
-      const { p50: _p50, p95: _p95, latencies, ...counts } = r
+      const { p50: _p50, p95: _p95, latencies, lastAt, ...counts } = r
       this.#rows.set(k, {
         ...counts,
+        lastMs: Date.parse(lastAt) || 0,
         errors: { ...r.errors },
         latencies: latencies?.slice(-SAMPLES) ?? [],
       })
@@ -96,9 +106,10 @@ export class MetricsStore {
   }
 }
 
-function summary({ latencies, ...row }: Row): MetricsRow {
+function summary({ latencies, lastMs, ...counts }: Row): MetricsRow {
+  const row = { ...counts, lastAt: new Date(lastMs).toISOString() }
   if (!latencies.length) return row
-  const sorted = latencies.slice().sort((a, b) => a - b)
+  const sorted = latencies.slice(-SAMPLES).sort((a, b) => a - b)
   return { ...row, p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95) }
 }
 

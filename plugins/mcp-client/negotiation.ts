@@ -11,6 +11,7 @@ import {
   type ClientCapabilities,
 } from '@modelcontextprotocol/client'
 import { messageOf } from 'yoke'
+import { probeResultsOnce } from '../mcp/api.ts'
 import type { McpClientConfig } from './config.ts'
 import type { SessionHost } from './session.ts'
 import { ProcessTransport } from './stdio.ts'
@@ -36,7 +37,7 @@ export function capabilitiesOf(host: SessionHost): ClientCapabilities {
   }
 }
 
-/** A Client negotiating the era as the entry's `protocol` says, on yoke's validator. */
+/** A Client negotiating the era as the entry's `protocol` says, on yoke's validator, its result lookups made once. */
 export function makeClient(
   cfg: McpClientConfig,
   host: SessionHost,
@@ -46,18 +47,21 @@ export function makeClient(
     cfg.protocol === 'auto' || cfg.protocol === 'legacy'
       ? cfg.protocol
       : { pin: cfg.protocol as string }
-  return new Client(
-    { name: 'yoke', version: host.version },
-    {
-      capabilities,
-      jsonSchemaValidator: tolerantValidator,
-      versionNegotiation: {
-        mode,
-        probe: { timeoutMs: Math.min(PROBE_MS, Math.floor(cfg.startupMs / 2)) },
+  // the SDK would otherwise fail a parse and format its error on every request (plugins/mcp/sdk.ts)
+  return probeResultsOnce(
+    new Client(
+      { name: 'yoke', version: host.version },
+      {
+        capabilities,
+        jsonSchemaValidator: tolerantValidator,
+        versionNegotiation: {
+          mode,
+          probe: { timeoutMs: Math.min(PROBE_MS, Math.floor(cfg.startupMs / 2)) },
+        },
+        // the bridge answers input_required itself, per call, so it knows which call asks
+        inputRequired: { autoFulfill: false },
       },
-      // the bridge answers input_required itself, per call, so it knows which call asks
-      inputRequired: { autoFulfill: false },
-    },
+    ),
   )
 }
 

@@ -66,6 +66,9 @@ export interface McpServerHandle {
 
 export type McpList = 'tools' | 'resources' | 'prompts'
 
+/** The SDK's result-schema lookup once per era and method on a v2 Client or Server (sdk.ts). */
+export { probeResultsOnce } from './sdk.ts'
+
 /** The tools the hub registers to reach every connected server's resources and prompts. */
 export const HUB_TOOLS = [
   'list_mcp_resources',

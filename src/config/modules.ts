@@ -10,11 +10,17 @@ import { readFileSync, statSync } from 'node:fs'
 import { register } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { MessageChannel, type MessagePort } from 'node:worker_threads'
+import { MessageChannel } from 'node:worker_threads'
 import { messageOf, YokeError } from '../errors.ts'
 import { faultContext } from '../kernel/faults.ts'
 import { toPlugin, type Plugin } from '../kernel/plugin.ts'
-import { BUILTIN_ENTRY, BUILTIN_PLUGINS, builtinNames, YOKE_MODULES } from '../roots.ts'
+import {
+  BUILTIN_ENTRY,
+  BUILTIN_PLUGINS,
+  builtinNames,
+  FROM_SOURCE,
+  YOKE_MODULES,
+} from '../roots.ts'
 import { didYouMean } from '../suggest.ts'
 import { loadTypeScript } from './typescript.ts'
 
@@ -36,6 +42,14 @@ export interface LoadedModule {
 }
 
 const LOCAL = /^(\.{1,2}[\\/]|[\\/]|file:|[A-Za-z]:[\\/])/
+/** a module tsx loads: Node alone cannot */
+const TYPESCRIPT = /\.[cm]?tsx?$/i
+/** what importing a JavaScript module that imports TypeScript fails with, without tsx */
+const TYPESCRIPT_NEEDED = [
+  'ERR_UNKNOWN_FILE_EXTENSION',
+  'ERR_MODULE_NOT_FOUND',
+  'ERR_UNSUPPORTED_DIR_IMPORT',
+]
 
 /** `uses` names built-ins only: a plugin composes another's code by name, never by path. */
 function builtinUse(name: string): ResolvedUse {
@@ -79,10 +93,12 @@ export class ModuleLoader {
   #builtins = new Map<string, Plugin>()
   /** importer URL → the local URLs it imports, for the current pass (reported by loader-hooks.mjs) */
   #imports = new Map<string, Set<string>>()
-  #port?: MessagePort
-  #pongs: Array<() => void> = []
+  /** one per registration of the loader hooks: resolves once its edges so far are delivered */
+  #drains: Array<() => Promise<void>> = []
   #pass = 1
   #hooked?: Promise<void>
+  /** tsx is loaded (from source, it was at start) */
+  #typescript = FROM_SOURCE
 
   /**
    * Starts a new load pass: local modules imported in one pass share one copy of the local files
@@ -101,12 +117,16 @@ export class ModuleLoader {
       (target.kind !== 'local' || versionOf(target.file, cached.deps) === cached.version)
     )
       return cached
-    const gen = target.kind === 'local' ? this.#pass : 0
-    if (target.kind !== 'builtin') await this.#hook()
+    let gen = target.kind === 'local' ? this.#pass : 0
+    // tsx for TypeScript only: a package's entry is known once Node resolves it, so it gets tsx
+    if (target.kind !== 'builtin')
+      await this.#hook(target.kind === 'package' || TYPESCRIPT.test(target.file))
     // a package is resolved by Node itself, from the project (see loader-hooks.mjs)
-    const url = target.from
-      ? `yoke-from:${encodeURIComponent(JSON.stringify([target.from, target.file]))}`
-      : pathToFileURL(target.file).href + (gen ? `?yoke-gen=${gen}` : '')
+    const urlOf = (gen: number) =>
+      target.from
+        ? `yoke-from:${encodeURIComponent(JSON.stringify([target.from, target.file]))}`
+        : pathToFileURL(target.file).href + (gen ? `?yoke-gen=${gen}` : '')
+    let url = urlOf(gen)
     const size = target.kind === 'local' ? statSync(target.file).size : 0
     if (size > MAX_MODULE_BYTES)
       throw new YokeError('PLUGIN_IMPORT_FAILED', {
@@ -114,12 +134,18 @@ export class ModuleLoader {
         reason: `it is ${size} bytes; a plugin module may be at most ${MAX_MODULE_BYTES} (code, not data)`,
       })
     let namespace: Record<string, unknown>
+    const typescript = this.#typescript
     try {
-      // named for the fault guard (process.exit at import throws), and bounded: a top-level await
-      // that never settles fails this module instead of hanging every load and reload
-      namespace = await faultContext.run({ module: target.file }, () =>
-        withTimeout(import(url), this.importTimeoutMs, `the import of ${target.file}`),
-      )
+      try {
+        namespace = await this.#import(url, target.file)
+      } catch (err) {
+        // a JavaScript plugin that imports TypeScript (or a path without its extension, which tsx
+        // resolves): tsx now, and the import again under a new generation (Node keeps the failure)
+        if (typescript || !gen || !(await this.#wantsTypeScript(url, err))) throw err
+        await this.#hook(true)
+        url = urlOf((gen = ++this.#pass))
+        namespace = await this.#import(url, target.file)
+      }
     } catch (err) {
       if (err instanceof YokeError && err.code === 'PLUGIN_TIMEOUT') throw err
       const code = (err as NodeJS.ErrnoException)?.code
@@ -161,39 +187,66 @@ export class ModuleLoader {
     return this.#builtins.get(name)
   }
 
-  /** tsx, then the loader hooks (once; every concurrent load waits for both). */
-  #hook(): Promise<void> {
-    return (this.#hooked ??= loadTypeScript().then(() => this.#registerHooks()))
+  /** Whether the failed import of `url` is one tsx would load: it reached a TypeScript file, or a path that is not there as written. */
+  async #wantsTypeScript(url: string, err: unknown): Promise<boolean> {
+    const code = (err as NodeJS.ErrnoException)?.code ?? ''
+    if (TYPESCRIPT_NEEDED.includes(code)) return true
+    await this.#drain() // every import edge of the module has been reported
+    return this.#localGraph(url).some((file) => TYPESCRIPT.test(file))
+  }
+
+  /** Named for the fault guard (process.exit at import throws), and bounded: a top-level await that never settles fails this module instead of hanging every load and reload. */
+  #import(url: string, file: string): Promise<Record<string, unknown>> {
+    return faultContext.run({ module: file }, () =>
+      withTimeout(import(url), this.importTimeoutMs, `the import of ${file}`),
+    )
+  }
+
+  /**
+   * The loader hooks, with tsx beneath them once `typescript` asks for it (each once; every
+   * concurrent load waits). tsx costs ~9 MB (its code in both threads), so a config of
+   * JavaScript plugins goes without. Registered after yoke's hooks, tsx would see each import
+   * first (a tsconfig's `paths` could send `yoke` elsewhere): yoke's hooks then go on top again.
+   */
+  #hook(typescript: boolean): Promise<void> {
+    if (this.#hooked && (this.#typescript || !typescript)) return this.#hooked
+    this.#typescript ||= typescript
+    return (this.#hooked = (this.#hooked ?? Promise.resolve()).then(async () => {
+      if (typescript) await loadTypeScript()
+      this.#registerHooks()
+    }))
   }
 
   #registerHooks() {
     const { port1, port2 } = new MessageChannel()
+    const pongs: Array<() => void> = []
     port1.on('message', (message: { parent: string; url: string } | 'pong') => {
-      if (message === 'pong') return this.#pongs.shift()?.()
+      if (message === 'pong') {
+        if (pongs.length === 1) port1.unref()
+        return pongs.shift()?.()
+      }
       this.#imports.set(
         message.parent,
         (this.#imports.get(message.parent) ?? new Set()).add(message.url),
       )
     })
     port1.unref()
-    this.#port = port1
-    register(new URL('./loader-hooks.mjs', import.meta.url), {
-      data: { port: port2, ...YOKE_MODULES },
-      transferList: [port2],
-    })
+    // each registration gets a module instance of its own (a port of its own)
+    const hooks = new URL(`./loader-hooks.mjs?n=${this.#drains.length}`, import.meta.url)
+    this.#drains.push(
+      () =>
+        new Promise((resolve) => {
+          port1.ref() // keep the process alive for the answer
+          pongs.push(resolve)
+          port1.postMessage('ping')
+        }),
+    )
+    register(hooks, { data: { port: port2, ...YOKE_MODULES }, transferList: [port2] })
   }
 
   /** Resolves once the loader thread has delivered every message it sent before now. */
-  #drain(): Promise<void> {
-    const port = this.#port!
-    port.ref() // keep the process alive for the answer
-    return new Promise((resolve) => {
-      this.#pongs.push(() => {
-        if (!this.#pongs.length) port.unref()
-        resolve()
-      })
-      port.postMessage('ping')
-    })
+  async #drain(): Promise<void> {
+    await Promise.all(this.#drains.map((drain) => drain()))
   }
 
   /** The local files `entry` imports, directly or not. */

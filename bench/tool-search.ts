@@ -100,15 +100,19 @@ function floorIndex(tools: readonly ToolDefinition[]) {
     }).length
 }
 
-/** Each query's duration (ms), in order. */
-async function pass(queries: string[], search: (q: string) => unknown): Promise<number[]> {
-  const times: number[] = []
+/** Each query's duration and CPU time (ms), in order. */
+async function pass(queries: string[], search: (q: string) => unknown) {
+  const wall: number[] = []
+  const cpu: number[] = []
   for (const q of queries) {
+    const c0 = process.cpuUsage()
     const t0 = performance.now()
     await search(q)
-    times.push(performance.now() - t0)
+    wall.push(performance.now() - t0)
+    const c = process.cpuUsage(c0)
+    cpu.push((c.user + c.system) / 1000)
   }
-  return times
+  return { wall, cpu }
 }
 
 /**
@@ -139,43 +143,33 @@ export async function toolSearchBench(): Promise<void> {
     const result = await rt.call('tool_search', { query }, { caller: 'bench' })
     if (!result.ok) throw new Error(`tool_search failed: ${JSON.stringify(result.error)}`)
   }
-  const cpu = (work: () => Promise<unknown>) => async () => {
-    const c0 = process.cpuUsage()
-    await work()
-    const c = process.cpuUsage(c0)
-    return (c.user + c.system) / 1000 / queries.length
-  }
   // a warm-up pass of each, then rounds interleaved: floor, then the real call, each over every query
   await pass(queries, floor)
   await pass(queries, call)
-  const rounds: Array<{ floor: number[]; call: number[]; floorCpu: number; callCpu: number }> = []
-  for (let r = 0; r < ROUNDS; r++) {
-    let floorTimes: number[] = []
-    let callTimes: number[] = []
-    const floorCpu = await cpu(async () => (floorTimes = await pass(queries, floor)))()
-    const callCpu = await cpu(async () => (callTimes = await pass(queries, call)))()
-    rounds.push({ floor: floorTimes, call: callTimes, floorCpu, callCpu })
-  }
-  const p = (key: 'floor' | 'call', n: number) => rounds.map((r) => percentile(r[key], n))
+  const rounds: Array<Record<'floor' | 'call', Awaited<ReturnType<typeof pass>>>> = []
+  for (let r = 0; r < ROUNDS; r++)
+    rounds.push({ floor: await pass(queries, floor), call: await pass(queries, call) })
+  const p = (key: 'floor' | 'call', n: number, of: 'wall' | 'cpu' = 'wall') =>
+    rounds.map((r) => percentile(r[key][of], n))
   const p50 = median(p('call', 50))
-  const p95 = median(p('call', 95))
   const floor50 = median(p('floor', 50))
-  const floor95 = median(p('floor', 95))
   console.log(
     `\ntool_search at ${tools.length.toLocaleString()} tools (registered in ${(registering / 1000).toFixed(1)} s), ${queries.length} queries × ${ROUNDS} rounds, medians of the rounds`,
   )
-  console.log(row(['', 'p50 ms', 'p95 ms', 'CPU ms/query', 'p50 ÷ floor']))
-  const cpuOf = (key: 'floorCpu' | 'callCpu') => median(rounds.map((r) => r[key]))
-  console.log(row(['minisearch alone', floor50, floor95, cpuOf('floorCpu'), '1.00']))
-  console.log(
-    row([
-      'tool_search call',
-      p50,
-      p95,
-      cpuOf('callCpu'),
-      `${(p50 / floor50).toFixed(2)} (${ratioSpread(p('call', 50), p('floor', 50))})`,
-    ]),
-  )
+  console.log(row(['', 'p50 ms', 'p95 ms', 'CPU p50 ms', 'CPU p95 ms', 'p50 ÷ floor']))
+  for (const key of ['floor', 'call'] as const)
+    console.log(
+      row([
+        key === 'floor' ? 'minisearch alone' : 'tool_search call',
+        median(p(key, 50)),
+        median(p(key, 95)),
+        median(p(key, 50, 'cpu')),
+        median(p(key, 95, 'cpu')),
+        key === 'floor'
+          ? '1.00'
+          : `${(p50 / floor50).toFixed(2)} (${ratioSpread(p('call', 50), p('floor', 50))})`,
+      ]),
+    )
   figure({
     name: 'tool_search p50 at 10,000 tools ms',
     value: p50,

@@ -3,7 +3,7 @@
  * `input_required`; the bridge answers each embedded request itself (elicitation through the hub,
  * sampling when opted in, roots when listed) and retries with the answers and the server's
  * `requestState`, so the question is known to belong to this call. The round trips share the
- * call's budget (callMs without progress, maxCallMs in all). The result's structuredContent is
+ * call's budget (callMs without progress; maxCallMs in all, the runtime's deadline for the tool). The result's structuredContent is
  * checked against the tool's outputSchema here, on yoke's validator, once compiled per schema.
  */
 import {
@@ -32,19 +32,26 @@ export type AnswerInput = (
 const MAX_ROUNDS = 10
 
 /**
- * What the SDK gets of a listed tool: only for a tool that declares `x-mcp-header`s (SEP-2243,
- * mirrored into HTTP headers on 2026-07-28), and without its outputSchema (checked here
- * instead). Any other call skips the SDK's per-call walk of the input schema.
+ * What the SDK gets of a listed tool: the tool without its outputSchema (checked here instead).
+ * Given a definition, the SDK's callTool looks nothing up in its response cache, which never
+ * holds yoke's tools/list (tools.ts reads it raw): two awaited probes per call, each building a
+ * key string. On 2026-07-28 it walks the definition's input schema per call for `x-mcp-header`s
+ * (SEP-2243, mirrored into HTTP headers): there only a tool that declares one is given, so any
+ * other call skips that walk and keeps the SDK's own recovery from a header mismatch.
  */
-const wireTools = new WeakMap<Tool, Tool | null>()
-function wireTool(tool: Tool): Tool | undefined {
+interface WireTool {
+  tool: Tool
+  mirrored: boolean
+}
+const wireTools = new WeakMap<Tool, WireTool>()
+function wireTool(tool: Tool, modern: boolean): Tool | undefined {
   let wire = wireTools.get(tool)
   if (wire === undefined) {
     const { outputSchema: _checkedHere, ...rest } = tool
-    wire = JSON.stringify(tool.inputSchema).includes('"x-mcp-header"') ? (rest as Tool) : null
-    wireTools.set(tool, wire)
+    const mirrored = JSON.stringify(tool.inputSchema).includes('"x-mcp-header"')
+    wireTools.set(tool, (wire = { tool: rest as Tool, mirrored }))
   }
-  return wire ?? undefined
+  return !modern || wire.mirrored ? wire.tool : undefined
 }
 
 export async function callTool(
@@ -58,14 +65,18 @@ export async function callTool(
 ): Promise<CallToolResult> {
   const started = Date.now()
   const modern = session.era === 'modern'
+  // maxCallMs in all is the runtime's deadline for the tool (tools.ts: timeoutMs), whose end
+  // aborts the link, and the SDK sends notifications/cancelled. Not the SDK's maxTotalTimeout: it
+  // notices the total passed on a progress notification and then rejects the request without
+  // telling the server (bench/sdk-repro/README.md); the runtime's end came after and found
+  // nothing to cancel, so a busy server went on with a call nobody waited for
   const options = {
     timeout: cfg.callMs,
     resetTimeoutOnProgress: true,
-    maxTotalTimeout: totalCallMs(cfg),
     signal: link as unknown as AbortSignal,
     onprogress: link.onprogress,
-    ...(modern && { toolDefinition: wireTool(tool) }),
-    ...(modern && { allowInputRequired: true }),
+    toolDefinition: wireTool(tool, modern),
+    allowInputRequired: modern || undefined,
   }
   let params: Record<string, unknown> = { name: tool.name, arguments: args }
   for (let round = 1; ; round++) {
@@ -84,7 +95,6 @@ export async function callTool(
     if (link.aborted) throw link.reason
     const left = totalCallMs(cfg) - (Date.now() - started)
     if (left <= 0) throw new SdkError(SdkErrorCode.RequestTimeout, 'Maximum total timeout exceeded')
-    options.maxTotalTimeout = left
     params = {
       name: tool.name,
       arguments: args,

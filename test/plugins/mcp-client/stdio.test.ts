@@ -1,7 +1,7 @@
 // mcp-client over stdio against real servers: server-everything and server-memory from npm, and
 // the SDK-based fixture server with its hostile modes.
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -20,6 +20,7 @@ import {
   type McpHarness,
 } from '../../helpers/mcp.ts'
 import { ROOT } from '../../helpers/project.ts'
+import { until } from '../../helpers/until.ts'
 import { modelServer } from '../../helpers/model-server.ts'
 import { resultText } from '../../../plugins/agent-loop/loop.ts'
 
@@ -257,15 +258,24 @@ describe('mcp-client: supervision and hostile servers', () => {
 
   it('a timeout and an abort both reach the server as notifications/cancelled, and are told apart', async () => {
     const mark = join(dir, 'cancel.log')
-    // the timeout leaves the server time to have started the call (a cancel that arrives before
-    // its request is dropped), and the abort comes once the server reports progress: on a loaded
-    // machine a fixed 150 ms could fall before the server has the call at all (3 s: under a full
-    // suite on 2 cores the call has been seen to reach the server later than 1.5 s)
+    const logged = () => (existsSync(mark) ? readFileSync(mark, 'utf8') : '')
+    // The sleep reports progress every 20 ms, so callMs (3 s without progress) only ends a call
+    // the server has not started, and the timeout is maxCallMs (6 s in all) on a call the server
+    // is busy with: the case that matters, as that server would otherwise work on for nobody.
+    // It used to fail under load: the SDK's own maxTotalTimeout, noticed on a progress
+    // notification, rejected the call without telling the server (calls.ts), unless the
+    // runtime's deadline for the same 6 s came first. The abort comes on the first progress: the
+    // server has the call. What the server logged is named when the wait fails.
     await h.add(
       'cancel',
       fixture('cancel', 'normal', { env: { MARK_FILE: mark }, callMs: 3000, maxCallMs: 6000 }),
     )
-    const timedOut = await h.rt.call('mcp__cancel__sleep', { ms: 8000 })
+    let progress = 0
+    const timedOut = await h.rt.call(
+      'mcp__cancel__sleep',
+      { ms: 8000 },
+      { onProgress: () => void progress++ },
+    )
     assert.equal(timedOut.status, 'TIMEOUT')
     const controller = new AbortController()
     const aborted = await h.rt.call(
@@ -274,10 +284,11 @@ describe('mcp-client: supervision and hostile servers', () => {
       { signal: controller.signal, onProgress: () => controller.abort() },
     )
     assert.equal(aborted.status, 'ABORTED')
-    await h.until(
-      'both cancellations logged by the server',
-      () => (readFileSync(mark, 'utf8').match(/^cancelled /gm) ?? []).length === 2,
-      10_000,
+    await until(
+      () =>
+        `both cancellations logged by the server (the timed-out call: ${progress} progress reports, "${timedOut.error?.message}"; the server logged: ${JSON.stringify(logged())})`,
+      () => (logged().match(/^cancelled /gm) ?? []).length === 2,
+      { ms: 10_000 },
     )
     await h.remove('cancel')
   })

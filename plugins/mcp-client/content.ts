@@ -38,38 +38,41 @@ export function toOutput(result: {
   if (!Array.isArray(result.content) && 'toolResult' in result)
     return { content: [{ type: 'text', text: JSON.stringify(result.toolResult) }] }
   const content = Array.isArray(result.content) ? (result.content as unknown[]) : []
+  const parts: ContentPart[] = []
+  for (const item of content) addParts(item, parts)
   return {
-    content: content.flatMap(toParts),
+    content: parts,
     structured: result.structuredContent,
     isError: result.isError === true,
   }
 }
 
-/** One block as runtime content parts: itself, or for media its alternative text and itself. */
-function toParts(item: unknown): ContentPart[] {
-  if (!isRecord(item)) return [{ type: 'text', text: '[malformed content]' }]
+/** One block as runtime content parts, added to `parts`: itself, or for media its alternative text and itself. */
+function addParts(item: unknown, parts: ContentPart[]): void {
+  if (!isRecord(item)) return void parts.push({ type: 'text', text: '[malformed content]' })
   const block = item as Block
   switch (block.type) {
     case 'text':
-      if (typeof block.text === 'string') return [block as ContentPart]
+      if (typeof block.text === 'string') return void parts.push(block as ContentPart)
       break
     case 'image':
     case 'audio':
       if (typeof block.data === 'string' && typeof block.mimeType === 'string' && block.mimeType) {
         const alt = mediaPlaceholder(block as { type: string; data: string; mimeType: string })
-        return [{ type: 'text', text: alt }, { ...block, alt } as ContentPart]
+        return void parts.push({ type: 'text', text: alt }, { ...block, alt } as ContentPart)
       }
       // media the runtime cannot hold (no data or type) is named, not passed on half-formed
-      return [
-        { type: 'text', text: mediaPlaceholder(block as { type: string; mimeType?: string }) },
-      ]
+      return void parts.push({
+        type: 'text',
+        text: mediaPlaceholder(block as { type: string; mimeType?: string }),
+      })
     case 'resource':
-      if (isRecord(block.resource)) return [block as ContentPart]
+      if (isRecord(block.resource)) return void parts.push(block as ContentPart)
       break
     case 'resource_link':
-      if (typeof block.uri === 'string' && block.uri) return [block as ContentPart]
+      if (typeof block.uri === 'string' && block.uri) return void parts.push(block as ContentPart)
       break
   }
   // a block the runtime's content shapes have no place for is named, so a reader sees it was there
-  return [{ type: 'text', text: `[${String(block.type)} content]` }]
+  parts.push({ type: 'text', text: `[${String(block.type)} content]` })
 }

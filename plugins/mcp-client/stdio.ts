@@ -8,7 +8,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import {
-  deserializeMessage,
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
   serializeMessage,
   type JSONRPCMessage,
   type Transport,
@@ -228,17 +231,20 @@ export class ProcessTransport implements Transport {
    */
   #deliver(line: string) {
     if (this.fatal || !line.trim()) return
-    let message: JSONRPCMessage
+    let message: unknown
     try {
-      message = deserializeMessage(line.endsWith('\r') ? line.slice(0, -1) : line)
+      message = JSON.parse(line.endsWith('\r') ? line.slice(0, -1) : line)
     } catch {
+      message = undefined
+    }
+    if (!isMessage(message)) {
       const what = `the server wrote a line that is not JSON-RPC: ${JSON.stringify(line.slice(0, 120))}`
       if (this.#spoken) this.#fail(what)
       else this.onerror?.(new Error(`${what} (before its first message: skipped)`))
       return
     }
     this.#spoken = true
-    this.onmessage?.(message)
+    this.onmessage?.(message as JSONRPCMessage)
   }
 
   #ended() {
@@ -246,6 +252,21 @@ export class ProcessTransport implements Transport {
     this.#closed = true
     this.onclose?.()
   }
+}
+
+/**
+ * Whether a parsed line is a JSON-RPC message: exactly what the SDK's `deserializeMessage` accepts
+ * (its union of the four strict message schemas), tried on the one schema it can match. The union
+ * tries them in turn, two failing parses before a response matches; and the Client classifies
+ * the message again itself. The keys decide: the schemas are strict, so a message with `method`
+ * is a request (with `id`) or a notification (without), one without is a result (with `result`)
+ * or an error. The message goes on as it was read: the SDK parses what it keeps (a result by its
+ * method's schema) when it handles it.
+ */
+function isMessage(m: unknown): boolean {
+  if (typeof m !== 'object' || m === null) return false
+  if ('method' in m) return 'id' in m ? isJSONRPCRequest(m) : isJSONRPCNotification(m)
+  return 'result' in m ? isJSONRPCResultResponse(m) : isJSONRPCErrorResponse(m)
 }
 
 const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 100) / 100} MiB`

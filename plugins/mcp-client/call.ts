@@ -14,12 +14,13 @@ export class SdkCall {
   reason: unknown
   #listeners: Array<() => void> = []
 
-  constructor(private readonly call: CallContext) {
-    call.onEnd((why) => this.#abort(why))
-  }
+  /** the SDK's progress callback for this call (it is called unbound) */
+  readonly onprogress: (p: Progress) => void
 
-  readonly onprogress = (p: { progress: number; total?: number; message?: string }) =>
-    this.call.progress({ progress: p.progress, total: p.total, message: p.message })
+  constructor(call: CallContext) {
+    call.onEnd((why) => this.#abort(why))
+    this.onprogress = progressOf(call)
+  }
 
   throwIfAborted(): void {
     if (this.aborted) throw this.reason
@@ -36,4 +37,11 @@ export class SdkCall {
     this.reason = why
     for (const listener of this.#listeners) listener()
   }
+}
+
+type Progress = { progress: number; total?: number; message?: string }
+
+/** A call's progress callback, made by a function: a class field's arrow is renamed per instance under tsx (keepNames). */
+function progressOf(call: CallContext): (p: Progress) => void {
+  return (p) => call.progress({ progress: p.progress, total: p.total, message: p.message })
 }

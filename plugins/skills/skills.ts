@@ -241,10 +241,9 @@ export class Skills implements SkillsInUse {
     }
   }
 
-  /** Watches `dirs` (a skill's own SKILL.md and manifest.json: deeper files are not walked). */
+  /** Watches `dirs`: the skill folders, and in each only what the index reads (see unwatched). */
   #watch(dirs: string[]): Disposer | undefined {
-    const deep = (p: string) =>
-      this.index.roots.some((r) => p.startsWith(r + sep) && relative(r, p).split(sep).length > 2)
+    const deep = (p: string) => unwatched(this.index.roots, p)
     return this.host.watch?.(
       dirs,
       (changes) => {
@@ -257,6 +256,28 @@ export class Skills implements SkillsInUse {
       { ignored: deep },
     )
   }
+}
+
+/** The files of a skill folder the index reads: a change to any other file is no index change. */
+const INDEXED = new Set(['SKILL.md', 'manifest.json'])
+
+/**
+ * Whether the skills watcher leaves `path` alone: inside a root, it watches the skill folders
+ * and their SKILL.md and manifest.json only. Every other file and folder in a skill (scripts/,
+ * references/, …) would cost a watcher each (~4 KB of RSS) for a change the index ignores. A
+ * path that is a root, or above one, is watched; with nested roots, what one root watches is
+ * watched.
+ */
+export function unwatched(roots: readonly string[], path: string): boolean {
+  let inside = false
+  for (const root of roots) {
+    if (path === root) return false
+    if (!path.startsWith(root + sep)) continue
+    inside = true
+    const [, file, ...deeper] = relative(root, path).split(sep)
+    if (file === undefined || (!deeper.length && INDEXED.has(file))) return false
+  }
+  return inside
 }
 
 /** What differs between two indexes by name: added, removed, and changed (another Skill object). */

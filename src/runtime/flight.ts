@@ -11,17 +11,12 @@ import type { ProgressEvent, RegisteredTool, ToolCall } from './types.ts'
 
 export type Ending = 'TIMEOUT' | 'UNLOADED' | 'ABORTED'
 
-/** What holds a flight's concurrency slot (limits.ts ConcurrencyGate). */
-export interface Slot {
-  leave(flight: Flight): void
-}
-
 export class Flight {
   why?: Ending
   /** the work under way: what an unloading tool waits for */
   work?: Promise<unknown>
   /** the gate whose slot the flight holds, and the scope it holds it in (set and cleared by the gate) */
-  slot?: Slot
+  slot?: { leave(flight: Flight): void }
   slotScope?: string
   #ended?: Promise<never>
   /** rejects the race, and the `ended` promise when one was asked for */

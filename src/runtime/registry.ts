@@ -194,13 +194,7 @@ export class ToolRegistry {
 
   /** Creates a scope layer under `parent` (default global); returns its removal. */
   createScope(key: string, options: { parent?: string; subagent?: boolean } = {}): () => void {
-    if (this.#layers.has(key))
-      throw new YokeError('TOOL_INVALID', {
-        name: key,
-        owner: 'scope',
-        scope: key,
-        reason: 'a scope with this key exists',
-      })
+    if (this.#layers.has(key)) throw scopeError(key, key, 'a scope with this key exists')
     const parent = options.parent ?? GLOBAL
     const layer: Layer = {
       parent,
@@ -243,19 +237,9 @@ export class ToolRegistry {
   /** Masks the global tools seen from `scope`. */
   restrict(scope: string, mask: Mask): () => void {
     if (scope === GLOBAL)
-      throw new YokeError('TOOL_INVALID', {
-        name: 'restrict',
-        owner: 'scope',
-        scope,
-        reason: 'the global layer cannot be restricted; create a scope',
-      })
+      throw scopeError('restrict', scope, 'the global layer cannot be restricted; create a scope')
     if (!mask.allow && !mask.deny)
-      throw new YokeError('TOOL_INVALID', {
-        name: 'restrict',
-        owner: 'scope',
-        scope,
-        reason: 'a mask needs allow or deny globs',
-      })
+      throw scopeError('restrict', scope, 'a mask needs allow or deny globs')
     const allowed =
       mask.allow &&
       new Set([...this.#global.tools.keys()].filter((n) => matchesAny(mask.allow!, n)))
@@ -283,13 +267,7 @@ export class ToolRegistry {
 
   #layer(scope: string): Layer {
     const layer = this.#layers.get(scope)
-    if (!layer)
-      throw new YokeError('TOOL_INVALID', {
-        name: scope,
-        owner: 'scope',
-        scope,
-        reason: 'no such scope (create it with runtime.scope())',
-      })
+    if (!layer) throw scopeError(scope, scope, 'no such scope (create it with runtime.scope())')
     return layer
   }
 
@@ -317,6 +295,10 @@ export class ToolRegistry {
     return this.#chain(scope).every((layer) => layer.masks.every((test) => test(name)))
   }
 }
+
+/** A scope that cannot be made, masked or found: TOOL_INVALID with the scope as its owner. */
+const scopeError = (name: string, scope: string, reason: string) =>
+  new YokeError('TOOL_INVALID', { name, owner: 'scope', scope, reason })
 
 /**
  * A validate function that compiles `schema` on its first use. A schema that passed the

@@ -41,25 +41,19 @@ import type {
   ToolResult,
 } from './types.ts'
 
+const positive = (n: number) => z.number().int().positive().default(n)
+
 export const runtimeSettings = z
   .object({
     /** default per-call timeout */
-    timeoutMs: z.number().int().positive().default(300_000),
+    timeoutMs: positive(300_000),
     /** how long calls on an unloaded tool may finish before they end UNLOADED */
     unloadGraceMs: z.number().int().nonnegative().default(2_000),
-    maxConcurrent: z.number().int().positive().default(16),
+    maxConcurrent: positive(16),
     perSource: z.record(z.string(), z.number().int().positive()).default({}),
-    maxOutputBytes: z
-      .number()
-      .int()
-      .positive()
-      .default(256 * 1024),
-    maxOutputTokens: z.number().int().positive().default(25_000),
-    previewBytes: z
-      .number()
-      .int()
-      .positive()
-      .default(8 * 1024),
+    maxOutputBytes: positive(256 * 1024),
+    maxOutputTokens: positive(25_000),
+    previewBytes: positive(8 * 1024),
     spillDir: z.string().default(join(tmpdir(), `yoke-spill-${process.getuid?.() ?? 'user'}`)),
   })
   .strict()

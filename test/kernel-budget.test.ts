@@ -19,7 +19,11 @@ import { ROOT } from './helpers/project.ts'
 // feature. A feature that needs more raises the budget in its own commit, with the reason here.
 const BUDGETS: Partial<Record<Area, number>> = {
   // 1,198 today: fibers, context, effects, services, hooks, controls, keep, watch
-  'src/kernel': 1225,
+  // 1,225 → 1,250 the same day (issue 29, the hot path): the watcher settles a file by its size,
+  // inode and mtime and hears raw events instead of chokidar's write-finish wait (+27, reload
+  // 84 → 31 ms), and the fault context is entered only while the process guard is on (+10: no
+  // promise hooks on an embedder's hot path)
+  'src/kernel': 1250,
   // 1,995 today: layers, YAML, merge, modules, resolve, reconcile, the composition, and trust
   // (its store and gate, 420 lines, counted since it moved here: the resolver asks it).
   // 2,055 → 2,115 the same day: the three long functions of config (loadLayers, resolveConfig,
@@ -27,7 +31,11 @@ const BUDGETS: Partial<Record<Area, number>> = {
   // declarations cost 57 lines (2,052), and the state files trust covers (no plugin's file named)
   'src/config': 2115,
   // 1,356 today: registry and scopes, the pipeline, gate, limits, approvals, tasks
-  'src/runtime': 1395,
+  // 1,395 → 1,450 the same day (issue 29, the hot path): registerAll, which registers thousands
+  // of tools in slices that yield to the event loop with one change per slice (+45), schemas
+  // compiled at a tool's first call (+18), and a Flight whose signal, end and gate slot exist
+  // only when asked for (+20): 1,432
+  'src/runtime': 1450,
 }
 
 const files = sourceFiles()

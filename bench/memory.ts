@@ -45,6 +45,8 @@ export interface Usage {
   heapTotal: number
   external: number
   arrayBuffers: number
+  /** the young generation's committed size (physical) */
+  newSpace: number
   /** ms from the start to the work done */
   ms: number
 }
@@ -153,6 +155,7 @@ export function writeFixture(): string {
 const SIDE = `
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { getHeapSpaceStatistics } from 'node:v8'
 const [side, dir, yokeEntry] = process.argv.slice(2)
 const SKILLS = ${SKILLS}, TOOLS = ${TOOLS}, SERVERS = ${SERVERS}, SERVER = ${JSON.stringify(SERVER)}
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -227,7 +230,9 @@ for (let i = 0; i < 3; i++) {
   globalThis.gc()
   await sleep(100)
 }
-process.stdout.write(JSON.stringify({ ...process.memoryUsage(), ms }) + '\\n')
+// the young generation's committed pages: 0-32 MB, as allocation happened to grow it (an outlier's cause)
+const newSpace = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.physical_space_size ?? 0
+process.stdout.write(JSON.stringify({ ...process.memoryUsage(), newSpace, ms }) + '\\n')
 if (process.env.MEMORY_INSPECT) await (await import(process.env.MEMORY_INSPECT)).default(side)
 await close()
 process.exit(0)
@@ -311,7 +316,7 @@ export async function memoryBench() {
     `\nmemory: ${SKILLS} skills + ${TOOLS} tools + ${SERVERS} MCP stdio servers, client process after a GC, median of ${rounds} fresh processes per side (MB)`,
   )
   console.log(row(['', 'yoke', 'by hand', 'yoke ÷ hand', 'spread']))
-  for (const k of ['rss', 'heapUsed', 'heapTotal', 'external', 'arrayBuffers'] as const) {
+  for (const k of ['rss', 'heapUsed', 'heapTotal', 'newSpace', 'external'] as const) {
     const [y, h] = key(k)
     const spread = ratioSpread(
       yoke.map((u) => u[k]),

@@ -15,6 +15,7 @@ import {
   messageOf,
   type Context,
   type RegisteredTool,
+  type RuntimeApi,
   type ToolDefinition,
 } from 'yoke'
 import { asCandidate, describe } from './answer.ts'
@@ -63,21 +64,20 @@ export default definePlugin({
     .strict(),
   apply(ctx, config) {
     const arm = config.semantic === 'off' ? undefined : semanticArm(ctx, config)
-    const { hooks } = ctx.runtime
-    const search = new ToolSearch(
-      config,
-      () => ctx.runtime.list(),
-      arm,
-      () => hooks.visible.taps,
-    )
+    // a stand-in context without the runtime's hooks (bench/eval-tools/tokens.ts) lists per search
+    const hooks = ctx.runtime.hooks as RuntimeApi['hooks'] | undefined
+    const filters = hooks && (() => hooks.visible.taps)
+    const search = new ToolSearch(config, () => ctx.runtime.list(), arm, filters)
     // the global tools are kept between searches: a change, or a listing someone else made (this
     // tap comes after every filter), is what makes the next search look again
-    ctx.tap(hooks.change, 'tool-search', (change) => search.changed(change))
-    const listed = (tools: RegisteredTool[], scope: string) => {
-      search.listed(tools, scope)
-      return tools
+    if (hooks) {
+      ctx.tap(hooks.change, 'tool-search', (change) => search.changed(change))
+      const listed = (tools: RegisteredTool[], scope: string) => {
+        search.listed(tools, scope)
+        return tools
+      }
+      ctx.tap(hooks.visible, 'tool-search', listed, { stage: Number.MAX_SAFE_INTEGER })
     }
-    ctx.tap(hooks.visible, 'tool-search', listed, { stage: Number.MAX_SAFE_INTEGER })
     // the model loads in the background once search matters: after compose when something is
     // deferred (a composition that keeps running), else at the first search or the first offer
     // of tool_search; a one-shot command that does neither (`yoke tools list`) never loads it

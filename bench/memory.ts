@@ -10,7 +10,9 @@
  *   300 tool definitions held with their schemas compiled by ajv (with ajv-formats), and 20 v2 SDK
  *   Clients on the same server, each listing its tools.
  * Each side reports process.memoryUsage() once the work is done, settled and garbage-collected;
- * the servers are processes of their own and are not counted.
+ * the servers are processes of their own and are not counted. The figure is the base preset's;
+ * the same project on the default preset (tool search, the agent, serve) is printed beside it.
+ * Rounds rotate the order of the sides.
  *
  * Run alone: `node --import tsx --conditions=yoke-source bench/memory.ts`. MEMORY_ROUNDS sets the
  * rounds (default 5); MEMORY_YOKE_ENTRY=…/dist/src/index.js measures that build instead of
@@ -143,6 +145,10 @@ export function writeFixture(): string {
   writeFileSync(join(dir, 'tools.json'), JSON.stringify(toolDefinitions()))
   writeFileSync(join(dir, 'tools.mjs'), TOOLS_PLUGIN)
   writeFileSync(join(dir, 'yoke.config.yaml'), projectConfig())
+  writeFileSync(
+    join(dir, 'yoke.default.yaml'),
+    projectConfig().replace('preset: base', 'preset: default'),
+  )
   writeFileSync(join(dir, 'side.mjs'), SIDE)
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules')) // what side.mjs imports by hand
   return dir
@@ -167,12 +173,13 @@ async function until(done, what, ms = 60_000) {
   }
 }
 
-// yoke: the project config does it all; returns the closer
-async function yokeSide() {
+// yoke: the project config does it all (base preset, or the default one); returns the closer
+async function yokeSide(config) {
   const { createYoke } = await import(yokeEntry)
   const errors = []
   const yoke = createYoke({
     cwd: dir,
+    config,
     home: join(dir, '.home'),
     trust: true,
     onLog: (r) => void (r.level === 'error' && errors.push(r.message)),
@@ -180,10 +187,11 @@ async function yokeSide() {
   const event = await yoke.ready
   if (!event.ok || event.failed.length)
     throw new Error('yoke did not compose: ' + JSON.stringify(event.failed) + errors.join('\\n'))
-  const servers = () => new Set(yoke.tools().map((t) => /^mcp__(s\\d+)__/.exec(t.name)?.[1]))
-  await until(() => servers().size >= SERVERS + 1, SERVERS + " servers' tools")
+  const connected = () => yoke.get('mcp').list().filter((s) => s.state === 'connected' && s.tools).length
+  await until(() => connected() >= SERVERS, SERVERS + " servers' tools")
   if (yoke.get('skills')?.list().length !== SKILLS) throw new Error('yoke lists no ' + SKILLS + ' skills')
-  if (yoke.tools().filter((t) => t.name.startsWith('tool_')).length !== TOOLS)
+  // the default preset's tool search offers them on demand: only the base preset lists them all
+  if (config === 'yoke.config.yaml' && yoke.tools().filter((t) => t.name.startsWith('tool_')).length !== TOOLS)
     throw new Error('yoke does not list the ' + TOOLS + ' tools')
   return () => yoke.close()
 }
@@ -223,7 +231,7 @@ async function handSide() {
 }
 
 const t0 = performance.now()
-const close = await (side === 'yoke' ? yokeSide() : handSide())
+const close = await (side === 'hand' ? handSide() : yokeSide(side === 'yoke' ? 'yoke.config.yaml' : 'yoke.default.yaml'))
 const ms = performance.now() - t0
 await sleep(1000) // timers, late list results and the watcher's first scan settle
 for (let i = 0; i < 3; i++) {
@@ -243,7 +251,7 @@ process.exit(0)
  * flags for both sides; `extra` flags go before the script (e.g. --heap-prof).
  */
 export function measure(
-  side: 'yoke' | 'hand',
+  side: Side,
   dir: string,
   entry: string,
   extra: string[] = [],
@@ -252,7 +260,8 @@ export function measure(
     const child = spawn(
       process.execPath,
       ['--expose-gc', ...extra, join(dir, 'side.mjs'), side, dir, pathToFileURL(entry).href],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+      // the default preset serves MCP over HTTP: on a port of the system's choosing
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, YOKE_MCP_PORT: '0' } },
     )
     let out = ''
     let err = ''
@@ -294,6 +303,9 @@ export function buildYoke(): string {
 // ---------------------------------------------------------------------------------------------
 // the bench
 
+/** yoke on the base preset (the figure), by hand, and yoke on the default preset (printed) */
+type Side = 'yoke' | 'hand' | 'yoke-default'
+const SIDES: Side[] = ['yoke', 'hand', 'yoke-default']
 const mb = (bytes: number) => bytes / 2 ** 20
 const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
 
@@ -302,41 +314,50 @@ export async function memoryBench() {
   const rounds = Number(process.env.MEMORY_ROUNDS ?? 5)
   const entry = process.env.MEMORY_YOKE_ENTRY ?? buildYoke()
   const dir = writeFixture()
-  const runs: Record<'yoke' | 'hand', Usage[]> = { yoke: [], hand: [] }
+  const runs: Record<Side, Usage[]> = { yoke: [], hand: [], 'yoke-default': [] }
   try {
     for (let r = 0; r < rounds; r++)
-      for (const side of r % 2 ? (['hand', 'yoke'] as const) : (['yoke', 'hand'] as const))
+      for (const side of [...SIDES.slice(r % 3), ...SIDES.slice(0, r % 3)])
         runs[side].push(await measure(side, dir, entry))
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
   const { yoke, hand } = runs
-  const key = (k: keyof Usage) => [mid(yoke.map((u) => u[k])), mid(hand.map((u) => u[k]))]
-  console.log(
-    `\nmemory: ${SKILLS} skills + ${TOOLS} tools + ${SERVERS} MCP stdio servers, client process after a GC, median of ${rounds} fresh processes per side (MB)`,
-  )
-  console.log(row(['', 'yoke', 'by hand', 'yoke ÷ hand', 'spread']))
-  for (const k of ['rss', 'heapUsed', 'heapTotal', 'newSpace', 'external'] as const) {
-    const [y, h] = key(k)
-    const spread = ratioSpread(
-      yoke.map((u) => u[k]),
+  const dflt = runs['yoke-default']
+  const at = (us: Usage[], k: keyof Usage) => mid(us.map((u) => u[k]))
+  const ratio = (us: Usage[], k: keyof Usage) => `${(at(us, k) / at(hand, k)).toFixed(2)}×`
+  const spread = (us: Usage[], k: keyof Usage) =>
+    ratioSpread(
+      us.map((u) => u[k]),
       hand.map((u) => u[k]),
     )
-    console.log(row([k, mb(y!), mb(h!), `${(y! / h!).toFixed(2)}×`, spread]))
+  console.log(
+    `\nmemory: ${SKILLS} skills + ${TOOLS} tools + ${SERVERS} MCP stdio servers, client process after a GC, median of ${rounds} fresh processes per side (MB); yoke on the base preset (the figure) and on the default one (tool search, agent, serve)`,
+  )
+  console.log(row(['', 'by hand', 'yoke', '÷ hand', 'spread', 'default', '÷ hand', 'spread']))
+  for (const k of ['rss', 'heapUsed', 'heapTotal', 'newSpace', 'external', 'ms'] as const) {
+    const scale = k === 'ms' ? (x: number) => x : mb
+    console.log(
+      row([
+        k === 'ms' ? 'ready (ms)' : k,
+        scale(at(hand, k)),
+        scale(at(yoke, k)),
+        ratio(yoke, k),
+        spread(yoke, k),
+        scale(at(dflt, k)),
+        ratio(dflt, k),
+        spread(dflt, k),
+      ]),
+    )
   }
-  const [yt, ht] = key('ms')
-  console.log(row(['time to ready ms', yt!, ht!, `${(yt! / ht!).toFixed(2)}×`, '']))
-  const [y, h] = key('rss')
+  const [y, h] = [at(yoke, 'rss'), at(hand, 'rss')]
   figure({
     name: 'RSS scale scenario yoke ÷ by hand',
-    value: y! / h!,
+    value: y / h,
     goal: 1.5,
     better: 'lower',
     unit: '×',
-    spread: ratioSpread(
-      yoke.map((u) => u.rss),
-      hand.map((u) => u.rss),
-    ),
+    spread: spread(yoke, 'rss'),
     baseline: 'the same work by hand',
   })
 }

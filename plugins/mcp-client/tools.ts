@@ -59,6 +59,8 @@ interface Entry {
 
 export class ServerTools {
   #registered = new Map<string, Entry>()
+  /** counts clear(): a swap that sees it move between slices undoes what it made */
+  #clears = 0
   #running?: Promise<void>
   #queued?: Promise<void>
   /** what the last sync skipped or refused, for `yoke mcp list` */
@@ -134,6 +136,7 @@ export class ServerTools {
 
   /** Unregisters every tool (the server gave up, or is going away). */
   async clear(): Promise<void> {
+    this.#clears++
     const entries = [...this.#registered.values()]
     this.#registered = new Map()
     await Promise.all(entries.map((e) => e.dispose?.()))
@@ -245,11 +248,22 @@ export class ServerTools {
   async #swap(next: Map<string, Entry>): Promise<void> {
     const current = this.#registered
     const fresh = new Map<string, Entry>()
+    const cleared = this.#clears
+    // between slices the server may be cleared (it gave up, or goes): what this swap made goes too
+    const breathe = async () => {
+      await pause()
+      if (this.#clears !== cleared) throw new Cleared()
+    }
+    const pause = slices()
     try {
       for (const [name, entry] of next)
-        if (!current.has(name)) fresh.set(name, this.#register(entry))
+        if (!current.has(name)) {
+          fresh.set(name, this.#register(entry))
+          await breathe()
+        }
     } catch (err) {
       await Promise.all([...fresh.values()].map((e) => e.dispose?.()))
+      if (err instanceof Cleared) return
       throw new ListProblem(`${messageOf(err)}; the previous tools stay registered`)
     }
     for (const [name, old] of current) {
@@ -262,7 +276,12 @@ export class ServerTools {
       if (!entry) continue
       try {
         fresh.set(name, this.#register(entry))
+        await breathe()
       } catch (err) {
+        if (err instanceof Cleared) {
+          await Promise.all([...fresh.values()].map((e) => e.dispose?.()))
+          return
+        }
         this.problems.push(`dropped tool "${entry.raw}": ${messageOf(err)}`)
         this.warn(
           `MCP server "${this.cfg.serverName}": dropped tool "${entry.raw}": ${messageOf(err)}`,
@@ -276,6 +295,30 @@ export class ServerTools {
 
   #register(entry: Entry): Entry {
     return { ...entry, dispose: this.runtime.register(entry.def) }
+  }
+}
+
+/** a swap stopped because the server's tools were cleared meanwhile */
+class Cleared extends Error {}
+
+/** how long a swap registers tools before it lets the event loop run */
+const SLICE_MS = 8
+
+/**
+ * A pause once every SLICE_MS of work: a server's thousands of tools register in slices, so
+ * timers, other servers and calls keep running meanwhile (each registration announces its tool at
+ * once, so lookups are right throughout).
+ */
+function slices(): () => Promise<void> | undefined {
+  let until = performance.now() + SLICE_MS
+  return () => {
+    if (performance.now() < until) return undefined
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        until = performance.now() + SLICE_MS
+        resolve()
+      }),
+    )
   }
 }
 

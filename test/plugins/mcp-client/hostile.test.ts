@@ -10,7 +10,7 @@ import { mcpClientConfig, totalCallMs, MAX_TIMER_MS } from '../../../plugins/mcp
 import { importText } from '../../../plugins/mcp-client/import.ts'
 import { riskOf } from '../../../plugins/mcp-client/tools.ts'
 import policyPlugin from '../../../plugins/policy/index.ts'
-import { toPlugin, validateConfig, type Plugin } from '../../../src/index.ts'
+import { tapHook, toPlugin, validateConfig, type Plugin } from '../../../src/index.ts'
 import {
   FILESYSTEM,
   FS_LIKE,
@@ -139,7 +139,26 @@ describe('lenient tool lists (raw JSON-RPC servers)', () => {
   })
 
   it('over the default cap of 5000 tools: the first 5000 register with a warning, the connection stays', async () => {
+    // the event loop runs while they register (slices), and every one is announced
+    let turns = 0
+    let turnsAtFirst: number | undefined
+    let turnsAtLast = 0
+    let announced = 0
+    let spinning = true
+    const spin = () => spinning && (turns++, setImmediate(spin))
+    const untap = tapHook(h.rt.hooks.change, 'count', ({ added }) => {
+      const ours = added.filter((n) => n.startsWith('mcp__many__')).length
+      if (!ours) return
+      turnsAtFirst ??= turns
+      turnsAtLast = turns
+      announced += ours
+    })
+    spin()
     await h.add('many', raw('many', 'many', { env: { TOOL_COUNT: '5003', PAGE_SIZE: '1000' } }))
+    spinning = false
+    untap()
+    assert.equal(announced, 5000)
+    assert.ok(turnsAtLast > turnsAtFirst!, 'the event loop ran between the first and the last tool')
     const status = h.status('many')
     assert.equal(status.state, 'connected')
     assert.equal(status.tools, 5000)

@@ -9,7 +9,7 @@
  */
 import { join } from 'node:path'
 import { z } from 'zod'
-import { definePlugin } from 'yoke'
+import { definePlugin, GLOBAL, notify } from 'yoke'
 import { Policy } from './policy.ts'
 import { risk, rule } from './rules.ts'
 import './errors.ts'
@@ -42,7 +42,11 @@ export default definePlugin({
       // and the trust store: `yoke trust` applies the project's allow rules, --revoke drops them
       const store = project && policy.files.some((f) => policy.inProject(f))
       const watched = [...policy.files, ...(store ? [join(project.home, 'trust.json')] : [])]
-      ctx.watch(watched, () => policy.read())
+      // a re-read may hide or show tools with no tool changing: listings made from it look again
+      ctx.watch(watched, () => {
+        policy.read()
+        notify(ctx.runtime.hooks.visibility, [GLOBAL], (message) => ctx.logger.warn(message))
+      })
     }
     // first of the pre-execute taps, so other plugins see (and may tighten) the policy's decision
     ctx.tap(

@@ -72,6 +72,9 @@ export default definePlugin({
     // tap comes after every filter), is what makes the next search look again
     if (hooks) {
       ctx.tap(hooks.change, 'tool-search', (change) => search.changed(change))
+      ctx.tap(hooks.visibility, 'tool-search', (scope) =>
+        search.changed({ added: [], removed: [], scope }),
+      )
       const listed = (tools: RegisteredTool[], scope: string) => {
         search.listed(tools, scope)
         return tools

@@ -68,7 +68,7 @@ export class ToolSearch implements ToolSearchApi {
     })
   }
 
-  /** The runtime's tools.change (any number of names): the next search of that scope sees it. */
+  /** The runtime's tools.change (any number of names), or its visibility: the next search of that scope sees it. */
   changed(change: ToolChange): void {
     this.#global.changed(change)
   }

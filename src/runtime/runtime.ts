@@ -103,6 +103,8 @@ export class ToolRuntime {
     change: new SyncHook<[ToolChange]>(['change']),
     /** filters the tools a scope lists (a policy hides what it denies outright) */
     visible: new SyncWaterfallHook<[RegisteredTool[], string]>(['tools', 'scope']),
+    /** a visible filter changed its mind with no tool changing (a policy file re-read): what lists tools lists again */
+    visibility: new SyncHook<[string]>(['scope']),
     /** a call names no tool: a tap that knows why (its owner waits, it was withdrawn) says so */
     unknownTool: new SyncBailHook<[string, string], YokeError | undefined>(['name', 'scope']),
   })

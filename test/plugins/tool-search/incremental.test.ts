@@ -5,6 +5,7 @@
 // scope's offer. Then the same on a composed kernel (runtime, policy, tool-search) through real
 // tool_search calls: registration after a search, removal, a policy's bare deny, a scope's mask.
 import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
 import { after, describe, it } from 'node:test'
 import policyPlugin from '../../../plugins/policy/index.ts'
 import { TOOL_SEARCH } from '../../../plugins/tool-search/api.ts'
@@ -21,6 +22,8 @@ import {
   type ToolResult,
   type ToolRuntime,
 } from '../../../src/index.ts'
+import { tempProject } from '../../helpers/project.ts'
+import { until } from '../../helpers/until.ts'
 
 const tool = (name: string, description: string, source = 'test'): RegisteredTool =>
   ({
@@ -238,5 +241,28 @@ describe('tool_search on a composed kernel follows the runtime', () => {
       'preview_site',
     ])
     assert.deepEqual(await found('website').then((n) => n.sort()), ['deploy_site', 'preview_site'])
+  })
+
+  it("a policy file's edit that denies a tool hides it from the next search (no tool changes)", async () => {
+    const project = tempProject({ 'settings.json': JSON.stringify({ permissions: {} }) })
+    try {
+      const { register, found } = await compose({ claudeSettings: [project.path('settings.json')] })
+      register('drop_table', 'Drop a database table')
+      register('read_table', 'Read rows from a database table')
+      assert.deepEqual((await found('database table')).sort(), ['drop_table', 'read_table'])
+      // only searches from here on: a listing by anyone else would refresh the kept set anyway
+      const deny = JSON.stringify({ permissions: { deny: ['drop_table'] } })
+      await until(
+        'the search to stop finding the tool the edited file denies',
+        async () => (
+          writeFileSync(project.path('settings.json'), deny),
+          !(await found('database table')).includes('drop_table')
+        ),
+        { every: 150 },
+      )
+      assert.deepEqual(await found('database table'), ['read_table'])
+    } finally {
+      project.cleanup()
+    }
   })
 })

@@ -10,16 +10,21 @@ import { gatewayBench } from './gateway.ts'
 import { lifecycleBench } from './lifecycle.ts'
 import { mcpBench } from './mcp.ts'
 import { mcpSdkBench } from './mcp-sdk.ts'
+import { memoryBench } from './memory.ts'
 import { pipelineBench } from './pipeline.ts'
+import { registerBench } from './register.ts'
 import { reloadBench } from './reload.ts'
 import { repositoryBench } from './repository.ts'
 import { skillsBench } from './skills.ts'
+import { toolSearchBench } from './tool-search.ts'
 import { figures, meets, row } from './stats.ts'
 
 const BENCHES: Record<string, () => Promise<void>> = {
   lifecycle: lifecycleBench,
   pipeline: pipelineBench,
   reload: reloadBench,
+  register: () => registerBench(),
+  'tool-search': toolSearchBench,
   skills: skillsBench,
   'mcp-sdk': mcpSdkBench,
   mcp: mcpBench,
@@ -28,6 +33,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   agent: agentBench,
   'cold-start': coldStartBench,
   repository: repositoryBench,
+  memory: memoryBench,
 }
 
 const args = process.argv.slice(2)

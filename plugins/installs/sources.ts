@@ -9,7 +9,6 @@
  */
 import { existsSync, mkdtempSync } from 'node:fs'
 import { basename, join, resolve, sep } from 'node:path'
-import { execa } from 'execa'
 import { YokeError } from 'yoke/cli'
 import type { InstallSource } from './api.ts'
 import { probe } from './detect.ts'
@@ -126,6 +125,7 @@ async function fetchGit(
 ): Promise<Fetched> {
   const into = join(work, 'clone')
   const env = { GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'echo' }
+  const { execa } = await import('execa') // at the first install, not whenever installs loads
   const git = (args: string[], cwd?: string) =>
     execa('git', args, { cwd, env, reject: false, timeout: 300_000, stdin: 'ignore' })
   progress(`cloning ${spec.url}${spec.ref ? `#${spec.ref}` : ''}`)
@@ -180,6 +180,7 @@ async function fetchNpm(
 ): Promise<Fetched> {
   const wanted = spec.version ? `${spec.package}@${spec.version}` : spec.package
   progress(`npm pack ${wanted}`)
+  const { execa } = await import('execa')
   const packed = await execa(
     'npm',
     [

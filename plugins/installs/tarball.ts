@@ -8,7 +8,7 @@
  */
 import { readdirSync, statSync } from 'node:fs'
 import { join, posix } from 'node:path'
-import { extract, list, type ReadEntry } from 'tar'
+import type { ReadEntry } from 'tar'
 import { YokeError } from 'yoke/cli'
 
 export const MAX_UNPACKED_BYTES = 500 * 1024 * 1024
@@ -54,6 +54,7 @@ export async function unpack(
   label: string,
   maxBytes = MAX_UNPACKED_BYTES,
 ): Promise<string> {
+  const { extract, list } = await import('tar') // at the first install, not whenever installs loads
   const problems: string[] = []
   let bytes = 0
   let entries = 0

@@ -7,7 +7,7 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import { lookup } from 'node:dns/promises'
-import { Agent, fetch as undiciFetch } from 'undici'
+import type { Agent, fetch as undiciFetch } from 'undici'
 import { isIP } from 'node:net'
 import {
   SdkHttpError,
@@ -73,6 +73,11 @@ export function guardedLookup(resolve: Lookup = dnsLookup, allowed = (_address: 
   }
 }
 
+// imported at the first request: a project of stdio servers never pays for undici (~3 MB of heap)
+let undici: Promise<{ Agent: typeof Agent; fetch: typeof undiciFetch }> | undefined
+const loadUndici = () =>
+  (undici ??= import('undici').then(({ Agent, fetch }) => ({ Agent, fetch })))
+
 /**
  * fetch that checks every request's host (before it, and again as it connects) and refuses
  * redirects. `allowed` exempts addresses from the connect-time check (the explicit loopback
@@ -83,10 +88,14 @@ export function guardedFetch(
   resolve?: Lookup,
   allowed?: (address: string) => boolean,
 ): FetchLike {
-  const dispatcher = new Agent({ connect: { lookup: guardedLookup(resolve, allowed) as never } })
+  let dispatcher: Agent | undefined
   return async (url, init) => {
     await check(url)
-    const response = await undiciFetch(url, {
+    const undici = await loadUndici()
+    dispatcher ??= new undici.Agent({
+      connect: { lookup: guardedLookup(resolve, allowed) as never },
+    })
+    const response = await undici.fetch(url, {
       ...(init as object),
       redirect: 'manual',
       dispatcher,

@@ -7,7 +7,6 @@
  */
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { execa } from 'execa'
 import {
   nestsDeeper,
   type CallContext,
@@ -82,6 +81,10 @@ export function runExecutable(spec: RunSpec, call: CallContext): Promise<Ran> {
   })
 }
 
+// imported at the first run: a process that never runs a program does not hold execa (~2.6 MB of heap)
+let execaModule: Promise<typeof import('execa')> | undefined
+const loadExeca = () => (execaModule ??= import('execa'))
+
 /**
  * Runs a program in a process group of its own and ends the whole group: at a timeout, at a kill
  * from outside, when stdout floods, and when the program exits (what it started goes with it). The
@@ -99,6 +102,7 @@ export function runExecutable(spec: RunSpec, call: CallContext): Promise<Ran> {
 export async function runProcess(spec: ProcessSpec): Promise<Ran> {
   const cancel = spec.onKill && new AbortController()
   if (cancel) spec.onKill!(() => cancel.abort())
+  const { execa } = await loadExeca()
   const child = execa(spec.file, spec.args, {
     cwd: spec.cwd,
     env: spec.env,

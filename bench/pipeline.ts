@@ -6,13 +6,11 @@
  * Then throughput with 64 concurrent safe calls.
  */
 import { Ajv } from 'ajv'
-import { Composition } from '../src/config/composer.ts'
 import { guardProcess, toPlugin, ToolRuntime, type Plugin } from '../src/index.ts'
 import { tapHook } from '../src/kernel/hooks.ts'
 import type { ToolDefinition } from '../src/runtime/types.ts'
 import { budgeted, createAjv } from '../src/lib/schema-safety.ts'
-import { tempProject } from '../test/helpers/project.ts'
-import { figure, median, row } from './stats.ts'
+import { defaultPreset, figure, median, row } from './stats.ts'
 
 const N = 20_000
 const ROUNDS = 9
@@ -39,14 +37,8 @@ function bareRuntime(taps: boolean): ToolRuntime {
 }
 
 /** The default preset composed in a scratch project, the tool registered by a plugin of its own. */
-async function defaultPreset() {
-  const project = tempProject({})
-  const composition = new Composition({
-    cwd: project.dir,
-    home: project.home,
-    preset: 'default',
-    sets: ['plugins.serve.enabled=false', 'plugins.metrics.enabled=false'],
-  })
+async function defaultPresetTool() {
+  const { project, composition } = defaultPreset()
   await composition.start()
   composition.kernel.spawn(
     toPlugin({
@@ -89,7 +81,7 @@ async function interleaved(rows: Array<[string, Caller | undefined]>) {
 }
 
 export async function pipelineBench() {
-  const preset = await defaultPreset()
+  const preset = await defaultPresetTool()
   const rows: Array<[string, Caller | undefined]> = [
     ['direct', undefined],
     ['0 taps', bareRuntime(false)],
@@ -127,7 +119,7 @@ export async function pipelineBench() {
   // as the CLI runs: under the process guard, plugin code runs in a fault context (AsyncLocalStorage),
   // and promise hooks run for every promise in the process
   const unguard = guardProcess()
-  const guarded = await defaultPreset()
+  const guarded = await defaultPresetTool()
   const under = await interleaved([rows[0]!, rows[1]!, ['default preset', guarded.rt]])
   unguard()
   for (const [k, label] of ['0 taps', 'default preset'].entries()) {

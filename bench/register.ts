@@ -4,11 +4,9 @@
  * preset (tool-search, capabilities, metrics and the rest loaded). It times the whole, the first
  * search and call after it, and the longest the event loop stalled while the tools registered.
  */
-import { Composition } from '../src/config/composer.ts'
 import { toPlugin, type Plugin } from '../src/kernel/plugin.ts'
 import type { ToolDefinition } from '../src/runtime/types.ts'
-import { tempProject } from '../test/helpers/project.ts'
-import { figure, row } from './stats.ts'
+import { defaultPreset, figure, row } from './stats.ts'
 
 const COUNT = 10_000
 const WORDS = ['file', 'issue', 'user', 'repo', 'page', 'event', 'order', 'note', 'task', 'mail']
@@ -71,13 +69,7 @@ type Registrar = {
 
 /** One composition of the default preset; `count` tools registered by one plugin, one way. */
 async function registerOnce(count: number, batched: boolean) {
-  const project = tempProject({})
-  const composition = new Composition({
-    cwd: project.dir,
-    home: project.home,
-    preset: 'default',
-    sets: ['plugins.serve.enabled=false', 'plugins.metrics.enabled=false'],
-  })
+  const { project, composition } = defaultPreset()
   try {
     if (!(await composition.start()).ok)
       console.error('register bench: the preset loaded with errors')

@@ -1,3 +1,6 @@
+import { Composition } from '../src/config/composer.ts'
+import { tempProject, type Project } from '../test/helpers/project.ts'
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 export function percentile(values: number[], p: number): number {
@@ -90,4 +93,16 @@ export const meets = (f: Figure) => (f.better === 'lower' ? f.value <= f.goal : 
 export function ratioSpread(a: number[], b: number[]): string {
   const ratios = a.map((x, r) => x / b[r]!)
   return `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`
+}
+
+/** The default preset composed (not started) in a scratch project: no gateway, no metrics file. */
+export function defaultPreset(): { project: Project; composition: Composition } {
+  const project = tempProject({})
+  const composition = new Composition({
+    cwd: project.dir,
+    home: project.home,
+    preset: 'default',
+    sets: ['plugins.serve.enabled=false', 'plugins.metrics.enabled=false'],
+  })
+  return { project, composition }
 }

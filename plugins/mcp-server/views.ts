@@ -37,6 +37,8 @@ export class View {
   readonly checksCalls: boolean
   #mask?: Disposer
   #tools?: Map<string, RegisteredTool>
+  /** a tool changed since the allow mask was made */
+  #stale = false
   #fingerprint = ''
 
   constructor(
@@ -68,6 +70,9 @@ export class View {
 
   /** The tools this view offers, by name (cached until the next change). */
   tools(): Map<string, RegisteredTool> {
+    // a tool that came after the allow mask was made is outside it: a listing between the change
+    // and the settled refresh (a client right after start) must not miss it
+    if (this.#stale) this.#remask()
     return (this.#tools ??= new Map(
       this.scope
         .list()
@@ -79,17 +84,12 @@ export class View {
   /** A tool changed: the cached list goes at once (the re-mask and the notice wait for refresh). */
   invalidate(): void {
     this.#tools = undefined
+    this.#stale = Boolean(this.config.allow)
   }
 
   /** After tool changes have settled: re-masks, and says whether what the view offers changed. */
   refresh(): boolean {
-    this.#tools = undefined
-    if (this.config.allow) {
-      // an allow mask is a snapshot: make the new one first, so the view never shows more than it allows
-      const previous = this.#mask
-      this.#mask = this.scope.restrict({ allow: this.config.allow, deny: this.config.deny })
-      void previous?.()
-    }
+    this.#remask()
     const print = this.#print()
     if (print === this.#fingerprint) return false
     this.#fingerprint = print
@@ -112,6 +112,16 @@ export class View {
   /** A scope for one session, under this view's. */
   sessionScope(session: string): ScopeHandle {
     return this.runtime.scope(`${this.scope.key}/${session}`, { parent: this.scope.key })
+  }
+
+  /** An allow mask is a snapshot of the tools it matched: made anew after a change (the new one first, so the view never shows more than it allows). */
+  #remask(): void {
+    this.#tools = undefined
+    this.#stale = false
+    if (!this.config.allow) return
+    const previous = this.#mask
+    this.#mask = this.scope.restrict({ allow: this.config.allow, deny: this.config.deny })
+    void previous?.()
   }
 
   #print(): string {

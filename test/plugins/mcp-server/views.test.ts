@@ -10,7 +10,13 @@ describe('a view with an allow list', () => {
     const rt = new ToolRuntime()
     const api = runtimeView(rt, 'test', hostTrack)
     rt.register({ name: 'other', execute: () => 'x' }, 'test')
-    const view = new View(api, 'gateway', 'skills', { allow: ['skills_*'] }, GLOBAL)
+    const view = new View(
+      api,
+      'gateway',
+      'skills',
+      { allow: ['skills_*'], skills: false, commands: false, toolSearch: false },
+      GLOBAL,
+    )
     rt.hooks.change.tap('view', () => view.invalidate())
     assert.deepEqual([...view.tools().keys()], [])
     rt.register({ name: 'skills_list', execute: () => 'listed' }, 'test')

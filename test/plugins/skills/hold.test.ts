@@ -9,7 +9,7 @@ import { type SkillChange, type SkillsApi } from '../../../plugins/skills/index.
 import { listPrompts, listResources } from '../../../plugins/mcp-server/skills.ts'
 import { toPlugin, type Plugin, type ToolRuntime } from '../../../src/index.ts'
 import { runYoke, suiteProjects } from '../../helpers/project.ts'
-import { skillsKernel } from '../../helpers/skills.ts'
+import { changeWhere, skillsKernel } from '../../helpers/skills.ts'
 
 const project = suiteProjects()
 const md = (name: string, description: string, extra = '') =>
@@ -34,29 +34,6 @@ const names = (skills: SkillsApi) => skills.list().map((s) => s.name)
 const text = (r: { content: readonly unknown[] }) => r.content.map((c: any) => c.text).join('')
 const listed = async (rt: ToolRuntime) =>
   ((await rt.call('skills_list', {})).structured as any).skills.map((s: any) => s.name)
-
-/** Does `act` until a change `pick` accepts is announced (a watcher may not be armed at once). */
-function until(skills: SkillsApi, pick: (c: SkillChange) => boolean, act: () => void, ms = 10_000) {
-  return new Promise<void>((resolve, reject) => {
-    let done = false // a tapable tap stays: once settled, it only ignores what comes
-    const again = setInterval(act, 250)
-    const stop = () => {
-      done = true
-      clearTimeout(timer)
-      clearInterval(again)
-    }
-    const timer = setTimeout(() => {
-      stop()
-      reject(new Error(`no such skills change in ${ms} ms`))
-    }, ms)
-    skills.hooks.change.tap('wait', (c) => {
-      if (done || !pick(c)) return
-      stop()
-      resolve()
-    })
-    act()
-  })
-}
 
 describe('skills.hold', () => {
   it('a held skill is out of list, get, the prompt, skills_list and the files; skill_read says why', async () => {
@@ -184,7 +161,7 @@ describe('skills.hold', () => {
     const { kernel, skills, p } = await withSkills(true)
     try {
       const release = skills.hold('deploy', 'withdrawn')!
-      await until(
+      await changeWhere(
         skills,
         (c) => c.changed.includes('deploy'),
         () =>
@@ -196,13 +173,13 @@ describe('skills.hold', () => {
         [['deploy', '1.3.0', 'Deploy, edited.', ['withdrawn']]],
       )
       // the hold is on the name: removed, it is not listed; back, it is held again
-      await until(
+      await changeWhere(
         skills,
         (c) => c.removed.includes('deploy'),
         () => rmSync(p.path('skills/deploy'), { recursive: true, force: true }),
       )
       assert.deepEqual(skills.held(), [])
-      await until(
+      await changeWhere(
         skills,
         (c) => c.added.includes('deploy'),
         () => p.write('skills/deploy/SKILL.md', md('deploy', 'Deploy, back.')),

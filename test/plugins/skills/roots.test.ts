@@ -13,7 +13,7 @@ import {
 } from '../../../plugins/mcp-server/skills.ts'
 import { toPlugin, type Plugin } from '../../../src/index.ts'
 import { runYoke, suiteProjects } from '../../helpers/project.ts'
-import { skillsKernel } from '../../helpers/skills.ts'
+import { changeWhere, skillsKernel } from '../../helpers/skills.ts'
 
 const project = suiteProjects()
 const md = (name: string, description: string, body = `The ${name} steps.\n`) =>
@@ -40,27 +40,6 @@ async function withSkills(watch = false) {
 
 const names = (skills: SkillsApi) => skills.list().map((s) => s.name)
 const text = (r: { content: readonly unknown[] }) => r.content.map((c: any) => c.text).join('')
-
-/**
- * Does `act` until a change `pick` accepts arrives (the watcher of a root just added may not be
- * armed yet, so one write could be missed); fails after `ms`.
- */
-function until(skills: SkillsApi, pick: (c: SkillChange) => boolean, act: () => void, ms = 10_000) {
-  return new Promise<SkillChange>((resolve, reject) => {
-    const again = setInterval(act, 250)
-    const timer = setTimeout(() => {
-      clearInterval(again)
-      reject(new Error(`no such skills change in ${ms} ms`))
-    }, ms)
-    skills.hooks.change.tap('wait', (c) => {
-      if (!pick(c)) return
-      clearTimeout(timer)
-      clearInterval(again)
-      resolve(c)
-    })
-    act()
-  })
-}
 
 describe('skills.addRoot', () => {
   it('two namespaces with the same skill names: both visible, namespaced, in every view', async () => {
@@ -157,19 +136,19 @@ describe('skills.addRoot', () => {
     const { kernel, skills, p } = await withSkills(true)
     try {
       skills.addRoot('beta/skills', { namespace: 'beta' })
-      await until(
+      await changeWhere(
         skills,
         (c) => c.added.includes('beta:review'),
         () => p.write('beta/skills/review/SKILL.md', md('review', 'Review a change.')),
       )
       assert.equal(skills.get('beta:review')!.description, 'Review a change.')
-      await until(
+      await changeWhere(
         skills,
         (c) => c.changed.includes('beta:review'),
         () => p.write('beta/skills/review/SKILL.md', md('review', 'Review a change, edited.')),
       )
       assert.equal(skills.get('beta:review')!.description, 'Review a change, edited.')
-      await until(
+      await changeWhere(
         skills,
         (c) => c.removed.includes('beta:review'),
         () => rmSync(p.path('beta/skills/review'), { recursive: true, force: true }),

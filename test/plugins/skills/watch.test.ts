@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import type { SkillChange, SkillsApi } from '../../../plugins/skills/index.ts'
+import type { SkillChange } from '../../../plugins/skills/index.ts'
 import { unwatched } from '../../../plugins/skills/skills.ts'
 import { suiteProjects } from '../../helpers/project.ts'
-import { skillsKernel } from '../../helpers/skills.ts'
+import { changeWhere, skillsKernel } from '../../helpers/skills.ts'
 
 const project = suiteProjects()
 const md = (name: string, description: string) =>
@@ -68,21 +68,3 @@ describe('the skills watcher', () => {
     }
   })
 })
-
-/** Does `act` until a change `pick` accepts arrives (a watcher just armed may miss one write). */
-function changeWhere(skills: SkillsApi, pick: (c: SkillChange) => boolean, act: () => void) {
-  return new Promise<SkillChange>((resolve, reject) => {
-    const again = setInterval(act, 250)
-    const timer = setTimeout(() => {
-      clearInterval(again)
-      reject(new Error('no such skills change in 10 s'))
-    }, 10_000)
-    skills.hooks.change.tap('wait', (c) => {
-      if (!pick(c)) return
-      clearTimeout(timer)
-      clearInterval(again)
-      resolve(c)
-    })
-    act()
-  })
-}

@@ -7,16 +7,7 @@ import { describe, it } from 'node:test'
 import { TOOL_SEARCH } from '../../../plugins/tool-search/api.ts'
 import { ToolSearch, type ToolSearchConfig } from '../../../plugins/tool-search/tool-search.ts'
 import type { RegisteredTool } from '../../../src/index.ts'
-
-const tool = (name: string, description: string, source = 'test'): RegisteredTool =>
-  ({
-    name,
-    description,
-    source,
-    risk: 'low',
-    inputSchema: { type: 'object', properties: {} },
-    annotations: {},
-  }) as unknown as RegisteredTool
+import { tool } from './tools.ts'
 
 const tools = [
   tool('read_file', 'Read a text file from the workspace'),

@@ -24,16 +24,7 @@ import {
 } from '../../../src/index.ts'
 import { tempProject } from '../../helpers/project.ts'
 import { until } from '../../helpers/until.ts'
-
-const tool = (name: string, description: string, source = 'test'): RegisteredTool =>
-  ({
-    name,
-    description,
-    source,
-    risk: 'low',
-    inputSchema: { type: 'object', properties: {} },
-    annotations: {},
-  }) as unknown as RegisteredTool
+import { tool } from './tools.ts'
 
 const config = (over: Partial<ToolSearchConfig> = {}): ToolSearchConfig => ({
   default: 'deferred',

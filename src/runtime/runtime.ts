@@ -16,6 +16,7 @@ import {
   SyncHook,
   SyncWaterfallHook,
 } from 'tapable'
+import type { ErrorObject } from 'ajv'
 import { z } from 'zod'
 import { messageOf, YokeError, type ErrorCode } from '../errors.ts'
 import { settledWithin } from '../kernel/disposer.ts'
@@ -36,6 +37,7 @@ import type {
   ResultStatus,
   Asker,
   ToolCall,
+  TraceContext,
   ToolDefinition,
   ToolOutput,
   ToolResult,
@@ -78,6 +80,8 @@ export interface CallOptions {
    * before the global approval bridges; a nested call inherits its parent's
    */
   asker?: Asker
+  /** the trace this call continues (an MCP client's `_meta.traceparent`); a nested call inherits its parent's */
+  trace?: TraceContext
 }
 
 /** a definition registerAll skipped, and why */
@@ -105,6 +109,8 @@ export class ToolRuntime {
     visible: new SyncWaterfallHook<[RegisteredTool[], string]>(['tools', 'scope']),
     /** a visible filter changed its mind with no tool changing (a policy file re-read): what lists tools lists again */
     visibility: new SyncHook<[string]>(['scope']),
+    /** a call begins: a tracing plugin starts its span, gets the caller's context, returns the call's */
+    trace: new SyncWaterfallHook<[TraceContext | undefined, ToolCall]>(['trace', 'call']),
     /** a call names no tool: a tap that knows why (its owner waits, it was withdrawn) says so */
     unknownTool: new SyncBailHook<[string, string], YokeError | undefined>(['name', 'scope']),
   })
@@ -210,7 +216,7 @@ export class ToolRuntime {
     const scope = options.scope ?? GLOBAL
     const tool = this.registry.resolve(name, scope)
     const copied = cloneArgs(args) // a frozen copy
-    const call: ToolCall = Object.freeze({
+    const call: { -readonly [K in keyof ToolCall]: ToolCall[K] } = {
       id: `call_${++nextCall}`,
       name,
       args: copied ?? EMPTY,
@@ -218,7 +224,10 @@ export class ToolRuntime {
       caller: options.caller ?? 'host',
       tool,
       asker: options.asker ?? options.parent?.asker,
-    })
+      trace: options.trace ?? options.parent?.trace,
+    }
+    if (this.hooks.trace.taps.length) call.trace = this.#traced(call)
+    Object.freeze(call)
     let outcome: Outcome
     if (!tool) outcome = this.#unknown(call)
     else if (copied === undefined)
@@ -371,6 +380,16 @@ export class ToolRuntime {
     return limitOutput(result, this.settings, call.name)
   }
 
+  /** The context a call runs under, from the trace taps; a tap that throws leaves the caller's. */
+  #traced(call: ToolCall): TraceContext | undefined {
+    try {
+      return this.hooks.trace.call(call.trace, call) ?? call.trace
+    } catch (err) {
+      this.onError(`a trace hook failed for ${call.name}`, err)
+      return call.trace
+    }
+  }
+
   /** A call that names no tool: why, if a tap knows (its owner waits, it was withdrawn). */
   #unknown(call: ToolCall): Outcome {
     if (!this.registry.hasScope(call.scope)) return failure(call, 'SCOPE_UNKNOWN', {})
@@ -516,10 +535,5 @@ function folding<T extends { kind: string }>(
     final(d) ? Promise.resolve(d) : fn(d, ...rest).then((n) => fold(d, n))
 }
 
-function ajvReason(
-  errors: Array<{ instancePath: string; message?: string }> | null | undefined,
-): string {
-  return (
-    (errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ') || 'invalid'
-  )
-}
+const ajvReason = (errors: ErrorObject[] | null | undefined): string =>
+  (errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ') || 'invalid'

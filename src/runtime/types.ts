@@ -103,6 +103,15 @@ export interface RegisteredTool extends Readonly<Omit<ToolDefinition, 'concurren
   readonly validate: ValidateFunction
 }
 
+/**
+ * W3C trace context (https://www.w3.org/TR/trace-context/): what a call's far side (an MCP
+ * server's `_meta`, an executable's `TRACEPARENT`) continues its trace from.
+ */
+export interface TraceContext {
+  readonly traceparent: string
+  readonly tracestate?: string
+}
+
 export interface ToolCall {
   readonly id: string
   readonly name: string
@@ -113,6 +122,11 @@ export interface ToolCall {
   readonly tool?: RegisteredTool
   /** who answers for this call before the global approval bridges (CallOptions.asker) */
   readonly asker?: Asker | undefined
+  /**
+   * the trace context the call runs under: a tracing plugin's span for it (runtime hook `trace`),
+   * else the caller's (CallOptions.trace, a parent call's); a bridge sends it to its far side
+   */
+  readonly trace?: TraceContext | undefined
 }
 
 /** `args`: new arguments for the call (a rewrite): checked against the schema, then seen by approval, guards and the body */

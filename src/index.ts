@@ -35,6 +35,7 @@ export type {
   FiberHost,
   FiberInfo,
   KernelHooks,
+  ReloadNotice,
   RunMode,
   ServiceOf,
 } from './kernel/types.ts'

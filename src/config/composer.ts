@@ -211,6 +211,7 @@ export class Composition {
     }
     const event: ReloadEvent = { type, trigger, ...report }
     this.hooks.reload.call(event)
+    this.kernel.hooks.reload.call(event)
     // an edit made while this reload ran may have been read too early, or dropped with a replaced
     // watcher: compare what the files are now with what they were when it started
     const after = fingerprints(before.keys())

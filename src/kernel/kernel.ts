@@ -20,6 +20,7 @@ import type {
   LogRecord,
   Plugin,
   Provision,
+  ReloadNotice,
   RunMode,
   SpawnOptions,
 } from './types.ts'
@@ -44,6 +45,7 @@ export class Kernel implements FiberHost {
     state: new SyncHook<[FiberInfo]>(['fiber']),
     /** a log record from the kernel or a plugin */
     log: new SyncHook<[LogRecord]>(['record']),
+    reload: new SyncHook<[ReloadNotice]>(['event']),
   })
   readonly services = new ServiceRegistry((name) => this.schedule(...this.#dependents(name)))
   readonly runMode: RunMode

@@ -157,6 +157,24 @@ export interface KernelHooks {
   readonly state: SyncHook<[FiberInfo]>
   /** a log record from the kernel or a plugin */
   readonly log: SyncHook<[LogRecord]>
+  /** the composition loaded or reloaded its config (applied or rejected) */
+  readonly reload: SyncHook<[ReloadNotice]>
+}
+
+/** What a load or reload did, for plugins that report it (telemetry, a console). */
+export interface ReloadNotice {
+  type: 'loaded' | 'reload'
+  /** false when the candidate config had errors and nothing was changed */
+  ok: boolean
+  /** the files whose change started it */
+  trigger: string[]
+  added: string[]
+  removed: string[]
+  restarted: string[]
+  unchanged: string[]
+  failed: Array<{ instance: string; error: Error }>
+  errors: Error[]
+  durationMs: number
 }
 
 /**

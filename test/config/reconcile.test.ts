@@ -104,6 +104,28 @@ describe('reconcile', () => {
     await c.close()
   })
 
+  it("a plugin sees every load and reload on the kernel's reload hook, with what changed", async () => {
+    const p = project({
+      'seer.mjs': `export default { name: 'seer', apply(ctx) { ctx.tap(ctx.hooks.reload, 'seer', (e) => ctx.logger.info(e.type + ' ' + e.ok + ' restarted=' + e.restarted + ' trigger=' + e.trigger.length)) } }\n`,
+      'other.mjs': `export default { name: 'other', config: undefined, apply() {} }\n`,
+      'yoke.config.yaml':
+        'preset: minimal\nplugins:\n  seer:\n    use: ./seer.mjs\n  other:\n    use: ./other.mjs\n    config: { n: 1 }\n',
+    })
+    const c = track(new Composition({ cwd: p.dir, home: p.home }))
+    const logs = logsOf(c)
+    await c.start()
+    await c.watch()
+    p.write(
+      'yoke.config.yaml',
+      'preset: minimal\nplugins:\n  seer:\n    use: ./seer.mjs\n  other:\n    use: ./other.mjs\n    config: { n: 2 }\n',
+    )
+    await until('the reload to reach the plugin', () =>
+      logs.some((l) => l.includes('seer: reload')),
+    )
+    assert.ok(logs.includes('seer: reload true restarted=other trigger=1'), logs.join('\n'))
+    await c.close()
+  })
+
   it('plugins loaded together share one copy of a local helper module', async () => {
     const p = project({
       'shared.mjs': 'export class Token {}\nexport const registry = new Set()\n',

@@ -44,7 +44,7 @@ export const dev = defineCommand({
       import('../config/composer.ts'),
       import('./snapshot.ts'),
     ])
-    const composition = new Composition(composeOptions(args))
+    const composition = new Composition({ ...composeOptions(args), command: 'dev' })
     const { kernel } = composition
     const time = () => color.dim(new Date().toTimeString().slice(0, 8))
 

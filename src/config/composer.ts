@@ -47,6 +47,8 @@ export interface ComposeOptions extends LoadOptions {
   importTimeoutMs?: number
   /** `serve` (default) until closed, or `once` for one command: see RunMode */
   runMode?: RunMode
+  /** the CLI command composing it (`dev`, …), for plugins: see Context.command */
+  command?: string
 }
 
 const READY_MS = 5000
@@ -83,6 +85,7 @@ export class Composition {
   constructor(readonly options: ComposeOptions) {
     this.kernel = new Kernel({
       runMode: options.runMode,
+      command: options.command,
       baseDir: () => this.project.dir,
       pluginNamed: (name) => this.loader.builtin(name),
     })

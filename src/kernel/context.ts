@@ -49,6 +49,7 @@ export function createContext(
     logger,
     hooks: host.hooks,
     runMode: host.runMode,
+    command: host.command,
     provide(name, value) {
       return scope.add(`service ${name}`, host.provide(name, value, fiber))
     },

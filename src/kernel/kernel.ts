@@ -33,6 +33,8 @@ const RESERVED_CONTROLS = new Set(['inspect', 'reload', 'ping', 'tools-list', 't
 export interface KernelOptions {
   /** how the composition runs (default `serve`): see RunMode */
   runMode?: RunMode
+  /** the CLI command that composes it (`dev`, …): see Context.command */
+  command?: string
   /** where a plugin's relative paths (ctx.watch) start: the project's directory (default: cwd) */
   baseDir?: () => string
   /** the built-in plugins `ctx.plugin('<name>')` composes (those some plugin declares in `uses`) */
@@ -49,6 +51,7 @@ export class Kernel implements FiberHost {
   })
   readonly services = new ServiceRegistry((name) => this.schedule(...this.#dependents(name)))
   readonly runMode: RunMode
+  readonly command: string | undefined
   readonly baseDir: () => string
   readonly #fibers = new Set<Fiber>()
   /** control name → its handlers, newest first */
@@ -65,6 +68,7 @@ export class Kernel implements FiberHost {
 
   constructor(private readonly options: KernelOptions = {}) {
     this.runMode = options.runMode ?? 'serve'
+    this.command = options.command
     this.baseDir = options.baseDir ?? (() => process.cwd())
   }
 

@@ -266,6 +266,7 @@ export interface SpawnOptions {
 export interface FiberHost {
   readonly hooks: KernelHooks
   readonly runMode: RunMode
+  readonly command: string | undefined
   /** where relative paths start (the project's directory) */
   baseDir(): string
   /** every fiber that is not disposed yet, in creation order */
@@ -319,6 +320,11 @@ export interface Context {
   readonly hooks: KernelHooks
   /** how the composition runs: `serve` until stopped, or `once` for one command */
   readonly runMode: RunMode
+  /**
+   * the CLI command that composes this kernel, when it says (`dev`: a developer is watching, so
+   * developer tools such as a web console may start); undefined when embedded
+   */
+  readonly command: string | undefined
   /** Provides a service under `name`; a second provider of the same name is SERVICE_CONFLICT. */
   provide<K extends ServiceName>(name: K, value: ServiceOf<K>): Disposer
   /** Optional read of any service: undefined when it is absent or its provider is not active. */

@@ -126,6 +126,23 @@ describe('reconcile', () => {
     await c.close()
   })
 
+  it('a plugin sees which CLI command composed the kernel (ctx.command), undefined when embedded', async () => {
+    const p = project({
+      'who.mjs': `export default { name: 'who', apply(ctx) { ctx.logger.info('command=' + ctx.command + ' mode=' + ctx.runMode) } }\n`,
+      'yoke.config.yaml': 'preset: minimal\nplugins:\n  who:\n    use: ./who.mjs\n',
+    })
+    for (const [command, expected] of [
+      ['dev', 'who: command=dev mode=serve'],
+      [undefined, 'who: command=undefined mode=serve'],
+    ] as const) {
+      const c = track(new Composition({ cwd: p.dir, home: p.home, command }))
+      const logs = logsOf(c)
+      await c.start()
+      assert.ok(logs.includes(expected), logs.join('\n'))
+      await c.close()
+    }
+  })
+
   it('plugins loaded together share one copy of a local helper module', async () => {
     const p = project({
       'shared.mjs': 'export class Token {}\nexport const registry = new Set()\n',

@@ -1,0 +1,82 @@
+/** MCP servers: state, era, capabilities, stderr, and the protocol transcript (request ↔ response). */
+import { h } from 'preact'
+import type { ServerRow, Snapshot, TranscriptEntry } from '../types.ts'
+import { Badge, Empty, ErrorBox, Json, Section, ms, time } from '../ui.ts'
+
+function Transcript(props: { entries: TranscriptEntry[] }) {
+  if (!props.entries.length) return h(Empty, null, 'No transcript kept.')
+  return h(
+    'ol',
+    { class: 'transcript' },
+    props.entries.map((e, i) =>
+      h(
+        'li',
+        { key: i },
+        h(
+          'details',
+          null,
+          h(
+            'summary',
+            null,
+            h('time', null, time(e.at)),
+            ' ',
+            h('code', null, e.method),
+            e.id !== undefined ? h('span', { class: 'muted' }, ` #${e.id}`) : null,
+            ' ',
+            h(Badge, { value: e.error ? 'error' : e.response !== undefined ? 'ok' : 'pending' }),
+            ' ',
+            ms(e.durationMs),
+          ),
+          h(
+            'div',
+            { class: 'pair' },
+            h(Json, { value: e.request }),
+            h(Json, { value: e.error ?? e.response }),
+          ),
+        ),
+      ),
+    ),
+  )
+}
+
+function Server(props: { s: ServerRow }) {
+  const s = props.s
+  return h(
+    'article',
+    { class: 'server', 'data-server': s.name },
+    h(
+      'h3',
+      null,
+      s.name,
+      ' ',
+      h(Badge, { value: s.state }),
+      s.era ? h('span', { class: 'muted' }, ` ${s.era}`) : null,
+      s.serverInfo?.name
+        ? h('span', { class: 'muted' }, ` · ${s.serverInfo.name} ${s.serverInfo.version ?? ''}`)
+        : null,
+      s.tools !== undefined ? h('span', { class: 'muted' }, ` · ${s.tools} tools`) : null,
+    ),
+    s.error ? h(ErrorBox, { error: s.error }) : null,
+    s.capabilities
+      ? h('details', null, h('summary', null, 'Capabilities'), h(Json, { value: s.capabilities }))
+      : null,
+    h('h4', null, 'stderr'),
+    s.stderr.length
+      ? h('pre', { class: 'stderr' }, s.stderr.join('\n'))
+      : h(Empty, null, 'Nothing on stderr.'),
+    h('h4', null, 'Transcript'),
+    h(Transcript, { entries: s.transcript }),
+  )
+}
+
+export function Servers(props: { snap: Snapshot }) {
+  const section = props.snap.servers
+  const servers = section.servers ?? []
+  return h(
+    Section,
+    { title: 'MCP servers', part: section },
+    servers.length
+      ? servers.map((s) => h(Server, { s, key: s.name }))
+      : h(Empty, null, 'No MCP servers configured.'),
+  )
+}

@@ -20,6 +20,7 @@ import type { CallContext } from 'yoke'
 import type { SdkCall } from './call.ts'
 import { totalCallMs, type McpClientConfig } from './config.ts'
 import type { Session } from './session.ts'
+import { traceMeta } from './trace.ts'
 import { tolerantValidator } from './validator.ts'
 
 /** Answers one embedded request of an `input_required` result (its result, or a clear error). */
@@ -78,7 +79,11 @@ export async function callTool(
     toolDefinition: wireTool(tool, modern),
     allowInputRequired: modern || undefined,
   }
-  let params: Record<string, unknown> = { name: tool.name, arguments: args }
+  // the call's trace context rides in `_meta` of every round (the SDK adds its progressToken)
+  const meta = traceMeta(call.call.trace)
+  let params: Record<string, unknown> = meta
+    ? { name: tool.name, arguments: args, _meta: meta }
+    : { name: tool.name, arguments: args }
   for (let round = 1; ; round++) {
     const result = (await session.client.callTool(params as never, options)) as
       CallToolResult | InputRequiredResult
@@ -98,6 +103,7 @@ export async function callTool(
     params = {
       name: tool.name,
       arguments: args,
+      ...(meta && { _meta: meta }),
       ...(answers.length && { inputResponses: Object.fromEntries(answers) }),
       ...(result.requestState !== undefined && { requestState: result.requestState }),
     }

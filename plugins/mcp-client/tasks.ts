@@ -34,6 +34,7 @@ import { totalCallMs, type McpClientConfig } from './config.ts'
 import type { Elicit } from './elicit.ts'
 import { Unanswerable } from './failures.ts'
 import type { Session } from './session.ts'
+import { traceMeta } from './trace.ts'
 
 type Result = CallToolResult
 
@@ -131,6 +132,7 @@ export class TaskCalls {
       applicationContext: call.call,
       requestTimeoutMs: cfg.callMs,
       signal: stop.signal,
+      metadata: traceMeta(call.call.trace), // the call's trace context, as `_meta` (trace.ts)
     })
     if (execution.kind === 'immediate') return resultFromTaskOutcome(await execution.result())
     let idle: NodeJS.Timeout | undefined

@@ -23,6 +23,7 @@ import type { Asked, Exchange, Round } from './exchange.ts'
 import { taskSupport, toCallToolResult } from './result.ts'
 import type { Era, GatewayHost, Served } from './server.ts'
 import { TASKS_EXTENSION } from './tasks.ts'
+import { traceOf } from './trace.ts'
 import type { View } from './views.ts'
 
 type Ctx = ServerContext
@@ -186,6 +187,8 @@ function started(
     client,
     answerMs: served.answerMs,
     task,
+    // the trace the client's call continues (its `_meta.traceparent`); a malformed one is ignored
+    trace: traceOf(ctx.mcpReq._meta, (why) => host.malformedTrace(why)),
     ...(served.era === 'legacy' && {
       // the call is this one request: its cancellation (or its connection's close) is the call's
       signal: ctx.mcpReq.signal,

@@ -33,6 +33,7 @@ import {
   type QuestionAnswer,
   type ScopeHandle,
   type ToolResult,
+  type TraceContext,
 } from 'yoke'
 import { approvalMessage, approvalSchema, ASKER, cannotAsk, decisionOf } from './approval.ts'
 
@@ -83,6 +84,8 @@ export interface ExchangeOptions {
   answerMs: number
   /** served as a task: it waits in the task table (capped there), not among the waiting calls */
   task?: boolean
+  /** the W3C trace context the client's request carried (CallOptions.trace) */
+  trace?: TraceContext
 }
 
 /** Where an exchange checks in while it waits for an answer with no request of its client open. */
@@ -154,6 +157,7 @@ export class Exchange {
         caller,
         asker: this.asker,
         onProgress: (event) => this.progress?.(event),
+        trace: options.trace,
       }))()
   }
 

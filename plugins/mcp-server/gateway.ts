@@ -167,6 +167,16 @@ export class McpGateway implements SessionHost {
     else this.#warn(`${where}: ${err.message}`)
   }
 
+  /** tools/calls whose `_meta` carried a malformed traceparent or tracestate (each ignored) */
+  malformedTraces = 0
+
+  malformedTrace(why: string): void {
+    this.malformedTraces++
+    this.ctx.logger.debug(
+      `tools/call: a malformed trace context in _meta, ignored (${this.malformedTraces} so far): ${why}`,
+    )
+  }
+
   listed(tools: readonly RegisteredTool[], { view, callerBase, era }: Served): void {
     // a tap's failure is its own: the client still gets its list
     try {

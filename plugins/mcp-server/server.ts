@@ -46,6 +46,8 @@ export interface GatewayHost {
   codec: RequestStateCodec<{ exchange: string }>
   /** an error of a connection's protocol machinery: logged as a warning, unless the client caused it */
   report(where: string, err: Error): void
+  /** a tools/call carried a malformed W3C trace context (trace.ts): ignored, counted, said at debug */
+  malformedTrace(why: string): void
   /** each tools/list answer, with the tools it sent (the service's `listed` hook) */
   listed(tools: readonly RegisteredTool[], served: Served): void
 }

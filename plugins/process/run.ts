@@ -13,6 +13,7 @@ import {
   type ContentPart,
   type ProgressEvent,
   type ToolOutput,
+  type TraceContext,
 } from 'yoke'
 
 export interface RunSpec {
@@ -69,7 +70,7 @@ export function runExecutable(spec: RunSpec, call: CallContext): Promise<Ran> {
   return runProcess({
     file: spec.exe,
     args: [spec.tool],
-    env: spec.env,
+    env: withTrace(spec.env, call.call.trace),
     cwd: spec.cwd,
     input: JSON.stringify(spec.args),
     maxStdoutBytes: spec.maxStdoutBytes,
@@ -79,6 +80,22 @@ export function runExecutable(spec: RunSpec, call: CallContext): Promise<Ran> {
     },
     onKill: (kill) => call.onEnd(kill), // timeout, cancellation, unload
   })
+}
+
+/**
+ * The call's W3C trace context as the program's `TRACEPARENT` (and `TRACESTATE`), the variables
+ * OpenTelemetry's environment carrier reads, so what the program traces continues the call's
+ * trace. Set over whatever the allowlist let through; a call without a trace copies nothing.
+ */
+export function withTrace(
+  env: Record<string, string>,
+  trace: TraceContext | undefined,
+): Record<string, string> {
+  if (trace === undefined) return env
+  const traced: Record<string, string> = { ...env, TRACEPARENT: trace.traceparent }
+  if (trace.tracestate) traced.TRACESTATE = trace.tracestate
+  else delete traced.TRACESTATE
+  return traced
 }
 
 // imported at the first run: a process that never runs a program does not hold execa (~2.6 MB of heap)

@@ -9,10 +9,12 @@ import {
   AsyncSeriesHook,
   AsyncSeriesWaterfallHook,
   defineHooks,
+  SyncWaterfallHook,
   GLOBAL,
   messageOf,
   type InjectedContext,
   type ScopeHandle,
+  type TraceContext,
 } from 'yoke'
 import type { ModelRequest, ModelResponse } from '../models/api.ts'
 import { CassetteWriter } from '../replay/api.ts'
@@ -96,6 +98,8 @@ export function defineAgentHooks(): AgentHooks {
     stop: new AsyncSeriesWaterfallHook<[StopDecision, StopInfo]>(['decision', 'info']),
     /** a run ended (its result is final; the transcript's `end` follows) */
     runEnd: new AsyncSeriesHook<[RunResult, TurnInfo]>(['result', 'info']),
+    /** a run begins: a tracer starts its span from the caller's context and returns the run's */
+    trace: new SyncWaterfallHook<[TraceContext | undefined, RunStartInfo]>(['trace', 'info']),
   })
 }
 

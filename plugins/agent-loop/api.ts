@@ -4,7 +4,7 @@
  * embedders use, with the info its hooks pass (TurnInfo, ModelInfo, StepInfo, StepResult). A
  * replacement loop provides the same shape.
  */
-import type { Asker, ProgressEvent, ResultStatus, ScopeHandle } from 'yoke'
+import type { Asker, ProgressEvent, ResultStatus, ScopeHandle, TraceContext } from 'yoke'
 import type {
   ChatMessage,
   ModelClient,
@@ -38,6 +38,8 @@ export interface TurnInfo {
   readonly transcript?: string
   /** a run started by another run's `spawn` (Claude Code's SubagentStop rather than Stop) */
   readonly subagent?: boolean
+  /** the trace context the run's tool calls run under (a tracer's span for the run, else the caller's) */
+  readonly trace?: TraceContext
 }
 
 /** runStart's info: the task, and whether the run continues a conversation (`history`). */
@@ -129,6 +131,8 @@ export interface RunOptions {
   asker?: Asker
   /** also called with each event (the iterator is the other way to read them) */
   onEvent?: (event: AgentEvent) => void
+  /** the trace the run continues (a spawn call's, an MCP request's); its tool calls run under it */
+  trace?: TraceContext
 }
 
 /** A run in progress: iterate its events, await its result, or cancel it. */
@@ -155,6 +159,11 @@ export interface AgentHooks {
   runStart?: import('tapable').AsyncSeriesWaterfallHook<[string, RunStartInfo]>
   stop?: import('tapable').AsyncSeriesWaterfallHook<[StopDecision, StopInfo]>
   runEnd?: import('tapable').AsyncSeriesHook<[RunResult, TurnInfo]>
+  /**
+   * a run begins: a tracing plugin starts the run's span from the caller's context (RunOptions.trace)
+   * and returns the span's; the run's tool calls and its hooks' `info.trace` carry it
+   */
+  trace?: import('tapable').SyncWaterfallHook<[TraceContext | undefined, RunStartInfo]>
 }
 
 declare module 'yoke' {

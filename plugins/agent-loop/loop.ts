@@ -17,6 +17,7 @@ import {
   type TaskInfo,
   type ToolLayer,
   type ToolResult,
+  type TraceContext,
 } from 'yoke'
 import type {
   ChatMessage,
@@ -34,6 +35,7 @@ import type {
   AgentHooks,
   Budget,
   RunOptions,
+  RunStartInfo,
   RunResult,
   RunStatus,
   RunUsage,
@@ -118,6 +120,8 @@ export class Run {
   /** stops turned into continuations so far (bounded by maxStopContinuations) */
   #continued = 0
   #wake?: () => void
+  /** the context the run's calls run under: a tracer's span for the run, else the caller's */
+  #trace: TraceContext | undefined
 
   constructor(
     readonly id: string,
@@ -135,6 +139,7 @@ export class Run {
     private readonly transcript?: Transcript,
   ) {
     this.#messages = [...(options.history ?? [])]
+    this.#trace = options.trace
   }
 
   #info(): TurnInfo {
@@ -147,6 +152,7 @@ export class Run {
       provider: this.model.provider,
       ...(this.transcript ? { transcript: this.transcript.file } : {}),
       ...(this.deps.subagent ? { subagent: true } : {}),
+      ...(this.#trace && { trace: this.#trace }),
     }
   }
 
@@ -164,6 +170,7 @@ export class Run {
     try {
       // runStart's context (a SessionStart hook's) comes first, then the prompt as userPrompt leaves it
       const resumed = this.#messages.length > 0
+      if (this.deps.hooks.trace?.taps.length) this.#traced({ ...this.#info(), task, resumed })
       const context =
         (await this.deps.hooks.runStart?.promise('', { ...this.#info(), task, resumed }))?.trim() ??
         ''
@@ -201,6 +208,15 @@ export class Run {
       durationMs: result.durationMs,
     })
     return result
+  }
+
+  /** The run's trace context from the `trace` taps (none: the caller's); a tap that throws leaves it. */
+  #traced(info: RunStartInfo) {
+    try {
+      this.#trace = this.deps.hooks.trace?.call(this.#trace, info) ?? this.#trace
+    } catch (err) {
+      this.deps.logger.warn(`a trace tap failed: ${messageOf(err)}`)
+    }
   }
 
   /** One turn; false when the run is over. */
@@ -399,6 +415,7 @@ export class Run {
       caller: this.#caller,
       onProgress,
       ...(this.options.asker && { asker: this.options.asker }),
+      ...(this.#trace && { trace: this.#trace }),
     })
     if (result.task) this.#track(result.task)
     return {

@@ -78,6 +78,7 @@ export function spawnTool(deps: SpawnDeps): ToolDefinition {
           budget: deps.budget,
           cassette: parent.cassette,
           ...(ctx.call.asker && { asker: ctx.call.asker }),
+          ...(ctx.call.trace && { trace: ctx.call.trace }),
         })
         for await (const event of child) {
           if (event.type === 'tool-call')

@@ -1,0 +1,303 @@
+// The telemetry plugin's spans: none of its taps while nothing consumes spans; one execute_tool
+// span per call with the pipeline's decisions as events (recorded through the service); content
+// off by default and capped when on; reload spans; and the same spans exported over OTLP/HTTP
+// (protobuf decoded with the official definitions, and JSON) with the duration metric, the
+// endpoint lock and the OTEL_* variables.
+import assert from 'node:assert/strict'
+import { after, afterEach, beforeEach, describe, it } from 'node:test'
+import telemetryPlugin from '../../../plugins/telemetry/index.ts'
+import type { SpanRecord, TelemetryApi } from '../../../plugins/telemetry/api.ts'
+import { Kernel, type ToolRuntime } from '../../../src/index.ts'
+import { kernelWith } from '../../helpers/kernel.ts'
+import { otlpReceiver } from './otlp.ts'
+
+const saved = { ...process.env }
+function clearOtel() {
+  for (const k of Object.keys(process.env)) if (k.startsWith('OTEL_')) delete process.env[k]
+}
+beforeEach(clearOtel)
+afterEach(() => {
+  clearOtel()
+  Object.assign(
+    process.env,
+    Object.fromEntries(Object.entries(saved).filter(([k]) => k.startsWith('OTEL_'))),
+  )
+})
+
+const denier = {
+  name: 'denier',
+  inject: ['runtime'],
+  apply(ctx: { runtime: ToolRuntime; tap: Kernel['services'] extends never ? never : any }) {
+    ctx.tap(ctx.runtime.hooks.preExecute, 'denier', (_d: unknown, call: { name: string }) =>
+      call.name === 'secret' ? { kind: 'deny', reason: 'secrets stay home' } : undefined,
+    )
+  },
+}
+
+async function compose(config: Record<string, unknown> = {}) {
+  const { kernel, rt } = await kernelWith([
+    ['denier', denier],
+    ['telemetry', telemetryPlugin, config],
+  ])
+  rt.register({ name: 'echo', execute: (args) => String(args.text ?? '') })
+  rt.register({ name: 'secret', execute: () => 'never' })
+  const telemetry = kernel.services.get('telemetry')!.value as TelemetryApi
+  return { kernel, rt, telemetry }
+}
+
+const ours = (rt: ToolRuntime) =>
+  Object.entries(rt.hooks).flatMap(([hook, h]) =>
+    (h as { taps: Array<{ name: string }> }).taps
+      .filter((t) => t.name === 'telemetry')
+      .map(() => hook),
+  )
+
+const byName = (spans: SpanRecord[], prefix: string) =>
+  spans.filter((s) => s.name.startsWith(prefix))
+
+describe('telemetry spans', () => {
+  it('taps nothing on the pipeline while nothing consumes spans; record() taps until its last hold goes', async () => {
+    const { kernel, rt, telemetry } = await compose()
+    try {
+      assert.deepEqual(ours(rt), [])
+      assert.equal(kernel.hooks.reload.taps.filter((t) => t.name === 'telemetry').length, 0)
+      const first = telemetry.record()
+      const second = telemetry.record()
+      assert.deepEqual(ours(rt).sort(), ['around', 'postExecute', 'preExecute', 'result', 'trace'])
+      first()
+      first() // idempotent: one hold
+      assert.equal(ours(rt).length, 5)
+      second()
+      assert.deepEqual(ours(rt), [])
+      await rt.call('echo', { text: 'hi' })
+      assert.equal(telemetry.recent().length, 0, 'no span made while off')
+    } finally {
+      await kernel.dispose()
+    }
+  })
+
+  it('makes one execute_tool span per call with its decisions as events; a denied call has error.type; content is off', async () => {
+    const { kernel, rt, telemetry } = await compose()
+    try {
+      const seen: SpanRecord[] = []
+      const stop = telemetry.onSpan((s) => seen.push(s))
+      const hold = telemetry.record()
+      const ok = await rt.call('echo', { text: 'hello' }, { caller: 'cli' })
+      const denied = await rt.call('secret', {})
+      hold()
+      stop()
+      assert.equal(ok.status, 'ok')
+      assert.equal(denied.status, 'DENIED')
+      const spans = byName(telemetry.recent(), 'execute_tool')
+      assert.equal(spans.length, 2)
+      assert.deepEqual(
+        seen.map((s) => s.spanId),
+        spans.map((s) => s.spanId),
+      )
+      const [echo, secret] = spans as [SpanRecord, SpanRecord]
+      assert.equal(echo.name, 'execute_tool echo')
+      assert.equal(echo.attributes['gen_ai.operation.name'], 'execute_tool')
+      assert.equal(echo.attributes['gen_ai.tool.name'], 'echo')
+      assert.equal(echo.attributes['gen_ai.tool.call.id'], ok.callId)
+      assert.equal(echo.attributes['gen_ai.tool.type'], 'function')
+      assert.equal(echo.attributes['yoke.caller'], 'cli')
+      assert.equal(echo.status, 'unset')
+      assert.deepEqual(
+        echo.events.map((e) => [
+          e.name,
+          e.attributes['yoke.decision'] ?? e.attributes['yoke.status'],
+        ]),
+        [
+          ['yoke.pre_execute', 'allow'],
+          ['yoke.post_execute', 'accept'],
+          ['yoke.result', 'ok'],
+        ],
+      )
+      assert.equal(
+        echo.attributes['gen_ai.tool.call.arguments'],
+        undefined,
+        'content off by default',
+      )
+      assert.equal(echo.attributes['gen_ai.tool.call.result'], undefined)
+      assert.equal(secret.attributes['error.type'], 'DENIED')
+      assert.equal(secret.status, 'error')
+      const pre = secret.events.find((e) => e.name === 'yoke.pre_execute')!
+      assert.equal(pre.attributes['yoke.decision'], 'deny')
+      assert.match(String(pre.attributes['yoke.reason']), /secrets stay home/)
+      assert.ok(echo.startMs <= echo.endMs)
+      assert.match(echo.traceId, /^[0-9a-f]{32}$/)
+    } finally {
+      await kernel.dispose()
+    }
+  })
+
+  it('continues the caller’s trace and gives the body the span’s context', async () => {
+    const { kernel, rt, telemetry } = await compose()
+    try {
+      let inner: string | undefined
+      rt.register({
+        name: 'peek',
+        execute: (_a, ctx) => (inner = ctx.call.trace?.traceparent) ?? '',
+      })
+      const hold = telemetry.record()
+      const parent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+      await rt.call('peek', {}, { trace: { traceparent: parent } })
+      hold()
+      const [span] = byName(telemetry.recent(), 'execute_tool peek')
+      assert.equal(span!.traceId, '0af7651916cd43dd8448eb211c80319c')
+      assert.equal(span!.parentSpanId, 'b7ad6b7169203331')
+      assert.equal(inner, `00-${span!.traceId}-${span!.spanId}-01`)
+    } finally {
+      await kernel.dispose()
+    }
+  })
+
+  it('captures arguments and results only when asked, cut at maxLength', async () => {
+    const { kernel, rt, telemetry } = await compose({ content: { capture: true, maxLength: 32 } })
+    try {
+      const hold = telemetry.record()
+      await rt.call('echo', { text: 'x'.repeat(100) })
+      hold()
+      const [span] = byName(telemetry.recent(), 'execute_tool echo')
+      const args = String(span!.attributes['gen_ai.tool.call.arguments'])
+      const result = String(span!.attributes['gen_ai.tool.call.result'])
+      assert.ok(args.startsWith('{"text":"xxx'), args)
+      assert.match(args, /…\[\d+ more\]$/)
+      assert.equal(result, `${'x'.repeat(32)}…[68 more]`)
+    } finally {
+      await kernel.dispose()
+    }
+  })
+
+  it('makes a span of a reload with what changed, restarted and failed', async () => {
+    const { kernel, telemetry } = await compose()
+    try {
+      const hold = telemetry.record()
+      kernel.hooks.reload.call({
+        type: 'reload',
+        ok: true,
+        trigger: ['/p/yoke.yaml'],
+        added: ['b'],
+        removed: [],
+        restarted: ['a'],
+        unchanged: ['c', 'd'],
+        failed: [{ instance: 'b', error: new Error('boom') }],
+        errors: [],
+        durationMs: 12,
+      })
+      hold()
+      const [span] = byName(telemetry.recent(), 'yoke.reload')
+      assert.deepEqual(span!.attributes['yoke.reload.restarted'], ['a'])
+      assert.deepEqual(span!.attributes['yoke.reload.added'], ['b'])
+      assert.deepEqual(span!.attributes['yoke.reload.failed'], ['b'])
+      assert.equal(span!.attributes['yoke.reload.unchanged.count'], 2)
+      assert.equal(span!.status, 'error')
+      assert.equal(span!.events[0]!.attributes['yoke.reason'], 'boom')
+      assert.ok(Math.abs(span!.endMs - span!.startMs - 12) < 0.001)
+    } finally {
+      await kernel.dispose()
+    }
+  })
+})
+
+describe('telemetry export over OTLP/HTTP', () => {
+  const receivers: Array<{ close(): Promise<void> }> = []
+  after(() => Promise.all(receivers.map((r) => r.close())))
+  const receiver = async () => {
+    const r = await otlpReceiver()
+    receivers.push(r)
+    return r
+  }
+
+  it('sends protobuf the official definitions decode: the spans, their events, and the duration metric (OTEL_* variables)', async () => {
+    const r = await receiver()
+    process.env.OTEL_TRACES_EXPORTER = 'otlp'
+    process.env.OTEL_METRICS_EXPORTER = 'otlp'
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = r.url
+    process.env.OTEL_EXPORTER_OTLP_HEADERS = 'x-team=a%20b'
+    process.env.OTEL_SERVICE_NAME = 'yoke-test'
+    const { kernel, rt } = await compose()
+    assert.equal(ours(rt).length, 5, 'an exporter consumes spans: the taps are on')
+    await rt.call('echo', { text: 'hi' })
+    await rt.call('secret', {})
+    await kernel.dispose() // flushes
+    const traces = r.received.filter((x) => x.path === '/v1/traces')
+    assert.ok(traces.length >= 1)
+    assert.equal(traces[0]!.contentType, 'application/x-protobuf')
+    assert.equal(traces[0]!.headers['x-team'], 'a b')
+    const resourceSpans = traces.flatMap((t) => t.body.resource_spans as any[])
+    const service = resourceSpans[0].resource.attributes.find((a: any) => a.key === 'service.name')
+    assert.equal(service.value.string_value, 'yoke-test')
+    const spans = resourceSpans.flatMap((rs) => rs.scope_spans.flatMap((ss: any) => ss.spans))
+    const echo = spans.find((s: any) => s.name === 'execute_tool echo')
+    const secret = spans.find((s: any) => s.name === 'execute_tool secret')
+    assert.match(echo.trace_id, /^[0-9a-f]{32}$/)
+    assert.match(echo.span_id, /^[0-9a-f]{16}$/)
+    const attr = (s: any, k: string) => s.attributes.find((a: any) => a.key === k)?.value
+    assert.equal(attr(echo, 'gen_ai.tool.name').string_value, 'echo')
+    assert.deepEqual(
+      echo.events.map((e: any) => e.name),
+      ['yoke.pre_execute', 'yoke.post_execute', 'yoke.result'],
+    )
+    assert.equal(attr(secret, 'error.type').string_value, 'DENIED')
+    assert.equal(secret.status.code, 2) // STATUS_CODE_ERROR
+    assert.ok(BigInt(echo.end_time_unix_nano) >= BigInt(echo.start_time_unix_nano))
+    const metrics = r.received.filter((x) => x.path === '/v1/metrics')
+    const all = metrics.flatMap((m) =>
+      (m.body.resource_metrics as any[]).flatMap((rm) =>
+        rm.scope_metrics.flatMap((sm: any) => sm.metrics),
+      ),
+    )
+    const duration = all.find((m: any) => m.name === 'gen_ai.execute_tool.duration')
+    assert.ok(duration, `metrics sent: ${all.map((m: any) => m.name)}`)
+    assert.equal(duration.unit, 's')
+    const points = duration.histogram.data_points
+    const denied = points.find((p: any) =>
+      p.attributes.some((a: any) => a.key === 'error.type' && a.value.string_value === 'DENIED'),
+    )
+    assert.equal(denied.count, '1')
+    assert.equal(
+      points.reduce((n: number, p: any) => n + Number(p.count), 0),
+      2,
+    )
+  })
+
+  it('sends OTLP/JSON by the proto-JSON mapping: lowerCamelCase names, hex ids, 64-bit integers as strings', async () => {
+    const r = await receiver()
+    const { kernel, rt } = await compose({
+      traces: { exporter: 'otlp', protocol: 'http/json', endpoint: `${r.url}/v1/traces` },
+    })
+    await rt.call('echo', { text: 'hi' })
+    await kernel.dispose()
+    const [sent] = r.received
+    assert.equal(sent!.contentType, 'application/json')
+    const span = (sent!.body as any).resourceSpans[0].scopeSpans[0].spans[0]
+    assert.match(span.traceId, /^[0-9a-f]{32}$/)
+    assert.match(span.spanId, /^[0-9a-f]{16}$/)
+    assert.equal(typeof span.startTimeUnixNano, 'string')
+    assert.match(span.startTimeUnixNano, /^\d+$/)
+    assert.ok('attributes' in span && 'events' in span && !('start_time_unix_nano' in span))
+  })
+
+  it('a lock in the config sends everything to its endpoint whatever the variables and the other keys say', async () => {
+    const [locked, elsewhere] = [await receiver(), await receiver()]
+    process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `${elsewhere.url}/v1/traces`
+    const { kernel, rt } = await compose({
+      traces: { exporter: 'otlp', endpoint: `${elsewhere.url}/v1/traces` },
+      endpoint: elsewhere.url,
+      lock: { endpoint: locked.url },
+    })
+    await rt.call('echo', { text: 'hi' })
+    const checks = (await kernel.ask('telemetry/doctor', {})) as Array<{
+      level: string
+      message: string
+    }>
+    await kernel.dispose()
+    assert.equal(elsewhere.received.length, 0)
+    assert.equal(locked.received[0]?.path, '/v1/traces')
+    assert.ok(
+      checks.some((c) => c.level === 'warn' && /ignored: the lock/.test(c.message)),
+      JSON.stringify(checks),
+    )
+  })
+})

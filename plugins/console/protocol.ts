@@ -87,7 +87,8 @@ export interface DoctorSection extends Unavailable {
   level: 'ok' | 'warn' | 'error'
 }
 
-export type InstanceState = 'pending' | 'starting' | 'running' | 'failed' | 'stopping' | 'disposed'
+/** the kernel's fiber states (`active`: running; `pending`: waits, `error` says for what) */
+export type InstanceState = 'pending' | 'loading' | 'active' | 'failed' | 'disposed'
 
 /** A yoke error as JSON: code, message, hint, where. */
 export interface ErrorJson {

@@ -1,0 +1,144 @@
+// Approvals answered from the browser (the console's bridge), racing the bridge that would be
+// asked without it (here a stand-in for the terminal's prompt): the first answer wins, the
+// terminal's prompt is cancelled, a late browser gets 409 with who answered. With no browser
+// connected, approvals go where they went before.
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { ApprovalAnswer, ApprovalRequest } from '../../../src/index.ts'
+import { until } from '../../helpers/until.ts'
+import { bearer, http, launcher, postJson, sse, type Launched } from './helpers.ts'
+
+const launch = launcher()
+
+const call = (l: Launched, tool: string) =>
+  http(l.port, `/api/tools/${tool}/call`, {
+    method: 'POST',
+    headers: postJson(l.token),
+    body: { args: {} },
+  })
+
+const answer = (l: Launched, id: string, body: unknown) =>
+  http(l.port, `/api/approvals/${id}`, { method: 'POST', headers: postJson(l.token), body })
+
+/** A stand-in for the terminal's prompt: answers when told, or hears that it was cancelled. */
+function terminal(l: Launched) {
+  const asked: ApprovalRequest[] = []
+  let reply: (a: ApprovalAnswer) => void = () => {}
+  let cancelled = false
+  l.composition.runtime!.approvals.register({
+    name: 'terminal',
+    ask: (request) =>
+      new Promise<ApprovalAnswer>((resolve) => {
+        asked.push(request)
+        reply = resolve
+        request.signal.addEventListener('abort', () => {
+          cancelled = true
+          resolve('deny')
+        })
+      }),
+  })
+  return {
+    asked,
+    answer: (a: ApprovalAnswer) => reply(a),
+    get cancelled() {
+      return cancelled
+    },
+  }
+}
+
+describe('console: approvals from the browser', () => {
+  it('an approval answered over HTTP releases the call; a second answer gets 409', async () => {
+    const l = await launch()
+    const events = await sse(l.port, l.token)
+    try {
+      const running = call(l, 'guarded')
+      const pending = await events.next('approval', (a) => a.tool === 'guarded')
+      assert.equal(pending.kind, 'approval')
+      assert.equal(pending.caller, 'console')
+      assert.match(pending.reason, /high/)
+      const snap = (await http(l.port, '/api/snapshot', { headers: bearer(l.token) })).json()
+      assert.deepEqual(
+        snap.approvals.map((a: any) => a.id),
+        [pending.id],
+      )
+      const first = await answer(l, pending.id, { answer: 'allow-once' })
+      assert.equal(first.status, 200)
+      const result = (await running).json().result
+      assert.equal(result.ok, true)
+      assert.deepEqual(result.content, [{ type: 'text', text: 'guarded ran' }])
+      const second = await answer(l, pending.id, { answer: 'deny' })
+      assert.equal(second.status, 409)
+      assert.equal(second.json().answeredBy, 'console')
+      const ended = await events.next('approval-ended', (e) => e.id === pending.id)
+      assert.deepEqual(ended, { id: pending.id, answer: 'allow-once', by: 'console' })
+      assert.equal((await answer(l, 'no-such-id', { answer: 'deny' })).status, 404)
+    } finally {
+      events.close()
+    }
+  })
+
+  it('a denial from the browser denies the call; a malformed answer is 400', async () => {
+    const l = await launch()
+    const events = await sse(l.port, l.token)
+    try {
+      const running = call(l, 'guarded')
+      const pending = await events.next('approval')
+      assert.equal((await answer(l, pending.id, { answer: 'maybe' })).status, 400)
+      assert.equal((await answer(l, pending.id, { answer: 'deny' })).status, 200)
+      const result = (await running).json().result
+      assert.equal(result.status, 'DENIED')
+      assert.match(result.error.message, /refused through "console"/)
+    } finally {
+      events.close()
+    }
+  })
+
+  it('racing the terminal: the browser answers first, the terminal prompt is cancelled', async () => {
+    const l = await launch()
+    const term = terminal(l)
+    const events = await sse(l.port, l.token)
+    try {
+      const running = call(l, 'guarded')
+      const pending = await events.next('approval')
+      assert.equal(pending.racing, 'terminal')
+      assert.equal(term.asked.length, 1, 'the terminal is asked at the same time')
+      assert.equal((await answer(l, pending.id, { answer: 'allow-once' })).status, 200)
+      assert.equal((await running).json().result.ok, true)
+      assert.equal(term.cancelled, true)
+    } finally {
+      events.close()
+    }
+  })
+
+  it('racing the terminal: the terminal answers first, the browser is told (event, then 409)', async () => {
+    const l = await launch()
+    const term = terminal(l)
+    const events = await sse(l.port, l.token)
+    try {
+      const running = call(l, 'guarded')
+      const pending = await events.next('approval')
+      term.answer('allow-once')
+      assert.equal((await running).json().result.ok, true)
+      const ended = await events.next('approval-ended', (e) => e.id === pending.id)
+      assert.equal(ended.by, 'terminal')
+      const late = await answer(l, pending.id, { answer: 'deny' })
+      assert.equal(late.status, 409)
+      assert.equal(late.json().answeredBy, 'terminal')
+      assert.match(late.json().error.message, /already answered \(allow-once\) by terminal/)
+    } finally {
+      events.close()
+    }
+  })
+
+  it('with no browser connected, approvals go to the terminal alone', async () => {
+    const l = await launch()
+    const term = terminal(l)
+    const running = call(l, 'guarded')
+    await until('the terminal to be asked', () => term.asked.length === 1)
+    const snap = (await http(l.port, '/api/snapshot', { headers: bearer(l.token) })).json()
+    assert.deepEqual(snap.approvals, [])
+    term.answer('deny')
+    assert.equal((await running).json().result.status, 'DENIED')
+    assert.equal(term.cancelled, false)
+  })
+})

@@ -38,16 +38,21 @@ export function tapAgent(agent: AgentApi, host: ToolSpanHost, tap: Tap): () => v
         if (!run) return undefined
         const key = `${info.runId}\0${info.turn}`
         chats.get(key)?.end()
-        const span = host.start(`chat ${info.model}`, run, {
-          'gen_ai.operation.name': 'chat',
-          'gen_ai.provider.name': info.provider,
-          'gen_ai.request.model': info.model,
-          'yoke.agent.turn': info.turn,
-          ...(content.capture && {
-            'gen_ai.input.messages': capped(json(request.messages), content.maxLength),
-            'gen_ai.system_instructions': capped(request.system, content.maxLength),
-          }),
-        })
+        const span = host.start(
+          `chat ${info.model}`,
+          run,
+          {
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.provider.name': info.provider,
+            'gen_ai.request.model': info.model,
+            'yoke.agent.turn': info.turn,
+            ...(content.capture && {
+              'gen_ai.input.messages': capped(json(request.messages), content.maxLength),
+              'gen_ai.system_instructions': capped(request.system, content.maxLength),
+            }),
+          },
+          'client',
+        )
         chats.set(key, span)
         return undefined
       },

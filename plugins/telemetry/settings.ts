@@ -99,7 +99,8 @@ export function plan(config: TelemetryConfig, env: Env = process.env): Plan {
     traces,
     metrics: { ...metrics, intervalMs: interval ?? 60_000 },
     serviceName: config.serviceName ?? (env.OTEL_SERVICE_NAME || 'yoke'),
-    checks,
+    // a shared variable read for both signals is said once
+    checks: checks.filter((c, i) => checks.findIndex((d) => d.message === c.message) === i),
   }
 }
 

@@ -95,7 +95,8 @@ export class Telemetry implements TelemetryApi {
     const { ctx } = this
     const tap: Tap = (hook, fn, options) => ctx.tap(hook, ctx.key, fn, options)
     const host: ToolSpanHost = {
-      start: (name, parent, attributes) => this.#start(name, 'internal', parent, attributes),
+      start: (name, parent, attributes, kind = 'internal') =>
+        this.#start(name, kind, parent, attributes),
       content: this.config.content,
       duration: this.#exporting?.duration,
     }

@@ -22,7 +22,12 @@ import { capped, json, type Attributes, type Span } from './spans.ts'
 export type Tap = <H extends AnyHook>(hook: H, fn: TapFn<H>, options?: TapOptions) => () => void
 
 export interface ToolSpanHost {
-  start(name: string, parent: TraceContext | Span | undefined, attributes: Attributes): Span
+  start(
+    name: string,
+    parent: TraceContext | Span | undefined,
+    attributes: Attributes,
+    kind?: 'internal' | 'client',
+  ): Span
   content: { capture: boolean; maxLength: number }
   /** the duration metric, when metrics are exported */
   duration: ((seconds: number, attributes: Record<string, string>) => void) | undefined

@@ -83,7 +83,7 @@ export class WebConsole {
         },
     }
     this.#controls()
-    ctx.logger.info(`web console: ${this.url()}`)
+    ctx.logger.info(`web console at ${this.url()} (\`yoke console\` opens it)`)
   }
 
   async close(): Promise<void> {

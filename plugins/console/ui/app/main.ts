@@ -130,4 +130,6 @@ function App() {
 takeToken()
 store.start()
 void store.refresh()
-render(h(App, null), document.getElementById('app')!)
+const root = document.getElementById('app')!
+root.textContent = ''
+render(h(App, null), root)

@@ -54,7 +54,9 @@ const mergers: Mergers = {
     refetch: true,
   }),
   tools: (s, tools) => ({ snapshot: { ...s, tools } }),
+  // a call's span moves its tool's metrics too: the snapshot again (coalesced) brings them
   span: (s, span) => ({
+    refetch: true,
     snapshot: {
       ...s,
       calls: {

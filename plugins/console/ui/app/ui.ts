@@ -53,19 +53,22 @@ export function ErrorBox(props: { error: ErrorJson }) {
   )
 }
 
-/** The section's reason when the server could not fill it, else the children. */
+/**
+ * A view's section: its title, a note of what the server could not fill (and why), and what it
+ * could. `id` names the view for links and tests (`data-view`).
+ */
 export function Section(props: {
   title: string
+  id: string
   part?: Unavailable
   children?: ComponentChildren
 }) {
   return h(
     'section',
-    { class: 'view', 'data-view': props.title.toLowerCase() },
+    { class: 'view', 'data-view': props.id },
     h('h2', null, props.title),
-    props.part?.unavailable
-      ? h('p', { class: 'unavailable' }, props.part.unavailable)
-      : props.children,
+    props.part?.unavailable ? h('p', { class: 'unavailable' }, props.part.unavailable) : null,
+    props.children,
   )
 }
 

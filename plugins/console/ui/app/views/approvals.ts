@@ -86,7 +86,7 @@ export function Approvals(props: { snap: Snapshot }) {
   )
   return h(
     Section,
-    { title: 'Approvals' },
+    { title: 'Approvals', id: 'approvals' },
     pending.length
       ? h(
           'ul',

@@ -12,13 +12,21 @@ const str = (v: unknown) => (v === undefined ? undefined : String(v))
 const attr = (s: SpanRow, ...names: string[]) =>
   str(names.map((n) => s.attributes[n]).find((v) => v !== undefined))
 
+/** The result's status the pipeline recorded on the span (`ok`, `error`, `denied`, …). */
+function resultStatus(s: SpanRow): string | undefined {
+  const value = s.events.find((e) => e.attributes?.['yoke.status'] !== undefined)?.attributes?.[
+    'yoke.status'
+  ]
+  return value === undefined ? attr(s, 'yoke.status', 'yoke.result.status') : String(value)
+}
+
 /** What a span says about its call: tool, source, scope (names from the GenAI and yoke attributes). */
 export function facets(s: SpanRow) {
   return {
     tool: attr(s, 'gen_ai.tool.name', 'yoke.tool.name'),
     source: attr(s, 'yoke.tool.source', 'yoke.source', 'gen_ai.tool.type'),
     scope: attr(s, 'yoke.scope', 'yoke.tool.scope', 'yoke.call.scope'),
-    status: s.error ?? s.status,
+    status: s.error ?? (s.status === 'unset' ? (resultStatus(s) ?? s.status) : s.status),
   }
 }
 
@@ -154,7 +162,7 @@ export function Calls(props: { snap: Snapshot; open?: string; initial?: Partial<
   )
   return h(
     Section,
-    { title: 'Calls', part: section },
+    { title: 'Calls', id: 'calls', part: section },
     h(
       'div',
       { class: 'filters' },

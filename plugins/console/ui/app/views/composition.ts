@@ -39,7 +39,7 @@ function Instance(props: { row: InstanceRow; children: InstanceRow[] }) {
     { class: 'instance', 'data-key': i.key, 'data-state': i.state },
     h(
       'details',
-      { open: i.state !== 'running' && i.state !== 'active' },
+      { open: false },
       h(
         'summary',
         null,
@@ -83,7 +83,7 @@ function Config(props: { config: ConfigSection }) {
   const rows = flatten(c.value)
   return h(
     Section,
-    { title: 'Config', part: c },
+    { title: 'Config', id: 'config', part: c },
     h(
       'ol',
       { class: 'layers' },
@@ -114,17 +114,48 @@ function Config(props: { config: ConfigSection }) {
   )
 }
 
+const settled = (state: string) => state === 'active' || state === 'running'
+
+/** The instances that wait or failed, first, each with why and the fix. */
+function Attention(props: { rows: InstanceRow[] }) {
+  const rows = props.rows.filter((r) => !settled(r.state) && r.state !== 'stopping')
+  if (!rows.length) return h('p', { class: 'summary ok' }, 'Every instance runs.')
+  return h(
+    'ul',
+    { class: 'attention' },
+    rows.map((r) =>
+      h(
+        'li',
+        { key: r.key, class: 'needs', 'data-key': r.key, 'data-state': r.state },
+        h('span', { class: 'key' }, r.key),
+        ' ',
+        h(Badge, { value: r.state }),
+        why(r),
+      ),
+    ),
+  )
+}
+
 export function Composition(props: { snap: Snapshot }) {
   const rows = props.snap.instances
   const keys = new Set(rows.map((r) => r.key))
   const top = rows.filter((r) => !r.parent || !keys.has(r.parent))
   const kids = (k: string) => rows.filter((r) => r.parent === k)
+  const layers = props.snap.config.layers ?? []
+  const running = rows.filter((r) => settled(r.state)).length
   return h(
     'div',
     null,
     h(
       Section,
-      { title: 'Composition' },
+      { title: 'Composition', id: 'composition' },
+      h(
+        'p',
+        { class: 'layers-line muted' },
+        `${running} of ${rows.length} instances running · layers: `,
+        layers.length ? layers.map((l) => l.file.split('/').pop()).join(' → ') : '—',
+      ),
+      h(Attention, { rows }),
       top.length
         ? h(
             'ul',

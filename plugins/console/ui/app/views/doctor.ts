@@ -25,7 +25,7 @@ export function Doctor(props: { snap: Snapshot }) {
   for (const c of checks) counts[c.level]++
   return h(
     Section,
-    { title: 'Doctor', part: d },
+    { title: 'Doctor', id: 'doctor', part: d },
     h(
       'p',
       { class: `summary ${d.level}` },

@@ -39,7 +39,7 @@ export function Reloads(props: { snap: Snapshot }) {
   const rs = [...props.snap.reloads].reverse()
   return h(
     Section,
-    { title: 'Reloads' },
+    { title: 'Reloads', id: 'reloads' },
     rs.length
       ? h(
           'ul',

@@ -74,7 +74,7 @@ export function Servers(props: { snap: Snapshot }) {
   const servers = section.servers ?? []
   return h(
     Section,
-    { title: 'MCP servers', part: section },
+    { title: 'MCP servers', id: 'servers', part: section },
     servers.length
       ? servers.map((s) => h(Server, { s, key: s.name }))
       : h(Empty, null, 'No MCP servers configured.'),

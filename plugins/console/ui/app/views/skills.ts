@@ -8,7 +8,7 @@ export function Skills(props: { snap: Snapshot }) {
   const skills = section.skills ?? []
   return h(
     Section,
-    { title: 'Skills', part: section },
+    { title: 'Skills', id: 'skills', part: section },
     skills.length
       ? h(
           'table',

@@ -132,7 +132,7 @@ export function Tools(props: { snap: Snapshot; selected?: string }) {
   const heads = ['tool', 'source', 'exposure', 'risk', 'version', 'calls', 'errors', 'p50', 'p95']
   return h(
     Section,
-    { title: 'Tools', part: section },
+    { title: 'Tools', id: 'tools', part: section },
     tools.length
       ? h(
           'table',

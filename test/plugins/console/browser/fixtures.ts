@@ -1,0 +1,85 @@
+/** The browser tests' project files: a plugin with tools, a noisy MCP stdio server, the config. */
+import { createRequire } from 'node:module'
+import { pathToFileURL } from 'node:url'
+
+const require = createRequire(import.meta.url)
+const sdk = (path: string) =>
+  pathToFileURL(require.resolve(`@modelcontextprotocol/sdk/${path}`)).href
+
+/** Tools for the form (every kind of field) and a high-risk one the policy asks about. */
+export const TOOLS_PLUGIN = `export default {
+  name: 'desk',
+  inject: ['runtime'],
+  apply(ctx, config) {
+    ctx.runtime.register({
+      name: 'echo',
+      description: 'repeats a text',
+      inputSchema: {
+        type: 'object',
+        required: ['text'],
+        properties: {
+          text: { type: 'string', description: 'what to repeat' },
+          times: { type: 'integer', default: 1 },
+          loud: { type: 'boolean' },
+          mode: { enum: ['plain', 'fancy'] },
+          tags: { type: 'array', items: { type: 'string' } },
+          opts: { type: 'object', properties: { prefix: { type: 'string' } } },
+        },
+      },
+      execute: (args) => {
+        let text = (args.opts?.prefix ?? config.prefix ?? '') + Array(args.times ?? 1).fill(args.text).join(' ')
+        if (args.loud) text = text.toUpperCase()
+        if (args.mode === 'fancy') text = '*' + text + '*'
+        return text + (args.tags?.length ? ' #' + args.tags.join(' #') : '')
+      },
+    })
+    ctx.runtime.register({ name: 'wipe', description: 'wipes the desk', risk: 'high', execute: () => 'wiped' })
+  },
+}
+`
+
+/** A real MCP stdio server (the SDK) that talks on stderr as it starts. */
+export const NOISY_SERVER = `import { McpServer } from ${JSON.stringify(sdk('server/mcp.js'))}
+import { StdioServerTransport } from ${JSON.stringify(sdk('server/stdio.js'))}
+process.stderr.write('noisy: warming up the flux capacitor\\n')
+const server = new McpServer({ name: 'noisy', version: '1.0.0' })
+server.tool('ping', 'answers pong', async () => ({ content: [{ type: 'text', text: 'pong' }] }))
+await server.connect(new StdioServerTransport())
+process.stderr.write('noisy: ready on stdio\\n')
+`
+
+/** The project's config: base, the console and telemetry, the desk and the noisy server. */
+export const CONFIG = (prefix = '') => `preset: base
+plugins:
+  console:
+    use: console
+  telemetry:
+    use: telemetry
+  desk:
+    use: ./plugins/desk.mjs
+    config: { prefix: '${prefix}' }
+  noisy:
+    use: mcp-client
+    config:
+      serverName: noisy
+      command: ${JSON.stringify(process.execPath)}
+      args: [./noisy.mjs]
+`
+
+/** A project whose own plugin waits for \`yoke trust\`. */
+export const UNTRUSTED_CONFIG = `preset: base
+plugins:
+  console:
+    use: console
+  hello:
+    use: ./plugins/hello.mjs
+`
+
+export const HELLO_PLUGIN = `export default {
+  name: 'hello',
+  inject: ['runtime'],
+  apply(ctx) {
+    ctx.runtime.register({ name: 'hello_hi', description: 'says hi', execute: () => 'hi' })
+  },
+}
+`

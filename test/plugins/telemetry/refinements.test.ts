@@ -5,12 +5,12 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import telemetryPlugin from '../../../plugins/telemetry/index.ts'
 import type { SpanRecord, TelemetryApi } from '../../../plugins/telemetry/api.ts'
-import { toPlugin, validateConfig, type Plugin } from '../../../src/index.ts'
+import { toPlugin, validateConfig, type Kernel, type Plugin } from '../../../src/index.ts'
 import { execHarness, nodeExe } from '../../helpers/exec.ts'
 import { tempProject } from '../../helpers/project.ts'
 import { skillsKernel } from '../../helpers/skills.ts'
 
-async function recording(kernel: { spawn: Function; whenSettled: Function; services: any }) {
+async function recording(kernel: Kernel) {
   const plugin = toPlugin(telemetryPlugin) as Plugin
   const fiber = kernel.spawn(plugin, (validateConfig(plugin, {}) as { value: unknown }).value, {
     key: 'telemetry',
@@ -32,7 +32,7 @@ describe('telemetry: skill and command refinements', () => {
     })
     const { kernel, rt } = await skillsKernel(p)
     try {
-      const { telemetry, stop } = await recording(kernel as never)
+      const { telemetry, stop } = await recording(kernel)
       assert.equal((await rt.call('skill_read', { name: 'review' })).status, 'ok')
       const file = await rt.call('skill_read', { name: 'review', file: 'references/policy.md' })
       assert.equal(file.status, 'ok')
@@ -64,7 +64,7 @@ describe('telemetry: skill and command refinements', () => {
       },
     })
     try {
-      const { telemetry, stop } = await recording(h.kernel as never)
+      const { telemetry, stop } = await recording(h.kernel)
       const result = await h.rt.call('print_trace', {})
       stop()
       assert.equal(result.status, 'ok')

@@ -97,6 +97,65 @@ describe("a request's era, as the SDK reads it (without a web Request)", () => {
     ['a batch', [{ jsonrpc: '2.0', id: 4, method: 'ping' }]],
     ['a response', { jsonrpc: '2.0', id: 5, result: {} }],
     ['not JSON-RPC', { hello: 'world' }],
+    // the envelope claim's edges (request.ts answers these without the classifier)
+    [
+      'a notification with the envelope',
+      { jsonrpc: '2.0', method: 'notifications/x', params: { _meta: modernMeta } },
+    ],
+    [
+      'initialize with the envelope',
+      { jsonrpc: '2.0', id: 6, method: 'initialize', params: { _meta: modernMeta } },
+    ],
+    [
+      'a claim naming 2025',
+      {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'ping',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2025-11-25' } },
+      },
+    ],
+    [
+      'a claim that is no string',
+      {
+        jsonrpc: '2.0',
+        id: 8,
+        method: 'ping',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': 7 } },
+      },
+    ],
+    ['a claim without jsonrpc', { id: 9, method: 'ping', params: { _meta: modernMeta } }],
+    [
+      'a response with a method and a claim',
+      { jsonrpc: '2.0', id: 10, method: 'ping', result: {}, params: { _meta: modernMeta } },
+    ],
+    [
+      'an error with a method and a claim',
+      {
+        jsonrpc: '2.0',
+        id: 11,
+        method: 'ping',
+        error: { code: 1, message: 'x' },
+        params: { _meta: modernMeta },
+      },
+    ],
+    [
+      'a claim in an array _meta',
+      {
+        jsonrpc: '2.0',
+        id: 12,
+        method: 'ping',
+        params: { _meta: ['io.modelcontextprotocol/protocolVersion'] },
+      },
+    ],
+    [
+      'a claim in array params',
+      { jsonrpc: '2.0', id: 13, method: 'ping', params: [{ _meta: modernMeta }] },
+    ],
+    [
+      'a batch with a claim',
+      [{ jsonrpc: '2.0', id: 14, method: 'ping', params: { _meta: modernMeta } }],
+    ],
   ]
   const headerSets: Array<Record<string, string | string[]>> = [
     {},

@@ -99,8 +99,10 @@ export class Span {
     this.done(this)
   }
 
+  /** The finished span as a record; it shares the span's (frozen) attributes and events. */
   record(): SpanRecord {
-    return {
+    for (const e of this.events) Object.freeze(e.attributes)
+    return Object.freeze({
       traceId: this.traceId,
       spanId: this.spanId,
       ...(this.parentSpanId && { parentSpanId: this.parentSpanId }),
@@ -108,11 +110,11 @@ export class Span {
       kind: this.kind,
       startMs: this.startMs,
       endMs: this.endMs,
-      attributes: { ...this.attributes },
-      events: this.events.map((e) => ({ ...e, attributes: { ...e.attributes } })),
+      attributes: Object.freeze(this.attributes),
+      events: Object.freeze(this.events) as SpanRecord['events'],
       status: this.status,
       ...(this.statusMessage !== undefined && { statusMessage: this.statusMessage }),
-    }
+    })
   }
 }
 

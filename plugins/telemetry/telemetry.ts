@@ -66,7 +66,8 @@ export class Telemetry implements TelemetryApi {
 
   recent(limit?: number): SpanRecord[] {
     const { recent } = this.kept
-    return limit === undefined ? recent.slice() : recent.slice(Math.max(0, recent.length - limit))
+    const n = Math.min(limit ?? Infinity, this.config.keep)
+    return recent.slice(Math.max(0, recent.length - n))
   }
 
   onSpan(listener: (span: SpanRecord) => void): () => void {
@@ -134,7 +135,8 @@ export class Telemetry implements TelemetryApi {
     const record = span.record()
     const { recent } = this.kept
     recent.push(record)
-    if (recent.length > this.config.keep) recent.splice(0, recent.length - this.config.keep)
+    // trimmed in one go past twice the limit (recent() reads the last `keep`): no shift per span
+    if (recent.length >= 2 * this.config.keep) recent.splice(0, recent.length - this.config.keep)
     for (const listener of this.#listeners)
       try {
         listener(record)

@@ -13,6 +13,7 @@ import { BrowserApprovals } from './approvals.ts'
 import { isLoopback, type ConsoleConfig } from './config.ts'
 import { EventHub } from './events.ts'
 import { newToken } from './guard.ts'
+import { configSection } from './host.ts'
 import type { About, ReloadEntry, Snapshot, ToolCallRequest } from './protocol.ts'
 import { ConsoleServer, errorBody, type Answer } from './server.ts'
 import { DEFAULT_UI_DIR } from './static.ts'
@@ -73,7 +74,7 @@ export class WebConsole {
     this.#taps()
     if (this.approvals) ctx.get('approval')!.register(this.approvals.bridge)
     this.server.routes = {
-      snapshot: async () => this.snapshot(),
+      snapshot: () => this.snapshot(),
       events: (res) => this.#events(res),
       callTool: (name, body) => this.#call(name, body),
       answer: (id, body) =>
@@ -112,20 +113,14 @@ export class WebConsole {
     }
   }
 
-  snapshot(): Snapshot {
+  async snapshot(): Promise<Snapshot> {
     const { ctx } = this
     return {
       at: new Date().toISOString(),
       about: this.about(),
-      doctor: views.doctor(ctx),
+      doctor: await views.doctor(ctx),
       instances: views.instances(ctx),
-      config: {
-        layers: [],
-        value: undefined,
-        origins: {},
-        unavailable:
-          'the config with its origins needs the composition, which a plugin cannot read yet: run `yoke config print --explain`',
-      },
+      config: configSection(ctx),
       reloads: this.kept.reloads,
       tools: views.tools(ctx),
       calls: views.calls(ctx),
@@ -182,7 +177,7 @@ export class WebConsole {
     ctx.tap(ctx.hooks.state, 'console', (fiber: FiberInfo) => {
       if (!this.hub.count) return
       this.hub.send('instance', views.instanceRow(ctx, fiber))
-      this.#soon('doctor', () => this.hub.send('doctor', views.doctor(ctx)))
+      this.#soon('doctor', () => this.#doctor())
     })
     ctx.tap(ctx.hooks.log, 'console', (record) => {
       if (!this.hub.count || (record.level !== 'warn' && record.level !== 'error')) return
@@ -224,7 +219,16 @@ export class WebConsole {
     this.kept.reloads.push(entry)
     if (this.kept.reloads.length > RELOADS) this.kept.reloads.shift()
     this.hub.send('reload', entry)
-    this.#soon('doctor', () => this.hub.send('doctor', views.doctor(this.ctx)))
+    this.#soon('doctor', () => this.#doctor())
+    if (n.ok) this.#soon('config', () => this.hub.send('config', configSection(this.ctx)))
+  }
+
+  #doctor() {
+    views.doctor(this.ctx).then(
+      (section) => this.hub.send('doctor', section),
+      (err) =>
+        this.ctx.logger.debug(`console: the doctor section failed: ${(err as Error).message}`),
+    )
   }
 
   /** Runs `send` once after changes stop coming for a moment. */

@@ -10,6 +10,7 @@ import type { McpHub, McpServerStatus } from '../mcp/api.ts'
 import type { SkillsApi } from '../skills/api.ts'
 import type { SpanRecord, TelemetryApi } from '../telemetry/api.ts'
 import type { ToolSearchApi } from '../tool-search/api.ts'
+import { contributedChecks } from './host.ts'
 import type {
   CallsSection,
   DoctorCheck,
@@ -74,7 +75,7 @@ export const instances = (ctx: Context): InstanceRow[] =>
  * skills that could not be read. The checks of `yoke doctor` that need the CLI (Node, the
  * layers, $YOKE_HOME, plugins' `doctor` controls) are named in `unavailable`.
  */
-export function doctor(ctx: Context): DoctorSection {
+export async function doctor(ctx: Context): Promise<DoctorSection> {
   const checks: DoctorCheck[] = []
   const fibers = ctx.instances().filter((f) => !f.key.startsWith('yoke:'))
   for (const f of fibers) {
@@ -127,6 +128,8 @@ export function doctor(ctx: Context): DoctorSection {
       })
   for (const p of (ctx.get('skills') as SkillsApi | undefined)?.problems() ?? [])
     checks.push({ level: 'warn', topic: 'skills', message: `${p.file}:${p.line}: ${p.message}` })
+  const contributed = await contributedChecks(ctx)
+  checks.push(...(contributed ?? []))
   const level = checks.some((c) => c.level === 'error')
     ? 'error'
     : checks.some((c) => c.level === 'warn')
@@ -135,8 +138,9 @@ export function doctor(ctx: Context): DoctorSection {
   return {
     checks,
     level,
-    unavailable:
-      "the checks only `yoke doctor` makes (Node, the config's layers, yoke's home, plugins' own doctor checks) are not here yet: run `yoke doctor`",
+    unavailable: contributed
+      ? "the checks only `yoke doctor` makes (Node, the config's layers, yoke's home) are not here: run `yoke doctor`"
+      : "the checks only `yoke doctor` makes (Node, the config's layers, yoke's home, plugins' own doctor checks) are not here yet: run `yoke doctor`",
   }
 }
 

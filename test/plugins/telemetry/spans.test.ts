@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { after, afterEach, beforeEach, describe, it } from 'node:test'
 import telemetryPlugin from '../../../plugins/telemetry/index.ts'
 import type { SpanRecord, TelemetryApi } from '../../../plugins/telemetry/api.ts'
-import { Kernel, type ToolRuntime } from '../../../src/index.ts'
+import { toPlugin, validateConfig, type Plugin, type ToolRuntime } from '../../../src/index.ts'
 import { kernelWith } from '../../helpers/kernel.ts'
 import { otlpReceiver } from './otlp.ts'
 
@@ -27,7 +27,7 @@ afterEach(() => {
 const denier = {
   name: 'denier',
   inject: ['runtime'],
-  apply(ctx: { runtime: ToolRuntime; tap: Kernel['services'] extends never ? never : any }) {
+  apply(ctx: any) {
     ctx.tap(ctx.runtime.hooks.preExecute, 'denier', (_d: unknown, call: { name: string }) =>
       call.name === 'secret' ? { kind: 'deny', reason: 'secrets stay home' } : undefined,
     )
@@ -126,6 +126,32 @@ describe('telemetry spans', () => {
       assert.match(String(pre.attributes['yoke.reason']), /secrets stay home/)
       assert.ok(echo.startMs <= echo.endMs)
       assert.match(echo.traceId, /^[0-9a-f]{32}$/)
+    } finally {
+      await kernel.dispose()
+    }
+  })
+
+  it('keeps the last `keep` spans for recent(), newest last, across a reload of the instance', async () => {
+    const { kernel, rt, telemetry } = await compose({ keep: 3 })
+    try {
+      const hold = telemetry.record()
+      for (const text of ['1', '2', '3', '4', '5', '6', '7']) await rt.call('echo', { text })
+      hold()
+      const ids = (spans: SpanRecord[]) => spans.map((s) => s.attributes['gen_ai.tool.call.id'])
+      const all = telemetry.recent()
+      assert.equal(all.length, 3)
+      assert.deepEqual(ids(telemetry.recent(2)), ids(all.slice(1)))
+      assert.ok(Object.isFrozen(all[0]!.attributes), 'a record is read-only: listeners share it')
+      // a new version of the instance (same key) keeps them
+      const fiber = kernel.fibers.find((f) => f.key === 'telemetry')!
+      await kernel.remove(fiber)
+      const p = toPlugin(telemetryPlugin) as Plugin
+      const again = kernel.spawn(p, (validateConfig(p, { keep: 3 }) as { value: unknown }).value, {
+        key: 'telemetry',
+      })
+      await kernel.whenSettled(again, 10_000)
+      const next = kernel.services.get('telemetry')!.value as TelemetryApi
+      assert.deepEqual(ids(next.recent()), ids(all))
     } finally {
       await kernel.dispose()
     }
@@ -277,6 +303,38 @@ describe('telemetry export over OTLP/HTTP', () => {
     assert.equal(typeof span.startTimeUnixNano, 'string')
     assert.match(span.startTimeUnixNano, /^\d+$/)
     assert.ok('attributes' in span && 'events' in span && !('start_time_unix_nano' in span))
+  })
+
+  it('console writes one JSON line per span on stderr (stdout stays the protocol’s)', async () => {
+    const { kernel, rt } = await compose({ traces: { exporter: 'console' } })
+    await rt.call('echo', { text: 'hi' })
+    const written: string[] = []
+    const write = process.stderr.write
+    process.stderr.write = ((chunk: string) => (written.push(String(chunk)), true)) as never
+    try {
+      await kernel.dispose()
+    } finally {
+      process.stderr.write = write
+    }
+    const spans = written.flatMap((w) => w.split('\n').filter(Boolean)).map((l) => JSON.parse(l))
+    const echo = spans.find((s) => s.name === 'execute_tool echo')
+    assert.ok(echo, written.join(''))
+    assert.match(echo.traceId, /^[0-9a-f]{32}$/)
+    assert.equal(echo.attributes['gen_ai.tool.name'], 'echo')
+  })
+
+  it('an export that fails is a warning said once per kind, never the call’s', async () => {
+    const dead = await receiver()
+    await dead.close() // nothing listens there now
+    const { kernel, rt } = await compose({ traces: { exporter: 'otlp' }, endpoint: dead.url })
+    const warnings: string[] = []
+    kernel.hooks.log.tap('test', (r) => void (r.level === 'warn' && warnings.push(r.message)))
+    assert.equal((await rt.call('echo', { text: 'a' })).status, 'ok')
+    assert.equal((await rt.call('echo', { text: 'b' })).status, 'ok')
+    await kernel.dispose()
+    const said = warnings.filter((w) => /traces export to .* failed/.test(w))
+    assert.equal(said.length, 1, warnings.join('\n'))
+    assert.match(said[0]!, /\(said once\)/)
   })
 
   it('a lock in the config sends everything to its endpoint whatever the variables and the other keys say', async () => {

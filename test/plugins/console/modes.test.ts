@@ -98,3 +98,20 @@ describe('console: the event stream', () => {
     hub.close()
   })
 })
+
+describe('console: why an instance waits', () => {
+  it('an instance waiting for `yoke trust` says so, with the fix, in the instances and the doctor', async () => {
+    const l = await launch(CONFIG('    config: {}'), { trust: false })
+    const snap = (await http(l.port, '/api/snapshot', { headers: bearer(l.token) })).json()
+    const tools = snap.instances.find((i: any) => i.key === 'tools')
+    assert.equal(tools.state, 'pending')
+    assert.equal(tools.trust, true)
+    assert.equal(tools.error.code, 'PLUGIN_WAITING')
+    assert.match(tools.error.hint, /`yoke trust`/)
+    const check = snap.doctor.checks.find((c: any) => c.topic === 'trust')
+    assert.equal(check.level, 'warn')
+    assert.match(check.message, /instance "tools".*waits/)
+    assert.match(check.hint, /`yoke trust`/)
+    assert.equal(snap.doctor.level, 'warn')
+  })
+})

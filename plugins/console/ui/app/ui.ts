@@ -4,6 +4,8 @@ import type { ErrorJson, Unavailable } from './types.ts'
 
 const GOOD = new Set([
   'ok',
+  'live',
+  'direct',
   'running',
   'active',
   'connected',

@@ -5,6 +5,7 @@
 import { h } from 'preact'
 import { useState } from 'preact/hooks'
 import { ApiError, api } from '../api.ts'
+import { SchemaFields, initial, type Schema } from '../form.ts'
 import { ended } from '../merge.ts'
 import type { ApprovalAnswerRequest, ErrorBody, PendingApproval, Snapshot } from '../types.ts'
 import { Empty, Json, Section, time } from '../ui.ts'
@@ -22,6 +23,9 @@ function describe(id: string): string | undefined {
 function Pending(props: { a: PendingApproval; onDone: (id: string, text: string) => void }) {
   const a = props.a
   const [busy, setBusy] = useState(false)
+  const schema =
+    a.kind === 'question' && a.mode !== 'url' ? (a.schema as Schema | undefined) : undefined
+  const [content, setContent] = useState<unknown>(() => (schema ? (initial(schema) ?? {}) : {}))
   const answer = async (body: ApprovalAnswerRequest) => {
     setBusy(true)
     try {
@@ -53,6 +57,7 @@ function Pending(props: { a: PendingApproval; onDone: (id: string, text: string)
     ),
     a.reason || a.message ? h('p', null, a.reason ?? a.message) : null,
     a.args !== undefined ? h(Json, { value: a.args }) : null,
+    schema ? h(SchemaFields, { schema, value: content, onChange: setContent }) : null,
     a.url ? h('a', { href: a.url, target: '_blank', rel: 'noreferrer' }, a.url) : null,
     h(
       'div',
@@ -65,7 +70,12 @@ function Pending(props: { a: PendingApproval; onDone: (id: string, text: string)
             disabled: busy,
             class: b === 'deny' || b === 'decline' ? 'danger' : '',
             'data-answer': b,
-            onClick: () => answer({ answer: b }),
+            onClick: () =>
+              answer(
+                b === 'accept' && schema
+                  ? { answer: b, content: content as ApprovalAnswerRequest['content'] }
+                  : { answer: b },
+              ),
           },
           b,
         ),

@@ -112,10 +112,15 @@ function SpanLine(props: {
   )
 }
 
-function Trace(props: { spans: SpanRow[]; open?: string }) {
+/** How long a trace took, first start to last end. */
+const length = (spans: SpanRow[]) =>
+  Math.max(...spans.map(end)) - Math.min(...spans.map((s) => s.start))
+
+/** One trace; `width` is the longest shown trace's length, so bars compare across traces. */
+function Trace(props: { spans: SpanRow[]; open?: string; width: number }) {
   const spans = [...props.spans].sort((a, b) => a.start - b.start)
   const from = spans[0].start
-  const width = Math.max(...spans.map(end)) - from || 1
+  const width = props.width || 1
   const ids = new Set(spans.map((s) => s.spanId))
   const depth = (s: SpanRow): number => {
     const p = spans.find((x) => x.spanId === s.parentSpanId)
@@ -160,6 +165,7 @@ export function Calls(props: { snap: Snapshot; open?: string; initial?: Partial<
   const shown = [...traces.values()].filter(
     (t) => t.some(match) || t.some((s) => s.spanId === props.open),
   )
+  const scale = Math.max(0, ...shown.map(length))
   return h(
     Section,
     { title: 'Calls', id: 'calls', part: section },
@@ -190,7 +196,9 @@ export function Calls(props: { snap: Snapshot; open?: string; initial?: Partial<
       ? h(
           'ul',
           { class: 'timeline' },
-          shown.reverse().map((t) => h(Trace, { spans: t, open: props.open, key: t[0].traceId })),
+          shown
+            .reverse()
+            .map((t) => h(Trace, { spans: t, open: props.open, width: scale, key: t[0].traceId })),
         )
       : h(
           Empty,

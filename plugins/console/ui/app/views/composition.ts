@@ -152,8 +152,8 @@ export function Composition(props: { snap: Snapshot }) {
       h(
         'p',
         { class: 'layers-line muted' },
-        `${running} of ${rows.length} instances running · layers: `,
-        layers.length ? layers.map((l) => l.file.split('/').pop()).join(' → ') : '—',
+        `${running} of ${rows.length} instances running`,
+        layers.length ? ` · layers: ${layers.map((l) => l.file.split('/').pop()).join(' → ')}` : '',
       ),
       h(Attention, { rows }),
       top.length

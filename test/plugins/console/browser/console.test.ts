@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
+import type { ToolCallResponse } from '../../../../plugins/console/protocol.ts'
 import { runYoke, suiteProjects, type DevProcess, type Project } from '../../../helpers/project.ts'
 import { CHROMIUM, NO_CHROMIUM, WAIT_MS, launch, newPage, screenshot, startDev } from './browser.ts'
 import { CONFIG, HELLO_PLUGIN, NOISY_SERVER, TOOLS_PLUGIN, UNTRUSTED_CONFIG } from './fixtures.ts'
@@ -91,7 +92,7 @@ describe('the web console in a browser', { skip }, () => {
     await span.waitFor()
     assert.match((await span.textContent()) ?? '', /echo/)
     assert.ok(await sameLoad(page))
-    await screenshot(page, 'calls', true)
+    await screenshot(page, 'calls')
   })
 
   it('answers a high-risk approval in the browser; the call it held goes on', async () => {
@@ -112,13 +113,18 @@ describe('the web console in a browser', { skip }, () => {
     await pending.locator('button[data-answer=allow-once]').click()
     const answer = await call
     assert.equal(answer.status, 200)
-    const body = (await answer.json()) as {
-      result: { ok: boolean; content: Array<{ text?: string }> }
-    }
+    const body = (await answer.json()) as ToolCallResponse
     assert.equal(body.result.ok, true)
-    assert.equal(body.result.content[0]?.text, 'wiped')
+    assert.deepEqual(body.result.content, [{ type: 'text', text: 'wiped' }])
+    assert.ok(body.spanId, 'the call was traced')
     await page.locator('ul.answered li', { hasText: 'allow-once' }).waitFor()
     assert.equal(await page.locator('li.pending').count(), 0)
+
+    // the held call in the timeline: its approval among the pipeline's decisions
+    await page.evaluate((id) => (location.hash = `#/calls/${id}`), body.spanId)
+    await page.locator('li.span.open[data-tool=wipe]').waitFor()
+    assert.ok(await sameLoad(page), 'the page was not loaded again')
+    await screenshot(page, 'calls', true)
   })
 
   it("shows an MCP server's stderr", async (t) => {

@@ -118,17 +118,51 @@ export function tapHook<H extends AnyHook>(
     throw fail(err)
   }
   const id = ++nextTap
-  const tapOptions = { name, stage: options.stage, before: options.before, [TAP_ID]: id }
+  const direct: DirectTap = { fn: fn as DirectTap['fn'], fail, live: true }
+  const tapOptions = {
+    name,
+    stage: options.stage,
+    before: options.before,
+    [TAP_ID]: id,
+    [DIRECT]: direct,
+  }
   if (isSyncHook(hook)) hook.tap(tapOptions, wrapped)
   else (hook as unknown as { tapPromise: AnyHook['tap'] }).tapPromise(tapOptions, wrapped)
   return () => {
-    live = false
+    live = direct.live = false
     const index = hook.taps.findIndex(
       (t) => (t as { [TAP_ID]?: number })[TAP_ID] === id || t.fn === wrapped,
     )
     if (index >= 0) hook.taps.splice(index, 1)
     ;(hook as unknown as { _resetCompilation(): void })._resetCompilation()
   }
+}
+
+/**
+ * A tap as a caller that runs taps itself runs it (the runtime's pipeline, where tapable's chain of
+ * promises per tap is the cost): tapHook's handler without its wrapper, the error it fails with,
+ * and whether it is still on. A tap made without tapHook runs as tapable would run it.
+ */
+export interface DirectTap {
+  readonly fn: (...args: any[]) => unknown // eslint-disable-line @typescript-eslint/no-explicit-any
+  readonly fail: (err: unknown) => unknown
+  live: boolean
+}
+
+const DIRECT = Symbol('yoke.direct')
+
+export function directTap(tap: AnyHook['taps'][number]): DirectTap {
+  const t = tap as typeof tap & { [DIRECT]?: DirectTap; type?: string }
+  if (t[DIRECT]) return t[DIRECT]
+  const { fn } = tap
+  const call =
+    t.type === 'async' // a callback-style tap (tapAsync)
+      ? (...args: unknown[]) =>
+          new Promise((resolve, reject) =>
+            fn(...args, (err: unknown, value: unknown) => (err ? reject(err) : resolve(value))),
+          )
+      : (fn as DirectTap['fn'])
+  return (t[DIRECT] = { fn: call, fail: (err) => err, live: true })
 }
 
 /** The taps currently on a hook, in call order. */

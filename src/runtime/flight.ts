@@ -7,22 +7,29 @@
  * abort listener.
  */
 import { YokeError } from '../errors.ts'
+import type { CallOptions } from './runtime.ts'
 import type { ProgressEvent, RegisteredTool, ToolCall } from './types.ts'
 
 export type Ending = 'TIMEOUT' | 'UNLOADED' | 'ABORTED'
 
-export class Flight {
+export class Flight implements Deadline {
   why?: Ending
+  /** its place among the flights with deadlines (Deadlines) */
+  older?: Deadline = undefined
+  newer?: Deadline = undefined
+  listed = false
   /** the work under way: what an unloading tool waits for */
   work?: Promise<unknown>
   /** the gate whose slot the flight holds, and the scope it holds it in (set and cleared by the gate) */
   slot?: { leave(flight: Flight): void }
   slotScope?: string
   #ended?: Promise<never>
-  /** rejects the race, and the `ended` promise when one was asked for */
-  #reject?: (reason: unknown) => void
+  /** ends the race (the first to call it wins); the `ended` promise is rejected when one was asked for */
+  #settle?: (ok: boolean, value: unknown) => void
   #rejectEnded?: (reason: unknown) => void
   #controller?: AbortController
+  /** whether it waits under its deadline (a call that never waited never joins the timer) */
+  #timed = false
   readonly deadline: number
 
   constructor(
@@ -30,23 +37,42 @@ export class Flight {
     readonly tool: RegisteredTool,
     readonly timeoutMs: number,
     private readonly onProgress: (call: ToolCall, event: ProgressEvent) => void,
-    private readonly caller: AbortSignal | undefined,
+    /** the call's options: the caller's signal, the parent call */
+    readonly options: CallOptions,
     private readonly deadlines: Deadlines,
     private readonly graceMs: number,
-    started: number,
+    /** when the call began (performance.now()) */
+    readonly started: number,
   ) {
     this.deadline = started + timeoutMs
-    deadlines.add(this)
+    const caller = options.signal
     if (caller?.aborted) this.end('ABORTED')
     else caller?.addEventListener('abort', this, { once: true })
   }
 
-  /** `work`, unless the flight ends first: then the early end's error. */
-  race<T>(work: Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.#reject = reject
-      work.then(resolve, reject)
-      if (this.why) reject(this.#reason())
+  /**
+   * `done` with what `work` gives, unless it fails or the flight ends first (the timeout is armed
+   * now): then `fail` with the error. The flight is finished before either runs.
+   */
+  race<T, R>(work: Promise<T>, done: (value: T) => R, fail: (err: unknown) => R): Promise<R> {
+    this.work = work
+    this.#timed = true
+    this.deadlines.add(this)
+    return new Promise<R>((resolve, reject) => {
+      this.#settle = (ok, value) => {
+        this.#settle = undefined
+        this.finish()
+        try {
+          resolve(ok ? done(value as T) : fail(value))
+        } catch (err) {
+          reject(err)
+        }
+      }
+      work.then(
+        (value) => this.#settle?.(true, value),
+        (err: unknown) => this.#settle?.(false, err),
+      )
+      if (this.why) this.#settle(false, this.#reason())
     })
   }
 
@@ -93,14 +119,14 @@ export class Flight {
     this.why = why
     const reason = this.#reason()
     this.#controller?.abort(reason)
-    this.#reject?.(reason)
+    this.#settle?.(false, reason)
     this.#rejectEnded?.(reason)
     if (this.slot) setTimeout(() => this.release(), this.graceMs).unref()
   }
 
   finish(): void {
-    this.deadlines.delete(this)
-    this.caller?.removeEventListener('abort', this)
+    if (this.#timed) this.deadlines.delete(this)
+    this.options.signal?.removeEventListener('abort', this)
   }
 
   #reason() {
@@ -112,37 +138,64 @@ function ignore() {}
 
 /**
  * The timeouts of all flights on one timer, armed for the earliest deadline. Calls mostly share
- * one timeout, so a new flight's deadline is rarely the earliest: adding one costs a Set insert
- * rather than a timer.
+ * one timeout, so a new flight's deadline is rarely the earliest: adding one links it into a list
+ * (no hashing, no allocation) rather than arming a timer.
  */
 export interface Deadline {
   readonly deadline: number
   end(why: Ending): void
+  /** the list's links, kept by Deadlines */
+  older?: Deadline | undefined
+  newer?: Deadline | undefined
+  listed?: boolean
 }
 
 export class Deadlines {
-  #flights = new Set<Deadline>()
+  #newest?: Deadline
+  #size = 0
   #timer?: NodeJS.Timeout
   #armedFor = Infinity
+  #idling = false
 
   add(flight: Deadline): void {
-    this.#flights.add(flight)
+    flight.listed = true
+    flight.older = this.#newest
+    if (this.#newest) this.#newest.newer = flight
+    this.#newest = flight
+    this.#size++
     if (flight.deadline < this.#armedFor) this.#arm(flight.deadline)
-    else if (this.#flights.size === 1) this.#timer?.ref()
+    else if (this.#size === 1 && !this.#idling) this.#timer?.ref()
   }
 
   /**
    * An armed timer stays armed (firing with nothing due is cheaper than re-arming per call), but
-   * it keeps the process alive only while a call is in flight.
+   * it keeps the process alive only while a call is in flight: once none is, it is unref'd on the
+   * next turn of the event loop (calls made one after another do not toggle it each time).
    */
   delete(flight: Deadline): void {
-    this.#flights.delete(flight)
-    if (!this.#flights.size) this.#timer?.unref()
+    if (!flight.listed) return
+    flight.listed = false
+    if (flight.newer) flight.newer.older = flight.older
+    else this.#newest = flight.older
+    if (flight.older) flight.older.newer = flight.newer
+    flight.older = flight.newer = undefined
+    if (--this.#size || this.#idling) return
+    this.#idling = true
+    setImmediate(this.#idle)
   }
 
-  /** Visits every flight in progress. */
+  readonly #idle = () => {
+    this.#idling = false
+    if (!this.#size) this.#timer?.unref()
+  }
+
+  /** Visits every flight in progress (`fn` may delete the one it is given). */
   forEach(fn: (flight: Deadline) => void): void {
-    for (const flight of this.#flights) fn(flight)
+    for (let flight = this.#newest; flight;) {
+      const older: Deadline | undefined = flight.older
+      fn(flight)
+      flight = older
+    }
   }
 
   #arm(at: number) {
@@ -150,18 +203,17 @@ export class Deadlines {
     this.#armedFor = at
     const delay = Math.min(Math.max(0, at - performance.now()), 2 ** 31 - 1) // setTimeout's largest delay
     this.#timer = at === Infinity ? undefined : setTimeout(() => this.#fire(), delay)
-    if (!this.#flights.size) this.#timer?.unref()
+    if (!this.#size) this.#timer?.unref()
   }
 
   #fire() {
     const now = performance.now()
     let next = Infinity
-    for (const flight of this.#flights) {
-      if (flight.deadline <= now) {
-        this.#flights.delete(flight)
-        flight.end('TIMEOUT')
-      } else next = Math.min(next, flight.deadline)
-    }
+    this.forEach((flight) => {
+      if (flight.deadline > now) return void (next = Math.min(next, flight.deadline))
+      this.delete(flight)
+      flight.end('TIMEOUT')
+    })
     this.#arm(next)
   }
 }

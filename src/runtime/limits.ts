@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ContentPart, RegisteredTool } from './types.ts'
 
+const IDLE_SCOPES = 256
+
 export interface GateLimits {
   /** calls running at once, all sources together */
   maxConcurrent: number
@@ -45,7 +47,9 @@ interface ScopeSlots {
 export class ConcurrencyGate {
   #running = 0
   #scopes = new Map<string, ScopeSlots>()
-  #bySource = new Map<string, number>()
+  /** how many scopes' entries may be idle (no call running) before they are swept */
+  #idle = 0
+  #bySource = new Map<string, { running: number }>()
   #queue: Waiter[] = []
 
   constructor(public limits: GateLimits) {}
@@ -67,11 +71,17 @@ export class ConcurrencyGate {
     flight.slot = flight.slotScope = undefined
     this.#running--
     const slots = this.#scopes.get(scope)!
-    if (--slots.running === 0) this.#scopes.delete(scope)
-    else slots.exclusive = false // only an exclusive call can have held it
-    const { source } = flight.tool
-    this.#bySource.set(source, (this.#bySource.get(source) ?? 1) - 1)
-    this.#pump()
+    // an idle scope's entry stays for the next call (one Map write less per call) until many idle
+    if (--slots.running === 0 && ++this.#idle > IDLE_SCOPES) this.#sweep()
+    slots.exclusive = false // only an exclusive call can have held it
+    this.#bySource.get(flight.tool.source)!.running--
+    if (this.#queue.length) this.#pump()
+  }
+
+  /** Forgets the scopes no call holds (a gateway's sessions come and go). */
+  #sweep() {
+    for (const [scope, slots] of this.#scopes) if (!slots.running) this.#scopes.delete(scope)
+    this.#idle = 0
   }
 
   #wait(flight: Slotted, scope: string): Promise<void> {
@@ -92,7 +102,7 @@ export class ConcurrencyGate {
   /** Whether the call's scope lets it start now (its own scope's exclusivity). */
   #scopeFits(tool: RegisteredTool, scope: string): boolean {
     const slots = this.#scopes.get(scope)
-    if (!slots) return true
+    if (!slots?.running) return true
     return !slots.exclusive && tool.concurrency === 'safe'
   }
 
@@ -100,18 +110,22 @@ export class ConcurrencyGate {
     return (
       this.#running < this.limits.maxConcurrent &&
       this.#scopeFits(tool, scope) &&
-      (this.#bySource.get(tool.source) ?? 0) < (this.limits.perSource[tool.source] ?? Infinity)
+      (this.#bySource.get(tool.source)?.running ?? 0) <
+        (this.limits.perSource[tool.source] ?? Infinity)
     )
   }
 
   #enter(flight: Slotted, scope: string) {
     const { tool } = flight
     this.#running++
-    const slots = this.#scopes.get(scope) ?? { running: 0, exclusive: false }
+    let slots = this.#scopes.get(scope)
+    if (!slots) this.#scopes.set(scope, (slots = { running: 0, exclusive: false }))
+    else if (!slots.running) this.#idle--
     slots.running++
     slots.exclusive = tool.concurrency !== 'safe'
-    this.#scopes.set(scope, slots)
-    this.#bySource.set(tool.source, (this.#bySource.get(tool.source) ?? 0) + 1)
+    let source = this.#bySource.get(tool.source)
+    if (!source) this.#bySource.set(tool.source, (source = { running: 0 }))
+    source.running++
     flight.slot = this
     flight.slotScope = scope
   }
@@ -151,21 +165,25 @@ export interface OutputLimits {
 }
 
 /** Applies the output limit to a result; content over it becomes a preview plus the path of the whole. */
-export function limitOutput<R extends { content?: readonly ContentPart[]; structured?: unknown }>(
-  result: R,
-  limits: OutputLimits,
-  name: string,
-): R {
-  const { content = [], structured } = result
+export function limitOutput<
+  R extends {
+    content?: readonly ContentPart[]
+    structured?: unknown
+    /** the structured value's JSON is the first content part's text (a tool that returned data) */
+    sameText?: boolean
+  },
+>(result: R, limits: OutputLimits, name: string): R {
+  const { content = [], structured, sameText } = result
   const limit = Math.min(limits.maxOutputBytes, limits.maxOutputTokens * 4)
   // fast path: a UTF-16 code unit is at most 3 bytes of UTF-8
-  if (structured === undefined) {
+  if (structured === undefined || sameText) {
     let units = 0
     for (const part of content) units += part.type === 'text' ? part.text.length : limit
-    if (units * 3 <= limit) return result
+    if (units * (sameText ? 6 : 3) <= limit) return result
   }
   const parts = content.map((p) => (p.type === 'text' ? p.text : JSON.stringify(p)))
-  const structuredText = structured === undefined ? '' : JSON.stringify(structured)
+  const structuredText =
+    structured === undefined ? '' : sameText ? parts[0]! : JSON.stringify(structured)
   const bytes =
     parts.reduce((n, t) => n + Buffer.byteLength(t), 0) + Buffer.byteLength(structuredText)
   if (bytes <= limit) return result

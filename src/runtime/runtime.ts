@@ -26,6 +26,7 @@ import { Deadlines, Flight } from './flight.ts'
 import { cloneArgs, copyJson, freezeDeep } from './json.ts'
 import { ConcurrencyGate, limitOutput } from './limits.ts'
 import { GLOBAL, ToolRegistry, type Guard } from './registry.ts'
+import { observe, replaced, waterfall } from './taps.ts'
 import { Tasks } from './tasks.ts'
 import type {
   ContentPart,
@@ -130,13 +131,6 @@ export class ToolRuntime {
   ) {
     this.settings = runtimeSettings.parse(settings)
     this.gate = new ConcurrencyGate(this.settings)
-    // decisions only tighten: a tap is skipped once the decision is deny (or block)
-    this.hooks.preExecute.intercept({
-      register: (tap) => ({ ...tap, fn: folding(tap.fn as Folded<PreDecision>, tightened) }),
-    })
-    this.hooks.postExecute.intercept({
-      register: (tap) => ({ ...tap, fn: folding(tap.fn as Folded<PostDecision>, postFold) }),
-    })
   }
 
   configure(settings: Partial<RuntimeSettings>): void {
@@ -211,7 +205,7 @@ export class ToolRuntime {
   }
 
   /** Runs one call through the whole pipeline. Always resolves, to exactly one frozen result. */
-  async call(name: string, args: unknown = {}, options: CallOptions = {}): Promise<ToolResult> {
+  call(name: string, args: unknown = {}, options: CallOptions = {}): Promise<ToolResult> {
     const started = performance.now()
     const scope = options.scope ?? GLOBAL
     const tool = this.registry.resolve(name, scope)
@@ -234,27 +228,39 @@ export class ToolRuntime {
       outcome = failure(call, 'INVALID_ARGS', { reason: 'the arguments are not JSON data' })
     else if (!tool.validate(call.args))
       outcome = failure(call, 'INVALID_ARGS', { reason: ajvReason(tool.validate.errors) })
-    else outcome = await this.#fly(call, tool, options, started, false)
+    else {
+      const result = this.#fly(call, tool, options, started, false, (o) =>
+        this.#result(call, o, started),
+      )
+      return result instanceof Promise ? result : Promise.resolve(result)
+    }
+    return Promise.resolve(this.#result(call, outcome, started))
+  }
+
+  /** The call's one frozen result; the result taps start now, and the caller does not wait for them. */
+  #result(call: ToolCall, outcome: Outcome, started: number): ToolResult {
     const result = finished(call, outcome, started)
-    // observe only: the taps start now (in order), the caller does not wait for them to finish
     if (this.hooks.result.taps.length)
-      this.hooks.result
-        .promise(call, result)
-        .catch((err) => this.onError(`a result hook failed for ${name}`, err))
+      observe(this.hooks.result, call, result, (err) =>
+        this.onError(`a result hook failed for ${call.name}`, err),
+      )
     return result
   }
 
   /**
-   * Runs `work` under a Flight: the caller's abort, the timeout and an unload end it wherever it is
-   * (a tap, an approval, the gate, the body), and the call still gets exactly one outcome.
+   * Runs the stages under a Flight: the caller's abort, the timeout and an unload end it wherever
+   * it waits (a tap, an approval, the gate, the body), and the call still gets exactly one outcome.
+   * Every stage goes on synchronously while nothing asks it to wait (no taps, a body that returns
+   * a value), so such a call allocates no promise of its own and joins no timer.
    */
-  async #fly(
+  #fly<R>(
     call: ToolCall,
     tool: RegisteredTool,
     options: CallOptions,
     started: number,
     background: boolean,
-  ): Promise<Outcome> {
+    complete: (outcome: Outcome) => R,
+  ): R | Promise<R> {
     const progress = options.onProgress
       ? (c: ToolCall, e: ProgressEvent) => this.#progress(c, e, options)
       : this.#reportProgress
@@ -264,120 +270,131 @@ export class ToolRuntime {
       tool,
       tool.timeoutMs ?? settings.timeoutMs,
       progress,
-      options.signal,
+      options,
       this.#deadlines,
       settings.unloadGraceMs,
       started,
     )
+    let running: Outcome | Promise<Outcome>
     try {
-      const running = background
-        ? this.#execute(call, tool, flight, started)
-        : this.#stages(call, tool, flight, options, started)
-      flight.work = running
-      return await flight.race(running)
+      running = background ? this.#execute(call, flight) : this.#stages(call, flight)
     } catch (err) {
-      if (flight.why) return failure(call, flight.why, { ms: flight.timeoutMs })
-      // a throwing tap fails the call closed; a coded error keeps its code; anything else is EXEC_FAILED
-      return failure(
-        call,
-        err instanceof YokeError && !PIPELINE_CODES.has(err.code) ? err.code : 'EXEC_FAILED',
-        { reason: messageOf(err) },
-        err,
-      )
-    } finally {
-      flight.finish()
+      running = failed(call, flight, err)
     }
+    if (!(running instanceof Promise)) return (flight.finish(), complete(running))
+    return flight.race(running, complete, (err) => complete(failed(call, flight, err)))
   }
 
-  /** Stages 2-4, then the body (here or, for spawnOnly tools, in a background task). */
-  async #stages(
-    call: ToolCall,
-    tool: RegisteredTool,
-    flight: Flight,
-    options: CallOptions,
-    started: number,
-  ): Promise<Outcome> {
+  /** Stage 2, pre-execute: the taps' folded decision (none: allow). */
+  #stages(call: ToolCall, flight: Flight): Outcome | Promise<Outcome> {
     if (flight.why) return flight.ended // the caller gave up before it began
-    const decision = this.hooks.preExecute.taps.length
-      ? await this.hooks.preExecute.promise(ALLOW, call)
-      : ALLOW
+    // decisions only tighten: once one is deny, the later taps are skipped
+    return waterfall(this.hooks.preExecute, ALLOW, call, undefined, tightened, final, (d) =>
+      this.#decided(call, flight, d),
+    )
+  }
+
+  /** Stage 3: a denial ends the call, a rewrite of the arguments is checked again, `ask` asks. */
+  #decided(call: ToolCall, flight: Flight, decision: PreDecision): Outcome | Promise<Outcome> {
     if (flight.why) return flight.ended
     if (decision.kind === 'deny')
       return failure(call, 'DENIED', { reason: decision.reason, how: HOW.denied })
     if (decision.args) {
       // a tap rewrote the arguments: approval, guards and the body all see the new ones, checked again
       const args = cloneArgs(decision.args)
+      const { validate } = flight.tool
       if (args === undefined)
         return failure(call, 'INVALID_ARGS', {
           reason: 'as rewritten before the call: the arguments are not JSON data',
         })
-      if (!tool.validate(args))
+      if (!validate(args))
         return failure(call, 'INVALID_ARGS', {
-          reason: `as rewritten before the call: ${ajvReason(tool.validate.errors)}`,
+          reason: `as rewritten before the call: ${ajvReason(validate.errors)}`,
         })
       call = Object.freeze({ ...call, args })
     }
-    if (decision.kind === 'ask') {
-      const outcome = await this.approvals.request({
-        call,
-        reason: decision.reason,
-        signal: flight.signal,
-      })
-      if (!outcome.allowed)
-        return failure(call, 'DENIED', {
-          reason: `approval needed (${decision.reason}); ${outcome.why}`,
-          how: HOW.ask(call.name),
-        })
-    }
+    if (decision.kind !== 'ask') return this.#guarded(call, flight)
+    const { reason } = decision
+    return this.approvals.request({ call, reason, signal: flight.signal }).then((outcome) =>
+      outcome.allowed
+        ? this.#guarded(call, flight)
+        : failure(call, 'DENIED', {
+            reason: `approval needed (${reason}); ${outcome.why}`,
+            how: HOW.ask(call.name),
+          }),
+    )
+  }
+
+  /** Stage 4, the guards; then the body here or, for spawnOnly tools, in a background task. */
+  #guarded(call: ToolCall, flight: Flight): Outcome | Promise<Outcome> {
     for (const guard of this.registry.guardsFor(call.scope)) {
       const denial = guard(call)
       if (denial) return failure(call, 'DENIED', { reason: denial, how: HOW.guard })
     }
+    const { tool, options, started } = flight
     if (tool.spawnOnly && !this.registry.isSubagent(call.scope)) {
-      const task = this.tasks.start(call, (signal) =>
-        this.#fly(call, tool, { ...options, signal }, started, true),
+      const task = this.tasks.start(call, async (signal) =>
+        this.#fly(call, tool, { ...options, signal }, started, true, (o) => o),
       )
       const text = `${tool.spawnOnlyMessage ?? `${call.name} runs in the background`} (task ${task.id})`
       return { status: 'ok', content: [{ type: 'text', text }], task: task.id }
     }
-    return await this.#execute(call, tool, flight, started, options.parent)
+    return this.#execute(call, flight, options.parent)
   }
 
-  /** Stages 5-8: the body under the gate, post-execute, output limits. */
-  async #execute(
-    call: ToolCall,
-    tool: RegisteredTool,
-    flight: Flight,
-    started: number,
-    parent?: ToolCall,
-  ): Promise<Outcome> {
-    if (this.registry.resolve(call.name, call.scope) !== tool) return failure(call, 'UNLOADED', {}) // unloaded while it waited
-    const executor = this.hooks.around.taps.length
-      ? await this.hooks.around.promise(runBody, call)
-      : undefined
+  /** Stage 5, around: the executor its taps wrap the body in; then a slot at the gate. */
+  #execute(call: ToolCall, flight: Flight, parent?: ToolCall): Outcome | Promise<Outcome> {
+    if (this.registry.resolve(call.name, call.scope) !== flight.tool)
+      return failure(call, 'UNLOADED', {}) // unloaded while it waited
+    if (!this.hooks.around.taps.length) return this.#gated(call, flight, parent)
+    return waterfall(this.hooks.around, runBody, call, undefined, replaced, undefined, (e) =>
+      this.#gated(call, flight, parent, e),
+    )
+  }
+
+  #gated(call: ToolCall, flight: Flight, parent?: ToolCall, executor?: Executor) {
     // a nested call runs in its parent's slot: waiting for a slot its parent holds would deadlock
     const waiting = parent
       ? undefined
       : this.gate.enter(flight, this.registry.exclusionScope(call.scope))
-    if (waiting) await waiting
+    return waiting
+      ? waiting.then(() => this.#body(call, flight, executor))
+      : this.#body(call, flight, executor)
+  }
+
+  /** Stage 6, the body, holding the slot until it returns; a value it returns goes on at once. */
+  #body(call: ToolCall, flight: Flight, executor?: Executor): Outcome | Promise<Outcome> {
     let output: ToolOutput
     try {
-      if (flight.why) return await flight.ended
-      output = await (executor
+      if (flight.why) return flight.ended
+      output = executor
         ? executor(call, flight)
-        : tool.execute(call.args as Record<string, unknown>, flight))
-    } finally {
+        : flight.tool.execute(call.args as Record<string, unknown>, flight)
+    } catch (err) {
       this.gate.leave(flight)
+      throw err
     }
-    let result = normalize(output, call.name)
-    if (this.hooks.postExecute.taps.length) {
-      const preview = finished(call, result, started)
-      const post = await this.hooks.postExecute.promise(ACCEPT, call, preview)
+    if (!isThenable(output)) return (this.gate.leave(flight), this.#post(call, flight, output))
+    return Promise.resolve(output).then(
+      (value) => (this.gate.leave(flight), this.#post(call, flight, value)),
+      (err: unknown) => {
+        this.gate.leave(flight)
+        throw err
+      },
+    )
+  }
+
+  /** Stages 7-8: post-execute, then the output limits (freezing happens in call). */
+  #post(call: ToolCall, flight: Flight, output: ToolOutput): Outcome | Promise<Outcome> {
+    const result = normalize(output, call.name)
+    if (!this.hooks.postExecute.taps.length) return limitOutput(result, this.settings, call.name)
+    const preview = finished(call, result, flight.started)
+    const decided = (post: PostDecision) => {
       if (post.kind === 'block') return failure(call, 'BLOCKED', { reason: post.reason })
-      if (post.kind === 'replace') result = normalize(post.result, call.name)
+      const kept = post.kind === 'replace' ? normalize(post.result, call.name) : result
+      return limitOutput(kept, this.settings, call.name)
     }
-    // 8 finalize: output limits (freezing happens in call)
-    return limitOutput(result, this.settings, call.name)
+    return waterfall(this.hooks.postExecute, ACCEPT, call, preview, postFold, final, decided)
   }
 
   /** The context a call runs under, from the trace taps; a tap that throws leaves the caller's. */
@@ -423,7 +440,7 @@ const HOW = {
     `add allow: ["${name}"] to the policy plugin's config, or approve it when asked`,
   guard: 'a guard refused it; its reason says why',
 }
-type Outcome = Partial<ToolResult> & { status: ResultStatus }
+type Outcome = Partial<ToolResult> & { status: ResultStatus; sameText?: boolean }
 const ALLOW: PreDecision = Object.freeze({ kind: 'allow' })
 const ACCEPT: PostDecision = Object.freeze({ kind: 'accept' })
 const runBody: Executor = async (call, ctx) =>
@@ -431,20 +448,33 @@ const runBody: Executor = async (call, ctx) =>
 
 const EMPTY = Object.freeze({})
 
+/** Why a call's stages failed: its early end, a tool's coded error, else EXEC_FAILED (a throwing tap fails closed). */
+function failed(call: ToolCall, flight: Flight, err: unknown): Outcome {
+  if (flight.why) return failure(call, flight.why, { ms: flight.timeoutMs })
+  const code = err instanceof YokeError && !PIPELINE_CODES.has(err.code) ? err.code : 'EXEC_FAILED'
+  return failure(call, code, { reason: messageOf(err) }, err)
+}
+
+const isThenable = (v: unknown): v is PromiseLike<unknown> =>
+  typeof (v as { then?: unknown } | null)?.then === 'function'
+
 /** The frozen result of an outcome: what a copy froze already (content, structured) is not walked again. */
 function finished(call: ToolCall, outcome: Outcome, started: number): ToolResult {
-  const { content = [], structured, error, truncated } = outcome
-  return Object.freeze({
+  const { status, content = [], structured, error, truncated, task } = outcome
+  const result: { -readonly [K in keyof ToolResult]: ToolResult[K] } = {
     callId: call.id,
     tool: call.name,
-    ok: outcome.status === 'ok',
-    ...outcome,
+    ok: status === 'ok',
+    status,
     content: Object.isFrozen(content) ? content : freezeDeep(content),
-    ...(structured !== undefined && { structured: freezeDeep(structured) }),
-    ...(error && { error: Object.freeze(error) }),
-    ...(truncated && { truncated: Object.freeze(truncated) }),
-    durationMs: Math.round(performance.now() - started),
-  })
+    durationMs: 0,
+  }
+  if (structured !== undefined) result.structured = freezeDeep(structured)
+  if (error) result.error = Object.freeze(error)
+  if (truncated) result.truncated = Object.freeze(truncated)
+  if (task !== undefined) result.task = task
+  result.durationMs = Math.round(performance.now() - started)
+  return Object.freeze(result)
 }
 
 /** A failed outcome: the catalogue's message and hint, as the model and the caller see them. */
@@ -478,7 +508,7 @@ function failure(
 
 /** Tool output → status, content and structured value, as fresh JSON data (the body keeps its objects). */
 function normalize(output: ToolOutput, name: string): Outcome {
-  if (typeof output === 'string') return { status: 'ok', content: [{ type: 'text', text: output }] }
+  if (typeof output === 'string') return { status: 'ok', content: textContent(output) }
   if (output === undefined) return { status: 'ok', content: [] }
   try {
     if (
@@ -500,11 +530,8 @@ function normalize(output: ToolOutput, name: string): Outcome {
       }
     }
     const structured = copyJson(output, 0)
-    return {
-      status: 'ok',
-      content: [{ type: 'text', text: JSON.stringify(structured) }],
-      structured,
-    }
+    const text = JSON.stringify(structured)
+    return { status: 'ok', content: textContent(text), structured, sameText: true }
   } catch (err) {
     return failure({ name } as ToolCall, 'EXEC_FAILED', {
       reason: `its output is not JSON data (${(err as Error).message})`,
@@ -512,28 +539,23 @@ function normalize(output: ToolOutput, name: string): Outcome {
   }
 }
 
+/** One text part, frozen as it is made (the result's freeze does not walk it again). */
+const textContent = (text: string): ContentPart[] =>
+  Object.freeze([Object.freeze({ type: 'text' as const, text })]) as ContentPart[]
+
 /** preExecute: a decision only tightens (ask can become deny, never allow); a rewrite of the args carries on. */
-function tightened(decision: PreDecision, next: PreDecision | undefined): PreDecision {
+function tightened(decision: PreDecision, answer: unknown): PreDecision {
+  const next = answer as PreDecision | undefined
   if (!(next && ORDER[next.kind] >= ORDER[decision.kind])) return decision // an unknown kind too
   return decision.args && !next.args ? { ...next, args: decision.args } : next
 }
 
 /** postExecute: an accept after a replace keeps the replacement (a later tap sees it in d.result). */
-const postFold = (d: PostDecision, next: PostDecision | undefined) =>
+const postFold = (d: PostDecision, answer: unknown, next = answer as PostDecision | undefined) =>
   !next || (next.kind === 'accept' && d.kind === 'replace') ? d : next
 
 /** A decision no later tap may change: the taps after it are skipped. */
 const final = (d: { kind: string }) => d.kind === 'deny' || d.kind === 'block'
-
-/** A tap's fn: skipped once the decision is final (deny, block), its answer folded in. */
-type Folded<T> = (d: T, ...rest: unknown[]) => Promise<T | undefined>
-function folding<T extends { kind: string }>(
-  fn: Folded<T>,
-  fold: (d: T, next: T | undefined) => T,
-) {
-  return (d: T, ...rest: unknown[]) =>
-    final(d) ? Promise.resolve(d) : fn(d, ...rest).then((n) => fold(d, n))
-}
 
 const ajvReason = (errors: ErrorObject[] | null | undefined): string =>
   (errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ') || 'invalid'

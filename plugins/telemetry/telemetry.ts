@@ -100,6 +100,7 @@ export class Telemetry implements TelemetryApi {
         this.#start(name, kind, parent, attributes),
       content: this.config.content,
       duration: this.#exporting?.duration,
+      mcpStatus: (name) => ctx.get('mcp')?.get(name)?.status(),
     }
     const removals = [
       tapTools(ctx.runtime, host, tap),
@@ -201,7 +202,14 @@ export class Telemetry implements TelemetryApi {
     }
     if (!open) return
     this.#connects.delete(fiber.id)
-    open.set({ 'yoke.state': fiber.state })
+    const server = String(open.attributes['yoke.mcp.server'])
+    const status = this.ctx.get('mcp')?.get(server)?.status()
+    open.set({
+      'yoke.state': fiber.state,
+      ...(status?.protocol && { 'mcp.protocol.version': status.protocol.version }),
+      ...(status && { 'network.transport': status.transport === 'stdio' ? 'pipe' : 'tcp' }),
+      ...(status?.server && { 'yoke.mcp.server.version': status.server.version }),
+    })
     if (fiber.state === 'failed' || fiber.state === 'pending')
       open.fail(fiber.error?.message ?? fiber.state)
     else if (fiber.state === 'active') open.status = 'ok'

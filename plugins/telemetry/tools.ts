@@ -16,6 +16,7 @@ import type {
   RuntimeApi,
   TraceContext,
 } from 'yoke'
+import type { McpServerStatus } from '../mcp/api.ts'
 import { capped, json, type Attributes, type Span } from './spans.ts'
 
 /** Taps a hook under the instance's name; returns the removal. */
@@ -31,6 +32,8 @@ export interface ToolSpanHost {
   content: { capture: boolean; maxLength: number }
   /** the duration metric, when metrics are exported */
   duration: ((seconds: number, attributes: Record<string, string>) => void) | undefined
+  /** an MCP server's status by name (the mcp hub's), for the protocol version and session */
+  mcpStatus(name: string): McpServerStatus | undefined
 }
 
 /** What a span saw of its call before the result. */
@@ -46,10 +49,9 @@ const LAST = { stage: 1000 }
 /** The taps that make tool-call spans; returns their removal (open spans end unset). */
 export function tapTools(rt: RuntimeApi, host: ToolSpanHost, tap: Tap): () => void {
   const open = new Map<string, Seen>()
-  const { content } = host
   const removals = [
     tap(rt.hooks.trace, (from, call) => {
-      const span = host.start(spanName(call), from, startAttributes(call, content))
+      const span = host.start(spanName(call), from, startAttributes(call, host))
       open.set(call.id, { span })
       return span.context()
     }),
@@ -119,7 +121,8 @@ function skillOf(call: ToolCall): { name: string; resource?: string } | undefine
   return typeof file === 'string' ? { name, resource: file } : { name }
 }
 
-function startAttributes(call: ToolCall, content: ToolSpanHost['content']): Attributes {
+function startAttributes(call: ToolCall, host: ToolSpanHost): Attributes {
+  const { content } = host
   const source = call.tool?.source ?? 'unknown'
   const attributes: Attributes = {
     'gen_ai.operation.name': 'execute_tool',
@@ -131,10 +134,7 @@ function startAttributes(call: ToolCall, content: ToolSpanHost['content']): Attr
     'yoke.caller': call.caller,
   }
   if (call.tool) attributes['yoke.tool.owner'] = call.tool.owner
-  if (source.startsWith('mcp:')) {
-    attributes['mcp.method.name'] = 'tools/call'
-    attributes['yoke.mcp.server'] = source.slice(4)
-  }
+  if (source.startsWith('mcp:')) Object.assign(attributes, mcpAttributes(source.slice(4), host))
   const skill = skillOf(call)
   if (skill) {
     attributes['gen_ai.skill.name'] = skill.name
@@ -174,4 +174,16 @@ function finish(seen: Seen, call: ToolCall, result: ToolResult, host: ToolSpanHo
     'gen_ai.tool.type': String(span.attributes['gen_ai.tool.type']),
     ...(!result.ok && { 'error.type': result.status }),
   })
+}
+
+/** The MCP instrumentation's attributes, on the tool's span (one span, not two). */
+export function mcpAttributes(server: string, host: Pick<ToolSpanHost, 'mcpStatus'>): Attributes {
+  const status = host.mcpStatus(server)
+  return {
+    'mcp.method.name': 'tools/call',
+    'yoke.mcp.server': server,
+    ...(status?.protocol && { 'mcp.protocol.version': status.protocol.version }),
+    ...(status?.sessionId && { 'mcp.session.id': status.sessionId }),
+    ...(status && { 'network.transport': status.transport === 'stdio' ? 'pipe' : 'tcp' }),
+  }
 }

@@ -80,6 +80,8 @@ describe('telemetry across the gateway and the bridge', () => {
     assert.equal(span.attributes['mcp.method.name'], 'tools/call')
     assert.equal(span.attributes['yoke.mcp.server'], 'up')
     assert.equal(span.attributes['gen_ai.tool.type'], 'extension')
+    assert.match(String(span.attributes['mcp.protocol.version']), /^\d{4}-\d{2}-\d{2}$/)
+    assert.equal(span.attributes['network.transport'], 'pipe')
   })
 
   it('the upstream server’s connect is a span that ends ok when its instance is active', () => {
@@ -94,5 +96,6 @@ describe('telemetry across the gateway and the bridge', () => {
     assert.equal(connect.status, 'ok')
     assert.equal(connect.kind, 'client')
     assert.equal(connect.attributes['yoke.instance'], 'up')
+    assert.match(String(connect.attributes['mcp.protocol.version']), /^\d{4}-\d{2}-\d{2}$/)
   })
 })

@@ -28,6 +28,8 @@ type Outcome = { answer: string; content?: QuestionAnswer['content']; by: string
 interface Pending {
   view: PendingApproval
   settle(outcome: Outcome): void
+  /** no one else answers it: only a browser can */
+  solo: boolean
 }
 
 export class BrowserApprovals {
@@ -137,6 +139,20 @@ export class BrowserApprovals {
     }
   }
 
+  /**
+   * No browser has been connected for a while: what only a browser could answer is refused (an
+   * approval) or cancelled (a question), so no call waits on a page nobody has open.
+   */
+  unattended(): void {
+    for (const p of [...this.#pending.values()])
+      if (p.solo)
+        p.settle({
+          answer: p.view.kind === 'approval' ? 'deny' : 'cancel',
+          by: BRIDGE,
+          why: 'no browser stayed connected to answer',
+        })
+  }
+
   /** Calls `ask` with this call's id marked, so the approval service passes over this bridge. */
   #forward<T>(callId: string, ask: () => Promise<T>): Promise<T> {
     this.#forwarding.add(callId)
@@ -162,8 +178,7 @@ export class BrowserApprovals {
     other: (signal: AbortSignal) => Promise<Outcome | undefined>,
   ): Promise<Outcome> {
     const loser = new AbortController()
-    const racing = this.#other()
-    view.racing = racing
+    if (this.approval.bridges.some((b) => b !== BRIDGE)) view.racing = this.#other()
     return new Promise<Outcome>((resolve) => {
       const settle = (outcome: Outcome) => {
         if (!this.#pending.delete(view.id)) return
@@ -186,12 +201,16 @@ export class BrowserApprovals {
           by: 'the call',
           why: 'the call ended before an answer',
         })
-      this.#pending.set(view.id, { view, settle })
+      const pending: Pending = { view, settle, solo: false }
+      this.#pending.set(view.id, pending)
       callSignal.addEventListener('abort', ended, { once: true })
       this.emit('approval', view)
       other(loser.signal).then(
-        (outcome) => outcome && !loser.signal.aborted && settle(outcome),
-        () => {}, // the other side failed: the browser still answers
+        (outcome) => {
+          if (outcome && !loser.signal.aborted) settle(outcome)
+          else pending.solo = true
+        },
+        () => (pending.solo = true), // the other side failed: the browser still answers
       )
       if (callSignal.aborted) ended()
     })

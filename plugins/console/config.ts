@@ -26,6 +26,8 @@ export const consoleConfig = z
     uiDir: z.string().min(1).optional(),
     /** events queued for one slow browser before it is dropped */
     maxQueued: z.number().int().positive().default(512),
+    /** how long an approval only a browser can answer waits for a browser after the last one left */
+    unattendedMs: z.number().int().positive().default(30_000),
     /** the heartbeat comment's interval on the event stream */
     heartbeatMs: z.number().int().positive().default(15_000),
   })

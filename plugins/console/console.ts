@@ -248,6 +248,14 @@ export class WebConsole {
 
   /** A browser came or went: spans are recorded only while one watches. */
   #browsers(count: number) {
+    clearTimeout(this.#timers.get('unattended'))
+    this.#timers.delete('unattended')
+    if (count === 0 && this.approvals) {
+      // a page that reloads comes back within the grace; after it, no call waits on the browser
+      const timer = setTimeout(() => this.approvals!.unattended(), this.config.unattendedMs)
+      timer.unref()
+      this.#timers.set('unattended', timer)
+    }
     if (count > 0 && !this.#recording) {
       const telemetry = this.ctx.get('telemetry') as TelemetryApi | undefined
       if (!telemetry) return

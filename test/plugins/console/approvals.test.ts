@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { ApprovalAnswer, ApprovalRequest } from '../../../src/index.ts'
 import { until } from '../../helpers/until.ts'
-import { bearer, http, launcher, postJson, sse, type Launched } from './helpers.ts'
+import { bearer, CONFIG, http, launcher, postJson, sse, type Launched } from './helpers.ts'
 
 const launch = launcher()
 
@@ -140,5 +140,21 @@ describe('console: approvals from the browser', () => {
     term.answer('deny')
     assert.equal((await running).json().result.status, 'DENIED')
     assert.equal(term.cancelled, false)
+  })
+})
+
+describe('console: an approval no one is left to answer', () => {
+  it('is refused once the last browser has been gone for unattendedMs', async () => {
+    const l = await launch(CONFIG('    config: { uiDir: ./ui, unattendedMs: 50 }'))
+    const events = await sse(l.port, l.token)
+    const running = call(l, 'guarded')
+    const pending = await events.next('approval')
+    assert.equal(pending.racing, undefined, 'no other bridge')
+    events.close()
+    const result = (await running).json().result
+    assert.equal(result.status, 'DENIED')
+    assert.match(result.error.message, /refused through "console"/)
+    const snap = (await http(l.port, '/api/snapshot', { headers: bearer(l.token) })).json()
+    assert.deepEqual(snap.approvals, [])
   })
 })

@@ -197,7 +197,7 @@ export class WebConsole {
     const hub = ctx.get('mcp') as McpHub | undefined
     if (hub)
       ctx.tap(hub.hooks.change, 'console', (status) => {
-        if (this.hub.count) this.hub.send('server', views.serverRow(status))
+        if (this.hub.count) this.hub.send('server', views.serverRow(status, hub))
       })
   }
 

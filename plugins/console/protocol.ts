@@ -245,7 +245,7 @@ export interface SkillRow {
 }
 
 export interface SkillsSection extends Unavailable {
-  /** the catalog text as the model sees it */
+  /** the system prompt as the model would see it now: the skills catalog is its `skills` section */
   catalog?: string
   skills: SkillRow[]
 }

@@ -7,6 +7,7 @@
 import type { Context, EffectNode, FiberInfo, RegisteredTool } from 'yoke'
 import type { CapabilitiesApi } from '../capabilities/api.ts'
 import type { McpHub, McpServerStatus } from '../mcp/api.ts'
+import type { PromptApi } from '../prompt/api.ts'
 import type { SkillsApi } from '../skills/api.ts'
 import type { SpanRecord, TelemetryApi } from '../telemetry/api.ts'
 import type { ToolSearchApi } from '../tool-search/api.ts'
@@ -22,6 +23,7 @@ import type {
   ServersSection,
   SkillsSection,
   SpanRow,
+  TranscriptEntry,
   ToolRow,
   ToolsSection,
 } from './protocol.ts'
@@ -228,15 +230,23 @@ export function calls(ctx: Context): CallsSection {
   return { spans: telemetry.recent(SPANS).map(spanRow) }
 }
 
-export function serverRow(s: McpServerStatus): ServerRow {
+/**
+ * What a server handle may offer beyond its status (asked of mcp-client: its stdio transport keeps
+ * the last stderr lines, and a transcript of requests paired with responses would be kept the
+ * same way); read when present.
+ */
+type Talking = { stderr?(): string[]; transcript?(): TranscriptEntry[] }
+
+export function serverRow(s: McpServerStatus, hub?: McpHub): ServerRow {
+  const handle = hub?.get(s.name) as Talking | undefined
   return {
     name: s.name,
     ...(s.protocol && { era: s.protocol.era }),
     state: s.state,
     ...(s.server && { serverInfo: s.server }),
     tools: s.tools,
-    stderr: [],
-    transcript: [],
+    stderr: handle?.stderr?.() ?? [],
+    transcript: handle?.transcript?.() ?? [],
     ...(s.lastError && { error: { code: 'MCP_SERVER', message: s.lastError } }),
   }
 }
@@ -245,20 +255,41 @@ export function servers(ctx: Context): ServersSection {
   const hub = ctx.get('mcp') as McpHub | undefined
   if (!hub) return { servers: [], unavailable: 'no MCP hub in this composition' }
   return {
-    servers: hub.list().map(serverRow),
-    unavailable: "the servers' stderr and protocol transcripts are not exposed by mcp-client yet",
+    servers: hub.list().map((s) => serverRow(s, hub)),
+    ...(!hub
+      .list()
+      .some((s) => typeof (hub.get(s.name) as Talking | undefined)?.stderr === 'function') &&
+      hub.list().length > 0 && {
+        unavailable:
+          "the servers' stderr and protocol transcripts are not offered by mcp-client yet",
+      }),
   }
 }
 
 export function skills(ctx: Context): SkillsSection {
   const api = ctx.get('skills') as SkillsApi | undefined
   if (!api) return { skills: [], unavailable: 'the skills plugin is not in this composition' }
-  const listed = api.list().map((s) => ({
-    name: s.name,
-    description: s.description,
-    ...(s.source && { source: s.source }),
-    listed: true,
-  }))
+  // the system prompt as the model would see it now: the skills catalog is a section of it, cut
+  // at its character budget (skills config catalogChars)
+  const prompt = ctx.get('prompt') as PromptApi | undefined
+  let catalog: string | undefined
+  try {
+    catalog = prompt?.render()
+  } catch {
+    catalog = undefined
+  }
+  const listed = api.list().map((s) => {
+    const seen = catalog === undefined || catalog.includes(s.name)
+    return {
+      name: s.name,
+      description: s.description,
+      ...(s.source && { source: s.source }),
+      listed: seen,
+      ...(!seen && {
+        why: "left out of the catalog: past its character budget (the skills plugin's catalogChars); skill_read still reads it",
+      }),
+    }
+  })
   const held = api.held().map((s) => ({
     name: s.name,
     description: s.description,
@@ -275,5 +306,8 @@ export function skills(ctx: Context): SkillsSection {
     listed: false,
     why: `${p.file}:${p.line}: ${p.message}`,
   }))
-  return { skills: [...listed, ...held, ...shadowed, ...problems] }
+  return {
+    ...(catalog !== undefined && { catalog }),
+    skills: [...listed, ...held, ...shadowed, ...problems],
+  }
 }

@@ -127,10 +127,23 @@ export class ConsoleServer {
       )
     const body = await readJson(req)
     if (body instanceof Error) return send(res, 400, errorBody('BAD_REQUEST', body.message))
-    const answer = tool
-      ? await routes.callTool(decodeURIComponent(tool[1]!), body)
-      : routes.answer(decodeURIComponent(approval![1]!), body)
+    const id = decoded((tool ?? approval)![1]!)
+    if (id === undefined)
+      return send(
+        res,
+        400,
+        errorBody('BAD_REQUEST', `the path is not valid percent-encoding: ${path}`),
+      )
+    const answer = tool ? await routes.callTool(id, body) : routes.answer(id, body)
     return send(res, answer.status, answer.body)
+  }
+}
+
+function decoded(part: string): string | undefined {
+  try {
+    return decodeURIComponent(part)
+  } catch {
+    return undefined
   }
 }
 

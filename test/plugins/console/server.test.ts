@@ -214,3 +214,17 @@ describe('console: what it serves', () => {
     assert.equal(bad.status, 400)
   })
 })
+
+describe('console: malformed requests', () => {
+  it('a tool name that is not valid percent-encoding is 400; an unknown API route 404', async () => {
+    const { port, token } = await launch()
+    const badName = await http(port, '/api/tools/%E0%A4%A/call', {
+      method: 'POST',
+      headers: postJson(token),
+      body: { args: {} },
+    })
+    assert.equal(badName.status, 400)
+    const notFound = await http(port, '/api/nothing', { headers: bearer(token) })
+    assert.equal(notFound.status, 404)
+  })
+})

@@ -188,7 +188,7 @@ function started(
     answerMs: served.answerMs,
     task,
     // the trace the client's call continues (its `_meta.traceparent`); a malformed one is ignored
-    trace: traceOf(ctx.mcpReq._meta, (why) => host.malformedTrace(why)),
+    trace: traceOf(ctx.mcpReq._meta, host),
     ...(served.era === 'legacy' && {
       // the call is this one request: its cancellation (or its connection's close) is the call's
       signal: ctx.mcpReq.signal,

@@ -28,23 +28,25 @@ export function traceparentProblem(value: unknown): string | undefined {
 
 /**
  * The trace context a request's `_meta` carries: undefined when it carries none or a malformed
- * one (told to `malformed`). An invalid tracestate alone is dropped, as the W3C rules say.
+ * one (told to `told.malformedTrace`; no closure per call). An invalid tracestate alone is dropped, as the W3C rules say.
  */
 export function traceOf(
   meta: Record<string, unknown> | undefined,
-  malformed: (why: string) => void,
+  told: { malformedTrace(why: string): void },
 ): TraceContext | undefined {
   const traceparent = meta?.traceparent
   if (traceparent === undefined) return undefined
   const problem = traceparentProblem(traceparent)
   if (problem !== undefined) {
-    malformed(`traceparent ${JSON.stringify(traceparent)?.slice(0, 80)}: ${problem}`)
+    told.malformedTrace(`traceparent ${JSON.stringify(traceparent)?.slice(0, 80)}: ${problem}`)
     return undefined
   }
   const tracestate = meta!.tracestate
   if (tracestate === undefined || tracestate === '') return { traceparent: traceparent as string }
   if (typeof tracestate === 'string' && TRACESTATE.test(tracestate))
     return { traceparent: traceparent as string, tracestate }
-  malformed(`tracestate ${JSON.stringify(tracestate)?.slice(0, 80)}: dropped, the traceparent kept`)
+  told.malformedTrace(
+    `tracestate ${JSON.stringify(tracestate)?.slice(0, 80)}: dropped, the traceparent kept`,
+  )
   return { traceparent: traceparent as string }
 }

@@ -150,14 +150,12 @@ describe('mcp-server: a client’s W3C trace context continues through the gatew
     )
     for (const bad of [...MALFORMED, 42, '']) assert.ok(traceparentProblem(bad), String(bad))
     const why: string[] = []
-    assert.equal(
-      traceOf(undefined, (w) => why.push(w)),
-      undefined,
-    )
-    assert.equal(
-      traceOf({ progressToken: 1 }, (w) => why.push(w)),
-      undefined,
-    )
+    const told = { malformedTrace: (w: string) => void why.push(w) }
+    assert.equal(traceOf(undefined, told), undefined)
+    assert.equal(traceOf({ progressToken: 1 }, told), undefined)
+    assert.deepEqual(traceOf({ traceparent: 'nope', tracestate: 'a=1' }, told), undefined)
+    assert.equal(why.length, 1)
+    why.length = 0
     assert.deepEqual(why, [])
   })
 })

@@ -158,3 +158,34 @@ describe('console: an approval no one is left to answer', () => {
     assert.deepEqual(snap.approvals, [])
   })
 })
+
+describe('console: questions from the browser', () => {
+  it("a tool's far side asks (a form): the browser's answer and its fields reach it", async () => {
+    const l = await launch()
+    const events = await sse(l.port, l.token)
+    try {
+      const call = { id: 'q-1', name: 'echo', args: {}, scope: 'global', caller: 'test' } as never
+      const asking = l.composition.runtime!.approvals.question({
+        from: 'MCP server "files"',
+        call,
+        mode: 'form',
+        message: 'which folder?',
+        schema: { type: 'object', properties: { folder: { type: 'string' } } },
+        signal: new AbortController().signal,
+      })
+      const pending = await events.next('approval', (a) => a.kind === 'question')
+      assert.equal(pending.from, 'MCP server "files"')
+      assert.equal(pending.message, 'which folder?')
+      assert.equal((await answer(l, pending.id, { answer: 'allow-once' })).status, 400)
+      const ok = await answer(l, pending.id, { answer: 'accept', content: { folder: 'docs' } })
+      assert.equal(ok.status, 200)
+      assert.deepEqual(await asking, {
+        action: 'accept',
+        content: { folder: 'docs' },
+        by: 'console',
+      })
+    } finally {
+      events.close()
+    }
+  })
+})

@@ -8,11 +8,12 @@
  */
 import { YokeError } from '../errors.ts'
 import type { CallOptions } from './runtime.ts'
+import { PENDING, type Sink } from './taps.ts'
 import type { ProgressEvent, RegisteredTool, ToolCall } from './types.ts'
 
 export type Ending = 'TIMEOUT' | 'UNLOADED' | 'ABORTED'
 
-export class Flight implements Deadline {
+export class Flight implements Deadline, Sink {
   why?: Ending
   /** its place among the flights with deadlines (Deadlines) */
   older?: Deadline = undefined
@@ -51,14 +52,14 @@ export class Flight implements Deadline {
   }
 
   /**
-   * `done` with what `work` gives, unless it fails or the flight ends first (the timeout is armed
-   * now): then `fail` with the error. The flight is finished before either runs.
+   * The call's outcome once its stages, which wait now, give it: `done` with it, unless one of
+   * them fails or the flight ends first (the timeout is armed now): then `fail` with the error.
+   * The flight is finished before either runs.
    */
-  race<T, R>(work: Promise<T>, done: (value: T) => R, fail: (err: unknown) => R): Promise<R> {
-    this.work = work
+  race<T, R>(done: (outcome: T) => R, fail: (err: unknown) => R): Promise<R> {
     this.#timed = true
     this.deadlines.add(this)
-    return new Promise<R>((resolve, reject) => {
+    return (this.work = new Promise<R>((resolve, reject) => {
       this.#settle = (ok, value) => {
         this.#settle = undefined
         this.finish()
@@ -68,12 +69,32 @@ export class Flight implements Deadline {
           reject(err)
         }
       }
-      work.then(
-        (value) => this.#settle?.(true, value),
-        (err: unknown) => this.#settle?.(false, err),
-      )
       if (this.why) this.#settle(false, this.#reason())
-    })
+    }))
+  }
+
+  /**
+   * A stage waits on `wait`: then goes on with `next`, whose outcome (or error) ends the race
+   * unless it waits again (PENDING); a failed wait ends it with `mapError`'s error.
+   */
+  after<T>(
+    wait: PromiseLike<T>,
+    next: (value: T) => unknown,
+    mapError?: (err: unknown) => unknown,
+  ): typeof PENDING {
+    wait.then(
+      (value) => {
+        let step: unknown
+        try {
+          step = next(value)
+        } catch (err) {
+          return this.#settle?.(false, err)
+        }
+        if (step !== PENDING) this.#settle?.(true, step)
+      },
+      (err: unknown) => this.#settle?.(false, mapError ? mapError(err) : err),
+    )
+    return PENDING
   }
 
   /** Rejects when the flight ends early, so a wait (the gate, a tap) still ends. */

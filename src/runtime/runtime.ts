@@ -26,7 +26,7 @@ import { Deadlines, Flight } from './flight.ts'
 import { cloneArgs, copyJson, freezeDeep } from './json.ts'
 import { ConcurrencyGate, limitOutput } from './limits.ts'
 import { GLOBAL, ToolRegistry, type Guard } from './registry.ts'
-import { observe, replaced, waterfall } from './taps.ts'
+import { observe, PENDING, replaced, waterfall } from './taps.ts'
 import { Tasks } from './tasks.ts'
 import type {
   ContentPart,
@@ -275,28 +275,27 @@ export class ToolRuntime {
       settings.unloadGraceMs,
       started,
     )
-    let running: Outcome | Promise<Outcome>
+    let step: Step
     try {
-      running = background ? this.#execute(call, flight) : this.#stages(call, flight)
+      step = background ? this.#execute(call, flight) : this.#stages(call, flight)
     } catch (err) {
-      running = failed(call, flight, err)
+      step = failed(call, flight, err)
     }
-    if (!(running instanceof Promise)) return (flight.finish(), complete(running))
-    return flight.race(running, complete, (err) => complete(failed(call, flight, err)))
+    if (step !== PENDING) return (flight.finish(), complete(step))
+    return flight.race(complete, (err) => complete(failed(call, flight, err)))
   }
 
   /** Stage 2, pre-execute: the taps' folded decision (none: allow). */
-  #stages(call: ToolCall, flight: Flight): Outcome | Promise<Outcome> {
-    if (flight.why) return flight.ended // the caller gave up before it began
+  #stages(call: ToolCall, flight: Flight): Step {
+    if (flight.why) return failed(call, flight) // the caller gave up before it began
     // decisions only tighten: once one is deny, the later taps are skipped
-    return waterfall(this.hooks.preExecute, ALLOW, call, undefined, tightened, final, (d) =>
-      this.#decided(call, flight, d),
-    )
+    const then = (d: PreDecision) => this.#decided(call, flight, d)
+    return waterfall(this.hooks.preExecute, ALLOW, call, undefined, tightened, final, then, flight)
   }
 
   /** Stage 3: a denial ends the call, a rewrite of the arguments is checked again, `ask` asks. */
-  #decided(call: ToolCall, flight: Flight, decision: PreDecision): Outcome | Promise<Outcome> {
-    if (flight.why) return flight.ended
+  #decided(call: ToolCall, flight: Flight, decision: PreDecision): Step {
+    if (flight.why) return failed(call, flight)
     if (decision.kind === 'deny')
       return failure(call, 'DENIED', { reason: decision.reason, how: HOW.denied })
     if (decision.args) {
@@ -315,7 +314,8 @@ export class ToolRuntime {
     }
     if (decision.kind !== 'ask') return this.#guarded(call, flight)
     const { reason } = decision
-    return this.approvals.request({ call, reason, signal: flight.signal }).then((outcome) =>
+    const asked = this.approvals.request({ call, reason, signal: flight.signal })
+    return flight.after(asked, (outcome) =>
       outcome.allowed
         ? this.#guarded(call, flight)
         : failure(call, 'DENIED', {
@@ -326,7 +326,7 @@ export class ToolRuntime {
   }
 
   /** Stage 4, the guards; then the body here or, for spawnOnly tools, in a background task. */
-  #guarded(call: ToolCall, flight: Flight): Outcome | Promise<Outcome> {
+  #guarded(call: ToolCall, flight: Flight): Step {
     for (const guard of this.registry.guardsFor(call.scope)) {
       const denial = guard(call)
       if (denial) return failure(call, 'DENIED', { reason: denial, how: HOW.guard })
@@ -343,30 +343,29 @@ export class ToolRuntime {
   }
 
   /** Stage 5, around: the executor its taps wrap the body in; then a slot at the gate. */
-  #execute(call: ToolCall, flight: Flight, parent?: ToolCall): Outcome | Promise<Outcome> {
+  #execute(call: ToolCall, flight: Flight, parent?: ToolCall): Step {
     if (this.registry.resolve(call.name, call.scope) !== flight.tool)
       return failure(call, 'UNLOADED', {}) // unloaded while it waited
     if (!this.hooks.around.taps.length) return this.#gated(call, flight, parent)
-    return waterfall(this.hooks.around, runBody, call, undefined, replaced, undefined, (e) =>
-      this.#gated(call, flight, parent, e),
-    )
+    const then = (e: Executor) => this.#gated(call, flight, parent, e)
+    return waterfall(this.hooks.around, runBody, call, undefined, replaced, undefined, then, flight)
   }
 
-  #gated(call: ToolCall, flight: Flight, parent?: ToolCall, executor?: Executor) {
+  #gated(call: ToolCall, flight: Flight, parent?: ToolCall, executor?: Executor): Step {
     // a nested call runs in its parent's slot: waiting for a slot its parent holds would deadlock
     const waiting = parent
       ? undefined
       : this.gate.enter(flight, this.registry.exclusionScope(call.scope))
     return waiting
-      ? waiting.then(() => this.#body(call, flight, executor))
+      ? flight.after(waiting, () => this.#body(call, flight, executor))
       : this.#body(call, flight, executor)
   }
 
   /** Stage 6, the body, holding the slot until it returns; a value it returns goes on at once. */
-  #body(call: ToolCall, flight: Flight, executor?: Executor): Outcome | Promise<Outcome> {
+  #body(call: ToolCall, flight: Flight, executor?: Executor): Step {
     let output: ToolOutput
     try {
-      if (flight.why) return flight.ended
+      if (flight.why) return (this.gate.leave(flight), failed(call, flight))
       output = executor
         ? executor(call, flight)
         : flight.tool.execute(call.args as Record<string, unknown>, flight)
@@ -375,17 +374,12 @@ export class ToolRuntime {
       throw err
     }
     if (!isThenable(output)) return (this.gate.leave(flight), this.#post(call, flight, output))
-    return Promise.resolve(output).then(
-      (value) => (this.gate.leave(flight), this.#post(call, flight, value)),
-      (err: unknown) => {
-        this.gate.leave(flight)
-        throw err
-      },
-    )
+    const leave = (err?: unknown) => (this.gate.leave(flight), err)
+    return flight.after(output, (value) => (leave(), this.#post(call, flight, value)), leave)
   }
 
   /** Stages 7-8: post-execute, then the output limits (freezing happens in call). */
-  #post(call: ToolCall, flight: Flight, output: ToolOutput): Outcome | Promise<Outcome> {
+  #post(call: ToolCall, flight: Flight, output: ToolOutput): Step {
     const result = normalize(output, call.name)
     if (!this.hooks.postExecute.taps.length) return limitOutput(result, this.settings, call.name)
     const preview = finished(call, result, flight.started)
@@ -394,7 +388,8 @@ export class ToolRuntime {
       const kept = post.kind === 'replace' ? normalize(post.result, call.name) : result
       return limitOutput(kept, this.settings, call.name)
     }
-    return waterfall(this.hooks.postExecute, ACCEPT, call, preview, postFold, final, decided)
+    const taps = this.hooks.postExecute
+    return waterfall(taps, ACCEPT, call, preview, postFold, final, decided, flight)
   }
 
   /** The context a call runs under, from the trace taps; a tap that throws leaves the caller's. */
@@ -441,6 +436,8 @@ const HOW = {
   guard: 'a guard refused it; its reason says why',
 }
 type Outcome = Partial<ToolResult> & { status: ResultStatus; sameText?: boolean }
+/** what a stage gives: the call's outcome, or PENDING when it waits (the flight gets it later) */
+type Step = Outcome | typeof PENDING
 const ALLOW: PreDecision = Object.freeze({ kind: 'allow' })
 const ACCEPT: PostDecision = Object.freeze({ kind: 'accept' })
 const runBody: Executor = async (call, ctx) =>
@@ -449,7 +446,7 @@ const runBody: Executor = async (call, ctx) =>
 const EMPTY = Object.freeze({})
 
 /** Why a call's stages failed: its early end, a tool's coded error, else EXEC_FAILED (a throwing tap fails closed). */
-function failed(call: ToolCall, flight: Flight, err: unknown): Outcome {
+function failed(call: ToolCall, flight: Flight, err?: unknown): Outcome {
   if (flight.why) return failure(call, flight.why, { ms: flight.timeoutMs })
   const code = err instanceof YokeError && !PIPELINE_CODES.has(err.code) ? err.code : 'EXEC_FAILED'
   return failure(call, code, { reason: messageOf(err) }, err)

@@ -9,10 +9,24 @@ import { directTap, type AnyHook } from '../kernel/hooks.ts'
 
 type Fold<T> = (value: T, answer: unknown) => T
 
+/** The value a stage gives when it waits: what it goes on with reaches the sink later. */
+export const PENDING = Symbol('pending')
+
+/** Where a stage that waits goes on: the call's flight. */
+export interface Sink {
+  /** goes on with `next` once `wait` settles; a failed wait is `mapError`'s error */
+  after<T>(
+    wait: PromiseLike<T>,
+    next: (value: T) => unknown,
+    mapError?: (err: unknown) => unknown,
+  ): typeof PENDING
+}
+
 /**
  * A waterfall over `hook`'s taps: each gets the value so far and `a`, `b`; `fold` merges its
  * answer; once `stop` holds for the value, the later taps are skipped; `then` gets the last value.
- * Synchronous while the taps are: then it returns what `then` returns.
+ * Synchronous while the taps are (it returns what `then` returns); at a tap that answers with a
+ * promise it returns PENDING and goes on through `sink`.
  */
 export function waterfall<T, R>(
   hook: AnyHook,
@@ -21,10 +35,45 @@ export function waterfall<T, R>(
   b: unknown,
   fold: Fold<T>,
   stop: ((value: T) => boolean) | undefined,
-  then: (value: T) => R | Promise<R>,
-): R | Promise<R> {
+  then: (value: T) => R,
+  sink: Sink,
+): R | typeof PENDING {
   if (!hook.taps.length) return then(value)
-  return new Waterfall(tapsOf(hook), a, b, fold, stop, then).from(0, value)
+  return new Waterfall(tapsOf(hook), a, b, fold, stop, then, sink).from(0, value)
+}
+
+/** One run of a waterfall: its taps and arguments, held while a tap's promise is awaited. */
+class Waterfall<T, R> {
+  constructor(
+    readonly taps: AnyHook['taps'],
+    readonly a: unknown,
+    readonly b: unknown,
+    readonly fold: Fold<T>,
+    readonly stop: ((value: T) => boolean) | undefined,
+    readonly then: (value: T) => R,
+    readonly sink: Sink,
+  ) {}
+
+  from(i: number, value: T): R | typeof PENDING {
+    const { taps, fold, stop } = this
+    for (; i < taps.length && !stop?.(value); i++) {
+      const tap = directTap(taps[i]!)
+      if (!tap.live) continue
+      let answer: unknown
+      try {
+        answer = tap.fn(value, this.a, this.b)
+      } catch (err) {
+        throw tap.fail(err)
+      }
+      if (answer instanceof Promise) {
+        const next = i + 1
+        const held = value
+        return this.sink.after(answer, (n) => this.from(next, fold(held, n)), tap.fail)
+      }
+      value = fold(value, answer)
+    }
+    return this.then(value)
+  }
 }
 
 const copies = new WeakMap<AnyHook, AnyHook['taps']>()
@@ -47,44 +96,6 @@ function tapsOf(hook: AnyHook): AnyHook['taps'] {
   }
   copies.set(hook, (taps = Object.freeze(hook.taps.slice()) as AnyHook['taps']))
   return taps
-}
-
-/** One run of a waterfall: its taps and arguments, held while a tap's promise is awaited. */
-class Waterfall<T, R> {
-  constructor(
-    readonly taps: AnyHook['taps'],
-    readonly a: unknown,
-    readonly b: unknown,
-    readonly fold: Fold<T>,
-    readonly stop: ((value: T) => boolean) | undefined,
-    readonly then: (value: T) => R | Promise<R>,
-  ) {}
-
-  from(i: number, value: T): R | Promise<R> {
-    const { taps, fold, stop } = this
-    for (; i < taps.length && !stop?.(value); i++) {
-      const tap = directTap(taps[i]!)
-      if (!tap.live) continue
-      let answer: unknown
-      try {
-        answer = tap.fn(value, this.a, this.b)
-      } catch (err) {
-        throw tap.fail(err)
-      }
-      if (answer instanceof Promise) {
-        const next = i + 1
-        const held = value
-        return answer.then(
-          (n: unknown) => this.from(next, fold(held, n)),
-          (err: unknown) => {
-            throw tap.fail(err)
-          },
-        )
-      }
-      value = fold(value, answer)
-    }
-    return this.then(value)
-  }
 }
 
 /** tapable's waterfall fold: an answer replaces the value, undefined keeps it. */

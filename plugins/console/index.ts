@@ -9,7 +9,6 @@
  */
 import { definePlugin } from 'yoke'
 import { consoleConfig } from './config.ts'
-import { WebConsole } from './console.ts'
 
 export type * from './api.ts'
 export { consoleConfig, type ConsoleConfig } from './config.ts'
@@ -30,6 +29,8 @@ export default definePlugin({
       ctx.control('console/url', () => ({ listening: false, why: off }))
       return
     }
+    // the server's modules load only where it runs: a one-shot command imports none of them
+    const { WebConsole } = await import('./console.ts')
     const web = new WebConsole(ctx, config)
     ctx.effect('console: the server', () => web.close())
     await web.start()

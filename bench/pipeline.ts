@@ -5,9 +5,12 @@
  * time per call (process.cpuUsage) is the figure, steadier than wall time on a loaded machine.
  * Then throughput with 64 concurrent safe calls.
  */
+import { execFileSync } from 'node:child_process'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { Ajv } from 'ajv'
-import { guardProcess, toPlugin, ToolRuntime, type Plugin } from '../src/index.ts'
-import { tapHook } from '../src/kernel/hooks.ts'
+import * as source from '../src/index.ts'
+import { guardProcess, toPlugin, type Plugin, type ToolRuntime } from '../src/index.ts'
 import type { ToolDefinition } from '../src/runtime/types.ts'
 import { budgeted, createAjv } from '../src/lib/schema-safety.ts'
 import { defaultPreset, figure, median, row } from './stats.ts'
@@ -23,7 +26,9 @@ const noopTool: ToolDefinition = {
 }
 type Caller = { call(name: string, args: unknown): Promise<unknown> }
 
-function bareRuntime(taps: boolean): ToolRuntime {
+type Lib = Pick<typeof source, 'ToolRuntime' | 'tapHook'>
+
+function bareRuntime(taps: boolean, { ToolRuntime, tapHook }: Lib = source): ToolRuntime {
   const rt = new ToolRuntime()
   rt.register(noopTool, 'bench')
   if (taps) {
@@ -80,12 +85,26 @@ async function interleaved(rows: Array<[string, Caller | undefined]>) {
   return { cpu, wall }
 }
 
+/**
+ * The runtime as the package ships it (dist/, built now): what users run. The source rows run
+ * under tsx, whose esbuild keeps function names by wrapping every closure made per call in a
+ * `__name` call that the build does not have.
+ */
+async function built(): Promise<Lib> {
+  const root = join(import.meta.dirname, '..')
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' })
+  return import(pathToFileURL(join(root, 'dist/src/index.js')).href) as Promise<Lib>
+}
+
 export async function pipelineBench() {
+  const shipped = await built()
   const preset = await defaultPresetTool()
   const rows: Array<[string, Caller | undefined]> = [
     ['direct', undefined],
-    ['0 taps', bareRuntime(false)],
-    ['1 tap per stage', bareRuntime(true)],
+    ['0 taps', bareRuntime(false, shipped)],
+    ['1 tap per stage', bareRuntime(true, shipped)],
+    ['0 taps, source (tsx)', bareRuntime(false)],
+    ['1 tap per stage, source (tsx)', bareRuntime(true)],
     ['default preset', preset.rt],
   ]
   const { cpu, wall } = await interleaved(rows)
@@ -93,7 +112,7 @@ export async function pipelineBench() {
   const added = (xs: number[][], k: number) => xs[k]!.map((x, r) => x - xs[0]![r]!)
   const spread = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`
   console.log(
-    `\npipeline overhead: ${N} sequential calls of a no-op tool, CPU and wall µs added per call over a direct call, median of ${ROUNDS} interleaved rounds (spread: min–max)`,
+    `\npipeline overhead: ${N} sequential calls of a no-op tool, CPU and wall µs added per call over a direct call, median of ${ROUNDS} interleaved rounds (spread: min–max); the runtime as built (dist/), and from source under tsx`,
   )
   console.log(row(['', 'CPU added µs', 'CPU spread', 'wall added µs', 'wall spread', 'goal']))
   const goals: Record<string, number | undefined> = { '0 taps': 1.5, '1 tap per stage': 2.5 }
@@ -110,7 +129,7 @@ export async function pipelineBench() {
         better: 'lower',
         unit: ' µs',
         spread: spread(c),
-        baseline: 'a direct call of the same function',
+        baseline: 'a direct call of the same function (the runtime as built)',
       })
     const w = added(wall, k)
     const cells = [value.toFixed(2), spread(c), median(w).toFixed(2), spread(w)]
@@ -120,9 +139,9 @@ export async function pipelineBench() {
   // and promise hooks run for every promise in the process
   const unguard = guardProcess()
   const guarded = await defaultPresetTool()
-  const under = await interleaved([rows[0]!, rows[1]!, ['default preset', guarded.rt]])
+  const under = await interleaved([rows[0]!, rows[3]!, ['default preset', guarded.rt]])
   unguard()
-  for (const [k, label] of ['0 taps', 'default preset'].entries()) {
+  for (const [k, label] of ['0 taps, source (tsx)', 'default preset'].entries()) {
     const c = added(under.cpu, k + 1)
     const w = added(under.wall, k + 1)
     console.log(

@@ -141,11 +141,81 @@ export class ProtoSchema {
     return out
   }
 
+  /**
+   * What in an OTLP/JSON body breaks the protobuf JSON mapping as OTLP specifies it: a key that is
+   * not a field's lowerCamelCase name, a 64-bit integer that is not a decimal string, an enum that
+   * is not an integer, an id (bytes) that is not lowercase hex of its size, a wrong shape.
+   * `numbers` accepts a safe integer as a JSON number where the mapping prints a string (parsers
+   * must accept both).
+   */
+  jsonProblems(typeName: string, value: unknown, at = '$', numbers = false): string[] {
+    const type = this.messages.get(typeName)!
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      return [`${at}: a ${typeName} must be an object`]
+    const byJsonName = new Map(
+      [...type.fields.values()].map((f) => [
+        f.name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()),
+        f,
+      ]),
+    )
+    const problems: string[] = []
+    for (const [key, v] of Object.entries(value)) {
+      const field = byJsonName.get(key)
+      if (!field) {
+        problems.push(`${at}.${key}: no field of ${typeName} has this lowerCamelCase name`)
+        continue
+      }
+      const items = field.repeated ? v : [v]
+      if (!Array.isArray(items)) {
+        problems.push(`${at}.${key}: a repeated field must be an array`)
+        continue
+      }
+      const fieldType = this.resolve(field.type)
+      items.forEach((item, i) => {
+        const here = field.repeated ? `${at}.${key}[${i}]` : `${at}.${key}`
+        if (this.messages.has(fieldType))
+          problems.push(...this.jsonProblems(fieldType, item, here, numbers))
+        else if (this.enums.has(fieldType)) {
+          if (!Number.isInteger(item)) problems.push(`${here}: an enum must be an integer`)
+        } else problems.push(...scalarProblem(fieldType, field.name, item, here, numbers))
+      })
+    }
+    return problems
+  }
+
   #value(type: string, wire: number, r: Reader): unknown {
     if (this.messages.has(type)) return this.decode(type, r.bytes())
     if (this.enums.has(type)) return Number(r.varint())
     return r.scalar(type, wire)
   }
+}
+
+const ID_BYTES: Record<string, number> = { trace_id: 16, span_id: 8, parent_span_id: 8 }
+
+/** `numbers`: a 64-bit integer may be a JSON number (the mapping accepts one; it prints strings) */
+function scalarProblem(
+  type: string,
+  name: string,
+  value: unknown,
+  at: string,
+  numbers: boolean,
+): string[] {
+  const bad = (what: string) => [`${at}: ${what} (${JSON.stringify(value)})`]
+  if (/64$/.test(type) && !/^-?\d+$/.test(String(value)))
+    return bad('a 64-bit integer must be a decimal string')
+  if (/64$/.test(type) && typeof value !== 'string' && !(numbers && Number.isSafeInteger(value)))
+    return bad('a 64-bit integer must be a string')
+  if (type === 'bytes' && name in ID_BYTES) {
+    const hex = new RegExp(`^[0-9a-f]{${2 * ID_BYTES[name]!}}$`)
+    return typeof value === 'string' && (hex.test(value) || (name === 'parent_span_id' && !value))
+      ? []
+      : bad('an OTLP/JSON id must be lowercase hex of its size')
+  }
+  if (type === 'string' && typeof value !== 'string') return bad('a string')
+  if (type === 'bool' && typeof value !== 'boolean') return bad('a boolean')
+  if ((type === 'double' || type === 'float' || /32$/.test(type)) && typeof value !== 'number')
+    return bad('a number')
+  return []
 }
 
 const SCALARS = new Set([

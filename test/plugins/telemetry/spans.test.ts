@@ -9,7 +9,7 @@ import telemetryPlugin from '../../../plugins/telemetry/index.ts'
 import type { SpanRecord, TelemetryApi } from '../../../plugins/telemetry/api.ts'
 import { toPlugin, validateConfig, type Plugin, type ToolRuntime } from '../../../src/index.ts'
 import { kernelWith } from '../../helpers/kernel.ts'
-import { otlpReceiver } from './otlp.ts'
+import { otlpReceiver, ProtoSchema } from './otlp.ts'
 
 const saved = { ...process.env }
 function clearOtel() {
@@ -292,10 +292,36 @@ describe('telemetry export over OTLP/HTTP', () => {
     const r = await receiver()
     const { kernel, rt } = await compose({
       traces: { exporter: 'otlp', protocol: 'http/json', endpoint: `${r.url}/v1/traces` },
+      metrics: { exporter: 'otlp', protocol: 'http/json', endpoint: `${r.url}/v1/metrics` },
+      content: { capture: true },
     })
     await rt.call('echo', { text: 'hi' })
+    await rt.call('secret', {})
     await kernel.dispose()
-    const [sent] = r.received
+    // every key, id, enum and 64-bit integer of both bodies, against the official definitions;
+    // the SDK's metrics serializer (0.223) writes histogram counts as JSON numbers, which the
+    // mapping accepts (parsers take both) though it prints strings: accepted there only
+    const schema = new ProtoSchema()
+    for (const { path, body } of r.received) {
+      const traces = path.endsWith('traces')
+      const type = traces
+        ? 'opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest'
+        : 'opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest'
+      assert.deepEqual(schema.jsonProblems(type, body, '$', !traces), [], path)
+    }
+    assert.deepEqual(r.received.map((x) => x.path).sort(), ['/v1/metrics', '/v1/traces'])
+    // the check itself tells a wrong body
+    const T = 'opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest'
+    assert.equal(schema.jsonProblems(T, { resource_spans: [] }).length, 1)
+    const bad = {
+      traceId: 'AB'.repeat(16),
+      spanId: 'ab'.repeat(8),
+      startTimeUnixNano: 1,
+      kind: 'SPAN_KIND_CLIENT',
+    }
+    const wrong = schema.jsonProblems(T, { resourceSpans: [{ scopeSpans: [{ spans: [bad] }] }] })
+    assert.equal(wrong.length, 3, wrong.join('\n'))
+    const [sent] = r.received.filter((x) => x.path === '/v1/traces')
     assert.equal(sent!.contentType, 'application/json')
     const span = (sent!.body as any).resourceSpans[0].scopeSpans[0].spans[0]
     assert.match(span.traceId, /^[0-9a-f]{32}$/)

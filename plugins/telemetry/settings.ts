@@ -132,8 +132,10 @@ function signalPlan(sig: Signal, config: TelemetryConfig, env: Env, checks: Doct
   else if (envSignalUrl) [url, from] = [envSignalUrl, `OTEL_EXPORTER_OTLP_${S}_ENDPOINT`]
   else if (envBase) [url, from] = [join(envBase, sig), 'OTEL_EXPORTER_OTLP_ENDPOINT']
   else from = 'the default'
+  // an endpoint given asks for otlp; the lock alone does not (it says where, not whether)
+  const asked = own.endpoint ?? config.endpoint ?? envSignalUrl ?? envBase
   const exporter =
-    own.exporter ?? envExporter(env, `OTEL_${S}_EXPORTER`, checks) ?? (url ? 'otlp' : 'none')
+    own.exporter ?? envExporter(env, `OTEL_${S}_EXPORTER`, checks) ?? (asked ? 'otlp' : 'none')
   const protocol =
     lock?.protocol ??
     own.protocol ??

@@ -66,6 +66,11 @@ describe('telemetry settings', () => {
     )
     assert.equal(p.traces.url, 'http://mine:4318/v1/traces')
     assert.equal(p.metrics.url, 'http://mine:4318/v1/metrics')
+    assert.equal(
+      p.metrics.exporter,
+      'otlp',
+      'the variable’s endpoint asked for it, the lock says where',
+    )
     assert.equal(p.checks.length, 2)
     assert.ok(p.checks.every((c) => c.level === 'warn' && /the lock/.test(c.message)))
   })
@@ -85,6 +90,12 @@ describe('telemetry settings', () => {
     assert.match(errors[0]!.hint!, /http:\/\/localhost:4318/)
     assert.ok(errors.some((e) => /grpc is not supported/.test(e.hint!)))
     assert.ok(errors.some((e) => /zipkin is not an exporter/.test(e.message)))
+  })
+
+  it('a lock alone exports nothing: it says where, not whether', () => {
+    const p = plan(config({ lock: { endpoint: 'http://mine:4318' } }), {})
+    assert.equal(p.traces.exporter, 'none')
+    assert.equal(p.metrics.exporter, 'none')
   })
 
   it('the config schema refuses a non-http endpoint and unknown keys', () => {

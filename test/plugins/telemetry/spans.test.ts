@@ -131,6 +131,67 @@ describe('telemetry spans', () => {
     }
   })
 
+  it('shows an approval asked and answered, a refusal, a guard’s denial and a post-execute block as events', async () => {
+    const { kernel, rt, telemetry } = await compose()
+    try {
+      let answer: 'allow-once' | 'deny' = 'allow-once'
+      rt.approvals.register({ name: 'test', ask: async () => answer })
+      rt.hooks.preExecute.tap('asker', (d, call) =>
+        call.name === 'echo' && call.args.text === 'ask' ? { kind: 'ask', reason: 'check' } : d,
+      )
+      rt.hooks.postExecute.tap('blocker', (d, call) =>
+        call.args.text === 'block' ? { kind: 'block', reason: 'not that' } : d,
+      )
+      rt.guard((call) => (call.args.text === 'guarded' ? 'the guard says no' : undefined))
+      const hold = telemetry.record()
+      const allowed = await rt.call('echo', { text: 'ask' })
+      answer = 'deny'
+      const refused = await rt.call('echo', { text: 'ask' })
+      const guarded = await rt.call('echo', { text: 'guarded' })
+      const blocked = await rt.call('echo', { text: 'block' })
+      hold()
+      assert.deepEqual(
+        [allowed, refused, guarded, blocked].map((r) => r.status),
+        ['ok', 'DENIED', 'DENIED', 'BLOCKED'],
+      )
+      const events = (s: SpanRecord) =>
+        s.events.map((e) =>
+          [
+            e.name,
+            e.attributes['yoke.decision'] ??
+              e.attributes['yoke.answer'] ??
+              e.attributes['yoke.status'],
+          ]
+            .filter((x) => x !== undefined)
+            .join(' '),
+        )
+      const [a, b, c, d] = byName(telemetry.recent(), 'execute_tool echo') as SpanRecord[]
+      assert.deepEqual(events(a!), [
+        'yoke.pre_execute ask',
+        'yoke.approval.asked',
+        'yoke.approval.answered allowed',
+        'yoke.post_execute accept',
+        'yoke.result ok',
+      ])
+      assert.deepEqual(events(b!), [
+        'yoke.pre_execute ask',
+        'yoke.approval.asked',
+        'yoke.approval.answered refused',
+        'yoke.result DENIED',
+      ])
+      assert.deepEqual(events(c!), [
+        'yoke.pre_execute allow',
+        'yoke.guard.denied',
+        'yoke.result DENIED',
+      ])
+      assert.match(String(c!.events[1]!.attributes['yoke.reason']), /the guard says no/)
+      assert.deepEqual(events(d!), ['yoke.pre_execute allow', 'yoke.result BLOCKED'])
+      assert.equal(d!.attributes['error.type'], 'BLOCKED')
+    } finally {
+      await kernel.dispose()
+    }
+  })
+
   it('keeps the last `keep` spans for recent(), newest last, across a reload of the instance', async () => {
     const { kernel, rt, telemetry } = await compose({ keep: 3 })
     try {
@@ -378,7 +439,11 @@ describe('telemetry export over OTLP/HTTP', () => {
     }>
     await kernel.dispose()
     assert.equal(elsewhere.received.length, 0)
-    assert.equal(locked.received[0]?.path, '/v1/traces')
+    assert.deepEqual(
+      locked.received.map((x) => x.path),
+      ['/v1/traces'],
+      'metrics: no exporter asked (the lock says where, not whether)',
+    )
     assert.ok(
       checks.some((c) => c.level === 'warn' && /ignored: the lock/.test(c.message)),
       JSON.stringify(checks),

@@ -439,11 +439,8 @@ describe('telemetry export over OTLP/HTTP', () => {
     }>
     await kernel.dispose()
     assert.equal(elsewhere.received.length, 0)
-    assert.deepEqual(
-      locked.received.map((x) => x.path),
-      ['/v1/traces'],
-      'metrics: no exporter asked (the lock says where, not whether)',
-    )
+    // the config's endpoint asked for both signals; both went to the lock
+    assert.deepEqual(locked.received.map((x) => x.path).sort(), ['/v1/metrics', '/v1/traces'])
     assert.ok(
       checks.some((c) => c.level === 'warn' && /ignored: the lock/.test(c.message)),
       JSON.stringify(checks),

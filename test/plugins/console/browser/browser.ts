@@ -46,7 +46,10 @@ export async function newPage(browser: Browser): Promise<{ page: Page; errors: s
 
 const URL_RE = /http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+/
 
-/** A `yoke dev` in `project` and its console's URL (with the token), read from its log. */
+/**
+ * A `yoke dev` in `project` and its console's URL (with the token), read from its log. When the
+ * console fails to start (or never says its URL), the dev is stopped and the error names why.
+ */
 export async function startDev(
   project: Project,
   env: Record<string, string> = {},
@@ -54,13 +57,21 @@ export async function startDev(
   if (!existsSync(join(ROOT, 'dist', 'console', 'index.html')))
     throw new Error('the console page is not built: run `npm run build` first')
   const dev = new DevProcess([], { cwd: project.dir, home: project.home, env })
-  await dev.ready()
-  const said = await dev.next(
-    (e) => e.type === 'log' && typeof e.message === 'string' && URL_RE.test(e.message),
-    WAIT_MS,
-    0,
-  )
-  return { dev, url: new URL(URL_RE.exec(said.message)![0]) }
+  try {
+    await dev.ready()
+    const said = await dev.next(
+      (e) =>
+        (e.type === 'log' && typeof e.message === 'string' && URL_RE.test(e.message)) ||
+        (e.type === 'state' && e.instance === 'console' && e.state === 'failed'),
+      WAIT_MS,
+      0,
+    )
+    if (said.type === 'state') throw new Error(`the console failed: ${JSON.stringify(said.error)}`)
+    return { dev, url: new URL(URL_RE.exec(said.message)![0]) }
+  } catch (e) {
+    await dev.stop()
+    throw e
+  }
 }
 
 let shots: string | undefined

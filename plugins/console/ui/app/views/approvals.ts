@@ -53,7 +53,9 @@ function Pending(props: { a: PendingApproval; onDone: (id: string, text: string)
       h('b', null, a.kind === 'approval' ? ` ${a.tool ?? 'a tool'}` : ` ${a.from ?? 'a question'}`),
       a.caller ? h('span', { class: 'muted' }, ` by ${a.caller}`) : null,
       a.scope ? h('span', { class: 'muted' }, ` in ${a.scope}`) : null,
-      a.racing ? h('span', { class: 'racing' }, ` · the ${a.racing} can answer too`) : null,
+      a.racing
+        ? h('span', { class: 'racing' }, ` · also asked: ${a.racing} (the first answer wins)`)
+        : null,
     ),
     a.reason || a.message ? h('p', null, a.reason ?? a.message) : null,
     a.args !== undefined ? h(Json, { value: a.args }) : null,

@@ -14,7 +14,7 @@ function Check(props: { check: DoctorCheck }) {
     h(Badge, { value: c.level }),
     c.topic ? h('span', { class: 'topic' }, c.topic) : null,
     h('span', { class: 'message' }, c.message),
-    c.hint ? h('div', { class: 'fix' }, 'Fix: ', h('code', null, c.hint)) : null,
+    c.hint ? h('div', { class: 'fix' }, 'Fix: ', c.hint) : null,
   )
 }
 

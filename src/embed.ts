@@ -13,7 +13,7 @@ import { settledWithin } from './kernel/disposer.ts'
 import type { LogRecord, RunMode, ServiceName, ServiceOf } from './kernel/types.ts'
 import type { ApprovalAnswer, ApprovalBridge, ApprovalRequest } from './runtime/approval.ts'
 import { hostTrack, runtimeView, type RuntimeApi } from './runtime/index.ts'
-import type { CallOptions } from './runtime/runtime.ts'
+import type { CallOptions } from './runtime/types.ts'
 import type { RegisteredTool, ToolResult } from './runtime/types.ts'
 import type { TrustOption } from './config/trust.ts'
 

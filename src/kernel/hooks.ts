@@ -151,15 +151,19 @@ export interface DirectTap {
 
 const DIRECT = Symbol('yoke.direct')
 
-export function directTap(tap: AnyHook['taps'][number]): DirectTap {
+export function directTap(tap: AnyHook['taps'][number], hook: AnyHook): DirectTap {
   const t = tap as typeof tap & { [DIRECT]?: DirectTap; type?: string }
   if (t[DIRECT]) return t[DIRECT]
   const { fn } = tap
+  // a callback-style tap (tapAsync) takes its callback after the hook's own arguments
+  const arity = (hook as { _args?: unknown[] })._args?.length ?? 0
   const call =
-    t.type === 'async' // a callback-style tap (tapAsync)
+    t.type === 'async'
       ? (...args: unknown[]) =>
           new Promise((resolve, reject) =>
-            fn(...args, (err: unknown, value: unknown) => (err ? reject(err) : resolve(value))),
+            fn(...args.slice(0, arity), (err: unknown, value: unknown) =>
+              err ? reject(err) : resolve(value),
+            ),
           )
       : (fn as DirectTap['fn'])
   return (t[DIRECT] = { fn: call, fail: (err) => err, live: true })

@@ -7,9 +7,8 @@
  * abort listener.
  */
 import { YokeError } from '../errors.ts'
-import type { CallOptions } from './runtime.ts'
 import { PENDING, type Sink } from './taps.ts'
-import type { ProgressEvent, RegisteredTool, ToolCall } from './types.ts'
+import type { CallOptions, ProgressEvent, RegisteredTool, ToolCall } from './types.ts'
 
 export type Ending = 'TIMEOUT' | 'UNLOADED' | 'ABORTED'
 

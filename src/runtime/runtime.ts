@@ -36,7 +36,7 @@ import type {
   ProgressEvent,
   RegisteredTool,
   ResultStatus,
-  Asker,
+  CallOptions,
   ToolCall,
   TraceContext,
   ToolDefinition,
@@ -68,22 +68,7 @@ export interface ToolChange {
   scope: string
 }
 
-export interface CallOptions {
-  scope?: string
-  signal?: AbortSignal
-  /** who is calling: an agent, `cli`, an MCP client */
-  caller?: string
-  onProgress?: (event: ProgressEvent) => void
-  /** a call made from inside another tool's body: it runs under that call's concurrency slot */
-  parent?: ToolCall
-  /**
-   * who answers for this call (approve it, answer a question its tool's far side asks): asked
-   * before the global approval bridges; a nested call inherits its parent's
-   */
-  asker?: Asker
-  /** the trace this call continues (an MCP client's `_meta.traceparent`); a nested call inherits its parent's */
-  trace?: TraceContext
-}
+export type { CallOptions } from './types.ts'
 
 /** a definition registerAll skipped, and why */
 export type Refused = (def: ToolDefinition, err: YokeError) => void

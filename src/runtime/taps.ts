@@ -39,12 +39,13 @@ export function waterfall<T, R>(
   sink: Sink,
 ): R | typeof PENDING {
   if (!hook.taps.length) return then(value)
-  return new Waterfall(tapsOf(hook), a, b, fold, stop, then, sink).from(0, value)
+  return new Waterfall(hook, tapsOf(hook), a, b, fold, stop, then, sink).from(0, value)
 }
 
 /** One run of a waterfall: its taps and arguments, held while a tap's promise is awaited. */
 class Waterfall<T, R> {
   constructor(
+    readonly hook: AnyHook,
     readonly taps: AnyHook['taps'],
     readonly a: unknown,
     readonly b: unknown,
@@ -57,7 +58,7 @@ class Waterfall<T, R> {
   from(i: number, value: T): R | typeof PENDING {
     const { taps, fold, stop } = this
     for (; i < taps.length && !stop?.(value); i++) {
-      const tap = directTap(taps[i]!)
+      const tap = directTap(taps[i]!, this.hook)
       if (!tap.live) continue
       let answer: unknown
       try {
@@ -110,7 +111,7 @@ export function observe(
   report: (err: unknown) => void,
 ): void {
   for (const t of tapsOf(hook)) {
-    const tap = directTap(t)
+    const tap = directTap(t, hook)
     if (!tap.live) continue
     try {
       const answer = tap.fn(a, b)

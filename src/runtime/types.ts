@@ -129,6 +129,24 @@ export interface ToolCall {
   readonly trace?: TraceContext | undefined
 }
 
+/** How a call is made: `ToolRuntime.call(name, args, options)`. */
+export interface CallOptions {
+  scope?: string
+  signal?: AbortSignal
+  /** who is calling: an agent, `cli`, an MCP client */
+  caller?: string
+  onProgress?: (event: ProgressEvent) => void
+  /** a call made from inside another tool's body: it runs under that call's concurrency slot */
+  parent?: ToolCall
+  /**
+   * who answers for this call (approve it, answer a question its tool's far side asks): asked
+   * before the global approval bridges; a nested call inherits its parent's
+   */
+  asker?: Asker
+  /** the trace this call continues (an MCP client's `_meta.traceparent`); a nested call inherits its parent's */
+  trace?: TraceContext
+}
+
 /** `args`: new arguments for the call (a rewrite): checked against the schema, then seen by approval, guards and the body */
 export type PreDecision = (
   { kind: 'allow' } | { kind: 'deny'; reason: string } | { kind: 'ask'; reason: string }

@@ -5,6 +5,7 @@
 import { loadavg } from 'node:os'
 import { agentBench } from './agent.ts'
 import { coldStartBench } from './cold-start.ts'
+import { consoleBench } from './console.ts'
 import { execBench } from './exec.ts'
 import { gatewayBench } from './gateway.ts'
 import { lifecycleBench } from './lifecycle.ts'
@@ -22,6 +23,7 @@ import { figures, meets, row } from './stats.ts'
 const BENCHES: Record<string, () => Promise<void>> = {
   lifecycle: lifecycleBench,
   pipeline: pipelineBench,
+  console: consoleBench,
   reload: reloadBench,
   register: () => registerBench(),
   'tool-search': toolSearchBench,

@@ -155,7 +155,7 @@ describe('yoke CLI', () => {
               : resolve(stdout.split('\n').filter(Boolean)),
         )
       })
-    assert.deepEqual(await complete(['yoke', 'con'], 1), ['config'])
+    assert.deepEqual(await complete(['yoke', 'con'], 1), ['config', 'console'])
     assert.deepEqual(await complete(['yoke', 'config', ''], 2), ['print', 'validate'])
     assert.deepEqual(await complete(['yoke', 'tools', 'call', '--a'], 3), ['--args'])
     assert.ok((await complete(['yoke', ''], 1)).includes('help'))

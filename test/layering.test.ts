@@ -267,12 +267,18 @@ describe('layering', () => {
       dependencies: Record<string, string>
     }
     const own = new Set([manifest.name, ...Object.keys(manifest.dependencies)])
+    // the web console's front end is bundled at build time (esbuild, into dist/console; the
+    // package build leaves its sources out): what it imports is in the bundle, not the install
+    const bundled = (file: string) =>
+      file.startsWith('plugins/console/ui/app/') || file === 'plugins/console/ui/build.ts'
     const offences = ['src', 'plugins', 'bin'].flatMap((dir) =>
-      filesUnder(dir).flatMap((file) =>
-        packagesOf(file)
-          .filter((name) => !own.has(name))
-          .map((name) => `${file} imports ${name}`),
-      ),
+      filesUnder(dir)
+        .filter((file) => !bundled(file))
+        .flatMap((file) =>
+          packagesOf(file)
+            .filter((name) => !own.has(name))
+            .map((name) => `${file} imports ${name}`),
+        ),
     )
     assert.deepEqual([...new Set(offences)], [])
   })

@@ -139,8 +139,18 @@ describe('the npm package, installed into another project', () => {
       'dist/src/embed.d.ts',
       'dist/src/cli/api.d.ts',
       'dist/plugins/skills/index.js',
+      'dist/console/index.html', // the web console, bundled at build time
+      'dist/console/app.js',
     ])
       assert.ok(paths.includes(needed), `${needed} is packed`)
+    // tsc can leave a relative `.ts` import as it is (a dynamic one in an object literal's method),
+    // which the build cannot load
+    const tsImports = paths.filter(
+      (p) =>
+        p.endsWith('.js') &&
+        /import\(\s*['"]\.{1,2}\/[^'"]*\.ts['"]\s*\)/.test(readFileSync(join(ROOT, p), 'utf8')),
+    )
+    assert.deepEqual(tsImports, [])
     const unwanted = paths.filter((p) =>
       /(^|\/)(test|tests|fixtures|bench|scratch|\.ci|\.yoke|node_modules)\/|\.test\.|tsbuildinfo|\.tgz$/.test(
         p,

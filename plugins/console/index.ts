@@ -29,13 +29,21 @@ export default definePlugin({
       ctx.control('console/url', () => ({ listening: false, why: off }))
       return
     }
-    // the server's modules load only where it runs: a one-shot command imports none of them
-    const { WebConsole } = await import('./console.ts')
+    const { WebConsole } = await loadServer()
     const web = new WebConsole(ctx, config)
     ctx.effect('console: the server', () => web.close())
     await web.start()
   },
 })
+
+/**
+ * The server's modules load only where it runs: a one-shot command imports none of them. (At
+ * module level: tsc 5.9 leaves a relative `.ts` import inside this object literal's method as it
+ * is, which the build cannot load.)
+ */
+function loadServer() {
+  return import('./console.ts')
+}
 
 /** Why the console does not run here; undefined when it does. */
 function offReason(

@@ -50,7 +50,10 @@ describe('the pipeline runs its taps itself', () => {
     gone()
     assert.equal((await rt.call('echo')).status, 'ok')
     assert.deepEqual(seen, ['first', 'body'])
-    tapHook(rt.hooks.preExecute, 'new', async () => ({ kind: 'deny' as const, reason: 'added later' }))
+    tapHook(rt.hooks.preExecute, 'new', async () => ({
+      kind: 'deny' as const,
+      reason: 'added later',
+    }))
     const denied = await rt.call('echo')
     assert.equal(denied.status, 'DENIED')
     assert.match(denied.error!.message, /added later/)

@@ -40,6 +40,8 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       ['repository', 'repository', 'active'],
       ['serve', 'mcp-server', 'active'],
       ['metrics', 'metrics-jsonl', 'active'],
+      ['telemetry', 'telemetry', 'active'],
+      ['console', 'console', 'active'],
       ['audit', 'audit-log', 'active'],
       ['greeter', 'greeter', 'active'],
       ['notes', 'notes', 'active'],
@@ -76,6 +78,7 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       { name: 'repository', owner: 'repository', active: true },
       { name: 'skillFilter', owner: 'skills', active: true },
       { name: 'skills', owner: 'skills', active: true },
+      { name: 'telemetry', owner: 'telemetry', active: true },
       { name: 'toolSearch', owner: 'tool-search', active: true },
     ],
   )
@@ -245,7 +248,7 @@ it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every so
     stdout,
     /^config preset presets\/base\.yaml · preset presets\/default\.yaml · project config\/yoke\.yaml$/m,
   )
-  assert.match(stdout, /^instances 24 active · 4 pending$/m)
+  assert.match(stdout, /^instances 26 active · 4 pending$/m)
   assert.match(
     section('instances'),
     /^  model +pending +openai\n +PLUGIN_WAITING .*OPENAI_API_KEY is not set$/m,

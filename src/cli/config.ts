@@ -11,8 +11,6 @@ import { composeOptions, type ParsedArgs } from './args.ts'
 import { defineCommand } from './command.ts'
 import { color, displayPath, errorJson, formatError, printJson } from './output.ts'
 
-const REDACTED = '«from env, redacted»'
-
 // the config machinery loads when a command runs, not for `yoke --help`
 async function resolveFor(args: ParsedArgs): Promise<ResolvedConfig> {
   const [{ Composition }, { resolveConfig }] = await Promise.all([
@@ -44,12 +42,12 @@ export const configPrint = defineCommand({
   async run(args) {
     const resolved = await resolveFor(args)
     if (resolved.errors.length) return reportErrors(args, resolved.errors)
-    const [{ pathKey }, { stringify }] = await Promise.all([
+    const [{ pathKey }, { stringify }, { explainConfig }] = await Promise.all([
       import('../config/yaml.ts'),
       import('yaml'),
+      import('../config/explain.ts'),
     ])
-    const redact = redactor(resolved.merged.fromEnv, pathKey)
-    const { value, origins } = resolved.merged
+    const { origins } = resolved.merged
     const cwd = args.cwd ?? process.cwd()
     const where = (pos?: Position) =>
       pos
@@ -57,21 +55,19 @@ export const configPrint = defineCommand({
           ? `${displayPath(pos.file, cwd)}:${pos.line}:${pos.col}`
           : pos.file
         : undefined
+    const explained = explainConfig(resolved, (file) => displayPath(file, cwd))
     if (args.json) {
-      const explained = Object.fromEntries(
-        [...origins].map(([k, pos]) => [k.split('\u001f').join('.'), where(pos)]),
-      )
       printJson({
         ok: true,
-        preset: resolved.stack.preset,
-        layers: resolved.stack.layers.map((l) => ({ kind: l.kind, file: l.file })),
-        config: redact(value),
-        origins: args.explain ? explained : undefined,
+        preset: explained.preset,
+        layers: explained.layers,
+        config: explained.value,
+        origins: args.explain ? explained.origins : undefined,
       })
       return 0
     }
     const lines = render(
-      redact(value),
+      explained.value,
       [],
       args.explain ? (path) => where(origins.get(pathKey(path))) : () => undefined,
       (v) => stringify(v, { lineWidth: 0 }).trimEnd(),
@@ -137,18 +133,6 @@ export const configValidate = defineCommand({
     return 0
   },
 })
-
-/** The value with each leaf that came from the environment replaced by REDACTED. */
-function redactor(fromEnv: Set<string>, pathKey: (path: string[]) => string) {
-  const redact = (value: unknown, path: string[] = []): unknown => {
-    if (fromEnv.has(pathKey(path))) return REDACTED
-    if (Array.isArray(value)) return value.map((v, i) => redact(v, [...path, String(i)]))
-    if (value && typeof value === 'object')
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redact(v, [...path, k])]))
-    return value
-  }
-  return redact
-}
 
 /** Block YAML, one leaf per line so each can carry its origin as a comment. */
 function render(

@@ -18,6 +18,7 @@ import { DebouncedWatcher } from '../kernel/watch.ts'
 import { resolve } from 'node:path'
 import type { Context } from '../kernel/context.ts'
 import type { ServiceName, ServiceOf } from '../kernel/types.ts'
+import { explainConfig, type ExplainedConfig } from './explain.ts'
 import { yokeHome, type LoadOptions } from './layers.ts'
 import { ModuleLoader } from './modules.ts'
 import { Reconciler, type ReloadReport } from './reconcile.ts'
@@ -30,6 +31,8 @@ export interface ProjectInfo {
   home: string
   /** whether the project's own code may run, as of now (src/config/trust.ts): true, or why not */
   trusted?(): TrustVerdict
+  /** the config applied last, as `yoke config print --explain` shows it (values from env redacted) */
+  config?(): ExplainedConfig | undefined
 }
 
 declare module '../kernel/services.ts' {
@@ -96,7 +99,9 @@ export class Composition {
       key: 'yoke:runtime',
     })
     const { verdict: trusted } = (this.#trust = trustTracker(options))
-    const project = (this.project = { dir: resolve(options.cwd), home: yokeHome(options), trusted })
+    const config = () => this.current && explainConfig(this.current)
+    const dir = resolve(options.cwd)
+    const project = (this.project = { dir, home: yokeHome(options), trusted, config })
     this.kernel.spawn(
       toPlugin({
         name: 'project',

@@ -93,6 +93,8 @@ export function createContext(
       return counted('timer', `interval ${ms}ms`, () => clearInterval(timer))
     },
     instances: () => host.fibers,
+    controls: () => host.controls(),
+    ask: (name, request, timeoutMs) => host.ask(name, request, timeoutMs),
     control(name, handler) {
       const verb =
         name.startsWith(`${fiber.plugin.name}/`) && name.slice(fiber.plugin.name.length + 1)

@@ -274,6 +274,8 @@ export interface FiberHost {
   provide(name: string, value: unknown, owner: FiberInfo): () => void
   service(name: string): Provision | undefined
   control(name: string, handler: ControlHandler, owner: FiberInfo): () => void
+  controls(): string[]
+  ask(name: string, request?: Record<string, unknown>, timeoutMs?: number): Promise<unknown>
   /** the state `ctx.keep` hands from one version of an instance to the next */
   keep(owner: FiberInfo, name: string, init: () => unknown): unknown
   /** a built-in plugin by name, for `ctx.plugin('<name>')` (its module imported already) */
@@ -355,6 +357,10 @@ export interface Context {
    * @example ctx.control('notes/count', () => ({ count: notes.length }))
    */
   control<K extends ControlName>(name: K, handler: ControlHandler<K>): Disposer
+  /** The controls active instances answer, sorted (a plugin that reports on others: a console). */
+  controls(): string[]
+  /** Asks control `name` as a CLI command would, bounded by `timeoutMs` (PLUGIN_TIMEOUT past it). */
+  ask(name: string, request?: Record<string, unknown>, timeoutMs?: number): Promise<unknown>
   /**
    * State that outlives a reload: the first version of this instance gets `init()`, each next
    * version of the same instance (same key and plugin) gets the same value; it is dropped when the

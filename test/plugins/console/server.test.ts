@@ -151,6 +151,11 @@ describe('console: what it serves', () => {
     assert.deepEqual(snap.tools.tools.map((t: any) => t.name).sort(), ['echo', 'guarded'])
     assert.equal(snap.reloads.at(-1).type, 'loaded')
     assert.deepEqual(snap.approvals, [])
+    // the config as `yoke config print --explain` shows it: every value with its file:line:col
+    assert.equal(snap.config.unavailable, undefined)
+    assert.ok(snap.config.layers.some((l: any) => l.kind === 'project'))
+    assert.match(snap.config.origins['plugins.policy.config.deny.0'], /yoke\.config\.yaml:\d+:\d+$/)
+    assert.deepEqual(snap.config.value.plugins.policy.config.deny, ['blocked'])
   })
 
   it('the event stream gets a reload after a config edit and the state changes it caused', async () => {

@@ -254,15 +254,16 @@ export function serverRow(s: McpServerStatus, hub?: McpHub): ServerRow {
 export function servers(ctx: Context): ServersSection {
   const hub = ctx.get('mcp') as McpHub | undefined
   if (!hub) return { servers: [], unavailable: 'no MCP hub in this composition' }
+  const list = hub.list()
+  const offers = (what: keyof Talking) =>
+    list.some((s) => typeof (hub.get(s.name) as Talking | undefined)?.[what] === 'function')
+  const missing = [!offers('stderr') && 'stderr', !offers('transcript') && 'protocol transcripts']
+    .filter(Boolean)
+    .join(' and ')
   return {
-    servers: hub.list().map((s) => serverRow(s, hub)),
-    ...(!hub
-      .list()
-      .some((s) => typeof (hub.get(s.name) as Talking | undefined)?.stderr === 'function') &&
-      hub.list().length > 0 && {
-        unavailable:
-          "the servers' stderr and protocol transcripts are not offered by mcp-client yet",
-      }),
+    servers: list.map((s) => serverRow(s, hub)),
+    ...(list.length > 0 &&
+      missing && { unavailable: `the servers' ${missing} are not offered by mcp-client yet` }),
   }
 }
 

@@ -142,6 +142,7 @@ export class McpClientInstance {
       restart: () => this.restart(),
       hold: (why) => this.holds.take(why),
       status: () => this.status(),
+      stderr: () => [...(this.supervisor.session?.stderr ?? [])],
     }
   }
 

@@ -103,6 +103,11 @@ export class Session {
     return this.transport instanceof ProcessTransport ? this.transport.pid : undefined
   }
 
+  /** the last lines a stdio server wrote to stderr (none over HTTP) */
+  get stderr(): readonly string[] {
+    return this.transport instanceof ProcessTransport ? this.transport.stderr : []
+  }
+
   get era(): ProtocolEra {
     return this.client.getProtocolEra() ?? 'legacy'
   }

@@ -62,6 +62,8 @@ export interface McpServerHandle {
    * last hold connects it again as at start. The disposer (the release) is idempotent.
    */
   hold(why: string): Disposer
+  /** the last lines (up to 40) the server's process wrote to stderr; none over HTTP */
+  stderr?(): string[]
 }
 
 export type McpList = 'tools' | 'resources' | 'prompts'

@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import mcpHub, { type McpHub, type McpServerStatus } from '../../plugins/mcp/index.ts'
 import mcpClient from '../../plugins/mcp-client/index.ts'
+import mcpServer, { type McpServerApi } from '../../plugins/mcp-server/index.ts'
 import openai from '../../plugins/openai/index.ts'
 import {
   Kernel,
@@ -269,4 +270,25 @@ export async function openaiModel(
   const fiber = h.kernel.spawn(toPlugin(openai) as Plugin, config.value, { key })
   await h.kernel.whenSettled(fiber, 10_000)
   return fiber
+}
+
+/**
+ * The harness's kernel with a stdio server `up` (mcp-client, from `upstream`) behind the mcp-server
+ * gateway (bearer `token`): the gateway's URL, once both are active.
+ */
+export async function gatewayOver(h: McpHarness, upstream: string, token: string) {
+  const up = await h.add('up', {
+    serverName: 'up',
+    command: process.execPath,
+    args: [upstream],
+    failOnStartupError: true,
+  })
+  assert.equal(up.state, 'active', String(up.error))
+  const gateway = toPlugin(mcpServer) as Plugin
+  const checked = validateConfig(gateway, { token })
+  assert.ok('value' in checked, JSON.stringify(checked))
+  const served = h.kernel.spawn(gateway, checked.value, { key: 'gateway' })
+  await h.kernel.whenSettled(served, 20_000)
+  assert.equal(served.state, 'active', String(served.error))
+  return (h.kernel.services.get('mcpServer')!.value as McpServerApi).url!
 }

@@ -13,10 +13,9 @@ import {
 } from '@modelcontextprotocol/client'
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import mcpServer, { type McpServerApi } from '../../../plugins/mcp-server/index.ts'
 import { traceOf, traceparentProblem } from '../../../plugins/mcp-server/trace.ts'
-import { toPlugin, validateConfig, type Plugin, type TraceContext } from '../../../src/index.ts'
-import { mcpHarness, type McpHarness } from '../../helpers/mcp.ts'
+import type { TraceContext } from '../../../src/index.ts'
+import { gatewayOver, mcpHarness, type McpHarness } from '../../helpers/mcp.ts'
 import { tempProject, type Project } from '../../helpers/project.ts'
 
 const UPSTREAM = fileURLToPath(new URL('../mcp-client/trace-server.mjs', import.meta.url))
@@ -51,20 +50,7 @@ describe('mcp-server: a client’s W3C trace context continues through the gatew
       risk: 'low',
       execute: (_args, call) => JSON.stringify(call.call.trace ?? null),
     })
-    const up = await h.add('up', {
-      serverName: 'up',
-      command: process.execPath,
-      args: [UPSTREAM],
-      failOnStartupError: true,
-    })
-    assert.equal(up.state, 'active', String(up.error))
-    const plugin = toPlugin(mcpServer) as Plugin
-    const checked = validateConfig(plugin, { token: TOKEN })
-    assert.ok('value' in checked, JSON.stringify(checked))
-    const fiber = h.kernel.spawn(plugin, checked.value, { key: 'gateway' })
-    await h.kernel.whenSettled(fiber, 20_000)
-    assert.equal(fiber.state, 'active', String(fiber.error))
-    url = (h.kernel.services.get('mcpServer')!.value as McpServerApi).url!
+    url = await gatewayOver(h, UPSTREAM, TOKEN)
     const headers = { Authorization: `Bearer ${TOKEN}` }
     const v1 = new ClientV1({ name: 'v1', version: '1' })
     await v1.connect(new HttpV1(new URL(url), { requestInit: { headers } }))

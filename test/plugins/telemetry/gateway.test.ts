@@ -10,11 +10,10 @@ import {
   Client as ClientV2,
   StreamableHTTPClientTransport as HttpV2,
 } from '@modelcontextprotocol/client'
-import mcpServer, { type McpServerApi } from '../../../plugins/mcp-server/index.ts'
 import telemetryPlugin from '../../../plugins/telemetry/index.ts'
 import type { SpanRecord, TelemetryApi } from '../../../plugins/telemetry/api.ts'
 import { toPlugin, validateConfig, type Plugin } from '../../../src/index.ts'
-import { mcpHarness, type McpHarness } from '../../helpers/mcp.ts'
+import { gatewayOver, mcpHarness, type McpHarness } from '../../helpers/mcp.ts'
 import { tempProject, type Project } from '../../helpers/project.ts'
 
 const UPSTREAM = fileURLToPath(new URL('../mcp-client/trace-server.mjs', import.meta.url))
@@ -38,20 +37,7 @@ describe('telemetry across the gateway and the bridge', () => {
     await h.kernel.whenSettled(fiber, 10_000)
     telemetry = h.kernel.services.get('telemetry')!.value as TelemetryApi
     stop = telemetry.record()
-    const up = await h.add('up', {
-      serverName: 'up',
-      command: process.execPath,
-      args: [UPSTREAM],
-      failOnStartupError: true,
-    })
-    assert.equal(up.state, 'active', String(up.error))
-    const gateway = toPlugin(mcpServer) as Plugin
-    const checked = validateConfig(gateway, { token: TOKEN })
-    assert.ok('value' in checked, JSON.stringify(checked))
-    const served = h.kernel.spawn(gateway, checked.value, { key: 'gateway' })
-    await h.kernel.whenSettled(served, 20_000)
-    assert.equal(served.state, 'active', String(served.error))
-    const url = (h.kernel.services.get('mcpServer')!.value as McpServerApi).url!
+    const url = await gatewayOver(h, UPSTREAM, TOKEN)
     client = new ClientV2({ name: 'telemetry-test', version: '1' })
     await client.connect(
       new HttpV2(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }),

@@ -533,8 +533,10 @@ function tightened(decision: PreDecision, answer: unknown): PreDecision {
 }
 
 /** postExecute: an accept after a replace keeps the replacement (a later tap sees it in d.result). */
-const postFold = (d: PostDecision, answer: unknown, next = answer as PostDecision | undefined) =>
-  !next || (next.kind === 'accept' && d.kind === 'replace') ? d : next
+function postFold(d: PostDecision, answer: unknown): PostDecision {
+  const next = answer as PostDecision | undefined
+  return !next || (next.kind === 'accept' && d.kind === 'replace') ? d : next
+}
 
 /** A decision no later tap may change: the taps after it are skipped. */
 const final = (d: { kind: string }) => d.kind === 'deny' || d.kind === 'block'

@@ -4,10 +4,10 @@
  * library (bench/cold/compose.mjs). Both run the build (`npm run build` first). Interleaved over
  * rounds; ratios per round, with their spread.
  */
-import { execFileSync, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { percentile, row } from './stats.ts'
+import { buildOnce, percentile, row } from './stats.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const YOKE = join(ROOT, 'bin', 'yoke.js')
@@ -30,7 +30,7 @@ function wallMs(args: string[]): number {
 }
 
 export async function coldStartBench() {
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' })
+  buildOnce()
   const times: Record<string, number[]> = Object.fromEntries(Object.keys(CASES).map((k) => [k, []]))
   for (const args of Object.values(CASES)) wallMs(args) // warm the file cache
   for (let round = 0; round < ROUNDS; round++)

@@ -6,14 +6,14 @@
  * round (the order alternates), on the same machine state. Per round: with − without (ms) and
  * with / without. Run `npm run build` first (the bench does).
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { tempProject } from '../test/helpers/project.ts'
-import { figure, percentile, ratioSpread, row } from './stats.ts'
+import { buildOnce, figure, percentile, ratioSpread, row } from './stats.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const YOKE = join(ROOT, 'bin', 'yoke.js')
@@ -74,7 +74,7 @@ function readyMs(cwd: string, home: string, extra: string[]): Promise<Ready> {
 }
 
 export async function consoleBench() {
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' })
+  buildOnce()
   const project = tempProject({})
   try {
     const sides: Record<'with' | 'without', string[]> = {

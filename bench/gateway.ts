@@ -50,6 +50,7 @@ import {
   sleep,
   throughput,
   timed,
+  buildOnce,
   type Call,
 } from './stats.ts'
 
@@ -61,7 +62,13 @@ const WIDTH = 32
 const TOKEN = 'bench-token-0123456789abcdef'
 const MODERN_FIXTURE = `${ROOT}test/fixtures/mcp/modern.mjs`
 
-type Era = 'legacy' | 'modern'
+export type Era = 'legacy' | 'modern'
+
+/** The SDK client's options for an upstream of that era (auto would open the fixture in the 2025 era). */
+const UPSTREAM_ERA = {
+  legacy: {},
+  modern: { versionNegotiation: { mode: { pin: '2026-07-28' as const } } },
+}
 
 /** server-everything's own Streamable HTTP endpoint, once it answers. */
 async function everythingHttp(): Promise<{ child: ChildProcess; url: string }> {
@@ -130,9 +137,13 @@ function proxyServer(upstream: Client): Server {
   return server
 }
 
-/** A v2 client of an upstream over stdio (the proxy's upstream, the same kind as yoke's). */
-async function stdioUpstream(command: string, args: string[]): Promise<Client> {
-  const client = new Client({ name: 'proxy', version: '1' })
+/**
+ * A v2 client of an upstream over stdio (the proxy's upstream, the same kind as yoke's), in the era
+ * yoke's mcp-client negotiates with it: the SDK's Client alone would open a 2026-07-28 server with
+ * the 2025 handshake, and every call would then skip the per-request envelope yoke's side carries.
+ */
+async function stdioUpstream(command: string, args: string[], era: Era): Promise<Client> {
+  const client = new Client({ name: 'proxy', version: '1' }, UPSTREAM_ERA[era])
   await client.connect(new StdioClientTransport({ command, args, stderr: 'ignore' }))
   return client
 }
@@ -232,7 +243,7 @@ export async function eraBench(era: Era) {
     era === 'legacy'
       ? everything('upstream')
       : { command: process.execPath, args: [MODERN_FIXTURE] }
-  const proxyUpstream = await stdioUpstream(upstreamCommand.command, upstreamCommand.args)
+  const proxyUpstream = await stdioUpstream(upstreamCommand.command, upstreamCommand.args, era)
   const proxy = await sdkServer(era, () => proxyServer(proxyUpstream))
 
   const args = era === 'legacy' ? { message: 'hi' } : { text: 'hi' }
@@ -369,13 +380,14 @@ export async function eraBench(era: Era) {
 const CPU_REPORT = `process.on('SIGUSR2', () => { const u = process.cpuUsage(); process.stderr.write('CPU ' + (u.user + u.system) + '\\n') });`
 
 /** The hand-written SDK proxy as a process over stdio: argv[1] is its upstream's command line. */
-const PROXY_STDIO = `${CPU_REPORT}
+export const PROXY_STDIO = `${CPU_REPORT}
 import { Server } from '@modelcontextprotocol/server'
 import { serveStdio } from '@modelcontextprotocol/server/stdio'
 import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 const [command, ...args] = JSON.parse(process.argv[1])
-const upstream = new Client({ name: 'proxy', version: '1' })
+// the upstream is the 2026-07-28 fixture: pinned, as yoke's mcp-client negotiates it
+const upstream = new Client({ name: 'proxy', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
 await upstream.connect(new StdioClientTransport({ command, args, stderr: 'ignore' }))
 serveStdio(() => {
   const server = new Server({ name: 'proxy', version: '1' }, { capabilities: { tools: {} } })
@@ -387,31 +399,29 @@ serveStdio(() => {
 process.stdin.once('end', () => process.exit(0))
 `
 
-/** \`yoke serve ...argv\` from source, as bin/yoke.js runs it from dist/. */
-const YOKE_STDIO = `${CPU_REPORT}
-const { main, drained } = await import(${JSON.stringify(pathToFileURL(`${ROOT}src/cli/main.ts`).href)})
+/** \`yoke serve ...argv\` as bin/yoke.js runs it: the package as built (`dist`, or another build's directory). */
+export const yokeStdio = (dist = `${ROOT}dist`) => `${CPU_REPORT}
+const { main, drained } = await import(${JSON.stringify(pathToFileURL(`${dist}/src/cli/main.js`).href)})
 const code = await main(process.argv.slice(1))
 await drained()
 process.exit(code)
 `
 
 /** A process a v2 client drives over stdio, and its CPU time (µs) on demand. */
-interface StdioSide {
+export interface StdioSide {
   client: Client
   cpu(): Promise<number>
   /** what it wrote to stderr besides its CPU readings */
   stderr(): string
 }
 
-async function stdioSide(era: Era, script: string, argv: string[], cwd: string, env = {}) {
+export async function stdioSide(era: Era, script: string, argv: string[], cwd: string, env = {}) {
   const prof = process.env.GATEWAY_PROF
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [
       ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []),
-      '--import',
-      'tsx',
-      '--conditions=yoke-source',
+      // plain JavaScript on both sides, no tsx loader in the process: yoke as built, the proxy as written
       '--input-type=module',
       '-e',
       script,
@@ -464,6 +474,7 @@ const STDIO_CALLS = 200
  * measured round by round in alternating order, and each call's latency seen from the client.
  */
 export async function stdioBench(era: Era) {
+  buildOnce()
   const dir = mkdtempSync(join(tmpdir(), 'yoke-bench-gateway-'))
   const upstream = [process.execPath, MODERN_FIXTURE]
   writeFileSync(
@@ -471,7 +482,7 @@ export async function stdioBench(era: Era) {
     `plugins:\n  upstream:\n    use: mcp-client\n    config: { serverName: upstream, command: ${JSON.stringify(upstream[0])}, args: [${JSON.stringify(upstream[1])}] }\n`,
   )
   const home = join(dir, '.home')
-  const yoke = await stdioSide(era, YOKE_STDIO, ['serve', '--stdio', '--cwd', dir], ROOT, {
+  const yoke = await stdioSide(era, yokeStdio(), ['serve', '--stdio', '--cwd', dir], ROOT, {
     YOKE_HOME: home,
     YOKE_TRUST: '1', // the bench's own project
     NO_COLOR: '1',

@@ -5,7 +5,6 @@
  * time per call (process.cpuUsage) is the figure, steadier than wall time on a loaded machine.
  * Then throughput with 64 concurrent safe calls.
  */
-import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { Ajv } from 'ajv'
@@ -13,7 +12,7 @@ import * as source from '../src/index.ts'
 import { guardProcess, toPlugin, type Plugin, type ToolRuntime } from '../src/index.ts'
 import type { ToolDefinition } from '../src/runtime/types.ts'
 import { budgeted, createAjv } from '../src/lib/schema-safety.ts'
-import { defaultPreset, figure, median, row } from './stats.ts'
+import { buildOnce, defaultPreset, figure, median, row } from './stats.ts'
 
 const N = 20_000
 const ROUNDS = 9
@@ -92,7 +91,7 @@ async function interleaved(rows: Array<[string, Caller | undefined]>) {
  */
 async function built(): Promise<Lib> {
   const root = join(import.meta.dirname, '..')
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' })
+  buildOnce()
   return import(pathToFileURL(join(root, 'dist/src/index.js')).href) as Promise<Lib>
 }
 

@@ -135,6 +135,11 @@ export const mcpClientConfig = z
     sampling: z.boolean().default(false),
     /** the most output tokens one sampling request may ask for */
     samplingMaxTokens: z.number().int().positive().default(4096),
+    /**
+     * keep the server's protocol transcript (its last messages both ways, by reference; masked and
+     * cut when read) for the web console; false keeps none
+     */
+    transcript: z.boolean().default(true),
   })
   .strict()
   .superRefine((cfg, issues) => {

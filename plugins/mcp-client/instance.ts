@@ -23,6 +23,7 @@ import { Session, type SessionHost } from './session.ts'
 import { Supervisor, type ServerState } from './supervisor.ts'
 import { runsAsTask, TaskCalls, TASKS } from './tasks.ts'
 import { ServerTools, toOutput } from './tools.ts'
+import { secretKey, Transcript, type TranscriptEntry } from './transcript.ts'
 import { RefusedMessage } from './wire.ts'
 
 /** how often a server that needs a sign-in looks for new credentials */
@@ -76,6 +77,8 @@ export class McpClientInstance {
   readonly auth?: ServerAuth
   /** the roots the entry lists (none: the capability is not declared) */
   readonly roots: Array<{ uri: string; name: string }>
+  /** the last messages with the server, across its connections (none with `transcript: false`) */
+  readonly transcript?: Transcript
   /** the calls in flight: a 2025-era question while exactly one runs belongs to that one */
   readonly #running = new Set<CallContext>()
   /** the 2026-07-28 tasks extension's calls, per connection */
@@ -98,6 +101,7 @@ export class McpClientInstance {
   ) {
     this.server = cfg.serverName
     this.roots = rootsOf(cfg, ctx.project.dir)
+    if (cfg.transcript) this.transcript = new Transcript(() => this.#secrets())
     this.#elicit = elicitThrough(this.server, ctx.mcp, ctx.logger, cfg.callMs)
     if (cfg.sampling) this.#sample = (params, signal) => this.#sampled(params, signal)
     this.tools = new ServerTools(
@@ -132,8 +136,11 @@ export class McpClientInstance {
     this.holds = new Holds((whys) => this.#held(whys))
   }
 
-  /** What the `mcp` hub knows this server by. */
-  handle(): McpServerHandle {
+  /**
+   * What the `mcp` hub knows this server by. `transcript()` (read by the web console) is not in
+   * McpServerHandle yet: the hub's api.ts is not this plugin's.
+   */
+  handle(): McpServerHandle & { transcript(): TranscriptEntry[] } {
     return {
       name: this.server,
       instance: this.ctx.key,
@@ -143,7 +150,36 @@ export class McpClientInstance {
       hold: (why) => this.holds.take(why),
       status: () => this.status(),
       stderr: () => [...(this.supervisor.session?.stderr ?? [])],
+      transcript: () => this.transcript?.entries() ?? [],
     }
+  }
+
+  /**
+   * What the transcript never shows: the entry's header values (and a bearer's token alone), its
+   * env values — every one under a name that looks secret, the others from 6 characters (a shorter
+   * one, `1` or `info`, cannot be told from ordinary text) — and its OAuth tokens and client secret.
+   */
+  #secrets(): string[] {
+    const { env, headers } = this.cfg
+    const secrets: string[] = []
+    for (const value of Object.values(headers))
+      secrets.push(value, value.replace(/^\s*\w+\s+/, '').trim())
+    for (const [name, value] of Object.entries(env))
+      if (value.length >= 6 || (value.length >= 3 && secretKey(name))) secrets.push(value)
+    try {
+      const stored = this.auth?.credentials
+      const client = stored?.client as { client_secret?: string } | undefined
+      secrets.push(
+        ...[
+          stored?.tokens?.access_token,
+          stored?.tokens?.refresh_token,
+          client?.client_secret,
+        ].filter((s): s is string => typeof s === 'string'),
+      )
+    } catch {
+      // a store that cannot be read now holds nothing the transcript could show
+    }
+    return secrets.filter((s) => s.length >= 3)
   }
 
   /**
@@ -308,6 +344,7 @@ export class McpClientInstance {
         learntLegacy: () => (this.#legacyOnly = true),
         auth: this.auth?.transportAuth(),
         wantScope: this.auth && ((scope) => this.auth!.wantScope(scope)),
+        transcript: this.transcript,
       },
       signal,
     )

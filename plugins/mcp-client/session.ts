@@ -36,6 +36,7 @@ import {
 import { LoginRequired } from './oauth/client.ts'
 import { capabilitiesOf, eraProblem, exitedOnProbe, makeClient, PROBE_MS } from './negotiation.ts'
 import { ProcessTransport, serverEnv, tellingLine } from './stdio.ts'
+import type { Transcript } from './transcript.ts'
 import { Wire } from './wire.ts'
 import { loginNeeded } from './failures.ts'
 
@@ -62,6 +63,8 @@ export interface SessionHost {
   auth?: AuthProvider
   /** OAuth: remembers a scope the server asked for (the next login asks for it) */
   wantScope?(scope?: string): void
+  /** the server's protocol transcript, kept across its connections (none: `transcript: false`) */
+  transcript?: Transcript
 }
 
 export class Session {
@@ -127,7 +130,8 @@ export class Session {
   ): Promise<Session> {
     const capabilities = capabilitiesOf(host)
     const client = makeClient(cfg, host, capabilities)
-    const wire = new Wire(makeTransport(cfg, kind, host.projectDir, host.auth))
+    const transport = makeTransport(cfg, kind, host.projectDir, host.auth)
+    const wire = new Wire(transport, host.transcript?.connection())
     const session = new Session(client, capabilities, wire, kind)
     session.wantScope = host.wantScope
     session.#wire(host)

@@ -67,6 +67,12 @@ export class ProcessTransport implements Transport {
   exit?: { code: number | null; signal: string | null }
   /** why yoke ended the connection itself (a message over the cap, a line that is not JSON-RPC) */
   fatal?: string
+  /** a line the server wrote that is not JSON-RPC (the wire's transcript shows it) */
+  onjunk?: (line: string) => void
+  /** the length of the last message sent, as written (unset when it was not written) */
+  sentChars?: number
+  /** the length of the line of the message being delivered */
+  readChars?: number
   /** the server has sent one JSON-RPC message: from then on a line that is not one is a protocol error */
   #spoken = false
   #child?: ChildProcess
@@ -127,6 +133,7 @@ export class ProcessTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#child?.stdin
+    this.sentChars = undefined
     if (!stdin?.writable) return Promise.reject(new Error('the server process is not running'))
     // messages sent in one tick leave in one write: fewer syscalls and wake-ups under load
     if (!this.#corked) {
@@ -137,7 +144,9 @@ export class ProcessTransport implements Transport {
         stdin.uncork()
       })
     }
-    if (stdin.write(serializeMessage(message))) return Promise.resolve()
+    const line = serializeMessage(message)
+    this.sentChars = line.length
+    if (stdin.write(line)) return Promise.resolve()
     // one wait for the pipe to drain, shared by every send that filled it; a dead server ends it too
     return (this.#drain ??= new Promise<void>((resolve) => {
       const done = () => {
@@ -238,12 +247,14 @@ export class ProcessTransport implements Transport {
       message = undefined
     }
     if (!isMessage(message)) {
+      this.onjunk?.(line)
       const what = `the server wrote a line that is not JSON-RPC: ${JSON.stringify(line.slice(0, 120))}`
       if (this.#spoken) this.#fail(what)
       else this.onerror?.(new Error(`${what} (before its first message: skipped)`))
       return
     }
     this.#spoken = true
+    this.readChars = line.length
     this.onmessage?.(message as JSONRPCMessage)
   }
 

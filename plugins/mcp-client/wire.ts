@@ -22,6 +22,9 @@
  *   an error for its request, a request from the server is answered with one, a notification is
  *   dropped), each reported.
  *
+ * - The server's protocol transcript (`recorder`, transcript.ts): every message both ways is kept
+ *   there by reference as it passes (stdio tells its size), masked and cut only when it is read.
+ *
  * A stdio transport stays recognisable as one (`stderr`, `pid`): the SDK then probes the era in
  * place and reads a silent server as a 2025 one.
  */
@@ -34,6 +37,7 @@ import type {
 } from '@modelcontextprotocol/client'
 import { messageOf, nestsDeeper } from 'yoke'
 import { ProcessTransport } from './stdio.ts'
+import type { Recorder } from './transcript.ts'
 
 /**
  * The deepest a tools/list entry may nest (JSON levels, the entry itself being 1): its input schema
@@ -101,7 +105,14 @@ export class Wire implements Transport {
   probeUnanswered = false
   #probe?: Id
 
-  constructor(readonly inner: Transport) {
+  /** the stdio transport under the wire, which tells the transcript the size of what passes */
+  readonly #stdio?: ProcessTransport
+
+  /** `recorder`: the server's transcript, which keeps every message both ways (transcript.ts) */
+  constructor(
+    readonly inner: Transport,
+    readonly recorder?: Recorder,
+  ) {
     inner.onmessage = (message, extra) => this.#receive(message, extra)
     inner.onclose = () => {
       this.#closed = true
@@ -114,11 +125,14 @@ export class Wire implements Transport {
       this.onclose?.()
     }
     inner.onerror = (err) => this.onerror?.(err)
-    if (inner instanceof ProcessTransport)
+    if (inner instanceof ProcessTransport) {
+      this.#stdio = inner
+      if (recorder) inner.onjunk = (line) => recorder.junk(line)
       Object.defineProperties(this, {
         stderr: { get: () => inner.stderr, enumerable: true },
         pid: { get: () => inner.pid, enumerable: true },
       })
+    }
   }
 
   get sessionId(): string | undefined {
@@ -162,7 +176,14 @@ export class Wire implements Transport {
       const id = (message.params as { requestId?: Id } | undefined)?.requestId
       if (id !== undefined) this.#calls.get(id)?.task?.abort()
     }
-    return this.inner.send(message, options)
+    return this.#send(message, options)
+  }
+
+  /** Sends on the transport, into the transcript too (a reference, sized by stdio when it can). */
+  #send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const sending = this.inner.send(message, options)
+    this.recorder?.sent(message, this.#stdio?.sentChars)
+    return sending
   }
 
   /**
@@ -196,7 +217,7 @@ export class Wire implements Transport {
         reject: (e) => (end(), reject(e)),
       })
       const message = { jsonrpc: '2.0' as const, id, ...request } as JSONRPCMessage
-      this.inner.send(message, { requestSignal: signal, headers }).catch((err) => {
+      this.#send(message, { requestSignal: signal, headers }).catch((err) => {
         end()
         reject(err instanceof Error ? err : new Error(String(err)))
       })
@@ -204,6 +225,7 @@ export class Wire implements Transport {
   }
 
   #receive(message: JSONRPCMessage, extra?: MessageExtraInfo) {
+    this.recorder?.received(message, this.#stdio?.readChars)
     const isList = !('method' in message) && 'id' in message && this.#lists.has(message.id as Id)
     // a tools/list page is bounded entry by entry (lenientPage): a deep tool costs that tool only
     const bounded = isList && 'result' in message ? withoutTools(message) : message
@@ -239,13 +261,11 @@ export class Wire implements Transport {
     if ('method' in message) {
       this.onerror?.(new RefusedMessage(`the server sent a ${message.method} that ${why}`))
       if ('id' in message)
-        void this.inner
-          .send({
-            jsonrpc: '2.0',
-            id: message.id,
-            error: { code: -32600, message: `the request ${why}` },
-          } as JSONRPCMessage)
-          .catch(() => {})
+        void this.#send({
+          jsonrpc: '2.0',
+          id: message.id,
+          error: { code: -32600, message: `the request ${why}` },
+        } as JSONRPCMessage).catch(() => {})
       return
     }
     const error = { code: -32603, message: `the server's answer ${why}` }

@@ -3,15 +3,26 @@ import { h } from 'preact'
 import type { ServerRow, Snapshot, TranscriptEntry } from '../types.ts'
 import { Badge, Empty, ErrorBox, Json, Section, ms, time } from '../ui.ts'
 
-function Transcript(props: { entries: TranscriptEntry[] }) {
+/** What mcp-client adds to an entry beyond protocol.ts's TranscriptEntry (who sent it; cut). */
+type Entry = TranscriptEntry & { from?: 'yoke' | 'server'; truncated?: boolean }
+
+/** An exchange's state: its answer (ok, error), none yet, or a notification (nothing to await). */
+function status(e: Entry): string {
+  if (e.error !== undefined) return 'error'
+  if (e.response !== undefined) return 'ok'
+  return e.id === undefined ? 'notification' : 'no answer'
+}
+
+function Transcript(props: { entries: Entry[] }) {
   if (!props.entries.length) return h(Empty, null, 'No transcript kept.')
   return h(
     'ol',
     { class: 'transcript' },
-    props.entries.map((e, i) =>
-      h(
+    props.entries.map((e, i) => {
+      const state = status(e)
+      return h(
         'li',
-        { key: i },
+        { key: i, 'data-method': e.method, 'data-from': e.from, 'data-status': state },
         h(
           'details',
           null,
@@ -20,22 +31,32 @@ function Transcript(props: { entries: TranscriptEntry[] }) {
             null,
             h('time', null, time(e.at)),
             ' ',
+            e.from
+              ? h(
+                  'span',
+                  { class: 'muted', title: e.from === 'server' ? 'from the server' : 'from yoke' },
+                  e.from === 'server' ? '← ' : '→ ',
+                )
+              : null,
             h('code', null, e.method),
             e.id !== undefined ? h('span', { class: 'muted' }, ` #${e.id}`) : null,
             ' ',
-            h(Badge, { value: e.error ? 'error' : e.response !== undefined ? 'ok' : 'pending' }),
+            state === 'notification'
+              ? h('span', { class: 'muted' }, 'notification')
+              : h(Badge, { value: state }),
             ' ',
-            ms(e.durationMs),
+            state === 'notification' ? null : ms(e.durationMs),
+            e.truncated ? h('span', { class: 'muted' }, ' · cut') : null,
           ),
           h(
             'div',
             { class: 'pair' },
             h(Json, { value: e.request }),
-            h(Json, { value: e.error ?? e.response }),
+            state === 'notification' ? null : h(Json, { value: e.error ?? e.response }),
           ),
         ),
-      ),
-    ),
+      )
+    }),
   )
 }
 

@@ -137,10 +137,14 @@ export class McpClientInstance {
   }
 
   /**
-   * What the `mcp` hub knows this server by. `transcript()` (read by the web console) is not in
-   * McpServerHandle yet: the hub's api.ts is not this plugin's.
+   * What the `mcp` hub knows this server by. `transcript()` (read by the web console) and
+   * `onTranscript(listener)` (told of each message, to push the view while someone looks) are not
+   * in McpServerHandle yet: the hub's api.ts is not this plugin's.
    */
-  handle(): McpServerHandle & { transcript(): TranscriptEntry[] } {
+  handle(): McpServerHandle & {
+    transcript(): TranscriptEntry[]
+    onTranscript(listener: () => void): () => void
+  } {
     return {
       name: this.server,
       instance: this.ctx.key,
@@ -151,6 +155,7 @@ export class McpClientInstance {
       status: () => this.status(),
       stderr: () => [...(this.supervisor.session?.stderr ?? [])],
       transcript: () => this.transcript?.entries() ?? [],
+      onTranscript: (listener) => this.transcript?.watch(listener) ?? (() => {}),
     }
   }
 

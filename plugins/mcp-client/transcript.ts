@@ -73,6 +73,8 @@ export class Transcript {
   /** how many were ever recorded: the next slot is #count % SLOTS */
   #count = 0
   #connections = 0
+  /** told of each message recorded (the console pushes the view while someone looks) */
+  readonly #watchers = new Set<() => void>()
 
   /** `secrets`: the strings never shown (the entry's env and header values, its tokens). */
   constructor(readonly secrets: () => readonly string[] = () => []) {}
@@ -88,6 +90,18 @@ export class Transcript {
     this.#messages[i] = chars > MESSAGE_CHARS ? cutMessage(message, this.#masker()) : message
     this.#at[i] = performance.now()
     this.#meta[i] = (connection << 1) | direction
+    if (this.#watchers.size) for (const watcher of this.#watchers) watcher()
+  }
+
+  /**
+   * Calls `listener` after each message recorded, until the returned disposer runs (idempotent).
+   * It runs on the hot path, synchronously: it should only note that something changed (a timer
+   * that reads `entries()` later), never read them itself.
+   */
+  watch(listener: () => void): () => void {
+    const own = () => listener()
+    this.#watchers.add(own)
+    return () => void this.#watchers.delete(own)
   }
 
   /** A line the server wrote that is not JSON-RPC. */

@@ -208,6 +208,19 @@ describe('the transcript', () => {
     assert.ok(SLOTS >= 2 * ENTRIES)
   })
 
+  it('tells its watchers of each message until they leave', () => {
+    const t = new Transcript()
+    const c = t.connection()
+    let told = 0
+    const leave = t.watch(() => told++)
+    c.sent(request(1, 'ping'))
+    c.received(answer(1, {}))
+    leave()
+    leave()
+    c.sent(request(2, 'ping'))
+    assert.equal(told, 2)
+  })
+
   it('shows a line that is not JSON-RPC as one, cut', () => {
     const t = new Transcript()
     t.connection().junk(`oops ${'z'.repeat(10_000)}`)
@@ -300,6 +313,17 @@ describe('the transcript over a real stdio server (the SDK)', () => {
     const [big] = calls(transcriptOf(h, 'fx'), 'big')
     assert.equal(big!.truncated, true)
     assert.ok(JSON.stringify(big).length < 2 * MESSAGE_CHARS)
+  })
+
+  it("the handle tells a watcher of each message (the console's push), until it leaves", async () => {
+    const handle = h.hub.get('fx') as unknown as { onTranscript(l: () => void): () => void }
+    let told = 0
+    const leave = handle.onTranscript(() => told++)
+    await h.rt.call('mcp__fx__echo', { text: 'watched' })
+    leave()
+    assert.equal(told, 2, 'the request and its answer')
+    await h.rt.call('mcp__fx__echo', { text: 'unwatched' })
+    assert.equal(told, 2)
   })
 
   it('transcript: false keeps none', async () => {

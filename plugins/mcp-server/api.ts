@@ -54,6 +54,13 @@ export interface McpServerApi {
   }
   /** the sessions open now: 2025-era HTTP sessions and stdio pipes (2026-07-28 requests hold none) */
   readonly sessions: number
+  /** this replica's id (`YOKE_REPLICA_ID`, else host-pid): in /healthz, /readyz and each answer's `yoke-replica` header */
+  readonly replica: string
+  /**
+   * Drains the HTTP endpoint: /readyz answers 503 and new requests get 503 with Retry-After from
+   * now on; resolves when the requests in flight finished, or after `ms` (default: http.drainMs).
+   */
+  drain(ms?: number): Promise<{ finished: number; cut: number; ms: number }>
   /**
    * Serves one connection over a stream pair (stdin and stdout), in the era its client opens with,
    * until the input ends or the session closes.

@@ -166,7 +166,7 @@ async function overHttp(
   view: string,
   name: string,
   json: boolean,
-  stop: Promise<unknown>,
+  stop: Promise<NodeJS.Signals>,
 ) {
   const url = service.urlOf(view)
   if (!url)
@@ -175,7 +175,7 @@ async function overHttp(
     })
   const oauth = service.oauth
   process.stderr.write(
-    `yoke serve: MCP endpoint ${url}\n  clients send Authorization: Bearer <token>; the token is ${service.tokenHint}\n${oauth ? `  protected resource metadata: ${oauth.metadataUrlOf(view)}\n` : ''}  views: ${service.views.map((v) => `${v} ${service.urlOf(v)}`).join(', ')}\n  Ctrl-C to stop\n`,
+    `yoke serve: MCP endpoint ${url}\n  clients send Authorization: Bearer <token>; the token is ${service.tokenHint}\n${oauth ? `  protected resource metadata: ${oauth.metadataUrlOf(view)}\n` : ''}  views: ${service.views.map((v) => `${v} ${service.urlOf(v)}`).join(', ')}\n  replica ${service.replica}: GET /healthz, /readyz\n  Ctrl-C to stop\n`,
   )
   const each = (of: (v: string) => string | undefined) =>
     Object.fromEntries(service.views.map((v) => [v, of(v)]))
@@ -185,6 +185,7 @@ async function overHttp(
       url,
       views: each((v) => service.urlOf(v)),
       tokenHint: service.tokenHint,
+      replica: service.replica,
       ...(oauth && {
         oauth: {
           issuer: oauth.issuer,
@@ -193,7 +194,15 @@ async function overHttp(
         },
       }),
     })
-  await stop
+  const signal = await stop
+  // a balancer sees /readyz fail and stops sending; the calls in flight finish first
+  process.stderr.write(
+    `yoke serve: ${signal}: draining (new requests get 503 with Retry-After; the calls in flight may finish; ${signal} again stops at once)\n`,
+  )
+  const drained = await service.drain()
+  process.stderr.write(
+    `yoke serve: drained in ${drained.ms} ms: ${drained.finished} finished${drained.cut ? `, ${drained.cut} cut off (http.drainMs bounds the wait)` : ''}\n`,
+  )
   return 0
 }
 

@@ -46,6 +46,11 @@ const httpConfig = z
      * place of its idlest one. Default: a quarter of maxSessions (64)
      */
     maxSessionsPerClient: z.number().int().positive().optional(),
+    /**
+     * how long `yoke serve` waits, on SIGTERM or Ctrl-C, for the calls in flight to finish while it
+     * refuses new ones (503, Retry-After) and /readyz says 503; then it stops and says what it cut off
+     */
+    drainMs: z.number().int().min(0).max(600_000).default(10_000),
   })
   .strict()
 

@@ -30,6 +30,7 @@ import { ListChanges } from './changes.ts'
 import { DEFAULT_VIEW, viewConfig, type HttpConfig, type McpServerConfig } from './config.ts'
 import { Exchanges } from './exchange.ts'
 import { HttpEndpoint, isLoopback, portAgain, type LastEndpoint } from './http.ts'
+import { Lifecycle, replicaId } from './lifecycle.ts'
 import { staticAccess, type Access } from './oauth/access.ts'
 import { OAuthAccess } from './oauth/resource.ts'
 import { resolveToken } from './oauth/token.ts'
@@ -69,6 +70,8 @@ export class McpGateway implements SessionHost {
   readonly codec: RequestStateCodec<{ exchange: string }>
   /** 2025-era HTTP sessions and stdio pipes */
   readonly sessions = new Set<McpSession>()
+  /** health, readiness and the drain of the HTTP endpoint, and this replica's id */
+  readonly lifecycle = new Lifecycle(replicaId())
   /** 2026-07-28 requests over HTTP: a handler per view and token holder */
   readonly #stateless: StatelessHandlers
   readonly #changes: ListChanges
@@ -281,6 +284,12 @@ export class McpGateway implements SessionHost {
       get sessions() {
         return sessions.size
       },
+      replica: this.lifecycle.replica,
+      drain: async (ms) => {
+        const http = this.cfg.http
+        if (!this.#endpoint || !http) return { finished: 0, cut: 0, ms: 0 }
+        return this.#endpoint.drain(ms ?? http.drainMs)
+      },
       serveStdio: (input, output, options) => this.serveStdio(input, output, options),
     }
   }
@@ -320,6 +329,7 @@ export class McpGateway implements SessionHost {
       maxBodyBytes: cfg.maxBodyBytes,
       idleSessionMs: cfg.idleSessionMs,
       maxSessions: cfg.maxSessions,
+      lifecycle: this.lifecycle,
       open: (view, id) => this.open(view, id),
       modern: (view, who) => this.#stateless.of(view, who),
       debug: (message) => ctx.logger.debug(message),

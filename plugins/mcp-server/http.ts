@@ -28,6 +28,7 @@ import { isInitializeRequest, isJsonContentType } from '@modelcontextprotocol/se
 import { messageOf, YokeError } from 'yoke'
 import { admission, perClientCap, type Seat } from './admission.ts'
 import { DEFAULT_VIEW, type HttpConfig } from './config.ts'
+import type { DrainReport, Lifecycle } from './lifecycle.ts'
 import { isRefusal, type Access } from './oauth/access.ts'
 import {
   clientOf,
@@ -54,6 +55,8 @@ export interface EndpointHost {
   maxBodyBytes: number
   idleSessionMs: number
   maxSessions: number
+  /** health, readiness, the drain and the replica id (lifecycle.ts) */
+  lifecycle: Lifecycle
   /** a new session for `view` (not yet connected) */
   open(view: View, id: string): McpSession
   /** the 2026-07-28 handler for `who`'s requests to `view` (stateless.ts) */
@@ -163,6 +166,16 @@ export class HttpEndpoint {
     return `${this.base}${view === DEFAULT_VIEW ? this.cfg.path : `${this.cfg.path.replace(/\/$/, '')}/${view}`}`
   }
 
+  /**
+   * Refuses new requests from now on (each refusal closes its connection, so the client's retry
+   * opens one the balancer may send elsewhere) and lets those in flight finish within `ms`. Idle
+   * keep-alive connections are left open until the endpoint closes: closing one as a client reuses
+   * it would fail that request instead of refusing it (lifecycle.ts).
+   */
+  drain(ms: number): Promise<DrainReport> {
+    return this.host.lifecycle.drain(ms)
+  }
+
   async close(): Promise<void> {
     clearInterval(this.#sweep)
     const server = this.#server
@@ -174,12 +187,27 @@ export class HttpEndpoint {
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse) {
+    const { lifecycle } = this.host
+    res.setHeader('yoke-replica', lifecycle.replica)
+    if (lifecycle.answer(pathOf(req.url), req, res)) return
+    if (lifecycle.draining)
+      return reply(
+        res,
+        503,
+        -32000,
+        `Service unavailable: this replica (${lifecycle.replica}) is shutting down; retry, and another replica answers`,
+        { 'retry-after': '1', connection: 'close' },
+      )
+    // a POST is waited on by a drain; a stream (GET, subscriptions/listen) is not
+    if (req.method === 'POST') lifecycle.track(res)
     const admitted = await this.#admit(req, res)
     if (!admitted) return
     let body: unknown
     if (req.method === 'POST') {
       body = await this.#body(req, res)
       if (body === ANSWERED) return
+      if ((body as { method?: unknown } | null)?.method === 'subscriptions/listen')
+        lifecycle.release(res)
     }
     const sid = req.headers['mcp-session-id']
     // a session is 2025-era by definition; the rest is classified as the SDK does it (from the

@@ -14,11 +14,15 @@ export interface Served {
   stderr(): string
 }
 
-/** Starts `yoke serve --http 127.0.0.1:0 --json` in the project; fails after `timeoutMs`. */
-export async function serveHttp(project: Project, timeoutMs = 30_000): Promise<Served> {
+/** Starts `yoke serve --http 127.0.0.1:0 --json` in the project (`env` added to its environment); fails after `timeoutMs`. */
+export async function serveHttp(
+  project: Project,
+  timeoutMs = 30_000,
+  env: Record<string, string> = {},
+): Promise<Served> {
   const child = spawn(process.execPath, [YOKE, 'serve', '--http', '127.0.0.1:0', '--json'], {
     cwd: project.dir,
-    env: { ...process.env, NO_COLOR: '1', YOKE_HOME: project.home },
+    env: { ...process.env, NO_COLOR: '1', YOKE_HOME: project.home, ...env },
   })
   let stderr = ''
   child.stderr!.on('data', (d) => (stderr += d))

@@ -229,15 +229,30 @@ export function secretKey(key: string): boolean {
 /** Replaces the entry's own secrets wherever they appear in a string. */
 class Masker {
   readonly #secrets: readonly string[]
+  /** the longest secret's length */
+  readonly #longest: number
   constructor(secrets: readonly string[]) {
     // the longest first: a secret that contains another is masked whole
-    this.#secrets = [...new Set(secrets)].sort((a, b) => b.length - a.length)
+    this.#secrets = [...new Set(secrets)].filter(Boolean).sort((a, b) => b.length - a.length)
+    this.#longest = this.#secrets[0]?.length ?? 0
   }
 
   string(text: string): string {
     for (const secret of this.#secrets)
       if (text.includes(secret)) text = text.split(secret).join(MASK)
     return text
+  }
+
+  /**
+   * The start of `text`, masked, at most `keep` characters, reading no more than keep + the
+   * longest secret (a megabyte string costs what its head does): a secret that starts within
+   * `keep` is whole in what is read, and the cut moves back by what masking saved, so no piece of
+   * one that starts later is left either.
+   */
+  head(text: string, keep: number): string {
+    const read = text.slice(0, keep + this.#longest)
+    const masked = this.string(read)
+    return masked.slice(0, Math.max(0, keep - Math.max(0, read.length - masked.length)))
   }
 }
 
@@ -263,12 +278,11 @@ class Preview {
   }
 
   string(text: string): string {
-    const masked = this.mask.string(text)
-    if (masked.length + 2 <= this.budget) return this.#spend(masked.length + 2, masked)
-    const keep = Math.max(0, this.budget - 40)
+    if (text.length + 2 <= this.budget) return this.#spend(text.length + 2, this.mask.string(text))
+    const head = this.mask.head(text, Math.max(0, this.budget - 40))
     this.cut = true
     this.budget = 0
-    return `${masked.slice(0, keep)}… (${masked.length - keep} more characters)`
+    return `${head}… (${text.length - head.length} more characters)`
   }
 
   #array(items: unknown[], depth: number): unknown[] {

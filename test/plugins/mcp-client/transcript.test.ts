@@ -176,6 +176,19 @@ describe('the transcript', () => {
     assert.equal(e!.response && typeof e!.response, 'object')
   })
 
+  it('cuts a long string without leaving a piece of a secret at the cut', () => {
+    const secret = 'SECRETSECRET-0123456789'
+    for (let at = MESSAGE_CHARS - 200; at < MESSAGE_CHARS + 50; at += 7) {
+      const t = new Transcript(() => [secret, 'abcdef'])
+      const text = `${'abcdef '.repeat(20)}${'y'.repeat(at)}${secret}${'z'.repeat(10_000)}`
+      t.connection().received(note('notifications/message', { data: text }))
+      const shown = JSON.stringify(t.entries())
+      for (let n = 4; n <= secret.length; n++)
+        assert.ok(!shown.includes(secret.slice(0, n)), `no piece of it (at ${at}, ${n})`)
+      assert.ok(!shown.includes('abcdef'))
+    }
+  })
+
   it('measures a size without walking past the cap, and a deep value without recursing into it', () => {
     const small = { a: 'bc', d: [1, null, true] }
     const estimate = charsAtMost(small) - JSON.stringify(small).length

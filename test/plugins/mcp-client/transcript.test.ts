@@ -320,6 +320,23 @@ describe('the transcript over a real stdio server (the SDK)', () => {
     assert.ok(after.length <= ENTRIES)
   })
 
+  it('a call the server does not answer in time: no answer, and the cancellation yoke sent for it', async () => {
+    await h.add('slow', fixture('slow', 'normal', { callMs: 200, maxCallMs: 300 }))
+    const r = await h.rt.call('mcp__slow__sleep', { ms: 3000 })
+    assert.equal(r.error?.code, 'TIMEOUT')
+    // the runtime answers at its deadline; the SDK sends the cancellation as the call unwinds
+    await h.until('the cancellation is sent', () =>
+      transcriptOf(h, 'slow').some((e) => e.method === 'notifications/cancelled'),
+    )
+    const entries = transcriptOf(h, 'slow')
+    const [sleep] = calls(entries, 'sleep')
+    assert.ok(sleep && sleep.id !== undefined, entries.map((e) => e.method).join())
+    assert.equal(sleep.response, undefined)
+    const cancelled = entries.find((e) => e.method === 'notifications/cancelled')
+    assert.equal(cancelled?.from, 'yoke')
+    assert.equal((cancelled?.request as { requestId?: unknown }).requestId, sleep.id)
+  })
+
   it('a big answer is cut in the transcript, not in the call', async () => {
     const r = await h.rt.call('mcp__fx__big', { bytes: 6000 })
     assert.equal(text(r).length, 6000)

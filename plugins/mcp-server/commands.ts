@@ -21,6 +21,7 @@ import {
 } from 'yoke/cli'
 import type { Composition } from 'yoke'
 import type { McpServerApi } from './api.ts'
+import { replicaId } from './lifecycle.ts'
 import './errors.ts'
 
 const PLUGIN = 'mcp-server'
@@ -75,10 +76,12 @@ const serve = defineCommand({
     // the runtime loads when serving starts, not when --help imports this module
     const { Composition } = await import('yoke')
     const composition = new Composition({ ...cli.options, sets })
+    // beside other replicas (YOKE_REPLICA_ID set), each line says whose it is
+    const replica = process.env.YOKE_REPLICA_ID?.trim() ? `[${replicaId()}] ` : ''
     composition.kernel.hooks.log.tap('yoke serve', (r) => {
       if (r.level === 'debug') return
       process.stderr.write(
-        `${r.level} ${r.fiber ? `${r.fiber.key}: ` : ''}${r.error instanceof YokeError ? formatError(r.error) : r.message}\n`,
+        `${replica}${r.level} ${r.fiber ? `${r.fiber.key}: ` : ''}${r.error instanceof YokeError ? formatError(r.error) : r.message}\n`,
       )
     })
     const signal = stopSignal()

@@ -2,7 +2,7 @@
 // every answer, and the drain — /readyz turns 503, new requests get 503 with Retry-After, a call in
 // flight still gets its result, and one that never ends is cut off after the bound. Then
 // `yoke serve --http` on SIGTERM with a call in flight: it drains, the call's result arrives, and it
-// exits 0 saying what it did.
+// exits 0 saying what it did; its log lines name the replica.
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -151,6 +151,7 @@ const SLOW = `export default {
   name: 'slow',
   inject: ['runtime'],
   apply(ctx) {
+    ctx.logger.info('slow is ready')
     ctx.runtime.register({
       name: 'slow', concurrency: 'safe', risk: 'low', inputSchema: { type: 'object' },
       execute: async () => {
@@ -177,6 +178,11 @@ describe('yoke serve --http on SIGTERM', () => {
     const { child } = served
     try {
       assert.match(served.stderr(), /replica replica-a: GET \/healthz, \/readyz/)
+      assert.match(
+        served.stderr(),
+        /^\[replica-a\] info slow: slow is ready$/m,
+        'log lines name the replica',
+      )
       const token = readFileSync(join(project.home, 'mcp-token'), 'utf8').trim()
       const c = new Client(
         { name: 'sigterm', version: '1' },

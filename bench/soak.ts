@@ -11,6 +11,9 @@
  *                         reload rejected, cheaply, and the running generation serving
  *   5. crash under dev    `yoke dev` with a plugin that throws from a timer and leaves a stray
  *                         rejection: dev stays up, the healthy tool answers, SIGTERM exits 0
+ *   6. cluster            (by name: `npm run soak -- cluster`) three `yoke serve` replicas behind
+ *                         HAProxy: throughput through 1, 2 and 3; then SIGKILLs and a drain under
+ *                         load (SOAK_CLUSTER_MS, default 60 s); skipped, saying so, without haproxy
  *
  * One line per scenario (calls made, ok, each error status, lost, duplicated, hung, orphans), then
  * a total; the exit code is 1 on any lost, duplicated or hung call, any orphan process, or a
@@ -20,6 +23,7 @@
  * `node --import tsx bench/soak.ts [storm|kill|flood|hostile|dev …]` runs some of them;
  * SOAK_VERBOSE=1 prints each hostile file's rejection.
  */
+import { cluster } from './soak/cluster.ts'
 import { crash } from './soak/dev.ts'
 import { flood } from './soak/flood.ts'
 import { hostile } from './soak/hostile.ts'
@@ -27,16 +31,26 @@ import { kill } from './soak/kill.ts'
 import { storm } from './soak/storm.ts'
 import { children, reap, type Report } from './soak/track.ts'
 
-const SCENARIOS: Record<string, { run: (deadlineMs: number) => Promise<Report>; ms: number }> = {
+const SCENARIOS: Record<
+  string,
+  { run: (deadlineMs: number) => Promise<Report>; ms: number; byName?: true }
+> = {
   storm: { run: storm, ms: 60_000 },
   kill: { run: kill, ms: 75_000 },
   flood: { run: flood, ms: 60_000 },
   hostile: { run: hostile, ms: 45_000 },
   dev: { run: crash, ms: 60_000 },
+  // minutes, and HAProxy: run by name only (`npm run soak -- cluster`)
+  cluster: {
+    run: cluster,
+    ms: 180_000 + Number(process.env.SOAK_CLUSTER_MS ?? 60_000),
+    byName: true,
+  },
 }
-const WATCHDOG_MS = 240_000
 
-const picked = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(SCENARIOS)
+const picked = process.argv.slice(2).length
+  ? process.argv.slice(2)
+  : Object.keys(SCENARIOS).filter((name) => !SCENARIOS[name]!.byName)
 for (const name of picked)
   if (!SCENARIOS[name]) {
     console.error(`unknown scenario "${name}"; the scenarios: ${Object.keys(SCENARIOS).join(', ')}`)
@@ -51,6 +65,10 @@ function describe(err: unknown) {
   return (err as Error)?.stack?.split('\n').slice(0, 3).join(' | ') ?? String(err)
 }
 
+const WATCHDOG_MS = Math.max(
+  240_000,
+  picked.reduce((ms, name) => ms + (SCENARIOS[name]?.ms ?? 0), 60_000),
+)
 const watchdog = setTimeout(() => {
   console.log(`soak: the whole run passed its ${WATCHDOG_MS / 1000} s watchdog; failing`)
   reap(children().map((c) => c.pid))

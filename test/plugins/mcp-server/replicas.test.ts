@@ -47,7 +47,7 @@ plugins:
 /** HAProxy in front of `ports`: a round-robin frontend and one that sticks to a 2025 session's replica. */
 function haproxyConfig(ports: number[], roundRobin: number, sticky: number): string {
   const servers = ports
-    .map((p, i) => `  server r${i + 1} 127.0.0.1:${p} check inter 100ms fall 2 rise 1`)
+    .map((p, i) => `  server r${i + 1} 127.0.0.1:${p} check inter 200ms fall 3 rise 1`)
     .join('\n')
   return `global
   maxconn 512
@@ -56,6 +56,7 @@ defaults
   timeout connect 2s
   timeout client 30s
   timeout server 30s
+  timeout check 2s
   option redispatch
   retries 3
 frontend round_robin

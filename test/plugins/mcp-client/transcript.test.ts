@@ -22,6 +22,7 @@ import {
   fixture,
   freePort,
   mcpHarness,
+  MODERN,
   raw,
   stop,
   text,
@@ -354,6 +355,26 @@ describe('the transcript over a real stdio server (the SDK)', () => {
     assert.equal(told, 2, 'the request and its answer')
     await h.rt.call('mcp__fx__echo', { text: 'unwatched' })
     assert.equal(told, 2)
+  })
+
+  it('on 2026-07-28: the discovery, a call, and a task the wire drives with requests of its own', async () => {
+    await h.add('mod', { serverName: 'mod', command: process.execPath, args: [MODERN] })
+    assert.equal(h.status('mod').protocol?.era, 'modern')
+    assert.equal(text(await h.rt.call('mcp__mod__echo', { text: 'new era' })), 'echo: new era')
+    const research = await h.rt.call('mcp__mod__research', { topic: 'x', steps: 2, ms: 30 })
+    assert.match(text(research), /research on x: done after 2 steps/)
+    const entries = transcriptOf(h, 'mod')
+    assert.equal(entries.find((e) => e.method === 'server/discover')?.response !== undefined, true)
+    assert.ok(calls(entries, 'echo')[0]?.response)
+    const [task] = calls(entries, 'research')
+    assert.equal(
+      (task?.response as { resultType?: string })?.resultType,
+      'task',
+      'as the server answered',
+    )
+    const polls = entries.filter((e) => e.method === 'tasks/get')
+    assert.ok(polls.length > 0, entries.map((e) => e.method).join())
+    assert.ok(polls.every((e) => typeof e.id === 'string' && e.response !== undefined))
   })
 
   it('transcript: false keeps none', async () => {

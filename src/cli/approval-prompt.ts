@@ -2,10 +2,14 @@
  * @module cli/approval-prompt
  * The CLI's approval bridge: a call that asks is put to the person at the terminal (or to piped
  * stdin, one answer per line). No answer (end of input, or the call aborted) is a refusal. It also
- * answers questions (an MCP server's form to fill in, or a URL to open), one field per line.
+ * answers questions (an MCP server's form to fill in, or a URL to open), one field per line. A
+ * prompt given up while it waits says why: someone answered first elsewhere (the web console
+ * races it), or the call ended.
  */
 import { createInterface, type Interface } from 'node:readline'
+import { messageOf } from '../errors.ts'
 import type { ApprovalAnswer, ApprovalBridge, QuestionAnswer } from '../runtime/approval.ts'
+import type { Outrun } from '../runtime/types.ts'
 import { on } from './output.ts'
 
 /**
@@ -71,7 +75,8 @@ export function promptBridge(
         `${c.yellow('?')} ${c.bold(call.name)} ${c.dim(summary)}\n${blocks.join('')}  ${reason}\n  allow? [y] once  [s] for this session  [N] no: `,
       )
       const line = await lines.next(signal)
-      if (line === undefined && !signal.aborted) {
+      if (line === undefined && signal.aborted) return (output.write(givenUp(signal, c)), 'deny')
+      if (line === undefined) {
         output.write('\n')
         throw new Error('no answer: the input ended')
       }
@@ -83,13 +88,17 @@ export function promptBridge(
             ? 'allow-session'
             : 'deny'
       output.write(
-        `${line === undefined ? '\n' : ''}  ${decision === 'deny' ? c.red('denied') : c.green(decision === 'allow-once' ? 'allowed once' : 'allowed for this session')}\n`,
+        `  ${decision === 'deny' ? c.red('denied') : c.green(decision === 'allow-once' ? 'allowed once' : 'allowed for this session')}\n`,
       )
       return decision
     },
     async answer({ from, mode, message, schema, url, signal }) {
       lines ??= new LineReader(createInterface({ input, terminal: false }))
-      const read = async () => (await lines!.next(signal))?.trim()
+      const read = async () => {
+        const line = (await lines!.next(signal))?.trim()
+        if (line === undefined && signal.aborted) output.write(givenUp(signal, c))
+        return line
+      }
       output.write(`${c.yellow('?')} ${c.bold(from)} asks: ${message}\n`)
       if (mode === 'url') output.write(`  open ${url}\n  done? [y] yes  [N] decline: `)
       else output.write('  answer? [y] fill in  [N] decline: ')
@@ -120,6 +129,15 @@ export function promptBridge(
       if (!shared) lines?.rl.close()
     },
   }
+}
+
+/** What a prompt given up says: who answered first (an Outrun), else why the call no longer asks. */
+function givenUp(signal: AbortSignal, c: ReturnType<typeof on>): string {
+  const outrun = signal.reason as Partial<Outrun> | undefined
+  const why = outrun?.by
+    ? `answered first through ${outrun.by} (${outrun.answer}): nothing to answer here`
+    : `no longer asked: ${messageOf(signal.reason ?? 'the call ended')}`
+  return `\n  ${c.dim(why)}\n`
 }
 
 /** A string argument this long, or of more than one line, is shown on its own lines. */

@@ -281,21 +281,18 @@ export class ToolRuntime {
   /** Stage 3: a denial ends the call, a rewrite of the arguments is checked again, `ask` asks. */
   #decided(call: ToolCall, flight: Flight, decision: PreDecision): Step {
     if (flight.why) return failed(call, flight)
-    if (decision.kind === 'deny')
-      return failure(call, 'DENIED', { reason: decision.reason, how: HOW.denied })
+    if (decision.kind === 'deny') return denied(call, 'pre-execute', decision.reason)
     if (decision.args) {
       // a tap rewrote the arguments: approval, guards and the body all see the new ones, checked again
       const args = cloneArgs(decision.args)
       const { validate } = flight.tool
-      if (args === undefined)
-        return failure(call, 'INVALID_ARGS', {
-          reason: 'as rewritten before the call: the arguments are not JSON data',
-        })
-      if (!validate(args))
-        return failure(call, 'INVALID_ARGS', {
-          reason: `as rewritten before the call: ${ajvReason(validate.errors)}`,
-        })
-      call = Object.freeze({ ...call, args })
+      const wrong =
+        args === undefined
+          ? 'the arguments are not JSON data'
+          : !validate(args) && ajvReason(validate.errors)
+      if (wrong)
+        return failure(call, 'INVALID_ARGS', { reason: `as rewritten before the call: ${wrong}` })
+      call = Object.freeze({ ...call, args: args! })
     }
     if (decision.kind !== 'ask') return this.#guarded(call, flight)
     const { reason } = decision
@@ -303,10 +300,7 @@ export class ToolRuntime {
     return flight.after(asked, (outcome) =>
       outcome.allowed
         ? this.#guarded(call, flight)
-        : failure(call, 'DENIED', {
-            reason: `approval needed (${reason}); ${outcome.why}`,
-            how: HOW.ask(call.name),
-          }),
+        : denied(call, 'approval', `approval needed (${reason}); ${outcome.why}`),
     )
   }
 
@@ -314,7 +308,7 @@ export class ToolRuntime {
   #guarded(call: ToolCall, flight: Flight): Step {
     for (const guard of this.registry.guardsFor(call.scope)) {
       const denial = guard(call)
-      if (denial) return failure(call, 'DENIED', { reason: denial, how: HOW.guard })
+      if (denial) return denied(call, 'guard', denial)
     }
     const { tool, options, started } = flight
     if (tool.spawnOnly && !this.registry.isSubagent(call.scope)) {
@@ -412,13 +406,13 @@ export class ToolRuntime {
   }
 }
 
-/** What a DENIED result tells the model (and the person) to do, by cause. */
+/** What a DENIED result tells the model (and the person) to do, by the stage that refused it. */
 const HOW = {
-  denied:
+  'pre-execute': () =>
     'a policy rule or a pre-execute hook denies it; narrow or remove the deny rule that matches',
-  ask: (name: string) =>
+  approval: (name: string) =>
     `add allow: ["${name}"] to the policy plugin's config, or approve it when asked`,
-  guard: 'a guard refused it; its reason says why',
+  guard: () => 'a guard refused it; its reason says why',
 }
 type Outcome = Partial<ToolResult> & { status: ResultStatus; sameText?: boolean }
 /** what a stage gives: the call's outcome, or PENDING when it waits (the flight gets it later) */
@@ -486,6 +480,12 @@ function failure(
     content: [{ type: 'text', text: `${error.code}: ${error.message}\nhint: ${error.hint}` }],
     error: { code: error.code, message: error.message, hint: error.hint },
   }
+}
+
+/** A DENIED outcome that says which stage refused it, so an observer need not read its message. */
+function denied(call: ToolCall, stage: keyof typeof HOW, reason: string): Outcome {
+  const outcome = failure(call, 'DENIED', { reason, how: HOW[stage](call.name) })
+  return { ...outcome, error: { ...outcome.error!, stage } }
 }
 
 /** Tool output → status, content and structured value, as fresh JSON data (the body keeps its objects). */

@@ -156,6 +156,9 @@ export type PostDecision =
 /** Runs the body; `around` taps wrap it. */
 export type Executor = (call: ToolCall, ctx: CallContext) => Promise<ToolOutput>
 
+/** The stage that refused a DENIED call: a pre-execute tap (a policy rule), the approval, a guard. */
+export type DeniedStage = 'pre-execute' | 'approval' | 'guard'
+
 /** `ok`, or the catalogue code that says why not (a tool's own coded error keeps its code). */
 export type ResultStatus = 'ok' | ErrorCode
 
@@ -166,8 +169,8 @@ export interface ToolResult {
   readonly ok: boolean
   readonly content: readonly ContentPart[]
   readonly structured?: unknown
-  /** when not ok: what went wrong and what to do */
-  readonly error?: { code: string; message: string; hint?: string }
+  /** when not ok: what went wrong and what to do; a DENIED call's also says which stage refused it */
+  readonly error?: { code: string; message: string; hint?: string; stage?: DeniedStage }
   /** set when the output was over the limits: the whole output is in `spilled` */
   readonly truncated?: { bytes: number; spilled?: string }
   /** a spawnOnly call's background task */
@@ -179,11 +182,19 @@ export interface ToolResult {
 
 export type ApprovalAnswer = 'allow-once' | 'allow-session' | 'deny'
 
+/** An answer with words: a refusal's reason reaches the caller's DENIED error. */
+export type ApprovalReply = { answer: ApprovalAnswer; reason?: string }
+
 export interface ApprovalRequest {
   call: ToolCall
   reason: string
   signal: AbortSignal
+  /** who else is asked at the same time, the first answer winning (a racing bridge's rivals); one that fails leaves it */
+  racing?: readonly string[]
 }
+
+/** Why a racer's signal aborted: `by` answered first, with `answer` (an approval's, or a question's action). */
+export type Outrun = Error & { by: string; answer: string }
 
 /**
  * A question to the person (or agent) behind a call, from what the call reached — an MCP server's
@@ -202,6 +213,8 @@ export interface Question {
   /** the asking side's own id for it (MCP's elicitationId), passed on where the answerer takes one */
   id?: string
   signal: AbortSignal
+  /** as ApprovalRequest's: who else is asked at the same time */
+  racing?: readonly string[]
 }
 
 export interface QuestionAnswer {
@@ -216,7 +229,7 @@ export interface QuestionAnswer {
  */
 export interface Asker {
   name: string
-  ask(request: ApprovalRequest): Promise<ApprovalAnswer>
+  ask(request: ApprovalRequest): Promise<ApprovalAnswer | ApprovalReply>
   /** answers a question (absent: the bridges answer it) */
   answer?(question: Question): Promise<QuestionAnswer>
 }

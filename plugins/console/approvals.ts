@@ -1,18 +1,21 @@
 /**
- * Approvals and questions answered from the browser, racing whoever else would be asked. While a
- * browser is connected the console's bridge handles the calls that carry no asker of their own: it
- * shows the call to the browser and, at the same time, asks the bridge that would have been asked
- * without it (the terminal's prompt) through the approval service. The first answer wins; the
- * other side is told — the terminal's prompt is cancelled (its signal aborts), a browser that
- * answers late gets 409 with who answered. With no browser connected the bridge handles nothing:
- * approvals go exactly where they went before.
+ * Approvals and questions answered from the browser, racing whoever else is asked. While a browser
+ * is connected the console's bridge races (ApprovalBridge.race): the approval service asks it
+ * alongside whoever would be asked without it — the call's own asker (`yoke tools call` into this
+ * dev, an MCP client's elicitation) or the bridge for the call (a terminal's prompt). The first
+ * answer wins; the other side is told: the loser's signal aborts (a terminal's prompt says who
+ * answered, an elicitation is cancelled), and a browser that answers late gets 409 with who
+ * answered. A refusal from the browser may say why; the caller's DENIED error carries it. With no
+ * browser connected the bridge handles nothing: approvals go exactly where they went before.
  */
 import { randomUUID } from 'node:crypto'
 import type {
   ApprovalAnswer,
   ApprovalApi,
   ApprovalBridge,
+  ApprovalReply,
   ApprovalRequest,
+  Outrun,
   Question,
   QuestionAnswer,
 } from 'yoke'
@@ -21,25 +24,25 @@ import type { ApprovalAnswerRequest, EventMap, PendingApproval } from './protoco
 const BRIDGE = 'console'
 /** settled ids kept to answer a late browser with 409 (who won) */
 const SETTLED_KEPT = 200
-const NO_BRIDGE = 'no approval bridge is registered to ask'
+/** the longest reason a refusal from the browser carries to the caller */
+const REASON_CHARS = 1000
 
 type Outcome = { answer: string; content?: QuestionAnswer['content']; by: string; why?: string }
 
 interface Pending {
   view: PendingApproval
   settle(outcome: Outcome): void
-  /** no one else answers it: only a browser can */
-  solo: boolean
+  /** no one else is (still) asked: only a browser can answer */
+  solo(): boolean
 }
 
 export class BrowserApprovals {
   readonly #pending = new Map<string, Pending>()
   readonly #settled = new Map<string, Outcome>()
-  /** call ids being forwarded to the other side: the bridge does not handle them again */
-  readonly #forwarding = new Set<string>()
 
   constructor(
-    private readonly approval: ApprovalApi,
+    /** the service the bridge is registered with (by console.ts), which races it */
+    _approval: ApprovalApi,
     private readonly browsers: () => number,
     private readonly emit: <K extends 'approval' | 'approval-ended'>(
       kind: K,
@@ -53,7 +56,8 @@ export class BrowserApprovals {
 
   readonly bridge: ApprovalBridge = {
     name: BRIDGE,
-    handles: (call) => this.browsers() > 0 && !this.#forwarding.has(call.id),
+    race: true,
+    handles: () => this.browsers() > 0,
     ask: (request) => this.#ask(request),
     answer: (question) => this.#question(question),
   }
@@ -79,21 +83,26 @@ export class BrowserApprovals {
         body: { error: { code: 'NOT_FOUND', message: `no pending approval or question "${id}"` } },
       }
     }
-    const request = body as Partial<ApprovalAnswerRequest> | null
+    const request = body as (Partial<ApprovalAnswerRequest> & { reason?: unknown }) | null
     const allowed =
       pending.view.kind === 'approval'
         ? ['allow-once', 'allow-session', 'deny']
         : ['accept', 'decline', 'cancel']
     if (!request || typeof request.answer !== 'string' || !allowed.includes(request.answer))
-      return {
-        status: 400,
-        body: { error: { code: 'BAD_REQUEST', message: `answer is one of ${allowed.join(', ')}` } },
-      }
-    pending.settle({ answer: request.answer, content: request.content, by: BRIDGE })
+      return badRequest(`answer is one of ${allowed.join(', ')}`)
+    if (request.reason !== undefined && typeof request.reason !== 'string')
+      return badRequest('reason, when given, is a string')
+    const why = request.answer === 'deny' ? request.reason?.trim().slice(0, REASON_CHARS) : ''
+    pending.settle({
+      answer: request.answer,
+      content: request.content,
+      by: BRIDGE,
+      ...(why && { why }),
+    })
     return { status: 200, body: { ok: true, id, answer: request.answer } }
   }
 
-  async #ask(request: ApprovalRequest): Promise<ApprovalAnswer> {
+  async #ask(request: ApprovalRequest): Promise<ApprovalAnswer | ApprovalReply> {
     const { call, reason } = request
     const view: PendingApproval = {
       id: randomUUID(),
@@ -105,14 +114,10 @@ export class BrowserApprovals {
       caller: call.caller,
       reason,
     }
-    const outcome = await this.#race(view, request.signal, async (signal) => {
-      const other = this.#forward(call.id, () => this.approval.request({ call, reason, signal }))
-      const result = await other
-      if (result.allowed) return { answer: result.how, by: this.#other() }
-      if (result.why === NO_BRIDGE) return undefined // no one else to ask: the browser alone answers
-      return { answer: 'deny', by: this.#other(), why: result.why }
-    })
-    return outcome.answer as ApprovalAnswer
+    const outcome = await this.#wait(view, request)
+    const answer = outcome.answer as ApprovalAnswer
+    // a refusal here says why (the browser's words, or that no one stayed); a loser's answer is ignored
+    return answer === 'deny' && outcome.why ? { answer, reason: outcome.why } : answer
   }
 
   async #question(question: Question): Promise<QuestionAnswer> {
@@ -127,12 +132,7 @@ export class BrowserApprovals {
       ...(question.url && { url: question.url }),
       ...(question.call && { tool: question.call.name, scope: question.call.scope }),
     }
-    const outcome = await this.#race(view, question.signal, async (signal) => {
-      const ask = () => this.approval.question({ ...question, signal })
-      const result = question.call ? await this.#forward(question.call.id, ask) : undefined
-      if (!result || (result.action === 'cancel' && !result.by)) return undefined
-      return { answer: result.action, content: result.content, by: result.by ?? this.#other() }
-    })
+    const outcome = await this.#wait(view, question)
     return {
       action: outcome.answer as QuestionAnswer['action'],
       ...(outcome.content && { content: outcome.content }),
@@ -140,12 +140,13 @@ export class BrowserApprovals {
   }
 
   /**
-   * No browser has been connected for a while: what only a browser could answer is refused (an
-   * approval) or cancelled (a question), so no call waits on a page nobody has open.
+   * No browser has been connected for a while: what only a browser could answer (no one else is
+   * asked, or the others failed) is refused (an approval) or cancelled (a question), so no call
+   * waits on a page nobody has open.
    */
   unattended(): void {
     for (const p of [...this.#pending.values()])
-      if (p.solo)
+      if (p.solo())
         p.settle({
           answer: p.view.kind === 'approval' ? 'deny' : 'cancel',
           by: BRIDGE,
@@ -153,37 +154,20 @@ export class BrowserApprovals {
         })
   }
 
-  /** Calls `ask` with this call's id marked, so the approval service passes over this bridge. */
-  #forward<T>(callId: string, ask: () => Promise<T>): Promise<T> {
-    this.#forwarding.add(callId)
-    try {
-      return ask() // the service picks its bridge before its first await
-    } finally {
-      this.#forwarding.delete(callId)
-    }
-  }
-
-  /** The bridge the approval service asks after this one: what the browser races. */
-  #other(): string {
-    return this.approval.bridges.filter((b) => b !== BRIDGE).at(-1) ?? 'another bridge'
-  }
-
   /**
-   * Shows `view` to the browser and races its answer against `other` (undefined: no one else
-   * answers) and the call's end; the loser's signal aborts. One outcome, once.
+   * Shows `view` to the browser until it answers or `asked.signal` aborts: another answered first
+   * (an Outrun: the browser is told who), or the call ended. One outcome, once.
    */
-  #race(
+  #wait(
     view: PendingApproval,
-    callSignal: AbortSignal,
-    other: (signal: AbortSignal) => Promise<Outcome | undefined>,
+    asked: { signal: AbortSignal; racing?: readonly string[] },
   ): Promise<Outcome> {
-    const loser = new AbortController()
-    if (this.approval.bridges.some((b) => b !== BRIDGE)) view.racing = this.#other()
+    const { signal, racing } = asked
+    if (racing?.length) view.racing = racing.join(', ')
     return new Promise<Outcome>((resolve) => {
       const settle = (outcome: Outcome) => {
         if (!this.#pending.delete(view.id)) return
-        callSignal.removeEventListener('abort', ended)
-        loser.abort()
+        signal.removeEventListener('abort', ended)
         this.#settled.set(view.id, outcome)
         if (this.#settled.size > SETTLED_KEPT)
           this.#settled.delete(this.#settled.keys().next().value!)
@@ -195,24 +179,24 @@ export class BrowserApprovals {
         })
         resolve(outcome)
       }
-      const ended = () =>
+      const ended = () => {
+        const won = signal.reason as Partial<Outrun> | undefined
+        if (won?.by && won.answer) return settle({ answer: won.answer, by: won.by })
         settle({
           answer: view.kind === 'approval' ? 'deny' : 'cancel',
           by: 'the call',
           why: 'the call ended before an answer',
         })
-      const pending: Pending = { view, settle, solo: false }
-      this.#pending.set(view.id, pending)
-      callSignal.addEventListener('abort', ended, { once: true })
+      }
+      this.#pending.set(view.id, { view, settle, solo: () => !racing?.length })
+      signal.addEventListener('abort', ended, { once: true })
       this.emit('approval', view)
-      other(loser.signal).then(
-        (outcome) => {
-          if (outcome && !loser.signal.aborted) settle(outcome)
-          else pending.solo = true
-        },
-        () => (pending.solo = true), // the other side failed: the browser still answers
-      )
-      if (callSignal.aborted) ended()
+      if (signal.aborted) ended()
     })
   }
 }
+
+const badRequest = (message: string) => ({
+  status: 400,
+  body: { error: { code: 'BAD_REQUEST', message } },
+})

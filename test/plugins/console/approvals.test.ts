@@ -1,10 +1,18 @@
-// Approvals answered from the browser (the console's bridge), racing the bridge that would be
-// asked without it (here a stand-in for the terminal's prompt): the first answer wins, the
-// terminal's prompt is cancelled, a late browser gets 409 with who answered. With no browser
+// Approvals answered from the browser (the console's bridge), racing whoever would be asked
+// without it: the bridge for the call (here a stand-in for the terminal's prompt) or the call's own
+// asker (a stand-in for `yoke tools call` into the dev, or an MCP client's elicitation). The first
+// answer wins, the loser is told (its signal aborts naming the winner; a late browser gets 409 with
+// who answered). A refusal from the browser carries its reason to the caller. With no browser
 // connected, approvals go where they went before.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { ApprovalAnswer, ApprovalRequest } from '../../../src/index.ts'
+import type {
+  ApprovalAnswer,
+  ApprovalReply,
+  ApprovalRequest,
+  Asker,
+  Outrun,
+} from '../../../src/index.ts'
 import { until } from '../../helpers/until.ts'
 import { bearer, CONFIG, http, launcher, postJson, sse, type Launched } from './helpers.ts'
 
@@ -44,6 +52,21 @@ function terminal(l: Launched) {
       return cancelled
     },
   }
+}
+
+/** A stand-in for a call's own asker (`yoke tools call`'s session): answers when told. */
+function ownAsker(name: string) {
+  const asked: ApprovalRequest[] = []
+  let reply: (a: ApprovalAnswer | ApprovalReply) => void = () => {}
+  const asker: Asker = {
+    name,
+    ask: (request) =>
+      new Promise((resolve) => {
+        asked.push(request)
+        reply = resolve
+      }),
+  }
+  return { asker, asked, answer: (a: ApprovalAnswer | ApprovalReply) => reply(a) }
 }
 
 describe('console: approvals from the browser', () => {
@@ -140,6 +163,72 @@ describe('console: approvals from the browser', () => {
     term.answer('deny')
     assert.equal((await running).json().result.status, 'DENIED')
     assert.equal(term.cancelled, false)
+  })
+})
+
+describe('console: racing a call’s own asker', () => {
+  it('the browser answers first: the call goes on, the asker’s signal aborts naming the console', async () => {
+    const l = await launch()
+    const own = ownAsker('yoke tools call')
+    const events = await sse(l.port, l.token)
+    try {
+      const running = l.composition.runtime!.call('guarded', {}, { asker: own.asker })
+      const pending = await events.next('approval', (a) => a.tool === 'guarded')
+      assert.equal(pending.racing, 'yoke tools call')
+      assert.equal(own.asked.length, 1, 'the asker is asked at the same time')
+      assert.equal((await answer(l, pending.id, { answer: 'allow-once' })).status, 200)
+      assert.equal((await running).ok, true)
+      const lost = own.asked[0]!.signal
+      assert.equal(lost.aborted, true)
+      assert.equal((lost.reason as Outrun).by, 'console')
+      assert.equal((lost.reason as Outrun).answer, 'allow-once')
+      own.answer('deny') // late: ignored
+    } finally {
+      events.close()
+    }
+  })
+
+  it('the asker answers first (a refusal with its reason): the browser is told, a late answer is 409', async () => {
+    const l = await launch()
+    const own = ownAsker('yoke tools call')
+    const events = await sse(l.port, l.token)
+    try {
+      const running = l.composition.runtime!.call('guarded', {}, { asker: own.asker })
+      const pending = await events.next('approval', (a) => a.tool === 'guarded')
+      own.answer({ answer: 'deny', reason: 'wrong branch' })
+      const result = await running
+      assert.equal(result.status, 'DENIED')
+      assert.match(result.error!.message, /refused through "yoke tools call": wrong branch/)
+      const ended = await events.next('approval-ended', (e) => e.id === pending.id)
+      assert.deepEqual(ended, { id: pending.id, answer: 'deny', by: 'yoke tools call' })
+      const late = await answer(l, pending.id, { answer: 'allow-once' })
+      assert.equal(late.status, 409)
+      assert.equal(late.json().answeredBy, 'yoke tools call')
+    } finally {
+      events.close()
+    }
+  })
+
+  it('a denial from the browser carries its reason to the caller; a reason that is no string is 400', async () => {
+    const l = await launch()
+    const own = ownAsker('yoke tools call')
+    const events = await sse(l.port, l.token)
+    try {
+      const running = l.composition.runtime!.call('guarded', {}, { asker: own.asker })
+      const pending = await events.next('approval', (a) => a.tool === 'guarded')
+      assert.equal((await answer(l, pending.id, { answer: 'deny', reason: 7 })).status, 400)
+      const body = { answer: 'deny', reason: ' not before the release ' }
+      assert.equal((await answer(l, pending.id, body)).status, 200)
+      const result = await running
+      assert.equal(result.status, 'DENIED')
+      assert.equal(result.error!.stage, 'approval')
+      assert.match(result.error!.message, /refused through "console": not before the release/)
+      const ended = await events.next('approval-ended', (e) => e.id === pending.id)
+      assert.equal(ended.why, 'not before the release')
+      assert.equal(own.asked[0]!.signal.aborted, true)
+    } finally {
+      events.close()
+    }
   })
 })
 

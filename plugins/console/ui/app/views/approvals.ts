@@ -1,6 +1,7 @@
 /**
- * Approvals: pending approvals and questions, answered from the browser. The terminal may answer
- * first: the server then says who (409, or an `approval-ended` event), and the page shows it.
+ * Approvals: pending approvals and questions, answered from the browser. Whoever else is asked
+ * (the terminal, the call's own asker) may answer first: the server then says who (409, or an
+ * `approval-ended` event), and the page shows it. A denial may say why: the caller is told.
  */
 import { h } from 'preact'
 import { useState } from 'preact/hooks'
@@ -26,7 +27,8 @@ function Pending(props: { a: PendingApproval; onDone: (id: string, text: string)
   const schema =
     a.kind === 'question' && a.mode !== 'url' ? (a.schema as Schema | undefined) : undefined
   const [content, setContent] = useState<unknown>(() => (schema ? (initial(schema) ?? {}) : {}))
-  const answer = async (body: ApprovalAnswerRequest) => {
+  const [why, setWhy] = useState('')
+  const answer = async (body: ApprovalAnswerRequest & { reason?: string }) => {
     setBusy(true)
     try {
       await api(`/api/approvals/${encodeURIComponent(a.id)}`, body)
@@ -64,6 +66,18 @@ function Pending(props: { a: PendingApproval; onDone: (id: string, text: string)
     h(
       'div',
       { class: 'actions' },
+      a.kind === 'approval'
+        ? h('input', {
+            type: 'text',
+            class: 'reason',
+            'data-reason': a.id,
+            placeholder: 'why not (sent with deny)',
+            maxLength: 1000,
+            value: why,
+            disabled: busy,
+            onInput: (e: Event) => setWhy((e.currentTarget as HTMLInputElement).value),
+          })
+        : null,
       buttons.map((b) =>
         h(
           'button',
@@ -76,7 +90,9 @@ function Pending(props: { a: PendingApproval; onDone: (id: string, text: string)
               answer(
                 b === 'accept' && schema
                   ? { answer: b, content: content as ApprovalAnswerRequest['content'] }
-                  : { answer: b },
+                  : b === 'deny' && why.trim()
+                    ? { answer: b, reason: why.trim() }
+                    : { answer: b },
               ),
           },
           b,

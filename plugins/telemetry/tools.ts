@@ -2,8 +2,9 @@
  * One `execute_tool` span per call: started in the runtime's `trace` hook (its parent the caller's
  * context; the call and its far side run under the span's), the pipeline's folded decisions as
  * events (taps at stage 1000: after every other tap), ended in `result`. What no hook shows is
- * read off the result: a pre-execute denial (a final decision skips the later taps), a refused
- * approval, a guard's denial.
+ * read off the result: which stage refused a DENIED call (its error's `stage`: a pre-execute
+ * denial, whose final decision skips the later taps; a refused approval; a guard's denial), and
+ * an executable's exit code (`process.exit.code`, from its structured result).
  */
 import { basename } from 'node:path'
 import type {
@@ -41,7 +42,6 @@ interface Seen {
   span: Span
   decided?: PreDecision['kind']
   asked?: boolean
-  ran?: boolean
 }
 
 const LAST = { stage: 1000 }
@@ -78,7 +78,6 @@ export function tapTools(rt: RuntimeApi, host: ToolSpanHost, tap: Tap): () => vo
       (_executor, call) => {
         const seen = open.get(call.id)
         if (!seen) return undefined
-        seen.ran = true
         if (seen.asked) seen.span.event('yoke.approval.answered', { 'yoke.answer': 'allowed' })
         return undefined
       },
@@ -151,14 +150,11 @@ function startAttributes(call: ToolCall, host: ToolSpanHost): Attributes {
 /** The events no tap saw, the status, the result's content (when captured), the metric; then the end. */
 function finish(seen: Seen, call: ToolCall, result: ToolResult, host: ToolSpanHost) {
   const { span } = seen
+  denials(seen, result)
+  const exit = (result.structured as { exitCode?: unknown } | undefined)?.exitCode
+  if (call.tool?.source.startsWith('exec:') && Number.isInteger(exit))
+    span.set({ 'process.exit.code': exit as number })
   const message = result.error?.message ?? ''
-  if (result.status === 'DENIED' && !seen.ran) {
-    if (!seen.decided)
-      span.event('yoke.pre_execute', { 'yoke.decision': 'deny', 'yoke.reason': message })
-    else if (seen.asked && message.includes('approval needed'))
-      span.event('yoke.approval.answered', { 'yoke.answer': 'refused', 'yoke.reason': message })
-    else span.event('yoke.guard.denied', { 'yoke.reason': message })
-  }
   span.event('yoke.result', { 'yoke.status': result.status })
   if (!result.ok) {
     span.set({ 'error.type': result.status })
@@ -174,6 +170,19 @@ function finish(seen: Seen, call: ToolCall, result: ToolResult, host: ToolSpanHo
     'gen_ai.tool.type': String(span.attributes['gen_ai.tool.type']),
     ...(!result.ok && { 'error.type': result.status }),
   })
+}
+
+/** The decisions a DENIED call's taps did not see, by the stage its error says refused it. */
+function denials({ span, decided, asked }: Seen, result: ToolResult) {
+  const { stage, message: reason = '' } = result.error ?? {}
+  // a deny is final: the taps after the one that gave it (this plugin's last) do not see it
+  if (stage === 'pre-execute' && !decided)
+    span.event('yoke.pre_execute', { 'yoke.decision': 'deny', 'yoke.reason': reason })
+  if (stage === 'approval' && asked)
+    span.event('yoke.approval.answered', { 'yoke.answer': 'refused', 'yoke.reason': reason })
+  // allowed, then refused by a guard: the body (where `around` says allowed) never came
+  if (stage === 'guard' && asked) span.event('yoke.approval.answered', { 'yoke.answer': 'allowed' })
+  if (stage === 'guard') span.event('yoke.guard.denied', { 'yoke.reason': reason })
 }
 
 /** The MCP instrumentation's attributes, on the tool's span (one span, not two). */

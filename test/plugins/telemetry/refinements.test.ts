@@ -1,6 +1,7 @@
 // The skill and command refinements of execute_tool: loading a SKILL.md names the skill, reading
 // one of its resources names the resource (skill-relative), and an executable's call names the
-// program (process.executable.name) and runs under the span's context (TRACEPARENT).
+// program (process.executable.name), runs under the span's context (TRACEPARENT) and says how the
+// process ended (process.exit.code, from the tool's structured result).
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import telemetryPlugin from '../../../plugins/telemetry/index.ts'
@@ -73,6 +74,38 @@ describe('telemetry: skill and command refinements', () => {
       assert.match(String(span.attributes['process.executable.name']), /\S/)
       const printed = result.content.map((c) => ('text' in c ? c.text : '')).join('')
       assert.equal(printed, `00-${span.traceId}-${span.spanId}-01`)
+    } finally {
+      await h.close()
+    }
+  })
+
+  it('an executable’s call says its exit code: 0, and 3 for a process that failed', async () => {
+    const h = await execHarness({
+      exits: {
+        manifest: {
+          name: 'exits',
+          version: '1',
+          tools: [{ name: 'exit_with', description: 'exits with args.code' }],
+        },
+        // plain text (not JSON) on stdout: success is the exit code
+        exe: nodeExe(`process.stdout.write('exiting ' + args.code); process.exitCode = args.code`),
+      },
+    })
+    try {
+      const { telemetry, stop } = await recording(h.kernel)
+      const ok = await h.rt.call('exit_with', { code: 0 })
+      const failed = await h.rt.call('exit_with', { code: 3 })
+      stop()
+      assert.deepEqual(
+        [ok.status, failed.status],
+        ['ok', 'TOOL_ERROR'],
+        JSON.stringify([ok.content, failed.content]),
+      )
+      const [zero, three] = only(telemetry.recent(), 'exit_with') as [SpanRecord, SpanRecord]
+      assert.equal(zero.attributes['process.exit.code'], 0)
+      assert.equal(three.attributes['process.exit.code'], 3)
+      assert.equal(three.attributes['error.type'], 'TOOL_ERROR')
+      assert.match(String(three.attributes['process.executable.name']), /^exits$/)
     } finally {
       await h.close()
     }

@@ -192,6 +192,53 @@ describe('telemetry spans', () => {
     }
   })
 
+  it('tells a refused approval from a guard’s denial by the stage on the result, not by its words', async () => {
+    const { kernel, rt, telemetry } = await compose()
+    try {
+      let answer: 'allow-once' | { answer: 'deny'; reason: string } = 'allow-once'
+      rt.approvals.register({ name: 'test', ask: async () => answer })
+      rt.hooks.preExecute.tap('asker', (d, call) =>
+        call.name === 'echo' ? { kind: 'ask', reason: 'check' } : d,
+      )
+      // a guard whose words look like an approval's: its denial is still the guard's
+      rt.guard((call) =>
+        call.args.text === 'guarded' ? 'approval needed from the release manager' : undefined,
+      )
+      const hold = telemetry.record()
+      const guarded = await rt.call('echo', { text: 'guarded' })
+      answer = { answer: 'deny', reason: 'not today' }
+      const refused = await rt.call('echo', { text: 'other' })
+      hold()
+      assert.deepEqual(
+        [guarded, refused].map((r) => [r.status, r.error?.stage]),
+        [
+          ['DENIED', 'guard'],
+          ['DENIED', 'approval'],
+        ],
+      )
+      const [g, r] = byName(telemetry.recent(), 'execute_tool echo') as SpanRecord[]
+      const names = (s: SpanRecord) =>
+        s.events.map((e) => [e.name, e.attributes['yoke.answer']].filter(Boolean).join(' '))
+      assert.deepEqual(names(g!), [
+        'yoke.pre_execute',
+        'yoke.approval.asked',
+        'yoke.approval.answered allowed',
+        'yoke.guard.denied',
+        'yoke.result',
+      ])
+      assert.deepEqual(names(r!), [
+        'yoke.pre_execute',
+        'yoke.approval.asked',
+        'yoke.approval.answered refused',
+        'yoke.result',
+      ])
+      const refusal = r!.events.find((e) => e.attributes['yoke.answer'] === 'refused')!
+      assert.match(String(refusal.attributes['yoke.reason']), /refused through "test": not today/)
+    } finally {
+      await kernel.dispose()
+    }
+  })
+
   it('keeps the last `keep` spans for recent(), newest last, across a reload of the instance', async () => {
     const { kernel, rt, telemetry } = await compose({ keep: 3 })
     try {

@@ -127,7 +127,11 @@ export class AgentLoop {
       ctx
         .get('prompt')
         ?.register({ name: 'agent-instructions', order: 0, text: options.instructions })
-    const api: AgentApi = { hooks: this.hooks, run: (task, o) => this.run(task, o) }
+    const api: AgentApi = {
+      hooks: this.hooks,
+      run: (task, o) => this.run(task, o),
+      ...(this.#runsDir && { transcripts: this.#runsDir }),
+    }
     ctx.provide('agent', api)
     if (options.spawn) this.#offerSpawn()
     return this
@@ -231,6 +235,8 @@ export class AgentLoop {
         budget,
         record: options.record,
         caller: options.caller,
+        ...(options.history?.length && { history: options.history.length }),
+        ...(options.origin && { origin: options.origin }),
       })
       const run = new Run(
         id,

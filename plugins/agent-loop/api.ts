@@ -116,6 +116,14 @@ export interface RunOptions {
   signal?: AbortSignal
   /** the conversation so far (a chat session passes the previous run's `messages`) */
   history?: readonly ChatMessage[]
+  /**
+   * a conversation to go on from as it is (a fork of a recorded run at a step): no user message
+   * is added for the task, which only names the run, and `runStart` and `userPrompt` do not run;
+   * the transcript starts with these messages (turn 0), so the fork can be read and forked again
+   */
+  messages?: readonly ChatMessage[]
+  /** where the run comes from (a replay or a fork of another run): written in its transcript's `start` */
+  origin?: RunOrigin
   /** tee every model exchange to this JSONL cassette */
   record?: string
   budget?: Partial<Budget>
@@ -135,6 +143,17 @@ export interface RunOptions {
   trace?: TraceContext
 }
 
+/** A run made from another: `replay` plays its cassette again, `fork` goes on from its step `turn`. */
+export interface RunOrigin {
+  kind: 'replay' | 'fork'
+  /** the run it comes from */
+  runId: string
+  /** fork: the turn it starts at (the conversation before that turn's model request) */
+  turn?: number
+  /** who asked for it (`console`) */
+  by?: string
+}
+
 /** A run in progress: iterate its events, await its result, or cancel it. */
 export interface AgentRun extends AsyncIterable<AgentEvent> {
   readonly id: string
@@ -144,6 +163,8 @@ export interface AgentRun extends AsyncIterable<AgentEvent> {
 
 export interface AgentApi {
   readonly hooks: AgentHooks
+  /** where this loop writes its runs' transcripts (`<runId>.jsonl`); absent: it writes none */
+  readonly transcripts?: string
   run(task: string, options?: RunOptions): AgentRun
 }
 

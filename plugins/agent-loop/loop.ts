@@ -138,7 +138,7 @@ export class Run {
     private readonly emit: (event: AgentEvent) => void,
     private readonly transcript?: Transcript,
   ) {
-    this.#messages = [...(options.history ?? [])]
+    this.#messages = [...(options.messages ?? options.history ?? [])]
     this.#trace = options.trace
   }
 
@@ -168,14 +168,10 @@ export class Run {
     let status: RunStatus = 'done'
     let reason: string | undefined
     try {
-      // runStart's context (a SessionStart hook's) comes first, then the prompt as userPrompt leaves it
       const resumed = this.#messages.length > 0
       if (this.deps.hooks.trace?.taps.length) this.#traced({ ...this.#info(), task, resumed })
-      const context =
-        (await this.deps.hooks.runStart?.promise('', { ...this.#info(), task, resumed }))?.trim() ??
-        ''
-      const prompt = (await this.deps.hooks.userPrompt.promise(task, this.#info())) ?? task
-      this.#push({ role: 'user', content: context ? `${context}\n\n${prompt}` : prompt })
+      if (this.options.messages) this.#forked()
+      else await this.#prompted(task, resumed)
       while (await this.#turnOnce());
     } catch (err) {
       ;({ status, reason } = this.#ending(err))
@@ -208,6 +204,20 @@ export class Run {
       durationMs: result.durationMs,
     })
     return result
+  }
+
+  /** runStart's context (a SessionStart hook's) comes first, then the prompt as userPrompt leaves it. */
+  async #prompted(task: string, resumed: boolean) {
+    const context =
+      (await this.deps.hooks.runStart?.promise('', { ...this.#info(), task, resumed }))?.trim() ??
+      ''
+    const prompt = (await this.deps.hooks.userPrompt.promise(task, this.#info())) ?? task
+    this.#push({ role: 'user', content: context ? `${context}\n\n${prompt}` : prompt })
+  }
+
+  /** A fork goes on from the conversation it was given: its transcript holds it as turn 0. */
+  #forked() {
+    for (const message of this.#messages) this.transcript?.write('message', { turn: 0, message })
   }
 
   /** The run's trace context from the `trace` taps (none: the caller's); a tap that throws leaves it. */

@@ -28,6 +28,16 @@ export const consoleConfig = z
     maxQueued: z.number().int().positive().default(512),
     /** how long an approval only a browser can answer waits for a browser after the last one left */
     unattendedMs: z.number().int().positive().default(30_000),
+    /** the agent runs listed (the newest) */
+    maxRuns: z.number().int().positive().max(1000).default(50),
+    /** how much of one transcript the Runs view reads (a longer one is shown in part) */
+    maxRunBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(8 * 1024 * 1024),
+    /** replays and forks running at once */
+    maxRunJobs: z.number().int().positive().max(16).default(2),
     /** the heartbeat comment's interval on the event stream */
     heartbeatMs: z.number().int().positive().default(15_000),
   })

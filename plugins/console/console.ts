@@ -15,6 +15,7 @@ import { EventHub } from './events.ts'
 import { newToken } from './guard.ts'
 import { configSection } from './host.ts'
 import type { About, ReloadEntry, Snapshot, ToolCallRequest } from './protocol.ts'
+import { RunsDesk } from './runs.ts'
 import { ConsoleServer, errorBody, type Answer } from './server.ts'
 import { DEFAULT_UI_DIR } from './static.ts'
 import * as views from './views.ts'
@@ -39,6 +40,7 @@ export class WebConsole {
   readonly server: ConsoleServer
   readonly hub: EventHub
   readonly approvals?: BrowserApprovals
+  readonly runs: RunsDesk
   #timers = new Map<string, NodeJS.Timeout>()
   #recording?: () => void
   #offSpan?: () => void
@@ -53,6 +55,10 @@ export class WebConsole {
     this.server = new ConsoleServer(config.host, this.kept.token, uiDir)
     this.hub = new EventHub(config.maxQueued, config.heartbeatMs)
     this.hub.onCount = (count) => this.#browsers(count)
+    this.runs = new RunsDesk(ctx, config, (job) => {
+      this.hub.send('run-job', job)
+      this.#soon('runs', () => this.#sendRuns())
+    })
     const approval = ctx.get('approval')
     if (approval)
       this.approvals = new BrowserApprovals(
@@ -82,6 +88,8 @@ export class WebConsole {
           status: 404,
           body: errorBody('NOT_FOUND', 'no approval service here'),
         },
+      run: (id) => this.runs.detail(id),
+      runAction: (id, verb, body) => this.runs.act(id, verb, body),
     }
     this.#controls()
     ctx.logger.info(`web console at ${this.url()} (\`yoke console\` opens it)`)
@@ -90,6 +98,7 @@ export class WebConsole {
   async close(): Promise<void> {
     for (const timer of this.#timers.values()) clearTimeout(timer)
     this.#release()
+    this.runs.close()
     this.hub.close()
     await this.server.close()
   }
@@ -127,6 +136,7 @@ export class WebConsole {
       servers: views.servers(ctx),
       skills: views.skills(ctx),
       approvals: this.approvals?.pending() ?? [],
+      runs: this.runs.section(),
     }
   }
 
@@ -220,8 +230,22 @@ export class WebConsole {
     if (this.kept.reloads.length > RELOADS) this.kept.reloads.shift()
     this.hub.send('reload', entry)
     this.#soon('doctor', () => this.#doctor())
+    // the agent loop or the model may have come or gone (replay and fork say so), or the folder moved
+    this.#soon('runs', () => this.#sendRuns())
     if (n.ok) this.#soon('config', () => this.hub.send('config', configSection(this.ctx)))
   }
+
+  /** The runs section again, when it changed since the last one sent. */
+  #sendRuns() {
+    if (this.hub.count) this.runs.watch(() => this.#soon('runs', () => this.#sendRuns()))
+    const section = this.runs.section()
+    const text = JSON.stringify(section)
+    if (text === this.#runsSent) return
+    this.#runsSent = text
+    this.hub.send('runs', section)
+  }
+
+  #runsSent?: string
 
   #doctor() {
     views.doctor(this.ctx).then(
@@ -248,6 +272,12 @@ export class WebConsole {
 
   /** A browser came or went: spans are recorded only while one watches. */
   #browsers(count: number) {
+    // the runs folder is watched while a browser is here: runs started anywhere appear at once
+    if (count > 0) this.runs.watch(() => this.#soon('runs', () => this.#sendRuns()))
+    else {
+      this.runs.unwatch()
+      this.#runsSent = undefined
+    }
     clearTimeout(this.#timers.get('unattended'))
     this.#timers.delete('unattended')
     if (count === 0 && this.approvals) {

@@ -16,6 +16,10 @@
  * - `POST /api/tools/:name/call` `ToolCallRequest` → `ToolCallResponse`
  * - `POST /api/approvals/:id` `ApprovalAnswerRequest` → `ApprovalAnswerResponse` (409 `ErrorBody`
  *   with `answeredBy` when another side answered first)
+ * - `GET /api/runs/:id` → `RunDetail` (one agent run's steps, read from its transcript)
+ * - `POST /api/runs/:id/replay` `{}` → `RunJob` (plays the run's cassette against the current tools)
+ * - `POST /api/runs/:id/fork` `RunForkRequest` → `RunJob` (goes on from a step with the current model)
+ * - `POST /api/runs/:id/cancel` `{}` → `RunJob` (a replay or fork this console started)
  * - anything else under `/` → the built page's static files (`/` is index.html)
  */
 
@@ -52,6 +56,8 @@ export interface Snapshot {
   skills: SkillsSection
   /** pending approvals and questions, oldest first */
   approvals: PendingApproval[]
+  /** the project's agent runs (newest first) and the replays and forks started here */
+  runs: RunsSection
 }
 
 export interface About {
@@ -271,6 +277,108 @@ export interface PendingApproval {
   racing?: string
 }
 
+/** One agent run, from its transcript's `start` and `end` lines. */
+export interface RunRow {
+  id: string
+  task?: string
+  /** `done`, `budget`, `cancelled`, `failed`; `unfinished`: no `end` yet (running, or killed) */
+  status: string
+  /** why it ended when not done (`REPLAY_MISMATCH …`, the budget reached) */
+  reason?: string
+  provider?: string
+  model?: string
+  lane?: string
+  turns?: number
+  /** epoch ms of its start */
+  at?: number
+  durationMs?: number
+  /** the transcript's size */
+  bytes: number
+  /** the cassette its model exchanges were recorded to (`yoke run --record`) */
+  cassette?: string
+  /** why it cannot be replayed, with the fix (absent: it can) */
+  noReplay?: string
+  /** why it cannot be forked (absent: it can) */
+  noFork?: string
+  /** a replay or fork of another run */
+  origin?: { kind: 'replay' | 'fork'; runId: string; turn?: number; by?: string }
+  /** its transcript could not be read (file: why) */
+  problem?: string
+}
+
+export interface RunsSection extends Unavailable {
+  /** the transcripts' folder */
+  dir: string
+  /** newest first, at most the console's `maxRuns` */
+  runs: RunRow[]
+  /** runs in the folder beyond those listed */
+  more?: number
+  /** why a replay or a fork cannot start now (no agent loop, no model), with the fix */
+  blocked?: { replay?: string; fork?: string }
+  /** replays and forks started from this console, newest first */
+  jobs: RunJob[]
+}
+
+/** One step of a run as the view shows it. */
+export interface RunStep {
+  turn: number
+  kind: 'user' | 'text' | 'tool-call' | 'tool-result' | 'note'
+  text?: string
+  /** a tool's name */
+  name?: string
+  args?: unknown
+  status?: string
+  ok?: boolean
+  durationMs?: number
+  /** characters of `text` left out (the console's limit per step) */
+  cut?: number
+}
+
+export interface RunDetail {
+  run: RunRow
+  /** the transcript's path */
+  file: string
+  steps: RunStep[]
+  /** lines that could not be read: `file:line: why` */
+  problems: string[]
+  /** the console read only the first part of a large transcript: what it left out */
+  truncated?: string
+}
+
+/** Where a new run (a replay or fork) first does something else than the run it comes from. */
+export interface Departure {
+  /** the index in `RunJob.compared`'s two lists */
+  index: number
+  oldTurn?: number
+  newTurn?: number
+  /** `text`, `tool call echo`, `tool result echo`, `end` */
+  what: string
+  /** `recorded "hey", now "> hey"` */
+  difference: string
+}
+
+/** A replay or a fork the console started, and how it came out. */
+export interface RunJob {
+  /** the new run's id */
+  id: string
+  kind: 'replay' | 'fork'
+  /** the run it comes from */
+  of: string
+  /** a fork's step: the turn it starts at */
+  turn?: number
+  /** running; matched (did what the old run did); departed; failed (could not run); cancelled */
+  state: 'running' | 'matched' | 'departed' | 'failed' | 'cancelled'
+  at: string
+  /** the new run's end status and reason */
+  status?: string
+  reason?: string
+  /** a replay whose request no longer matched the recording: the turn and the first difference */
+  mismatch?: { turn: number; lane: string; difference: string }
+  departure?: Departure
+  /** the steps compared, old and new, from the step where the new run began (at most 200 each) */
+  compared?: { old: RunStep[]; new: RunStep[] }
+}
+
 // ---- requests and answers ----------------------------------------------------------------------
 
 export interface ToolCallRequest {
@@ -307,6 +415,11 @@ export interface ApprovalAnswerRequest {
   content?: Record<string, string | number | boolean | string[]>
 }
 
+export interface RunForkRequest {
+  /** the turn to start at: the conversation before that turn's model request (1 = the task alone) */
+  turn: number
+}
+
 export interface ApprovalAnswerResponse {
   ok: true
   id: string
@@ -337,6 +450,10 @@ export interface EventMap {
   server: ServerRow
   /** the config was applied again */
   config: ConfigSection
+  /** the runs folder or a run changed (the whole section again) */
+  runs: RunsSection
+  /** a replay or fork started here began, or ended (with how it came out) */
+  'run-job': RunJob
   /** a log record (warn and error) */
   log: { at: string; level: string; instance?: string; message: string; error?: ErrorJson }
 }

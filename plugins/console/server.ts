@@ -20,6 +20,10 @@ export interface Routes {
   events(res: ServerResponse): void
   callTool(name: string, body: unknown): Promise<Answer>
   answer(id: string, body: unknown): Answer
+  /** `GET /api/runs/:id` */
+  run(id: string): Answer
+  /** `POST /api/runs/:id/(replay|fork|cancel)` */
+  runAction(id: string, verb: string, body: unknown): Promise<Answer>
 }
 
 /** Bodies larger than this are refused (a tool's arguments, an approval's answer). */
@@ -115,9 +119,18 @@ export class ConsoleServer {
     if (req.method === 'GET' && path === '/api/snapshot')
       return send(res, 200, await routes.snapshot())
     if (req.method === 'GET' && path === '/api/events') return routes.events(res)
+    const run = /^\/api\/runs\/([^/]+)$/.exec(path)
+    if (req.method === 'GET' && run) {
+      const id = decoded(run[1]!)
+      if (id === undefined)
+        return send(res, 400, errorBody('BAD_REQUEST', `not percent-encoding: ${path}`))
+      const answer = routes.run(id)
+      return send(res, answer.status, answer.body)
+    }
     const tool = /^\/api\/tools\/([^/]+)\/call$/.exec(path)
     const approval = /^\/api\/approvals\/([^/]+)$/.exec(path)
-    if (req.method !== 'POST' || (!tool && !approval))
+    const runAction = /^\/api\/runs\/([^/]+)\/(replay|fork|cancel)$/.exec(path)
+    if (req.method !== 'POST' || (!tool && !approval && !runAction))
       return send(res, 404, errorBody('NOT_FOUND', `no route ${req.method} ${path}`))
     if (!/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? ''))
       return send(
@@ -127,14 +140,18 @@ export class ConsoleServer {
       )
     const body = await readJson(req)
     if (body instanceof Error) return send(res, 400, errorBody('BAD_REQUEST', body.message))
-    const id = decoded((tool ?? approval)![1]!)
+    const id = decoded((tool ?? approval ?? runAction)![1]!)
     if (id === undefined)
       return send(
         res,
         400,
         errorBody('BAD_REQUEST', `the path is not valid percent-encoding: ${path}`),
       )
-    const answer = tool ? await routes.callTool(id, body) : routes.answer(id, body)
+    const answer = tool
+      ? await routes.callTool(id, body)
+      : runAction
+        ? await routes.runAction(id, runAction[2]!, body)
+        : routes.answer(id, body)
     return send(res, answer.status, answer.body)
   }
 }

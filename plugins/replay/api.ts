@@ -8,5 +8,7 @@ export {
   createReplayModel,
   firstDifference,
   readCassette,
+  replayMismatchOf,
   type Exchange,
+  type ReplayMismatch,
 } from './cassette.ts'

@@ -138,6 +138,21 @@ export function createReplayModel(options: {
 const turnOf = (request: ModelRequest) =>
   request.messages.filter((m) => m.role === 'assistant').length + 1
 
+/** Where a replay departed from its recording: the turn, the lane and the first difference. */
+export interface ReplayMismatch {
+  cassette: string
+  turn: number
+  lane: string
+  difference: string
+}
+
+const MISMATCH = Symbol('replay mismatch')
+
+/** A REPLAY_MISMATCH error's turn, lane and difference (undefined for any other error). */
+export function replayMismatchOf(err: unknown): ReplayMismatch | undefined {
+  return (err as { [MISMATCH]?: ReplayMismatch } | null)?.[MISMATCH]
+}
+
 function mismatch(
   cassette: string,
   lane: string,
@@ -146,17 +161,16 @@ function mismatch(
 ): YokeError {
   const turn = turnOf(request)
   const recorded = exchanges.filter((e) => turnOf(e.request) === turn)
-  if (!recorded.length)
-    return new YokeError('REPLAY_MISMATCH', {
-      cassette,
-      turn,
-      lane,
-      difference: `the recording has no turn ${turn} for this lane (it has ${exchanges.length} exchange(s))`,
-    })
   // of the recorded requests of this turn, report against the one that agrees the longest
-  const differences = recorded.map((e) => firstDifference(e.request, request, 'request')!)
-  const difference = differences.sort((a, b) => depth(b) - depth(a))[0]!
-  return new YokeError('REPLAY_MISMATCH', { cassette, turn, lane, difference })
+  const difference = recorded.length
+    ? recorded
+        .map((e) => firstDifference(e.request, request, 'request')!)
+        .sort((a, b) => depth(b) - depth(a))[0]!
+    : `the recording has no turn ${turn} for this lane (it has ${exchanges.length} exchange(s))`
+  const details: ReplayMismatch = { cassette, turn, lane, difference }
+  const err = new YokeError('REPLAY_MISMATCH', { ...details })
+  Object.defineProperty(err, MISMATCH, { value: details })
+  return err
 }
 
 /** How far into the request a difference lies (later messages mean a longer shared prefix). */

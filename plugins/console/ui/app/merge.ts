@@ -17,6 +17,8 @@ export const EVENT_KINDS = [
   'doctor',
   'server',
   'config',
+  'runs',
+  'run-job',
   'log',
 ] as const satisfies ReadonlyArray<keyof EventMap>
 
@@ -80,6 +82,13 @@ const mergers: Mergers = {
     return { snapshot: { ...s, servers: { ...s.servers, servers } } }
   },
   config: (s, config) => ({ snapshot: { ...s, config } }),
+  runs: (s, runs) => ({ snapshot: { ...s, runs } }),
+  'run-job': (s, job) => ({
+    snapshot: {
+      ...s,
+      runs: { ...s.runs, jobs: [job, ...s.runs.jobs.filter((j) => j.id !== job.id)] },
+    },
+  }),
   log: (s, record) => {
     logs.push(record)
     if (logs.length > MAX_LOGS) logs.shift()

@@ -83,3 +83,70 @@ export const HELLO_PLUGIN = `export default {
   },
 }
 `
+
+/**
+ * A model that needs no key and answers from the conversation, so a fork with the current
+ * plugins can take another path: a task `echo WORD` calls `echo` with WORD, a task `wait` calls
+ * `wait` (which holds until cancelled), and after a tool's result it says what the desk said.
+ */
+export const SCRIPTED_MODEL = `export default {
+  name: 'scripted',
+  provides: ['model'],
+  apply(ctx) {
+    ctx.provide('model', {
+      provider: 'scripted',
+      model: 'scripted-1',
+      async complete(request, options = {}) {
+        const last = request.messages.at(-1)
+        const usage = { inputTokens: 10, outputTokens: 5 }
+        if (last.role === 'tool') {
+          const text = 'the desk said: ' + last.content
+          options.onText?.(text)
+          return { text, toolCalls: [], stopReason: 'end', usage, model: 'scripted-1' }
+        }
+        const call = /^wait/.test(last.content)
+          ? { name: 'wait', args: {} }
+          : { name: 'echo', args: { text: /echo (\\S+)/.exec(last.content)?.[1] ?? 'nothing' } }
+        const toolCalls = [{ id: 'call_' + request.messages.length, ...call }]
+        return { text: '', toolCalls, stopReason: 'tool_use', usage, model: 'scripted-1' }
+      },
+    })
+  },
+}
+`
+
+/** A desk whose echo says its config's prefix first, and a tool that waits until cancelled. */
+export const RUNS_DESK = `export default {
+  name: 'desk',
+  inject: ['runtime'],
+  apply(ctx, config) {
+    ctx.runtime.register({
+      name: 'echo',
+      description: 'repeats a text',
+      concurrency: 'safe',
+      inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
+      execute: (args) => (config.prefix ?? '') + args.text,
+    })
+    ctx.runtime.register({
+      name: 'wait',
+      description: 'waits until cancelled',
+      execute: (args, call) =>
+        new Promise((resolve) => call.signal.addEventListener('abort', () => resolve('stopped'))),
+    })
+  },
+}
+`
+
+/** The runs project: the desk, the scripted model and the agent loop (and the console). */
+export const RUNS_CONFIG = (prefix = '', preset = 'base', extra = '') => `preset: ${preset}
+plugins:
+  console:
+    use: console
+${extra}  desk:
+    use: ./plugins/desk.mjs
+    config: { prefix: '${prefix}' }
+  model:
+    use: ./plugins/scripted.mjs
+  agent:
+    use: agent-loop
+`

@@ -6,6 +6,10 @@
 // connected, approvals go where they went before.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { McpServerApi } from '../../../plugins/mcp-server/api.ts'
 import type {
   ApprovalAnswer,
   ApprovalReply,
@@ -228,6 +232,92 @@ describe('console: racing a call’s own asker', () => {
       assert.equal(own.asked[0]!.signal.aborted, true)
     } finally {
       events.close()
+    }
+  })
+})
+
+/** The console's project with the MCP gateway (yoke as an MCP server) beside it. */
+const GATEWAY_TOKEN = 'console-test-token-0123456789abcdef'
+const WITH_GATEWAY = `${CONFIG()}  gateway:\n    use: mcp-server\n    config: { token: ${GATEWAY_TOKEN} }\n`
+
+/** A real MCP client (the SDK's) that can be asked (elicitation) and answers only when told. */
+async function mcpClient(l: Launched) {
+  const url = (l.composition.kernel.services.get('mcpServer')!.value as McpServerApi).url!
+  const client = new Client({ name: 'racer', version: '1' }, { capabilities: { elicitation: {} } })
+  const asked: string[] = []
+  let cancelled = false
+  let reply: (decision: string) => void = () => {}
+  client.setRequestHandler(
+    ElicitRequestSchema,
+    (req, extra) =>
+      new Promise((resolve) => {
+        asked.push(req.params.message)
+        reply = (decision) => resolve({ action: 'accept', content: { decision } })
+        extra.signal.addEventListener('abort', () => {
+          cancelled = true
+          resolve({ action: 'cancel' })
+        })
+      }),
+  )
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${GATEWAY_TOKEN}` } },
+  })
+  await client.connect(transport)
+  return {
+    client,
+    asked,
+    answer: (decision: string) => reply(decision),
+    get cancelled() {
+      return cancelled
+    },
+  }
+}
+
+describe('console: racing an MCP client’s elicitation (the gateway’s asker, a real SDK client)', () => {
+  it('the browser answers first: the call runs and the client’s elicitation is cancelled', async () => {
+    const l = await launch(WITH_GATEWAY)
+    const mcp = await mcpClient(l)
+    // the v1 SDK client drops a cancellation of request id 0, the first the server sends
+    // (modelcontextprotocol/typescript-sdk#2283, fixed on its main): a first call, with no browser
+    // open, is answered by the client alone and uses that id up
+    const first = mcp.client.callTool({ name: 'guarded', arguments: {} })
+    await until('the client to be asked first', () => mcp.asked.length === 1)
+    mcp.answer('allow-once')
+    assert.ok(!((await first) as CallToolResult).isError)
+    const events = await sse(l.port, l.token)
+    try {
+      const running = mcp.client.callTool({ name: 'guarded', arguments: {} })
+      const pending = await events.next('approval', (a) => a.tool === 'guarded')
+      assert.equal(pending.racing, 'mcp-server (elicitation)')
+      await until('the client to be asked', () => mcp.asked.length === 2)
+      assert.equal((await answer(l, pending.id, { answer: 'allow-once' })).status, 200)
+      const result = (await running) as CallToolResult
+      assert.ok(!result.isError, JSON.stringify(result.content))
+      await until('the client’s elicitation to be cancelled', () => mcp.cancelled)
+    } finally {
+      events.close()
+      await mcp.client.close()
+    }
+  })
+
+  it('the client answers first: the browser is told who (event, then 409)', async () => {
+    const l = await launch(WITH_GATEWAY)
+    const mcp = await mcpClient(l)
+    const events = await sse(l.port, l.token)
+    try {
+      const running = mcp.client.callTool({ name: 'guarded', arguments: {} })
+      const pending = await events.next('approval', (a) => a.tool === 'guarded')
+      await until('the client to be asked', () => mcp.asked.length === 1)
+      mcp.answer('deny')
+      const result = (await running) as CallToolResult
+      assert.equal(result.isError, true)
+      const ended = await events.next('approval-ended', (e) => e.id === pending.id)
+      assert.deepEqual(ended, { id: pending.id, answer: 'deny', by: 'mcp-server (elicitation)' })
+      assert.equal((await answer(l, pending.id, { answer: 'allow-once' })).status, 409)
+      assert.equal(mcp.cancelled, false)
+    } finally {
+      events.close()
+      await mcp.client.close()
     }
   })
 })

@@ -61,24 +61,26 @@ function redisStore(ctx: Context, config: StoreConfig): Store {
 
 /** `yoke doctor`'s check of the store: which engine, and whether it answers. */
 export function doctor(name: string, health: StoreHealth): DoctorCheck[] {
+  // doctor prints the plugin's name first: the instance is said when it has another key
+  const who = name === 'store' ? '' : `${name}: `
   if (health.engine === 'memory')
     return [
       {
         level: 'ok',
-        message: `store ${name}: in memory (this process only: replicas share nothing)`,
+        message: `${who}in memory (this process only: replicas share nothing)`,
       },
     ]
   if (health.state === 'ready')
     return [
       {
         level: 'ok',
-        message: `store ${name}: redis ${health.target} ready${health.latencyMs === undefined ? '' : `, PING ${health.latencyMs} ms`}`,
+        message: `${who}redis ${health.target} ready${health.latencyMs === undefined ? '' : `, PING ${health.latencyMs} ms`}`,
       },
     ]
   return [
     {
       level: 'error',
-      message: `store ${name}: redis ${health.target} ${health.state} since ${new Date(health.since).toISOString()}: ${health.error ?? 'no answer'}`,
+      message: `${who}redis ${health.target} ${health.state} since ${new Date(health.since).toISOString()}: ${health.error ?? 'no answer'}`,
       hint: 'Start Redis there or fix the store instance’s `url` (`redis-cli -u <url> ping` checks it); the client reconnects by itself.',
     },
   ]

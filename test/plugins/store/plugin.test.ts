@@ -40,7 +40,7 @@ describe('the store plugin', () => {
       assert.deepEqual(await doctor(), [
         {
           level: 'ok',
-          message: 'store store: in memory (this process only: replicas share nothing)',
+          message: 'in memory (this process only: replicas share nothing)',
         },
       ])
       await kernel.remove(fiber)
@@ -91,7 +91,7 @@ describe('the store plugin on Redis', { skip: missing }, async () => {
       assert.equal(ok?.level, 'ok')
       assert.match(
         ok!.message,
-        /^store shared-state: redis redis:\/\/127\.0\.0\.1:\d+, keys plugin-test:\* ready, PING [\d.]+ ms$/,
+        /^shared-state: redis redis:\/\/127\.0\.0\.1:\d+, keys plugin-test:\* ready, PING [\d.]+ ms$/,
       )
       await watcher.connect()
       const named = async () =>
@@ -107,7 +107,7 @@ describe('the store plugin on Redis', { skip: missing }, async () => {
       )
       const [down] = await doctor()
       assert.equal(down?.level, 'error')
-      assert.match(down!.message, /^store shared-state: redis .* down since .*: /)
+      assert.match(down!.message, /^shared-state: redis .* down since .*: /)
       assert.match(down!.hint!, /redis-cli -u <url> ping/)
 
       watcher.disconnect()

@@ -51,6 +51,15 @@ const httpConfig = z
      * refuses new ones (503, Retry-After) and /readyz says 503; then it stops and says what it cut off
      */
     drainMs: z.number().int().min(0).max(600_000).default(10_000),
+    /**
+     * the environment variable holding a secret every replica shares (32 characters or more): with
+     * it, a 2025-era session id is sealed (AES-256-GCM) so any replica resumes the session; without
+     * it, session ids are random and a session lives in the replica that opened it
+     */
+    sessionKeyEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+      .default('YOKE_SESSION_KEY'),
   })
   .strict()
 

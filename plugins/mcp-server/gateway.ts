@@ -31,6 +31,7 @@ import { DEFAULT_VIEW, viewConfig, type HttpConfig, type McpServerConfig } from 
 import { Exchanges } from './exchange.ts'
 import { HttpEndpoint, isLoopback, portAgain, type LastEndpoint } from './http.ts'
 import { Lifecycle, replicaId } from './lifecycle.ts'
+import { MIN_SESSION_SECRET, SessionSeal } from './sealed.ts'
 import { staticAccess, type Access } from './oauth/access.ts'
 import { OAuthAccess } from './oauth/resource.ts'
 import { resolveToken } from './oauth/token.ts'
@@ -330,6 +331,7 @@ export class McpGateway implements SessionHost {
       idleSessionMs: cfg.idleSessionMs,
       maxSessions: cfg.maxSessions,
       lifecycle: this.lifecycle,
+      seal: this.#sessionSeal(http),
       open: (view, id) => this.open(view, id),
       modern: (view, who) => this.#stateless.of(view, who),
       debug: (message) => ctx.logger.debug(message),
@@ -348,6 +350,19 @@ export class McpGateway implements SessionHost {
         `the MCP endpoint moved to ${url} (it was ${last.url}): clients must use the new URL`,
       )
     ctx.logger.debug(`MCP endpoint ${url} (views: ${[...this.views.keys()].join(', ')})`)
+  }
+
+  /** With the replicas' shared secret in `http.sessionKeyEnv`: sealed 2025-era session ids. */
+  #sessionSeal(http: HttpConfig): SessionSeal | undefined {
+    const secret = process.env[http.sessionKeyEnv]
+    if (!secret) return undefined
+    if (secret.length < MIN_SESSION_SECRET) {
+      this.ctx.logger.warn(
+        `$${http.sessionKeyEnv} is shorter than ${MIN_SESSION_SECRET} characters: session ids stay random, so a 2025-era session lives in the replica that opened it; give every replica the same longer secret`,
+      )
+      return undefined
+    }
+    return new SessionSeal(secret)
   }
 
   /** 2026-07-28 over HTTP: each request gets a Server of its own (stateless.ts). */

@@ -29,6 +29,7 @@ import { messageOf, YokeError } from 'yoke'
 import { admission, perClientCap, type Seat } from './admission.ts'
 import { DEFAULT_VIEW, type HttpConfig } from './config.ts'
 import type { DrainReport, Lifecycle } from './lifecycle.ts'
+import { feed, type SessionSeal } from './sealed.ts'
 import { isRefusal, type Access } from './oauth/access.ts'
 import {
   clientOf,
@@ -57,6 +58,8 @@ export interface EndpointHost {
   maxSessions: number
   /** health, readiness, the drain and the replica id (lifecycle.ts) */
   lifecycle: Lifecycle
+  /** with the replicas' shared secret: session ids any replica can resume (sealed.ts) */
+  seal?: SessionSeal
   /** a new session for `view` (not yet connected) */
   open(view: View, id: string): McpSession
   /** the 2026-07-28 handler for `who`'s requests to `view` (stateless.ts) */
@@ -218,7 +221,8 @@ export class HttpEndpoint {
     const mismatch = headerMismatch(req, body)
     if (mismatch) return reply(res, 400, -32020, `Bad Request: ${mismatch}`)
     if (typeof sid !== 'string') return this.#open(admitted, req, res, body)
-    const tracked = this.sessions.get(sid)
+    const tracked = this.sessions.get(sid) ?? (await this.#resume(sid, admitted, req, res))
+    if (tracked === ANSWERED) return
     // a session stays with who opened it: another token holder cannot take it over by its id
     if (
       !tracked ||
@@ -301,7 +305,7 @@ export class HttpEndpoint {
   }
 
   /** A 2025-era initialize: a new session, once there is room for it. */
-  async #open({ view, who }: Admitted, req: IncomingMessage, res: ServerResponse, body: unknown) {
+  async #open(admitted: Admitted, req: IncomingMessage, res: ServerResponse, body: unknown) {
     if (req.method !== 'POST' || !isInitializeRequest(body))
       return reply(
         res,
@@ -309,14 +313,68 @@ export class HttpEndpoint {
         -32000,
         'Bad Request: no mcp-session-id header; start with an initialize request (2025 era), or send the 2026-07-28 request envelope',
       )
+    const { view, who } = admitted
+    const id =
+      this.host.seal?.seal({ v: 1, view: view.name, who, init: body.params, iat: Date.now() }) ??
+      randomUUID()
+    const tracked = await this.#seat(admitted, id, req, res)
+    if (!tracked) return
+    await this.#serve(tracked, req, res, body)
+    if (!tracked.transport.sessionId) await tracked.session.close() // the initialize was refused: no session came of it
+  }
+
+  /**
+   * A session this replica does not hold, whose sealed id says it is the request's view's and
+   * caller's: opened again here with that id and its initialize, fed as if the client sent it.
+   * Undefined: not one (404 follows); ANSWERED: refused for room.
+   */
+  async #resume(id: string, admitted: Admitted, req: IncomingMessage, res: ServerResponse) {
+    const facts = this.host.seal?.open(id)
+    if (!facts || facts.view !== admitted.view.name || facts.who !== admitted.who) return undefined
+    const tracked = await this.#seat(admitted, id, req, res)
+    if (!tracked) return ANSWERED
+    const { protocolVersion } = facts.init as { protocolVersion?: string }
+    const opened = await feed(
+      tracked.transport,
+      {
+        jsonrpc: '2.0',
+        id: 'yoke-resume',
+        method: 'initialize',
+        params: facts.init,
+      },
+      {},
+    )
+    const headers = { 'mcp-session-id': id, 'mcp-protocol-version': String(protocolVersion) }
+    const initialized =
+      opened === 200 &&
+      (await feed(
+        tracked.transport,
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        headers,
+      )) < 300
+    if (!initialized) {
+      this.host.warn(
+        `MCP session ${id.slice(0, 8)}… could not be resumed here (its initialize got ${opened})`,
+      )
+      await tracked.session.close()
+      return undefined
+    }
+    this.host.debug(
+      `MCP session ${id.slice(0, 8)}… resumed on replica ${this.host.lifecycle.replica} (opened elsewhere, or before a restart)`,
+    )
+    return tracked
+  }
+
+  /** A new session `id` for the admitted caller, within the caps; undefined: refused (answered). */
+  async #seat({ view, who }: Admitted, id: string, req: IncomingMessage, res: ServerResponse) {
     const client = clientOf(req)
     const room = admission([...this.sessions.values()], client, {
       maxSessions: this.host.maxSessions,
       maxSessionsPerClient: perClientCap(this.host.maxSessions, this.cfg.maxSessionsPerClient),
     })
-    if (!room.admitted) return reply(res, room.status, -32000, room.message, { 'retry-after': '5' })
+    if (!room.admitted)
+      return void reply(res, room.status, -32000, room.message, { 'retry-after': '5' })
     if (room.evict) this.#evict(room.evict.seat, room.evict.why)
-    const id = randomUUID()
     const session = this.host.open(view, id)
     session.closeWithServer = true
     const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: () => id })
@@ -335,8 +393,7 @@ export class HttpEndpoint {
     this.sessions.set(id, tracked)
     void session.ended.then(() => this.sessions.delete(id))
     await session.serverFor('legacy').connect(transport)
-    await this.#serve(tracked, req, res, body)
-    if (!transport.sessionId) await session.close() // the initialize was refused: no session came of it
+    return tracked
   }
 
   async #serve(tracked: Tracked, req: IncomingMessage, res: ServerResponse, body: unknown) {

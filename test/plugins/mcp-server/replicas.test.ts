@@ -1,7 +1,7 @@
 // Three `yoke serve` replicas behind a real HAProxy (Debian's), health-checked on /readyz:
 // 2026-07-28 calls are served by any replica with no affinity (round robin, every replica answers,
-// every call succeeds); 2025-era sessions work through HAProxy's stick table on Mcp-Session-Id (the
-// documented setup until sessions survive a replica); a replica killed with SIGKILL under load
+// every call succeeds); 2025-era sessions work through HAProxy's stick table on Mcp-Session-Id, and,
+// with the secret the replicas share, through plain round robin; a replica killed with SIGKILL under load
 // costs no call a client retries; a drained replica (SIGTERM) leaves the pool through /readyz while
 // its calls finish. Skips, saying so, where haproxy is not installed.
 import assert from 'node:assert/strict'
@@ -23,6 +23,8 @@ const HAPROXY = ['haproxy', '/usr/sbin/haproxy'].find(
 const skip = HAPROXY ? false : 'haproxy is not installed (Debian: apt-get install haproxy)'
 
 const TOKEN = 'replicas-token-0123456789abcdef'
+/** the secret the replicas share: 2025-era session ids are sealed, so any replica resumes one */
+const SESSION_KEY = 'replicas-session-secret-0123456789abcdef'
 const auth = { Authorization: `Bearer ${TOKEN}` }
 const ECHO = `export default {
   name: 'echo',
@@ -114,7 +116,9 @@ describe('three yoke serve replicas behind HAProxy', { skip }, () => {
   before(async () => {
     project = tempProject({ 'echo.mjs': ECHO, 'yoke.config.yaml': CONFIG })
     for (const id of ['r1', 'r2', 'r3'])
-      replicas.push(await serveHttp(project, 30_000, { YOKE_REPLICA_ID: id }))
+      replicas.push(
+        await serveHttp(project, 30_000, { YOKE_REPLICA_ID: id, YOKE_SESSION_KEY: SESSION_KEY }),
+      )
     const ports = replicas.map((r) => Number(new URL(r.info.url).port))
     const [rr, st] = [await freePort(), await freePort()]
     const cfg = join(project.dir, 'haproxy.cfg')
@@ -167,6 +171,27 @@ describe('three yoke serve replicas behind HAProxy', { skip }, () => {
       const r = await c.callTool({ name: 'echo', arguments: { text: `s${i}` } })
       assert.equal(textOf(r), `echo: s${i}`)
     }
+    await c.close()
+  })
+
+  it('with the shared secret, goes on with a 2025-era session on whichever replica round robin picks', async () => {
+    const seen: string[] = []
+    const c = new V1Client({ name: 'legacy-rr', version: '1' })
+    const transport = new V1Transport(new URL(roundRobin), {
+      requestInit: { headers: auth },
+      fetch: async (input, init) => {
+        const res = await fetch(input, init)
+        const replica = res.headers.get('yoke-replica')
+        if (replica) seen.push(replica)
+        return res
+      },
+    })
+    await c.connect(transport)
+    for (let i = 0; i < 6; i++) {
+      const r = await c.callTool({ name: 'echo', arguments: { text: `rr${i}` } })
+      assert.equal(textOf(r), `echo: rr${i}`)
+    }
+    assert.ok(new Set(seen).size >= 2, `one session, several replicas: ${seen}`)
     await c.close()
   })
 

@@ -12,6 +12,7 @@ import { Calls } from './views/calls.ts'
 import { Composition } from './views/composition.ts'
 import { Doctor } from './views/doctor.ts'
 import { Reloads } from './views/reloads.ts'
+import { Runs } from './views/runs.ts'
 import { Servers } from './views/servers.ts'
 import { Skills } from './views/skills.ts'
 import { Tools } from './views/tools.ts'
@@ -53,6 +54,7 @@ const VIEWS: Array<{ id: string; label: string; count?: (s: Snapshot) => number 
   { id: 'servers', label: 'MCP servers', count: (s) => s.servers.servers?.length },
   { id: 'skills', label: 'Skills', count: (s) => s.skills.skills?.length },
   { id: 'approvals', label: 'Approvals', count: (s) => s.approvals.length },
+  { id: 'runs', label: 'Runs', count: (s) => s.runs?.runs.length },
 ]
 
 function View(props: { route: Route; snap: Snapshot }) {
@@ -72,6 +74,8 @@ function View(props: { route: Route; snap: Snapshot }) {
       return h(Skills, { snap })
     case 'approvals':
       return h(Approvals, { snap })
+    case 'runs':
+      return h(Runs, { snap, open: route.arg })
     default:
       return h(Doctor, { snap })
   }

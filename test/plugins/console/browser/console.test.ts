@@ -1,14 +1,23 @@
 // The web console in a real browser (Debian's chromium, headless, driven by playwright-core)
 // against a real `yoke dev`: the token, a trust wait ending live, the reload feed, a tool run from
 // its form and opened in the timeline, a high-risk approval answered in the page, an MCP server's
-// stderr. Each view is watched change without reloading the page. Skips only where no chromium is.
+// stderr, a recorded agent run replayed and forked. Each view is watched change without reloading the page. Skips only where no chromium is.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import type { ToolCallResponse } from '../../../../plugins/console/protocol.ts'
 import { runYoke, suiteProjects, type DevProcess, type Project } from '../../../helpers/project.ts'
 import { CHROMIUM, NO_CHROMIUM, WAIT_MS, launch, newPage, screenshot, startDev } from './browser.ts'
-import { CONFIG, HELLO_PLUGIN, NOISY_SERVER, TOOLS_PLUGIN, UNTRUSTED_CONFIG } from './fixtures.ts'
+import {
+  CONFIG,
+  HELLO_PLUGIN,
+  NOISY_SERVER,
+  RUNS_CONFIG,
+  RUNS_DESK,
+  SCRIPTED_MODEL,
+  TOOLS_PLUGIN,
+  UNTRUSTED_CONFIG,
+} from './fixtures.ts'
 
 const skip = CHROMIUM ? false : NO_CHROMIUM
 const project = suiteProjects()
@@ -162,6 +171,68 @@ describe('the web console watches trust', { skip }, () => {
       await hello.and(page.locator('[data-state=active]')).waitFor({ timeout: WAIT_MS })
       assert.ok(await sameLoad(page), 'the page was not loaded again')
       await screenshot(page, 'composition-trusted')
+      assert.deepEqual(errors, [])
+    } finally {
+      await browser.close()
+      if (dev) assert.equal(await dev.stop(), 0, dev.stderr)
+    }
+  })
+})
+
+describe('the web console replays and forks agent runs', { skip }, () => {
+  it('replay a recorded run and fork it', async () => {
+    const p = project({
+      'plugins/desk.mjs': RUNS_DESK,
+      'plugins/scripted.mjs': SCRIPTED_MODEL,
+      'yoke.config.yaml': RUNS_CONFIG(),
+    })
+    const browser = await launch()
+    let dev: DevProcess | undefined
+    try {
+      let url: URL
+      ;({ dev, url } = await startDev(p))
+      const { page, errors } = await newPage(browser)
+      await page.goto(new URL('#/runs', url).href)
+      await page.locator('[data-view=runs] .empty').waitFor()
+      await mark(page)
+
+      // a run recorded in another terminal appears by itself
+      const ran = await runYoke(['run', '--record', 'run.cassette.jsonl', 'echo hey'], {
+        cwd: p.dir,
+        home: p.home,
+      })
+      assert.equal(ran.code, 0, ran.stderr)
+      const row = page.locator('table.runs tr[data-run]')
+      await row.waitFor()
+      await row.locator('a').first().click()
+      const run = page.locator('[data-open-run]')
+      await run.locator('li[data-turn="1"] .step.tool-call', { hasText: 'echo' }).waitFor()
+      await run.locator('li[data-turn="2"] .step.text', { hasText: 'the desk said: hey' }).waitFor()
+
+      // the replay plays the cassette against the tools as they are: it matches
+      await run.locator('button.replay').click()
+      await run.locator('.job[data-state=matched]', { hasText: 'matches the recording' }).waitFor()
+
+      // the desk changes; the replay no longer matches, and says at which turn and how
+      const seen = dev.events.length
+      p.write('yoke.config.yaml', RUNS_CONFIG('> '))
+      await dev.next((e) => e.type === 'reload', WAIT_MS, seen)
+      await run.locator('button.replay').click()
+      const mismatch = run.locator('.job[data-state=departed] .mismatch')
+      await mismatch.waitFor()
+      assert.match((await mismatch.textContent()) ?? '', /turn 2 .*recorded "hey", now "> hey"/)
+
+      // a fork at turn 1 runs with the current desk: side by side, it departs at the tool's result
+      await run.locator('button[data-fork="1"]').click()
+      const fork = run.locator('.job[data-state=departed]', { hasText: 'Fork at turn 1' })
+      await fork.locator('table.compare tr.departs').waitFor()
+      assert.match((await fork.locator('.departure').textContent()) ?? '', /tool result echo/)
+      const departs = await fork.locator('table.compare tr.departs td').allTextContents()
+      assert.match(departs[0]!, /hey/)
+      assert.match(departs[1]!, /> hey/)
+      assert.ok(await sameLoad(page), 'the page was not loaded again')
+      await fork.scrollIntoViewIfNeeded()
+      await screenshot(page, 'runs', true)
       assert.deepEqual(errors, [])
     } finally {
       await browser.close()

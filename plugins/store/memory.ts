@@ -39,8 +39,11 @@ interface Counters extends Expiring {
   fields: Map<string, number>
 }
 interface Log {
+  /** oldest first; up to a quarter more than `maxLen` (trimmed in batches, not per append) */
   entries: Array<{ id: string; text: string; at: [number, number] }>
   last: [number, number]
+  /** the bound of the last append: what a read sees */
+  maxLen: number
 }
 interface Window {
   count: number
@@ -174,13 +177,16 @@ export class MemoryStore implements Store {
   async append(log: string, value: unknown, options: { maxLen: number }): Promise<string> {
     const text = toText(value, 'a log entry')
     const maxLen = checkCount('maxLen', options.maxLen, 1)
-    const held = this.backend.logs.get(checkKey(log)) ?? { entries: [], last: [0, 0] }
+    const held = this.backend.logs.get(checkKey(log)) ?? { entries: [], last: [0, 0], maxLen }
     const now = Date.now()
     const at: [number, number] = now > held.last[0] ? [now, 0] : [held.last[0], held.last[1] + 1]
     const id = `${at[0]}-${at[1]}`
     held.entries.push({ id, text, at })
     held.last = at
-    if (held.entries.length > maxLen) held.entries.splice(0, held.entries.length - maxLen)
+    held.maxLen = maxLen
+    // trimmed in batches: one splice per maxLen/4 appends, not a shift of the whole log per append
+    if (held.entries.length > maxLen + Math.max(16, maxLen >> 2))
+      held.entries.splice(0, held.entries.length - maxLen)
     this.backend.logs.set(log, held)
     return id
   }
@@ -191,10 +197,18 @@ export class MemoryStore implements Store {
   ): Promise<Array<LogEntry<T>>> {
     const from = options.after === undefined ? undefined : logId(options.after)
     const limit = checkCount('limit', options.limit ?? DEFAULT_READ, 1)
-    const entries = this.backend.logs.get(checkKey(log))?.entries ?? []
+    const held = this.backend.logs.get(checkKey(log))
+    if (!held) return []
+    const { entries } = held
+    let start = Math.max(0, entries.length - held.maxLen)
+    // the first entry after `from`: ids only grow, so a binary search finds it
+    for (let end = entries.length; from && start < end;) {
+      const mid = (start + end) >> 1
+      if (after(entries[mid]!.at, from)) end = mid
+      else start = mid + 1
+    }
     return entries
-      .filter((e) => !from || after(e.at, from))
-      .slice(0, limit)
+      .slice(start, start + limit)
       .map((e) => ({ id: e.id, value: JSON.parse(e.text) as T }))
   }
 

@@ -287,6 +287,23 @@ function logs(replicas: () => Replicas) {
     assert.deepEqual(await b.read(fresh('empty')), [])
   })
 
+  it('a long log keeps its last maxLen entries, and pages through them in order', async () => {
+    const { a, b } = replicas()
+    const log = fresh('long')
+    for (let i = 0; i < 150; i++) await a.append(log, i, { maxLen: 25 })
+    const seen: number[] = []
+    for (let after: string | undefined; ;) {
+      const page = await b.read<number>(log, { limit: 7, ...(after ? { after } : {}) })
+      if (!page.length) break
+      seen.push(...page.map((e) => e.value))
+      after = page.at(-1)!.id
+    }
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 25 }, (_, i) => 125 + i),
+    )
+  })
+
   it('concurrent appends from two replicas all land, each once, in one order both read', async () => {
     const { a, b } = replicas()
     const log = fresh('events')

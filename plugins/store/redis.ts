@@ -135,6 +135,9 @@ export class RedisStore implements Store {
     }
     const mine = entry
     await mine.subscribed
+    // a channel subscribed earlier counts only while its connection is up (else it fails, as a
+    // first subscribe would; the connection resubscribes every channel when it is back)
+    await this.#guard(sub, async () => {})
     const wrapped: Listener = (m) => listener(m)
     mine.listeners.add(wrapped)
     return async () => {

@@ -150,6 +150,11 @@ describe('store outages', { skip: missing }, () => {
       assert.match(error.hint, /reconnects by itself/)
       assert.equal((await s.health()).state, 'down')
       await unavailable(other.publish('list_changed', 'lost'))
+      await until(
+        'the other replica to see Redis gone',
+        async () => (await other.health()).state === 'down',
+      )
+      await unavailable(other.subscribe('list_changed', () => {}))
     } finally {
       await server!.start()
     }

@@ -80,7 +80,7 @@ describe('the store plugin on Redis', { skip: missing }, async () => {
       engine: 'redis',
       url: server!.url,
       keyPrefix: 'plugin-test:',
-      commandTimeoutMs: 300,
+      commandTimeoutMs: 5_000,
     }
     const { kernel, store, doctor } = await kernelWith(config, new Kernel(), 'shared-state')
     const watcher = new Redis(server!.url, { lazyConnect: true, maxRetriesPerRequest: 0 })

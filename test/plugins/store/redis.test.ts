@@ -25,8 +25,9 @@ function store(options: Partial<RedisStoreOptions> = {}) {
     name: 'shared',
     url: server?.url ?? 'redis://127.0.0.1:1',
     keyPrefix: `test-${randomBytes(4).toString('hex')}:`,
-    connectTimeoutMs: 2_000,
-    commandTimeoutMs: 1_000,
+    // generous where a test is not about timeouts: a loaded machine stalls the event loop
+    connectTimeoutMs: 5_000,
+    commandTimeoutMs: 5_000,
     say: (level, message) => said.push(`${level}: ${message}`),
     ...options,
   })

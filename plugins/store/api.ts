@@ -59,6 +59,7 @@ export interface RateDecision {
   allowed: boolean
   /** hits counted in the window (a refused hit is not counted) */
   count: number
+  /** hits left in the window (0 when a lower `max` than before is already passed) */
   remaining: number
   /** ms until the window resets */
   resetMs: number

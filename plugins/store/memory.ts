@@ -223,7 +223,7 @@ export class MemoryStore implements Store {
       return {
         allowed: false,
         count,
-        remaining: max - count,
+        remaining: Math.max(0, max - count),
         resetMs: held ? held.expiresAt - now : 0,
       }
     const window = held ?? { count: 0, expiresAt: now + windowMs }

@@ -189,7 +189,7 @@ export class RedisStore implements Store {
     const windowMs = checkCount('windowMs', limit.windowMs, 1)
     const cost = checkCount('cost', limit.cost ?? 1, 1)
     const [allowed, count, resetMs] = await this.#run((c) => c.yokeHit(k, max, windowMs, cost))
-    return { allowed: allowed === 1, count, remaining: max - count, resetMs }
+    return { allowed: allowed === 1, count, remaining: Math.max(0, max - count), resetMs }
   }
 
   async health(): Promise<StoreHealth> {

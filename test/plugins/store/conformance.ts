@@ -351,5 +351,8 @@ function rates(replicas: () => Replicas) {
     assert.ok((await b.hit(key, limit)).allowed)
     await until('the window to reset', async () => (await a.hit(key, limit)).allowed)
     assert.equal((await b.hit(fresh('never'), { max: 0, windowMs: 1000 })).allowed, false)
+    assert.equal((await b.hit(key, limit)).count, 2)
+    const lowered = await a.hit(key, { max: 1, windowMs: 1_000 })
+    assert.deepEqual([lowered.allowed, lowered.remaining], [false, 0], 'a lower max than counted')
   })
 }

@@ -46,7 +46,8 @@ export interface ConfiguredInstance {
 /** A conversation with the running dev while it works on one request. */
 export interface LiveOptions {
   /** answers the dev's questions (an approval asked while the request runs) */
-  onAsk?(question: unknown): Promise<unknown>
+  /** `withdrawn` aborts when the dev takes the question back (someone else answered first) */
+  onAsk?(question: unknown, withdrawn: AbortSignal): Promise<unknown>
   /** hears the dev's notes on the way (progress) */
   onTell?(note: unknown): void
   /** ends the request early: the dev's handler sees its signal abort */

@@ -4,8 +4,9 @@
  * config file), so that commands run beside it (`yoke inspect`, and every `cli.control`) reach
  * the live state instead of composing a second copy. Protocol, JSON lines: the asker sends the
  * request; the dev may put questions (`{ ask: { id, question } }`, answered by `{ reply: id,
- * answer }`) and notes (`{ tell }`), then ends with `{ ok: true, answer }` or `{ ok: false, error }`
- * (a catalogue error as JSON). An asker that goes away aborts the handler's signal.
+ * answer }`, or withdrawn by `{ cancel: id, why, by?, answer? }` when someone else answered first)
+ * and notes (`{ tell }`), then ends with `{ ok: true, answer }` or `{ ok: false, error }` (a
+ * catalogue error as JSON). An asker that goes away aborts the handler's signal.
  */
 import { createHash } from 'node:crypto'
 import { lstatSync, mkdirSync, rmSync, statSync } from 'node:fs'
@@ -20,8 +21,11 @@ export type ControlRequest = { cmd: string; [key: string]: unknown }
 export interface ControlSession {
   /** aborted when the asker goes away */
   signal: AbortSignal
-  /** puts a question to the asker (an approval); resolves with its reply */
-  ask(question: unknown): Promise<unknown>
+  /**
+   * puts a question to the asker (an approval); resolves with its reply. When `signal` aborts
+   * (another side answered first), the asker is told and the question rejects with its reason.
+   */
+  ask(question: unknown, signal?: AbortSignal): Promise<unknown>
   /** tells the asker something on the way (progress) */
   tell(note: unknown): void
 }
@@ -33,7 +37,8 @@ export interface AskOptions {
   connectMs?: number
   /** how long the answer may take once the dev accepted (default 40 s) */
   answerMs?: number
-  onAsk?(question: unknown): Promise<unknown>
+  /** answers a question; `signal` aborts when the dev withdraws it (its reason may say who answered first) */
+  onAsk?(question: unknown, signal: AbortSignal): Promise<unknown>
   onTell?(note: unknown): void
   /** ends the conversation: the dev's handler sees its signal abort */
   signal?: AbortSignal
@@ -91,7 +96,7 @@ function converse(socket: Socket, handler: ControlHandler) {
   const send = (message: unknown) => socket.writable && socket.write(JSON.stringify(message) + '\n')
   const session: ControlSession = {
     signal: gone.signal,
-    ask: (question) =>
+    ask: (question, signal) =>
       new Promise((resolve, reject) => {
         if (gone.signal.aborted) return reject(new Error('the asker has gone'))
         const id = ++questions
@@ -99,6 +104,16 @@ function converse(socket: Socket, handler: ControlHandler) {
         gone.signal.addEventListener('abort', () => reject(new Error('the asker has gone')), {
           once: true,
         })
+        signal?.addEventListener(
+          'abort',
+          () => {
+            if (!waiting.delete(id)) return
+            const { by, answer } = (signal.reason ?? {}) as { by?: string; answer?: string }
+            send({ cancel: id, why: messageOf(signal.reason ?? 'withdrawn'), by, answer })
+            reject(signal.reason)
+          },
+          { once: true },
+        )
         send({ ask: { id, question } })
       }),
     tell: (note) => void send({ tell: note }),
@@ -163,10 +178,12 @@ export function ask(
     const socket = createConnection(path)
     let timer = setTimeout(() => done({ status: 'none' }), connectMs)
     let settled = false
+    const questions = new Questions(socket, onAsk)
     const done = (reply: Reply) => {
       if (settled) return
       settled = true
       clearTimeout(timer)
+      questions.end()
       signal?.removeEventListener('abort', leave)
       socket.destroy()
       resolve(reply)
@@ -193,26 +210,16 @@ export function ask(
     let sent = false
     let spoke = false
     lines(socket, 64 * 1024 * 1024, (line) => {
-      let message: {
-        ok?: boolean
-        answer?: unknown
-        error?: ErrorJson
-        ask?: { id: number; question: unknown }
-        tell?: unknown
-      }
+      let message: DevMessage
       try {
         message = JSON.parse(line)
       } catch {
         return done({ status: 'none' }) // not a dev speaking this protocol
       }
       spoke = true
-      if (message.ask) {
-        const { id, question } = message.ask
-        void Promise.resolve(onAsk?.(question)).then(
-          (answer) => socket.writable && socket.write(JSON.stringify({ reply: id, answer }) + '\n'),
-          () => socket.writable && socket.write(JSON.stringify({ reply: id }) + '\n'),
-        )
-      } else if ('tell' in message) onTell?.(message.tell)
+      if (message.ask) questions.asked(message.ask.id, message.ask.question)
+      else if (message.cancel !== undefined) questions.withdrawn(message.cancel, message)
+      else if ('tell' in message) onTell?.(message.tell)
       else if (message.ok) done({ status: 'ok', answer: message.answer ?? undefined })
       else done({ status: 'error', error: fromJson(message.error ?? {}) })
     })
@@ -235,6 +242,47 @@ export function ask(
     socket.on('close', gone)
     socket.on('error', gone)
   })
+}
+
+/** A line from the dev: a question, a withdrawal, a note, or the end (ok with an answer, or an error). */
+interface DevMessage {
+  ok?: boolean
+  answer?: unknown
+  error?: ErrorJson
+  ask?: { id: number; question: unknown }
+  cancel?: number
+  why?: string
+  by?: string
+  tell?: unknown
+}
+
+/** The dev's open questions to one asker, each answered by `onAsk` or withdrawn by the dev. */
+class Questions {
+  readonly #open = new Map<number, AbortController>()
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly onAsk: AskOptions['onAsk'],
+  ) {}
+
+  asked(id: number, question: unknown): void {
+    const withdrawn = new AbortController()
+    this.#open.set(id, withdrawn)
+    const reply = (answer?: unknown) =>
+      this.socket.writable && this.socket.write(JSON.stringify({ reply: id, answer }) + '\n')
+    void Promise.resolve(this.onAsk?.(question, withdrawn.signal))
+      .then(reply, () => reply())
+      .finally(() => this.#open.delete(id))
+  }
+
+  /** Someone else answered first: the reason carries who (`by`) and what (`answer`). */
+  withdrawn(id: number, { why, by, answer }: DevMessage) {
+    this.#open.get(id)?.abort(Object.assign(new Error(why ?? 'withdrawn'), { by, answer }))
+  }
+
+  end(): void {
+    for (const question of this.#open.values()) question.abort(new Error('the request ended'))
+  }
 }
 
 type ErrorJson = {

@@ -177,9 +177,11 @@ export const toolsCall = defineCommand({
             { name, args: toolArgs },
             {
               // the call runs in the dev; its approvals are this terminal's to answer
-              onAsk: (question) => {
+              onAsk: (question, withdrawn) => {
                 const { call, reason } = question as { call: ToolCall; reason: string }
-                return bridge.ask({ call, reason, signal: abort.signal })
+                // withdrawn: the browser (or another racer) answered first; the prompt says who
+                const signal = AbortSignal.any([abort.signal, withdrawn])
+                return bridge.ask({ call, reason, signal })
               },
               onTell: (note) => showProgress(note as ProgressEvent),
               signal: abort.signal,
@@ -226,8 +228,11 @@ export async function liveCall(
 ): Promise<ToolResult> {
   const asker: Asker = {
     name: 'yoke tools call',
-    ask: async ({ call, reason }) =>
-      (await session.ask({ call: { name: call.name, args: call.args }, reason })) as ApprovalAnswer,
+    ask: async ({ call, reason, signal }) =>
+      (await session.ask(
+        { call: { name: call.name, args: call.args }, reason },
+        signal,
+      )) as ApprovalAnswer,
   }
   return callTool(
     composition.runtime!,

@@ -44,6 +44,8 @@ export interface TranscriptEntry {
   response?: unknown
   /** the answer's error */
   error?: unknown
+  /** its sender cancelled it (notifications/cancelled) before any answer came */
+  cancelled?: true
   /** something in it was cut (past MESSAGE_CHARS, or nested past the depth shown) */
   truncated?: true
 }
@@ -63,7 +65,14 @@ class Junk {
 }
 
 type Id = string | number
-type Message = { id?: Id; method?: string; params?: unknown; result?: unknown; error?: unknown }
+type Message = {
+  id?: Id
+  method?: string
+  params?: unknown
+  result?: unknown
+  error?: unknown
+  requestId?: unknown
+}
 
 export class Transcript {
   readonly #messages: unknown[] = new Array(SLOTS)
@@ -127,6 +136,11 @@ export class Transcript {
       } else if (typeof m.method === 'string') {
         const raw: Raw = { id: m.id, method: m.method, from, at, request: m.params, cut }
         if (m.id !== undefined) open.set(keyOf(connection, from, m.id), raw)
+        else if (m.method === 'notifications/cancelled') {
+          // the sender gave up on its own request, unanswered so far (a late answer still pairs)
+          const gaveUp = open.get(keyOf(connection, from, (m.params as Message)?.requestId))
+          if (gaveUp) gaveUp.cancelled = true
+        }
         all.push(raw)
       } else {
         // an answer goes to the other side's request of the same connection
@@ -181,6 +195,7 @@ interface Raw {
   request?: unknown
   response?: unknown
   error?: unknown
+  cancelled?: boolean
   cut: boolean
 }
 
@@ -209,6 +224,7 @@ function shown(raw: Raw, mask: Masker): TranscriptEntry {
   if (raw.request !== undefined) entry.request = view(raw.request)
   if (raw.response !== undefined) entry.response = view(raw.response)
   if (raw.error !== undefined) entry.error = view(raw.error)
+  if (raw.cancelled) entry.cancelled = true
   if (truncated) entry.truncated = true
   return entry
 }

@@ -48,6 +48,10 @@ describe('the transcript', () => {
     one.sent(answer(1, { roots: [] })) // yoke's answer to it
     one.received(answer(1, { content: [{ type: 'text', text: 'hi' }] }))
     one.sent(request(2, 'ping')) // never answered on this connection
+    one.sent(request(3, 'tools/call')) // cancelled, then answered late
+    one.sent(note('notifications/cancelled', { requestId: 3 }))
+    one.received(answer(3, { late: true }))
+    one.sent(note('notifications/cancelled', { requestId: 3 })) // after its answer: nothing to mark
     const two = t.connection()
     two.sent(request(2, 'ping'))
     two.received(answer(2, {}))
@@ -61,6 +65,9 @@ describe('the transcript', () => {
         ['server', 'notifications/progress', undefined, false],
         ['server', 'roots/list', 1, true],
         ['yoke', 'ping', 2, false],
+        ['yoke', 'tools/call', 3, true],
+        ['yoke', 'notifications/cancelled', undefined, false],
+        ['yoke', 'notifications/cancelled', undefined, false],
         ['yoke', 'ping', 2, true],
         ['yoke', '(answer)', 99, true],
       ],
@@ -72,6 +79,10 @@ describe('the transcript', () => {
     assert.deepEqual(progress!.request, { progressToken: 7, progress: 1 }, 'progressToken is kept')
     assert.deepEqual(roots!.response, { roots: [] })
     assert.equal(unanswered!.durationMs, undefined)
+    assert.equal(unanswered!.cancelled, undefined)
+    const late = entries.find((e) => e.id === 3)!
+    assert.equal(late.cancelled, true)
+    assert.deepEqual(late.response, { late: true }, 'a late answer still pairs')
   })
 
   it('masks values under keys that look secret, nested and in arrays, and the secrets it is given anywhere', () => {
@@ -336,6 +347,7 @@ describe('the transcript over a real stdio server (the SDK)', () => {
     const cancelled = entries.find((e) => e.method === 'notifications/cancelled')
     assert.equal(cancelled?.from, 'yoke')
     assert.equal((cancelled?.request as { requestId?: unknown }).requestId, sleep.id)
+    assert.equal(sleep.cancelled, true, 'the call says it was cancelled')
   })
 
   it('a big answer is cut in the transcript, not in the call', async () => {

@@ -4,13 +4,18 @@ import type { ServerRow, Snapshot, TranscriptEntry } from '../types.ts'
 import { Badge, Empty, ErrorBox, Json, Section, ms, time } from '../ui.ts'
 
 /** What mcp-client adds to an entry beyond protocol.ts's TranscriptEntry (who sent it; cut). */
-type Entry = TranscriptEntry & { from?: 'yoke' | 'server'; truncated?: boolean }
+type Entry = TranscriptEntry & {
+  from?: 'yoke' | 'server'
+  cancelled?: boolean
+  truncated?: boolean
+}
 
-/** An exchange's state: its answer (ok, error), none yet, or a notification (nothing to await). */
+/** An exchange's state: its answer (ok, error), none (cancelled by its sender, or not yet), or a notification. */
 function status(e: Entry): string {
   if (e.error !== undefined) return 'error'
   if (e.response !== undefined) return 'ok'
-  return e.id === undefined ? 'notification' : 'no answer'
+  if (e.id === undefined) return 'notification'
+  return e.cancelled ? 'cancelled' : 'no answer'
 }
 
 function Transcript(props: { entries: Entry[] }) {

@@ -36,7 +36,10 @@ export async function startExport(plan: Plan, warn: Warn): Promise<Exporting | u
   const { traces, metrics } = plan
   if (traces.exporter === 'none' && metrics.exporter === 'none') return undefined
   const { resourceFromAttributes } = await import('@opentelemetry/resources')
-  const resource = resourceFromAttributes({ 'service.name': plan.serviceName })
+  const resource = resourceFromAttributes({
+    'service.name': plan.serviceName,
+    'service.instance.id': plan.instanceId,
+  })
   const spans = traces.exporter === 'none' ? undefined : await spanExport(traces, resource, warn)
   const meter = metrics.exporter === 'none' ? undefined : await metricExport(plan, resource, warn)
   return {

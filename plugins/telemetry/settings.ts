@@ -5,6 +5,7 @@
  * the user's layer fixes the OTLP destination so nothing below it (the project's config, the
  * per-signal overrides, the environment) redirects spans or metrics. Pure: no OpenTelemetry here.
  */
+import { hostname } from 'node:os'
 import { z } from 'zod'
 import type { DoctorCheck } from 'yoke'
 
@@ -80,6 +81,8 @@ export interface Plan {
   traces: SignalPlan
   metrics: SignalPlan & { intervalMs: number }
   serviceName: string
+  /** `service.instance.id`: the replica (YOKE_REPLICA_ID, as yoke serve names it), else host-pid */
+  instanceId: string
   /** bad values (from the environment: the config's are checked by its schema) and what was ignored */
   checks: DoctorCheck[]
 }
@@ -99,6 +102,7 @@ export function plan(config: TelemetryConfig, env: Env = process.env): Plan {
     traces,
     metrics: { ...metrics, intervalMs: interval ?? 60_000 },
     serviceName: config.serviceName ?? (env.OTEL_SERVICE_NAME || 'yoke'),
+    instanceId: env.YOKE_REPLICA_ID?.trim() || `${hostname()}-${process.pid}`,
     // a shared variable read for both signals is said once
     checks: checks.filter((c, i) => checks.findIndex((d) => d.message === c.message) === i),
   }

@@ -13,7 +13,8 @@ import { otlpReceiver, ProtoSchema } from './otlp.ts'
 
 const saved = { ...process.env }
 function clearOtel() {
-  for (const k of Object.keys(process.env)) if (k.startsWith('OTEL_')) delete process.env[k]
+  for (const k of Object.keys(process.env))
+    if (k.startsWith('OTEL_') || k === 'YOKE_REPLICA_ID') delete process.env[k]
 }
 beforeEach(clearOtel)
 afterEach(() => {
@@ -350,6 +351,7 @@ describe('telemetry export over OTLP/HTTP', () => {
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = r.url
     process.env.OTEL_EXPORTER_OTLP_HEADERS = 'x-team=a%20b'
     process.env.OTEL_SERVICE_NAME = 'yoke-test'
+    process.env.YOKE_REPLICA_ID = 'replica-7'
     const { kernel, rt } = await compose()
     assert.equal(ours(rt).length, 5, 'an exporter consumes spans: the taps are on')
     await rt.call('echo', { text: 'hi' })
@@ -362,6 +364,10 @@ describe('telemetry export over OTLP/HTTP', () => {
     const resourceSpans = traces.flatMap((t) => t.body.resource_spans as any[])
     const service = resourceSpans[0].resource.attributes.find((a: any) => a.key === 'service.name')
     assert.equal(service.value.string_value, 'yoke-test')
+    const instance = resourceSpans[0].resource.attributes.find(
+      (a: any) => a.key === 'service.instance.id',
+    )
+    assert.equal(instance.value.string_value, 'replica-7', 'the replica, as yoke serve names it')
     const spans = resourceSpans.flatMap((rs) => rs.scope_spans.flatMap((ss: any) => ss.spans))
     const echo = spans.find((s: any) => s.name === 'execute_tool echo')
     const secret = spans.find((s: any) => s.name === 'execute_tool secret')

@@ -15,10 +15,13 @@ import { EventHub } from './events.ts'
 import { newToken } from './guard.ts'
 import { configSection } from './host.ts'
 import type { About, ReloadEntry, Snapshot, ToolCallRequest } from './protocol.ts'
-import { RunsDesk } from './runs.ts'
+import type { RunsDesk } from './runs.ts'
 import { ConsoleServer, errorBody, type Answer } from './server.ts'
 import { DEFAULT_UI_DIR } from './static.ts'
 import * as views from './views.ts'
+
+/** The Runs view's modules (module level: see index.ts's loadServer). */
+const loadRuns = () => import('./runs.ts')
 
 /** Reload entries kept for the feed. */
 const RELOADS = 100
@@ -40,7 +43,8 @@ export class WebConsole {
   readonly server: ConsoleServer
   readonly hub: EventHub
   readonly approvals?: BrowserApprovals
-  readonly runs: RunsDesk
+  #runs?: Promise<RunsDesk>
+  #closed = false
   #timers = new Map<string, NodeJS.Timeout>()
   #recording?: () => void
   #offSpan?: () => void
@@ -55,10 +59,6 @@ export class WebConsole {
     this.server = new ConsoleServer(config.host, this.kept.token, uiDir)
     this.hub = new EventHub(config.maxQueued, config.heartbeatMs)
     this.hub.onCount = (count) => this.#browsers(count)
-    this.runs = new RunsDesk(ctx, config, (job) => {
-      this.hub.send('run-job', job)
-      this.#soon('runs', () => this.#sendRuns())
-    })
     const approval = ctx.get('approval')
     if (approval)
       this.approvals = new BrowserApprovals(
@@ -88,8 +88,8 @@ export class WebConsole {
           status: 404,
           body: errorBody('NOT_FOUND', 'no approval service here'),
         },
-      run: (id) => this.runs.detail(id),
-      runAction: (id, verb, body) => this.runs.act(id, verb, body),
+      run: async (id) => (await this.runs()).detail(id),
+      runAction: async (id, verb, body) => (await this.runs()).act(id, verb, body),
     }
     this.#controls()
     ctx.logger.info(`web console at ${this.url()} (\`yoke console\` opens it)`)
@@ -98,7 +98,8 @@ export class WebConsole {
   async close(): Promise<void> {
     for (const timer of this.#timers.values()) clearTimeout(timer)
     this.#release()
-    this.runs.close()
+    this.#closed = true
+    ;(await this.#runs?.catch(() => undefined))?.close()
     this.hub.close()
     await this.server.close()
   }
@@ -136,7 +137,7 @@ export class WebConsole {
       servers: views.servers(ctx),
       skills: views.skills(ctx),
       approvals: this.approvals?.pending() ?? [],
-      runs: this.runs.section(),
+      runs: (await this.runs()).section(),
     }
   }
 
@@ -231,18 +232,44 @@ export class WebConsole {
     this.hub.send('reload', entry)
     this.#soon('doctor', () => this.#doctor())
     // the agent loop or the model may have come or gone (replay and fork say so), or the folder moved
-    this.#soon('runs', () => this.#sendRuns())
+    this.#soon('runs', () => void this.#sendRuns())
     if (n.ok) this.#soon('config', () => this.hub.send('config', configSection(this.ctx)))
   }
 
+  /**
+   * The Runs view's desk; its modules load when a page first asks for runs, not at the dev's
+   * start (the console's cost on `yoke dev`'s ready time).
+   */
+  runs(): Promise<RunsDesk> {
+    return (this.#runs ??= loadRuns().then(
+      ({ RunsDesk }) =>
+        new RunsDesk(this.ctx, this.config, (job) => {
+          this.hub.send('run-job', job)
+          this.#soon('runs', () => void this.#sendRuns())
+        }),
+    ))
+  }
+
+  /** Watches the runs folder while a browser is here: runs started anywhere appear at once. */
+  async #watchRuns(on: boolean) {
+    const runs = await this.runs()
+    if (on && !this.#closed && this.hub.count)
+      runs.watch(() => this.#soon('runs', () => void this.#sendRuns()))
+    else if (!on) runs.unwatch()
+  }
+
   /** The runs section again, when it changed since the last one sent. */
-  #sendRuns() {
-    if (this.hub.count) this.runs.watch(() => this.#soon('runs', () => this.#sendRuns()))
-    const section = this.runs.section()
-    const text = JSON.stringify(section)
-    if (text === this.#runsSent) return
-    this.#runsSent = text
-    this.hub.send('runs', section)
+  async #sendRuns() {
+    try {
+      await this.#watchRuns(true)
+      const section = (await this.runs()).section()
+      const text = JSON.stringify(section)
+      if (text === this.#runsSent) return
+      this.#runsSent = text
+      this.hub.send('runs', section)
+    } catch (err) {
+      this.ctx.logger.debug(`console: the runs section failed: ${(err as Error).message}`)
+    }
   }
 
   #runsSent?: string
@@ -272,12 +299,10 @@ export class WebConsole {
 
   /** A browser came or went: spans are recorded only while one watches. */
   #browsers(count: number) {
-    // the runs folder is watched while a browser is here: runs started anywhere appear at once
-    if (count > 0) this.runs.watch(() => this.#soon('runs', () => this.#sendRuns()))
-    else {
-      this.runs.unwatch()
-      this.#runsSent = undefined
-    }
+    if (count === 0) this.#runsSent = undefined
+    this.#watchRuns(count > 0).catch((err) =>
+      this.ctx.logger.debug(`console: the runs folder: ${(err as Error).message}`),
+    )
     clearTimeout(this.#timers.get('unattended'))
     this.#timers.delete('unattended')
     if (count === 0 && this.approvals) {

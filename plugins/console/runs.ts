@@ -280,6 +280,8 @@ export class RunsDesk {
     try {
       this.#watcher = watch(dir, () => onChange())
       this.#watcher.on('error', () => this.unwatch())
+      // a watch never holds the dev's exit
+      this.#watcher.unref()
     } catch {
       // no folder yet: look for it now and then, until the first run makes it
       this.#poll = setInterval(() => {

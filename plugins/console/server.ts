@@ -21,7 +21,7 @@ export interface Routes {
   callTool(name: string, body: unknown): Promise<Answer>
   answer(id: string, body: unknown): Answer
   /** `GET /api/runs/:id` */
-  run(id: string): Answer
+  run(id: string): Promise<Answer>
   /** `POST /api/runs/:id/(replay|fork|cancel)` */
   runAction(id: string, verb: string, body: unknown): Promise<Answer>
 }
@@ -124,7 +124,7 @@ export class ConsoleServer {
       const id = decoded(run[1]!)
       if (id === undefined)
         return send(res, 400, errorBody('BAD_REQUEST', `not percent-encoding: ${path}`))
-      const answer = routes.run(id)
+      const answer = await routes.run(id)
       return send(res, answer.status, answer.body)
     }
     const tool = /^\/api\/tools\/([^/]+)\/call$/.exec(path)

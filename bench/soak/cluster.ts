@@ -11,11 +11,11 @@
  * Not yet measured here (issue 31): tasks, approvals and 2025-era sessions across replicas (they
  * still live in one replica), and a Redis restart under load.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { HAPROXY, NO_HAPROXY, startHaproxy } from '../../test/helpers/haproxy.ts'
 import { freePort } from '../../test/helpers/mcp.ts'
 import { tempProject, YOKE, type Project } from '../../test/helpers/project.ts'
 import { throughput } from '../stats.ts'
@@ -31,11 +31,6 @@ const CONFIG = `preset: minimal\nplugins:\n  echo: { use: ./echo.mjs }\n  gatewa
 const KILL_EVERY_MS = 15_000
 const WORKERS = 16
 const RETRIES = 5
-
-const haproxyBin = () =>
-  ['haproxy', '/usr/sbin/haproxy'].find(
-    (bin) => spawnSync(bin, ['-v'], { stdio: 'ignore' }).status === 0,
-  )
 
 /** One replica: `yoke serve --http 127.0.0.1:PORT` (the same port again when it restarts). */
 class Replica {
@@ -85,31 +80,6 @@ class Replica {
   }
 }
 
-function haproxyConfig(replicas: Replica[], fronts: number[]): string {
-  const server = (r: Replica) =>
-    `  server ${r.id} 127.0.0.1:${r.port} check inter 200ms fall 3 rise 1`
-  const backend = (n: number, port: number) => `frontend f${n}
-  bind 127.0.0.1:${port}
-  default_backend b${n}
-backend b${n}
-  balance roundrobin
-  option httpchk GET /readyz
-  http-check expect status 200
-${replicas.slice(0, n).map(server).join('\n')}
-`
-  return `global
-  maxconn 1024
-defaults
-  mode http
-  timeout connect 2s
-  timeout client 30s
-  timeout server 30s
-  timeout check 2s
-  option redispatch
-  retries 3
-${fronts.map((port, i) => backend(i + 1, port)).join('')}`
-}
-
 async function client(url: string): Promise<Client> {
   const c = new Client(
     { name: 'soak-cluster', version: '1' },
@@ -128,9 +98,8 @@ const textOf = (r: unknown) =>
 
 export async function cluster(deadlineMs: number): Promise<Report> {
   const t = new Tracker('cluster', 30_000)
-  const bin = haproxyBin()
-  if (!bin) {
-    t.notes.push('skipped: haproxy is not installed (Debian: apt-get install haproxy)')
+  if (!HAPROXY) {
+    t.notes.push(`skipped: ${NO_HAPROXY}`)
     return t.report()
   }
   const soakMs = Math.min(Number(process.env.SOAK_CLUSTER_MS ?? 60_000), deadlineMs - 40_000)
@@ -140,9 +109,12 @@ export async function cluster(deadlineMs: number): Promise<Report> {
   try {
     for (const r of replicas) await r.start()
     const fronts = [await freePort(), await freePort(), await freePort()]
-    const cfg = join(project.dir, 'haproxy.cfg')
-    writeFileSync(cfg, haproxyConfig(replicas, fronts))
-    lb = spawn(bin, ['-f', cfg, '-db'], { stdio: 'ignore' })
+    const servers = replicas.map((r) => ({ name: r.id, port: r.port }))
+    lb = startHaproxy(
+      join(project.dir, 'haproxy.cfg'),
+      fronts.map((port, i) => ({ port, servers: servers.slice(0, i + 1) })),
+    )
+    lb.stderr!.resume()
     const url = (n: number) => `http://127.0.0.1:${fronts[n - 1]}/mcp`
     // HAProxy's first checks pass (rise 1, every 100 ms) before the rounds begin
     let ready = 0

@@ -5,22 +5,19 @@
 // costs no call a client retries; a drained replica (SIGTERM) leaves the pool through /readyz while
 // its calls finish. Skips, saying so, where haproxy is not installed.
 import assert from 'node:assert/strict'
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { HAPROXY, NO_HAPROXY, startHaproxy } from '../../helpers/haproxy.ts'
 import { freePort } from '../../helpers/mcp.ts'
 import { tempProject, type Project } from '../../helpers/project.ts'
 import { serveHttp, type Served } from '../../helpers/serve.ts'
 import { until } from '../../helpers/until.ts'
 
-const HAPROXY = ['haproxy', '/usr/sbin/haproxy'].find(
-  (bin) => spawnSync(bin, ['-v'], { stdio: 'ignore' }).status === 0,
-)
-const skip = HAPROXY ? false : 'haproxy is not installed (Debian: apt-get install haproxy)'
+const skip = HAPROXY ? false : NO_HAPROXY
 
 const TOKEN = 'replicas-token-0123456789abcdef'
 /** the secret the replicas share: 2025-era session ids are sealed, so any replica resumes one */
@@ -45,43 +42,6 @@ plugins:
     use: mcp-server
     config: { token: ${TOKEN} }
 `
-
-/** HAProxy in front of `ports`: a round-robin frontend and one that sticks to a 2025 session's replica. */
-function haproxyConfig(ports: number[], roundRobin: number, sticky: number): string {
-  const servers = ports
-    .map((p, i) => `  server r${i + 1} 127.0.0.1:${p} check inter 200ms fall 3 rise 1`)
-    .join('\n')
-  return `global
-  maxconn 512
-defaults
-  mode http
-  timeout connect 2s
-  timeout client 30s
-  timeout server 30s
-  timeout check 2s
-  option redispatch
-  retries 3
-frontend round_robin
-  bind 127.0.0.1:${roundRobin}
-  default_backend replicas
-frontend sticky
-  bind 127.0.0.1:${sticky}
-  default_backend sessions
-backend replicas
-  balance roundrobin
-  option httpchk GET /readyz
-  http-check expect status 200
-${servers}
-backend sessions
-  balance roundrobin
-  option httpchk GET /readyz
-  http-check expect status 200
-  stick-table type string len 64 size 10k expire 30m
-  stick store-response res.hdr(mcp-session-id)
-  stick match req.hdr(mcp-session-id)
-${servers}
-`
-}
 
 /** A 2026-07-28 client that notes which replica answered each request. */
 async function modernClient(url: string, seen: string[]) {
@@ -119,11 +79,15 @@ describe('three yoke serve replicas behind HAProxy', { skip }, () => {
       replicas.push(
         await serveHttp(project, 30_000, { YOKE_REPLICA_ID: id, YOKE_SESSION_KEY: SESSION_KEY }),
       )
-    const ports = replicas.map((r) => Number(new URL(r.info.url).port))
+    const servers = replicas.map((r, i) => ({
+      name: `r${i + 1}`,
+      port: Number(new URL(r.info.url).port),
+    }))
     const [rr, st] = [await freePort(), await freePort()]
-    const cfg = join(project.dir, 'haproxy.cfg')
-    writeFileSync(cfg, haproxyConfig(ports, rr, st))
-    lb = spawn(HAPROXY!, ['-f', cfg, '-db'], { stdio: ['ignore', 'ignore', 'pipe'] })
+    lb = startHaproxy(join(project.dir, 'haproxy.cfg'), [
+      { port: rr, servers },
+      { port: st, servers, stickToSession: true },
+    ])
     lb.stderr!.on('data', (d) => (lbStderr += d))
     roundRobin = `http://127.0.0.1:${rr}/mcp`
     sticky = `http://127.0.0.1:${st}/mcp`

@@ -11,6 +11,7 @@ import { gatewayBench } from './gateway.ts'
 import { lifecycleBench } from './lifecycle.ts'
 import { mcpBench } from './mcp.ts'
 import { mcpSdkBench } from './mcp-sdk.ts'
+import { mcpTranscriptBench } from './mcp-transcript.ts'
 import { memoryBench } from './memory.ts'
 import { pipelineBench } from './pipeline.ts'
 import { registerBench } from './register.ts'
@@ -30,6 +31,8 @@ const BENCHES: Record<string, () => Promise<void>> = {
   skills: skillsBench,
   'mcp-sdk': mcpSdkBench,
   mcp: mcpBench,
+  // mcp-client's protocol transcript on vs off vs raw v2 (no figure; a word apart from mcp)
+  transcript: mcpTranscriptBench,
   exec: execBench,
   gateway: gatewayBench,
   agent: agentBench,

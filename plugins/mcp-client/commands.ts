@@ -1,7 +1,8 @@
 /**
  * @module mcp-client/commands
  * `yoke mcp list` (each server's state, last error and tool count: live from a running dev, else
- * composed once), `yoke mcp restart NAME` (in the running dev; refused for a held server), `yoke mcp add|remove` and
+ * composed once), `yoke mcp restart NAME` (in the running dev; refused for a held server), `yoke mcp
+ * transcript NAME` (its last exchanges, requests paired with answers, secrets masked), `yoke mcp add|remove` and
  * `yoke mcp import FILE` (.mcp.json, claude_desktop_config.json or a Codex config.toml as
  * mcp-client entries; printed, or added with --write). Edits keep the config's comments.
  */
@@ -16,7 +17,7 @@ import {
   type CommandContext,
   type ParsedArgs,
 } from 'yoke/cli'
-import type { McpRestartAnswer, McpServerStatus } from '../mcp/api.ts'
+import type { McpRestartAnswer, McpServerStatus, McpTranscriptEntry } from '../mcp/api.ts'
 import './errors.ts' // MCP_SERVER_HELD, thrown here
 import type { ImportResult } from './import.ts'
 import { oauthCommands } from './oauth/commands.ts'
@@ -66,6 +67,77 @@ const mcpRestart = defineCommand({
     return 0
   },
 })
+
+const mcpTranscript = defineCommand({
+  name: 'mcp transcript',
+  summary:
+    "one MCP server's last exchanges: each request paired with its answer, with timing, secrets masked",
+  usage: 'yoke mcp transcript NAME [--last N] [--fresh] [--json] [common flags]',
+  positionals: 1,
+  flags: {
+    last: {
+      type: 'string',
+      description: 'show the last N exchanges (default 20; --json: all kept)',
+    },
+    fresh: { type: 'boolean', description: 'compose now even when a yoke dev is running' },
+  },
+  examples: [
+    'yoke mcp transcript memory',
+    'yoke mcp transcript github --last 5 --json --config config/yoke.yaml',
+  ],
+  async run(args, [name], cli) {
+    if (!name)
+      throw new YokeError('USAGE', {
+        reason: 'yoke mcp transcript needs the server name (see yoke mcp list)',
+      })
+    const last = args.last === undefined ? undefined : Number(args.last)
+    if (last !== undefined && !(Number.isInteger(last) && last > 0))
+      throw new YokeError('USAGE', { reason: '--last takes a whole number above 0' })
+    const reply = await cli.control('mcp/transcript', { name }, { fresh: Boolean(args.fresh) })
+    if (typeof reply === 'number') return reply
+    const { entries, offered, servers } = reply.answer
+    if (offered === false)
+      throw new YokeError('USAGE', {
+        reason: `the MCP server "${name}" keeps no transcript (transcript: false in its entry)`,
+      })
+    if (!entries)
+      throw new YokeError('USAGE', {
+        reason: `no MCP server is named "${name}"; the servers are: ${servers.join(', ') || 'none'}`,
+      })
+    const shown = entries.slice(-(last ?? (args.json ? entries.length : 20)))
+    if (args.json) printJson({ ok: true, server: name, source: reply.source, entries: shown })
+    else {
+      // composed now, a server has said only its handshake: the calls were in another process
+      if (reply.source !== 'live from yoke dev')
+        process.stderr.write(
+          color.dim(
+            `no yoke dev is running: this is ${name}'s handshake in a composition made now\n`,
+          ),
+        )
+      for (const entry of shown) process.stdout.write(`${transcriptLine(entry)}\n`)
+    }
+    return 0
+  },
+})
+
+/** `12:00:01.234 → tools/call #7 12 ms ok`: who sent it, what, and how it ended. */
+function transcriptLine(e: McpTranscriptEntry): string {
+  const at = new Date(e.at).toISOString().slice(11, 23)
+  const arrow = e.from === 'yoke' ? '→' : '←'
+  const ended =
+    e.id === undefined
+      ? color.dim('notification')
+      : e.cancelled
+        ? color.yellow('cancelled')
+        : e.error !== undefined
+          ? color.red(`error ${JSON.stringify(e.error)}`)
+          : e.response !== undefined
+            ? color.green('ok')
+            : color.yellow('no answer')
+  const took = e.durationMs === undefined ? '' : ` ${Math.round(e.durationMs)} ms`
+  const cut = e.truncated ? color.dim(' (cut)') : ''
+  return `${at} ${arrow} ${e.method}${e.id === undefined ? '' : ` #${e.id}`}${took} ${ended}${cut}`
+}
 
 const mcpImport = defineCommand({
   name: 'mcp import',
@@ -326,4 +398,12 @@ function printServers(servers: McpServerStatus[], args: ParsedArgs, source: stri
   return 0
 }
 
-export const commands = [mcpList, mcpRestart, mcpAdd, mcpRemove, mcpImport, ...oauthCommands]
+export const commands = [
+  mcpList,
+  mcpRestart,
+  mcpTranscript,
+  mcpAdd,
+  mcpRemove,
+  mcpImport,
+  ...oauthCommands,
+]

@@ -23,7 +23,7 @@ import { Session, type SessionHost } from './session.ts'
 import { Supervisor, type ServerState } from './supervisor.ts'
 import { runsAsTask, TaskCalls, TASKS } from './tasks.ts'
 import { ServerTools, toOutput } from './tools.ts'
-import { secretKey, Transcript, type TranscriptEntry } from './transcript.ts'
+import { secretKey, Transcript } from './transcript.ts'
 import { RefusedMessage } from './wire.ts'
 
 /** how often a server that needs a sign-in looks for new credentials */
@@ -137,14 +137,11 @@ export class McpClientInstance {
   }
 
   /**
-   * What the `mcp` hub knows this server by. `transcript()` (read by the web console) and
-   * `onTranscript(listener)` (told of each message, to push the view while someone looks) are not
-   * in McpServerHandle yet: the hub's api.ts is not this plugin's.
+   * What the `mcp` hub knows this server by: with `transcript()` (read by the web console and
+   * `yoke mcp transcript`) and `onTranscript(listener)` (told of each message, to push the view
+   * while someone looks).
    */
-  handle(): McpServerHandle & {
-    transcript(): TranscriptEntry[]
-    onTranscript(listener: () => void): () => void
-  } {
+  handle(): McpServerHandle {
     return {
       name: this.server,
       instance: this.ctx.key,

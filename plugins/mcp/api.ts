@@ -64,6 +64,39 @@ export interface McpServerHandle {
   hold(why: string): Disposer
   /** the last lines (up to 40) the server's process wrote to stderr; none over HTTP */
   stderr?(): string[]
+  /** the last exchanges with the server, each request paired with its answer, secrets masked */
+  transcript?(): McpTranscriptEntry[]
+  /** tells `listener` of each message recorded (to push a view while someone looks) */
+  onTranscript?(listener: () => void): () => void
+}
+
+/** One exchange of a server's protocol transcript (mcp-client keeps them; masked when read). */
+export interface McpTranscriptEntry {
+  /** the JSON-RPC id (none: a notification) */
+  id?: string | number
+  method: string
+  /** who sent the request or notification */
+  from: 'yoke' | 'server'
+  /** when it was sent or received (epoch ms) */
+  at: number
+  /** from the request to its answer */
+  durationMs?: number
+  /** the request's or notification's params (a line that is not JSON-RPC: that line) */
+  request?: unknown
+  response?: unknown
+  error?: unknown
+  /** its sender cancelled it before any answer came */
+  cancelled?: true
+  /** something in it was cut */
+  truncated?: true
+}
+
+/** `mcp/transcript`'s answer: the server's exchanges (absent: no such server, or it keeps none). */
+export interface McpTranscriptAnswer {
+  entries?: McpTranscriptEntry[]
+  /** false: the server is there but keeps no transcript (`transcript: false`) */
+  offered?: boolean
+  servers: string[]
 }
 
 export type McpList = 'tools' | 'resources' | 'prompts'
@@ -163,5 +196,7 @@ declare module 'yoke' {
     'mcp/list': { request: Record<string, never>; answer: McpServerStatus[] }
     /** reconnects one server (not a held one): `yoke mcp restart NAME` */
     'mcp/restart': { request: { name: string }; answer: McpRestartAnswer }
+    /** one server's protocol transcript, masked: `yoke mcp transcript NAME` */
+    'mcp/transcript': { request: { name: string }; answer: McpTranscriptAnswer }
   }
 }

@@ -99,6 +99,13 @@ export function registerControls(ctx: Context, hub: McpHub): void {
       servers: hub.list().map((s) => s.name),
     }
   })
+  ctx.control('mcp/transcript', ({ name }) => {
+    const handle = hub.get(name)
+    const servers = hub.list().map((s) => s.name)
+    if (!handle) return { servers }
+    if (!handle.transcript) return { offered: false, servers }
+    return { entries: handle.transcript(), offered: true, servers }
+  })
   ctx.control('mcp/summary', () => summary(mcpServers(ctx, hub)))
 }
 

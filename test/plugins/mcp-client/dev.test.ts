@@ -148,6 +148,50 @@ describe('MCP servers in yoke dev', () => {
       /no MCP server is named "nope"; the servers are: alpha, beta, delta, gamma/,
     )
   })
+  it("yoke mcp transcript NAME shows the running dev's exchanges with that server, paired", async () => {
+    await connected(['beta'])
+    const call = await runYoke(
+      [
+        'tools',
+        'call',
+        'mcp__beta__echo',
+        '--args',
+        '{"text":"to the transcript"}',
+        '--cwd',
+        project.dir,
+      ],
+      { cwd: project.dir, home: project.home },
+    )
+    assert.equal(call.code, 0, call.stderr)
+    const json = await runYoke(['mcp', 'transcript', 'beta', '--json', '--cwd', project.dir], {
+      cwd: project.dir,
+      home: project.home,
+    })
+    assert.equal(json.code, 0, json.stderr)
+    const out = JSON.parse(json.stdout) as {
+      source: string
+      entries: Array<{ method: string; from: string; request?: any; response?: any }>
+    }
+    assert.equal(out.source, 'live from yoke dev')
+    const echo = out.entries.find(
+      (e) => e.method === 'tools/call' && e.request?.arguments?.text === 'to the transcript',
+    )
+    assert.ok(echo, JSON.stringify(out.entries.map((e) => e.method)))
+    assert.equal(echo.from, 'yoke')
+    assert.match(JSON.stringify(echo.response), /to the transcript/)
+    const text = await runYoke(['mcp', 'transcript', 'beta', '--last', '3', '--cwd', project.dir], {
+      cwd: project.dir,
+      home: project.home,
+    })
+    assert.equal(text.code, 0, text.stderr)
+    assert.match(text.stdout, /→ tools\/call #\S+ \d+ ms ok/)
+    const wrong = await runYoke(['mcp', 'transcript', 'nope', '--cwd', project.dir], {
+      cwd: project.dir,
+      home: project.home,
+    })
+    assert.equal(wrong.code, 2)
+    assert.match(wrong.stderr, /no MCP server is named "nope"; the servers are: alpha, beta/)
+  })
 })
 
 describe('yoke mcp without a running dev', () => {

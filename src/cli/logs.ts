@@ -43,6 +43,12 @@ export function logLevelOf(value: unknown, fallback: LogLevel): LogLevel {
 }
 
 /** Appends records to the dev's log file; a file that cannot be written stops the writing, not the dev. */
+/**
+ * A URL's `token=` value, masked: the terminal shows the web console's launch URL whole (that is
+ * how it is opened), but a log file keeps every record for as long as it lives.
+ */
+export const unsecret = (text: string) => text.replace(/([?&#]token=)[^\s&#"']+/g, '$1…')
+
 export function logWriter(fileOf: () => string, warn: (message: string) => void) {
   let broken = false
   return (record: LogRecord) => {
@@ -52,8 +58,8 @@ export function logWriter(fileOf: () => string, warn: (message: string) => void)
       at: new Date().toISOString(),
       level: record.level,
       instance: record.fiber?.key,
-      message: record.message,
-      error: record.error ? messageOf(record.error) : undefined,
+      message: unsecret(record.message),
+      error: record.error ? unsecret(messageOf(record.error)) : undefined,
     })
     try {
       mkdirSync(dirname(file), { recursive: true })

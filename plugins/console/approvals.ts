@@ -83,7 +83,8 @@ export class BrowserApprovals {
         body: { error: { code: 'NOT_FOUND', message: `no pending approval or question "${id}"` } },
       }
     }
-    const request = body as (Partial<ApprovalAnswerRequest> & { reason?: unknown }) | null
+    const request = body as
+      (Omit<Partial<ApprovalAnswerRequest>, 'reason'> & { reason?: unknown }) | null
     const allowed =
       pending.view.kind === 'approval'
         ? ['allow-once', 'allow-session', 'deny']

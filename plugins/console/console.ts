@@ -6,7 +6,7 @@
 import { resolve } from 'node:path'
 import type { ServerResponse } from 'node:http'
 import type { Context, FiberInfo, ReloadNotice } from 'yoke'
-import type { McpHub } from '../mcp/api.ts'
+import type { McpHub, McpServerHandle } from '../mcp/api.ts'
 import type { TelemetryApi } from '../telemetry/api.ts'
 import type { ConsoleUrl } from './api.ts'
 import { BrowserApprovals } from './approvals.ts'
@@ -48,6 +48,8 @@ export class WebConsole {
   #timers = new Map<string, NodeJS.Timeout>()
   #recording?: () => void
   #offSpan?: () => void
+  /** each MCP server handle's transcript watch: a message pushes its server's row while a page looks */
+  readonly #watched = new Map<McpServerHandle, () => void>()
 
   constructor(
     readonly ctx: Ctx,
@@ -97,6 +99,8 @@ export class WebConsole {
 
   async close(): Promise<void> {
     for (const timer of this.#timers.values()) clearTimeout(timer)
+    for (const unwatch of this.#watched.values()) unwatch()
+    this.#watched.clear()
     this.#release()
     this.#closed = true
     ;(await this.#runs?.catch(() => undefined))?.close()
@@ -206,10 +210,35 @@ export class WebConsole {
         if (this.hub.count) this.#soon('tools', () => this.hub.send('tools', views.tools(ctx)))
       })
     const hub = ctx.get('mcp') as McpHub | undefined
-    if (hub)
-      ctx.tap(hub.hooks.change, 'console', (status) => {
-        if (this.hub.count) this.hub.send('server', views.serverRow(status, hub))
+    if (!hub) return
+    ctx.tap(hub.hooks.change, 'console', (status) => {
+      this.#watch(hub)
+      if (this.hub.count) this.hub.send('server', views.serverRow(status, hub))
+    })
+    this.#watch(hub)
+  }
+
+  /** Watches each server's transcript (once per handle): its row is pushed as messages come. */
+  #watch(hub: McpHub) {
+    for (const status of hub.list()) {
+      const handle = hub.get(status.name)
+      if (!handle?.onTranscript || this.#watched.has(handle)) continue
+      const unwatch = handle.onTranscript(() => {
+        if (!this.hub.count) return
+        this.#soon(`server ${status.name}`, () => {
+          const now = hub.list().find((s) => s.name === status.name)
+          if (now) this.hub.send('server', views.serverRow(now, hub))
+        })
       })
+      this.#watched.set(handle, unwatch)
+    }
+    // a handle gone (its instance stopped) is not watched any longer
+    const live = new Set(hub.list().map((s) => hub.get(s.name)))
+    for (const [handle, unwatch] of this.#watched)
+      if (!live.has(handle)) {
+        unwatch()
+        this.#watched.delete(handle)
+      }
   }
 
   #reload(n: ReloadNotice) {

@@ -224,14 +224,21 @@ export interface ServerRow {
   error?: ErrorJson
 }
 
+/** One exchange of an MCP server's transcript (McpTranscriptEntry of the mcp hub's api). */
 export interface TranscriptEntry {
   id?: string | number
   method: string
+  /** who sent the request or notification */
+  from?: 'yoke' | 'server'
   at: number
   durationMs?: number
   request?: unknown
   response?: unknown
   error?: unknown
+  /** its sender cancelled it before any answer came */
+  cancelled?: boolean
+  /** something in it was cut */
+  truncated?: boolean
 }
 
 export interface ServersSection extends Unavailable {
@@ -413,6 +420,8 @@ export interface ApprovalAnswerRequest {
   answer: ApprovalAnswer | 'accept' | 'decline' | 'cancel'
   /** a question's form values */
   content?: Record<string, string | number | boolean | string[]>
+  /** a denial's reason, carried to the caller's DENIED error (at most 1,000 characters) */
+  reason?: string
 }
 
 export interface RunForkRequest {

@@ -231,9 +231,8 @@ export function calls(ctx: Context): CallsSection {
 }
 
 /**
- * What a server handle may offer beyond its status (asked of mcp-client: its stdio transport keeps
- * the last stderr lines, and a transcript of requests paired with responses would be kept the
- * same way); read when present.
+ * What a server handle may offer beyond its status (mcp-client offers both: its stdio transport's
+ * last stderr lines, and the transcript of requests paired with answers); read when present.
  */
 type Talking = { stderr?(): string[]; transcript?(): TranscriptEntry[] }
 

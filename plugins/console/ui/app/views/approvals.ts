@@ -28,7 +28,7 @@ function Pending(props: { a: PendingApproval; onDone: (id: string, text: string)
     a.kind === 'question' && a.mode !== 'url' ? (a.schema as Schema | undefined) : undefined
   const [content, setContent] = useState<unknown>(() => (schema ? (initial(schema) ?? {}) : {}))
   const [why, setWhy] = useState('')
-  const answer = async (body: ApprovalAnswerRequest & { reason?: string }) => {
+  const answer = async (body: ApprovalAnswerRequest) => {
     setBusy(true)
     try {
       await api(`/api/approvals/${encodeURIComponent(a.id)}`, body)

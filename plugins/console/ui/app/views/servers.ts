@@ -3,12 +3,7 @@ import { h } from 'preact'
 import type { ServerRow, Snapshot, TranscriptEntry } from '../types.ts'
 import { Badge, Empty, ErrorBox, Json, Section, ms, time } from '../ui.ts'
 
-/** What mcp-client adds to an entry beyond protocol.ts's TranscriptEntry (who sent it; cut). */
-type Entry = TranscriptEntry & {
-  from?: 'yoke' | 'server'
-  cancelled?: boolean
-  truncated?: boolean
-}
+type Entry = TranscriptEntry
 
 /** An exchange's state: its answer (ok, error), none (cancelled by its sender, or not yet), or a notification. */
 function status(e: Entry): string {

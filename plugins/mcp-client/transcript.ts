@@ -15,6 +15,7 @@
  * it (a stdio line, a serialised send); otherwise a walk that stops at the cap measures it.
  */
 import { performance } from 'node:perf_hooks'
+import type { McpTranscriptEntry } from '../mcp/api.ts'
 
 /** the messages kept (requests, answers, notifications, both directions) */
 export const SLOTS = 256
@@ -27,28 +28,8 @@ export const MASK = '•••'
 /** how deep a shown value nests; below it, a note */
 const DEPTH = 24
 
-/** One exchange as the web console shows it (plugins/console/protocol.ts TranscriptEntry). */
-export interface TranscriptEntry {
-  /** the JSON-RPC id (none: a notification) */
-  id?: string | number
-  method: string
-  /** who sent the request or notification: yoke, or the server (sampling, elicitation, …) */
-  from: 'yoke' | 'server'
-  /** when it was sent or received (epoch ms) */
-  at: number
-  /** from the request to its answer */
-  durationMs?: number
-  /** the request's or notification's params (a line that is not JSON-RPC: that line) */
-  request?: unknown
-  /** the answer's result */
-  response?: unknown
-  /** the answer's error */
-  error?: unknown
-  /** its sender cancelled it (notifications/cancelled) before any answer came */
-  cancelled?: true
-  /** something in it was cut (past MESSAGE_CHARS, or nested past the depth shown) */
-  truncated?: true
-}
+/** One exchange as the console and `yoke mcp transcript` show it: the hub's McpTranscriptEntry. */
+export type TranscriptEntry = McpTranscriptEntry
 
 const OUT = 0
 const IN = 1

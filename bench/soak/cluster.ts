@@ -11,13 +11,13 @@
  * Not yet measured here (issue 31): tasks, approvals and 2025-era sessions across replicas (they
  * still live in one replica), and a Redis restart under load.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { HAPROXY, NO_HAPROXY, startHaproxy } from '../../test/helpers/haproxy.ts'
 import { freePort } from '../../test/helpers/mcp.ts'
-import { tempProject, YOKE, type Project } from '../../test/helpers/project.ts'
+import { tempProject, type Project } from '../../test/helpers/project.ts'
+import { serveHttp } from '../../test/helpers/serve.ts'
 import { throughput } from '../stats.ts'
 import { orphanCheck, sleep, Tracker, type Report } from './track.ts'
 
@@ -44,33 +44,11 @@ class Replica {
   ) {}
 
   async start(): Promise<void> {
-    const child = spawn(
-      process.execPath,
-      [YOKE, 'serve', '--http', `127.0.0.1:${this.port}`, '--json'],
-      {
-        cwd: this.project.dir,
-        env: {
-          ...process.env,
-          NO_COLOR: '1',
-          YOKE_HOME: this.project.home,
-          YOKE_REPLICA_ID: this.id,
-          YOKE_TRUST: '1', // the soak wrote this project
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    )
-    this.child = child
-    this.pids.push(child.pid!)
-    child.stderr!.resume()
-    const line = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`replica ${this.id} did not start`)), 30_000)
-      createInterface({ input: child.stdout! }).once('line', (l) => {
-        clearTimeout(timer)
-        resolve(l)
-      })
-      child.once('exit', (code) => reject(new Error(`replica ${this.id} exited ${code}`)))
-    })
-    this.port = Number(new URL((JSON.parse(line) as { url: string }).url).port)
+    const env = { YOKE_REPLICA_ID: this.id, YOKE_TRUST: '1' } // the soak wrote this project
+    const served = await serveHttp(this.project, 30_000, env, this.port)
+    this.child = served.child
+    this.pids.push(served.child.pid!)
+    this.port = Number(new URL(served.info.url).port)
   }
 
   exited(): Promise<void> {

@@ -14,13 +14,17 @@ export interface Served {
   stderr(): string
 }
 
-/** Starts `yoke serve --http 127.0.0.1:0 --json` in the project (`env` added to its environment); fails after `timeoutMs`. */
+/**
+ * Starts `yoke serve --http 127.0.0.1:PORT --json` in the project (`env` added to its environment;
+ * port 0: any free one); fails after `timeoutMs`, or when it exits first.
+ */
 export async function serveHttp(
   project: Project,
   timeoutMs = 30_000,
   env: Record<string, string> = {},
+  port = 0,
 ): Promise<Served> {
-  const child = spawn(process.execPath, [YOKE, 'serve', '--http', '127.0.0.1:0', '--json'], {
+  const child = spawn(process.execPath, [YOKE, 'serve', '--http', `127.0.0.1:${port}`, '--json'], {
     cwd: project.dir,
     env: { ...process.env, NO_COLOR: '1', YOKE_HOME: project.home, ...env },
   })
@@ -34,6 +38,10 @@ export async function serveHttp(
     createInterface({ input: child.stdout! }).once('line', (l) => {
       clearTimeout(timer)
       resolve(l)
+    })
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`yoke serve exited ${code} before it started:\n${stderr}`))
     })
   })
   return { child, info: JSON.parse(line), stderr: () => stderr }

@@ -165,8 +165,13 @@ describe('the Runs view: list, replay, fork', () => {
   })
 
   it('cancels a fork that runs', async () => {
-    const waited = await (c.get('agent') as AgentApi).run('wait', { budget: { maxTurns: 1 } })
-      .result
+    // the recorded run's wait ends by itself, so the run ends on its turn budget at once (not at
+    // the runtime's 5-minute call timeout); the fork's wait below holds until the cancel
+    const desk = globalThis as { deskWaitsEnd?: boolean }
+    desk.deskWaitsEnd = true
+    const waited = await (c.get('agent') as AgentApi)
+      .run('wait', { budget: { maxTurns: 1 } })
+      .result.finally(() => delete desk.deskWaitsEnd)
     assert.equal(waited.status, 'budget')
     const from = events.events.length
     const begun = (await act(waited.runId, 'fork', { turn: 1 })).json() as RunJob

@@ -67,7 +67,7 @@ async function listTools(source: ServerSource, script: string, cwd: string) {
   )
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [script, ...(source.args ?? [])],
+    args: [script, ...(source.args ?? []).map((a) => a.replaceAll('{home}', cwd))],
     env: { PATH: process.env.PATH ?? '', HOME: cwd, ...env },
     cwd,
     stderr: process.env.EVAL_DUMP_STDERR ? 'inherit' : 'ignore',

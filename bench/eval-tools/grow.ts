@@ -113,6 +113,8 @@ function* clones(fixtures: ServerFixture[], taken: Set<string>): Generator<Tool[
   // a vendor two families name (Selenium for Playwright and Puppeteer) is one server with both
   // clones' tools (a name both have is kept once)
   for (const { source, vendor } of shuffle(siblings, rand)) {
+    // a vendor whose own real server is in the corpus (Selenium, Asana, Mapbox…) is not cloned
+    if (byServer.has(vendor.id)) continue
     taken.add(vendor.id)
     yield clone(source, vendor, rand)
   }

@@ -1,6 +1,9 @@
 /**
- * The queries (queries.json) and what serves each in a given corpus: its gold tools, and unless it
- * names its provider, every clone of them on another vendor (grow.ts), since that serves it as well.
+ * The queries and what serves each in a given corpus: its gold tools, and unless it names its
+ * provider, every clone of them on another vendor (grow.ts), since that serves it as well.
+ * Two sets: development (queries.json: written next to the tools they target; tuned on) and test
+ * (queries-test.json: needs worded as users word them, each from public material whose address it
+ * keeps; never tuned on).
  */
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -18,6 +21,34 @@ export interface Query {
   typo?: boolean
   /** worded as a model words a tool_search query (short, keywords), not as a user asks */
   by?: 'model'
+  /** (test set) where its wording came from: a URL */
+  source?: string
+  /** (test set) how it puts the need against the tool that serves it, set when it was written */
+  wording?: Wording
+}
+
+/**
+ * plain: much as the tool names it; synonym: another word for the tool's; purpose: the goal, not
+ * the operation; everyday: an everyday word where the tool has a technical one; none: no tool serves it
+ */
+export type Wording = 'plain' | 'synonym' | 'purpose' | 'everyday' | 'none'
+
+/** Why a query was missed, by kind (the issue's kinds; `other` for the rest). */
+export type MissKind =
+  | 'synonym'
+  | 'purpose-not-operation'
+  | 'everyday-vs-technical'
+  | 'no-match answered with a weak candidate'
+  | 'no match said for a served need'
+  | 'other'
+
+export function missKind(q: Query, saidNoMatch: boolean): MissKind {
+  if (!q.gold.length && !q.exact) return 'no-match answered with a weak candidate'
+  if (saidNoMatch) return 'no match said for a served need'
+  if (q.wording === 'synonym') return 'synonym'
+  if (q.wording === 'purpose') return 'purpose-not-operation'
+  if (q.wording === 'everyday') return 'everyday-vs-technical'
+  return 'other'
 }
 
 export type Kind = 'user' | 'model' | 'typo' | 'exact' | 'none'
@@ -29,9 +60,21 @@ export function kindOf(q: Query): Kind {
   return q.by === 'model' ? 'model' : 'user'
 }
 
+const HERE = dirname(fileURLToPath(import.meta.url))
+
+/** The development set: tuned on. */
 export function readQueries(): Query[] {
-  const file = join(dirname(fileURLToPath(import.meta.url)), 'queries.json')
-  return JSON.parse(readFileSync(file, 'utf8')) as Query[]
+  return JSON.parse(readFileSync(join(HERE, 'queries.json'), 'utf8')) as Query[]
+}
+
+/** The test set: reported, never tuned on. */
+export function readTestQueries(): Query[] {
+  const file = JSON.parse(readFileSync(join(HERE, 'queries-test.json'), 'utf8')) as {
+    queries: Query[]
+  }
+  for (const q of file.queries)
+    if (!q.source || !q.wording) throw new Error(`test query "${q.q}": no source or wording`)
+  return file.queries
 }
 
 /** `a/b` → the MCP tool b of server a; anything else: a name as it is in the index. */

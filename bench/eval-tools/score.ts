@@ -4,7 +4,7 @@
  */
 import { median, percentile } from '../stats.ts'
 import type { Answer, Method } from './baselines.ts'
-import { kindOf, type Kind, type Query } from './queries.ts'
+import { kindOf, missKind, type Kind, type MissKind, type Query } from './queries.ts'
 
 export const LIMIT = 5
 const MRR_DEPTH = 10
@@ -23,6 +23,8 @@ export interface Scores {
   searchP50: number
   byKind: Partial<Record<Kind, number>>
   misses: string[]
+  /** the misses counted by kind of miss (queries.ts's missKind) */
+  missKinds: Partial<Record<MissKind, number>>
 }
 
 export const f1 = (p: number, r: number) => (p + r ? (2 * p * r) / (p + r) : 0)
@@ -67,6 +69,11 @@ export async function score(
   let exacts = 0
   const kindHits: Partial<Record<Kind, [number, number]>> = {}
   const misses: string[] = []
+  const missKinds: Partial<Record<MissKind, number>> = {}
+  const missed = (q: Query, noMatch: boolean) => {
+    const kind = missKind(q, noMatch)
+    missKinds[kind] = (missKinds[kind] ?? 0) + 1
+  }
   queries.forEach((q, i) => {
     const answer = answers[i]!
     const gold = golds[i]!
@@ -75,7 +82,10 @@ export async function score(
     if (!gold.size) {
       none++
       if (answer.noMatch) rightNone++
-      else misses.push(`[none] ${q.q} → ${answer.names.slice(0, 2).join(', ')}`)
+      else {
+        misses.push(`[none] ${q.q} → ${answer.names.slice(0, 2).join(', ')}`)
+        missed(q, false)
+      }
       return
     }
     withGold++
@@ -90,11 +100,13 @@ export async function score(
       exacts++
       if (rank === 0) exactHits++
     }
-    if (rank < 0 || rank >= LIMIT || (q.exact && rank !== 0))
+    if (rank < 0 || rank >= LIMIT || (q.exact && rank !== 0)) {
+      missed(q, answer.noMatch)
       misses.push(
         `[${kind}] ${q.q} → ${answer.noMatch ? 'no match; ' : ''}${answer.names.slice(0, 3).join(', ')}` +
           ` (want ${[...gold].slice(0, 2).join(', ')}${gold.size > 2 ? ', …' : ''})`,
       )
+    }
   })
   const nmP = saidNone ? rightNone / saidNone : 0
   const nmR = none ? rightNone / none : 0
@@ -105,11 +117,13 @@ export async function score(
     nmP,
     nmR,
     nmF1: f1(nmP, nmR),
-    exact: exacts ? exactHits / exacts : 0,
+    // NaN: no query named a tool exactly (the test set)
+    exact: exacts ? exactHits / exacts : NaN,
     p50: percentile(times, 50),
     p95: percentile(times, 95),
     searchP50: percentile(searchTimes, 50),
     byKind: Object.fromEntries(Object.entries(kindHits).map(([k, [h, n]]) => [k, h / n])),
     misses,
+    missKinds,
   }
 }

@@ -11,7 +11,7 @@ export interface ServerSource {
   /** a script inside the package instead of a bin */
   script?: string
   args?: string[]
-  /** `{home}` in a value is the dump's scratch home directory */
+  /** `{home}` in a value (or an arg) is the dump's scratch home directory */
   env?: Record<string, string>
   /** files written under that home first (dummy credentials some servers read at start) */
   files?: Record<string, string>
@@ -148,5 +148,19 @@ export const SERVERS: ServerSource[] = [
     server: 'trello',
     package: '@delorenj/mcp-server-trello',
     env: { TRELLO_API_KEY: KEY, TRELLO_TOKEN: KEY },
+  },
+  // added 2026-12-05 (issue 32: more real servers, other kinds of work)
+  { server: 'airbnb', package: '@openbnb/mcp-server-airbnb' },
+  { server: 'chart', package: '@antv/mcp-server-chart' },
+  { server: 'asana', package: '@roychri/mcp-server-asana', env: { ASANA_ACCESS_TOKEN: KEY } },
+  { server: 'selenium', package: '@angiejones/mcp-selenium' },
+  { server: 'chrome-devtools', package: 'chrome-devtools-mcp' },
+  { server: 'mapbox', package: '@mapbox/mcp-server', env: { MAPBOX_ACCESS_TOKEN: KEY } },
+  { server: 'obsidian', package: 'mcp-obsidian', args: ['{home}'] },
+  { server: 'deepl', package: 'deepl-mcp-server', env: { DEEPL_API_KEY: KEY } },
+  {
+    server: 'line',
+    package: '@line/line-bot-mcp-server',
+    env: { CHANNEL_ACCESS_TOKEN: KEY, DESTINATION_USER_ID: 'U0' },
   },
 ]

@@ -296,10 +296,13 @@ console.log('disposed')
       const exited = new Promise<number | null>((resolve) =>
         child.on('exit', (code) => resolve(code)),
       )
+      let timer: NodeJS.Timeout | undefined
       const code = await Promise.race([
         exited,
-        new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 90_000)),
+        new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), 90_000))),
       ])
+      // the bound's timer would keep this file's process alive for the rest of its 90 s
+      clearTimeout(timer)
       if (code === 'hung') child.kill('SIGKILL')
       assert.equal(code, 0, out)
       assert.match(out, /stuck\n[\s\S]*disposed/)

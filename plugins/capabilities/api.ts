@@ -4,7 +4,7 @@
  * lines, the `capabilities` service that a sink (metrics-jsonl) and other plugins read, and its
  * controls (`capabilities/list`, `capabilities/inspect`).
  */
-import type { InspectSection } from 'yoke'
+import type { DoctorCheck, InspectSection } from 'yoke'
 
 export type CapabilityKind = 'tool' | 'skill' | 'package' | 'server' | 'install' | 'plugin'
 
@@ -74,8 +74,13 @@ export interface AuditEntry {
 export interface CapabilitiesApi {
   /** every capability known now, tools first; `refused` says why the model cannot use one */
   list(): Capability[]
-  /** the metrics rows, most called first */
+  /**
+   * the metrics rows, most called first: with a `store`, every replica's merged (as last read back,
+   * plus what this process counted since; p50 / p95 are bucket estimates), else this process's
+   */
   stats(): MetricsRow[]
+  /** the rows this process counted (and seeded), whatever the store: what `seed`/`drain` work on */
+  local(): MetricsRow[]
   /** adds persisted rows (a sink's last snapshot) to rows this process has not seen yet */
   seed(rows: Array<MetricsRow & { latencies?: number[] }>): void
   /** rows changed since the last call of `drain` (for a sink), with their recent latencies */
@@ -98,6 +103,15 @@ export interface CapabilitiesList {
   auditFile?: string
   /** how many rules the instance has (withdrawn, rollout and pins) */
   rules: number
+}
+
+/** The answer of `capabilities/audit` (`yoke audit` with a shared store). */
+export interface CapabilitiesAudit {
+  /** `store`: the store's log, every replica's entries in one order (each with its `replica`) */
+  source: 'store' | 'file'
+  entries: Array<AuditEntry & { replica?: string }>
+  /** lines of the file left out, and why (`file:line: …`) */
+  problems: string[]
 }
 
 /** One capability as `yoke inspect` shows it: what it is, and its calls (from its metrics row). */
@@ -128,6 +142,10 @@ declare module 'yoke' {
     'capabilities/list': { request: { since?: string }; answer: CapabilitiesList }
     /** the capabilities section of `yoke inspect` */
     'capabilities/inspect': { request: Record<string, never>; answer: CapabilitiesInspect }
+    /** the audit log: the store's (one order across replicas) when one shares it, else the file */
+    'capabilities/audit': { request: Record<string, never>; answer: CapabilitiesAudit }
+    /** `yoke doctor`: what waits for the store, what an outage dropped (only while a store shares) */
+    'capabilities-store/doctor': { request: Record<string, never>; answer: DoctorCheck[] }
   }
 }
 

@@ -14,7 +14,14 @@ import {
   type ToolCall,
   type ToolResult,
 } from 'yoke'
-import type { CapabilitiesApi, CapabilitiesList, Capability } from './api.ts'
+import type {
+  AuditEntry,
+  CapabilitiesApi,
+  CapabilitiesList,
+  Capability,
+  MetricsRow,
+} from './api.ts'
+import { readAudit } from './audit.ts'
 import { AuditTrail } from './changes.ts'
 import type { CapabilitiesConfig } from './config.ts'
 import { repositoryEntry, versionToRun } from './dynamic.ts'
@@ -24,6 +31,7 @@ import { inspectSection } from './inspect.ts'
 import type { Kept } from './kept.ts'
 import type { RowKey } from './metrics.ts'
 import { resolveInside } from './paths.ts'
+import { FLUSH_MS, mergedRows, replicaId, Sharer, sharedChecks } from './shared.ts'
 import { statsTool } from './stats-tool.ts'
 import { explainUnknown, rememberDynamic } from './unknown.ts'
 import { unloadRefused } from './unload.ts'
@@ -59,11 +67,14 @@ export class Capabilities {
       config.audit === false
         ? undefined
         : resolveInside(ctx.project.dir, config.audit, 'audit', '.yoke/audit.jsonl')
-    this.audit = new AuditTrail(ctx, kept, this.ids, this, file, config.auditQuietMs)
+    this.audit = new AuditTrail(ctx, kept, this.ids, this, file, config.auditQuietMs, (entries) =>
+      this.#shareAudit(entries),
+    )
     const { store } = kept
     this.service = {
       list: () => this.list(),
-      stats: () => store.rows(),
+      stats: () => this.rows(),
+      local: () => store.rows(),
       seed: (rows) => store.seed(rows),
       drain: () => store.drain(),
       record: (entries) => this.audit.record(entries),
@@ -105,9 +116,84 @@ export class Capabilities {
       exec: () => this.ids.packages(),
       skill: () => this.ids.skills(),
     })
-    ctx.control('capabilities/list', (request) => this.answer(request.since))
-    ctx.control('capabilities/inspect', () => inspectSection(this.answer()))
-    if (this.config.statsTool) ctx.runtime.register(statsTool((scope) => this.statsFor(scope)))
+    ctx.control('capabilities/list', async (request) => {
+      await this.kept.shared.active?.fresh()
+      return this.answer(request.since)
+    })
+    ctx.control('capabilities/inspect', async () => {
+      await this.kept.shared.active?.fresh()
+      return inspectSection(this.answer())
+    })
+    ctx.control('capabilities/audit', () => this.auditEntries())
+    this.#shareThroughStore()
+    if (this.config.statsTool)
+      ctx.runtime.register(
+        statsTool(
+          (scope) => this.statsFor(scope),
+          () => this.kept.shared.active?.fresh(),
+        ),
+      )
+  }
+
+  /**
+   * The metrics rows: with a store, every replica's merged (a reader here asks for them to be read
+   * back at each flush for a while); else this process's.
+   */
+  rows(): MetricsRow[] {
+    const { shared, store } = this.kept
+    if (!shared.active) return store.rows()
+    shared.wanted = Date.now()
+    return mergedRows(shared, store)
+  }
+
+  /** The audit log: the store's, in its one order across replicas, when one shares it; else the file. */
+  async auditEntries(): Promise<{
+    source: 'store' | 'file'
+    entries: AuditEntry[]
+    problems: string[]
+  }> {
+    const sharer = this.kept.shared.active
+    if (sharer && this.audit.file) {
+      await sharer.tick(false) // what this replica recorded is in it
+      return { source: 'store', entries: await sharer.readAudit(), problems: [] }
+    }
+    const problems: string[] = []
+    const entries = this.audit.file ? readAudit(this.audit.file, (p) => problems.push(p)) : []
+    return { source: 'file', entries, problems }
+  }
+
+  /**
+   * A child that waits for a `store` service (optional: none in any preset) and, while it runs,
+   * adds the metrics to its merged counters every `FLUSH_MS` and on stop, and appends the audit
+   * entries to its log (shared.ts). With no store nothing of it runs.
+   */
+  #shareThroughStore(): void {
+    const { kept, ctx } = this
+    this.ctx.plugin(
+      definePlugin({
+        name: 'capabilities-store',
+        inject: ['store'],
+        apply: (c) => {
+          const sharer = new Sharer(kept.shared, kept.store, c.store, {
+            prefix: `${ctx.key}:`,
+            warn: (message) => c.logger.warn(message),
+            info: (message) => c.logger.info(message),
+          })
+          sharer.start()
+          c.setInterval(() => void sharer.tick(), FLUSH_MS)
+          c.effect('capabilities: the last flush to the store', () => sharer.stop())
+          c.control('capabilities-store/doctor', () => sharedChecks(kept.shared))
+        },
+      }),
+    )
+  }
+
+  /** An audit entry for the store's log: now when one shares it, queued while one is coming up. */
+  #shareAudit(entries: AuditEntry[]): void {
+    const { shared } = this.kept
+    if (shared.active) shared.active.record(entries)
+    else if (this.ctx.get('store'))
+      shared.queueAudit(entries, replicaId(), (message) => this.ctx.logger.warn(message))
   }
 
   /** Drops what it remembers of the scopes, and the audit log's pending flush. */
@@ -136,7 +222,7 @@ export class Capabilities {
     const { withdrawn, rollout, pins } = this.config
     return {
       capabilities: this.list(),
-      rows: since(this.kept.store.rows(), when),
+      rows: since(this.rows(), when),
       ...(this.audit.file && { auditFile: this.audit.file }),
       rules: withdrawn.length + rollout.length + pins.length,
     }
@@ -146,7 +232,7 @@ export class Capabilities {
   statsFor(scope: string) {
     if (scope === GLOBAL) this.ctx.runtime.list() // a host's call may come before any listing
     const visible = this.#shown.get(scope)
-    return this.kept.store.rows().filter((r) => visible?.has(shownKey(r.id, r.hash)))
+    return this.rows().filter((r) => visible?.has(shownKey(r.id, r.hash)))
   }
 
   /** The global tools as registered, before any filter (listing runs the visible taps, this one first). */

@@ -41,6 +41,8 @@ export class AuditTrail {
     /** the log's file (undefined: audit is off) */
     readonly file: string | undefined,
     private readonly quietMs: number,
+    /** each entry also goes here (the store's log, shared.ts), whether or not the file took it */
+    private readonly share: (entries: AuditEntry[]) => void = () => {},
   ) {}
 
   /**
@@ -94,6 +96,7 @@ export class AuditTrail {
   }
 
   #append(entries: AuditEntry[]): void {
+    if (entries.length) this.share(entries)
     try {
       appendAudit(this.file!, entries)
     } catch (err) {

@@ -5,9 +5,12 @@
  */
 import type { Capability } from './api.ts'
 import { MetricsStore } from './metrics.ts'
+import { SharedState } from './shared.ts'
 
 export interface Kept {
   store: MetricsStore
+  /** what the metrics and the audit log owe a `store` service, and its merged view (shared.ts) */
+  shared: SharedState
   /** the audit log's last recorded state (scope + id → version), read from the file once */
   state?: Map<string, string | null>
   /** the fiber each owner key had at the last flush: a new one means its instance reloaded */
@@ -23,11 +26,17 @@ export interface Kept {
 }
 
 /** The first version's: nothing counted, nothing held. */
-export const newKept = (): Kept => ({
-  store: new MetricsStore(),
-  fibers: new Map(),
-  dynamic: new Set(),
-  started: false,
-  held: new Map(),
-  gone: new Map(),
-})
+export function newKept(): Kept {
+  const store = new MetricsStore()
+  const shared = new SharedState()
+  store.onSeed = (key, row) => shared.seeded(key, row)
+  return {
+    store,
+    shared,
+    fibers: new Map(),
+    dynamic: new Set(),
+    started: false,
+    held: new Map(),
+    gone: new Map(),
+  }
+}

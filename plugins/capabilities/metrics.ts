@@ -2,11 +2,19 @@
  * Metrics per capability id + version: offered, found, called, ok and each error code, and p50 /
  * p95 over the most recent latencies. A row is keyed by id, version and hash, so a new version
  * (or the same version with other content) starts its own row and never blurs the old one's.
+ * While a store shares the metrics (shared.ts), each call's latency is also counted in a bucket
+ * of `BOUNDS`, the histogram the replicas merge, and the rows changed since the last share are
+ * marked for it.
  */
 import type { MetricsRow } from './api.ts'
 
 /** how many recent latencies a row keeps for its percentiles */
 const SAMPLES = 256
+
+/** the latency histogram's bucket upper bounds (ms) that replicas merge; the last bucket is +Inf */
+export const BOUNDS: readonly number[] = [
+  1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000,
+]
 
 export interface RowKey {
   id: string
@@ -16,18 +24,25 @@ export interface RowKey {
 }
 
 /** A row as counted: `lastAt` is kept as a number and written as a string only when read. */
-interface Row extends Omit<MetricsRow, 'lastAt'> {
+export interface Row extends Omit<MetricsRow, 'lastAt'> {
   lastMs: number
   latencies: number[]
+  /** calls per bucket of `BOUNDS` (+Inf last), counted while a store shares the metrics */
+  buckets?: number[]
+  /** the sum of those calls' latencies (ms) */
+  sum?: number
 }
 
-const keyOf = (key: RowKey) => `${key.id}@${key.version ?? ''}#${key.hash}`
+export const keyOf = (key: { id: string; version?: string; hash: string }) =>
+  `${key.id}@${key.version ?? ''}#${key.hash}`
 
 export class MetricsStore {
   readonly #rows = new Map<string, Row>()
   readonly #dirty = new Set<string>()
   /** the row key of a RowKey object its caller keeps (one per tool registration) */
   readonly #keys = new WeakMap<RowKey, string>()
+  /** rows changed since the store last took them (shared.ts); undefined: no store shares them */
+  #unshared: Set<string> | undefined
 
   /** The row of `key`: counting is a lookup and a number, not a string per call. */
   #row(key: RowKey): Row {
@@ -46,12 +61,14 @@ export class MetricsStore {
         firstAt: new Date(now).toISOString(),
         lastMs: now,
         latencies: [],
+        ...(this.#unshared && { buckets: new Array<number>(BOUNDS.length + 1).fill(0), sum: 0 }),
       }
       if (key.version === undefined) delete row.version
       this.#rows.set(k, row)
     }
     row.lastMs = now
     this.#dirty.add(k)
+    this.#unshared?.add(k)
     return row
   }
 
@@ -69,6 +86,12 @@ export class MetricsStore {
     if (status === 'ok') row.ok++
     else row.errors[status] = (row.errors[status] ?? 0) + 1
     row.latencies.push(ms)
+    if (this.#unshared) {
+      let i = 0
+      while (i < BOUNDS.length && ms > BOUNDS[i]!) i++
+      row.buckets![i]!++
+      row.sum! += ms
+    }
     // trimmed now and then, not per call: readers take the last SAMPLES
     if (row.latencies.length >= 2 * SAMPLES) row.latencies.splice(0, row.latencies.length - SAMPLES)
   }
@@ -78,6 +101,32 @@ export class MetricsStore {
     return [...this.#rows.values()]
       .map(summary)
       .sort((a, b) => b.called - a.called || b.offered - a.offered || a.id.localeCompare(b.id))
+  }
+
+  /**
+   * Starts marking changed rows and counting latency buckets for a store (once; later calls are
+   * no-ops). Every row counted so far is marked: what this process counted before the store came
+   * up is shared too (shared.ts subtracts what was seeded from a file).
+   */
+  share(): void {
+    if (this.#unshared) return
+    this.#unshared = new Set(this.#rows.keys())
+    for (const row of this.#rows.values()) {
+      row.buckets ??= new Array<number>(BOUNDS.length + 1).fill(0)
+      row.sum ??= 0
+    }
+  }
+
+  /** The rows changed since the last call, as counted (the caller copies what it keeps). */
+  takeUnshared(): Array<[string, Row]> {
+    const out = [...(this.#unshared ?? [])].map((k): [string, Row] => [k, this.#rows.get(k)!])
+    this.#unshared?.clear()
+    return out
+  }
+
+  /** Every row as counted, by row key (read-only). */
+  get counted(): ReadonlyMap<string, Readonly<Row>> {
+    return this.#rows
   }
 
   /** Rows changed since the last drain, with their latencies (what a sink persists). */
@@ -101,12 +150,17 @@ export class MetricsStore {
         lastMs: Date.parse(lastAt) || 0,
         errors: { ...r.errors },
         latencies: latencies?.slice(-SAMPLES) ?? [],
+        ...(this.#unshared && { buckets: new Array<number>(BOUNDS.length + 1).fill(0), sum: 0 }),
       })
+      this.onSeed?.(k, this.#rows.get(k)!)
     }
   }
+
+  /** told of each seeded row: its counts are history, not this process's to share (shared.ts) */
+  onSeed: ((key: string, row: Readonly<Row>) => void) | undefined
 }
 
-function summary({ latencies, lastMs, ...counts }: Row): MetricsRow {
+function summary({ latencies, lastMs, buckets: _b, sum: _s, ...counts }: Row): MetricsRow {
   const row = { ...counts, lastAt: new Date(lastMs).toISOString() }
   if (!latencies.length) return row
   const sorted = latencies.slice(-SAMPLES).sort((a, b) => a - b)

@@ -7,7 +7,11 @@ import type { ToolDefinition } from 'yoke'
 import type { MetricsRow } from './api.ts'
 import { globToRegExp } from 'yoke'
 
-export function statsTool(rowsFor: (scope: string) => MetricsRow[]): ToolDefinition {
+export function statsTool(
+  rowsFor: (scope: string) => MetricsRow[],
+  /** with a store: brings the merged rows up to date first (undefined: nothing to wait for) */
+  fresh: () => Promise<void> | undefined = () => undefined,
+): ToolDefinition {
   return {
     name: 'capability_stats',
     description:
@@ -23,25 +27,30 @@ export function statsTool(rowsFor: (scope: string) => MetricsRow[]): ToolDefinit
     risk: 'low',
     concurrency: 'safe',
     annotations: { readOnlyHint: true },
-    execute({ id }, { call }) {
-      const match = typeof id === 'string' && id ? globToRegExp(id) : undefined
-      const rows = rowsFor(call.scope).filter((r) => !match || match.test(r.id))
-      const lines = rows.map(
-        (r) =>
-          `${r.id}@${r.version ?? r.hash}: offered ${r.offered}, found ${r.found}, called ${r.called}, ok ${r.ok}` +
-          `${
-            Object.keys(r.errors).length
-              ? `, ${Object.entries(r.errors)
-                  .map(([c, n]) => `${c} ${n}`)
-                  .join(', ')}`
-              : ''
-          }` +
-          `${r.p50 !== undefined ? `, p50 ${r.p50} ms, p95 ${r.p95} ms` : ''}`,
-      )
-      return {
-        content: [{ type: 'text', text: lines.join('\n') || 'no capability has been used yet' }],
-        structured: { rows },
-      }
+    execute(args, context) {
+      const wait = fresh()
+      return wait ? wait.then(() => answer(args, context)) : answer(args, context)
     },
+  }
+
+  function answer({ id }: Record<string, unknown>, { call }: { call: { scope: string } }) {
+    const match = typeof id === 'string' && id ? globToRegExp(id) : undefined
+    const rows = rowsFor(call.scope).filter((r) => !match || match.test(r.id))
+    const lines = rows.map(
+      (r) =>
+        `${r.id}@${r.version ?? r.hash}: offered ${r.offered}, found ${r.found}, called ${r.called}, ok ${r.ok}` +
+        `${
+          Object.keys(r.errors).length
+            ? `, ${Object.entries(r.errors)
+                .map(([c, n]) => `${c} ${n}`)
+                .join(', ')}`
+            : ''
+        }` +
+        `${r.p50 !== undefined ? `, p50 ${r.p50} ms, p95 ${r.p95} ms` : ''}`,
+    )
+    return {
+      content: [{ type: 'text', text: lines.join('\n') || 'no capability has been used yet' }],
+      structured: { rows },
+    }
   }
 }

@@ -42,7 +42,7 @@ server {
     proxy_http_version 1.1;         # keep-alive to the replicas
     proxy_set_header Connection "";
     proxy_set_header Host $http_host;
-    proxy_buffering off;            # SSE (a POST's stream, a GET stream) passes as it comes
+    proxy_buffering off;            # SSE passes as it comes (as X-Accel-Buffering: no asks)
     proxy_read_timeout 1h;          # the longest silence of a stream, or of a call before its answer
     proxy_connect_timeout 2s;
     # the next replica when a connection fails, and on a GET's 503; a POST once sent is never

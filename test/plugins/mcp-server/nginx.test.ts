@@ -1,6 +1,7 @@
 // Three `yoke serve` replicas behind a real nginx (Debian's open-source build), configured as the
 // README's "Running several replicas" shows (test/helpers/nginx.ts): round robin with no affinity
-// for 2026-07-28 clients and for 2025-era sessions sealed with the replicas' shared secret; a
+// for 2026-07-28 clients and for 2025-era sessions sealed with the replicas' shared secret; their
+// streams (a 2025 session's GET, a subscriptions/listen) carry a hot reload's list_changed; a
 // replica draining on SIGTERM is passed over (its 503 to a POST is asked of another replica, once)
 // while its own call finishes; a replica killed with SIGKILL under load costs no call its client
 // retries, and after it nginx alone passes over the dead one. Skips, saying so, where nginx is not
@@ -12,6 +13,7 @@ import { after, before, describe, it } from 'node:test'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { freePort, stop } from '../../helpers/mcp.ts'
 import { NGINX, NO_NGINX, nginxSite, startNginx, type Nginx } from '../../helpers/nginx.ts'
 import { ROOT } from '../../helpers/project.ts'
@@ -49,6 +51,18 @@ export default {
   },
 }
 `
+const FRESH = `export default {
+  name: 'fresh',
+  inject: ['runtime'],
+  apply(ctx) {
+    ctx.runtime.register({
+      name: 'fresh', concurrency: 'safe', risk: 'low',
+      inputSchema: { type: 'object', properties: {} },
+      execute: () => 'fresh',
+    })
+  },
+}
+`
 const CONFIG = `preset: minimal
 plugins:
   tools: { use: ./tools.mjs }
@@ -57,35 +71,51 @@ plugins:
     config: { token: ${TOKEN} }
 `
 
-/** Notes which replica answered each request (the `yoke-replica` header). */
-const noting = (seen: string[]) => async (input: string | URL | Request, init?: RequestInit) => {
+/** What a client saw: which replica answered each request, and the streams it opened. */
+interface Seen {
+  replicas: string[]
+  /** `GET` (a 2025 session's stream) or `listen` (a 2026-07-28 subscriptions/listen), once open */
+  streams: string[]
+}
+const seen = (): Seen => ({ replicas: [], streams: [] })
+
+/** A fetch that notes the `yoke-replica` header of each answer and each SSE stream it opened. */
+const noting = (into: Seen) => async (input: string | URL | Request, init?: RequestInit) => {
   const res = await fetch(input, init)
   const replica = res.headers.get('yoke-replica')
-  if (replica) seen.push(replica)
+  if (replica) into.replicas.push(replica)
+  if (res.ok && res.headers.get('content-type')?.includes('text/event-stream')) {
+    if ((init?.method ?? 'GET') === 'GET') into.streams.push('GET')
+    else if (String(init?.body).includes('"subscriptions/listen"')) into.streams.push('listen')
+  }
   return res
 }
 
-/** A 2026-07-28 client (SDK v2). */
-async function modernClient(url: string, seen: string[] = []) {
+/** A 2026-07-28 client (SDK v2); with `onTools`, it listens for list changes. */
+async function modernClient(url: string, into = seen(), onTools?: () => void) {
   const c = new Client(
     { name: 'nginx', version: '1' },
-    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      ...(onTools && { listChanged: { tools: { onChanged: onTools, debounceMs: 0 } } }),
+    },
   )
   await c.connect(
     new StreamableHTTPClientTransport(new URL(url), {
       requestInit: { headers: auth },
-      fetch: noting(seen),
+      fetch: noting(into),
     }),
   )
   return c
 }
 
 /** A 2025-era client (SDK v1): a session, its id sealed by whichever replica opened it. */
-async function legacyClient(url: string, seen: string[] = []) {
+async function legacyClient(url: string, into = seen(), onTools?: () => void) {
   const c = new V1Client({ name: 'legacy', version: '1' })
+  if (onTools) c.setNotificationHandler(ToolListChangedNotificationSchema, onTools)
   const transport = new V1Transport(new URL(url), {
     requestInit: { headers: auth },
-    fetch: noting(seen),
+    fetch: noting(into),
   })
   await c.connect(transport)
   assert.ok(transport.sessionId, 'a 2025 session')
@@ -111,7 +141,7 @@ describe('three yoke serve replicas behind nginx', { skip }, () => {
   const live = () =>
     replicas.filter((r) => r.child.exitCode === null && r.child.signalCode === null)
   before(async () => {
-    project = tempProject({ 'tools.mjs': TOOLS, 'yoke.config.yaml': CONFIG })
+    project = tempProject({ 'tools.mjs': TOOLS, 'fresh.mjs': FRESH, 'yoke.config.yaml': CONFIG })
     replicas = await Promise.all(
       ['r1', 'r2', 'r3'].map(async (id) => {
         const served = await serveHttp(project, 30_000, {
@@ -135,19 +165,43 @@ describe('three yoke serve replicas behind nginx', { skip }, () => {
   })
 
   it('serves 2026-07-28 calls from every replica, with no affinity', async () => {
-    const seen: string[] = []
-    const c = await modernClient(url, seen)
+    const saw = seen()
+    const c = await modernClient(url, saw)
     for (let i = 0; i < 12; i++) await echo(c, `${i}`)
-    assert.deepEqual([...new Set(seen)].sort(), ['r1', 'r2', 'r3'], `${seen} ${nginx!.errors()}`)
+    const by = saw.replicas
+    assert.deepEqual([...new Set(by)].sort(), ['r1', 'r2', 'r3'], `${by} ${nginx!.errors()}`)
     await c.close()
   })
 
   it('goes on with a 2025-era session on whichever replica round robin picks (shared secret)', async () => {
-    const seen: string[] = []
-    const c = await legacyClient(url, seen)
+    const saw = seen()
+    const c = await legacyClient(url, saw)
     for (let i = 0; i < 6; i++) await echo(c, `rr${i}`)
-    assert.ok(new Set(seen).size >= 2, `one session, several replicas: ${seen}`)
+    assert.ok(new Set(saw.replicas).size >= 2, `one session, several replicas: ${saw.replicas}`)
     await c.close()
+  })
+
+  it("streams pass through: a hot reload's tools/list_changed reaches clients of both eras", async () => {
+    let [legacyHeard, modernHeard] = [0, 0]
+    const saw = seen()
+    const legacy = await legacyClient(url, saw, () => void legacyHeard++)
+    const modern = await modernClient(url, saw, () => void modernHeard++)
+    await modern.listTools()
+    // both streams open at their replicas (the answer's headers came through nginx)
+    await until(
+      () => `a GET stream and a subscriptions/listen stream: ${saw.streams}`,
+      () => saw.streams.includes('GET') && saw.streams.includes('listen'),
+    )
+    project.writeAtomic('yoke.config.yaml', `${CONFIG}  fresh: { use: ./fresh.mjs }\n`)
+    const listed = async (c: Pick<Client, 'listTools'> | Pick<V1Client, 'listTools'>) =>
+      (await c.listTools()).tools.some((t) => t.name === 'fresh')
+    await until(
+      () => `both eras to hear tools/list_changed (legacy ${legacyHeard}, modern ${modernHeard})`,
+      async () =>
+        legacyHeard > 0 && modernHeard > 0 && (await listed(legacy)) && (await listed(modern)),
+      { ms: 30_000, every: 100 },
+    )
+    await Promise.all([legacy.close(), modern.close()])
   })
 
   it('passes over a draining replica: its 503 to a POST is asked of another, and its own call finishes', async () => {
@@ -166,13 +220,14 @@ describe('three yoke serve replicas behind nginx', { skip }, () => {
       const res = await fetch(`http://${draining!.address}/readyz`)
       return res.status === 503
     })
-    const seen: string[] = []
-    const [modern, legacy] = [await modernClient(url, seen), await legacyClient(url, seen)]
+    const saw = seen()
+    const [modern, legacy] = [await modernClient(url, saw), await legacyClient(url, saw)]
     for (let i = 0; i < 6; i++) {
       await echo(modern, `d${i}`) // no retry by the client: each call is answered the first time
       await echo(legacy, `dl${i}`)
     }
-    assert.ok(!seen.includes(draining!.id), `nothing answered by ${draining!.id}: ${seen}`)
+    const by = saw.replicas
+    assert.ok(!by.includes(draining!.id), `nothing answered by ${draining!.id}: ${by}`)
     const askedTwice = nginx!
       .log()
       .slice(logged)
@@ -191,8 +246,7 @@ describe('three yoke serve replicas behind nginx', { skip }, () => {
   })
 
   it('a replica killed with SIGKILL under load costs no call its client retries', async () => {
-    const seen: string[] = []
-    const [modern, legacy] = [await modernClient(url, seen), await legacyClient(url, seen)]
+    const [modern, legacy] = [await modernClient(url), await legacyClient(url)]
     let [failures, done] = [0, 0]
     const withRetry = async (c: Caller, text: string) => {
       for (let attempt = 0; ; attempt++) {
@@ -220,10 +274,11 @@ describe('three yoke serve replicas behind nginx', { skip }, () => {
     await load
     assert.equal(done, 160, `every call answered (failures retried: ${failures})`)
     // the dead replica is nginx's to pass over now: no client retries
-    const after: string[] = []
+    const after = seen()
     const c = await modernClient(url, after)
     for (let i = 0; i < 6; i++) await echo(c, `after${i}`)
-    assert.deepEqual([...new Set(after)], [survivor!.id], 'only the replica left answers')
+    const by = after.replicas
+    assert.deepEqual([...new Set(by)], [survivor!.id], 'only the replica left answers')
     await Promise.all([modern.close(), legacy.close(), c.close()])
   })
 })

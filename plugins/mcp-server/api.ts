@@ -59,8 +59,15 @@ export interface McpServerApi {
   /**
    * Drains the HTTP endpoint: /readyz answers 503 and new requests get 503 with Retry-After from
    * now on; resolves when the requests in flight finished, or after `ms` (default: http.drainMs).
+   * The MCP tasks it runs get what is left of the bound to end (their results stay readable on the
+   * other replicas when a store is shared); those still running then are cancelled, saying so.
    */
-  drain(ms?: number): Promise<{ finished: number; cut: number; ms: number }>
+  drain(ms?: number): Promise<{
+    finished: number
+    cut: number
+    ms: number
+    tasks: { finished: number; cut: number }
+  }>
   /**
    * Serves one connection over a stream pair (stdin and stdout), in the era its client opens with,
    * until the input ends or the session closes.

@@ -14,12 +14,14 @@ import {
   ProtocolError,
   ProtocolErrorCode,
   type CallToolResult,
+  type InputRequest,
   type Server,
   type ServerContext,
 } from '@modelcontextprotocol/server'
-import type { ProgressEvent } from 'yoke'
+import { messageOf, type ProgressEvent } from 'yoke'
 import { APPROVAL_MS } from './approval.ts'
-import type { Asked, Exchange, Round } from './exchange.ts'
+import { RelayError, type Relay } from './cluster.ts'
+import type { Asked, Exchange, Round, Step } from './exchange.ts'
 import { taskSupport, toCallToolResult } from './result.ts'
 import type { Era, GatewayHost, Served } from './server.ts'
 import { TASKS_EXTENSION } from './tasks.ts'
@@ -102,6 +104,21 @@ const unknownTool = (name: string, view: View): CallToolResult => ({
   isError: true,
 })
 
+/**
+ * What a 2026-07-28 retry's sealed requestState says: the waiting call it continues, and the
+ * replica that holds it (the call waits in that process's pipeline; absent in states minted
+ * before replicas said so).
+ */
+export interface RetryState {
+  exchange: string
+  at?: string
+}
+
+/** A step as it travels between replicas: questions, or the result as the client gets it. */
+type WireStep =
+  | { kind: 'ask'; inputRequests: Record<string, InputRequest> }
+  | { kind: 'result'; result: CallToolResult }
+
 export async function callTool(
   host: GatewayHost,
   served: Served,
@@ -116,9 +133,18 @@ export async function callTool(
     client: askedOf(server, served.era, ctx),
     progress: progressOf(ctx),
   }
-  const state = ctx.mcpReq.requestState<{ exchange: string }>()
+  const state = ctx.mcpReq.requestState<RetryState>()
   let exchange: Exchange
   if (state) {
+    const at = state.at ?? host.replica
+    // the call waits in another replica's pipeline: that replica answers this round
+    if (at !== host.replica)
+      return answerOf(
+        host,
+        await relayRetry(host, served, name, state, at, round, ctx),
+        state.exchange,
+        at,
+      )
     // a 2026-07-28 retry: the call it continues still waits in the pipeline
     exchange = continued(host, served, name, state.exchange)
     exchange.answer((key) => inputResponse(ctx.mcpReq.inputResponses, key))
@@ -133,22 +159,106 @@ export async function callTool(
     exchange = started(host, served, name, args, round.client, ctx, Boolean(asTask))
     if (asTask) {
       const task = host.tasks.start(view.name, exchange, tool)
-      return { resultType: 'task', ...task.wire() } as unknown as CallToolResult
+      return { resultType: 'task', ...task.created() } as unknown as CallToolResult
     }
   }
-  const step = await exchange.next(round)
-  if (step.kind === 'ask')
-    return inputRequired({
-      inputRequests: step.inputRequests,
-      requestState: await host.codec.mint({ exchange: exchange.id }),
-    }) as unknown as CallToolResult
+  const step = wireStep(await exchange.next(round), view, name)
+  return answerOf(host, step, exchange.id, host.replica)
+}
+
+/** A step as the client gets it: the result, or `input_required` with the state of its retry. */
+async function answerOf(
+  host: GatewayHost,
+  step: WireStep,
+  exchange: string,
+  at: string,
+): Promise<CallToolResult> {
+  if (step.kind === 'result') return step.result
+  return inputRequired({
+    inputRequests: step.inputRequests,
+    requestState: await host.codec.mint({ exchange, at } satisfies RetryState),
+  }) as unknown as CallToolResult
+}
+
+function wireStep(step: Step, view: View, name: string): WireStep {
+  if (step.kind === 'ask') return step
   // the runtime's own message names the scope behind the view, which is no client's business
-  if (step.result.status === 'UNKNOWN_TOOL') return unknownTool(name, view)
-  return toCallToolResult(step.result, view.tools().get(name))
+  if (step.result.status === 'UNKNOWN_TOOL')
+    return { kind: 'result', result: unknownTool(name, view) }
+  return { kind: 'result', result: toCallToolResult(step.result, view.tools().get(name)) }
+}
+
+/** A retry of a call that waits on replica `at`, relayed there (the `retry` request below). */
+async function relayRetry(
+  host: GatewayHost,
+  served: Served,
+  name: string,
+  state: RetryState,
+  at: string,
+  round: Round,
+  ctx: Ctx,
+): Promise<WireStep> {
+  if (!host.cluster)
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `this retry continues a call that waits on replica ${at}, and this replica (${host.replica}) shares no store with it: give every replica the store plugin with one Redis (engine: redis), or route a client's retries to the replica that asked; call ${name} again`,
+    )
+  const body: Relay = {
+    op: 'retry',
+    exchange: state.exchange,
+    tool: name,
+    view: served.view.name,
+    connection: served.callerBase,
+    client: { name: round.client.name, modes: [...round.client.modes] },
+    responses: ctx.mcpReq.inputResponses ?? {},
+  }
+  try {
+    return await host.cluster.request<WireStep>(at, body, round.signal)
+  } catch (err) {
+    if (err instanceof RelayError)
+      throw new ProtocolError(err.code ?? ProtocolErrorCode.InternalError, err.message)
+    if (round.signal.aborted) throw err
+    throw new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      `the call this retry continues waits on replica ${at}, which this replica could not reach: ${messageOf(err)}; call ${name} again`,
+    )
+  }
+}
+
+/**
+ * Replica side of a relayed retry: the call it continues waits here. The same checks as a retry
+ * that came here directly (the same tool, the same connection's), then its next step.
+ */
+export async function serveRelayedRetry(
+  host: GatewayHost,
+  view: View,
+  body: Relay,
+  signal: AbortSignal,
+): Promise<WireStep> {
+  const name = String(body.tool)
+  const exchange = continued(
+    host,
+    { view, callerBase: String(body.connection) },
+    name,
+    String(body.exchange),
+  )
+  const responses = body.responses as Ctx['mcpReq']['inputResponses']
+  exchange.answer((key) => inputResponse(responses, key))
+  const client = body.client as { name: string; modes: Array<'form' | 'url'> }
+  const step = await exchange.next({
+    signal,
+    client: { name: client.name, modes: new Set(client.modes) },
+  })
+  return wireStep(step, view, name)
 }
 
 /** The call a 2026-07-28 retry continues: still waiting, the same tool, the same connection's. */
-function continued(host: GatewayHost, served: Served, name: string, id: string): Exchange {
+function continued(
+  host: GatewayHost,
+  served: Pick<Served, 'view' | 'callerBase'>,
+  name: string,
+  id: string,
+): Exchange {
   const exchange = host.exchanges.byId(id)
   if (!exchange) {
     const ended = host.exchanges.endedAs(id)

@@ -5,6 +5,11 @@
  * skill change reaches the views that serve skills, an upstream server's the views that may show
  * something of its namespace. The services it follows may come and go (a reload): a tool change
  * is the moment to look again.
+ *
+ * With replicas (cluster.ts), what this replica announces is broadcast, and what another replica
+ * broadcast is announced here too: a 2026-07-28 client listens on one replica while its tools/list
+ * may be answered by any, so any replica's change is its news. What was heard is never broadcast
+ * again.
  */
 import type { Disposer, InjectedContext } from 'yoke'
 import type { McpHub } from '../mcp/api.ts'
@@ -21,6 +26,10 @@ export type ChangesContext = Pick<
 export class ListChanges {
   /** the lists due to be announced, and the views whose clients hear of each */
   readonly #due = new Map<List, Set<View>>()
+  /** the same, as other replicas broadcast them (announced here, not broadcast again) */
+  readonly #heard = new Map<List, Set<View>>()
+  /** sends what this replica announces to the others, while it has replicas */
+  broadcast?: (lists: Array<[List, string[]]>) => void
   #timer?: NodeJS.Timeout
   /**
    * The services followed now, each known by its hooks: every `ctx.get` is a copy bound to this
@@ -51,12 +60,25 @@ export class ListChanges {
 
   /** `lists` changed for the clients of `to` (every view by default): they hear once it settles. */
   soon(lists: List[], to: Iterable<View> = this.views.values()): void {
+    this.#add(this.#due, lists, to)
+  }
+
+  /** What another replica announced (each list and the names of the views that heard it). */
+  hear(lists: ReadonlyArray<readonly [string, readonly string[]]>): void {
+    for (const [list, names] of lists) {
+      if (list !== 'tools' && list !== 'prompts' && list !== 'resources') continue
+      const views = names.map((n) => this.views.get(n)).filter((v) => v !== undefined)
+      this.#add(this.#heard, [list], views)
+    }
+  }
+
+  #add(due: Map<List, Set<View>>, lists: List[], to: Iterable<View>) {
     const targets = [...to]
     if (!targets.length) return
     for (const list of lists) {
-      const set = this.#due.get(list) ?? new Set<View>()
+      const set = due.get(list) ?? new Set<View>()
       for (const view of targets) set.add(view)
-      this.#due.set(list, set)
+      due.set(list, set)
     }
     this.#timer ??= setTimeout(() => this.#announce(), this.debounceMs)
   }
@@ -70,13 +92,28 @@ export class ListChanges {
   #announce() {
     this.#timer = undefined
     if (this.ctx.signal.aborted) return
-    const lists = [...this.#due]
+    const own = [...this.#due]
+    const heard = [...this.#heard]
     this.#due.clear()
+    this.#heard.clear()
     this.follow()
-    for (const [list, targets] of lists) {
-      if (list !== 'tools') for (const view of targets) this.notify(list, view)
-      else for (const view of this.views.values()) if (view.refresh()) this.notify('tools', view)
+    const told = new Map<List, Set<View>>()
+    for (const [list, targets] of own) {
+      // a tool change is news only to the views whose tools it changed
+      const changed =
+        list === 'tools' ? [...this.views.values()].filter((v) => v.refresh()) : [...targets]
+      if (changed.length) told.set(list, new Set(changed))
     }
+    const news = [...told].map(
+      ([list, views]) => [list, [...views].map((v) => v.name)] as [List, string[]],
+    )
+    for (const [list, targets] of heard) {
+      const set = told.get(list) ?? new Set<View>()
+      for (const view of targets) set.add(view)
+      told.set(list, set)
+    }
+    for (const [list, views] of told) for (const view of views) this.notify(list, view)
+    if (news.length) this.broadcast?.(news)
   }
 
   /** Taps the skills, Claude plugins and mcp hub services present now, if they are new. */

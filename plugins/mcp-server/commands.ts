@@ -204,9 +204,15 @@ async function overHttp(
   )
   const drained = await service.drain()
   process.stderr.write(
-    `yoke serve: drained in ${drained.ms} ms: ${drained.finished} finished${drained.cut ? `, ${drained.cut} cut off (http.drainMs bounds the wait)` : ''}\n`,
+    `yoke serve: drained in ${drained.ms} ms: ${drained.finished} finished${drained.cut ? `, ${drained.cut} cut off (http.drainMs bounds the wait)` : ''}${tasksLine(drained.tasks)}\n`,
   )
   return 0
+}
+
+/** What a drain did to the MCP tasks this replica ran, when it ran any. */
+function tasksLine({ finished, cut }: { finished: number; cut: number }): string {
+  if (!finished && !cut) return ''
+  return `; MCP tasks: ${finished} ended${cut ? `, ${cut} cancelled (their clients read why with tasks/get)` : ''}`
 }
 
 function parseHostPort(value: string): { host: string; port: number } {

@@ -6,7 +6,7 @@
  * listen), open a session, serve a stdio pipe, say where it is, close. index.ts builds one per
  * instance version, registers its close and starts it.
  */
-import { randomBytes, randomUUID } from 'node:crypto'
+import { hkdfSync, randomBytes, randomUUID } from 'node:crypto'
 import { createRequire } from 'node:module'
 import type { Readable, Writable } from 'node:stream'
 import {
@@ -26,7 +26,9 @@ import {
 import { color, type SummarySection } from 'yoke/cli'
 import type { McpServerApi } from './api.ts'
 import { APPROVAL_MS } from './approval.ts'
+import { serveRelayedRetry, type RetryState } from './call.ts'
 import { ListChanges } from './changes.ts'
+import { Cluster } from './cluster.ts'
 import { DEFAULT_VIEW, viewConfig, type HttpConfig, type McpServerConfig } from './config.ts'
 import { Exchanges } from './exchange.ts'
 import { HttpEndpoint, isLoopback, portAgain, type LastEndpoint } from './http.ts'
@@ -35,7 +37,8 @@ import { MIN_SESSION_SECRET, SessionSeal } from './sealed.ts'
 import { staticAccess, type Access } from './oauth/access.ts'
 import { OAuthAccess } from './oauth/resource.ts'
 import { resolveToken } from './oauth/token.ts'
-import { buildServer, clientCaused, type Served } from './server.ts'
+import { buildServer, clientCaused, serveRelayedTask, type Served } from './server.ts'
+import { SharedTasks } from './shared-tasks.ts'
 import { McpSession, type List, type SessionHost } from './session.ts'
 import { StatelessHandlers } from './stateless.ts'
 import { TaskTable } from './tasks.ts'
@@ -47,6 +50,9 @@ const { version } = createRequire(import.meta.url)('yoke/package.json') as { ver
 
 /** What the gateway uses of its instance's context. */
 export type GatewayContext = InjectedContext<['runtime', 'project']>
+
+/** how soon a replica that could not reach the shared store tries again */
+const REJOIN_MS = 5_000
 
 const NOTIFY: Record<List, 'toolsChanged' | 'promptsChanged' | 'resourcesChanged'> = {
   tools: 'toolsChanged',
@@ -67,12 +73,22 @@ export class McpGateway implements SessionHost {
   readonly hooks: McpServerApi['hooks'] = defineHooks('mcpServer', {
     listed: new SyncHook(['tools', 'listing']),
   })
-  /** seals a 2026-07-28 retry's state (which waiting call it continues), so no client forges another's */
-  readonly codec: RequestStateCodec<{ exchange: string }>
+  /**
+   * seals a 2026-07-28 retry's state (which waiting call it continues, on which replica), so no
+   * client forges another's; every replica must seal alike: a key from the replicas' session
+   * secret, or one they share through the store, else this process's own
+   */
+  codec: RequestStateCodec<RetryState>
+  /** the other replicas, while the composition has a store (cluster.ts) */
+  cluster?: Cluster
+  /** joins (or re-joins, or leaves) the replicas, one attempt at a time */
+  #joining: Promise<void> = Promise.resolve()
+  #rejoin?: NodeJS.Timeout
   /** 2025-era HTTP sessions and stdio pipes */
   readonly sessions = new Set<McpSession>()
   /** health, readiness and the drain of the HTTP endpoint, and this replica's id */
   readonly lifecycle = new Lifecycle(replicaId())
+  readonly replica = this.lifecycle.replica
   /** 2026-07-28 requests over HTTP: a handler per view and token holder */
   readonly #stateless: StatelessHandlers
   readonly #changes: ListChanges
@@ -108,7 +124,13 @@ export class McpGateway implements SessionHost {
       () => ctx.get('mcp'),
       (message) => this.#warn(message),
     )
-    this.codec = createRequestStateCodec({ key: randomBytes(32), ttlSeconds: stateMs / 1000 })
+    this.#stateSeconds = stateMs / 1000
+    const secret = this.#sessionSecret()
+    this.codec = this.#codec(
+      secret
+        ? Buffer.from(hkdfSync('sha256', secret, 'yoke mcp-server', 'requestState v1', 32))
+        : randomBytes(32),
+    )
     this.#stateless = new StatelessHandlers(
       (view, served) => this.#modernHandler(view, served),
       cfg.maxHolders,
@@ -128,6 +150,9 @@ export class McpGateway implements SessionHost {
    */
   async start(): Promise<void> {
     this.#changes.start()
+    // a store may be applied after this instance: each load or reload is the moment to look again
+    this.ctx.tap(this.ctx.hooks.reload, 'mcp-server', () => this.#join())
+    await this.#join()
     const http = this.cfg.http
     if (http && http.enabled && this.ctx.runMode === 'serve') await this.#listen(http)
   }
@@ -139,8 +164,13 @@ export class McpGateway implements SessionHost {
       () => this.#stateless.close(),
       () => Promise.all([...this.sessions].map((s) => s.close())),
       () => {
-        this.tasks.cancelAll()
+        this.tasks.cancelAll('cancelled: the MCP gateway stopped')
         this.exchanges.abortAll('the MCP gateway stopped')
+      },
+      () => this.tasks.shared?.flush(),
+      () => {
+        clearTimeout(this.#rejoin)
+        return this.cluster?.close()
       },
     ]
     const failed: unknown[] = []
@@ -286,16 +316,92 @@ export class McpGateway implements SessionHost {
         return sessions.size
       },
       replica: this.lifecycle.replica,
-      drain: async (ms) => {
-        const http = this.cfg.http
-        if (!this.#endpoint || !http) return { finished: 0, cut: 0, ms: 0 }
-        return this.#endpoint.drain(ms ?? http.drainMs)
-      },
+      drain: (ms) => this.#drain(ms),
       serveStdio: (input, output, options) => this.serveStdio(input, output, options),
     }
   }
 
   // ---- internals ----
+
+  /** The endpoint's drain, then what is left of the bound for the MCP tasks this replica runs. */
+  async #drain(ms?: number) {
+    const bound = ms ?? (this.cfg.http ? this.cfg.http.drainMs : 0)
+    const started = performance.now()
+    const requests = this.#endpoint
+      ? await this.#endpoint.drain(bound)
+      : { finished: 0, cut: 0, ms: 0 }
+    const left = Math.max(0, bound - (performance.now() - started))
+    const tasks = await this.tasks.settle(
+      left,
+      `cut off: replica ${this.replica} was stopped before it ended`,
+    )
+    return { ...requests, ms: Math.round(performance.now() - started), tasks }
+  }
+
+  /**
+   * Joins the other replicas through the composition's store (a relay for what another replica
+   * holds, the tasks' shared copies, list changes broadcast), or follows the store's change: a
+   * new one is joined again, none leaves. A store that cannot be reached now is tried again
+   * every REJOIN_MS meanwhile, serving alone.
+   */
+  #join(): Promise<void> {
+    return (this.#joining = this.#joining.then(async () => {
+      clearTimeout(this.#rejoin)
+      const store = this.ctx.get('store')
+      if (store === this.cluster?.store || this.ctx.signal.aborted) return
+      const old = this.cluster
+      this.cluster = undefined
+      this.tasks.shared = undefined
+      this.#changes.broadcast = undefined
+      await old?.close()
+      if (!store) return
+      const cluster = new Cluster(
+        store,
+        this.replica,
+        (message) => this.#warn(message),
+        (message) => this.ctx.logger.info(message),
+      )
+      cluster.handle('retry', (body, signal) =>
+        serveRelayedRetry(this, this.viewOf(String(body.view)), body, signal),
+      )
+      cluster.handle('task', async (body) => serveRelayedTask(this, body))
+      try {
+        await cluster.start((message) => this.#changes.hear(message.lists))
+        if (!this.#sessionSecret())
+          this.codec = this.#codec(await cluster.sharedSecret('request-state'))
+      } catch (err) {
+        await cluster.close()
+        this.#warn(
+          `could not join the other replicas through the shared store (${messageOf(err)}): this replica serves alone and tries again in ${REJOIN_MS / 1000} s`,
+        )
+        this.#rejoin = setTimeout(() => void this.#join(), REJOIN_MS)
+        this.#rejoin.unref()
+        return
+      }
+      this.cluster = cluster
+      this.tasks.shared = new SharedTasks(cluster, (message) => this.#warn(message))
+      this.#changes.broadcast = (lists) =>
+        void cluster
+          .broadcast(lists)
+          .catch((err: unknown) =>
+            this.#warn(`a list change was not sent to the other replicas: ${messageOf(err)}`),
+          )
+      this.ctx.logger.debug(`replica ${this.replica} joined the others through the shared store`)
+    }))
+  }
+
+  #stateSeconds: number
+
+  #codec(key: Uint8Array | string): RequestStateCodec<RetryState> {
+    return createRequestStateCodec<RetryState>({ key, ttlSeconds: this.#stateSeconds })
+  }
+
+  /** The replicas' shared secret (`http.sessionKeyEnv`), when one long enough is set. */
+  #sessionSecret(): string | undefined {
+    const env = this.cfg.http ? this.cfg.http.sessionKeyEnv : undefined
+    const secret = env ? process.env[env] : undefined
+    return secret && secret.length >= MIN_SESSION_SECRET ? secret : undefined
+  }
 
   /**
    * Listens: port 0 is any free port, once; a reload of this instance takes the one it had again

@@ -20,7 +20,9 @@ import type { RegisteredTool, ScopeHandle } from 'yoke'
 import type { ClaudePluginsApi } from '../claude-plugins/api.ts'
 import type { SkillsApi } from '../skills/api.ts'
 import { TOOL_SEARCH, type ToolSearchApi } from '../tool-search/api.ts'
-import { callTool } from './call.ts'
+import { messageOf } from 'yoke'
+import { callTool, type RetryState } from './call.ts'
+import { RelayError, type Cluster, type Relay } from './cluster.ts'
 import type { Exchanges } from './exchange.ts'
 import { toMcpTool } from './result.ts'
 import { getPrompt, listPrompts, listResources, readResource } from './skills.ts'
@@ -42,8 +44,12 @@ export interface GatewayHost {
   claudePlugins(): ClaudePluginsApi | undefined
   /** the tool-search plugin's service: a view in deferred mode lists what it offers */
   toolSearch(): ToolSearchApi | undefined
-  /** seals a 2026-07-28 retry's state: the exchange it continues */
-  codec: RequestStateCodec<{ exchange: string }>
+  /** seals a 2026-07-28 retry's state: the exchange it continues, and the replica that holds it */
+  codec: RequestStateCodec<RetryState>
+  /** this replica's id (lifecycle.ts) */
+  replica: string
+  /** the other replicas, while a store is shared (cluster.ts) */
+  cluster?: Cluster
   /** an error of a connection's protocol machinery: logged as a warning, unless the client caused it */
   report(where: string, err: Error): void
   /** a tools/call carried a malformed W3C trace context (trace.ts): ignored, counted, said at debug */
@@ -99,7 +105,8 @@ export function buildServer(host: GatewayHost, served: Served): Server {
         resources: { listChanged: true },
         ...(served.era === 'modern' && { extensions: { [TASKS_EXTENSION]: {} } }),
       },
-      requestState: { verify: host.codec.verify },
+      // the codec of now: a cluster's shared key replaces the first one once it is known
+      requestState: { verify: (state, ctx) => host.codec.verify(state, ctx) },
     },
   )
   serveTools(server, host, served)
@@ -182,30 +189,97 @@ function serveResources(server: Server, host: GatewayHost, { view }: Served) {
   })
 }
 
-/** tasks/get, tasks/update and tasks/cancel (2026-07-28): a task is its caller's, in its view. */
+/**
+ * tasks/get, tasks/update and tasks/cancel (2026-07-28): a task is its caller's, in its view. One
+ * this replica runs is answered here; another replica's is read from the shared store, and an
+ * update or cancel is relayed to the replica that runs it (shared-tasks.ts).
+ */
 function serveTasks(server: Server, host: GatewayHost, served: Served) {
   const { view } = served
-  const task = (id: string) => {
+  const missing = (id: string) =>
+    new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `no task "${id}" in the MCP view "${view.name}" (it ended more than an hour ago, or the gateway restarted)`,
+    )
+  const local = (id: string) => {
     const found = host.tasks.get(id, view.name)
     // a task belongs to the connection that started it: another token holder's is not found either
-    if (!found || found.exchange.connection !== served.callerBase)
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidParams,
-        `no task "${id}" in the MCP view "${view.name}" (it ended more than an hour ago, or the gateway restarted)`,
-      )
+    if (found && found.exchange.connection !== served.callerBase) throw missing(id)
     return found
   }
-  server.setRequestHandler('tasks/get', { params: byTaskId }, (params) =>
-    task(params.taskId).wire(),
-  )
-  server.setRequestHandler('tasks/update', { params: taskUpdate }, (params) => {
-    task(params.taskId).exchange.answer((key) => inputResponse(params.inputResponses, key))
+  const remote = async (id: string) => {
+    const shared = host.tasks.shared
+    if (!shared) throw missing(id)
+    const record = await shared.read(id).catch((err: unknown) => {
+      throw new ProtocolError(
+        ProtocolErrorCode.InternalError,
+        `task "${id}" is not on this replica, and the shared store did not answer to say where it is (${messageOf(err)}); try again`,
+      )
+    })
+    if (!record || record.view !== view.name || record.connection !== served.callerBase)
+      throw missing(id)
+    return record
+  }
+  /** an update or cancel of a task another replica runs, sent there */
+  const relay = async (
+    id: string,
+    action: 'update' | 'cancel',
+    extra: Record<string, unknown>,
+  ): Promise<Record<string, never>> => {
+    const record = await remote(id)
+    if (record.ended) return {}
+    const body: Relay = {
+      op: 'task',
+      action,
+      taskId: id,
+      view: view.name,
+      connection: served.callerBase,
+      ...extra,
+    }
+    try {
+      await host.cluster!.request(record.owner, body)
+      return {}
+    } catch (err) {
+      if (err instanceof RelayError)
+        throw new ProtocolError(err.code ?? ProtocolErrorCode.InternalError, err.message)
+      throw new ProtocolError(
+        ProtocolErrorCode.InternalError,
+        `task "${id}" runs on replica ${record.owner}, which this replica could not reach: ${messageOf(err)}`,
+      )
+    }
+  }
+  server.setRequestHandler('tasks/get', { params: byTaskId }, async (params) => {
+    const found = local(params.taskId)
+    return found ? found.wire() : (await remote(params.taskId)).wire
+  })
+  server.setRequestHandler('tasks/update', { params: taskUpdate }, async (params, ctx) => {
+    // the SDK lifts a request's inputResponses out of its params (as for a tools/call retry)
+    const responses = params.inputResponses ?? ctx.mcpReq.inputResponses ?? {}
+    const found = local(params.taskId)
+    if (!found) return relay(params.taskId, 'update', { responses })
+    found.exchange.answer((key) => inputResponse(responses, key))
     return {}
   })
-  server.setRequestHandler('tasks/cancel', { params: byTaskId }, (params) => {
-    task(params.taskId).cancel()
+  server.setRequestHandler('tasks/cancel', { params: byTaskId }, async (params) => {
+    const found = local(params.taskId)
+    if (!found) return relay(params.taskId, 'cancel', {})
+    found.cancel()
     return {}
   })
+}
+
+/** Replica side of a relayed tasks/update or tasks/cancel: the task runs here. */
+export function serveRelayedTask(host: GatewayHost, body: Relay): object {
+  const id = String(body.taskId)
+  const task = host.tasks.get(id, String(body.view))
+  if (!task || task.exchange.connection !== body.connection)
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `no task "${id}" in the MCP view "${String(body.view)}"`,
+    )
+  if (body.action === 'cancel') task.cancel()
+  else task.exchange.answer((key) => inputResponse(body.responses as never, key))
+  return {}
 }
 
 /**

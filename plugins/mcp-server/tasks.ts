@@ -11,17 +11,23 @@
  * task ids are counters, easy to guess) and belong to the view they were made in. Ended tasks are
  * kept for TTL_MS, at most KEEP of them. Running tasks are capped (`maxTasks`, and
  * `maxTasksPerView` in one view): a call past the cap is refused, naming it, rather than queued.
+ *
+ * With replicas sharing a store (cluster.ts), each task's state is also written there as it
+ * changes (SharedTasks), so tasks/get is answered by any replica, and tasks/update and
+ * tasks/cancel are relayed to the replica that runs it. The call itself stays in that replica's
+ * pipeline: when the replica is gone before the task ended, the task reads as `failed`, saying so.
  */
 import { randomUUID } from 'node:crypto'
 import type { CallToolResult } from '@modelcontextprotocol/server'
 import type { RegisteredTool, TaskInfo, ToolResult } from 'yoke'
 import type { Exchange } from './exchange.ts'
 import { toCallToolResult } from './result.ts'
+import type { SharedTasks } from './shared-tasks.ts'
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
 
-const TTL_MS = 60 * 60_000
-const POLL_MS = 250
+export const TTL_MS = 60 * 60_000
+export const POLL_MS = 250
 const KEEP = 500
 
 /** The part of the runtime's `tasks` service a served task needs. */
@@ -43,6 +49,11 @@ export class ServedTask {
   #result?: CallToolResult
   /** yoke's background task, once a spawnOnly call has started one */
   #background?: string
+  /** told of every change of what tasks/get answers (the shared store's copy follows it) */
+  onChange?: (task: ServedTask) => void
+  #settled!: () => void
+  /** resolves once the task ended: completed or cancelled */
+  readonly ended = new Promise<void>((resolve) => (this.#settled = resolve))
 
   constructor(
     readonly view: string,
@@ -75,13 +86,24 @@ export class ServedTask {
   }
 
   /** Ends it: the pipeline call (and yoke's background task, if one runs) is aborted. */
-  cancel(): void {
+  cancel(why = 'cancelled by the client'): void {
     if (this.endedAt !== undefined) return
     this.#status = 'cancelled'
     this.endedAt = Date.now()
-    this.#touch('cancelled by the client')
-    this.exchange.abort(new Error('the MCP client cancelled the task'))
+    this.#settled()
+    this.#touch(why)
+    this.exchange.abort(new Error(`the MCP task was ${why}`))
     if (this.#background) this.tasks()?.cancel(this.#background)
+  }
+
+  /**
+   * The task as the tools/call that made it answers (CreateTaskResult): its state with no
+   * questions or result in it, which tasks/get tells. A call asked a question at once (an
+   * approval) is `input_required` already.
+   */
+  created(): Record<string, unknown> {
+    const { inputRequests: _questions, result: _result, ...task } = this.wire()
+    return task
   }
 
   /** The task as tasks/get answers it (DetailedTask of the tasks extension). */
@@ -104,6 +126,7 @@ export class ServedTask {
   #end(result: ToolResult, tool: RegisteredTool | undefined) {
     if (this.endedAt !== undefined) return // cancelled first
     this.endedAt = Date.now()
+    this.#settled()
     if (result.status === 'ABORTED') {
       this.#status = 'cancelled'
       this.#touch('aborted')
@@ -118,6 +141,7 @@ export class ServedTask {
   #touch(message: string) {
     this.statusMessage = message
     this.lastUpdatedAt = new Date().toISOString()
+    this.onChange?.(this)
   }
 }
 
@@ -129,6 +153,9 @@ export interface TaskLimits {
 
 export class TaskTable {
   readonly #tasks = new Map<string, ServedTask>()
+
+  /** the replicas' copy of each task, while a store is shared */
+  shared?: SharedTasks
 
   constructor(
     private readonly yokeTasks: () => YokeTasks | undefined,
@@ -156,6 +183,8 @@ export class TaskTable {
     this.#prune()
     const task = new ServedTask(view, exchange, tool, this.yokeTasks)
     this.#tasks.set(task.taskId, task)
+    task.onChange = (t) => this.shared?.save(t)
+    this.shared?.save(task)
     return task
   }
 
@@ -170,9 +199,34 @@ export class TaskTable {
     return this.#tasks.size
   }
 
+  /** the tasks not ended yet */
+  get running(): number {
+    let n = 0
+    for (const task of this.#tasks.values()) if (task.endedAt === undefined) n++
+    return n
+  }
+
+  /**
+   * A drain: waits up to `ms` for the running tasks to end (their results stay readable from the
+   * other replicas through the store), then cancels the rest, saying why.
+   */
+  async settle(ms: number, why: string): Promise<{ finished: number; cut: number }> {
+    const running = [...this.#tasks.values()].filter((t) => t.endedAt === undefined)
+    let bound: NodeJS.Timeout | undefined
+    await Promise.race([
+      Promise.all(running.map((t) => t.ended)),
+      new Promise<void>((resolve) => (bound = setTimeout(resolve, ms))),
+    ])
+    clearTimeout(bound)
+    const cut = running.filter((t) => t.endedAt === undefined)
+    for (const task of cut) task.cancel(why)
+    await this.shared?.flush()
+    return { finished: running.length - cut.length, cut: cut.length }
+  }
+
   /** Ends every running task (the instance stops). */
-  cancelAll(): void {
-    for (const task of this.#tasks.values()) task.cancel()
+  cancelAll(why?: string): void {
+    for (const task of this.#tasks.values()) task.cancel(why)
   }
 
   #prune() {

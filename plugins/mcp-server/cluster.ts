@@ -1,0 +1,253 @@
+/**
+ * The replicas of one gateway, as each sees the others through the shared store (issue 31). Each
+ * replica listens on a channel of its own (`mcp:to:<replica>`) and keeps a heartbeat record
+ * (`mcp:alive:<replica>`, refreshed every HEARTBEAT_MS, gone ALIVE_MS after its last refresh).
+ *
+ * What lives in one process stays there (a pipeline call waiting for an answer, a task running),
+ * so a request for it that reaches another replica is relayed: `request` sends it to the replica
+ * that holds the state and waits for the answer, a bounded wait that ends as soon as that replica
+ * is gone (no subscriber took the message, or its heartbeat lapsed) or the asker gives up. What
+ * every replica must hear (a list changed) is broadcast on `mcp:changes`, and each replica's own
+ * broadcasts are not news to itself.
+ *
+ * The store is at most once and may be down: a relay that cannot be sent fails at once, saying
+ * so (STORE_UNAVAILABLE), and nothing else waits on it.
+ */
+import { randomBytes, randomUUID } from 'node:crypto'
+import { messageOf } from 'yoke'
+import type { Store, Unsubscribe } from '../store/api.ts'
+
+/** how often a replica says it is alive, and how long after its last word it counts as gone */
+export const HEARTBEAT_MS = 2_000
+export const ALIVE_MS = 6_000
+
+/** A request one replica sends another; `op` names the handler (see `Cluster.handle`). */
+export interface Relay {
+  op: string
+  [field: string]: unknown
+}
+
+/** What travels on a replica's channel: a request, its cancellation, or an answer. */
+type Message =
+  | { t: 'ping' }
+  | { t: 'req'; rid: string; from: string; body: Relay }
+  | { t: 'cancel'; rid: string }
+  | { t: 'res'; rid: string; ok: true; value: unknown }
+  | { t: 'res'; rid: string; ok: false; message: string; code?: number }
+
+/** A relayed request's failure as the replica that handled it said it (a protocol code, if any). */
+export class RelayError extends Error {
+  constructor(
+    message: string,
+    readonly code?: number,
+  ) {
+    super(message)
+  }
+}
+
+/** A list change as broadcast: which list, and the views whose clients hear of it. */
+export interface Broadcast {
+  from: string
+  lists: Array<[list: string, views: string[]]>
+}
+
+type Handler = (body: Relay, signal: AbortSignal) => Promise<unknown>
+
+interface Waiting {
+  owner: string
+  settle(outcome: { ok: true; value: unknown } | { ok: false; error: Error }): void
+}
+
+export class Cluster {
+  readonly #pending = new Map<string, Waiting>()
+  /** requests of other replicas being handled here, by id: a cancellation aborts one */
+  readonly #handling = new Map<string, AbortController>()
+  readonly #handlers = new Map<string, Handler>()
+  #unsubscribe: Unsubscribe[] = []
+  #heartbeat?: NodeJS.Timeout
+  #watch?: NodeJS.Timeout
+  #closed = false
+  /** set when a heartbeat failed, so the outage is said once, and its end too */
+  #down?: string
+
+  constructor(
+    readonly store: Store,
+    readonly replica: string,
+    private readonly warn: (message: string) => void,
+    private readonly info: (message: string) => void = () => {},
+  ) {}
+
+  /** Handles the relayed requests named `op` with `handler` (its value or its error goes back). */
+  handle(op: string, handler: Handler): void {
+    this.#handlers.set(op, handler)
+  }
+
+  /** Listens on this replica's channel and on the broadcasts; starts the heartbeat. */
+  async start(onBroadcast: (message: Broadcast) => void): Promise<void> {
+    this.#unsubscribe.push(
+      await this.store.subscribe(`mcp:to:${this.replica}`, (m) => this.#received(m as Message)),
+      await this.store.subscribe('mcp:changes', (m) => {
+        const message = m as Broadcast
+        if (message?.from !== this.replica && Array.isArray(message?.lists)) onBroadcast(message)
+      }),
+    )
+    await this.#beat()
+    this.#heartbeat = setInterval(() => void this.#beat(), HEARTBEAT_MS)
+    this.#heartbeat.unref()
+    // a request waiting on a replica that died answers no sooner than its heartbeat lapses
+    this.#watch = setInterval(() => void this.#checkOwners(), HEARTBEAT_MS)
+    this.#watch.unref()
+  }
+
+  /**
+   * Whether `replica` runs: its heartbeat is current, or, when the record is missing (a store
+   * that restarted empty, before the next beat), its channel still has a listener.
+   */
+  async alive(replica: string): Promise<boolean> {
+    if (replica === this.replica) return !this.#closed
+    if ((await this.store.get(`mcp:alive:${replica}`)) !== undefined) return true
+    return (await this.store.publish(`mcp:to:${replica}`, { t: 'ping' })) > 0
+  }
+
+  /**
+   * Sends `body` to `owner` and resolves to what its handler returned; rejects with a RelayError
+   * when the handler failed, and with an Error saying why when `owner` is gone, the store cannot
+   * carry it, or `signal` ends the wait (the owner is told to stop).
+   */
+  async request<T>(owner: string, body: Relay, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) throw signal.reason
+    const rid = randomUUID()
+    const answered = new Promise<unknown>((resolve, reject) => {
+      const onAbort = () => {
+        this.#pending.get(rid)?.settle({ ok: false, error: signal!.reason as Error })
+        void this.store.publish(`mcp:to:${owner}`, { t: 'cancel', rid }).catch(() => {})
+      }
+      signal?.addEventListener('abort', onAbort, { once: true })
+      this.#pending.set(rid, {
+        owner,
+        settle: (outcome) => {
+          this.#pending.delete(rid)
+          signal?.removeEventListener('abort', onAbort)
+          if (outcome.ok) resolve(outcome.value)
+          else reject(outcome.error)
+        },
+      })
+    })
+    let heard: number
+    try {
+      heard = await this.store.publish(`mcp:to:${owner}`, {
+        t: 'req',
+        rid,
+        from: this.replica,
+        body,
+      } satisfies Message)
+    } catch (err) {
+      this.#pending.get(rid)?.settle({ ok: false, error: err as Error })
+      return (await answered) as T
+    }
+    if (heard === 0) this.#pending.get(rid)?.settle({ ok: false, error: gone(owner) })
+    return (await answered) as T
+  }
+
+  /** Tells every other replica that lists changed (their clients hear it too). */
+  async broadcast(lists: Broadcast['lists']): Promise<void> {
+    await this.store.publish('mcp:changes', { from: this.replica, lists } satisfies Broadcast)
+  }
+
+  /**
+   * A secret every replica shares, made once by whichever replica comes first (for what must be
+   * sealed the same way on all of them when no secret was configured).
+   */
+  async sharedSecret(name: string): Promise<string> {
+    const key = `mcp:secret:${name}`
+    await this.store.put(key, randomBytes(32).toString('base64url'), { ifVersion: null })
+    const record = await this.store.get<string>(key)
+    if (typeof record?.value !== 'string') throw new Error(`the shared secret ${key} is missing`)
+    return record.value
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    clearInterval(this.#heartbeat)
+    clearInterval(this.#watch)
+    for (const controller of this.#handling.values())
+      controller.abort(new Error('the replica stopped'))
+    for (const waiting of this.#pending.values())
+      waiting.settle({ ok: false, error: new Error('the replica stopped') })
+    const unsubscribe = this.#unsubscribe
+    this.#unsubscribe = []
+    await Promise.allSettled([
+      ...unsubscribe.map((off) => off()),
+      this.store.delete(`mcp:alive:${this.replica}`),
+    ])
+  }
+
+  async #beat() {
+    try {
+      await this.store.put(`mcp:alive:${this.replica}`, { at: Date.now() }, { ttlMs: ALIVE_MS })
+      if (this.#down) this.info(`the shared store answers again (it did not: ${this.#down})`)
+      this.#down = undefined
+    } catch (err) {
+      if (!this.#down)
+        this.warn(
+          `the shared store does not answer (${messageOf(err)}): calls and tasks that another replica holds cannot be reached until it does; this replica goes on serving its own`,
+        )
+      this.#down = messageOf(err)
+    }
+  }
+
+  /** Ends the waits on replicas whose heartbeat lapsed. */
+  async #checkOwners() {
+    const owners = new Set([...this.#pending.values()].map((w) => w.owner))
+    for (const owner of owners) {
+      const alive = await this.alive(owner).catch(() => true) // an outage is not a death
+      if (alive) continue
+      for (const waiting of this.#pending.values())
+        if (waiting.owner === owner) waiting.settle({ ok: false, error: gone(owner) })
+    }
+  }
+
+  #received(message: Message) {
+    if (!message || typeof message !== 'object') return
+    if (message.t === 'res') {
+      const waiting = this.#pending.get(message.rid)
+      if (!waiting) return // it gave up already
+      waiting.settle(
+        message.ok
+          ? { ok: true, value: message.value }
+          : { ok: false, error: new RelayError(message.message, message.code) },
+      )
+    } else if (message.t === 'cancel') {
+      this.#handling.get(message.rid)?.abort(new Error('the replica that relayed it gave up'))
+    } else if (message.t === 'req') void this.#serve(message)
+  }
+
+  async #serve({ rid, from, body }: Extract<Message, { t: 'req' }>) {
+    const handler = this.#handlers.get(body?.op)
+    const controller = new AbortController()
+    this.#handling.set(rid, controller)
+    let answer: Message
+    try {
+      if (!handler) throw new Error(`replica ${this.replica} cannot handle "${body?.op}"`)
+      answer = { t: 'res', rid, ok: true, value: await handler(body, controller.signal) }
+    } catch (err) {
+      const code = (err as { code?: unknown }).code
+      answer = {
+        t: 'res',
+        rid,
+        ok: false,
+        message: messageOf(err),
+        ...(typeof code === 'number' && { code }),
+      }
+    } finally {
+      this.#handling.delete(rid)
+    }
+    await this.store.publish(`mcp:to:${from}`, answer).catch((err: unknown) => {
+      this.warn(`could not answer replica ${from}'s ${body?.op}: ${messageOf(err)}`)
+    })
+  }
+}
+
+const gone = (owner: string) =>
+  new Error(`the replica that holds it (${owner}) is gone, so what it held went with it`)

@@ -1,0 +1,281 @@
+// Three `yoke serve` replicas sharing a real redis-server through the store plugin (issue 31):
+// a task started on one replica is read, answered, cancelled and finished through the others; a
+// 2026-07-28 approval asked on one replica is answered by a retry that reaches another; a list
+// change on one replica reaches the clients of a replica that did not see it; a replica killed
+// with SIGKILL leaves its tasks `failed`, saying so, while the others' go on; Redis restarted
+// under load costs no stateless call, and the replicas find each other again. Requests are sent
+// to each replica directly (no balancer), so which replica answers is the test's choice.
+// Skips, saying which binary is missing, where redis-server is not installed.
+import assert from 'node:assert/strict'
+import { cpSync } from 'node:fs'
+import { after, before, describe, it } from 'node:test'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { tempProject, type Project } from '../../helpers/project.ts'
+import { messagesOf, serveHttp, type Served } from '../../helpers/serve.ts'
+import { until } from '../../helpers/until.ts'
+import { missing, RedisServer } from '../store/redis-server.ts'
+
+const TOKEN = 'cluster-token-0123456789abcdef'
+const TOOLS = `export default {
+  name: 'tools',
+  inject: ['runtime'],
+  apply(ctx) {
+    const sleep = (ms, signal) => new Promise((resolve, reject) => {
+      const timer = setTimeout(resolve, ms)
+      signal.addEventListener('abort', () => (clearTimeout(timer), reject(new Error('aborted'))), { once: true })
+    })
+    const ms = { type: 'object', properties: { ms: { type: 'integer' } } }
+    ctx.runtime.register({ name: 'echo', concurrency: 'safe', risk: 'low', execute: (a) => 'echo ' + (a.text ?? '') })
+    ctx.runtime.register({ name: 'guarded', risk: 'high', execute: () => 'guarded ran on ' + process.env.YOKE_REPLICA_ID })
+    ctx.runtime.register({
+      name: 'long_job', risk: 'low', execution: { taskSupport: 'optional' }, inputSchema: ms,
+      execute: async ({ ms = 200 }, call) => (await sleep(ms, call.signal), 'long job done on ' + process.env.YOKE_REPLICA_ID),
+    })
+    ctx.runtime.register({
+      name: 'guarded_job', risk: 'high', execution: { taskSupport: 'optional' },
+      execute: () => 'guarded job ran on ' + process.env.YOKE_REPLICA_ID,
+    })
+  },
+}
+`
+const FRESH = `export default {
+  name: 'fresh',
+  inject: ['runtime'],
+  apply: (ctx) => void ctx.runtime.register({ name: 'fresh_tool', risk: 'low', execute: () => 'fresh' }),
+}
+`
+const config = (redis: string, extra = '') => `preset: minimal
+plugins:
+  tools: { use: ./tools.mjs }
+  policy: { use: policy }
+  store: { use: store, config: { engine: redis, url: "${redis}", keyPrefix: "cluster-test:" } }
+  gateway:
+    use: mcp-server
+    config: { token: ${TOKEN}, changeDebounceMs: 50 }
+${extra}`
+
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'cluster-test', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {
+    elicitation: { form: {} },
+    extensions: { 'io.modelcontextprotocol/tasks': {} },
+  },
+}
+
+let ids = 0
+/** One 2026-07-28 request to `url`: its result, or its error. */
+async function rpc(url: string, method: string, params: Record<string, unknown> = {}) {
+  const name = (params.name ?? params.taskId) as string | undefined
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(name && { 'mcp-name': name }),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: ++ids,
+      method,
+      params: { ...params, _meta: ENVELOPE },
+    }),
+    signal: AbortSignal.timeout(30_000),
+  })
+  const reply = (await messagesOf(res)).find((m) => m.id === ids || m.result || m.error)
+  return { result: reply?.result, error: reply?.error as { message: string } | undefined }
+}
+
+const textOf = (r: any) =>
+  (r?.content ?? r?.result?.content ?? []).map((c: { text?: string }) => c.text ?? '').join('')
+
+describe('replicas sharing a Redis store', { skip: missing }, () => {
+  const redis = new RedisServer()
+  let shared: Project
+  let apart: Project
+  const replicas: Served[] = []
+  const url = (i: number) => replicas[i]!.info.url
+
+  before(async () => {
+    await redis.start()
+    shared = tempProject({ 'tools.mjs': TOOLS, 'fresh.mjs': FRESH })
+    shared.write('yoke.config.yaml', config(redis.url))
+    // the third replica reads a copy of the project: a change to the shared one is news to it
+    // only through the store
+    apart = tempProject({})
+    cpSync(shared.dir, apart.dir, { recursive: true })
+    const started = await Promise.all(
+      [shared, shared, apart].map((project, i) =>
+        serveHttp(project, 60_000, { YOKE_REPLICA_ID: `r${i + 1}` }),
+      ),
+    )
+    replicas.push(...started)
+  })
+  after(async () => {
+    if (process.env.CLUSTER_DEBUG)
+      for (const r of replicas) console.error(r.child.exitCode, r.stderr())
+    for (const r of replicas) if (r.child.exitCode === null) r.child.kill('SIGKILL')
+    shared?.cleanup()
+    apart?.cleanup()
+    await redis.close()
+  })
+
+  /** Reads task `id` through replica `i` until it ended (or is in one of `states`); its state then. */
+  const settled = async (i: number, id: string, states = ['completed', 'failed', 'cancelled']) => {
+    let task: any
+    let last: unknown
+    await until(
+      () =>
+        `task ${id} to be ${states.join(' or ')} (read through r${i + 1}; last read: ${JSON.stringify(last)})`,
+      async () => {
+        const reply = await rpc(url(i), 'tasks/get', { taskId: id })
+        last = reply.error ?? reply.result
+        task = reply.result
+        return states.includes(task?.status)
+      },
+      { ms: 30_000, every: 100 },
+    )
+    return task
+  }
+
+  it('a task started on one replica is read and finished through another', async () => {
+    const started = (await rpc(url(0), 'tools/call', { name: 'long_job', arguments: { ms: 300 } }))
+      .result
+    assert.equal(started.resultType, 'task')
+    const task = await settled(1, started.taskId)
+    assert.equal(task.status, 'completed')
+    assert.equal(textOf(task.result), 'long job done on r1')
+  })
+
+  it("a task's question is read on one replica and answered on another", async () => {
+    // the approval is asked as the call starts: the task is made waiting for it already
+    const started = (await rpc(url(0), 'tools/call', { name: 'guarded_job', arguments: {} })).result
+    assert.equal(started.resultType, 'task')
+    const asking = await settled(1, started.taskId, ['input_required', 'completed'])
+    assert.equal(asking.status, 'input_required')
+    const [key] = Object.keys(asking.inputRequests)
+    const answered = await rpc(url(2), 'tasks/update', {
+      taskId: started.taskId,
+      inputResponses: { [key!]: { action: 'accept', content: { decision: 'allow-once' } } },
+    })
+    assert.equal(answered.error, undefined)
+    const done = await settled(1, started.taskId)
+    assert.equal(done.status, 'completed')
+    assert.equal(textOf(done.result), 'guarded job ran on r1')
+  })
+
+  it('a task cancelled through another replica ends where it runs', async () => {
+    const started = (
+      await rpc(url(0), 'tools/call', { name: 'long_job', arguments: { ms: 60_000 } })
+    ).result
+    assert.equal((await rpc(url(2), 'tasks/cancel', { taskId: started.taskId })).error, undefined)
+    assert.equal((await settled(1, started.taskId)).status, 'cancelled')
+  })
+
+  it('an approval asked on one replica is answered by a retry that reaches another', async () => {
+    for (const [decision, expect] of [
+      ['allow-once', /^guarded ran on r1$/],
+      ['deny', /DENIED/],
+    ] as const) {
+      const asked = (await rpc(url(0), 'tools/call', { name: 'guarded', arguments: {} })).result
+      assert.equal(asked.resultType, 'input_required')
+      const [key] = Object.keys(asked.inputRequests)
+      const retried = await rpc(url(1), 'tools/call', {
+        name: 'guarded',
+        arguments: {},
+        requestState: asked.requestState,
+        inputResponses: { [key!]: { action: 'accept', content: { decision } } },
+      })
+      assert.equal(retried.error, undefined, retried.error?.message)
+      assert.match(textOf(retried.result), expect)
+    }
+  })
+
+  it('a list change on one replica reaches the clients of a replica that did not see it', async () => {
+    const heard = replicas.map(() => 0)
+    const clients = await Promise.all(
+      replicas.map(async (r, i) => {
+        const c = new Client({ name: `listener-${i}`, version: '1' })
+        c.setNotificationHandler('notifications/tools/list_changed', () => void heard[i]!++)
+        await c.connect(
+          new StreamableHTTPClientTransport(new URL(r.info.url), {
+            requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+          }),
+        )
+        return c
+      }),
+    )
+    try {
+      shared.write('yoke.config.yaml', config(redis.url, `  fresh: { use: ./fresh.mjs }\n`))
+      await until(
+        "every replica's client to hear that the tools changed",
+        () => heard.every((n) => n > 0),
+        { ms: 30_000, every: 50 },
+      )
+      // r3 reads its own copy: its list did not change, its client heard it from the others
+      const third = await clients[2]!.listTools()
+      assert.ok(!third.tools.some((t) => t.name === 'fresh_tool'))
+      const first = await clients[0]!.listTools()
+      assert.ok(first.tools.some((t) => t.name === 'fresh_tool'))
+    } finally {
+      await Promise.all(clients.map((c) => c.close().catch(() => {})))
+    }
+  })
+
+  it('Redis restarted under load costs no stateless call, and the replicas find each other again', async () => {
+    let calls = 0
+    let failed = 0
+    let stop = false
+    const load = (async () => {
+      while (!stop) {
+        const i = calls % 2
+        const reply = await rpc(url(i), 'tools/call', { name: 'echo', arguments: { text: 'x' } })
+        calls++
+        if (textOf(reply.result) !== 'echo x') failed++
+      }
+    })()
+    await until('some calls before the outage', () => calls > 20, { ms: 30_000, every: 20 })
+    await redis.kill()
+    const during = calls
+    await until('calls during the outage', () => calls > during + 20, { ms: 30_000, every: 20 })
+    await redis.start()
+    // a retry relayed between replicas works again once both are back in the store
+    await until(
+      'a retry relayed from r2 to r1 after the restart',
+      async () => {
+        const asked = (await rpc(url(0), 'tools/call', { name: 'guarded', arguments: {} })).result
+        const [key] = Object.keys(asked?.inputRequests ?? {})
+        if (!key) return false
+        const retried = await rpc(url(1), 'tools/call', {
+          name: 'guarded',
+          arguments: {},
+          requestState: asked.requestState,
+          inputResponses: { [key]: { action: 'accept', content: { decision: 'allow-once' } } },
+        })
+        return textOf(retried.result) === 'guarded ran on r1'
+      },
+      { ms: 30_000, every: 250 },
+    )
+    stop = true
+    await load
+    assert.equal(failed, 0, `${failed} of ${calls} calls failed`)
+  })
+
+  it("a replica killed with SIGKILL: its task reads failed, naming it; another's task goes on", async () => {
+    const doomed = (
+      await rpc(url(2), 'tools/call', { name: 'long_job', arguments: { ms: 60_000 } })
+    ).result
+    const living = (await rpc(url(0), 'tools/call', { name: 'long_job', arguments: { ms: 1_000 } }))
+      .result
+    replicas[2]!.child.kill('SIGKILL')
+    const lost = await settled(1, doomed.taskId)
+    assert.equal(lost.status, 'failed')
+    assert.match(lost.error.message, /replica running this task \(r3\) stopped/)
+    const kept = await settled(1, living.taskId)
+    assert.equal(kept.status, 'completed')
+    assert.equal(textOf(kept.result), 'long job done on r1')
+  })
+})

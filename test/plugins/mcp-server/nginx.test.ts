@@ -16,8 +16,7 @@ import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextproto
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { freePort, stop } from '../../helpers/mcp.ts'
 import { NGINX, NO_NGINX, nginxSite, startNginx, type Nginx } from '../../helpers/nginx.ts'
-import { ROOT } from '../../helpers/project.ts'
-import { tempProject, type Project } from '../../helpers/project.ts'
+import { ROOT, tempProject, type Project } from '../../helpers/project.ts'
 import { serveHttp, type Served } from '../../helpers/serve.ts'
 import { until } from '../../helpers/until.ts'
 
@@ -135,22 +134,22 @@ interface Replica extends Served {
 
 describe('three yoke serve replicas behind nginx', { skip }, () => {
   let project: Project
-  let replicas: Replica[] = []
+  const replicas: Replica[] = []
   let nginx: Nginx | undefined
   let url = ''
   const live = () =>
     replicas.filter((r) => r.child.exitCode === null && r.child.signalCode === null)
   before(async () => {
     project = tempProject({ 'tools.mjs': TOOLS, 'fresh.mjs': FRESH, 'yoke.config.yaml': CONFIG })
-    replicas = await Promise.all(
-      ['r1', 'r2', 'r3'].map(async (id) => {
-        const served = await serveHttp(project, 30_000, {
-          YOKE_REPLICA_ID: id,
-          YOKE_SESSION_KEY: SESSION_KEY,
-        })
-        return { ...served, id, address: new URL(served.info.url).host }
-      }),
+    // started side by side; every one that started is kept, so `after` stops it if another failed
+    const started = await Promise.allSettled(
+      ['r1', 'r2', 'r3'].map((id) =>
+        serveHttp(project, 30_000, { YOKE_REPLICA_ID: id, YOKE_SESSION_KEY: SESSION_KEY }).then(
+          (served) => replicas.push({ ...served, id, address: new URL(served.info.url).host }),
+        ),
+      ),
     )
+    for (const s of started) if (s.status === 'rejected') throw s.reason
     const port = await freePort()
     nginx = await startNginx(project.path('nginx'), {
       listen: `127.0.0.1:${port}`,

@@ -129,7 +129,10 @@ export async function startNginx(dir: string, site: NginxSite): Promise<Nginx> {
       if (child.exitCode !== null || child.signalCode !== null) return
       const exited = new Promise((resolve) => child.once('exit', resolve))
       child.kill('SIGTERM')
+      // a master that does not stop is killed (its worker would then outlive it, so not at once)
+      const bound = setTimeout(() => child.kill('SIGKILL'), 10_000)
       await exited
+      clearTimeout(bound)
     },
   }
   const [host, port] = site.listen.includes(':')

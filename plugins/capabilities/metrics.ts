@@ -31,6 +31,8 @@ export interface Row extends Omit<MetricsRow, 'lastAt'> {
   buckets?: number[]
   /** the sum of those calls' latencies (ms) */
   sum?: number
+  /** marked changed for the store since it last took the rows (one Set add per flush, not per call) */
+  unshared?: boolean
 }
 
 export const keyOf = (key: { id: string; version?: string; hash: string }) =>
@@ -61,14 +63,17 @@ export class MetricsStore {
         firstAt: new Date(now).toISOString(),
         lastMs: now,
         latencies: [],
-        ...(this.#unshared && { buckets: new Array<number>(BOUNDS.length + 1).fill(0), sum: 0 }),
       }
       if (key.version === undefined) delete row.version
+      if (this.#unshared) startBuckets(row)
       this.#rows.set(k, row)
     }
     row.lastMs = now
     this.#dirty.add(k)
-    this.#unshared?.add(k)
+    if (this.#unshared && !row.unshared) {
+      row.unshared = true
+      this.#unshared.add(k)
+    }
     return row
   }
 
@@ -111,15 +116,16 @@ export class MetricsStore {
   share(): void {
     if (this.#unshared) return
     this.#unshared = new Set(this.#rows.keys())
-    for (const row of this.#rows.values()) {
-      row.buckets ??= new Array<number>(BOUNDS.length + 1).fill(0)
-      row.sum ??= 0
-    }
+    for (const row of this.#rows.values()) startBuckets(row)
   }
 
   /** The rows changed since the last call, as counted (the caller copies what it keeps). */
   takeUnshared(): Array<[string, Row]> {
-    const out = [...(this.#unshared ?? [])].map((k): [string, Row] => [k, this.#rows.get(k)!])
+    const out = [...(this.#unshared ?? [])].map((k): [string, Row] => {
+      const row = this.#rows.get(k)!
+      row.unshared = false
+      return [k, row]
+    })
     this.#unshared?.clear()
     return out
   }
@@ -150,8 +156,8 @@ export class MetricsStore {
         lastMs: Date.parse(lastAt) || 0,
         errors: { ...r.errors },
         latencies: latencies?.slice(-SAMPLES) ?? [],
-        ...(this.#unshared && { buckets: new Array<number>(BOUNDS.length + 1).fill(0), sum: 0 }),
       })
+      if (this.#unshared) startBuckets(this.#rows.get(k)!)
       this.onSeed?.(k, this.#rows.get(k)!)
     }
   }
@@ -160,7 +166,20 @@ export class MetricsStore {
   onSeed: ((key: string, row: Readonly<Row>) => void) | undefined
 }
 
-function summary({ latencies, lastMs, buckets: _b, sum: _s, ...counts }: Row): MetricsRow {
+/** A row's histogram, from its next call on (what it counted before has no latency bucket). */
+function startBuckets(row: Row): void {
+  row.buckets ??= new Array<number>(BOUNDS.length + 1).fill(0)
+  row.sum ??= 0
+}
+
+function summary({
+  latencies,
+  lastMs,
+  buckets: _b,
+  sum: _s,
+  unshared: _u,
+  ...counts
+}: Row): MetricsRow {
   const row = { ...counts, lastAt: new Date(lastMs).toISOString() }
   if (!latencies.length) return row
   const sorted = latencies.slice(-SAMPLES).sort((a, b) => a - b)

@@ -4,7 +4,7 @@
  * reads the JSONL sink when one is configured), `yoke withdraw ID@VERSION --why …` (a config edit:
  * the capabilities instance's `withdrawn` list, and an audit line), `yoke audit` (the log).
  */
-import { color, defineCommand, printJson, YokeError } from 'yoke/cli'
+import { color, defineCommand, printJson, YokeError, type CommandContext } from 'yoke/cli'
 import type { AuditEntry, Capability, MetricsRow } from './api.ts'
 import { auditPath, configured, listNow } from './configured.ts'
 import { pin, unpin } from './pins.ts'
@@ -137,25 +137,42 @@ const audit = defineCommand({
     const rules = await configured(cli).catch(() => undefined)
     const file = await auditPath(cli, rules?.config.audit)
     const match = typeof args.id === 'string' ? globToRegExp(args.id) : undefined
-    const entries: AuditEntry[] = file
-      ? readAudit(file, (problem) => process.stderr.write(`warning: ${problem}\n`)).filter(
-          (e) => !match || match.test(e.id),
-        )
-      : []
-    if (args.json) printJson({ ok: true, file, entries })
+    const fromStore = file && (await sharedStore(cli)) ? await storeAudit(cli) : undefined
+    if (typeof fromStore === 'number') return fromStore
+    const entries: Array<AuditEntry & { replica?: string }> = (
+      fromStore ??
+      (file ? readAudit(file, (problem) => process.stderr.write(`warning: ${problem}\n`)) : [])
+    ).filter((e) => !match || match.test(e.id))
+    if (args.json) printJson({ ok: true, file, ...(fromStore && { source: 'store' }), entries })
     else if (!entries.length) process.stdout.write(`no audit entries${file ? ` in ${file}` : ''}\n`)
     else
       process.stdout.write(
         entries
           .map(
             (e) =>
-              `${color.dim(e.at)} ${e.who.padEnd(10)} ${e.id}  ${e.from ?? '∅'} → ${e.to ?? '∅'}${e.scope ? color.dim(` in ${e.scope}`) : ''}${e.by ? color.dim(` (${e.by})`) : ''}${e.why ? `  ${e.why}` : ''}`,
+              `${color.dim(e.at)} ${e.who.padEnd(10)} ${e.id}  ${e.from ?? '∅'} → ${e.to ?? '∅'}${e.scope ? color.dim(` in ${e.scope}`) : ''}${e.by ? color.dim(` (${e.by})`) : ''}${e.replica ? color.dim(` [${e.replica}]`) : ''}${e.why ? `  ${e.why}` : ''}`,
           )
           .join('\n') + '\n',
       )
     return 0
   },
 })
+
+/** Whether the project's config shares state through a Redis store (the audit log's one order is there). */
+async function sharedStore(cli: CommandContext): Promise<boolean> {
+  const instances = await cli.instances().catch(() => [])
+  return instances.some(
+    (i) => i.use === 'store' && (i.config as { engine?: unknown } | undefined)?.engine === 'redis',
+  )
+}
+
+/** The store's audit log, from the running dev or a composition that reaches the store. */
+async function storeAudit(cli: CommandContext) {
+  const reply = await cli.control('capabilities/audit', {})
+  if (typeof reply === 'number') return reply
+  for (const p of reply.answer.problems) process.stderr.write(`warning: ${p}\n`)
+  return reply.answer.source === 'store' ? reply.answer.entries : undefined
+}
 
 /** `30m`, `2h`, `7d` ago, or a date, as an ISO time. */
 function sinceTime(text: string): string {

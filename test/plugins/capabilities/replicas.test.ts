@@ -16,7 +16,7 @@ import type {
 import { readAudit } from '../../../plugins/capabilities/audit.ts'
 import { MemoryBackend, MemoryStore } from '../../../plugins/store/memory.ts'
 import { createYoke, type DoctorCheck, type Yoke } from '../../../src/index.ts'
-import { ROOT, tempProject, type Project } from '../../helpers/project.ts'
+import { ROOT, runYoke, tempProject, type Project } from '../../helpers/project.ts'
 import { until } from '../../helpers/until.ts'
 import { missing, redisForFile } from '../store/redis-server.ts'
 
@@ -138,6 +138,24 @@ describe('two replicas sharing a redis-server', { skip: missing }, () => {
   })
   const prefix = keyPrefix()
   replicasSuite('redis', () => redis(prefix))
+
+  it('yoke stats and yoke audit, composed on their own (bin runs dist), answer from the store', async () => {
+    const shared = keyPrefix()
+    const [a, b] = [await replica('a', redis(shared)), await replica('b', redis(shared))]
+    await Promise.all([a.yoke.call('alpha'), b.yoke.call('alpha'), b.yoke.call('alpha')])
+    await Promise.all([a.list('alpha'), b.list('alpha')]) // each flushed
+    const cli = (...args: string[]) =>
+      runYoke([...args, '--json'], { cwd: a.p.dir, home: a.p.home, env: { YOKE_TRUST: '1' } })
+    const stats = await cli('stats')
+    assert.equal(stats.code, 0, stats.stderr)
+    const rows = (JSON.parse(stats.stdout) as { rows: MetricsRow[] }).rows
+    assert.equal(rows.find((r) => r.id === 'alpha')?.called, 3, stats.stdout)
+    const audit = await cli('audit', '--id', 'only-*')
+    assert.equal(audit.code, 0, audit.stderr)
+    const read = JSON.parse(audit.stdout) as { source?: string; entries: Array<{ id: string }> }
+    assert.equal(read.source, 'store')
+    assert.deepEqual(read.entries.map((e) => e.id).sort(), ['only-a', 'only-b'])
+  })
 
   it('a stopped Redis neither fails nor blocks a call; what was counted lands after it restarts', async () => {
     const shared = keyPrefix()

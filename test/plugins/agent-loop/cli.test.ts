@@ -321,12 +321,13 @@ describe('yoke chat on a terminal', () => {
           () => screen.lastIndexOf('you> ') > screen.indexOf('Got it.'),
         )
         child.stdin.write('\x03') // Ctrl-C at an empty prompt: leave
+        let timer: NodeJS.Timeout | undefined
         const [code] = await Promise.race([
           once(child, 'exit'),
-          new Promise<never>((_, reject) =>
-            setTimeout(() => reject(new Error(`chat did not leave:\n${screen}`)), 20_000),
-          ),
-        ])
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`chat did not leave:\n${screen}`)), 20_000)
+          }),
+        ]).finally(() => clearTimeout(timer)) // a pending bound keeps the file's process alive
         assert.equal(code, 130, screen)
       } finally {
         child.kill('SIGKILL')

@@ -83,6 +83,8 @@ export class SharedState {
   busy: Promise<unknown> = Promise.resolve()
   /** the version sharing now (undefined: no store) */
   active: Sharer | undefined
+  /** the drops warned in this outage */
+  readonly #said = new Set<string>()
 
   /** A seeded row's counts (a file's history) are not this process's to add to the store. */
   seeded(key: string, row: Parameters<typeof tallyOf>[0]): void {
@@ -96,9 +98,25 @@ export class SharedState {
     for (const e of entries) audit.push({ ...e, replica })
     if (audit.length <= MAX_PENDING) return
     dropped.audit += audit.splice(0, audit.length - MAX_PENDING).length
-    warn(
-      `the store's audit log misses ${dropped.audit} entries (more than ${MAX_PENDING} waited for the store); the local file has them`,
+    this.sayOnce(
+      'audit',
+      warn,
+      () =>
+        `the store's audit log misses ${dropped.audit} entries (more than ${MAX_PENDING} waited for the store); the local file has them`,
     )
+  }
+
+  /** A drop is warned once per outage (yoke doctor keeps the running count). */
+  sayOnce(what: string, warn: (message: string) => void, message: () => string): void {
+    if (this.#said.has(what)) return
+    this.#said.add(what)
+    warn(message())
+  }
+
+  /** The store answers again: the next outage's drops are warned anew. */
+  answering(): void {
+    this.down = undefined
+    this.#said.clear()
   }
 
   /** Runs `work` after what runs now (a failure does not stop the next). */
@@ -241,8 +259,11 @@ export class Sharer {
       dropped.rows++
       dropped.calls += p.delta.called
     }
-    this.options.warn(
-      `metrics lost while the store is down: ${dropped.rows} rows' counts (${dropped.calls} calls) dropped, more than ${MAX_PENDING} rows waited`,
+    this.state.sayOnce(
+      'rows',
+      this.options.warn,
+      () =>
+        `metrics lost while the store is down: ${dropped.rows} rows' counts (${dropped.calls} calls) dropped, more than ${MAX_PENDING} rows waited (yoke doctor counts them)`,
     )
   }
 
@@ -323,7 +344,7 @@ export class Sharer {
 
   #recovered(): void {
     const since = this.state.down!.since
-    this.state.down = undefined
+    this.state.answering()
     this.options.info(
       `the store answers again after ${((Date.now() - since) / 1000).toFixed(1)} s: the pending metrics and audit entries were added`,
     )

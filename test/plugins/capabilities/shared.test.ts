@@ -235,6 +235,11 @@ describe('a store outage (redis-server stopped)', { skip: missing }, () => {
         sharedChecks(ra.kept.shared).at(-1)!.message,
         /missed 4 rows of metrics \(5 calls\)/,
       )
+      // more drops in the same outage: counted, not warned again
+      for (let i = 0; i < 2; i++) ra.metrics.offered(key(`more-${i}`))
+      await ra.sharer.tick()
+      assert.equal(ra.kept.shared.dropped.rows, 6)
+      assert.equal(ra.said.filter((s) => /metrics lost/.test(s)).length, 1, ra.said.join('\n'))
     } finally {
       await server!.start()
     }

@@ -159,6 +159,8 @@ export async function callTool(
     exchange = started(host, served, name, args, round.client, ctx, Boolean(asTask))
     if (asTask) {
       const task = host.tasks.start(view.name, exchange, tool)
+      // its id goes out once any replica can find it (a store that does not answer: bounded)
+      await host.tasks.shared?.written(task.taskId)
       return { resultType: 'task', ...task.created() } as unknown as CallToolResult
     }
   }

@@ -7,8 +7,9 @@
  * so a request for it that reaches another replica is relayed: `request` sends it to the replica
  * that holds the state and waits for the answer, a bounded wait that ends as soon as that replica
  * is gone (no subscriber took the message, or its heartbeat lapsed) or the asker gives up. What
- * every replica must hear (a list changed) is broadcast on `mcp:changes`, and each replica's own
- * broadcasts are not news to itself.
+ * every replica must hear (a list changed, a 2025-era client's answer that reached a replica not
+ * holding its question) is shouted on `mcp:all:<topic>`, and a replica's own shouts are not news
+ * to itself.
  *
  * The store is at most once and may be down: a relay that cannot be sent fails at once, saying
  * so (STORE_UNAVAILABLE), and nothing else waits on it.
@@ -45,10 +46,10 @@ export class RelayError extends Error {
   }
 }
 
-/** A list change as broadcast: which list, and the views whose clients hear of it. */
-export interface Broadcast {
+/** What one replica shouts to all the others, under a topic. */
+interface Shout {
   from: string
-  lists: Array<[list: string, views: string[]]>
+  payload: unknown
 }
 
 type Handler = (body: Relay, signal: AbortSignal) => Promise<unknown>
@@ -63,6 +64,7 @@ export class Cluster {
   /** requests of other replicas being handled here, by id: a cancellation aborts one */
   readonly #handling = new Map<string, AbortController>()
   readonly #handlers = new Map<string, Handler>()
+  readonly #topics = new Map<string, (payload: unknown) => void>()
   #unsubscribe: Unsubscribe[] = []
   #heartbeat?: NodeJS.Timeout
   #watch?: NodeJS.Timeout
@@ -82,15 +84,23 @@ export class Cluster {
     this.#handlers.set(op, handler)
   }
 
-  /** Listens on this replica's channel and on the broadcasts; starts the heartbeat. */
-  async start(onBroadcast: (message: Broadcast) => void): Promise<void> {
+  /** Hears what the other replicas shout under `topic` (call before `start`). */
+  hear(topic: string, listener: (payload: unknown) => void): void {
+    this.#topics.set(topic, listener)
+  }
+
+  /** Listens on this replica's channel and on the topics it hears; starts the heartbeat. */
+  async start(): Promise<void> {
     this.#unsubscribe.push(
       await this.store.subscribe(`mcp:to:${this.replica}`, (m) => this.#received(m as Message)),
-      await this.store.subscribe('mcp:changes', (m) => {
-        const message = m as Broadcast
-        if (message?.from !== this.replica && Array.isArray(message?.lists)) onBroadcast(message)
-      }),
     )
+    for (const [topic, listener] of this.#topics)
+      this.#unsubscribe.push(
+        await this.store.subscribe(`mcp:all:${topic}`, (m) => {
+          const shout = m as Shout | undefined
+          if (shout && shout.from !== this.replica) listener(shout.payload)
+        }),
+      )
     await this.#beat()
     this.#heartbeat = setInterval(() => void this.#beat(), HEARTBEAT_MS)
     this.#heartbeat.unref()
@@ -149,9 +159,9 @@ export class Cluster {
     return (await answered) as T
   }
 
-  /** Tells every other replica that lists changed (their clients hear it too). */
-  async broadcast(lists: Broadcast['lists']): Promise<void> {
-    await this.store.publish('mcp:changes', { from: this.replica, lists } satisfies Broadcast)
+  /** Tells every other replica `payload` under `topic` (at most once, to those listening now). */
+  async shout(topic: string, payload: unknown): Promise<void> {
+    await this.store.publish(`mcp:all:${topic}`, { from: this.replica, payload } satisfies Shout)
   }
 
   /**

@@ -31,7 +31,13 @@ import { ListChanges } from './changes.ts'
 import { Cluster } from './cluster.ts'
 import { DEFAULT_VIEW, viewConfig, type HttpConfig, type McpServerConfig } from './config.ts'
 import { Exchanges } from './exchange.ts'
-import { HttpEndpoint, isLoopback, portAgain, type LastEndpoint } from './http.ts'
+import {
+  HttpEndpoint,
+  isLoopback,
+  portAgain,
+  type ClientAnswer,
+  type LastEndpoint,
+} from './http.ts'
 import { Lifecycle, replicaId } from './lifecycle.ts'
 import { MIN_SESSION_SECRET, SessionSeal } from './sealed.ts'
 import { staticAccess, type Access } from './oauth/access.ts'
@@ -365,8 +371,10 @@ export class McpGateway implements SessionHost {
         serveRelayedRetry(this, this.viewOf(String(body.view)), body, signal),
       )
       cluster.handle('task', async (body) => serveRelayedTask(this, body))
+      cluster.hear('changes', (lists) => this.#changes.hear(lists as Array<[string, string[]]>))
+      cluster.hear('answers', (answer) => void this.#endpoint?.deliver(answer as ClientAnswer))
       try {
-        await cluster.start((message) => this.#changes.hear(message.lists))
+        await cluster.start()
         if (!this.#sessionSecret())
           this.codec = this.#codec(await cluster.sharedSecret('request-state'))
       } catch (err) {
@@ -382,7 +390,7 @@ export class McpGateway implements SessionHost {
       this.tasks.shared = new SharedTasks(cluster, (message) => this.#warn(message))
       this.#changes.broadcast = (lists) =>
         void cluster
-          .broadcast(lists)
+          .shout('changes', lists)
           .catch((err: unknown) =>
             this.#warn(`a list change was not sent to the other replicas: ${messageOf(err)}`),
           )
@@ -438,6 +446,13 @@ export class McpGateway implements SessionHost {
       maxSessions: cfg.maxSessions,
       lifecycle: this.lifecycle,
       seal: this.#sessionSeal(http),
+      // a 2025-era client's answer may reach a replica that does not hold the question
+      shareAnswer: (answer) =>
+        void this.cluster
+          ?.shout('answers', answer)
+          .catch((err: unknown) =>
+            this.#warn(`a client's answer was not passed to the other replicas: ${messageOf(err)}`),
+          ),
       open: (view, id) => this.open(view, id),
       modern: (view, who) => this.#stateless.of(view, who),
       debug: (message) => ctx.logger.debug(message),

@@ -60,6 +60,11 @@ export interface EndpointHost {
   lifecycle: Lifecycle
   /** with the replicas' shared secret: session ids any replica can resume (sealed.ts) */
   seal?: SessionSeal
+  /**
+   * with replicas: passes a 2025-era client's answers (JSON-RPC responses to what a session asked
+   * it) to the other replicas, one of which may hold the question (`deliver` there)
+   */
+  shareAnswer?(answer: ClientAnswer): void
   /** a new session for `view` (not yet connected) */
   open(view: View, id: string): McpSession
   /** the 2026-07-28 handler for `who`'s requests to `view` (stateless.ts) */
@@ -89,6 +94,34 @@ export function portAgain(
   http: { host: string; port: number },
 ): number | undefined {
   return http.port === 0 && last?.host === http.host ? last.port : undefined
+}
+
+/**
+ * A 2025-era client's answer to what its session asked it (an elicitation, a sampling request),
+ * as one replica passes it to the others: the question waits in whichever replica pushed it.
+ */
+export interface ClientAnswer {
+  session: string
+  view: string
+  who: string
+  protocolVersion?: string
+  body: unknown
+}
+
+/** Whether a POST's body holds only JSON-RPC responses (a client's answers), no request. */
+function answersOnly(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body]
+  return (
+    messages.length > 0 &&
+    messages.every(
+      (m) =>
+        m !== null &&
+        typeof m === 'object' &&
+        !('method' in m) &&
+        'id' in m &&
+        ('result' in m || 'error' in m),
+    )
+  )
 }
 
 /** #body's mark for a request it has answered (refused) already. */
@@ -221,6 +254,16 @@ export class HttpEndpoint {
     const mismatch = headerMismatch(req, body)
     if (mismatch) return reply(res, 400, -32020, `Bad Request: ${mismatch}`)
     if (typeof sid !== 'string') return this.#open(admitted, req, res, body)
+    if (this.host.shareAnswer && answersOnly(body)) {
+      const version = req.headers['mcp-protocol-version']
+      this.host.shareAnswer({
+        session: sid,
+        view: admitted.view.name,
+        who: admitted.who,
+        ...(typeof version === 'string' && { protocolVersion: version }),
+        body,
+      })
+    }
     const tracked = this.sessions.get(sid) ?? (await this.#resume(sid, admitted, req, res))
     if (tracked === ANSWERED) return
     // a session stays with who opened it: another token holder cannot take it over by its id
@@ -394,6 +437,20 @@ export class HttpEndpoint {
     void session.ended.then(() => this.sessions.delete(id))
     await session.serverFor('legacy').connect(transport)
     return tracked
+  }
+
+  /**
+   * Another replica's client answer, for a session held here: given to its transport as if the
+   * client had POSTed it here (a question this replica pushed takes it; any other id is dropped).
+   */
+  async deliver(answer: ClientAnswer): Promise<void> {
+    const tracked = this.sessions.get(answer.session)
+    if (!tracked || tracked.closed || tracked.who !== answer.who) return
+    if (tracked.session.view.name !== answer.view) return
+    await feed(tracked.transport, answer.body, {
+      'mcp-session-id': answer.session,
+      ...(answer.protocolVersion && { 'mcp-protocol-version': answer.protocolVersion }),
+    })
   }
 
   async #serve(tracked: Tracked, req: IncomingMessage, res: ServerResponse, body: unknown) {

@@ -52,6 +52,11 @@ export class SharedTasks {
     this.#writing.set(task.taskId, entry)
   }
 
+  /** Resolves when the writes of task `id` begun so far have landed (or failed). */
+  async written(id: string): Promise<void> {
+    while (this.#writing.has(id)) await this.#writing.get(id)!.done
+  }
+
   /** Resolves when every write begun so far has landed (or failed). */
   async flush(): Promise<void> {
     while (this.#writing.size) await Promise.all([...this.#writing.values()].map((w) => w.done))

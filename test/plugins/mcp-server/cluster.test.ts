@@ -10,12 +10,17 @@ import assert from 'node:assert/strict'
 import { cpSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { tempProject, type Project } from '../../helpers/project.ts'
 import { messagesOf, serveHttp, type Served } from '../../helpers/serve.ts'
 import { until } from '../../helpers/until.ts'
 import { missing, RedisServer } from '../store/redis-server.ts'
 
 const TOKEN = 'cluster-token-0123456789abcdef'
+/** the replicas' shared secret: a 2025-era session opened on one is resumed on another */
+const SESSION_KEY = 'cluster-session-secret-0123456789abcdef'
 const TOOLS = `export default {
   name: 'tools',
   inject: ['runtime'],
@@ -109,7 +114,7 @@ describe('replicas sharing a Redis store', { skip: missing }, () => {
     cpSync(shared.dir, apart.dir, { recursive: true })
     const started = await Promise.all(
       [shared, shared, apart].map((project, i) =>
-        serveHttp(project, 60_000, { YOKE_REPLICA_ID: `r${i + 1}` }),
+        serveHttp(project, 60_000, { YOKE_REPLICA_ID: `r${i + 1}`, YOKE_SESSION_KEY: SESSION_KEY }),
       ),
     )
     replicas.push(...started)
@@ -191,6 +196,43 @@ describe('replicas sharing a Redis store', { skip: missing }, () => {
       })
       assert.equal(retried.error, undefined, retried.error?.message)
       assert.match(textOf(retried.result), expect)
+    }
+  })
+
+  it("a 2025-era client's answer that reaches another replica settles the question where it waits", async () => {
+    // the client's requests go to r1, its answers to r2: the approval waits in r1's pipeline
+    const answeredOn: string[] = []
+    const routed = async (input: string | URL | Request, init?: RequestInit) => {
+      const body = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined
+      const answer = body && !('method' in body)
+      const res = await fetch(answer ? url(1) : url(0), init)
+      if (answer) answeredOn.push(res.headers.get('yoke-replica') ?? '?')
+      return res
+    }
+    const client = new V1Client(
+      { name: 'legacy-cluster', version: '1' },
+      { capabilities: { elicitation: {} } },
+    )
+    let asked = 0
+    client.setRequestHandler(ElicitRequestSchema, async () => {
+      asked++
+      return { action: 'accept', content: { decision: 'allow-once' } }
+    })
+    await client.connect(
+      new V1Transport(new URL(url(0)), {
+        requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+        fetch: routed,
+      }),
+    )
+    try {
+      const result = await client.callTool({ name: 'guarded', arguments: {} })
+      assert.equal(asked, 1)
+      // the answer's own response (202) may come after the call's result
+      await until('the answer to be accepted', () => answeredOn.length > 0, { ms: 10_000 })
+      assert.deepEqual(answeredOn, ['r2'])
+      assert.equal(textOf(result), 'guarded ran on r1')
+    } finally {
+      await client.close()
     }
   })
 

@@ -226,7 +226,10 @@ export class HttpEndpoint {
     const { lifecycle } = this.host
     res.setHeader('yoke-replica', lifecycle.replica)
     if (lifecycle.answer(pathOf(req.url), req, res)) return
-    if (lifecycle.draining)
+    if (lifecycle.draining) {
+      // the body is read first (and dropped, up to the size limit): a balancer still sending it
+      // gets the 503, not a broken pipe, and sends the request to another replica
+      if (req.method === 'POST') await readBody(req, this.host.maxBodyBytes).catch(() => {})
       return reply(
         res,
         503,
@@ -234,6 +237,7 @@ export class HttpEndpoint {
         `Service unavailable: this replica (${lifecycle.replica}) is shutting down; retry, and another replica answers`,
         { 'retry-after': '1', connection: 'close' },
       )
+    }
     // a POST is waited on by a drain; a stream (GET, subscriptions/listen) is not
     if (req.method === 'POST') lifecycle.track(res)
     const admitted = await this.#admit(req, res)

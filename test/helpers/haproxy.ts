@@ -46,7 +46,8 @@ defaults
   timeout client 30s
   timeout server 30s
   timeout check 2s
-  option redispatch
+  option redispatch 1
+  retry-on conn-failure 503
   retries 3
 ${frontends.map(block).join('')}`
 }

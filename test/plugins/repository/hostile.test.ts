@@ -95,7 +95,9 @@ async function compose(settings: Record<string, unknown> = {}) {
   return { kernel, rt, call, repo, held, holdIn, asked, close: () => kernel.dispose() }
 }
 
-describe('repository against hostile plugins', () => {
+// The cases share nothing (each composes its own kernel, FIFO and sleep marker) and most of their
+// time is a wait for a bound to run out (initTimeoutMs, a stuck worker's stop): they run at once.
+describe('repository against hostile plugins', { concurrency: true }, () => {
   const open: Array<() => Promise<void>> = []
   after(async () => {
     await Promise.all(open.map((c) => c()))
@@ -217,7 +219,8 @@ describe('repository against hostile plugins', () => {
     async () => {
       const y = await compose({ initTimeoutMs: 8_000, callTimeoutMs: 600_000 })
       open.push(y.close)
-      const seconds = `1000.${process.pid}${Date.now() % 1000}`
+      // `1000.<pid>4…` is no prefix of the other case's `1000.<pid>7`, nor it of this (they run at once)
+      const seconds = `1000.${process.pid}4${Date.now() % 1000}`
       const source = module(
         'sleeper',
         `execSync('sleep ${seconds}')`,

@@ -30,6 +30,7 @@ export function newKept(): Kept {
   const store = new MetricsStore()
   const shared = new SharedState()
   store.onSeed = (key, row) => shared.seeded(key, row)
+  shared.mark = (key) => store.mark(key)
   return {
     store,
     shared,

@@ -111,12 +111,20 @@ export class MetricsStore {
   /**
    * Starts marking changed rows and counting latency buckets for a store (once; later calls are
    * no-ops). Every row counted so far is marked: what this process counted before the store came
-   * up is shared too (shared.ts subtracts what was seeded from a file).
+   * up is shared too (shared.ts decides for what was seeded from a file).
    */
   share(): void {
     if (this.#unshared) return
     this.#unshared = new Set(this.#rows.keys())
     for (const row of this.#rows.values()) startBuckets(row)
+  }
+
+  /** Marks a row changed for the store (a seeded row the memory engine is to be given). */
+  mark(k: string): void {
+    const row = this.#rows.get(k)
+    if (!this.#unshared || !row || row.unshared) return
+    row.unshared = true
+    this.#unshared.add(k)
   }
 
   /** The rows changed since the last call, as counted (the caller copies what it keeps). */
@@ -162,7 +170,7 @@ export class MetricsStore {
     }
   }
 
-  /** told of each seeded row: its counts are history, not this process's to share (shared.ts) */
+  /** told of each seeded row: its counts are history, which shared.ts adds or not by the engine */
   onSeed: ((key: string, row: Readonly<Row>) => void) | undefined
 }
 

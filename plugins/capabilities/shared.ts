@@ -86,11 +86,38 @@ export class SharedState {
   /** the drops warned in this outage */
   readonly #said = new Set<string>()
 
-  /** A seeded row's counts (a file's history) are not this process's to add to the store. */
+  /**
+   * A row seeded from a file (metrics-jsonl: this process's history). A store that outlives the
+   * process (Redis) has it already from the run that counted it: it is not added again, and
+   * readers show the store's figures. The memory engine starts empty with the process: there the
+   * history is added, so the figures are what they were with no store.
+   */
   seeded(key: string, row: Parameters<typeof tallyOf>[0]): void {
     this.handed.set(key, tallyOf(row))
     this.confirmed.set(key, tallyOf(row))
+    if (this.#seedsGo === undefined) this.#seeds.add(key)
+    else if (this.#seedsGo) this.#unseed(key)
   }
+
+  /** Decides for the rows seeded so far and from now on (a sharer's start, by its engine). */
+  seedsGo(go: boolean): void {
+    this.#seedsGo = go
+    if (go) for (const key of this.#seeds) this.#unseed(key)
+    this.#seeds.clear()
+  }
+
+  /** a seeded row to be added: nothing of it handed or confirmed yet, and marked changed */
+  #unseed(key: string): void {
+    this.handed.delete(key)
+    this.confirmed.delete(key)
+    this.mark?.(key)
+  }
+
+  /** marks a row changed for the next flush (the kept MetricsStore's `mark`, kept.ts) */
+  mark: ((key: string) => void) | undefined
+  /** rows seeded before a sharer decided; whether seeded rows are added (undefined: not decided) */
+  readonly #seeds = new Set<string>()
+  #seedsGo: boolean | undefined
 
   /** Audit entries for the store's log, kept until a sharer appends them (bounded). */
   queueAudit(entries: AuditEntry[], replica: string, warn: (message: string) => void): void {
@@ -158,6 +185,7 @@ export class Sharer {
   /** Starts counting for the store and becomes the instance's sharer. */
   start(): void {
     this.metrics.share()
+    this.state.seedsGo(this.store.engine === 'memory')
     this.state.active = this
     // what was recorded while the store was coming up
     if (this.state.audit.length) void this.state.serial(() => this.#appendAudit())

@@ -148,25 +148,49 @@ function sharedSuite(engine: string, open: () => { a: Store; b: Store }, skip: s
       assert.ok(fromA.every((e) => typeof e.replica === 'string' && e.replica.length > 0))
     })
 
-    it('counts seeded from a file are history: not added to the store again', async () => {
+    // a sink's file is this process's history: Redis has it from the run that counted it; the
+    // memory engine starts empty with the process, so there it is added (figures as with no store)
+    const history = engine === 'memory' ? 7 : 0
+    it(`counts seeded from a file are ${history ? 'added once' : 'history, not added again'}`, async () => {
       const { a } = open()
       const ra = replica(a, 'a')
+      const seed = (called: number) =>
+        ra.metrics.seed([
+          {
+            ...key('delta'),
+            offered: 0,
+            found: 0,
+            called,
+            ok: called,
+            errors: {},
+            firstAt: '2026-01-01T00:00:00.000Z',
+            lastAt: '2026-01-01T00:00:00.000Z',
+          },
+        ])
+      seed(7)
+      ra.metrics.called(key('delta'), 'ok', 1)
+      await ra.sharer.tick()
+      const counters = await a.counters('capabilities:metrics:delta@1.0.0#sha256:0123456789ab')
+      assert.equal(counters.called, history + 1)
+      assert.equal((await ra.merged('delta'))?.called, history + 1, 'what a reader sees')
+      // a row seeded after the sharer started is decided alike; a restart of the sharer adds nothing again
       ra.metrics.seed([
         {
-          ...key('delta'),
-          offered: 0,
+          ...key('epsilon'),
+          offered: 2,
           found: 0,
-          called: 7,
-          ok: 7,
+          called: 0,
+          ok: 0,
           errors: {},
           firstAt: '2026-01-01T00:00:00.000Z',
           lastAt: '2026-01-01T00:00:00.000Z',
         },
       ])
-      ra.metrics.called(key('delta'), 'ok', 1)
+      await ra.sharer.stop()
+      ra.sharer.start()
       await ra.sharer.tick()
-      const counters = await a.counters('capabilities:metrics:delta@1.0.0#sha256:0123456789ab')
-      assert.equal(counters.called, 1, 'only the call counted here')
+      assert.equal((await ra.merged('epsilon'))?.offered, history ? 2 : 0)
+      assert.equal((await ra.merged('delta'))?.called, history + 1)
     })
   })
 }

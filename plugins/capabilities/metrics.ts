@@ -189,9 +189,15 @@ function summary({
   ...counts
 }: Row): MetricsRow {
   const row = { ...counts, lastAt: new Date(lastMs).toISOString() }
-  if (!latencies.length) return row
+  const p = latencyPercentiles(latencies)
+  return p ? { ...row, ...p } : row
+}
+
+/** p50 and p95 over a row's most recent latencies (undefined: none yet). */
+export function latencyPercentiles(latencies: readonly number[]) {
+  if (!latencies.length) return undefined
   const sorted = latencies.slice(-SAMPLES).sort((a, b) => a - b)
-  return { ...row, p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95) }
+  return { p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95) }
 }
 
 /** The nearest-rank percentile of sorted values. */

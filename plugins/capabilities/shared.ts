@@ -13,7 +13,7 @@ import { hostname } from 'node:os'
 import { messageOf, type DoctorCheck } from 'yoke'
 import type { LogEntry, Store, StoreRecord } from '../store/api.ts'
 import type { AuditEntry, MetricsRow } from './api.ts'
-import { keyOf, type MetricsStore } from './metrics.ts'
+import { keyOf, latencyPercentiles, type MetricsStore } from './metrics.ts'
 import {
   bucketQuantile,
   combine,
@@ -51,6 +51,8 @@ interface Merged {
   meta: Meta
   tally: Tally
   times?: Times
+  /** p50 / p95 over this process's recent calls, when every call of the row was counted here */
+  exact?: { p50: number; p95: number }
 }
 
 /** An audit entry as the store's log holds it: which replica wrote it. */
@@ -429,19 +431,25 @@ const widest = (a: Times, b: Times): Times => ({
 
 /**
  * The rows every replica counted: the store's as last read, plus what this process counted since
- * (its counts less what the store had taken when it was read), percentiles from the merged buckets.
+ * (its counts less what the store had taken when it was read). p50 / p95 come from the merged
+ * buckets, unless every call of the row was counted here (one replica): then from its recent
+ * latencies, as with no store.
  */
 export function mergedRows(state: SharedState, metrics: MetricsStore): MetricsRow[] {
   const snapshot = state.snapshot
   const rows = new Map<string, Merged>(snapshot?.rows)
   for (const [k, row] of metrics.counted) {
-    const unseen = combine(tallyOf(row), snapshot?.base.get(k) ?? zeroTally(), -1)
+    const base = snapshot?.base.get(k) ?? zeroTally()
+    const unseen = combine(tallyOf(row), base, -1)
     const held = rows.get(k)
     const times = { firstAt: row.firstAt, lastAt: new Date(row.lastMs).toISOString() }
+    const ours = !held || held.tally.called === base.called
+    const exact = ours ? latencyPercentiles(row.latencies) : undefined
     rows.set(k, {
       meta: held?.meta ?? row,
       tally: held ? combine(held.tally, unseen) : unseen,
       times: held?.times ? widest(held.times, times) : times,
+      ...(exact && { exact }),
     })
   }
   return [...rows.values()]
@@ -449,8 +457,8 @@ export function mergedRows(state: SharedState, metrics: MetricsStore): MetricsRo
     .sort((a, b) => b.called - a.called || b.offered - a.offered || a.id.localeCompare(b.id))
 }
 
-function rowOf({ meta, tally, times }: Merged): MetricsRow {
-  const p50 = bucketQuantile(tally, 0.5)
+function rowOf({ meta, tally, times, exact }: Merged): MetricsRow {
+  const p50 = exact?.p50 ?? bucketQuantile(tally, 0.5)
   const at = times ?? { firstAt: new Date(0).toISOString(), lastAt: new Date(0).toISOString() }
   return {
     id: meta.id,
@@ -462,7 +470,7 @@ function rowOf({ meta, tally, times }: Merged): MetricsRow {
     called: tally.called,
     ok: tally.ok,
     errors: tally.errors,
-    ...(p50 !== undefined && { p50, p95: bucketQuantile(tally, 0.95)! }),
+    ...(p50 !== undefined && { p50, p95: exact?.p95 ?? bucketQuantile(tally, 0.95)! }),
     ...at,
   }
 }

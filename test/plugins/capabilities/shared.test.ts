@@ -125,6 +125,27 @@ function sharedSuite(engine: string, open: () => { a: Store; b: Store }, skip: s
       assert.equal(ra.metrics.rows().find((r) => r.id === 'gamma')?.p95, 3)
     })
 
+    it('one replica alone: its rows read back as with no store, p50 / p95 over its own calls', async () => {
+      const { a } = open()
+      const ra = replica(a, 'a')
+      const theta = key('theta')
+      for (let i = 0; i < 10; i++) ra.metrics.called(theta, 'ok', 3)
+      for (let i = 0; i < 10; i++) ra.metrics.called(theta, i ? 'ok' : 'TIMEOUT', 400)
+      ra.metrics.offered(theta)
+      const row = await ra.merged('theta')
+      const { firstAt: _f, lastAt: _l, ...alone } = ra.metrics.rows().find((r) => r.id === 'theta')!
+      assert.deepEqual(
+        { ...row, firstAt: undefined, lastAt: undefined },
+        {
+          ...alone,
+          firstAt: undefined,
+          lastAt: undefined,
+        },
+      )
+      assert.equal(row?.p50, 3)
+      assert.equal(row?.p95, 400)
+    })
+
     it('audit entries from both replicas appear once each, in one order both read alike', async () => {
       const { a, b } = open()
       const [ra, rb] = [replica(a, 'a'), replica(b, 'b')]

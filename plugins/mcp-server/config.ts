@@ -11,6 +11,22 @@ export const DEFAULT_VIEW = 'default'
 
 const globs = z.array(z.string().min(1))
 
+/**
+ * requests each caller (a token holder) may make per window in a view, counted across the replicas
+ * when the composition has a store; past it, 429 with Retry-After
+ */
+const rateLimit = z
+  .object({
+    max: z.number().int().positive(),
+    windowMs: z
+      .number()
+      .int()
+      .positive()
+      .max(24 * 60 * 60_000)
+      .default(60_000),
+  })
+  .strict()
+
 export const viewConfig = z
   .object({
     /** tool-name globs: only these tools (default all that the scope sees) */
@@ -26,6 +42,8 @@ export const viewConfig = z
      * direct tools, and what a session finds is listed for it from then on (list_changed says so)
      */
     toolSearch: z.boolean().default(false),
+    /** this view's own rate limit, in place of the instance's `rateLimit` */
+    rateLimit: rateLimit.optional(),
   })
   .strict()
 
@@ -186,6 +204,11 @@ export const mcpServerConfig = z
     maxTasks: z.number().int().positive().max(100_000).default(128),
     /** the same, in one view */
     maxTasksPerView: z.number().int().positive().max(100_000).default(32),
+    /**
+     * requests each caller (a token holder) may make per window in each view, counted across the
+     * replicas when the composition has a store; past it, 429 with Retry-After. Default: none
+     */
+    rateLimit: rateLimit.optional(),
   })
   .strict()
   .superRefine((cfg, issues) => {

@@ -39,6 +39,7 @@ import {
   type LastEndpoint,
 } from './http.ts'
 import { Lifecycle, replicaId } from './lifecycle.ts'
+import { RateLimiter } from './rate.ts'
 import { MIN_SESSION_SECRET, SessionSeal } from './sealed.ts'
 import { staticAccess, type Access } from './oauth/access.ts'
 import { OAuthAccess } from './oauth/resource.ts'
@@ -446,6 +447,11 @@ export class McpGateway implements SessionHost {
       maxSessions: cfg.maxSessions,
       lifecycle: this.lifecycle,
       seal: this.#sessionSeal(http),
+      rate: new RateLimiter(
+        () => this.cluster?.store,
+        (message) => this.#warn(message),
+      ),
+      rateLimitOf: (view) => view.config.rateLimit ?? cfg.rateLimit,
       // a 2025-era client's answer may reach a replica that does not hold the question
       shareAnswer: (answer) =>
         void this.cluster

@@ -29,6 +29,9 @@ import { messageOf, YokeError } from 'yoke'
 import { admission, perClientCap, type Seat } from './admission.ts'
 import { DEFAULT_VIEW, type HttpConfig } from './config.ts'
 import type { DrainReport, Lifecycle } from './lifecycle.ts'
+import { duration } from './exchange.ts'
+import { rateHeaders, type RateLimiter } from './rate.ts'
+import type { RateLimit } from '../store/api.ts'
 import { feed, type SessionSeal } from './sealed.ts'
 import { isRefusal, type Access } from './oauth/access.ts'
 import {
@@ -65,6 +68,10 @@ export interface EndpointHost {
    * it) to the other replicas, one of which may hold the question (`deliver` there)
    */
   shareAnswer?(answer: ClientAnswer): void
+  /** with `rateLimit`: counts a request of `who` in `view` (rate.ts) */
+  rate: RateLimiter
+  /** the rate limit of a view's requests, if it has one */
+  rateLimitOf(view: View): RateLimit | undefined
   /** a new session for `view` (not yet connected) */
   open(view: View, id: string): McpSession
   /** the 2026-07-28 handler for `who`'s requests to `view` (stateless.ts) */
@@ -242,6 +249,7 @@ export class HttpEndpoint {
     if (req.method === 'POST') lifecycle.track(res)
     const admitted = await this.#admit(req, res)
     if (!admitted) return
+    if (req.method === 'POST' && (await this.#limited(admitted, req, res))) return
     let body: unknown
     if (req.method === 'POST') {
       body = await this.#body(req, res)
@@ -441,6 +449,32 @@ export class HttpEndpoint {
     void session.ended.then(() => this.sessions.delete(id))
     await session.serverFor('legacy').connect(transport)
     return tracked
+  }
+
+  /** Counts the request against its caller's rate limit: true when it was refused (answered 429). */
+  async #limited(
+    { view, who }: Admitted,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<boolean> {
+    const limit = this.host.rateLimitOf(view)
+    if (!limit) return false
+    const decision = await this.host.rate.hit(view.name, who, limit)
+    if (!decision) return false
+    const headers = rateHeaders(decision, limit.max)
+    if (decision.allowed) {
+      for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
+      return false
+    }
+    await readBody(req, this.host.maxBodyBytes).catch(() => {}) // read and dropped, as a drain does
+    reply(
+      res,
+      429,
+      -32000,
+      `Too many requests: at most ${limit.max} per ${duration(limit.windowMs)} in the MCP view "${view.name}" (rateLimit); retry after ${headers['retry-after']} s`,
+      headers,
+    )
+    return true
   }
 
   /**

@@ -56,7 +56,10 @@ plugins:
   store: { use: store, config: { engine: redis, url: "${redis}", keyPrefix: "cluster-test:" } }
   gateway:
     use: mcp-server
-    config: { token: ${TOKEN}, changeDebounceMs: 50 }
+    config:
+      token: ${TOKEN}
+      changeDebounceMs: 50
+      views: { limited: { rateLimit: { max: 5, windowMs: 600000 } } }
 ${extra}`
 
 const ENVELOPE = {
@@ -71,6 +74,12 @@ const ENVELOPE = {
 let ids = 0
 /** One 2026-07-28 request to `url`: its result, or its error. */
 async function rpc(url: string, method: string, params: Record<string, unknown> = {}) {
+  const { reply } = await rpcWithHeaders(url, method, params)
+  return reply
+}
+
+/** The same, with the answer's HTTP status and headers. */
+async function rpcWithHeaders(url: string, method: string, params: Record<string, unknown> = {}) {
   const name = (params.name ?? params.taskId) as string | undefined
   const res = await fetch(url, {
     method: 'POST',
@@ -90,8 +99,12 @@ async function rpc(url: string, method: string, params: Record<string, unknown> 
     }),
     signal: AbortSignal.timeout(30_000),
   })
-  const reply = (await messagesOf(res)).find((m) => m.id === ids || m.result || m.error)
-  return { result: reply?.result, error: reply?.error as { message: string } | undefined }
+  const message = (await messagesOf(res)).find((m) => m.id === ids || m.result || m.error)
+  const reply = {
+    result: message?.result,
+    error: message?.error as { message: string } | undefined,
+  }
+  return { reply, status: res.status, headers: res.headers }
 }
 
 const textOf = (r: any) =>
@@ -234,6 +247,31 @@ describe('replicas sharing a Redis store', { skip: missing }, () => {
     } finally {
       await client.close()
     }
+  })
+
+  it("a view's rate limit is one budget across the replicas", async () => {
+    const remaining: string[] = []
+    for (const i of [0, 0, 1, 2, 1]) {
+      const { reply, status, headers } = await rpcWithHeaders(`${url(i)}/limited`, 'tools/call', {
+        name: 'echo',
+        arguments: { text: 'y' },
+      })
+      assert.equal(status, 200)
+      assert.equal(textOf(reply.result), 'echo y')
+      remaining.push(headers.get('ratelimit-remaining')!)
+    }
+    assert.deepEqual(remaining, ['4', '3', '2', '1', '0'])
+    const refused = await rpcWithHeaders(`${url(2)}/limited`, 'tools/call', {
+      name: 'echo',
+      arguments: { text: 'y' },
+    })
+    assert.equal(refused.status, 429)
+    assert.ok(Number(refused.headers.get('retry-after')) > 0)
+    assert.match(refused.reply.error!.message, /at most 5 per 10 minutes in the MCP view "limited"/)
+    // the default view has no limit: its answers carry no RateLimit headers
+    const free = await rpcWithHeaders(url(2), 'tools/call', { name: 'echo', arguments: {} })
+    assert.equal(free.status, 200)
+    assert.equal(free.headers.get('ratelimit-limit'), null)
   })
 
   it('a list change on one replica reaches the clients of a replica that did not see it', async () => {

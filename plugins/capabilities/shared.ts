@@ -202,8 +202,10 @@ export class Sharer {
   /** A flush, then the merged view read back when a reader asked lately (or `read`). */
   tick(read = Date.now() - this.state.wanted < WANTED_MS): Promise<void> {
     return this.state.serial(async () => {
-      await this.#appendAudit()
+      const appended = await this.#appendAudit()
       const flushed = await this.#flush()
+      // what waited is in: said once the log and the counters both took it
+      if (appended && flushed && this.state.down) this.#recovered()
       if (read && flushed) await this.#read().catch((err) => this.#failed(err))
     })
   }
@@ -234,15 +236,18 @@ export class Sharer {
     }
   }
 
-  async #appendAudit(): Promise<void> {
+  /** Appends the waiting audit entries in order; false when the store did not take them all. */
+  async #appendAudit(): Promise<boolean> {
     const { audit } = this.state
     try {
       while (audit.length) {
         await this.store.append(this.auditLog, audit[0], { maxLen: AUDIT_MAX_LEN })
         audit.shift()
       }
+      return true
     } catch (err) {
       this.#failed(err)
+      return false
     }
   }
 
@@ -275,7 +280,6 @@ export class Sharer {
           }),
         ),
       )
-    if (!failed && state.down) this.#recovered()
     return !failed
   }
 

@@ -12,6 +12,9 @@
  *   npm run eval:tools -- --no-semantic    lexical methods only (no model)
  *   npm run eval:tools -- --misses 1000    also what yoke's ranking missed at that size
  *   npm run eval:tools -- --tune           also sweep RankOptions (threshold, fuzzy)
+ *   npm run eval:tools -- --tune-related   also sweep the related words' weights (development set)
+ *   npm run eval:tools -- --no-related     yoke's ranking without WordNet's related words
+ *   npm run eval:tools -- --tune-threshold also sweep the no-match threshold per size (development)
  *   npm run eval:tools -- --rank FILE      another finder.ts (beside its rank.ts), to compare
  *   npm run eval:tools -- --sizes 1000 --methods yoke    a quicker run
  */
@@ -76,7 +79,8 @@ function yokeMethod(
   options: RankOptions,
   arm?: SemanticArm,
 ): Method {
-  const finder = new Finder(options, arm)
+  // `--no-related`: without WordNet's related words (the ablation)
+  const finder = new Finder(flag('--no-related') ? { lexicon: null, ...options } : options, arm)
   const tools = asRegistered(corpus)
   return {
     label: arm ? 'yoke hybrid' : 'yoke lexical',
@@ -170,6 +174,60 @@ async function tune(Finder: FinderClass, corpora: Map<number, Tool[]>, queries: 
         ].join(' '),
       )
     }
+}
+
+/**
+ * The related words' weights swept (WordNet's synonyms and derivations, rank.ts), on the
+ * development queries only: the query side's weight × the name side's boost.
+ */
+async function tuneRelated(Finder: FinderClass, corpora: Map<number, Tool[]>, queries: Query[]) {
+  const golds = new Map(
+    [...corpora].map(([n, c]) => [n, queries.map((q) => resolveGold(q, c, aliasMap(c)))]),
+  )
+  console.log('\ntuning the related words on the development queries (r@1, r@5, MRR, F1):')
+  const grid = [
+    { relatedQuery: 0, relatedName: 0 },
+    { relatedQuery: 0, relatedName: 0.5 },
+    ...[1, 3, 10, 30, Infinity].flatMap((relatedRare) =>
+      [0.3, 0.6].flatMap((relatedQuery) =>
+        [0, 0.5].map((relatedName) => ({ relatedQuery, relatedName, relatedRare })),
+      ),
+    ),
+  ]
+  for (const options of grid) {
+    const cells: string[] = []
+    for (const [n, corpus] of corpora) {
+      const method = yokeMethod(Finder, corpus, options)
+      const s = await score(method, queries, golds.get(n)!, false)
+      cells.push(`${n}: ${pct(s.r1)} ${pct(s.r5)} ${s.mrr.toFixed(3)} ${s.nmF1.toFixed(2)}`)
+    }
+    console.log(`  ${JSON.stringify(options)}  ${cells.join('   ')}`)
+  }
+}
+
+/**
+ * The no-match threshold swept per index size on the development queries: F1 and recall@5 at each
+ * share, and the share chosen (the best F1 that costs served queries at most 2 points of recall@5
+ * against the lowest share's).
+ */
+async function tuneThreshold(Finder: FinderClass, corpora: Map<number, Tool[]>, queries: Query[]) {
+  console.log('\ntuning the no-match threshold per size (development): share: F1, recall@5')
+  const shares = [0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7]
+  for (const [n, corpus] of corpora) {
+    const golds = queries.map((q) => resolveGold(q, corpus, aliasMap(corpus)))
+    const rows: Array<[number, Scores]> = []
+    for (const threshold of shares)
+      rows.push([
+        threshold,
+        await score(yokeMethod(Finder, corpus, { threshold }), queries, golds, false),
+      ])
+    const floor = rows[0]![1].r5
+    const ok = rows.filter(([, s]) => s.r5 >= floor - 0.02)
+    const [best] = ok.reduce((a, b) => (b[1].nmF1 > a[1].nmF1 ? b : a))
+    console.log(
+      `  ${n.toLocaleString('en')}: ${rows.map(([t, s]) => `${t}: ${s.nmF1.toFixed(2)}, ${pct(s.r5)}`).join('; ')} → ${best}`,
+    )
+  }
 }
 
 /** A semantic arm with every tool of the corpus embedded. */
@@ -413,6 +471,9 @@ async function main() {
     }
   }
   if (flag('--tune')) await tune(Finder, new Map([...corpora].filter(([n]) => n <= 5000)), queries)
+  if (flag('--tune-threshold')) await tuneThreshold(Finder, corpora, queries)
+  if (flag('--tune-related'))
+    await tuneRelated(Finder, new Map([...corpora].filter(([n]) => n <= 5000)), queries)
   console.log(`\n${((performance.now() - started) / 1000).toFixed(1)} s`)
 }
 

@@ -9,6 +9,7 @@
  */
 import MiniSearch, { type SearchResult as MiniResult } from 'minisearch'
 import { fuse, hybridNoMatch, type HybridOptions, type Similarity } from './hybrid.ts'
+import { wordnet, type Lexicon } from './wordnet.ts'
 
 /** What the index reads of one thing. */
 export interface Searchable {
@@ -55,12 +56,28 @@ export interface RankOptions extends HybridOptions {
   threshold?: number
   /** typo tolerance on terms of 5+ letters: the edit distance as a share of the term's length */
   fuzzy?: number
+  /**
+   * related words (synonyms, derivations) for a tool's name words and a query's words; default
+   * WordNet (wordnet.ts) when its package loads; null: none
+   */
+  lexicon?: Lexicon | null
+  /** the weight of a query word's related words against the word itself (0: not searched) */
+  relatedQuery?: number
+  /** the boost of a tool's name words' related words, indexed as a field of their own (0: none) */
+  relatedName?: number
+  /**
+   * a query word is expanded only when fewer items than this hold it (1: only words the index
+   * does not know; Infinity: every word): a word the tools use already needs no synonym
+   */
+  relatedRare?: number
 }
 
-const FIELDS = ['name', 'title', 'description', 'params', 'source'] as const
+const FIELDS = ['name', 'title', 'description', 'params', 'source', 'related'] as const
 /** how many of the best results are varied by kind (#varied) */
 const VARIED_POOL = 50
 const BOOST = { name: 3, title: 2, description: 1, params: 0.7, source: 1.5 }
+/** tuned on the eval's development queries (bench/eval-tools) */
+const RELATED = { query: 0.6, name: 0.5, rare: 3 }
 
 /** Words that say nothing about which tool: a query of only these is no match. */
 const STOPWORDS = new Set(
@@ -105,6 +122,8 @@ interface Doc {
   description: string
   params: string
   source: string
+  /** words related to the name's (a lexicon's synonyms and derivations) */
+  related: string
 }
 
 export class SearchIndex<T extends Searchable> {
@@ -113,6 +132,10 @@ export class SearchIndex<T extends Searchable> {
   readonly #threshold: number
   readonly #fuzzy: number
   readonly #hybrid: HybridOptions
+  readonly #lexicon: Lexicon | null
+  readonly #relatedQuery: number
+  readonly #relatedName: number
+  readonly #relatedRare: number
   /** every spelling that names an item exactly (lower case) → the items it names */
   readonly #names = new Map<string, Set<string>>()
   /** the indexed words, each with how many items hold it: a known word is matched as it is */
@@ -124,6 +147,10 @@ export class SearchIndex<T extends Searchable> {
     this.#threshold = options.threshold ?? 0.35
     this.#fuzzy = options.fuzzy ?? 0.2
     this.#hybrid = options
+    this.#lexicon = options.lexicon === undefined ? wordnet() : options.lexicon
+    this.#relatedQuery = options.relatedQuery ?? RELATED.query
+    this.#relatedName = options.relatedName ?? RELATED.name
+    this.#relatedRare = options.relatedRare ?? RELATED.rare
     this.#search = new MiniSearch<Doc>({
       fields: [...FIELDS],
       tokenize: (text) => words(text),
@@ -139,7 +166,7 @@ export class SearchIndex<T extends Searchable> {
   set(item: T): void {
     this.delete(item.name)
     this.#items.set(item.name, item)
-    const doc = toDoc(item)
+    const doc = this.#doc(item)
     this.#search.add(doc)
     this.#count(item, doc, 1)
   }
@@ -149,7 +176,7 @@ export class SearchIndex<T extends Searchable> {
     if (!item) return
     this.#items.delete(name)
     this.#search.discard(name)
-    this.#count(item, toDoc(item), -1)
+    this.#count(item, this.#doc(item), -1)
   }
 
   /** Keeps the exact-name map and the vocabulary in step with an item added (+1) or removed (-1). */
@@ -196,12 +223,32 @@ export class SearchIndex<T extends Searchable> {
     // every word may be a prefix (`calc` of calculator); only a word the index lacks may be a typo
     // (expanding every word by edit distance would cost a walk of the whole term tree per word)
     const unknown = (term: string) => !this.#vocabulary.has(term)
-    const ranked = this.#search.search(query, {
-      boost: BOOST,
-      prefix: (term) => term.length >= 3,
-      fuzzy: (term) => (term.length >= 5 && unknown(term) ? this.#fuzzy : false),
-      combineWith: 'OR',
-    })
+    const related = this.#relatedOf(query)
+    const boost = { ...BOOST, related: this.#relatedName }
+    const ranked = this.#search.search(
+      {
+        combineWith: 'OR',
+        queries: [
+          {
+            queries: [query],
+            prefix: (term: string) => term.length >= 3,
+            fuzzy: (term: string) => (term.length >= 5 && unknown(term) ? this.#fuzzy : false),
+          },
+          // a query word's related words, weighed less, as they are (no prefix, no typo), and not
+          // against a tool's own related words (a synonym of a synonym is noise)
+          ...(related
+            ? [
+                {
+                  queries: [related],
+                  fields: FIELDS.filter((f) => f !== 'related'),
+                  boostTerm: () => this.#relatedQuery,
+                },
+              ]
+            : []),
+        ],
+      },
+      { boost, combineWith: 'OR' },
+    )
     const exact = this.exact(query)
     if (exact.length > 1) {
       const order = new Map(ranked.map((r, i) => [r.id as string, i]))
@@ -239,7 +286,9 @@ export class SearchIndex<T extends Searchable> {
       why: [named.get(r.id)?.why, whyOf(r)].filter(Boolean).join('; '),
     }))
     const asked = queryTerms.size
-    const covered = asked > 0 && ranked.some((r) => r.queryTerms.length / asked >= this.#threshold)
+    // the query's own words matched (its related words rank, they do not make a match)
+    const matched = (r: MiniResult) => r.queryTerms.filter((t) => queryTerms.has(t)).length
+    const covered = asked > 0 && ranked.some((r) => matched(r) / asked >= this.#threshold)
     const best = similarity?.top[0]?.similarity ?? 0
     const noMatch =
       !exact.length &&
@@ -247,6 +296,36 @@ export class SearchIndex<T extends Searchable> {
       (similarity ? hybridNoMatch(best, covered, this.#hybrid) : !covered)
     const arms = similarity ? 'hybrid' : 'lexical'
     return { candidates: [...exact, ...whole, ...rest].slice(0, limit), noMatch, arms }
+  }
+
+  /** A query's words' related words (less the query's own), as one string to search; '' for none. */
+  #relatedOf(query: string): string {
+    if (!this.#lexicon || !this.#relatedQuery) return ''
+    const raw = words(query)
+    const own = new Set(raw.map(processTerm).filter((t): t is string => !!t))
+    const related = new Set<string>()
+    const rare = (term: string) => (this.#vocabulary.get(term) ?? 0) < this.#relatedRare
+    for (const word of new Set(raw)) {
+      const term = processTerm(word)
+      if (word.length >= 3 && term && rare(term))
+        for (const r of this.#lexicon.related(word)) {
+          const t = processTerm(r)
+          if (t && !own.has(t)) related.add(r)
+        }
+    }
+    return [...related].join(' ')
+  }
+
+  /** An item as the index holds it: its fields, and its name words' related words. */
+  #doc(item: T): Doc {
+    const doc = toDoc(item)
+    if (!this.#lexicon || !this.#relatedName) return doc
+    const own = new Set(words(doc.name))
+    const related = new Set<string>()
+    for (const word of kindOf(item).split(' '))
+      if (word.length >= 3 && processTerm(word))
+        for (const r of this.#lexicon.related(word)) if (!own.has(r)) related.add(r)
+    return { ...doc, related: [...related].join(' ') }
   }
 
   /** The items a query's terms name through their `namedBy` words: whether by all of them, and why. */
@@ -368,6 +447,7 @@ function toDoc(item: Searchable): Doc {
     description: item.description ?? '',
     params: (item.params ?? []).map((p) => `${p.name} ${p.description ?? ''}`).join(' '),
     source: (item.source ?? '').replace(/^(mcp|exec):/, ''),
+    related: '',
   }
 }
 

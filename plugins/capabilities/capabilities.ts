@@ -17,6 +17,7 @@ import {
 import type {
   AuditEntry,
   CapabilitiesApi,
+  CapabilitiesAudit,
   CapabilitiesList,
   Capability,
   MetricsRow,
@@ -147,11 +148,7 @@ export class Capabilities {
   }
 
   /** The audit log: the store's, in its one order across replicas, when one shares it; else the file. */
-  async auditEntries(): Promise<{
-    source: 'store' | 'file'
-    entries: AuditEntry[]
-    problems: string[]
-  }> {
+  async auditEntries(): Promise<CapabilitiesAudit> {
     const sharer = this.kept.shared.active
     if (sharer && this.audit.file) {
       await sharer.tick(false) // what this replica recorded is in it

@@ -296,6 +296,8 @@ function started(
     tool: name,
     args,
     session: served.session,
+    // a session's grants are the replicas' (its sealed id resumes it on any of them)
+    ...(served.session && host.cluster && { grants: host.grantsOf(served.callerBase) }),
     client,
     answerMs: served.answerMs,
     task,

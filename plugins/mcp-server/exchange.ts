@@ -36,6 +36,7 @@ import {
   type TraceContext,
 } from 'yoke'
 import { approvalMessage, approvalSchema, ASKER, cannotAsk, decisionOf } from './approval.ts'
+import type { SessionGrants } from './grants.ts'
 
 /** Who made the call, as a question needs to know: its name and what it can be asked. */
 export interface Asked {
@@ -86,6 +87,8 @@ export interface ExchangeOptions {
   task?: boolean
   /** the W3C trace context the client's request carried (CallOptions.trace) */
   trace?: TraceContext
+  /** the session's "allow for this session" grants in the shared store, with replicas (grants.ts) */
+  grants?: SessionGrants
 }
 
 /** Where an exchange checks in while it waits for an answer with no request of its client open. */
@@ -257,6 +260,9 @@ export class Exchange {
 
   /** An approval of this call or one it made: a form for the client (approval.ts). */
   async ask({ call, reason, signal }: ApprovalRequest): Promise<ApprovalAnswer> {
+    const { grants } = this.options
+    // granted for this session on another replica: the person said so already
+    if (grants && (await grants.has(call))) return 'allow-session'
     if (!this.#client.modes.has('form')) throw cannotAsk(this.#client.name, call)
     const answer = await this.elicit(
       {
@@ -266,7 +272,9 @@ export class Exchange {
       },
       signal,
     )
-    return decisionOf(answer, this.options.session)
+    const decision = decisionOf(answer, this.options.session)
+    if (decision === 'allow-session') await grants?.add(call)
+    return decision
   }
 
   /** A question from what the call reached (an upstream server's elicitation), put to the client. */

@@ -39,6 +39,7 @@ import {
   type LastEndpoint,
 } from './http.ts'
 import { Lifecycle, replicaId } from './lifecycle.ts'
+import { sharedGrants } from './grants.ts'
 import { RateLimiter } from './rate.ts'
 import { MIN_SESSION_SECRET, SessionSeal } from './sealed.ts'
 import { staticAccess, type Access } from './oauth/access.ts'
@@ -230,6 +231,10 @@ export class McpGateway implements SessionHost {
     } catch (err) {
       this.#warn(`MCP view ${view.name}: tools/list was answered, but ${messageOf(err)}`, err)
     }
+  }
+
+  grantsOf(connection: string) {
+    return sharedGrants(this.cluster!.store, connection, (message) => this.#warn(message))
   }
 
   // ---- sessions ----

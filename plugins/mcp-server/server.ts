@@ -23,6 +23,7 @@ import { TOOL_SEARCH, type ToolSearchApi } from '../tool-search/api.ts'
 import { messageOf } from 'yoke'
 import { callTool, type RetryState } from './call.ts'
 import { RelayError, type Cluster, type Relay } from './cluster.ts'
+import type { SessionGrants } from './grants.ts'
 import type { Exchanges } from './exchange.ts'
 import { toMcpTool } from './result.ts'
 import { getPrompt, listPrompts, listResources, readResource } from './skills.ts'
@@ -50,6 +51,8 @@ export interface GatewayHost {
   replica: string
   /** the other replicas, while a store is shared (cluster.ts) */
   cluster?: Cluster
+  /** a session's "allow for this session" grants in the shared store (grants.ts) */
+  grantsOf(connection: string): SessionGrants
   /** an error of a connection's protocol machinery: logged as a warning, unless the client caused it */
   report(where: string, err: Error): void
   /** a tools/call carried a malformed W3C trace context (trace.ts): ignored, counted, said at debug */

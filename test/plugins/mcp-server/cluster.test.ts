@@ -249,6 +249,41 @@ describe('replicas sharing a Redis store', { skip: missing }, () => {
     }
   })
 
+  it('"allow for this session" given on one replica holds for the session on another', async () => {
+    // every request goes to r1 until the grant is given, then to r2 (the sealed session resumes there)
+    let target = 0
+    const routed = (input: string | URL | Request, init?: RequestInit) => fetch(url(target), init)
+    const client = new V1Client(
+      { name: 'granting', version: '1' },
+      { capabilities: { elicitation: {} } },
+    )
+    let asked = 0
+    client.setRequestHandler(ElicitRequestSchema, async () => {
+      asked++
+      return { action: 'accept', content: { decision: 'allow-session' } }
+    })
+    await client.connect(
+      new V1Transport(new URL(url(0)), {
+        requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+        fetch: routed,
+      }),
+    )
+    try {
+      assert.equal(
+        textOf(await client.callTool({ name: 'guarded', arguments: {} })),
+        'guarded ran on r1',
+      )
+      target = 1
+      assert.equal(
+        textOf(await client.callTool({ name: 'guarded', arguments: {} })),
+        'guarded ran on r2',
+      )
+      assert.equal(asked, 1, 'the person was asked once, on r1')
+    } finally {
+      await client.close()
+    }
+  })
+
   it("a view's rate limit is one budget across the replicas", async () => {
     const remaining: string[] = []
     for (const i of [0, 0, 1, 2, 1]) {

@@ -1,38 +1,80 @@
 /**
  * `npm run soak -- cluster`: three `yoke serve` replicas behind a real HAProxy (Debian's) that
- * health-checks /readyz. First the throughput of 2026-07-28 calls at 32 in flight through one, two
- * and three replicas; then, for SOAK_CLUSTER_MS (default 60 s), 16 clients call `echo` through the
- * balancer while a replica is killed with SIGKILL and started again every 15 s, and once drained
- * with SIGTERM. A call that fails is retried by its client (up to 5 times), as a stateless
- * 2026-07-28 client does. Counted: calls made, answered, failed after retries, answered with
- * another call's text (crossed), lost (never settled), hung (over 30 s), and the processes left.
- * Where haproxy is missing, the scenario says so and passes without running.
+ * health-checks /readyz, sharing a real redis-server through the store plugin (`engine: redis`)
+ * and a YOKE_SESSION_KEY. First the throughput of 2026-07-28 `echo` calls at 32 in flight through
+ * one, two and three replicas (the machine's load printed with it); then, for SOAK_CLUSTER_MS
+ * (default 60 s), four kinds of work through the balancer (cluster-work.ts: echo calls, MCP tasks
+ * polled to their end, 2026-07-28 approvals answered by a retry, 2025-era v1 sessions answering
+ * elicitations) while a replica is killed with SIGKILL and started again every 15 s (the same id
+ * and port), once drained with SIGTERM instead, and Redis is killed and started again once.
  *
- * Not yet measured here (issue 31): tasks, approvals and 2025-era sessions across replicas (they
- * still live in one replica), and a Redis restart under load.
+ * Counted per kind: units made, answered, failed after retries, crossed (another call's answer),
+ * duplicated (answered twice, or run twice by the tools' own log), lost (never settled), hung
+ * (over 30 s), and the processes left. Every count but answered must be zero, except tasks that
+ * read `failed` naming a replica that was SIGKILLed while they ran (listed by replica); the run
+ * fails on any other. Where haproxy or redis-server is missing, the scenario says which and passes
+ * without running.
  */
 import type { ChildProcess } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { HAPROXY, NO_HAPROXY, startHaproxy } from '../../test/helpers/haproxy.ts'
 import { freePort } from '../../test/helpers/mcp.ts'
 import { tempProject, type Project } from '../../test/helpers/project.ts'
 import { serveHttp } from '../../test/helpers/serve.ts'
+import { missing as NO_REDIS, RedisServer } from '../../test/plugins/store/redis-server.ts'
 import { throughput } from '../stats.ts'
+import { report, type Kinds } from './cluster-report.ts'
+import {
+  approvalWorker,
+  echoWorker,
+  legacyWorker,
+  modernClient,
+  SESSION_KEY,
+  taskWorker,
+  TOKEN,
+  UNIT_MS,
+  Work,
+  type Chaos,
+} from './cluster-work.ts'
 import { orphanCheck, sleep, Tracker, type Report } from './track.ts'
 
-const TOKEN = 'soak-cluster-token-0123456789'
-const ECHO = `export default { name: 'echo', inject: ['runtime'], apply(ctx) {
+/** the tools; each run of a recorded one is a line of `log` (kind, label, replica) */
+const tools = (log: string) => `import { appendFileSync } from 'node:fs'
+const ran = (label) => appendFileSync(${JSON.stringify(log)}, label + ' ' + process.env.YOKE_REPLICA_ID + '\\n')
+const sleep = (ms, signal) => new Promise((resolve, reject) => {
+  const timer = setTimeout(resolve, ms)
+  signal.addEventListener('abort', () => (clearTimeout(timer), reject(new Error('aborted'))), { once: true })
+})
+const me = () => process.env.YOKE_REPLICA_ID
+export default { name: 'tools', inject: ['runtime'], apply(ctx) {
   ctx.runtime.register({ name: 'echo', concurrency: 'safe', risk: 'low',
+    inputSchema: { type: 'object', properties: { text: { type: 'string' }, record: { type: 'boolean' } } },
+    execute: ({ text, record }) => (record && ran(text), 'echo: ' + text) })
+  ctx.runtime.register({ name: 'long_job', concurrency: 'safe', risk: 'low',
+    execution: { taskSupport: 'optional' },
+    inputSchema: { type: 'object', properties: { text: { type: 'string' }, ms: { type: 'integer' } } },
+    execute: async ({ text, ms }, call) => (ran(text), await sleep(ms, call.signal), 'long job done on ' + me() + ': ' + text) })
+  ctx.runtime.register({ name: 'guarded', concurrency: 'safe', risk: 'high',
     inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
-    execute: ({ text }) => 'echo: ' + text })
+    execute: ({ text }) => (ran(text), 'guarded ran on ' + me() + ': ' + text) })
 } }\n`
-const CONFIG = `preset: minimal\nplugins:\n  echo: { use: ./echo.mjs }\n  gateway:\n    use: mcp-server\n    config: { token: ${TOKEN} }\n`
+const config = (redis: string) => `preset: minimal
+plugins:
+  tools: { use: ./tools.mjs }
+  policy: { use: policy }
+  store: { use: store, config: { engine: redis, url: "${redis}", keyPrefix: "soak-cluster:" } }
+  gateway:
+    use: mcp-server
+    config: { token: ${TOKEN} }
+`
 const KILL_EVERY_MS = 15_000
-const WORKERS = 16
-const RETRIES = 5
+/** how long Redis stays down when it is killed */
+const REDIS_DOWN_MS = 1_000
+const WORKERS = { echo: 16, task: 4, approval: 4, legacy: 2 }
 
-/** One replica: `yoke serve --http 127.0.0.1:PORT` (the same port again when it restarts). */
+/** One replica: `yoke serve --http 127.0.0.1:PORT` (the same id and port again when it restarts). */
 class Replica {
   child?: ChildProcess
   port = 0
@@ -44,7 +86,8 @@ class Replica {
   ) {}
 
   async start(): Promise<void> {
-    const env = { YOKE_REPLICA_ID: this.id, YOKE_TRUST: '1' } // the soak wrote this project
+    // YOKE_TRUST: the soak wrote this project
+    const env = { YOKE_REPLICA_ID: this.id, YOKE_TRUST: '1', YOKE_SESSION_KEY: SESSION_KEY }
     const served = await serveHttp(this.project, 30_000, env, this.port)
     this.child = served.child
     this.pids.push(served.child.pid!)
@@ -58,33 +101,30 @@ class Replica {
   }
 }
 
-async function client(url: string): Promise<Client> {
-  const c = new Client(
-    { name: 'soak-cluster', version: '1' },
-    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-  )
-  await c.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } },
-    }),
-  )
-  return c
-}
-
-const textOf = (r: unknown) =>
-  (r as { content?: Array<{ text?: string }> }).content?.[0]?.text ?? ''
+const load = () =>
+  `load ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join('/')}`
 
 export async function cluster(deadlineMs: number): Promise<Report> {
-  const t = new Tracker('cluster', 30_000)
-  if (!HAPROXY) {
-    t.notes.push(`skipped: ${NO_HAPROXY}`)
+  const t = new Tracker('cluster', UNIT_MS)
+  const absent = !HAPROXY ? NO_HAPROXY : NO_REDIS
+  if (absent) {
+    t.notes.push(`skipped: ${absent}`)
     return t.report()
   }
-  const soakMs = Math.min(Number(process.env.SOAK_CLUSTER_MS ?? 60_000), deadlineMs - 40_000)
-  const project = tempProject({ 'echo.mjs': ECHO, 'yoke.config.yaml': CONFIG })
+  const soakMs = Math.min(Number(process.env.SOAK_CLUSTER_MS ?? 60_000), deadlineMs - 90_000)
+  const redis = new RedisServer()
+  const logs = mkdtempSync(join(tmpdir(), 'yoke-soak-runs-'))
+  const runLog = join(logs, 'runs.log')
+  const project = tempProject({ 'tools.mjs': tools(runLog) })
   const replicas = ['r1', 'r2', 'r3'].map((id) => new Replica(id, project))
+  const pids: number[] = []
+  let kinds: Kinds | undefined
   let lb: ChildProcess | undefined
   try {
+    await redis.start()
+    project.write('yoke.config.yaml', config(redis.url))
     for (const r of replicas) await r.start()
     const fronts = [await freePort(), await freePort(), await freePort()]
     const servers = replicas.map((r) => ({ name: r.id, port: r.port }))
@@ -92,91 +132,128 @@ export async function cluster(deadlineMs: number): Promise<Report> {
       join(project.dir, 'haproxy.cfg'),
       fronts.map((port, i) => ({ port, servers: servers.slice(0, i + 1) })),
     )
+    pids.push(lb.pid!)
     lb.stderr!.resume()
     const url = (n: number) => `http://127.0.0.1:${fronts[n - 1]}/mcp`
-    // HAProxy's first checks pass (rise 1, every 100 ms) before the rounds begin
-    let ready = 0
-    const readyAll = async () => {
-      const answers = await Promise.all(
-        fronts.map((port) =>
-          fetch(`http://127.0.0.1:${port}/readyz`).then(
-            (r) => r.ok,
-            () => false,
-          ),
-        ),
-      )
-      ready = answers.filter(Boolean).length
-    }
-    for (const end = Date.now() + 20_000; ready < 3 && Date.now() < end; await sleep(50))
-      await readyAll()
-    if (ready < 3) throw new Error('HAProxy never saw the replicas ready')
-    // throughput through 1, 2 and 3 replicas, 32 in flight, each from 4 clients
-    const rates: string[] = []
-    for (const n of [1, 2, 3]) {
-      const clients = await Promise.all([0, 1, 2, 3].map(() => client(url(n))))
-      let k = 0
-      const call = () => clients[k++ % 4]!.callTool({ name: 'echo', arguments: { text: 'x' } })
-      await throughput(call, 500, 32)
-      rates.push(`${n}: ${Math.round(await throughput(call, 4000, 32))}/s`)
-      await Promise.all(clients.map((c) => c.close()))
-    }
-    t.notes.push(`calls/s @32 through ${rates.join(', ')} replicas`)
-    const kills = await faults(t, replicas, url(3), soakMs)
-    t.notes.push(kills)
+    await ready(fronts)
+    t.notes.push(await rates(url))
+    kinds = await soak(t, replicas, redis, url(3), soakMs)
   } catch (err) {
     t.problem(`the scenario did not finish: ${(err as Error).message}`)
   } finally {
     lb?.kill('SIGTERM')
     for (const r of replicas) r.child?.kill('SIGTERM')
     await Promise.all(replicas.map((r) => r.exited()))
-    await orphanCheck(
-      t,
-      replicas.flatMap((r) => r.pids),
-      project.dir,
-    )
+    await redis.close()
+    await orphanCheck(t, [...pids, ...replicas.flatMap((r) => r.pids)], project.dir)
     project.cleanup()
   }
-  return t.report()
+  let runs = ''
+  try {
+    runs = readFileSync(runLog, 'utf8')
+  } catch {}
+  rmSync(logs, { recursive: true, force: true })
+  return report(t, kinds, runs)
 }
 
-/** Workers call through the balancer while replicas are killed and restarted; returns a note. */
-async function faults(t: Tracker, replicas: Replica[], url: string, ms: number): Promise<string> {
-  const clients = await Promise.all(Array.from({ length: WORKERS }, () => client(url)))
-  const end = Date.now() + ms
-  let retried = 0
-  let crossed = 0
-  const one = async (label: string, c: Client) => {
-    for (let attempt = 0; ; attempt++)
-      try {
-        const text = textOf(await c.callTool({ name: 'echo', arguments: { text: label } }))
-        if (text !== `echo: ${label}`) crossed++
-        return { status: text === `echo: ${label}` ? 'ok' : 'CROSSED', callId: label }
-      } catch (err) {
-        if (attempt === RETRIES) return { status: 'FAILED', callId: label, why: String(err) }
-        retried++
-        await sleep(100 * (attempt + 1))
-      }
+/** Waits until HAProxy's first checks passed (rise 1, every 200 ms) on every frontend. */
+async function ready(fronts: number[]) {
+  for (const end = Date.now() + 20_000; Date.now() < end; await sleep(50)) {
+    const answers = await Promise.all(
+      fronts.map((port) =>
+        fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      ),
+    )
+    if (answers.every(Boolean)) return
   }
-  const workers = clients.map(async (c, w) => {
-    for (let i = 0; Date.now() < end; i++)
-      await t.track(`w${w}-${i}`, () => one(`w${w}-${i}`, c) as never)
-  })
+  throw new Error('HAProxy never saw the replicas ready')
+}
+
+/** The throughput through 1, 2 and 3 replicas, 32 in flight from 4 clients; a note. */
+async function rates(url: (n: number) => string): Promise<string> {
+  const rates: string[] = []
+  const before = load()
+  for (const n of [1, 2, 3]) {
+    const clients = await Promise.all([0, 1, 2, 3].map(() => modernClient(url(n))))
+    let k = 0
+    const call = () => clients[k++ % 4]!.callTool({ name: 'echo', arguments: { text: 'x' } })
+    await throughput(call, 500, 32)
+    rates.push(`${n}: ${Math.round(await throughput(call, 4000, 32))}/s`)
+    await Promise.all(clients.map((c) => c.close()))
+  }
+  return `calls/s @32 through ${rates.join(', ')} replicas (store: redis; ${before} before, ${load()} after)`
+}
+
+/** The kinds of work through the balancer while replicas and Redis are killed; their counts. */
+async function soak(
+  t: Tracker,
+  replicas: Replica[],
+  redis: RedisServer,
+  url: string,
+  ms: number,
+): Promise<Kinds> {
+  const end = Date.now() + ms
+  const chaos: Chaos = { killed: new Map(), drained: new Map() }
+  const kinds = {
+    echo: new Work('echo'),
+    task: new Work('task'),
+    approval: new Work('approval'),
+    legacy: new Work('legacy'),
+  }
+  const range = (n: number) => Array.from({ length: n }, (_, i) => i)
+  const workers = [
+    ...range(WORKERS.echo).map((n) => echoWorker(kinds.echo, url, n, end)),
+    ...range(WORKERS.task).map((n) => taskWorker(kinds.task, url, n, end, chaos)),
+    ...range(WORKERS.approval).map((n) => approvalWorker(kinds.approval, url, n, end)),
+    ...range(WORKERS.legacy).map((n) => legacyWorker(kinds.legacy, url, n, end)),
+  ].map((w) => w.catch((err: unknown) => t.problem(`a worker stopped: ${(err as Error).message}`)))
+  const loads: number[] = []
+  const sampler = setInterval(() => loads.push(loadavg()[0]!), 5_000)
+  const events = await faults(replicas, redis, end, chaos)
+  // a unit begun before the end runs out; one that never settles is lost, not waited on forever
+  const settled = await Promise.race([
+    Promise.all(workers).then(() => true),
+    sleep(UNIT_MS + 15_000).then(() => false),
+  ])
+  clearInterval(sampler)
+  if (!settled) t.problem('some workers were still running 45 s after the soak ended')
+  const mean = loads.length ? loads.reduce((a, b) => a + b, 0) / loads.length : loadavg()[0]!
+  t.notes.push(
+    `${events}; ${(ms / 1000).toFixed(0)} s, 1-min load during it ${mean.toFixed(1)} (max ${Math.max(...loads, 0).toFixed(1)})`,
+  )
+  return kinds
+}
+
+/**
+ * Every KILL_EVERY_MS a replica is sent SIGKILL (once SIGTERM: a drain) and started again; Redis
+ * is killed and started again once, halfway between the first two.
+ */
+async function faults(replicas: Replica[], redis: RedisServer, end: number, chaos: Chaos) {
   let kills = 0
   let drains = 0
-  const chaos = (async () => {
-    for (let round = 0; Date.now() + KILL_EVERY_MS < end; round++) {
-      await sleep(KILL_EVERY_MS)
-      const victim = replicas[round % replicas.length]!
-      const drain = round === 1
-      victim.child!.kill(drain ? 'SIGTERM' : 'SIGKILL')
-      await victim.exited()
-      if (drain) drains++
-      else kills++
-      await victim.start()
+  let redisRestarts = 0
+  for (let round = 0; Date.now() + KILL_EVERY_MS < end; round++) {
+    await sleep(KILL_EVERY_MS / 2)
+    if (round === 1) {
+      await redis.kill()
+      await sleep(REDIS_DOWN_MS)
+      await redis.start()
+      redisRestarts++
     }
-  })()
-  await Promise.all([...workers, chaos])
-  await Promise.all(clients.map((c) => c.close()))
-  if (crossed) t.problem(`${crossed} calls were answered with another call's text`)
-  return `${kills} SIGKILLs and ${drains} drain under load, each replica restarted; ${retried} retries`
+    await sleep(KILL_EVERY_MS / 2)
+    const victim = replicas[round % replicas.length]!
+    const drain = round === 1
+    const times = (drain ? chaos.drained : chaos.killed).get(victim.id) ?? []
+    times.push(Date.now())
+    ;(drain ? chaos.drained : chaos.killed).set(victim.id, times)
+    victim.child!.kill(drain ? 'SIGTERM' : 'SIGKILL')
+    await victim.exited()
+    if (drain) drains++
+    else kills++
+    await victim.start()
+  }
+  return `${kills} SIGKILLs, ${drains} drain and ${redisRestarts} Redis restart under load, each restarted`
 }

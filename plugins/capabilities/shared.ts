@@ -10,20 +10,11 @@
  * (kept.ts); a `Sharer` is one version's work with the store it was given.
  */
 import { hostname } from 'node:os'
-import { messageOf, type DoctorCheck } from 'yoke'
+import { messageOf } from 'yoke'
 import type { LogEntry, Store, StoreRecord } from '../store/api.ts'
 import type { AuditEntry, MetricsRow } from './api.ts'
-import { keyOf, latencyPercentiles, type MetricsStore } from './metrics.ts'
-import {
-  bucketQuantile,
-  combine,
-  fieldsOf,
-  isZero,
-  tallyFrom,
-  tallyOf,
-  zeroTally,
-  type Tally,
-} from './tally.ts'
+import { keyOf, type MetricsStore } from './metrics.ts'
+import { combine, fieldsOf, isZero, tallyFrom, tallyOf, zeroTally, type Tally } from './tally.ts'
 
 /** how often the changed rows are added to the store (and a wanted merged view read back) */
 export const FLUSH_MS = 1_000
@@ -35,9 +26,9 @@ export const AUDIT_MAX_LEN = 100_000
 const WANTED_MS = 30_000
 
 /** what a row is, as the store's index of rows names it */
-type Meta = Pick<MetricsRow, 'id' | 'version' | 'hash' | 'source'>
+export type Meta = Pick<MetricsRow, 'id' | 'version' | 'hash' | 'source'>
 /** the first and last use of a row across replicas (a record, merged by compare-and-set) */
-interface Times {
+export interface Times {
   firstAt: string
   lastAt: string
 }
@@ -46,8 +37,9 @@ interface Pending {
   delta: Tally
   times?: Times
 }
+
 /** a row as the store holds it when last read */
-interface Merged {
+export interface Merged {
   meta: Meta
   tally: Tally
   times?: Times
@@ -385,35 +377,10 @@ export class Sharer {
   }
 }
 
-/** `yoke doctor`'s word on the sharing: what waits for the store, and what an outage dropped. */
-export function sharedChecks(state: SharedState): DoctorCheck[] {
-  const checks: DoctorCheck[] = []
-  const { pending, audit, dropped, down } = state
-  const waiting = `${pending.size} rows of metrics and ${audit.length} audit entries`
-  if (down)
-    checks.push({
-      level: 'warn',
-      message: `${waiting} wait for the store since ${new Date(down.since).toISOString()}: ${down.error}`,
-      hint: `They are added when the store answers (its own check says why it does not); past ${MAX_PENDING} the oldest are dropped.`,
-    })
-  if (dropped.rows || dropped.audit)
-    checks.push({
-      level: 'warn',
-      message: `the store missed ${dropped.rows} rows of metrics (${dropped.calls} calls) and ${dropped.audit} audit entries: more than ${MAX_PENDING} waited during an outage`,
-      hint: 'The merged figures undercount by that much until the process restarts; the local audit file has every entry.',
-    })
-  if (!checks.length)
-    checks.push({
-      level: 'ok',
-      message: `metrics merged and the audit log ordered through the store (${waiting} waiting)`,
-    })
-  return checks
-}
-
 const metaList = (m: Meta) => [m.id, m.version ?? null, m.hash, m.source]
 
 /** A row's meta from its index field (undefined: not one of ours). */
-function metaOf(field: string): Meta | undefined {
+export function metaOf(field: string): Meta | undefined {
   try {
     const [id, version, hash, source] = JSON.parse(field) as unknown[]
     if (typeof id !== 'string' || typeof hash !== 'string') return undefined
@@ -428,53 +395,7 @@ function metaOf(field: string): Meta | undefined {
   }
 }
 
-const widest = (a: Times, b: Times): Times => ({
+export const widest = (a: Times, b: Times): Times => ({
   firstAt: a.firstAt < b.firstAt ? a.firstAt : b.firstAt,
   lastAt: a.lastAt > b.lastAt ? a.lastAt : b.lastAt,
 })
-
-/**
- * The rows every replica counted: the store's as last read, plus what this process counted since
- * (its counts less what the store had taken when it was read). p50 / p95 come from the merged
- * buckets, unless every call of the row was counted here (one replica): then from its recent
- * latencies, as with no store.
- */
-export function mergedRows(state: SharedState, metrics: MetricsStore): MetricsRow[] {
-  const snapshot = state.snapshot
-  const rows = new Map<string, Merged>(snapshot?.rows)
-  for (const [k, row] of metrics.counted) {
-    const base = snapshot?.base.get(k) ?? zeroTally()
-    const unseen = combine(tallyOf(row), base, -1)
-    const held = rows.get(k)
-    const times = { firstAt: row.firstAt, lastAt: new Date(row.lastMs).toISOString() }
-    const ours = !held || held.tally.called === base.called
-    const exact = ours ? latencyPercentiles(row.latencies) : undefined
-    rows.set(k, {
-      meta: held?.meta ?? row,
-      tally: held ? combine(held.tally, unseen) : unseen,
-      times: held?.times ? widest(held.times, times) : times,
-      ...(exact && { exact }),
-    })
-  }
-  return [...rows.values()]
-    .map(rowOf)
-    .sort((a, b) => b.called - a.called || b.offered - a.offered || a.id.localeCompare(b.id))
-}
-
-function rowOf({ meta, tally, times, exact }: Merged): MetricsRow {
-  const p50 = exact?.p50 ?? bucketQuantile(tally, 0.5)
-  const at = times ?? { firstAt: new Date(0).toISOString(), lastAt: new Date(0).toISOString() }
-  return {
-    id: meta.id,
-    ...(meta.version !== undefined && { version: meta.version }),
-    hash: meta.hash,
-    source: meta.source,
-    offered: tally.offered,
-    found: tally.found,
-    called: tally.called,
-    ok: tally.ok,
-    errors: tally.errors,
-    ...(p50 !== undefined && { p50, p95: exact?.p95 ?? bucketQuantile(tally, 0.95)! }),
-    ...at,
-  }
-}

@@ -10,12 +10,8 @@ import { after, describe, it } from 'node:test'
 import type { AuditEntry } from '../../../plugins/capabilities/api.ts'
 import { newKept } from '../../../plugins/capabilities/kept.ts'
 import type { RowKey } from '../../../plugins/capabilities/metrics.ts'
-import {
-  MAX_PENDING,
-  mergedRows,
-  Sharer,
-  sharedChecks,
-} from '../../../plugins/capabilities/shared.ts'
+import { mergedRows, sharedChecks } from '../../../plugins/capabilities/merged.ts'
+import { MAX_PENDING, Sharer } from '../../../plugins/capabilities/shared.ts'
 import type { Store } from '../../../plugins/store/api.ts'
 import { MemoryBackend, MemoryStore } from '../../../plugins/store/memory.ts'
 import { RedisStore } from '../../../plugins/store/redis.ts'

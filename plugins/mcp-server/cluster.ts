@@ -21,6 +21,14 @@ import type { Store, Unsubscribe } from '../store/api.ts'
 /** how often a replica says it is alive, and how long after its last word it counts as gone */
 export const HEARTBEAT_MS = 2_000
 export const ALIVE_MS = 6_000
+/**
+ * how long a relayed answer is sent again while no replica hears it (the store is down, or the
+ * asker's subscription is reconnecting): messages are at most once, so a lost answer would leave
+ * its asker waiting while this replica lives
+ */
+export const ANSWER_RESEND_MS = 30_000
+/** the pause between two attempts to deliver a message no one heard */
+const RESEND_EVERY_MS = 250
 
 /** A request one replica sends another; `op` names the handler (see `Cluster.handle`). */
 export interface Relay {
@@ -71,6 +79,13 @@ export class Cluster {
   #closed = false
   /** set when a heartbeat failed, so the outage is said once, and its end too */
   #down?: string
+  /** the heartbeat record's version: when it is not there any more, the store lost its records */
+  #beatVersion?: string
+  /**
+   * called when the store may have lost what this replica wrote (it was down, or its heartbeat
+   * record went: a store restarted empty), so its records are written again
+   */
+  onLost?: () => void
 
   constructor(
     readonly store: Store,
@@ -143,19 +158,15 @@ export class Cluster {
         },
       })
     })
-    let heard: number
-    try {
-      heard = await this.store.publish(`mcp:to:${owner}`, {
-        t: 'req',
-        rid,
-        from: this.replica,
-        body,
-      } satisfies Message)
-    } catch (err) {
-      this.#pending.get(rid)?.settle({ ok: false, error: err as Error })
-      return (await answered) as T
-    }
-    if (heard === 0) this.#pending.get(rid)?.settle({ ok: false, error: gone(owner) })
+    // it may fail while the request is still being sent (the asker gave up): handled below
+    answered.catch(() => {})
+    const sent = await this.#deliver(
+      `mcp:to:${owner}`,
+      { t: 'req', rid, from: this.replica, body } satisfies Message,
+      ALIVE_MS,
+      () => !this.#pending.has(rid),
+    )
+    if (sent !== true) this.#pending.get(rid)?.settle({ ok: false, error: sent ?? gone(owner) })
     return (await answered) as T
   }
 
@@ -194,10 +205,16 @@ export class Cluster {
   }
 
   async #beat() {
+    const key = `mcp:alive:${this.replica}`
     try {
-      await this.store.put(`mcp:alive:${this.replica}`, { at: Date.now() }, { ttlMs: ALIVE_MS })
+      const value = { at: Date.now() }
+      let beat = await this.store.put(key, value, { ttlMs: ALIVE_MS, ifVersion: this.#beatVersion })
+      const lost = !beat.ok || this.#down !== undefined
+      if (!beat.ok) beat = await this.store.put(key, value, { ttlMs: ALIVE_MS })
+      if (beat.ok) this.#beatVersion = beat.version
       if (this.#down) this.info(`the shared store answers again (it did not: ${this.#down})`)
       this.#down = undefined
+      if (lost) this.onLost?.()
     } catch (err) {
       if (!this.#down)
         this.warn(
@@ -253,9 +270,36 @@ export class Cluster {
     } finally {
       this.#handling.delete(rid)
     }
-    await this.store.publish(`mcp:to:${from}`, answer).catch((err: unknown) => {
-      this.warn(`could not answer replica ${from}'s ${body?.op}: ${messageOf(err)}`)
-    })
+    const sent = await this.#deliver(`mcp:to:${from}`, answer, ANSWER_RESEND_MS, () => this.#closed)
+    if (sent !== true)
+      this.warn(
+        `could not answer replica ${from}'s ${body?.op} within ${ANSWER_RESEND_MS / 1000} s (${sent ? messageOf(sent) : 'no replica heard it'}): its client's request fails there`,
+      )
+  }
+
+  /**
+   * Publishes `message` on `channel` until a subscriber hears it, the store failing or no one
+   * listening meanwhile, for `ms` at most or until `stop()`: true once heard, else the last error
+   * (undefined: the store answered, but no one listened).
+   */
+  async #deliver(
+    channel: string,
+    message: Message,
+    ms: number,
+    stop: () => boolean,
+  ): Promise<true | Error | undefined> {
+    const deadline = Date.now() + ms
+    let last: Error | undefined
+    for (;;) {
+      try {
+        if ((await this.store.publish(channel, message)) > 0) return true
+        last = undefined
+      } catch (err) {
+        last = err as Error
+      }
+      if (stop() || Date.now() >= deadline) return last
+      await new Promise((resolve) => setTimeout(resolve, RESEND_EVERY_MS))
+    }
   }
 }
 

@@ -393,6 +393,7 @@ export class McpGateway implements SessionHost {
         return
       }
       this.cluster = cluster
+      cluster.onLost = () => this.tasks.saveAll()
       this.tasks.shared = new SharedTasks(cluster, (message) => this.#warn(message))
       this.#changes.broadcast = (lists) =>
         void cluster

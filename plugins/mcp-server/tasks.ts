@@ -199,6 +199,12 @@ export class TaskTable {
     return this.#tasks.size
   }
 
+  /** Writes every task's state to the store again (it may have lost them: restarted empty). */
+  saveAll(): void {
+    this.#prune()
+    for (const task of this.#tasks.values()) this.shared?.save(task)
+  }
+
   /** the tasks not ended yet */
   get running(): number {
     let n = 0

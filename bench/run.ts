@@ -4,6 +4,7 @@
 // where one falls short (not part of npm test: timings belong to a bench, not a test).
 import { loadavg } from 'node:os'
 import { agentBench } from './agent.ts'
+import { capabilitiesStoreBench } from './capabilities-store.ts'
 import { coldStartBench } from './cold-start.ts'
 import { consoleBench } from './console.ts'
 import { execBench } from './exec.ts'
@@ -39,6 +40,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   'cold-start': coldStartBench,
   repository: repositoryBench,
   memory: memoryBench,
+  'capabilities-store': capabilitiesStoreBench,
 }
 
 const args = process.argv.slice(2)

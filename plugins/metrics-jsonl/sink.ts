@@ -42,7 +42,8 @@ export class MetricsSink {
         warn(`${file} was not compacted (it is read whole at each start): ${messageOf(err)}`)
       }
     this.capabilities.seed(read.rows)
-    for (const r of this.capabilities.stats()) this.#written.set(keyOf(r), r)
+    // this process's own rows: with a store, stats() are every replica's, merged
+    for (const r of this.capabilities.local()) this.#written.set(keyOf(r), r)
   }
 
   /** Appends what each changed row counted since the last write. */

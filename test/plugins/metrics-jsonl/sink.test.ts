@@ -19,7 +19,7 @@ after(() => rmSync(dir, { recursive: true, force: true }))
 /** The part of the capabilities service a sink uses, over a real store. */
 const service = (store = new MetricsStore()) =>
   ({
-    stats: () => store.rows(),
+    local: () => store.rows(),
     seed: (rows) => store.seed(rows),
     drain: () => store.drain(),
   }) as CapabilitiesApi

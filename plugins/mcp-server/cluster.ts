@@ -27,6 +27,8 @@ export const ALIVE_MS = 6_000
  * its asker waiting while this replica lives
  */
 export const ANSWER_RESEND_MS = 30_000
+/** how many handled request ids a replica remembers, to run a request sent twice once */
+const HANDLED_KEPT = 4096
 /** the pause between two attempts to deliver a message no one heard */
 const RESEND_EVERY_MS = 250
 
@@ -86,6 +88,10 @@ export class Cluster {
    * record went: a store restarted empty), so its records are written again
    */
   onLost?: () => void
+  /** when this replica last saw the store lose its records (or come back from an outage) */
+  #lostAt?: number
+  /** the ids of the requests handled lately: one sent again (a publish that ran late) runs once */
+  readonly #handled = new Set<string>()
 
   constructor(
     readonly store: Store,
@@ -131,6 +137,11 @@ export class Cluster {
   async alive(replica: string): Promise<boolean> {
     if (replica === this.replica) return !this.#closed
     if ((await this.store.get(`mcp:alive:${replica}`)) !== undefined) return true
+    // a lapsed heartbeat is a death (a frozen replica keeps its subscription, so a listener alone
+    // proves nothing), unless the store lately lost every record: this replica saw its own go, or
+    // has not written its own since
+    const lately = this.#lostAt !== undefined && Date.now() - this.#lostAt <= 2 * ALIVE_MS
+    if (!lately && (await this.store.get(`mcp:alive:${this.replica}`)) !== undefined) return false
     return (await this.store.publish(`mcp:to:${replica}`, { t: 'ping' })) > 0
   }
 
@@ -170,9 +181,15 @@ export class Cluster {
     return (await answered) as T
   }
 
-  /** Tells every other replica `payload` under `topic` (at most once, to those listening now). */
-  async shout(topic: string, payload: unknown): Promise<void> {
-    await this.store.publish(`mcp:all:${topic}`, { from: this.replica, payload } satisfies Shout)
+  /**
+   * Tells every other replica `payload` under `topic`, to those listening now; with `resendMs`,
+   * sent again while the store fails or no replica listens, that long at most (then it throws).
+   */
+  async shout(topic: string, payload: unknown, resendMs = 0): Promise<void> {
+    const shout = { from: this.replica, payload } satisfies Shout
+    if (!resendMs) return void (await this.store.publish(`mcp:all:${topic}`, shout))
+    const sent = await this.#deliver(`mcp:all:${topic}`, shout, resendMs, () => this.#closed)
+    if (sent !== true) throw sent ?? new Error('no other replica listened')
   }
 
   /**
@@ -185,6 +202,13 @@ export class Cluster {
     const record = await this.store.get<string>(key)
     if (typeof record?.value !== 'string') throw new Error(`the shared secret ${key} is missing`)
     return record.value
+  }
+
+  /** Writes `value` back as the secret `name` where the store has none (it restarted empty). */
+  async keepSecret(name: string, value: string): Promise<void> {
+    await this.store.put(`mcp:secret:${name}`, value, { ifVersion: null }).catch((err: unknown) => {
+      this.warn(`the shared secret ${name} was not written back: ${messageOf(err)}`)
+    })
   }
 
   async close(): Promise<void> {
@@ -214,7 +238,10 @@ export class Cluster {
       if (beat.ok) this.#beatVersion = beat.version
       if (this.#down) this.info(`the shared store answers again (it did not: ${this.#down})`)
       this.#down = undefined
-      if (lost) this.onLost?.()
+      if (lost) {
+        this.#lostAt = Date.now()
+        this.onLost?.()
+      }
     } catch (err) {
       if (!this.#down)
         this.warn(
@@ -251,6 +278,10 @@ export class Cluster {
   }
 
   async #serve({ rid, from, body }: Extract<Message, { t: 'req' }>) {
+    if (this.#handled.has(rid)) return
+    this.#handled.add(rid)
+    if (this.#handled.size > HANDLED_KEPT)
+      this.#handled.delete(this.#handled.values().next().value!)
     const handler = this.#handlers.get(body?.op)
     const controller = new AbortController()
     this.#handling.set(rid, controller)
@@ -284,7 +315,7 @@ export class Cluster {
    */
   async #deliver(
     channel: string,
-    message: Message,
+    message: Message | Shout,
     ms: number,
     stop: () => boolean,
   ): Promise<true | Error | undefined> {

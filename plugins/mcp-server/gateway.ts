@@ -28,7 +28,7 @@ import type { McpServerApi } from './api.ts'
 import { APPROVAL_MS } from './approval.ts'
 import { serveRelayedRetry, type RetryState } from './call.ts'
 import { ListChanges } from './changes.ts'
-import { Cluster } from './cluster.ts'
+import { ANSWER_RESEND_MS, Cluster } from './cluster.ts'
 import { DEFAULT_VIEW, viewConfig, type HttpConfig, type McpServerConfig } from './config.ts'
 import { Exchanges } from './exchange.ts'
 import {
@@ -393,7 +393,11 @@ export class McpGateway implements SessionHost {
         return
       }
       this.cluster = cluster
-      cluster.onLost = () => this.tasks.saveAll()
+      cluster.onLost = () => {
+        this.tasks.saveAll()
+        // a store that restarted empty gets the replicas' key back before a new replica makes another
+        if (!this.#sessionSecret()) void cluster.keepSecret('request-state', this.#stateKey!)
+      }
       this.tasks.shared = new SharedTasks(cluster, (message) => this.#warn(message))
       this.#changes.broadcast = (lists) =>
         void cluster
@@ -406,6 +410,8 @@ export class McpGateway implements SessionHost {
   }
 
   #stateSeconds: number
+  /** the requestState key the replicas share through the store (no session secret set) */
+  #stateKey?: string
 
   #codec(key: Uint8Array | string): RequestStateCodec<RetryState> {
     return createRequestStateCodec<RetryState>({ key, ttlSeconds: this.#stateSeconds })
@@ -461,7 +467,7 @@ export class McpGateway implements SessionHost {
       // a 2025-era client's answer may reach a replica that does not hold the question
       shareAnswer: (answer) =>
         void this.cluster
-          ?.shout('answers', answer)
+          ?.shout('answers', answer, ANSWER_RESEND_MS)
           .catch((err: unknown) =>
             this.#warn(`a client's answer was not passed to the other replicas: ${messageOf(err)}`),
           ),

@@ -266,16 +266,6 @@ export class HttpEndpoint {
     const mismatch = headerMismatch(req, body)
     if (mismatch) return reply(res, 400, -32020, `Bad Request: ${mismatch}`)
     if (typeof sid !== 'string') return this.#open(admitted, req, res, body)
-    if (this.host.shareAnswer && answersOnly(body)) {
-      const version = req.headers['mcp-protocol-version']
-      this.host.shareAnswer({
-        session: sid,
-        view: admitted.view.name,
-        who: admitted.who,
-        ...(typeof version === 'string' && { protocolVersion: version }),
-        body,
-      })
-    }
     const tracked = this.sessions.get(sid) ?? (await this.#resume(sid, admitted, req, res))
     if (tracked === ANSWERED) return
     // a session stays with who opened it: another token holder cannot take it over by its id
@@ -286,6 +276,17 @@ export class HttpEndpoint {
       tracked.who !== admitted.who
     )
       return reply(res, 404, -32001, 'Session not found: initialize a new session')
+    // the session's own client answered what it was asked: the question may wait in another replica
+    if (this.host.shareAnswer && answersOnly(body)) {
+      const version = req.headers['mcp-protocol-version']
+      this.host.shareAnswer({
+        session: sid,
+        view: admitted.view.name,
+        who: admitted.who,
+        ...(typeof version === 'string' && { protocolVersion: version }),
+        body,
+      })
+    }
     return this.#serve(tracked, req, res, body)
   }
 

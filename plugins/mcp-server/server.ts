@@ -228,6 +228,7 @@ function serveTasks(server: Server, host: GatewayHost, served: Served) {
     id: string,
     action: 'update' | 'cancel',
     extra: Record<string, unknown>,
+    signal: AbortSignal,
   ): Promise<Record<string, never>> => {
     const record = await remote(id)
     if (record.ended) return {}
@@ -240,7 +241,7 @@ function serveTasks(server: Server, host: GatewayHost, served: Served) {
       ...extra,
     }
     try {
-      await host.cluster!.request(record.owner, body)
+      await host.cluster!.request(record.owner, body, signal)
       return {}
     } catch (err) {
       if (err instanceof RelayError)
@@ -259,13 +260,13 @@ function serveTasks(server: Server, host: GatewayHost, served: Served) {
     // the SDK lifts a request's inputResponses out of its params (as for a tools/call retry)
     const responses = params.inputResponses ?? ctx.mcpReq.inputResponses ?? {}
     const found = local(params.taskId)
-    if (!found) return relay(params.taskId, 'update', { responses })
+    if (!found) return relay(params.taskId, 'update', { responses }, ctx.mcpReq.signal)
     found.exchange.answer((key) => inputResponse(responses, key))
     return {}
   })
-  server.setRequestHandler('tasks/cancel', { params: byTaskId }, async (params) => {
+  server.setRequestHandler('tasks/cancel', { params: byTaskId }, async (params, ctx) => {
     const found = local(params.taskId)
-    if (!found) return relay(params.taskId, 'cancel', {})
+    if (!found) return relay(params.taskId, 'cancel', {}, ctx.mcpReq.signal)
     found.cancel()
     return {}
   })

@@ -165,7 +165,7 @@ describe(
 
       it(
         'a frozen replica (SIGSTOP) does not hang a tasks/cancel relayed to it',
-        { todo: 'finding 2' },
+        {},
         async () => {
           const started = (
             await rpc(url(2), 'tools/call', { name: 'long_job', arguments: { ms: 60_000 } })

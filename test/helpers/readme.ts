@@ -189,13 +189,19 @@ export async function readCli(env: Record<string, string> = {}): Promise<Cli> {
   const listed = [...top.stdout.matchAll(/^ {2}([a-z][a-z0-9-]*(?: [a-z][a-z0-9-]*)?) {2,}(.*)$/gm)]
     .map(([, name, summary]) => ({ name: name!, owner: /\(([\w-]+)\)$/.exec(summary!)?.[1] }))
     .filter(({ name }) => !name.startsWith('-'))
-  const commands = await Promise.all(
-    listed.map(async ({ name, owner }) => {
+  // eight at a time: all of them at once (some 50 yoke processes) starved each other on a loaded
+  // 2-core machine until one missed the CLI's 5 s bound for loading a plugin's commands module
+  const commands: CommandSpec[] = []
+  let next = 0
+  const worker = async () => {
+    for (let i = next++; i < listed.length; i = next++) {
+      const { name, owner } = listed[i]!
       const help = await yoke(['help', ...name.split(' ')], env)
       if (help.code !== 0) throw new Error(`yoke help ${name} failed:\n${help.stderr}`)
-      return commandSpec(name, owner ?? 'yoke', help.stdout)
-    }),
-  )
+      commands[i] = commandSpec(name, owner ?? 'yoke', help.stdout)
+    }
+  }
+  await Promise.all(Array.from({ length: 8 }, worker))
   return { commands, common: flagsOf(section(top.stdout, 'Common flags')) }
 }
 

@@ -307,12 +307,14 @@ function started(
       // the call is this one request: its cancellation (or its connection's close) is the call's
       signal: ctx.mcpReq.signal,
       // on the stream of the request that made the call (HTTP: its POST's), so it reaches the client
+      // there, whichever replica holds the session's GET stream (the SDK sends a question with no
+      // related request on that GET stream)
       push: (question, signal) =>
         ctx.mcpReq.elicitInput(
           (question.mode === 'url'
             ? { ...question, elicitationId: question.elicitationId ?? randomUUID() }
             : question) as never,
-          { signal, timeout: APPROVAL_MS },
+          { signal, timeout: APPROVAL_MS, relatedRequestId: ctx.mcpReq.id },
         ),
     }),
   })

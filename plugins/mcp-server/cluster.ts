@@ -70,6 +70,8 @@ interface Waiting {
 }
 
 export class Cluster {
+  /** this process, among those that bear its replica id over time (a replica restarted keeps it) */
+  readonly incarnation = randomUUID().slice(0, 12)
   readonly #pending = new Map<string, Waiting>()
   /** requests of other replicas being handled here, by id: a cancellation aborts one */
   readonly #handling = new Map<string, AbortController>()
@@ -131,12 +133,16 @@ export class Cluster {
   }
 
   /**
-   * Whether `replica` runs: its heartbeat is current, or, when the record is missing (a store
-   * that restarted empty, before the next beat), its channel still has a listener.
+   * Whether `replica` runs (the process `incarnation` of it, when given): its heartbeat is
+   * current, or, when the record is missing (a store that restarted empty, before the next beat),
+   * its channel still has a listener.
    */
-  async alive(replica: string): Promise<boolean> {
-    if (replica === this.replica) return !this.#closed
-    if ((await this.store.get(`mcp:alive:${replica}`)) !== undefined) return true
+  async alive(replica: string, incarnation?: string): Promise<boolean> {
+    if (replica === this.replica)
+      return !this.#closed && (!incarnation || incarnation === this.incarnation)
+    const beat = await this.store.get<{ incarnation?: string }>(`mcp:alive:${replica}`)
+    // the replica restarted since (the same id, another process): the one asked about is gone
+    if (beat) return !incarnation || beat.value.incarnation === incarnation
     // a lapsed heartbeat is a death (a frozen replica keeps its subscription, so a listener alone
     // proves nothing), unless the store lately lost every record: this replica saw its own go, or
     // has not written its own since
@@ -231,7 +237,7 @@ export class Cluster {
   async #beat() {
     const key = `mcp:alive:${this.replica}`
     try {
-      const value = { at: Date.now() }
+      const value = { at: Date.now(), incarnation: this.incarnation }
       let beat = await this.store.put(key, value, { ttlMs: ALIVE_MS, ifVersion: this.#beatVersion })
       const lost = !beat.ok || this.#down !== undefined
       if (!beat.ok) beat = await this.store.put(key, value, { ttlMs: ALIVE_MS })

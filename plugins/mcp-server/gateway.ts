@@ -28,7 +28,7 @@ import type { McpServerApi } from './api.ts'
 import { APPROVAL_MS } from './approval.ts'
 import { serveRelayedRetry, type RetryState } from './call.ts'
 import { ListChanges } from './changes.ts'
-import { ANSWER_RESEND_MS, Cluster } from './cluster.ts'
+import { Cluster } from './cluster.ts'
 import { DEFAULT_VIEW, viewConfig, type HttpConfig, type McpServerConfig } from './config.ts'
 import { Exchanges } from './exchange.ts'
 import {
@@ -157,6 +157,7 @@ export class McpGateway implements SessionHost {
    * take the port a running `yoke dev` holds.
    */
   async start(): Promise<void> {
+    this.lifecycle.sharing = () => (this.cluster ? 'store' : this.#alone)
     this.#changes.start()
     // a store may be applied after this instance: each load or reload is the moment to look again
     this.ctx.tap(this.ctx.hooks.reload, 'mcp-server', () => this.#join())
@@ -378,7 +379,10 @@ export class McpGateway implements SessionHost {
       )
       cluster.handle('task', async (body) => serveRelayedTask(this, body))
       cluster.hear('changes', (lists) => this.#changes.hear(lists as Array<[string, string[]]>))
-      cluster.hear('answers', (answer) => void this.#endpoint?.deliver(answer as ClientAnswer))
+      cluster.handle('answer', async (body) => {
+        await this.#endpoint?.deliver(body.answer as ClientAnswer)
+        return {}
+      })
       try {
         await cluster.start()
         if (!this.#sessionSecret())
@@ -388,11 +392,13 @@ export class McpGateway implements SessionHost {
         this.#warn(
           `could not join the other replicas through the shared store (${messageOf(err)}): this replica serves alone and tries again in ${REJOIN_MS / 1000} s`,
         )
+        this.#alone = `alone: the shared store did not answer (${messageOf(err)})`
         this.#rejoin = setTimeout(() => void this.#join(), REJOIN_MS)
         this.#rejoin.unref()
         return
       }
       this.cluster = cluster
+      this.#alone = undefined
       cluster.onLost = () => {
         this.tasks.saveAll()
         // a store that restarted empty gets the replicas' key back before a new replica makes another
@@ -410,6 +416,9 @@ export class McpGateway implements SessionHost {
   }
 
   #stateSeconds: number
+  /** why this replica serves alone while a store is configured (it could not join) */
+  #alone?: string
+
   /** the requestState key the replicas share through the store (no session secret set) */
   #stateKey?: string
 
@@ -465,12 +474,18 @@ export class McpGateway implements SessionHost {
       ),
       rateLimitOf: (view) => view.config.rateLimit ?? cfg.rateLimit,
       // a 2025-era client's answer may reach a replica that does not hold the question
-      shareAnswer: (answer) =>
-        void this.cluster
-          ?.shout('answers', answer, ANSWER_RESEND_MS)
-          .catch((err: unknown) =>
-            this.#warn(`a client's answer was not passed to the other replicas: ${messageOf(err)}`),
-          ),
+      relayAnswer: async (replica, answer) => {
+        if (!this.cluster) return false
+        try {
+          await this.cluster.request(replica, { op: 'answer', answer })
+          return true
+        } catch (err) {
+          this.ctx.logger.debug(
+            `a client's answer for replica ${replica} was not passed on: ${messageOf(err)}`,
+          )
+          return false
+        }
+      },
       open: (view, id) => this.open(view, id),
       modern: (view, who) => this.#stateless.of(view, who),
       debug: (message) => ctx.logger.debug(message),

@@ -64,10 +64,10 @@ export interface EndpointHost {
   /** with the replicas' shared secret: session ids any replica can resume (sealed.ts) */
   seal?: SessionSeal
   /**
-   * with replicas: passes a 2025-era client's answers (JSON-RPC responses to what a session asked
-   * it) to the other replicas, one of which may hold the question (`deliver` there)
+   * with replicas: sends a 2025-era client's answers (JSON-RPC responses to what a session asked
+   * it) to the replica whose question they answer (`deliver` there); false when it cannot
    */
-  shareAnswer?(answer: ClientAnswer): void
+  relayAnswer?(replica: string, answer: ClientAnswer): Promise<boolean>
   /** with `rateLimit`: counts a request of `who` in `view` (rate.ts) */
   rate: RateLimiter
   /** the rate limit of a view's requests, if it has one */
@@ -115,20 +115,60 @@ export interface ClientAnswer {
   body: unknown
 }
 
-/** Whether a POST's body holds only JSON-RPC responses (a client's answers), no request. */
-function answersOnly(body: unknown): boolean {
+/**
+ * The replica whose questions a POST's body answers: a body of JSON-RPC responses only, each to a
+ * question with a tagged id (`tagQuestions`) of that one replica. Undefined for anything else.
+ */
+function answeredReplica(body: unknown): string | undefined {
   const messages = Array.isArray(body) ? body : [body]
-  return (
-    messages.length > 0 &&
-    messages.every(
-      (m) =>
-        m !== null &&
-        typeof m === 'object' &&
-        !('method' in m) &&
-        'id' in m &&
-        ('result' in m || 'error' in m),
-    )
-  )
+  let replica: string | undefined
+  for (const m of messages) {
+    if (m === null || typeof m !== 'object' || 'method' in m) return undefined
+    if (!('result' in m) && !('error' in m)) return undefined
+    const id = (m as { id?: unknown }).id
+    const at = typeof id === 'string' ? id.indexOf(QUESTION_TAG) : -1
+    if (at < 0) return undefined
+    const of = (id as string).slice(at + QUESTION_TAG.length)
+    if (replica !== undefined && of !== replica) return undefined
+    replica = of
+  }
+  return replica
+}
+
+/** what joins a question's own number and its replica in the id a session's client is sent */
+const QUESTION_TAG = '@replica:'
+/** the most questions of one session waiting for their answers whose ids are kept */
+const QUESTIONS_KEPT = 1024
+
+/**
+ * Gives what a 2025-era session asks its client (an elicitation, a sampling request) an id that
+ * names this replica: each replica's copy of a resumed session numbers its questions from 0, so
+ * bare ids would collide, and one answer would settle two replicas' questions. The client's answer
+ * gets its own id back on the way in; another replica's answer is relayed to it (`answeredReplica`).
+ */
+function tagQuestions(transport: NodeStreamableHTTPServerTransport, replica: string) {
+  const send = transport.send.bind(transport)
+  const receive = transport.onmessage
+  const asked = new Map<string, string | number>()
+  let n = 0
+  transport.send = (message, options) => {
+    if ('method' in message && 'id' in message) {
+      const tagged = `${++n}${QUESTION_TAG}${replica}`
+      asked.set(tagged, message.id)
+      if (asked.size > QUESTIONS_KEPT) asked.delete(asked.keys().next().value!)
+      return send({ ...message, id: tagged }, options)
+    }
+    return send(message, options)
+  }
+  transport.onmessage = (message, extra) => {
+    const id = 'id' in message ? message.id : undefined
+    const own = typeof id === 'string' && !('method' in message) ? asked.get(id) : undefined
+    if (own !== undefined) {
+      asked.delete(id as string)
+      return receive?.({ ...message, id: own } as typeof message, extra)
+    }
+    return receive?.(message, extra)
+  }
 }
 
 /** #body's mark for a request it has answered (refused) already. */
@@ -276,16 +316,24 @@ export class HttpEndpoint {
       tracked.who !== admitted.who
     )
       return reply(res, 404, -32001, 'Session not found: initialize a new session')
-    // the session's own client answered what it was asked: the question may wait in another replica
-    if (this.host.shareAnswer && answersOnly(body)) {
+    // the session's own client answered what another replica asked it: that replica takes it
+    const asker = this.host.relayAnswer && answeredReplica(body)
+    if (asker && asker !== this.host.lifecycle.replica) {
       const version = req.headers['mcp-protocol-version']
-      this.host.shareAnswer({
+      const relayed = await this.host.relayAnswer!(asker, {
         session: sid,
         view: admitted.view.name,
         who: admitted.who,
         ...(typeof version === 'string' && { protocolVersion: version }),
         body,
       })
+      if (relayed) return void res.writeHead(202).end()
+      return reply(
+        res,
+        404,
+        -32001,
+        `Not found: the question this answers was asked by replica ${asker}, which is gone or cannot be reached; its call ended with it`,
+      )
     }
     return this.#serve(tracked, req, res, body)
   }
@@ -449,6 +497,7 @@ export class HttpEndpoint {
     this.sessions.set(id, tracked)
     void session.ended.then(() => this.sessions.delete(id))
     await session.serverFor('legacy').connect(transport)
+    tagQuestions(transport, this.host.lifecycle.replica)
     return tracked
   }
 
@@ -479,13 +528,18 @@ export class HttpEndpoint {
   }
 
   /**
-   * Another replica's client answer, for a session held here: given to its transport as if the
-   * client had POSTed it here (a question this replica pushed takes it; any other id is dropped).
+   * A client's answer relayed by another replica, to a question this replica's copy of the session
+   * asked: given to its transport as if the client had POSTed it here.
    */
   async deliver(answer: ClientAnswer): Promise<void> {
     const tracked = this.sessions.get(answer.session)
-    if (!tracked || tracked.closed || tracked.who !== answer.who) return
-    if (tracked.session.view.name !== answer.view) return
+    const mine =
+      tracked &&
+      !tracked.closed &&
+      tracked.who === answer.who &&
+      tracked.session.view.name === answer.view
+    // its question went with the session (closed, or never here): the answer has nothing to settle
+    if (!mine) throw new Error(`no session ${answer.session.slice(0, 8)}… of that caller here`)
     await feed(tracked.transport, answer.body, {
       'mcp-session-id': answer.session,
       ...(answer.protocolVersion && { 'mcp-protocol-version': answer.protocolVersion }),

@@ -31,6 +31,12 @@ export class Lifecycle {
   #inflight = 0
   #drain?: { finished: number; idle: Promise<void>; settle: () => void }
 
+  /**
+   * how this replica shares state with the others, for the health answers: `store` (joined
+   * through the shared store), `alone: <why>` (a store it cannot reach now), absent (no store)
+   */
+  sharing?: () => string | undefined
+
   constructor(readonly replica: string) {}
 
   get draining(): boolean {
@@ -67,9 +73,13 @@ export class Lifecycle {
     }
     const live = path === '/healthz'
     const ok = live || !this.draining
-    const body = live
-      ? { status: 'ok', replica: this.replica }
-      : { ready: ok, replica: this.replica, ...(!ok && { reason: 'draining' }) }
+    const shared = this.sharing?.()
+    const body = {
+      ...(live
+        ? { status: 'ok', replica: this.replica }
+        : { ready: ok, replica: this.replica, ...(!ok && { reason: 'draining' }) }),
+      ...(shared !== undefined && { shared }),
+    }
     res.writeHead(ok ? 200 : 503, {
       'content-type': 'application/json',
       'cache-control': 'no-store',

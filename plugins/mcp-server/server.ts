@@ -202,7 +202,7 @@ function serveTasks(server: Server, host: GatewayHost, served: Served) {
   const missing = (id: string) =>
     new ProtocolError(
       ProtocolErrorCode.InvalidParams,
-      `no task "${id}" in the MCP view "${view.name}" (it ended more than an hour ago, or the gateway restarted)`,
+      `no task "${id}" in the MCP view "${view.name}" (it ended more than an hour ago, the gateway restarted, or the shared store lost it)`,
     )
   const local = (id: string) => {
     const found = host.tasks.get(id, view.name)

@@ -18,6 +18,8 @@ import { POLL_MS, TTL_MS, type ServedTask } from './tasks.ts'
 export interface TaskRecord {
   /** the replica that runs it */
   owner: string
+  /** the process of that replica that runs it (a replica restarted under its id is another) */
+  incarnation?: string
   view: string
   /** the caller base of the connection (or token holder) that started it: only it may see it */
   connection: string
@@ -69,7 +71,8 @@ export class SharedTasks {
    */
   async read(id: string): Promise<TaskRecord | undefined> {
     const record = (await this.cluster.store.get<TaskRecord>(keyOf(id)))?.value
-    if (!record || record.ended || (await this.cluster.alive(record.owner))) return record
+    if (!record || record.ended || (await this.cluster.alive(record.owner, record.incarnation)))
+      return record
     return {
       ...record,
       ended: true,
@@ -92,6 +95,7 @@ export class SharedTasks {
         entry.again = false
         const record: TaskRecord = {
           owner: this.cluster.replica,
+          incarnation: this.cluster.incarnation,
           view: task.view,
           connection: task.exchange.connection,
           ended: task.endedAt !== undefined,

@@ -212,13 +212,16 @@ describe('replicas sharing a Redis store', { skip: missing }, () => {
     }
   })
 
-  it("a 2025-era client's answer that reaches another replica settles the question where it waits", async () => {
-    // the client's requests go to r1, its answers to r2: the approval waits in r1's pipeline
+  it("a 2025-era client's questions reach it on their calls' streams, and its answers, sent anywhere, settle each its own", async () => {
+    // its GET stream is on r3, its calls go to r1 then r3, and all its answers to r2: each question
+    // must come on its call's own stream, and each answer reach the replica that asked it
+    let callsTo = 0
     const answeredOn: string[] = []
     const routed = async (input: string | URL | Request, init?: RequestInit) => {
       const body = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined
       const answer = body && !('method' in body)
-      const res = await fetch(answer ? url(1) : url(0), init)
+      const target = init?.method === 'GET' ? 2 : answer ? 1 : callsTo
+      const res = await fetch(url(target), init)
       if (answer) answeredOn.push(res.headers.get('yoke-replica') ?? '?')
       return res
     }
@@ -226,9 +229,9 @@ describe('replicas sharing a Redis store', { skip: missing }, () => {
       { name: 'legacy-cluster', version: '1' },
       { capabilities: { elicitation: {} } },
     )
-    let asked = 0
-    client.setRequestHandler(ElicitRequestSchema, async () => {
-      asked++
+    const asked: string[] = []
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message.split('\n').pop()!)
       return { action: 'accept', content: { decision: 'allow-once' } }
     })
     await client.connect(
@@ -238,12 +241,19 @@ describe('replicas sharing a Redis store', { skip: missing }, () => {
       }),
     )
     try {
-      const result = await client.callTool({ name: 'guarded', arguments: {} })
-      assert.equal(asked, 1)
-      // the answer's own response (202) may come after the call's result
-      await until('the answer to be accepted', () => answeredOn.length > 0, { ms: 10_000 })
-      assert.deepEqual(answeredOn, ['r2'])
-      assert.equal(textOf(result), 'guarded ran on r1')
+      const first = await client.callTool({ name: 'guarded', arguments: {} }, undefined, {
+        timeout: 20_000,
+      })
+      callsTo = 2
+      const second = await client.callTool({ name: 'guarded', arguments: {} }, undefined, {
+        timeout: 20_000,
+      })
+      assert.equal(textOf(first), 'guarded ran on r1')
+      assert.equal(textOf(second), 'guarded ran on r3')
+      assert.equal(asked.length, 2)
+      // the answers' own responses (202) may come after the calls' results
+      await until('both answers to be accepted', () => answeredOn.length === 2, { ms: 10_000 })
+      assert.deepEqual(answeredOn, ['r2', 'r2'])
     } finally {
       await client.close()
     }
@@ -392,5 +402,19 @@ describe('replicas sharing a Redis store', { skip: missing }, () => {
     const kept = await settled(1, living.taskId)
     assert.equal(kept.status, 'completed')
     assert.equal(textOf(kept.result), 'long job done on r1')
+  })
+
+  it('a drained replica finishes its task within the bound, and another replica reads the result', async () => {
+    const started = (
+      await rpc(url(1), 'tools/call', { name: 'long_job', arguments: { ms: 1_500 } })
+    ).result
+    const r2 = replicas[1]!
+    const exited = new Promise((resolve) => r2.child.once('exit', resolve))
+    r2.child.kill('SIGTERM')
+    assert.equal(await exited, 0)
+    assert.match(r2.stderr(), /MCP tasks: 1 ended/)
+    const task = await settled(0, started.taskId)
+    assert.equal(task.status, 'completed')
+    assert.equal(textOf(task.result), 'long job done on r2')
   })
 })

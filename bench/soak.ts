@@ -12,8 +12,10 @@
  *   5. crash under dev    `yoke dev` with a plugin that throws from a timer and leaves a stray
  *                         rejection: dev stays up, the healthy tool answers, SIGTERM exits 0
  *   6. cluster            (by name: `npm run soak -- cluster`) three `yoke serve` replicas behind
- *                         HAProxy: throughput through 1, 2 and 3; then SIGKILLs and a drain under
- *                         load (SOAK_CLUSTER_MS, default 60 s); skipped, saying so, without haproxy
+ *                         HAProxy sharing a redis-server: throughput through 1, 2 and 3; then
+ *                         echo, tasks, approvals and 2025-era sessions under SIGKILLs, a drain and
+ *                         a Redis restart (SOAK_CLUSTER_MS, default 60 s); skipped, saying which,
+ *                         without haproxy or redis-server
  *
  * One line per scenario (calls made, ok, each error status, lost, duplicated, hung, orphans), then
  * a total; the exit code is 1 on any lost, duplicated or hung call, any orphan process, or a

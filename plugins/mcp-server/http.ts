@@ -289,7 +289,9 @@ export class HttpEndpoint {
     if (req.method === 'POST') lifecycle.track(res)
     const admitted = await this.#admit(req, res)
     if (!admitted) return
-    if (req.method === 'POST' && (await this.#limited(admitted, req, res))) return
+    // no limit, no wait: the count is asked for only where a view has one
+    const limit = req.method === 'POST' ? this.host.rateLimitOf(admitted.view) : undefined
+    if (limit && (await this.#limited(admitted, limit, req, res))) return
     let body: unknown
     if (req.method === 'POST') {
       body = await this.#body(req, res)
@@ -504,11 +506,10 @@ export class HttpEndpoint {
   /** Counts the request against its caller's rate limit: true when it was refused (answered 429). */
   async #limited(
     { view, who }: Admitted,
+    limit: RateLimit,
     req: IncomingMessage,
     res: ServerResponse,
   ): Promise<boolean> {
-    const limit = this.host.rateLimitOf(view)
-    if (!limit) return false
     const decision = await this.host.rate.hit(view.name, who, limit)
     if (!decision) return false
     const headers = rateHeaders(decision, limit.max)

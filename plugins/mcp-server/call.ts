@@ -165,7 +165,8 @@ export async function callTool(
     }
   }
   const step = wireStep(await exchange.next(round), view, name)
-  return answerOf(host, step, exchange.id, host.replica)
+  // a result needs no state sealed (and no await more: most calls end here)
+  return step.kind === 'result' ? step.result : answerOf(host, step, exchange.id, host.replica)
 }
 
 /** A step as the client gets it: the result, or `input_required` with the state of its retry. */

@@ -158,6 +158,15 @@ function tagQuestions(transport: NodeStreamableHTTPServerTransport, replica: str
       if (asked.size > QUESTIONS_KEPT) asked.delete(asked.keys().next().value!)
       return send({ ...message, id: tagged }, options)
     }
+    // a question withdrawn (another asker answered first, the call ended) is named as it was sent
+    if ('method' in message && message.method === 'notifications/cancelled') {
+      const params = message.params as { requestId?: string | number } | undefined
+      const tagged = [...asked].find(([, own]) => own === params?.requestId)?.[0]
+      if (tagged) {
+        asked.delete(tagged)
+        return send({ ...message, params: { ...params, requestId: tagged } }, options)
+      }
+    }
     return send(message, options)
   }
   transport.onmessage = (message, extra) => {

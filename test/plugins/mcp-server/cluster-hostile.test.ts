@@ -163,24 +163,20 @@ describe(
         assert.match(replay.error?.message ?? '', /requestState is for another call/)
       })
 
-      it(
-        'a frozen replica (SIGSTOP) does not hang a tasks/cancel relayed to it',
-        {},
-        async () => {
-          const started = (
-            await rpc(url(2), 'tools/call', { name: 'long_job', arguments: { ms: 60_000 } })
-          ).result
-          assert.equal(started.resultType, 'task')
-          replicas[2]!.child.kill('SIGSTOP')
-          try {
-            // its heartbeat lapses in ALIVE_MS (6 s); a wait on it should end soon after, not never
-            const cancelled = await rpc(url(0), 'tasks/cancel', { taskId: started.taskId }, 10_000)
-            assert.equal(cancelled.hung, false, 'tasks/cancel relayed to a frozen replica hung')
-          } finally {
-            replicas[2]!.child.kill('SIGCONT')
-          }
-        },
-      )
+      it('a frozen replica (SIGSTOP) does not hang a tasks/cancel relayed to it', {}, async () => {
+        const started = (
+          await rpc(url(2), 'tools/call', { name: 'long_job', arguments: { ms: 60_000 } })
+        ).result
+        assert.equal(started.resultType, 'task')
+        replicas[2]!.child.kill('SIGSTOP')
+        try {
+          // its heartbeat lapses in ALIVE_MS (6 s); a wait on it should end soon after, not never
+          const cancelled = await rpc(url(0), 'tasks/cancel', { taskId: started.taskId }, 10_000)
+          assert.equal(cancelled.hung, false, 'tasks/cancel relayed to a frozen replica hung')
+        } finally {
+          replicas[2]!.child.kill('SIGCONT')
+        }
+      })
     })
 
     it('a retry relayed when the store restarts gets an answer once the store is back', async () => {

@@ -54,6 +54,8 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       ['capabilities/capabilities-gateway', 'capabilities-gateway', 'active'],
       ['capabilities/capabilities-skills', 'capabilities-skills', 'active'],
       ['capabilities/capabilities-repository', 'capabilities-repository', 'active'],
+      // merged metrics wait for a store: none in this config (a gateway's replicas configure one)
+      ['capabilities/capabilities-store', 'capabilities-store', 'pending'],
       ['repository/references', 'repository-references', 'pending'],
       ['packages/house-rules', 'exec-package', 'active'],
       ['packages/sys-info', 'exec-package', 'active'],
@@ -248,7 +250,7 @@ it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every so
     stdout,
     /^config preset presets\/base\.yaml · preset presets\/default\.yaml · project config\/yoke\.yaml$/m,
   )
-  assert.match(stdout, /^instances 26 active · 4 pending$/m)
+  assert.match(stdout, /^instances 26 active · 5 pending$/m)
   assert.match(
     section('instances'),
     /^  model +pending +openai\n +PLUGIN_WAITING .*OPENAI_API_KEY is not set$/m,

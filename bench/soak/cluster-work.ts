@@ -20,6 +20,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { modernPost } from '../../test/helpers/modern.ts'
 import { messagesOf } from '../../test/helpers/serve.ts'
 import { sleep, Tracker } from './track.ts'
 
@@ -103,32 +104,12 @@ export class Work {
   }
 }
 
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientInfo': { name: 'soak-cluster', version: '1' },
-  'io.modelcontextprotocol/clientCapabilities': {
-    elicitation: { form: {} },
-    extensions: { 'io.modelcontextprotocol/tasks': {} },
-  },
-}
-
-let ids = 0
 /** One 2026-07-28 request: its result or JSON-RPC error, and the replica that answered; throws on HTTP failures. */
 export async function rpc(url: string, method: string, params: Record<string, unknown>) {
-  const id = ++ids
-  const name = (params.name ?? params.taskId) as string | undefined
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(name && { 'mcp-name': name }),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: ENVELOPE } }),
-    signal: AbortSignal.timeout(20_000),
+  const { id, res } = await modernPost(url, method, params, {
+    token: TOKEN,
+    client: 'soak-cluster',
+    ms: 20_000,
   })
   const replica = res.headers.get('yoke-replica') ?? '?'
   if (!res.ok)

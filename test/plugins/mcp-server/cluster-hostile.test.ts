@@ -9,6 +9,7 @@ import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { modernPost } from '../../helpers/modern.ts'
 import { tempProject, type Project } from '../../helpers/project.ts'
 import { messagesOf, serveHttp, type Served } from '../../helpers/serve.ts'
 import { until } from '../../helpers/until.ts'
@@ -56,33 +57,13 @@ plugins:
     config: { token: ${TOKEN} }
 `
 
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientInfo': { name: 'hostile-test', version: '1' },
-  'io.modelcontextprotocol/clientCapabilities': {
-    elicitation: { form: {} },
-    extensions: { 'io.modelcontextprotocol/tasks': {} },
-  },
-}
-
-let ids = 0
 /** One 2026-07-28 request to `url`, cut off after `ms`: its result, its error, or `hung`. */
 async function rpc(url: string, method: string, params: Record<string, unknown>, ms = 30_000) {
-  const name = (params.name ?? params.taskId) as string | undefined
-  const id = ++ids
   try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${TOKEN}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': method,
-        ...(name && { 'mcp-name': name }),
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: ENVELOPE } }),
-      signal: AbortSignal.timeout(ms),
+    const { id, res } = await modernPost(url, method, params, {
+      token: TOKEN,
+      client: 'hostile-test',
+      ms,
     })
     const reply = (await messagesOf(res)).find((m) => m.id === id)
     return {

@@ -13,6 +13,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { modernPost } from '../../helpers/modern.ts'
 import { tempProject, type Project } from '../../helpers/project.ts'
 import { messagesOf, serveHttp, type Served } from '../../helpers/serve.ts'
 import { until } from '../../helpers/until.ts'
@@ -62,16 +63,6 @@ plugins:
       views: { limited: { rateLimit: { max: 5, windowMs: 600000 } } }
 ${extra}`
 
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientInfo': { name: 'cluster-test', version: '1' },
-  'io.modelcontextprotocol/clientCapabilities': {
-    elicitation: { form: {} },
-    extensions: { 'io.modelcontextprotocol/tasks': {} },
-  },
-}
-
-let ids = 0
 /** One 2026-07-28 request to `url`: its result, or its error. */
 async function rpc(url: string, method: string, params: Record<string, unknown> = {}) {
   const { reply } = await rpcWithHeaders(url, method, params)
@@ -80,26 +71,12 @@ async function rpc(url: string, method: string, params: Record<string, unknown> 
 
 /** The same, with the answer's HTTP status and headers. */
 async function rpcWithHeaders(url: string, method: string, params: Record<string, unknown> = {}) {
-  const name = (params.name ?? params.taskId) as string | undefined
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(name && { 'mcp-name': name }),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: ++ids,
-      method,
-      params: { ...params, _meta: ENVELOPE },
-    }),
-    signal: AbortSignal.timeout(30_000),
+  const { id, res } = await modernPost(url, method, params, {
+    token: TOKEN,
+    client: 'cluster-test',
   })
-  const message = (await messagesOf(res)).find((m) => m.id === ids || m.result || m.error)
+  // a refusal before the request was read (429) answers with id null
+  const message = (await messagesOf(res)).find((m) => m.id === id || m.id === null)
   const reply = {
     result: message?.result,
     error: message?.error as { message: string } | undefined,

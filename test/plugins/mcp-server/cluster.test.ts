@@ -8,11 +8,14 @@
 // Skips, saying which binary is missing, where redis-server is not installed.
 import assert from 'node:assert/strict'
 import { cpSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { modernPost } from '../../helpers/modern.ts'
 import { tempProject, type Project } from '../../helpers/project.ts'
 import { messagesOf, serveHttp, type Served } from '../../helpers/serve.ts'
@@ -50,7 +53,9 @@ const FRESH = `export default {
   apply: (ctx) => void ctx.runtime.register({ name: 'fresh_tool', risk: 'low', execute: () => 'fresh' }),
 }
 `
-const config = (redis: string, extra = '') => `preset: minimal
+/** the audience every replica's OAuth tokens carry: one API for all of them */
+const AUDIENCE = 'yoke-cluster-test'
+const config = (redis: string, extra = '', issuer = ISSUER.url) => `preset: minimal
 plugins:
   tools: { use: ./tools.mjs }
   policy: { use: policy }
@@ -59,20 +64,62 @@ plugins:
     use: mcp-server
     config:
       token: ${TOKEN}
+      oauth: { issuer: "${issuer}", audience: ${AUDIENCE} }
       changeDebounceMs: 50
       views: { limited: { rateLimit: { max: 5, windowMs: 600000 } } }
 ${extra}`
 
-/** One 2026-07-28 request to `url`: its result, or its error. */
-async function rpc(url: string, method: string, params: Record<string, unknown> = {}) {
-  const { reply } = await rpcWithHeaders(url, method, params)
+/**
+ * An OAuth issuer of the test's own on loopback (its metadata and JWKS; jose signs): tokens for
+ * named subjects, so two holders call the replicas.
+ */
+const ISSUER = {
+  url: '',
+  key: undefined as CryptoKey | undefined,
+  server: undefined as Server | undefined,
+  async start() {
+    const pair = await generateKeyPair('ES256')
+    this.key = pair.privateKey
+    const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' }
+    this.server = createServer((req, res) => {
+      res.writeHead(req.url === '/jwks' || req.url?.startsWith('/.well-known/') ? 200 : 404, {
+        'content-type': 'application/json',
+      })
+      if (req.url === '/jwks') return res.end(JSON.stringify({ keys: [jwk] }))
+      res.end(JSON.stringify({ issuer: this.url, jwks_uri: `${this.url}/jwks` }))
+    })
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve))
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`
+  },
+  token(sub: string) {
+    return new SignJWT({ scope: 'mcp:all', iss: this.url, aud: AUDIENCE, sub })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1', typ: 'at+jwt' })
+      .setIssuedAt()
+      .setExpirationTime('10m')
+      .sign(this.key!)
+  },
+}
+
+/** One 2026-07-28 request to `url` as `bearer` (the static token by default): its result, or its error. */
+async function rpc(
+  url: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  bearer = TOKEN,
+) {
+  const { reply } = await rpcWithHeaders(url, method, params, bearer)
   return reply
 }
 
 /** The same, with the answer's HTTP status and headers. */
-async function rpcWithHeaders(url: string, method: string, params: Record<string, unknown> = {}) {
+async function rpcWithHeaders(
+  url: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  bearer = TOKEN,
+) {
   const { id, res } = await modernPost(url, method, params, {
-    token: TOKEN,
+    token: bearer,
     client: 'cluster-test',
   })
   // a refusal before the request was read (429) answers with id null
@@ -95,7 +142,7 @@ describe('replicas sharing a Redis store', { skip: missing }, () => {
   const url = (i: number) => replicas[i]!.info.url
 
   before(async () => {
-    await redis.start()
+    await Promise.all([redis.start(), ISSUER.start()])
     shared = tempProject({ 'tools.mjs': TOOLS, 'fresh.mjs': FRESH })
     shared.write('yoke.config.yaml', config(redis.url))
     // the third replica reads a copy of the project: a change to the shared one is news to it
@@ -110,12 +157,14 @@ describe('replicas sharing a Redis store', { skip: missing }, () => {
     replicas.push(...started)
   })
   after(async () => {
+    // CLUSTER_DEBUG=1 prints what each replica said, for a failure to be read
     if (process.env.CLUSTER_DEBUG)
       for (const r of replicas) console.error(r.child.exitCode, r.stderr())
     for (const r of replicas) if (r.child.exitCode === null) r.child.kill('SIGKILL')
     shared?.cleanup()
     apart?.cleanup()
     await redis.close()
+    ISSUER.server?.close()
   })
 
   /** Reads task `id` through replica `i` until it ended (or is in one of `states`); its state then. */
@@ -269,6 +318,68 @@ describe('replicas sharing a Redis store', { skip: missing }, () => {
     } finally {
       await client.close()
     }
+  })
+
+  it("one OAuth holder's task and waiting call are nobody else's, on any replica", async () => {
+    const [alice, bob] = await Promise.all([ISSUER.token('alice'), ISSUER.token('bob')])
+    const task = (
+      await rpc(url(0), 'tools/call', { name: 'long_job', arguments: { ms: 60_000 } }, alice)
+    ).result
+    assert.equal(task.resultType, 'task')
+    assert.equal(
+      (await rpc(url(1), 'tasks/get', { taskId: task.taskId }, alice)).result?.status,
+      'working',
+    )
+    for (const method of ['tasks/get', 'tasks/cancel', 'tasks/update'])
+      assert.match(
+        (await rpc(url(1), method, { taskId: task.taskId, inputResponses: {} }, bob)).error
+          ?.message ?? '',
+        /no task ".*" in the MCP view "default"/,
+        `${method} by another holder`,
+      )
+    // nor the static token's holders
+    assert.match(
+      (await rpc(url(2), 'tasks/get', { taskId: task.taskId })).error?.message ?? '',
+      /no task/,
+    )
+    // her task ends (through a third replica) before her next call, which would wait for it: both
+    // run alone in her scope
+    assert.equal(
+      (await rpc(url(2), 'tasks/cancel', { taskId: task.taskId }, alice)).error,
+      undefined,
+    )
+    const asked = (await rpc(url(0), 'tools/call', { name: 'guarded', arguments: {} }, alice))
+      .result
+    assert.equal(asked.resultType, 'input_required')
+    const [key] = Object.keys(asked.inputRequests)
+    const stolen = await rpc(
+      url(1),
+      'tools/call',
+      {
+        name: 'guarded',
+        arguments: {},
+        requestState: asked.requestState,
+        inputResponses: { [key!]: { action: 'accept', content: { decision: 'allow-once' } } },
+      },
+      bob,
+    )
+    assert.match(stolen.error?.message ?? '', /requestState is for another call/)
+    const own = await rpc(
+      url(1),
+      'tools/call',
+      {
+        name: 'guarded',
+        arguments: {},
+        requestState: asked.requestState,
+        inputResponses: { [key!]: { action: 'accept', content: { decision: 'allow-once' } } },
+      },
+      alice,
+    )
+    assert.equal(textOf(own.result), 'guarded ran on r1')
+    assert.equal(
+      (await rpc(url(2), 'tasks/cancel', { taskId: task.taskId }, alice)).error,
+      undefined,
+    )
   })
 
   it("a view's rate limit is one budget across the replicas", async () => {

@@ -508,15 +508,14 @@ export class McpGateway implements SessionHost {
 
   /** With the replicas' shared secret in `http.sessionKeyEnv`: sealed 2025-era session ids. */
   #sessionSeal(http: HttpConfig): SessionSeal | undefined {
-    const secret = process.env[http.sessionKeyEnv]
-    if (!secret) return undefined
-    if (secret.length < MIN_SESSION_SECRET) {
+    const secret = this.#sessionSecret()
+    if (secret) return new SessionSeal(secret)
+    if (process.env[http.sessionKeyEnv]) {
       this.ctx.logger.warn(
         `$${http.sessionKeyEnv} is shorter than ${MIN_SESSION_SECRET} characters: session ids stay random, so a 2025-era session lives in the replica that opened it; give every replica the same longer secret`,
       )
-      return undefined
     }
-    return new SessionSeal(secret)
+    return undefined
   }
 
   /** 2026-07-28 over HTTP: each request gets a Server of its own (stateless.ts). */

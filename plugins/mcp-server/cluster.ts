@@ -7,9 +7,8 @@
  * so a request for it that reaches another replica is relayed: `request` sends it to the replica
  * that holds the state and waits for the answer, a bounded wait that ends as soon as that replica
  * is gone (no subscriber took the message, or its heartbeat lapsed) or the asker gives up. What
- * every replica must hear (a list changed, a 2025-era client's answer that reached a replica not
- * holding its question) is shouted on `mcp:all:<topic>`, and a replica's own shouts are not news
- * to itself.
+ * every replica must hear (a list changed) is shouted on `mcp:all:<topic>`, and a replica's own
+ * shouts are not news to itself.
  *
  * The store is at most once and may be down: a relay that cannot be sent fails at once, saying
  * so (STORE_UNAVAILABLE), and nothing else waits on it.
@@ -187,15 +186,9 @@ export class Cluster {
     return (await answered) as T
   }
 
-  /**
-   * Tells every other replica `payload` under `topic`, to those listening now; with `resendMs`,
-   * sent again while the store fails or no replica listens, that long at most (then it throws).
-   */
-  async shout(topic: string, payload: unknown, resendMs = 0): Promise<void> {
-    const shout = { from: this.replica, payload } satisfies Shout
-    if (!resendMs) return void (await this.store.publish(`mcp:all:${topic}`, shout))
-    const sent = await this.#deliver(`mcp:all:${topic}`, shout, resendMs, () => this.#closed)
-    if (sent !== true) throw sent ?? new Error('no other replica listened')
+  /** Tells every other replica `payload` under `topic` (at most once, to those listening now). */
+  async shout(topic: string, payload: unknown): Promise<void> {
+    await this.store.publish(`mcp:all:${topic}`, { from: this.replica, payload } satisfies Shout)
   }
 
   /**
@@ -321,7 +314,7 @@ export class Cluster {
    */
   async #deliver(
     channel: string,
-    message: Message | Shout,
+    message: Message,
     ms: number,
     stop: () => boolean,
   ): Promise<true | Error | undefined> {

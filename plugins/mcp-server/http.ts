@@ -105,7 +105,7 @@ export function portAgain(
 
 /**
  * A 2025-era client's answer to what its session asked it (an elicitation, a sampling request),
- * as one replica passes it to the others: the question waits in whichever replica pushed it.
+ * as a replica relays it to the one whose question it answers (the id it answers names that one).
  */
 export interface ClientAnswer {
   session: string

@@ -29,12 +29,15 @@ export function startServers(
 ): string[] {
   const { manifest } = settings
   const started: string[] = []
+  /** server name → the plugin's own name of the server that has it (two may normalise alike) */
+  const taken = new Map<string, string>()
   const env = { ...process.env, ...vars }
   for (const { label, text, file } of serverSources(settings, problems)) {
     let servers
     try {
-      // the user chose to use this plugin: its URLs are reached as written, like their own .mcp.json
-      const result = importText(text, file, { trustUrls: true })
+      // the user chose to use this plugin: its URLs are reached as written, like their own
+      // .mcp.json; its servers keep their names, which Claude Code's naming takes whole
+      const result = importText(text, file, { trustUrls: true, asWritten: true })
       for (const warning of result.warnings)
         ctx.logger.warn(`plugin ${manifest.name}: ${label}: ${warning}`)
       servers = result.servers.filter((s) => s.enabled)
@@ -45,6 +48,12 @@ export function startServers(
     }
     for (const server of servers) {
       const serverName = pluginServerName(manifest.name, server.serverName)
+      const other = taken.get(serverName)
+      if (other !== undefined) {
+        problems.push(sameName(label, server.serverName, other, serverName))
+        continue
+      }
+      taken.set(serverName, server.serverName)
       const { value, errors } = interpolate(server.config, env, new Map())
       for (const e of errors)
         ctx.logger.warn(
@@ -63,6 +72,11 @@ export function startServers(
     }
   }
   return started
+}
+
+/** Two servers of one plugin whose names Claude Code writes alike: the second is refused. */
+function sameName(label: string, server: string, first: string, name: string): string {
+  return `${label}: server "${server}" was not started: its name is "${name}" as Claude Code writes it, which server "${first}" of this plugin has already (rename one of them)`
 }
 
 /** The texts that define the plugin's servers; one that cannot be read is a problem of the plugin. */

@@ -14,7 +14,15 @@ import type { OAuthSettings } from './oauth/client.ts'
 
 export { BLOCKED_ENV }
 
+/** the names `yoke mcp import` gives foreign servers it renames: 1-32 characters, room for tool names */
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/
+
+/**
+ * What a serverName may be: 1-64 characters (a tool name's length) of A-Z a-z 0-9 _ -. A plugin's
+ * server has the name Claude Code gives it, `plugin_<plugin>_<server>`, however long; a tool whose
+ * `mcp__<server>__<tool>` passes 64 is cut (publicToolName).
+ */
+export const SERVER_NAME_RULE = /^[A-Za-z0-9_-]{1,64}$/
 
 /** the values of `protocol`: negotiate, the 2025 era only, or the 2026-07-28 revision only */
 export const PROTOCOLS = ['auto', 'legacy', '2026-07-28'] as const
@@ -33,10 +41,10 @@ const ms = (fallback: number) => timerMs().default(fallback)
 
 export const mcpClientConfig = z
   .object({
-    /** `^[A-Za-z0-9_-]{1,32}$`: the middle of every tool name, `mcp__<serverName>__<tool>` */
+    /** `^[A-Za-z0-9_-]{1,64}$`: the middle of every tool name, `mcp__<serverName>__<tool>` */
     serverName: z
       .string()
-      .regex(SERVER_NAME, 'serverName must be 1-32 characters of A-Z a-z 0-9 _ -'),
+      .regex(SERVER_NAME_RULE, 'serverName must be 1-64 characters of A-Z a-z 0-9 _ -'),
     /** default: stdio with `command`, else Streamable HTTP falling back to SSE */
     transport: z.enum(['stdio', 'http', 'sse']).optional(),
     /**
@@ -208,12 +216,17 @@ export function transportOf(
 /**
  * `mcp__<server>__<raw>`. A name that had to change (characters outside A-Z a-z 0-9 _ -) or is
  * longer than 64 is cut and suffixed with 12 hex of sha256(server \0 raw), so two different raw
- * names never meet. The raw name is kept beside it for the wire: never parse it back.
+ * names never meet. The `mcp__<server>__` prefix stays whole (rules on `mcp__<server>__*` match)
+ * while at least 6 hex fit after it; only a server name past 51 characters loses it.
+ * The raw name is kept beside it for the wire: never parse it back.
  */
 export function publicToolName(server: string, raw: string): string {
   const plain = `mcp__${server}__${raw}`
   const clean = plain.replace(/[^A-Za-z0-9_-]/gu, '_')
   if (clean === plain && clean.length <= 64) return clean
-  const hash = createHash('sha256').update(`${server}\0${raw}`).digest('hex').slice(0, 12)
-  return `${clean.slice(0, 64 - 13)}_${hash}`
+  const hash = createHash('sha256').update(`${server}\0${raw}`).digest('hex')
+  const prefix = `mcp__${server}__`
+  const room = 64 - prefix.length
+  if (prefix.length <= 64 - 13 || room < 6) return `${clean.slice(0, 64 - 13)}_${hash.slice(0, 12)}`
+  return prefix + hash.slice(0, Math.min(room, 12))
 }

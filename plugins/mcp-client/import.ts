@@ -30,6 +30,11 @@ export interface ImportOptions {
    * `ssrfGuard: true` (someone else's file may point at this machine or its network).
    */
   trustUrls?: boolean
+  /**
+   * The caller names the servers itself (a plugin's servers get Claude Code's names): each keeps
+   * its name as the source wrote it, not sanitised, cut or suffixed.
+   */
+  asWritten?: boolean
 }
 
 export interface ImportResult {
@@ -390,10 +395,8 @@ export function importText(text: string, file: string, options: ImportOptions = 
       warnings.push(`server "${name}" skipped: ${err.message}`)
     }
   }
-  const names = assignNames(
-    converted.map((c) => c.name),
-    warnings,
-  )
+  const written = converted.map((c) => c.name)
+  const names = options.asWritten ? written : assignNames(written, warnings)
   const servers = converted.map(({ enabled, config }, i) => ({
     key: `mcp-${names[i]}`,
     serverName: names[i],

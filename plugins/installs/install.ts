@@ -25,7 +25,8 @@ import {
   findMarketplace,
   readMarketplace,
 } from './marketplace.ts'
-import { fetchSource, parseSource } from './sources.ts'
+import { GIT_LIMITS, type GitLimits } from './git.ts'
+import { fetchSource, parseSource, type Fetched } from './sources.ts'
 import { diffTrees, hashTree, listTree, TreeTooLarge, type TreeDiff } from './tree.ts'
 
 export { NAME } from './lock.ts'
@@ -40,6 +41,8 @@ export interface Options {
   /** only these kinds (`yoke skills add`: skill, skills) */
   kinds?: InstallKind[]
   progress?: (line: string) => void
+  /** bounds of a git fetch (git.ts GIT_LIMITS by default) */
+  limits?: Partial<GitLimits>
 }
 
 /** Where an install's content sits in its tree: what the kind's service reads. */
@@ -53,6 +56,7 @@ interface Staged {
   entry: LockEntry
   staging: string
   warnings: string[]
+  refKind?: Fetched['refKind']
 }
 
 /** Fetches `given` and lays it out in a staging folder next to its final place. */
@@ -86,7 +90,7 @@ async function stage(given: string, options: Options): Promise<Staged> {
       throw new YokeError('INSTALL_FAILED', {
         reason: `${given} is not a folder, a git repository, a tarball (.tgz) or an http(s) URL, nor NAME@MARKETPLACE`,
       })
-    const fetched = await fetchSource(spec, work, progress)
+    const fetched = await fetchSource(spec, work, progress, { ...GIT_LIMITS, ...options.limits })
     const detected = detect(
       fetched.root,
       given,
@@ -142,7 +146,7 @@ async function stage(given: string, options: Options): Promise<Staged> {
       sha256: hashTree(await listTree(staging)),
       installedAt: new Date().toISOString(),
     }
-    return { entry, staging, warnings }
+    return { entry, staging, warnings, ...(fetched.refKind && { refKind: fetched.refKind }) }
   } catch (err) {
     if (staging) rmSync(staging, { recursive: true, force: true })
     throw err
@@ -231,6 +235,7 @@ export async function update(names: string[], options: Options): Promise<Updated
     const recorded = lock.installs[name]!
     const staged = await stage(recorded.source.given, { ...options, name, force: true })
     try {
+      tagStayed(recorded, staged)
       const result = await updateLock(options.scope.lock, async (current) => {
         const dir = join(options.scope.installed, name)
         const before = existsSync(dir) ? await listTree(dir).catch(() => []) : []
@@ -263,6 +268,19 @@ export async function update(names: string[], options: Options): Promise<Updated
     }
   }
   return results
+}
+
+/**
+ * A git install at a tag whose tag now names another commit: a published tag that moves (a
+ * re-tagged release, a rewritten history) is refused, not followed.
+ */
+function tagStayed(recorded: LockEntry, staged: Staged): void {
+  const was = recorded.source.commit
+  const now = staged.entry.source.commit
+  if (staged.refKind !== 'tag' || !was || !now || was === now) return
+  throw new YokeError('INSTALL_REFUSED', {
+    reason: `${recorded.name}: the tag ${recorded.source.ref} of ${recorded.source.location} moved: it named ${was.slice(0, 12)} when it was installed, it names ${now.slice(0, 12)} now; a published tag that moves is a warning sign: ask its publisher, then \`yoke add ${recorded.source.given} --force\` takes the new commit`,
+  })
 }
 
 export async function remove(name: string, scope: Scope): Promise<LockEntry> {

@@ -5,7 +5,7 @@
  * time an entry is installed, so `yoke update` sees what it offers now.
  *
  * Entry sources: `./path` (inside the marketplace's folder; `pluginRoot` is prepended to a path
- * without `./`), `github{repo,ref?,sha?}`, `url{url,ref?,sha?}` (a git URL; a .tgz URL is a
+ * without `./`), `github{repo,ref?,sha?}`, `url{url,ref?,sha?,path?}` (a git URL; a .tgz URL is a
  * tarball), `git-subdir{url,path,ref?,sha?}`, `npm{package,version?,registry?}`,
  * `archive{url,sha256?}`. `command` sources run a publisher's command and are refused. A
  * marketplace read from a URL has no files beside it, so its relative sources are refused too
@@ -169,9 +169,10 @@ export function entrySpec(market: Marketplace, entry: MarketplaceEntry): SourceS
     case 'url': {
       const url = str('url')
       if (!url) throw fail('a url source needs url')
+      // the official marketplace has url entries with a `path` too (as git-subdir's)
       return /\.(tgz|tar\.gz)(\?.*)?$/i.test(url)
         ? { type: 'tarball', url, ...(str('sha256') && { sha256: str('sha256')! }) }
-        : { type: 'git', url, ...pins }
+        : { type: 'git', url, ...pins, ...(str('path') && { subdir: str('path')! }) }
     }
     case 'git-subdir': {
       const url = str('url')

@@ -8,11 +8,12 @@
  * `NAME@MARKETPLACE` is resolved by marketplace.ts into one of these.
  */
 import { existsSync, mkdtempSync } from 'node:fs'
-import { basename, join, resolve, sep } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import { YokeError } from 'yoke/cli'
 import type { InstallSource } from './api.ts'
 import { probe } from './detect.ts'
 import { download } from './download.ts'
+import { fetchGitTree, type GitLimits } from './git.ts'
 import { unpack } from './tarball.ts'
 
 export type SourceSpec =
@@ -27,6 +28,8 @@ export interface Fetched {
   source: Omit<InstallSource, 'given'>
   /** a name the source suggests (a folder's, a repository's, a tarball's) */
   name: string
+  /** git: what the ref named (a tag that moves is refused by `yoke update`) */
+  refKind?: 'tag' | 'branch' | 'commit'
 }
 
 const TARBALL = /\.(tgz|tar\.gz|tar)$/i
@@ -42,27 +45,53 @@ export function parseSource(given: string, cwd: string): SourceSpec | undefined 
       : { type: 'npm', package: spec }
   }
   if (/^https?:\/\//i.test(given)) {
-    const [url, ref] = splitRef(given)
-    return GIT_URL.test(url)
-      ? { type: 'git', url, ...(ref && { ref }) }
-      : { type: 'tarball', url: given }
+    const [url, pins] = splitRef(given)
+    const forge = forgeTree(url)
+    if (forge) return { type: 'git', ...forge, ...pins }
+    return GIT_URL.test(url) ? { type: 'git', url, ...pins } : { type: 'tarball', url: given }
   }
   if (GIT_URL.test(given) && !existsSync(resolve(cwd, given))) {
-    const [url, ref] = splitRef(given)
-    return { type: 'git', url: url.replace(/^git\+/, ''), ...(ref && { ref }) }
+    const [url, pins] = splitRef(given)
+    return { type: 'git', url: url.replace(/^git\+/, ''), ...pins }
   }
-  const [path, ref] = existsSync(resolve(cwd, given)) ? [given, undefined] : splitRef(given)
+  const [path, pins] = existsSync(resolve(cwd, given)) ? [given, {}] : splitRef(given)
   const abs = resolve(cwd, path)
   const stat = probe(abs) // `LICENSE/x` (ENOTDIR) or a link loop is not there either
   if (!stat) return undefined
   if (stat.isFile()) return TARBALL.test(abs) ? { type: 'tarball', url: abs } : undefined
-  if (ref || isGitRepository(abs)) return { type: 'git', url: abs, ...(ref && { ref }) }
+  if (pins.ref || pins.subdir || isGitRepository(abs)) return { type: 'git', url: abs, ...pins }
   return { type: 'folder', path: abs }
 }
 
-function splitRef(given: string): [string, string | undefined] {
+/**
+ * `SOURCE#REF`, `SOURCE#REF:PATH` or `SOURCE#:PATH` (a git ref never holds `:`, so the first one
+ * ends it): the ref and the sub-path to install.
+ */
+function splitRef(given: string): [string, { ref?: string; subdir?: string }] {
   const hash = given.lastIndexOf('#')
-  return hash > 0 ? [given.slice(0, hash), given.slice(hash + 1) || undefined] : [given, undefined]
+  if (hash <= 0) return [given, {}]
+  const fragment = given.slice(hash + 1)
+  const colon = fragment.indexOf(':')
+  const ref = colon < 0 ? fragment : fragment.slice(0, colon)
+  const subdir = colon < 0 ? '' : fragment.slice(colon + 1).replace(/^\/+|\/+$/g, '')
+  return [given.slice(0, hash), { ...(ref && { ref }), ...(subdir && { subdir }) }]
+}
+
+/**
+ * A repository's page on GitHub or GitLab as a git source: `https://github.com/OWNER/REPO`, and
+ * `…/tree/REF/PATH` (GitLab: `…/-/tree/REF/PATH`) with the ref (one path segment) and sub-path.
+ */
+function forgeTree(url: string): { url: string; ref?: string; subdir?: string } | undefined {
+  const match =
+    /^(https:\/\/(?:github\.com|gitlab\.com)\/[\w.-]+\/[\w.-]+?)(?:\.git)?(?:\/(?:-\/)?tree\/([^/]+)(?:\/(.+?))?)?\/?$/i.exec(
+      url,
+    )
+  if (!match) return undefined
+  return {
+    url: `${match[1]}.git`,
+    ...(match[2] && { ref: decodeURIComponent(match[2]) }),
+    ...(match[3] && { subdir: decodeURIComponent(match[3]) }),
+  }
 }
 
 /** A working tree's top (`.git` inside), or a bare repository (HEAD, objects/, refs/). */
@@ -80,6 +109,7 @@ export async function fetchSource(
   spec: SourceSpec,
   work: string,
   progress: (line: string) => void,
+  limits?: GitLimits,
 ): Promise<Fetched> {
   switch (spec.type) {
     case 'folder':
@@ -91,7 +121,7 @@ export async function fetchSource(
         name: basename(spec.path),
       }
     case 'git':
-      return fetchGit(spec, work, progress)
+      return fetchGit(spec, work, progress, limits)
     case 'tarball': {
       let file = spec.url
       if (/^https?:\/\//i.test(spec.url)) {
@@ -122,43 +152,10 @@ async function fetchGit(
   spec: Extract<SourceSpec, { type: 'git' }>,
   work: string,
   progress: (line: string) => void,
+  limits?: GitLimits,
 ): Promise<Fetched> {
   const into = join(work, 'clone')
-  const env = { GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'echo' }
-  const { execa } = await import('execa') // at the first install, not whenever installs loads
-  const git = (args: string[], cwd?: string) =>
-    execa('git', args, { cwd, env, reject: false, timeout: 300_000, stdin: 'ignore' })
-  progress(`cloning ${spec.url}${spec.ref ? `#${spec.ref}` : ''}`)
-  const cloned = await git(['clone', '--quiet', spec.url, into])
-  if (cloned.exitCode !== 0) {
-    const offline = /could not resolve host|unable to access|network/i.test(String(cloned.stderr))
-    throw new YokeError('INSTALL_FAILED', {
-      reason: `git clone ${spec.url} failed: ${String(cloned.stderr || cloned.message)
-        .trim()
-        .split('\n')
-        .at(-1)}${offline ? ' (this needs the network)' : ''}`,
-    })
-  }
-  for (const want of [spec.ref, spec.sha].filter(Boolean) as string[]) {
-    const checkout = await git(['checkout', '--quiet', want], into)
-    if (checkout.exitCode !== 0)
-      throw new YokeError('INSTALL_FAILED', {
-        reason: `${spec.url} has no ref or commit ${want}: ${String(checkout.stderr).trim()}`,
-      })
-  }
-  const commit = String((await git(['rev-parse', 'HEAD'], into)).stdout).trim()
-  if (spec.sha && !commit.startsWith(spec.sha.toLowerCase()))
-    throw new YokeError('INSTALL_REFUSED', {
-      reason: `${spec.url} is at ${commit}, not the pinned commit ${spec.sha}`,
-    })
-  let root = into
-  if (spec.subdir) {
-    root = resolve(into, spec.subdir)
-    if (!root.startsWith(into + sep) || !probe(root)?.isDirectory())
-      throw new YokeError('INSTALL_FAILED', {
-        reason: `${spec.url} has no folder ${spec.subdir} (at ${commit.slice(0, 12)})`,
-      })
-  }
+  const { root, commit, refKind } = await fetchGitTree(spec, into, progress, limits)
   const name = basename((spec.subdir ?? spec.url).replace(/[/\\]+$/, '')).replace(/\.git$/, '')
   return {
     root,
@@ -170,6 +167,7 @@ async function fetchGit(
       ...(spec.subdir && { subdir: spec.subdir }),
     },
     name,
+    ...(refKind && { refKind }),
   }
 }
 

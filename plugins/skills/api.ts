@@ -21,6 +21,29 @@ export interface SkillRootOptions {
   source?: string
 }
 
+/** One skill another plugin brings that is no folder on disk (an MCP server's, SEP-2640). */
+export interface ContributedSkill {
+  /** the SKILL.md text, read by the same parser as a SKILL.md on disk */
+  content: string
+  /** where its SKILL.md is (`skill://pdf/SKILL.md`): the catalog's location, and where problems point */
+  location: string
+  /** the name of its folder (the segment before SKILL.md): the spec wants its name equal to it */
+  dirName: string
+  /** its other files, relative `/`-separated paths (`references/guide.md`) */
+  files: readonly string[]
+  /** the bytes of one of `files`; throws, with what the reader is to be told, when it cannot */
+  read(file: string, signal?: AbortSignal): Promise<Uint8Array>
+}
+
+/** What a source contributes (`SkillsApi.contribute`). */
+export interface SkillContribution {
+  /** each skill is named `<namespace>:<name>` (an MCP server's name, as its tools are `mcp__<server>__…`) */
+  namespace?: string
+  skills: readonly ContributedSkill[]
+  /** what the source refused before any SKILL.md was read: reported with the skills' problems */
+  problems?: ReadonlyArray<{ location: string; message: string }>
+}
+
 /**
  * What changed. `added`, `changed` and `removed` are about SKILL.md files, held skills' too (an
  * edit of a held skill is `changed`, and it stays held); `held` went out of use by a first hold,
@@ -90,6 +113,26 @@ export interface SkillsApi {
    * held skill's files are refused, with the reasons).
    */
   readFile(name: string, file: string): { bytes: Buffer } | { refused: string }
+  /**
+   * One file of any skill in use, on disk (as `readFile`) or contributed (read through its source,
+   * which checks it: an MCP server's files are verified against its skill entry).
+   * @example const got = await ctx.skills.read('github:triage', 'references/labels.md')
+   */
+  read(
+    name: string,
+    file: string,
+    signal?: AbortSignal,
+  ): Promise<{ bytes: Uint8Array } | { refused: string }>
+  /**
+   * Adds skills that are no folder on disk (an MCP server's), or replaces what `source` added
+   * before: each SKILL.md is read by the same parser as one on disk (a bad one is a problem naming
+   * `source` and its location; the rest load), named `<namespace>:<name>` with a namespace, below
+   * every directory's skills (a name a directory has shadows it). The disposer removes them, once,
+   * unless `source` contributed again since; `hooks.change` announces both. A consuming
+   * instance's contributions are its effects: they go with it.
+   * @example ctx.skills.contribute('MCP server github', { namespace: 'github', skills })
+   */
+  contribute(source: string, contribution: SkillContribution): Disposer
   /** the skill's instructions as the model reads them (`<skill_content name="…">…</skill_content>`; none while held) */
   body(name: string): string | undefined
 }

@@ -8,7 +8,12 @@ import { existsSync, lstatSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { z } from 'zod'
 import { bindToContext, definePlugin, type Disposer } from 'yoke'
-import { defaultDirs, type SkillRootOptions, type SkillsApi } from './api.ts'
+import {
+  defaultDirs,
+  type SkillContribution,
+  type SkillRootOptions,
+  type SkillsApi,
+} from './api.ts'
 import { renderAlways, renderCatalog } from './catalog.ts'
 import { SkillRanker } from './ranking.ts'
 import { isProblem, type Skill, type SkillProblem } from './parse.ts'
@@ -98,6 +103,9 @@ function serviceWithViews(service: SkillsApi): SkillsApi {
         hold(name: string, why: string) {
           const release = service.hold(name, why)
           return release && c.effect(`skills hold ${name}`, release)
+        },
+        contribute(source: string, contribution: SkillContribution) {
+          return c.effect(`skills from ${source}`, service.contribute(source, contribution))
         },
       })
       views.set(c, view)

@@ -39,7 +39,8 @@ export function subdirectories(root: string): string[] {
   }
 }
 
-const MAX_SKILL_BYTES = 1024 * 1024
+/** the largest SKILL.md read, on disk or contributed */
+export const MAX_SKILL_BYTES = 1024 * 1024
 
 /**
  * Reads `<root>/<dirName>/SKILL.md`: the skill, the problem that keeps it out, or nothing when the

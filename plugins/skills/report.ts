@@ -6,11 +6,22 @@
 import { color, type SummarySection } from 'yoke/cli'
 import type { HeldSkill } from './api.ts'
 import type { Skill } from './parse.ts'
-import type { SkillIndex } from './skill-index.ts'
+import type { Shadowing, SkillClash } from './skill-index.ts'
+import type { SkillProblem } from './parse.ts'
+
+/** What is reported: the skills in use, and what was left out (the index's, and contributed ones). */
+export interface Reported {
+  problems: readonly SkillProblem[]
+  /** the skills in use (SkillIndex's `skills`, or all merged) */
+  all?: readonly Skill[]
+  skills?: readonly Skill[]
+  shadowed: readonly Shadowing[]
+  clashes: readonly SkillClash[]
+}
 
 /** Problems, warnings, shadowing and clashes go to the log (after a change, only those it `concerns`). */
 export function report(
-  index: SkillIndex,
+  index: Reported,
   logger: { info(m: string): void; warn(m: string): void; error(m: string): void },
   concerns: (file: string) => boolean = () => true,
 ) {
@@ -19,7 +30,7 @@ export function report(
       logger.error(
         `${p.file}${p.line ? `:${p.line}` : ''}: skipped${p.source ? ` (${p.source})` : ''}: ${p.message}`,
       )
-  for (const s of index.skills)
+  for (const s of index.all ?? index.skills ?? [])
     for (const w of s.warnings) if (concerns(s.file)) logger.warn(`${s.file}: ${w}`)
   for (const s of index.shadowed)
     if (concerns(s.shadowed))

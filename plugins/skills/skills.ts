@@ -8,6 +8,7 @@ import { homedir } from 'node:os'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import {
   defineHooks,
+  messageOf,
   SyncHook,
   toDisposer,
   type Disposer,
@@ -15,14 +16,40 @@ import {
   type WatchHandler,
 } from 'yoke'
 import type { SummarySection } from 'yoke/cli'
-import type { HeldSkill, SkillChange, SkillRootOptions, SkillsApi, SkillsListing } from './api.ts'
+import type {
+  ContributedSkill,
+  HeldSkill,
+  SkillChange,
+  SkillContribution,
+  SkillRootOptions,
+  SkillsApi,
+  SkillsListing,
+} from './api.ts'
 import { wrapBody } from './catalog.ts'
-import { readSkillFile, SkillFileRefused, skillFiles } from './files.ts'
+import { byName, clashesAmong, Contributions } from './contributed.ts'
+import { MAX_SKILL_FILE_BYTES, readSkillFile, SkillFileRefused, skillFiles } from './files.ts'
 import { SkillHolds } from './holds.ts'
-import type { Skill } from './parse.ts'
+import type { Skill, SkillProblem } from './parse.ts'
 import { report, summarySection } from './report.ts'
-import { makeFilter, SkillIndex, type SkillFilter, type SkillRoot } from './skill-index.ts'
+import {
+  makeFilter,
+  SkillIndex,
+  type Shadowing,
+  type SkillClash,
+  type SkillFilter,
+  type SkillRoot,
+} from './skill-index.ts'
 import type { SkillsInUse } from './tools.ts'
+
+/** The index's skills and the contributed ones, merged: what is in use (held ones included). */
+interface Merged {
+  /** what it was built from: the index's array and the contributions' version */
+  from: [Skill[], number]
+  all: Skill[]
+  shadowed: Shadowing[]
+  clashes: SkillClash[]
+  problems: SkillProblem[]
+}
 
 /** how many of a skill's files `files()` lists by default */
 const FILES_PER_SKILL = 200
@@ -62,6 +89,11 @@ export class Skills implements SkillsInUse {
   readonly #holds = new SkillHolds()
   /** the configured directories, expanded (the added roots are in the index only) */
   readonly #configured: string[]
+  /** skills that are no folder on disk, by source (an MCP server's) */
+  readonly #contributions = new Contributions()
+  /** the latest contribution of each source: an older one's disposer leaves a newer one be */
+  readonly #latest = new Map<string, object>()
+  #merged?: Merged
 
   constructor(
     private readonly options: SkillsOptions,
@@ -75,7 +107,7 @@ export class Skills implements SkillsInUse {
   /** Reads the configured directories, reports what it found and watches them. */
   start(): this {
     this.index.scan()
-    report(this.index, this.host.logger)
+    report(this.merged(), this.host.logger)
     if (this.options.watch) this.#watch(this.#configured)
     return this
   }
@@ -89,46 +121,165 @@ export class Skills implements SkillsInUse {
     return this.host.signal.aborted
   }
 
+  /**
+   * The index's skills and the contributed ones that no directory's skill shadows, filtered, by
+   * name; rebuilt only when either changed.
+   */
+  merged(): Merged {
+    const { index } = this
+    const contributions = this.#contributions
+    const m = this.#merged
+    if (m && m.from[0] === index.skills && m.from[1] === contributions.version) return m
+    const names = new Map(index.skills.map((s) => [s.name, s]))
+    const shadowed = [...index.shadowed]
+    const added: Skill[] = []
+    for (const s of contributions.skills()) {
+      if (!this.filter.allows(s.name)) continue
+      const winner = names.get(s.name)
+      if (winner) shadowed.push({ name: s.name, winner: winner.file, shadowed: s.file })
+      else added.push(names.set(s.name, s).get(s.name)!)
+    }
+    const all = added.length ? [...index.skills, ...added].sort(byName) : index.skills
+    return (this.#merged = {
+      from: [index.skills, contributions.version],
+      all,
+      shadowed,
+      clashes: added.length ? clashesAmong(all) : index.clashes,
+      problems: [...index.problems, ...contributions.problems()],
+    })
+  }
+
+  #find(name: string): Skill | undefined {
+    return this.merged().all.find((s) => s.name === name)
+  }
+
   /** the skills in use, by name: filtered, highest-priority directory first, none held */
   list(): Skill[] {
-    return this.index.skills.filter((s) => !this.#holds.isHeld(s.name))
+    return this.merged().all.filter((s) => !this.#holds.isHeld(s.name))
   }
 
   /** a skill in use (undefined for a held one) */
   get(name: string): Skill | undefined {
-    return this.#holds.isHeld(name) ? undefined : this.index.get(name)
+    return this.#holds.isHeld(name) ? undefined : this.#find(name)
   }
 
   withheld(name: string): string | undefined {
-    return this.#holds.isHeld(name) && this.index.get(name)
+    return this.#holds.isHeld(name) && this.#find(name)
       ? `the skill "${name}" is withheld: ${this.#holds.reasons(name).join('; ')}`
       : undefined
   }
 
   held(): HeldSkill[] {
-    return this.index.skills
-      .filter((s) => this.#holds.isHeld(s.name))
+    return this.merged()
+      .all.filter((s) => this.#holds.isHeld(s.name))
       .map((s) => ({ ...s, holds: this.#holds.reasons(s.name) }))
   }
 
-  /** Applies `update` to the index, then logs and announces what it changed. */
+  /** where a contributed skill's files are read (undefined: it is a folder on disk) */
+  origin(skill: Skill): ContributedSkill | undefined {
+    return this.#contributions.origin(skill)
+  }
+
+  /** Applies `update` to the index (or the contributions), then logs and announces what it changed. */
   reindex(update: () => void, concerns: (file: string) => boolean): void {
-    const { index, host } = this
-    const before = new Map(index.skills.map((s) => [s.name, s]))
-    const problemsBefore = JSON.stringify(index.problems)
+    const { host } = this
+    const before = new Map(this.merged().all.map((s) => [s.name, s]))
+    const problemsBefore = JSON.stringify(this.merged().problems)
     update()
-    const change = changeBetween(before, new Map(index.skills.map((s) => [s.name, s])))
-    report(index, host.logger, concerns)
+    const after = this.merged()
+    const change = changeBetween(before, new Map(after.all.map((s) => [s.name, s])))
+    report(after, host.logger, concerns)
     if (!change.added.length && !change.removed.length && !change.changed.length) {
-      if (JSON.stringify(index.problems) !== problemsBefore)
-        host.logger.info(`skills unchanged; problems: ${index.problems.length}`)
+      if (JSON.stringify(after.problems) !== problemsBefore)
+        host.logger.info(`skills unchanged; problems: ${after.problems.length}`)
       return
     }
     const parts = (['added', 'changed', 'removed'] as const)
       .filter((k) => change[k].length)
       .map((k) => `${k} ${change[k].join(', ')}`)
-    host.logger.info(`skills ${parts.join('; ')} (${index.skills.length} in all)`)
+    host.logger.info(`skills ${parts.join('; ')} (${after.all.length} in all)`)
     this.hooks.change.call(change)
+  }
+
+  /** Adds (or replaces) what `source` contributes; the disposer removes it unless replaced since. */
+  contribute(source: string, contribution: SkillContribution): () => void {
+    if (this.#ended) return () => {} // this instance has stopped: its successor takes contributions
+    const token = {}
+    const locations = new Set([
+      ...contribution.skills.map((s) => s.location),
+      ...(contribution.problems ?? []).map((p) => p.location),
+    ])
+    this.reindex(
+      () => this.#contributions.set(source, contribution),
+      (file) => locations.has(file),
+    )
+    this.#latest.set(source, token)
+    let removed = false
+    return () => {
+      if (removed || this.#latest.get(source) !== token) return
+      removed = true
+      this.#latest.delete(source)
+      if (!this.#ended)
+        this.reindex(
+          () => this.#contributions.delete(source),
+          () => false,
+        )
+    }
+  }
+
+  /** One file of any skill in use: from disk as `readFile`, or through its source. */
+  async read(
+    name: string,
+    file: string,
+    signal?: AbortSignal,
+  ): Promise<{ bytes: Uint8Array } | { refused: string }> {
+    const skill = this.get(name)
+    const from = skill && this.origin(skill)
+    if (!skill || !from) return this.readFile(name, file)
+    if (file === 'SKILL.md') return { bytes: Buffer.from(from.content) }
+    if (!from.files.includes(file))
+      return {
+        refused: `the skill "${name}" has no file "${file}" (skill_read("${name}") lists its files)`,
+      }
+    try {
+      const bytes = await from.read(file, signal)
+      return bytes.length > MAX_SKILL_FILE_BYTES
+        ? {
+            refused: `"${file}" is ${bytes.length} bytes; files of at most ${MAX_SKILL_FILE_BYTES} bytes are read`,
+          }
+        : { bytes }
+    } catch (err) {
+      return { refused: `"${file}" of the skill "${name}" could not be read: ${messageOf(err)}` }
+    }
+  }
+
+  /** One file of a skill on disk (a contributed skill's are read with `read`). */
+  readFile(name: string, file: string): { bytes: Buffer } | { refused: string } {
+    const withheld = this.withheld(name)
+    if (withheld) return { refused: withheld }
+    const skill = this.get(name)
+    if (!skill) return { refused: `no skill named "${name}"` }
+    const from = this.origin(skill)
+    if (from)
+      return file === 'SKILL.md'
+        ? { bytes: Buffer.from(from.content) }
+        : {
+            refused: `the skill "${name}" is no folder on disk (${skill.source}): its files are read with read()`,
+          }
+    try {
+      return { bytes: readSkillFile(skill, file) }
+    } catch (err) {
+      if (err instanceof SkillFileRefused) return { refused: err.message }
+      throw err
+    }
+  }
+
+  /** A skill's files other than SKILL.md (a contributed skill's as its source lists them). */
+  files(name: string, max = FILES_PER_SKILL): string[] {
+    const skill = this.get(name)
+    if (!skill) return []
+    const from = this.origin(skill)
+    return from ? from.files.slice(0, max) : skillFiles(skill, max)
   }
 
   /** Adds a root below the others (watched like them); the disposer removes it, once. */
@@ -164,7 +315,7 @@ export class Skills implements SkillsInUse {
 
   /** Takes `name` out of use while the hold stands (see SkillsApi.hold). */
   hold(name: string, why: string): Disposer | undefined {
-    if (this.#ended || !this.index.get(name)) return undefined
+    if (this.#ended || !this.#find(name)) return undefined
     const release = this.#holds.add(name, why, (isHeld) => {
       if (this.#ended) return // the instance went, and its holds with it
       this.host.logger.info(isHeld ? `skill ${name} held: ${why}` : `skill ${name} back in use`)
@@ -184,14 +335,14 @@ export class Skills implements SkillsInUse {
 
   /** What `skills/list` answers: the skills without their bodies, and everything left out. */
   listing(): SkillsListing {
-    const { index } = this
+    const { shadowed, clashes, problems } = this.merged()
     return {
-      roots: index.roots,
+      roots: this.index.roots,
       skills: this.list().map(({ body: _body, ...s }) => s),
       held: this.held().map(({ body: _body, ...s }) => s),
-      shadowed: index.shadowed,
-      clashes: index.clashes,
-      problems: index.problems,
+      shadowed,
+      clashes,
+      problems,
     }
   }
 
@@ -202,18 +353,6 @@ export class Skills implements SkillsInUse {
 
   /** The `skills` service as host code sees it (a consuming instance gets a view of it). */
   service(check: SkillsApi['check']): SkillsApi {
-    const readFile: SkillsApi['readFile'] = (name, file) => {
-      const withheld = this.withheld(name)
-      if (withheld) return { refused: withheld }
-      const skill = this.get(name)
-      if (!skill) return { refused: `no skill named "${name}"` }
-      try {
-        return { bytes: readSkillFile(skill, file) }
-      } catch (err) {
-        if (err instanceof SkillFileRefused) return { refused: err.message }
-        throw err
-      }
-    }
     const index = this.index
     return {
       hooks: this.hooks,
@@ -224,15 +363,14 @@ export class Skills implements SkillsInUse {
       get: (name) => this.get(name),
       hold: (name, why) => this.hold(name, why),
       held: () => this.held(),
-      shadowed: () => index.shadowed,
-      clashes: () => index.clashes,
-      problems: () => index.problems,
+      shadowed: () => this.merged().shadowed,
+      clashes: () => this.merged().clashes,
+      problems: () => this.merged().problems,
       addRoot: (dir, options) => this.addRoot(dir, options),
-      files: (name, max = FILES_PER_SKILL) => {
-        const skill = this.get(name)
-        return skill ? skillFiles(skill, max) : []
-      },
-      readFile,
+      contribute: (source, contribution) => toDisposer(this.contribute(source, contribution)),
+      files: (name, max) => this.files(name, max),
+      readFile: (name, file) => this.readFile(name, file),
+      read: (name, file, signal) => this.read(name, file, signal),
       body: (name) => {
         const skill = this.get(name)
         return skill && wrapBody(skill)

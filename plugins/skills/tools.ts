@@ -5,6 +5,7 @@
  * and why.
  */
 import type { ToolDefinition } from 'yoke'
+import type { ContributedSkill } from './api.ts'
 import { wrapBody } from './catalog.ts'
 import { readSkillFile, SkillFileRefused, skillFiles } from './files.ts'
 import type { Skill } from './parse.ts'
@@ -20,6 +21,14 @@ export interface SkillsInUse {
   get(name: string): Skill | undefined
   /** what to answer about `name` while a hold keeps it out of use (undefined: none does) */
   withheld(name: string): string | undefined
+  /** a contributed skill's files, read through its source (undefined: a folder on disk) */
+  origin(skill: Skill): ContributedSkill | undefined
+  /** one file of a skill in use, wherever it is */
+  read(
+    name: string,
+    file: string,
+    signal?: AbortSignal,
+  ): Promise<{ bytes: Uint8Array } | { refused: string }>
 }
 
 export function skillTools(skills: SkillsInUse, ranker: SkillRanker): ToolDefinition[] {
@@ -83,23 +92,44 @@ export function skillTools(skills: SkillsInUse, ranker: SkillRanker): ToolDefini
       },
       source: 'skills',
       concurrency: 'safe',
-      execute: ({ name, file }) => {
+      execute: ({ name, file }, call) => {
         const withheld = skills.withheld(String(name))
         if (withheld) return refuse(withheld)
         const skill = skills.get(String(name))
         if (!skill) return refuse(`no skill named "${name}"; skills_list shows the names`)
-        if (file === undefined) {
-          const resources = skillFiles(skill, MAX_RESOURCES)
-          const note = skill.available ? '' : `\n(this skill is unavailable here: ${skill.why})`
-          const list = resources.length
-            ? `\n<skill_resources>\n${resources.map((r) => `  ${r}`).join('\n')}\n</skill_resources>`
-            : ''
-          return `${wrapBody(skill)}${list}${note}`
-        }
+        const from = skills.origin(skill)
+        if (file === undefined) return instructions(skill, from)
+        if (from) return readContributed(skills, skill, String(file), call.signal)
         return readResource(skill, String(file))
       },
     },
   ]
+}
+
+/** The body as `<skill_content>`, and the list of the skill's files (a contributed one's as its source lists them). */
+function instructions(skill: Skill, from: ContributedSkill | undefined): string {
+  const resources = from ? from.files.slice(0, MAX_RESOURCES) : skillFiles(skill, MAX_RESOURCES)
+  const note = skill.available ? '' : `\n(this skill is unavailable here: ${skill.why})`
+  const list = resources.length
+    ? `\n<skill_resources>\n${resources.map((r) => `  ${r}`).join('\n')}\n</skill_resources>`
+    : ''
+  return `${wrapBody(skill)}${list}${note}`
+}
+
+/** A contributed skill's file, read through its source; binary files are refused as on disk. */
+async function readContributed(
+  skills: SkillsInUse,
+  skill: Skill,
+  file: string,
+  signal?: AbortSignal,
+) {
+  const read = await skills.read(skill.name, file.split('\\').join('/'), signal)
+  if ('refused' in read) return refuse(read.refused)
+  if (read.bytes.includes(0))
+    return refuse(
+      `"${file}" is a binary file (${read.bytes.length} bytes); use it from a script instead of reading it`,
+    )
+  return Buffer.from(read.bytes).toString('utf8')
 }
 
 function readResource(skill: Skill, file: string) {

@@ -25,6 +25,8 @@ export default definePlugin({
     ctx.mcp.add(instance.handle())
     // a call to one of its tools while they are away answers why, not UNKNOWN_TOOL
     ctx.tap(ctx.runtime.hooks.unknownTool, 'mcp-client', (name) => instance.whyAway(name))
+    // a skills service that comes, restarts or goes: the server's skills follow it
+    ctx.tap(ctx.hooks.state, 'mcp-client', () => instance.skills.serviceChanged())
     ctx.effect(`mcp ${cfg.serverName} connection`, () => instance.close())
     // an instance removed while its server starts does not wait for the attempt to end
     await instance.start()

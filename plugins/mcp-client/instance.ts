@@ -23,6 +23,7 @@ import { Session, type SessionHost } from './session.ts'
 import { Supervisor, type ServerState } from './supervisor.ts'
 import { runsAsTask, TaskCalls, TASKS } from './tasks.ts'
 import { ServerTools, toOutput } from './tools.ts'
+import { ServerSkills } from './skills.ts'
 import { secretKey, Transcript } from './transcript.ts'
 import { RefusedMessage } from './wire.ts'
 
@@ -73,6 +74,8 @@ export class McpClientInstance {
   readonly tools: ServerTools
   /** the holds standing on the server (it stays disconnected while any does) */
   readonly holds: Holds
+  /** the server's skills (SEP-2640), in the skills service as `<server>:<skill>` */
+  readonly skills: ServerSkills
   /** the OAuth sign-in, for an entry with `oauth` */
   readonly auth?: ServerAuth
   /** the roots the entry lists (none: the capability is not declared) */
@@ -122,13 +125,30 @@ export class McpClientInstance {
         ssrfGuard: cfg.ssrfGuard,
         log: (message) => ctx.logger.debug(`MCP server "${this.server}": ${message}`),
       })
+    this.skills = new ServerSkills({
+      server: this.server,
+      skills: () => ctx.get('skills'),
+      client: () => this.#connected()?.client,
+      describe: () => this.supervisor.describe(),
+      resync: () => {
+        const session = this.#connected()
+        if (session) this.#syncSkills(session)
+      },
+      logger: ctx.logger,
+    })
     this.supervisor = new Supervisor(cfg.reconnect, {
       open: (signal) => this.#open(signal),
-      ready: (session) => this.tools.sync(session.client, 'connected'),
+      ready: (session) => {
+        this.#syncSkills(session)
+        return this.tools.sync(session.client, 'connected')
+      },
       blocked: (err) => (this.#login = loginNeeded(err)) !== undefined,
       gaveUp: () => this.#gaveUp(),
       // a connection that ended under a sync may have registered tools after the hold cleared them
-      parked: () => this.tools.clear(),
+      parked: () => {
+        this.skills.withdraw()
+        return this.tools.clear()
+      },
       changed: (state) => this.#changed(state),
       failed: (what, err) =>
         ctx.logger.error(`MCP server "${this.server}": ${what} failed: ${messageOf(err)}`, err),
@@ -208,6 +228,7 @@ export class McpClientInstance {
   /** Ends the connection (and the server's process); returns once it is gone. */
   close(): Promise<void> {
     this.#stopSignInPoll()
+    this.skills.withdraw()
     this.auth?.close()
     return this.supervisor.close()
   }
@@ -362,6 +383,7 @@ export class McpClientInstance {
   #changed(state: ServerState): void {
     const { ctx, server, supervisor, tools } = this
     if (state === 'held') {
+      this.skills.withdraw()
       tools
         .clear()
         .catch((err) =>
@@ -390,6 +412,7 @@ export class McpClientInstance {
   }
 
   async #gaveUp(): Promise<void> {
+    this.skills.withdraw()
     this.ctx.logger.error(
       `MCP server "${this.server}": ${this.supervisor.describe()}; its tools are unregistered`,
     )
@@ -471,8 +494,9 @@ export class McpClientInstance {
   /** A list changed on the server: tools are read again; the hub passes every change on. */
   #listChanged(list: McpList): void {
     const { ctx, server } = this
-    if (list !== 'tools') return ctx.mcp.listChanged(server, list)
     const session = this.supervisor.session
+    if (list === 'resources' && session && !session.isLost) this.#syncSkills(session)
+    if (list !== 'tools') return ctx.mcp.listChanged(server, list)
     if (!session || session.isLost) return // the sync of the next connection will see the new list
     // queued behind a sync under way (the one on connect, too)
     this.tools.sync(session.client, 'changed').then(
@@ -484,6 +508,16 @@ export class McpClientInstance {
           )
       },
     )
+  }
+
+  /** Reads the server's skills again (on connect, on resources/list_changed); the previous stay on failure. */
+  #syncSkills(session: Session): void {
+    this.skills.sync(session.client).catch((err) => {
+      if (!session.isLost)
+        this.ctx.logger.warn(
+          `MCP server "${this.server}": reading its skills failed (${messageOf(err)}); the previous skills stay`,
+        )
+    })
   }
 
   /** What a 2026-07-28 server asks for inside a call's result, answered for that call. */

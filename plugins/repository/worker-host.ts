@@ -256,7 +256,9 @@ export class WorkerHost {
    * than SLICE_MS on them, else queued and handled a slice per turn (a burst of registrations).
    */
   #receive(m: Message) {
-    if (this.#ending || !this.#withinLimits(m)) return
+    // while it ends, only its cleanup's word and its end are heard (not new tools, not results)
+    if ((this.#ending && m.type !== 'disposed' && m.type !== 'log') || !this.#withinLimits(m))
+      return
     if (m.type === 'fatal') return this.#end(`it threw outside a call: ${m.message}`)
     if (m.type === 'register' && !this.#countTool(m)) return
     if (m.type === 'unregister') this.#tools.delete(String(m.name))

@@ -65,7 +65,19 @@ async function compose() {
     assert.match(ran.text, /repo:listener@1 is running; its tools: listener_port/)
     return Number((await call('listener_port', {}, scope)).text)
   }
-  return { rt, call, repo, changes, answers, nextQuestion, start, close: () => kernel.dispose() }
+  const logs: string[] = []
+  kernel.hooks.log.tap('test', (r) => void logs.push(r.message))
+  return {
+    rt,
+    call,
+    repo,
+    changes,
+    answers,
+    nextQuestion,
+    start,
+    logs,
+    close: () => kernel.dispose(),
+  }
 }
 
 /** What a connection to the port gets: the greeting, or the error code (ECONNREFUSED). */
@@ -221,4 +233,30 @@ describe('the repository service stops a dynamic plugin from outside', () => {
       assert.match((await run).text, /repo:listener@3 is running/)
     },
   )
+
+  it("hears the worker's cleanup as it stops (its word is not dropped while it ends)", async () => {
+    const y = await compose()
+    open.push(y.close)
+    const source = `export default {
+  name: 'tidy',
+  inject: ['runtime'],
+  apply(ctx) {
+    ctx.runtime.register({ name: 'tidy_up', description: 'Tidy', inputSchema: { type: 'object', properties: {} }, execute: () => 'ok' })
+    return () => ctx.logger.info('tidied up before the end')
+  },
+}
+`
+    y.rt.registry.createScope('session-t')
+    await y.call('repository_define', { name: 'tidy', purpose: 'tidy', source }, 'session-t')
+    y.answers.push('allow-once')
+    assert.match((await y.call('repository_run', { plugin: 'tidy' }, 'session-t')).text, /running/)
+    assert.match(
+      (await y.call('repository_stop', { plugin: 'tidy' }, 'session-t')).text,
+      /^Stopped/,
+    )
+    assert.ok(
+      y.logs.some((m) => m.includes('tidied up before the end')),
+      `the cleanup's log line reached yoke: ${JSON.stringify(y.logs)}`,
+    )
+  })
 })

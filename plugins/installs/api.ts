@@ -26,8 +26,8 @@ export type InstallKind = 'skill' | 'skills' | 'exec-package' | 'claude-plugin'
 export interface InstallSource {
   /** the SOURCE argument of `yoke add`, as typed (a relative path made absolute) */
   given: string
-  /** how it was fetched */
-  type: 'folder' | 'git' | 'tarball' | 'npm'
+  /** how it was fetched (`server-json`: a file or URL; `registry`: an MCP Registry's entry) */
+  type: 'folder' | 'git' | 'tarball' | 'npm' | 'server-json' | 'registry'
   /** the folder, the repository, the URL or the package that was read */
   location: string
   /** git: the ref asked for (`#ref`) and the commit it resolved to */

@@ -78,6 +78,7 @@ async function addWith(
       cwd: cli.cwd,
       ...(typeof args.name === 'string' && { name: args.name }),
       force: Boolean(args.force),
+      ...(typeof args.registry === 'string' && { registry: args.registry }),
       ...(kinds && { kinds }),
       progress,
     }),
@@ -153,18 +154,28 @@ const addFlags = {
     description: 'install under this name (default: the one it declares)',
   },
   force: { type: 'boolean', description: 'replace an install of the same name' },
+  registry: {
+    type: 'string',
+    value: 'URL',
+    description:
+      'the MCP Registry that mcp:NAME is asked of (default: YOKE_MCP_REGISTRY, else registry.modelcontextprotocol.io)',
+  },
 } as const
 
 const addCommand = defineCommand({
   name: 'add',
   summary:
     'install a skill, a folder of skills, a plugin executable package or a Claude Code plugin, recorded in yoke.lock',
-  usage: 'yoke add SOURCE [--user] [--name NAME] [--force] [--json] [common flags]',
+  usage:
+    'yoke add SOURCE [--user] [--name NAME] [--force] [--registry URL] [--json] [common flags]',
   positionals: 1,
   flags: addFlags,
   examples: [
     'yoke add ./my-skill',
     'yoke add ../tools-repo#v1.2.0                  # a git repository at a tag',
+    'yoke add https://github.com/acme/tools.git#main:plugins/fmt   # a ref and a sub-path',
+    'yoke add ./server.json                         # an MCP server, as its server.json says',
+    'yoke add mcp:io.github.acme/weather            # an MCP Registry entry (latest, or @VERSION)',
     'yoke add https://example.com/pkg-1.0.0.tgz --user',
     'yoke add formatter@team-tools                  # an entry of an added marketplace',
     'yoke add npm:@acme/skills@2',
@@ -226,6 +237,50 @@ const updateCommand = defineCommand({
       for (const w of r.warnings) process.stdout.write(`  ${color.yellow('warning')} ${w}\n`)
     }
     return 0
+  },
+})
+
+const outdatedCommand = defineCommand({
+  name: 'outdated',
+  summary:
+    "what moved at each install's source: a ref's new commit, a newer registry or npm version; exit 1 when something is outdated",
+  usage: 'yoke outdated [NAME…] [--user] [--json] [common flags]',
+  positionals: 64,
+  flags: SCOPE_FLAGS,
+  examples: ['yoke outdated', 'yoke outdated formatter --json'],
+  async run(args, names, cli) {
+    const scopes = await scopesOf(cli)
+    const scope = args.user ? scopes.user : scopes.project
+    const { outdated, exitOf } = await import('./outdated.ts')
+    const rows = await outdated(names, scope, scopes.both)
+    const code = exitOf(rows)
+    if (args.json) {
+      printJson({
+        ok: code === 0,
+        outdated: rows
+          .filter((r) => r.status === 'outdated' || r.status === 'moved')
+          .map((r) => r.name),
+        installs: rows,
+      })
+      return code
+    }
+    if (!rows.length)
+      process.stdout.write(
+        color.dim(`nothing is installed (${displayPath(scope.lock, cwdOf(args))})\n`),
+      )
+    const width = rows.reduce((w, r) => Math.max(w, r.name.length), 8) + 2
+    for (const r of rows) {
+      const state =
+        r.status === 'outdated' || r.status === 'moved'
+          ? color.yellow(r.status)
+          : r.status === 'failed'
+            ? color.red(r.status)
+            : color.dim(r.status)
+      process.stdout.write(
+        `${r.name.padEnd(width)}${state}  ${r.current}${r.latest && r.latest !== r.current ? ` → ${r.latest}` : ''}${r.why ? color.dim(` · ${r.why}`) : ''}\n`,
+      )
+    }
+    return code
   },
 })
 
@@ -414,6 +469,7 @@ export const commands = [
   addCommand,
   skillsAdd,
   updateCommand,
+  outdatedCommand,
   removeCommand,
   installedCommand,
   marketplaceAdd,

@@ -25,6 +25,7 @@ import {
   findMarketplace,
   readMarketplace,
 } from './marketplace.ts'
+import { baseOf } from './registry.ts'
 import { GIT_LIMITS, type GitLimits } from './git.ts'
 import { fetchSource, parseSource, type Fetched } from './sources.ts'
 import { diffTrees, hashTree, listTree, TreeTooLarge, type TreeDiff } from './tree.ts'
@@ -41,6 +42,8 @@ export interface Options {
   /** only these kinds (`yoke skills add`: skill, skills) */
   kinds?: InstallKind[]
   progress?: (line: string) => void
+  /** the MCP Registry `mcp:NAME` asks (registry.ts registryBase) */
+  registry?: string
   /** bounds of a git fetch (git.ts GIT_LIMITS by default) */
   limits?: Partial<GitLimits>
 }
@@ -67,7 +70,7 @@ async function stage(given: string, options: Options): Promise<Staged> {
   let staging: string | undefined
   try {
     const ref = existsSync(join(options.cwd, given)) ? undefined : entryRef(given)
-    let spec = ref ? undefined : parseSource(given, options.cwd)
+    let spec = ref ? undefined : parseSource(given, options.cwd, options.registry)
     let marketEntry: Awaited<ReturnType<typeof readMarketplace>>['plugins'][number] | undefined
     if (ref) {
       const record = findMarketplace(
@@ -91,6 +94,7 @@ async function stage(given: string, options: Options): Promise<Staged> {
         reason: `${given} is not a folder, a git repository, a tarball (.tgz) or an http(s) URL, nor NAME@MARKETPLACE`,
       })
     const fetched = await fetchSource(spec, work, progress, { ...GIT_LIMITS, ...options.limits })
+    warnings.push(...(fetched.warnings ?? []))
     const detected = detect(
       fetched.root,
       given,
@@ -157,7 +161,7 @@ async function stage(given: string, options: Options): Promise<Staged> {
 
 /** A local path as given is recorded absolute (with its `#ref`), so `yoke update` finds it from anywhere. */
 function absolute(given: string, cwd: string): string {
-  if (/^[a-z+]+:\/\//i.test(given) || given.startsWith('npm:')) return given
+  if (/^[a-z+]+:\/\//i.test(given) || /^(npm|mcp):/.test(given)) return given
   if (existsSync(resolve(cwd, given))) return resolve(cwd, given)
   const hash = given.lastIndexOf('#')
   return hash > 0 && existsSync(resolve(cwd, given.slice(0, hash)))
@@ -233,7 +237,13 @@ export async function update(names: string[], options: Options): Promise<Updated
   const results: Updated[] = []
   for (const name of wanted) {
     const recorded = lock.installs[name]!
-    const staged = await stage(recorded.source.given, { ...options, name, force: true })
+    const staged = await stage(recorded.source.given, {
+      ...options,
+      name,
+      force: true,
+      // an MCP Registry entry is asked of the registry it came from
+      ...(recorded.source.type === 'registry' && { registry: baseOf(recorded.source.location) }),
+    })
     try {
       tagStayed(recorded, staged)
       const result = await updateLock(options.scope.lock, async (current) => {

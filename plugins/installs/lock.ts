@@ -50,7 +50,7 @@ const entrySchema = z.object({
   version: z.string().max(256).optional(),
   source: z.object({
     given: text,
-    type: z.enum(['folder', 'git', 'tarball', 'npm']),
+    type: z.enum(['folder', 'git', 'tarball', 'npm', 'server-json', 'registry']),
     location: text,
     ref: text.optional(),
     commit: text.optional(),

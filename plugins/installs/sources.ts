@@ -9,11 +9,14 @@
  */
 import { existsSync, mkdtempSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
+import { readConfigText } from 'yoke'
 import { YokeError } from 'yoke/cli'
 import type { InstallSource } from './api.ts'
 import { probe } from './detect.ts'
 import { download } from './download.ts'
 import { fetchGitTree, type GitLimits } from './git.ts'
+import { registryBase, registryEntry } from './registry.ts'
+import { planServer, serverInstallName, writeServer } from './server-json.ts'
 import { unpack } from './tarball.ts'
 
 export type SourceSpec =
@@ -21,6 +24,10 @@ export type SourceSpec =
   | { type: 'git'; url: string; ref?: string; sha?: string; subdir?: string }
   | { type: 'tarball'; url: string; sha256?: string }
   | { type: 'npm'; package: string; version?: string; registry?: string }
+  /** an MCP Registry server.json: a file, or an http(s) URL to one */
+  | { type: 'server-json'; url: string }
+  /** an entry of an MCP Registry, by name (`mcp:NAME[@VERSION]`) */
+  | { type: 'registry'; base: string; name: string; version?: string }
 
 export interface Fetched {
   /** the fetched tree (inside the work folder, or the source folder itself) */
@@ -30,13 +37,30 @@ export interface Fetched {
   name: string
   /** git: what the ref named (a tag that moves is refused by `yoke update`) */
   refKind?: 'tag' | 'branch' | 'commit'
+  /** what the add says besides (a server.json's package that cannot run here) */
+  warnings?: string[]
 }
 
+const SERVER_JSON = /(^|[/\\.])server\.json$/i
 const TARBALL = /\.(tgz|tar\.gz|tar)$/i
 const GIT_URL = /^(git\+)?(file|git|ssh):\/\/|^[\w.-]+@[\w.-]+:|\.git(#.*)?$/i
 
 /** The SOURCE argument as a spec, or undefined when it names nothing yoke can fetch. */
-export function parseSource(given: string, cwd: string): SourceSpec | undefined {
+export function parseSource(given: string, cwd: string, registry?: string): SourceSpec | undefined {
+  if (given.startsWith('mcp:')) {
+    const spec = given.slice(4)
+    const at = spec.lastIndexOf('@')
+    return {
+      type: 'registry',
+      base: registryBase(registry),
+      ...(at > 0 ? { name: spec.slice(0, at), version: spec.slice(at + 1) } : { name: spec }),
+    }
+  }
+  if (
+    SERVER_JSON.test(given.split(/[?#]/)[0]!) &&
+    (/^https?:\/\//i.test(given) || probe(resolve(cwd, given))?.isFile())
+  )
+    return { type: 'server-json', url: /^https?:\/\//i.test(given) ? given : resolve(cwd, given) }
   if (given.startsWith('npm:')) {
     const spec = given.slice(4)
     const at = spec.lastIndexOf('@')
@@ -145,6 +169,9 @@ export async function fetchSource(
     }
     case 'npm':
       return fetchNpm(spec, work, progress)
+    case 'server-json':
+    case 'registry':
+      return fetchServer(spec, work, progress)
   }
 }
 
@@ -206,5 +233,51 @@ async function fetchNpm(
     root,
     source: { type: 'npm', location: `${info.name}@${info.version}` },
     name: info.name.replace(/^@[^/]+\//, ''),
+  }
+}
+
+/** A server.json (a file, a URL, a registry's entry) laid out as the plugin folder that runs it. */
+async function fetchServer(
+  spec: Extract<SourceSpec, { type: 'server-json' | 'registry' }>,
+  work: string,
+  progress: (line: string) => void,
+): Promise<Fetched> {
+  let text: string
+  let location: string
+  if (spec.type === 'registry') {
+    progress(`asking ${spec.base} for ${spec.name}${spec.version ? `@${spec.version}` : ''}`)
+    const found = await registryEntry(spec.base, spec.name, spec.version)
+    text = found.text
+    location = found.url
+  } else if (/^https?:\/\//i.test(spec.url)) {
+    progress(`downloading ${spec.url}`)
+    await download(spec.url, join(work, 'server.json'), {
+      maxBytes: 1024 * 1024,
+      timeoutMs: 30_000,
+    })
+    text = readConfigText(join(work, 'server.json'))
+    location = spec.url
+  } else {
+    text = readConfigText(spec.url) // a regular file of at most 1 MiB
+    location = spec.url
+  }
+  let doc: unknown
+  try {
+    doc = JSON.parse(text)
+  } catch (err) {
+    throw new YokeError('INSTALL_FAILED', {
+      reason: `${location} is not valid JSON: ${(err as Error).message}`,
+    })
+  }
+  const plan = planServer(doc, location)
+  progress(`${plan.name} runs as ${plan.chosen}`)
+  const root = join(work, 'server')
+  const name = serverInstallName(plan.name)
+  writeServer(root, plan, text, name)
+  return {
+    root,
+    source: { type: spec.type, location },
+    name,
+    warnings: plan.warnings.map((w) => `${plan.name}: ${w}`),
   }
 }

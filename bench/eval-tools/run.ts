@@ -15,6 +15,7 @@
  *   npm run eval:tools -- --tune-related   also sweep the related words' weights (development set)
  *   npm run eval:tools -- --no-related     yoke's ranking without WordNet's related words
  *   npm run eval:tools -- --tune-threshold also sweep the no-match threshold per size (development)
+ *   npm run eval:tools -- --calibrate      also learn the no-match decision per size (development)
  *   npm run eval:tools -- --rank FILE      another finder.ts (beside its rank.ts), to compare
  *   npm run eval:tools -- --sizes 1000 --methods yoke    a quicker run
  */
@@ -48,6 +49,7 @@ import {
 import { score, type Scores } from './score.ts'
 import { figure } from '../stats.ts'
 import { tokensReport } from './tokens.ts'
+import { calibrate } from './calibrate.ts'
 
 const ALL_SIZES = [1000, 5000, 10000]
 
@@ -472,6 +474,7 @@ async function main() {
   }
   if (flag('--tune')) await tune(Finder, new Map([...corpora].filter(([n]) => n <= 5000)), queries)
   if (flag('--tune-threshold')) await tuneThreshold(Finder, corpora, queries)
+  if (flag('--calibrate')) await calibrate(corpora, queries, test)
   if (flag('--tune-related'))
     await tuneRelated(Finder, new Map([...corpora].filter(([n]) => n <= 5000)), queries)
   console.log(`\n${((performance.now() - started) / 1000).toFixed(1)} s`)

@@ -58,13 +58,7 @@ function armsSaid(outcome: FinderOutcome): string {
 }
 
 export function describe(query: string, outcome: FinderOutcome): string {
-  if (outcome.noMatch) {
-    const sources = [...new Set(outcome.candidates.map((c) => c.item.source))]
-    return [
-      `No tool matches "${query}". There is no tool here for that: say so, or ask the user; do not guess a tool name.`,
-      `To search again, name what the tool acts on (a file, an issue, a message) or where it is${sources.length ? ` (sources: ${sources.join(', ')})` : ''}.`,
-    ].join('\n')
-  }
+  if (outcome.noMatch) return noMatchSaid(query, outcome)
   const lines = outcome.candidates.map((c) => {
     const { name, source, risk, description, score, why } = asCandidate(c)
     const rank = score === null ? 'exact' : score.toFixed(2)
@@ -73,5 +67,30 @@ export function describe(query: string, outcome: FinderOutcome): string {
   return [
     `Found ${lines.length} (${armsSaid(outcome)}; callable from your next step):`,
     ...lines,
+  ].join('\n')
+}
+
+/**
+ * "No tool matches", with the closest candidates named as what they are (not matches, not
+ * loaded) and their one-line summaries, so that the model can rephrase the need once in the
+ * tools' own terms, or see that nothing here serves it.
+ */
+function noMatchSaid(query: string, outcome: FinderOutcome): string {
+  const closest = outcome.candidates.slice(0, 3).map((c) => {
+    const { name, source, description } = asCandidate(c)
+    return `- ${name} (${source}): ${description || 'no description'}`
+  })
+  return [
+    `No tool matches "${query}". Nothing here scores well enough to be a match, so nothing was loaded.`,
+    ...(closest.length
+      ? [
+          'The closest, which are NOT matches (shown so that you can judge, not to call):',
+          ...closest,
+          'If one of these is what the user meant, search again in its terms (what it acts on and what it does, or its name). If none is, there is no tool here for that: say so, or ask the user; do not guess a tool name.',
+        ]
+      : [
+          'There is no tool here for that: say so, or ask the user; do not guess a tool name. To search again, name what the tool acts on (a file, an issue, a message) or where it is.',
+        ]),
+    'Rephrase at most once: if the rephrased search finds nothing either, nothing here serves it.',
   ].join('\n')
 }

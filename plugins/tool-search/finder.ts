@@ -74,10 +74,11 @@ export class ToolFinder {
     // an exact name comes first anyway: the query is not embedded for it
     const similarity =
       semantic && !this.#index.exact(query).length ? await semantic.similarity(query) : undefined
-    const { candidates, noMatch, arms } = this.#index.search(query, limit, similarity)
+    const { candidates, noMatch, arms, evidence } = this.#index.search(query, limit, similarity)
     return {
       noMatch,
       arms,
+      evidence,
       semantic: semantic?.state ?? 'off',
       candidates: candidates.map((c) => ({ ...c, item: c.item.tool })),
     }

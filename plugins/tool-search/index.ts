@@ -54,8 +54,11 @@ export default definePlugin({
         .default([]),
       /** candidates per search */
       limit: z.number().int().min(1).max(20).default(5),
-      /** the share of a query's words the best tool must match, else "no tool matches" */
-      threshold: z.number().min(0).max(1).default(0.35),
+      /**
+       * the share of a query's words the best tool must match, else "no tool matches"; unset: the
+       * calibrated decision (no-match.ts, learned per index size by bench/eval-tools)
+       */
+      threshold: z.number().min(0).max(1).optional(),
       /** search on meaning too: `auto` when the model's packages load, `on` (say so when they do not), `off` */
       semantic: z.enum(['auto', 'on', 'off']).default('auto'),
       /** keep tool vectors in $YOKE_HOME/cache between runs */

@@ -10,6 +10,14 @@
 import MiniSearch, { type SearchResult as MiniResult } from 'minisearch'
 import { fuse, hybridNoMatch, type HybridOptions, type Similarity } from './hybrid.ts'
 import { wordnet, type Lexicon } from './wordnet.ts'
+import {
+  modelFor,
+  noMatchProbability,
+  SHARE,
+  signalsOf,
+  type MatchSignals,
+  type NoMatchModel,
+} from './no-match.ts'
 
 /** What the index reads of one thing. */
 export interface Searchable {
@@ -46,14 +54,22 @@ export interface SearchOutcome<T> {
   noMatch: boolean
   /** which arms ranked: `lexical` (words; also when absent), or `hybrid` (words and meaning) */
   arms?: 'lexical' | 'hybrid'
+  /**
+   * what decided `noMatch` on words: the signals, and the chance of no match the calibrated model
+   * gives them (absent under the share rule); absent when the query names something
+   */
+  evidence?: { signals: MatchSignals; noMatch?: number }
 }
 
 export interface RankOptions extends HybridOptions {
   /**
    * the share of the query's words (stopwords aside) the best candidate must match, else no match
-   * (a share, not a score: BM25 scores depend on the corpus's size; tuned by bench/eval-tools)
+   * (a share, not a score: BM25 scores depend on the corpus's size); unset: the calibrated
+   * decision (no-match.ts, learned per index size by bench/eval-tools)
    */
   threshold?: number
+  /** the calibrated no-match models to choose from by index size (no-match.ts's by default) */
+  noMatchModels?: readonly NoMatchModel[]
   /** typo tolerance on terms of 5+ letters: the edit distance as a share of the term's length */
   fuzzy?: number
   /**
@@ -129,7 +145,8 @@ interface Doc {
 export class SearchIndex<T extends Searchable> {
   readonly #items = new Map<string, T>()
   readonly #search: MiniSearch<Doc>
-  readonly #threshold: number
+  readonly #threshold: number | undefined
+  readonly #models: readonly NoMatchModel[] | undefined
   readonly #fuzzy: number
   readonly #hybrid: HybridOptions
   readonly #lexicon: Lexicon | null
@@ -144,7 +161,8 @@ export class SearchIndex<T extends Searchable> {
   readonly #namedBy = new Map<string, Set<string>>()
 
   constructor(options: RankOptions = {}) {
-    this.#threshold = options.threshold ?? 0.35
+    this.#threshold = options.threshold
+    this.#models = options.noMatchModels
     this.#fuzzy = options.fuzzy ?? 0.2
     this.#hybrid = options
     this.#lexicon = options.lexicon === undefined ? wordnet() : options.lexicon
@@ -285,17 +303,28 @@ export class SearchIndex<T extends Searchable> {
       score: r.score,
       why: [named.get(r.id)?.why, whyOf(r)].filter(Boolean).join('; '),
     }))
-    const asked = queryTerms.size
-    // the query's own words matched (its related words rank, they do not make a match)
-    const matched = (r: MiniResult) => r.queryTerms.filter((t) => queryTerms.has(t)).length
-    const covered = asked > 0 && ranked.some((r) => matched(r) / asked >= this.#threshold)
-    const best = similarity?.top[0]?.similarity ?? 0
-    const noMatch =
-      !exact.length &&
-      !named.size &&
-      (similarity ? hybridNoMatch(best, covered, this.#hybrid) : !covered)
+    const candidates = [...exact, ...whole, ...rest].slice(0, limit)
     const arms = similarity ? 'hybrid' : 'lexical'
-    return { candidates: [...exact, ...whole, ...rest].slice(0, limit), noMatch, arms }
+    if (exact.length || named.size) return { candidates, noMatch: false, arms }
+    const model = this.#threshold === undefined ? modelFor(this.size, this.#models) : undefined
+    const evidence = this.#evidence(queryTerms, ranked, model)
+    const covered = model
+      ? evidence.noMatch! < model.cut
+      : evidence.signals.coverage >= (this.#threshold ?? SHARE) && queryTerms.size > 0
+    const best = similarity?.top[0]?.similarity ?? 0
+    const noMatch = similarity ? hybridNoMatch(best, covered, this.#hybrid) : !covered
+    return { candidates, noMatch, arms, evidence }
+  }
+
+  /** What the words say about a match (the query's own words: its related words rank, they do not match). */
+  #evidence(
+    queryTerms: Set<string>,
+    ranked: MiniResult[],
+    model: NoMatchModel | undefined,
+  ): NonNullable<SearchOutcome<T>['evidence']> {
+    const df = (term: string) => this.#vocabulary.get(term) ?? 0
+    const signals = signalsOf(queryTerms, ranked, df, this.size)
+    return { signals, noMatch: model && noMatchProbability(signals, model) }
   }
 
   /** A query's words' related words (less the query's own), as one string to search; '' for none. */

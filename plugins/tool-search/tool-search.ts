@@ -24,8 +24,8 @@ import type { SemanticArm } from './semantic.ts'
 export interface ToolSearchConfig extends ExposureConfig {
   /** candidates per search */
   limit: number
-  /** the share of a query's words the best tool must match, else "no tool matches" */
-  threshold: number
+  /** the share of a query's words the best tool must match, else "no tool matches" (unset: calibrated) */
+  threshold?: number
 }
 
 export class ToolSearch implements ToolSearchApi {

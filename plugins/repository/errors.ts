@@ -26,6 +26,10 @@ export const errors = defineErrors('repository', {
     message: 'no instance "{instance}" that this session can see',
     hint: 'repository_list lists the instances this session can see (other sessions’ dynamic plugins are left out); use one of their keys.',
   },
+  REPOSITORY_NOT_HERE: {
+    message: '{tool} is a tool of {id}, which does not run on replica {replica}: {reason}',
+    hint: 'The session’s plugin runs on other replicas of this gateway but did not start on this one. repository_self (asked here) shows its diagnostics; run it again (repository_run) to start it here, or call again: the balancer may send the call elsewhere.',
+  },
   REPOSITORY_EXPORT_FAILED: {
     message: 'cannot export {name}: {reason}',
     hint: '`yoke repository list` shows the running yoke dev’s dynamic plugins by session (export needs it running); export never writes over a file unless --force.',

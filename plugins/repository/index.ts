@@ -7,10 +7,18 @@
  * the project, a step the user takes. See README.md for the safety model.
  */
 import { z } from 'zod'
-import { definePlugin, type InjectedContext, type RegisteredTool, type ToolCall } from 'yoke'
+import {
+  definePlugin,
+  type Executor,
+  type InjectedContext,
+  type RegisteredTool,
+  type ToolCall,
+} from 'yoke'
+import type { DynamicVersion } from './api.ts'
 import { RunApprovals } from './approval.ts'
 import { inspectTools } from './inspect.ts'
 import { describePlugin, mentions } from './references.ts'
+import { Replicas, sharedStore } from './replicas.ts'
 import { Repository } from './repository.ts'
 import { repositoryTools, runApprovalStage } from './tools.ts'
 import './errors.ts'
@@ -27,6 +35,8 @@ const config = z
     maxOldGenerationSizeMb: z.number().int().min(16).max(4096).default(128),
     /** tools one running dynamic plugin may have registered at once; past it, it is ended */
     maxToolsPerPlugin: z.number().int().positive().max(10_000).default(256),
+    /** with a shared store: how long a session's plugins stay in it after their last change */
+    sharedTtlMs: z.number().int().positive().default(86_400_000),
   })
   .strict()
 
@@ -38,7 +48,8 @@ export default definePlugin({
   apply(ctx, limits) {
     const repo = new Repository(ctx, limits)
     separateSessions(ctx, repo)
-    offerTools(ctx, repo)
+    const stage = offerTools(ctx, repo)
+    shareWithReplicas(ctx, repo, stage.forget, limits.sharedTtlMs)
     ctx.provide('repository', repo.service())
     answerControls(ctx, repo)
     // `@name` in a user prompt: the plugin's context joins the prompt before the model's first step
@@ -69,14 +80,59 @@ function separateSessions(ctx: RepositoryContext, repo: Repository): void {
 }
 
 /** The model's tools, with a run's approval asked before its body, outside every gate (see runApprovalStage). */
-function offerTools(ctx: RepositoryContext, repo: Repository): void {
+function offerTools(ctx: RepositoryContext, repo: Repository) {
   const stage = runApprovalStage(repo, new RunApprovals(ctx), ctx.key)
+  // what the caller's session did on other replicas is read before any of these tools acts
+  // (a call of another tool goes on at once: the pipeline runs a tap that answers at once in step)
+  ctx.tap(ctx.runtime.hooks.around, 'repository replicas', (executor: Executor, call: ToolCall) =>
+    repo.replicas && call.tool?.owner === ctx.key
+      ? repo.replicas.pullScope(call.scope).then(() => executor)
+      : executor,
+  )
   ctx.tap(ctx.runtime.hooks.around, 'repository run approval', stage.around)
   ctx.tap(ctx.runtime.hooks.result, 'repository run approval', async (call: ToolCall) =>
     stage.ended(call),
   )
   for (const tool of [...repositoryTools(repo, stage), ...inspectTools(ctx, repo)])
     ctx.runtime.register(tool)
+  return stage
+}
+
+/**
+ * With a store other processes share, the sessions' plugins are shared with the other replicas
+ * (replicas.ts). The store may come or change with a reload: each load and reload looks again.
+ */
+function shareWithReplicas(
+  ctx: RepositoryContext,
+  repo: Repository,
+  forget: (v: DynamicVersion) => void,
+  ttlMs: number,
+): void {
+  let joining = Promise.resolve()
+  const join = () =>
+    (joining = joining.then(async () => {
+      const store = ctx.signal.aborted ? undefined : sharedStore(ctx)
+      if (store === repo.replicas?.store) return
+      const old = repo.replicas
+      repo.replicas = undefined
+      await old?.close()
+      if (!store) return
+      const replicas = new Replicas(store, repo, ctx.logger, forget, ttlMs)
+      repo.replicas = replicas
+      await replicas
+        .join()
+        .catch((err: unknown) =>
+          ctx.logger.warn(
+            `dynamic plugins: could not read the other replicas' sessions from the shared store (${err instanceof Error ? err.message : String(err)}): each session's are read at its next repository call`,
+          ),
+        )
+    }))
+  ctx.tap(ctx.hooks.reload, 'repository replicas', () => void join())
+  ctx.tap(ctx.runtime.hooks.unknownTool, 'repository replicas', (name: string, scope: string) =>
+    repo.replicas?.whyAway(name, scope),
+  )
+  ctx.effect('repository replicas', () => repo.replicas?.close())
+  void join()
 }
 
 /** For `yoke repository list|export` against the running dev: the user sees every session. */

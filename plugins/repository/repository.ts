@@ -10,7 +10,7 @@
  * update starts the new version beside the old one (its tools stand in front at once) and stops
  * the old one only when the new one is active, so a failure leaves the current version running.
  */
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import {
   defineHooks,
   notify,
@@ -32,6 +32,7 @@ import { modulePlugin, fragmentPlugin, type Limits } from './activate.ts'
 import { checkModule, SourceProblem } from './check.ts'
 import { activation, runRefusal, type RunDecision, type StopAsked } from './decisions.ts'
 import { checkFragment } from './fragment.ts'
+import { ACK_MARGIN_MS, type Heard, type Replicas, type SharedPlugin } from './replicas.ts'
 
 export type { RunDecision } from './decisions.ts'
 
@@ -67,11 +68,17 @@ export interface Record_ {
   /** the stops asked for, latest last (numbered): a run whose approval was pending meanwhile does not start */
   stops: StopAsked[]
   stopSeq: number
+  /** the plugin's id in the shared store (replicas.ts); absent: never shared */
+  shareId?: string
+  /** the last of the shared record's asked changes this replica applied or made */
+  appliedSeq: number
+  /** the tools the shared record says the running version has (for a call that finds none here) */
+  sharedTools?: string[]
 }
 
 /** A run's result for the model: its outcome, and what went wrong when it did not start. */
 export type RunAnswer =
-  | { outcome: 'running'; version: DynamicVersion; from?: number; tools: string[] }
+  | { outcome: 'running'; version: DynamicVersion; from?: number; tools: string[]; heard?: Heard }
   | { outcome: 'rejected' | 'failed'; version: DynamicVersion; reason: string; code?: string }
 
 const MAX_DIAGNOSTICS = 20
@@ -90,6 +97,8 @@ export class Repository {
   readonly #defining = new Map<string, Promise<void>>()
   /** set while this plugin lists tools for itself: its visibility filter lets everything through */
   unfiltered = false
+  /** the other replicas, while the composition has a shared store (replicas.ts) */
+  replicas?: Replicas
 
   constructor(
     readonly ctx: InjectedContext<['runtime']>,
@@ -152,8 +161,49 @@ export class Repository {
     return next
   }
 
+  /**
+   * With other replicas, the number is shared: the record is read first, and a number another
+   * replica took meanwhile is given up for the next (the source is checked again: it is cheap
+   * beside a race that silently forks a plugin's history).
+   */
   async #define(scope: string, input: DefineInput, by: string): Promise<DynamicVersion> {
-    const existing = this.find(scope, input.name)
+    for (let attempt = 1; ; attempt++) {
+      await this.replicas?.pullScope(scope)
+      const existing = this.find(scope, input.name)
+      const version = await this.#check(scope, input, existing)
+      const shareId = existing ? existing.shareId : this.replicas && randomUUID()
+      const shared =
+        this.replicas && shareId
+          ? await this.replicas.defined({ ...version, shareId, purpose: input.purpose }, version)
+          : 'alone'
+      if (shared === 'conflict') {
+        if (attempt < 5) continue
+        throw new SourceProblem(
+          `${input.name}@${version.version}`,
+          'other replicas kept defining this plugin at the same time; define it again',
+        )
+      }
+      const record = existing ?? this.create(version.session, input.name, input.purpose, shareId)
+      record.versions.push(version)
+      record.runnable.set(version.version, await this.#runnable(version))
+      record.purpose = input.purpose
+      this.#emit({
+        action: 'define',
+        name: record.name,
+        session: version.session,
+        to: version.id,
+        by,
+      })
+      return version
+    }
+  }
+
+  /** Checks a new version's source (SourceProblem names the line) and makes its immutable record. */
+  async #check(
+    scope: string,
+    input: DefineInput,
+    existing: Record_ | undefined,
+  ): Promise<DynamicVersion> {
     const kind = input.kind ?? 'module'
     const language = kind === 'fragment' ? 'yaml' : (input.language ?? 'javascript')
     const n = (existing?.versions.length ?? 0) + 1
@@ -168,7 +218,6 @@ export class Repository {
         ? await checkFragment(file, input.source)
         : await checkModule(file, input.source, language === 'typescript', input.config)
     const config = kind === 'fragment' ? {} : (runnable as { config: unknown }).config
-    const session = existing?.session ?? scope
     const hash = `sha256:${createHash('sha256')
       .update(JSON.stringify([kind, language, input.source, config]))
       .digest('hex')}`
@@ -182,15 +231,53 @@ export class Repository {
       purpose: input.purpose,
       source: input.source,
       config,
+      session: existing?.session ?? scope,
+      notes: Object.freeze([]),
+    })
+    this.#checked.set(version, runnable)
+    return version
+  }
+
+  /** what #check made runnable of each version it made, until it is stored */
+  readonly #checked = new WeakMap<DynamicVersion, unknown>()
+
+  async #runnable(version: DynamicVersion): Promise<unknown> {
+    const made = this.#checked.get(version)
+    if (made !== undefined) return made
+    const file = `${version.name}@${version.version}`
+    return version.kind === 'fragment'
+      ? checkFragment(`${file}.yaml`, version.source)
+      : checkModule(
+          `${file}.mjs`,
+          version.source,
+          version.language === 'typescript',
+          version.config as never,
+        )
+  }
+
+  /**
+   * A version another replica defined, checked here as define checks it (a source that does not
+   * check here, say from another yoke version, is refused naming it); `adopt` adds it.
+   */
+  async adoptable(
+    session: string,
+    shared: SharedPlugin['versions'][number],
+  ): Promise<{ version: DynamicVersion; runnable: unknown }> {
+    const version: DynamicVersion = Object.freeze({
+      ...shared,
       session,
       notes: Object.freeze([]),
     })
-    const record = existing ?? this.#create(session, input)
+    return { version, runnable: await this.#runnable(version) }
+  }
+
+  adopt(record: Record_, { version, runnable }: { version: DynamicVersion; runnable: unknown }) {
+    if (version.version !== record.versions.length + 1)
+      throw new Error(
+        `version ${version.version} came out of order (${record.versions.length} here)`,
+      )
     record.versions.push(version)
-    record.runnable.set(n, runnable)
-    record.purpose = input.purpose
-    this.#emit({ action: 'define', name: record.name, session, to: version.id, by })
-    return version
+    record.runnable.set(version.version, runnable)
   }
 
   /**
@@ -208,8 +295,10 @@ export class Repository {
     const grant = `${scope}\0${n}`
     if (record.approved.has(grant)) return { since }
     const refusal = await ask(record.versions[n - 1]!)
-    if (refusal === undefined) record.approved.add(grant)
-    return refusal === undefined ? { since } : { refusal, since }
+    if (refusal !== undefined) return { refusal, since }
+    record.approved.add(grant)
+    await this.replicas?.approved(record, grant)
+    return { since }
   }
 
   /**
@@ -223,6 +312,7 @@ export class Repository {
     scope: string,
     by: string,
     decided?: RunDecision,
+    share = true,
   ): Promise<RunAnswer> {
     return this.#serial(record, async () => {
       const version = record.versions[n - 1]!
@@ -257,6 +347,14 @@ export class Repository {
       record.lastRun = { version: n, outcome: 'running' }
       await old?.()
       record.tools = new Set(this.#toolsOf(child.fiber))
+      const tools = [...record.tools]
+      const heard = share
+        ? await this.replicas?.changed(
+            record,
+            { state: 'running', version: n, scope, tools },
+            this.#answerMs,
+          )
+        : undefined
       this.#emit({
         action,
         name: record.name,
@@ -269,7 +367,8 @@ export class Repository {
         outcome: 'running',
         version,
         ...(from !== undefined ? { from } : {}),
-        tools: [...record.tools],
+        tools,
+        ...(heard ? { heard } : {}),
       }
     })
   }
@@ -279,7 +378,13 @@ export class Repository {
    * current pointer stay. `why` comes with a stop from outside the session (the service's stop),
    * for the model and the audit line to read.
    */
-  stop(record: Record_, by: string, why?: string, version?: number): Promise<boolean> {
+  stop(
+    record: Record_,
+    by: string,
+    why?: string,
+    version?: number,
+    share = true,
+  ): Promise<{ stopped: boolean; heard?: Heard }> {
     record.stops.push({
       seq: ++record.stopSeq,
       by,
@@ -288,7 +393,22 @@ export class Repository {
     })
     if (record.stops.length > MAX_DIAGNOSTICS) record.stops.shift()
     return this.#serial(record, async () => {
-      if (!record.child || (version !== undefined && record.current !== version)) return false
+      // it may run on other replicas though not here (it failed here, or did not start here)
+      const elsewhere =
+        share && this.replicas && (record.child || record.state === 'failed' || record.sharedTools)
+      record.sharedTools = undefined
+      const heard = elsewhere
+        ? await this.replicas!.changed(
+            record,
+            {
+              state: 'stopped',
+              stop: { version: record.current!, by, ...(why !== undefined ? { why } : {}) },
+            },
+            this.#answerMs,
+          )
+        : undefined
+      if (!record.child || (version !== undefined && record.current !== version))
+        return { stopped: false, ...(heard ? { heard } : {}) }
       const child = record.child
       record.child = undefined
       record.tools.clear()
@@ -303,17 +423,24 @@ export class Repository {
         by,
         ...(why !== undefined ? { why } : {}),
       })
-      return true
+      return { stopped: true, ...(heard ? { heard } : {}) }
     })
   }
 
   /** Stops it and forgets it with every version. */
-  undefine(record: Record_, by: string, forget: (v: DynamicVersion) => void): Promise<void> {
+  undefine(
+    record: Record_,
+    by: string,
+    forget: (v: DynamicVersion) => void,
+    share = true,
+  ): Promise<Heard | undefined> {
     return this.#serial(record, async () => {
       const child = record.child
       record.child = undefined
       await child?.()
+      if (this.#sessions.get(record.session)?.get(record.name) !== record) return undefined
       this.#sessions.get(record.session)?.delete(record.name)
+      const heard = share ? await this.replicas?.undefined(record, this.#answerMs) : undefined
       record.versions.forEach(forget)
       this.#emit({
         action: 'undefine',
@@ -322,7 +449,13 @@ export class Repository {
         ...(child ? { from: `repo:${record.name}@${record.current}` } : {}),
         by,
       })
+      return heard
     })
+  }
+
+  /** How long a change waits for the other replicas to apply it: a version's start, and a margin. */
+  get #answerMs() {
+    return this.limits.initTimeoutMs + ACK_MARGIN_MS
   }
 
   /** The `repository` service: every session's versions and plugins, the stop from outside, the changes. */
@@ -332,7 +465,7 @@ export class Repository {
       plugins: (session) => this.list(session).map((r) => this.info(r)),
       stop: async (session, name, why, by = 'service', version) => {
         const record = this.ofSession(session, name)
-        return record ? this.stop(record, by, why, version) : false
+        return record ? (await this.stop(record, by, why, version)).stopped : false
       },
       hooks: this.hooks,
     }
@@ -353,16 +486,17 @@ export class Repository {
     }
   }
 
-  #create(session: string, input: DefineInput): Record_ {
+  /** A new plugin record of `session` (define, or a plugin another replica defined). */
+  create(session: string, name: string, purpose: string, shareId?: string): Record_ {
     let plugins = this.#sessions.get(session)
     let tag = [...this.#tags].find(([, s]) => s === session)?.[0]
     if (!tag) this.#tags.set((tag = `s${++this.#nextTag}`), session)
     if (!plugins) this.#sessions.set(session, (plugins = new Map()))
     const record: Record_ = {
-      name: input.name,
+      name,
       session,
       tag,
-      purpose: input.purpose,
+      purpose,
       versions: [],
       runnable: new Map(),
       approved: new Set(),
@@ -372,8 +506,10 @@ export class Repository {
       queue: Promise.resolve(),
       stops: [],
       stopSeq: 0,
+      appliedSeq: 0,
+      ...(shareId !== undefined ? { shareId } : {}),
     }
-    plugins.set(input.name, record)
+    plugins.set(name, record)
     return record
   }
 

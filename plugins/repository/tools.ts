@@ -11,6 +11,7 @@ import { SourceProblem } from './check.ts'
 import type { DefineInput, Record_, Repository, RunDecision } from './repository.ts'
 import { activatedText, keptText } from './decisions.ts'
 import { describePlugin, stoppedBy } from './references.ts'
+import { answersText } from './replicas.ts'
 
 const NAME = {
   type: 'string',
@@ -78,27 +79,10 @@ export function runApprovalStage(repo: Repository, approvals: RunApprovals, owne
       decisions.delete(callId)
       return decided
     },
-    async around(executor: Executor, call: ToolCall): Promise<Executor> {
+    /** (answers at once for every other call: the pipeline goes on in step) */
+    around(executor: Executor, call: ToolCall): Executor | Promise<Executor> {
       if (call.name !== 'repository_run' || call.tool?.owner !== owner) return executor
-      let plan
-      try {
-        plan = planRun(repo, call)
-      } catch {
-        return executor // the body says why
-      }
-      if (!('r' in plan)) return executor
-      const { r, n } = plan
-      const abort = new AbortController()
-      asking.set(call.id, abort)
-      try {
-        const decided = await repo.approve(r, n, call.scope, (v) =>
-          approvals.ask(v, r.tag, call, abort.signal),
-        )
-        decisions.set(call.id, decided)
-      } finally {
-        asking.delete(call.id)
-      }
-      return executor
+      return asked(executor, call)
     },
     ended(call: ToolCall) {
       asking.get(call.id)?.abort(new Error('the repository_run call ended'))
@@ -106,6 +90,28 @@ export function runApprovalStage(repo: Repository, approvals: RunApprovals, owne
     },
     /** a version's grant id goes with it (undefine) */
     forget: (v: DynamicVersion) => approvals.forget(v),
+  }
+
+  async function asked(executor: Executor, call: ToolCall): Promise<Executor> {
+    let plan
+    try {
+      plan = planRun(repo, call)
+    } catch {
+      return executor // the body says why
+    }
+    if (!('r' in plan)) return executor
+    const { r, n } = plan
+    const abort = new AbortController()
+    asking.set(call.id, abort)
+    try {
+      const decided = await repo.approve(r, n, call.scope, (v) =>
+        approvals.ask(v, r.tag, call, abort.signal),
+      )
+      decisions.set(call.id, decided)
+    } finally {
+      asking.delete(call.id)
+    }
+    return executor
   }
 }
 
@@ -219,9 +225,16 @@ function runTool(repo: Repository, stage: RunStage): ToolDefinition {
           ? `its tools: ${answer.tools.join(', ')} (offered from your next step)`
           : 'it registered no tools'
         const what = activatedText(answer.from, v.version)
+        const elsewhere = answersText(answer.heard, 'running')
         return {
-          content: [{ type: 'text', text: `${v.id} is ${what}; ${tools}.` }],
-          structured: { ok: true, state: 'running', id: v.id, tools: answer.tools },
+          content: [{ type: 'text', text: `${v.id} is ${what}; ${tools}.${elsewhere}` }],
+          structured: {
+            ok: true,
+            state: 'running',
+            id: v.id,
+            tools: answer.tools,
+            ...(answer.heard ? { replicas: answer.heard } : {}),
+          },
         }
       }
       const code =
@@ -257,9 +270,11 @@ function stopTool(repo: Repository): ToolDefinition {
     inputSchema: ONE_PLUGIN,
     async execute(args, c) {
       const r = recordOf(repo, session(c), String(args.plugin))
-      const stopped = await repo.stop(r, c.call.caller)
-      return stopped
-        ? `Stopped ${r.name} (version ${r.current} stays current).`
+      const { stopped, heard } = await repo.stop(r, c.call.caller)
+      const elsewhere = answersText(heard, 'stopped')
+      if (stopped) return `Stopped ${r.name} (version ${r.current} stays current).${elsewhere}`
+      return heard
+        ? `${r.name} was not running here (${r.state}); it was stopped elsewhere.${elsewhere}`
         : `${r.name} was not running (${r.state}).`
     },
   }
@@ -275,8 +290,8 @@ function undefineTool(repo: Repository, stage: RunStage): ToolDefinition {
     inputSchema: ONE_PLUGIN,
     async execute(args, c) {
       const r = recordOf(repo, session(c), String(args.plugin))
-      await repo.undefine(r, c.call.caller, stage.forget)
-      return `Removed ${r.name} and its ${r.versions.length} version(s).`
+      const heard = await repo.undefine(r, c.call.caller, stage.forget)
+      return `Removed ${r.name} and its ${r.versions.length} version(s).${answersText(heard, 'gone')}`
     },
   }
 }

@@ -62,6 +62,8 @@ export class SkillRanker {
       item = {
         skill,
         name: skill.name,
+        // a collection's one-line summary (openai/skills' `metadata.short-description`) reads as a title
+        title: skill.metadata?.['short-description'],
         description: skill.description,
         source: 'skills',
         // a query that names a skill (or a word of its name) finds it, in any sentence

@@ -13,7 +13,6 @@ import type { RegisteredTool, ToolCall, ToolDefinition } from './types.ts'
 
 export const GLOBAL = 'global'
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
-const RESERVED = new Set(['run_code'])
 const LIMITS = { schemaDepth: 10, schemaBytes: 64 * 1024 }
 
 /** Sync, deny-only: returns a reason to deny, or nothing. */
@@ -89,7 +88,6 @@ export class ToolRegistry {
       new YokeError(code, { name: String(def?.name), owner, reason, scope })
     if (typeof def?.name !== 'string' || !TOOL_NAME.test(def.name))
       throw fail('TOOL_INVALID', 'names are 1-64 characters of A-Z a-z 0-9 _ -')
-    if (RESERVED.has(def.name)) throw fail('TOOL_INVALID', 'the name is reserved')
     if (typeof def.execute !== 'function') throw fail('TOOL_INVALID', 'it has no execute function')
     const schema = def.inputSchema ?? { type: 'object' }
     const schemaProblem = checkSchema(schema)

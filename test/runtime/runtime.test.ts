@@ -55,7 +55,6 @@ describe('registration', () => {
         /does not compile/,
       ],
       ['no execute', { name: 'noexec' } as ToolDefinition, /no execute function/],
-      ['reserved name', echo('run_code'), /reserved/],
     ]
     for (const [label, def, message] of cases) {
       assert.throws(

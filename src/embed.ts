@@ -6,7 +6,12 @@
  * calls through the whole pipeline, reload and close. `composition` is the full Composition for
  * anything else (its hooks, the kernel).
  */
-import { Composition, type ReloadEvent } from './config/composer.ts'
+import {
+  Composition,
+  RELOAD_CAPABILITIES,
+  type ReloadEvent,
+  type ReloadOptions,
+} from './config/composer.ts'
 import { logLine } from './cli/output.ts'
 import { waitingLines } from './cli/waiting.ts'
 import { settledWithin } from './kernel/disposer.ts'
@@ -85,9 +90,13 @@ export interface Yoke extends AsyncDisposable {
   call(name: string, args?: unknown, options?: CallOptions): Promise<ToolResult>
   /**
    * Reads every layer again and moves the running instances to it. Rejects with the first
-   * YokeError of a config that does not compose; what runs then is kept.
+   * YokeError of a config that does not compose; what runs then is kept. Options (Claude Code
+   * SDK's `reloadPlugins`): `holdOnCacheImpact` resolves with `held: true` and applies when the
+   * turns in flight end; `refuseIfBusy` rejects with RELOAD_BUSY while one is; `addPlugins`.
    */
-  reload(): Promise<ReloadEvent>
+  reload(options?: ReloadOptions): Promise<ReloadEvent>
+  /** what `reload(options)` understands (`hold-on-cache-impact`, `refuse-if-busy`, …) */
+  readonly reloadCapabilities: readonly string[]
   /** Disposes every instance (their tools, servers, processes, watchers); idempotent. */
   close(): Promise<void>
 }
@@ -174,7 +183,8 @@ export function createYoke(options: YokeOptions = {}): Yoke {
       await applied()
       return runtime().call(name, args, callOptions)
     },
-    reload: async () => settle(await composition.reload()),
+    reload: async (reloadOptions) => settle(await composition.reload([], reloadOptions)),
+    reloadCapabilities: RELOAD_CAPABILITIES,
     close,
     [Symbol.asyncDispose]: close,
   }

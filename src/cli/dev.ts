@@ -6,7 +6,7 @@
  * It answers `yoke inspect` and every control plugins register (`ctx.control`) on a control socket,
  * and shuts down cleanly on SIGINT/SIGTERM.
  */
-import type { Composition, ReloadEvent } from '../config/composer.ts'
+import type { Composition, ReloadEvent, ReloadOptions } from '../config/composer.ts'
 import { YokeError } from '../errors.ts'
 import type { FiberInfo } from '../kernel/types.ts'
 import type { LogRecord } from '../kernel/kernel.ts'
@@ -123,7 +123,7 @@ export const dev = defineCommand({
               ...(await snapshot(composition)),
               sections: await inspectSections(composition),
             }
-          if (cmd === 'reload') return composition.reload(['(requested)'])
+          if (cmd === 'reload') return reloadControl(composition, request)
           if (cmd === 'tools-list') return toolRows(composition)
           if (cmd === 'waiting') {
             const waiting = waitingInstances(composition)
@@ -164,6 +164,29 @@ export const dev = defineCommand({
 })
 
 /** The first load failed: its files are watched; true once an edit fixes it, false on a signal. */
+/**
+ * The reload control (`{ cmd: 'reload', holdOnCacheImpact?, refuseIfBusy?, addPlugins? }`): the
+ * reload's event with the `capabilities` a caller tests; a refusal (RELOAD_BUSY) is its error.
+ */
+async function reloadControl(composition: Composition, request: Record<string, unknown>) {
+  const flag = (name: 'holdOnCacheImpact' | 'refuseIfBusy') => {
+    const value = request[name]
+    if (value === undefined || typeof value === 'boolean') return value
+    throw new YokeError('USAGE', { reason: `reload: ${name} is true or false, not ${value}` })
+  }
+  const add = request.addPlugins
+  if (add !== undefined && (typeof add !== 'object' || add === null || Array.isArray(add)))
+    throw new YokeError('USAGE', { reason: 'reload: addPlugins maps instance keys to entries' })
+  const options: ReloadOptions = {
+    holdOnCacheImpact: flag('holdOnCacheImpact'),
+    refuseIfBusy: flag('refuseIfBusy'),
+    addPlugins: add as ReloadOptions['addPlugins'],
+  }
+  const event = await composition.reload(['(requested)'], options)
+  if (!event.ok && event.busy) throw event.errors[0]
+  return { ...event, capabilities: composition.reloadCapabilities }
+}
+
 function fixed(composition: Composition, stop: Promise<void>): Promise<boolean> {
   const loaded = new Promise<boolean>((resolve) =>
     composition.hooks.reload.tap('yoke dev: waiting for a fix', (event) => {

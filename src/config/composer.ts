@@ -17,6 +17,7 @@ import { runtimeSettings, type ToolRuntime } from '../runtime/runtime.ts'
 import { DebouncedWatcher } from '../kernel/watch.ts'
 import { resolve } from 'node:path'
 import type { Context } from '../kernel/context.ts'
+import type { CacheImpact, PlannedChange } from '../kernel/gates.ts'
 import type { ServiceName, ServiceOf } from '../kernel/types.ts'
 import { explainConfig, type ExplainedConfig } from './explain.ts'
 import { yokeHome, type LoadOptions } from './layers.ts'
@@ -60,6 +61,49 @@ export interface ReloadEvent extends ReloadReport {
   type: 'loaded' | 'reload'
   /** the files whose change started this reload */
   trigger: string[]
+  /**
+   * `holdOnCacheImpact`: nothing was applied yet, because it would alter the model's cached
+   * prompt while a turn is in flight; it applies when the turn ends (another event says so)
+   */
+  held?: boolean
+  /** what would alter the cached prompt (held) or did (applied after a hold) */
+  cacheImpact?: CacheImpact[]
+  /** what a held reload waits for, or a refused one was refused for */
+  busy?: string[]
+}
+
+/**
+ * How one reload goes (Claude Code SDK's `reloadPlugins` options). Left out, `holdOnCacheImpact`
+ * and `refuseIfBusy` take the config's default (a reload gate's, e.g. turn-guard's).
+ */
+export interface ReloadOptions {
+  /**
+   * hold a change that would alter the model's cached prompt (the tools offered, the system
+   * prompt, the skills catalog) until the turns in flight end, then apply it; a later reload
+   * folds into a held one
+   */
+  holdOnCacheImpact?: boolean
+  /** refuse (RELOAD_BUSY, naming what is busy) while a turn is in flight */
+  refuseIfBusy?: boolean
+  /**
+   * instances the caller adds, by key (`{ notes: { use: './notes.mjs' } }`): a layer on top of
+   * every other from this reload on, as `--set plugins.<key>=…`
+   */
+  addPlugins?: Readonly<Record<string, Readonly<Record<string, unknown>>>>
+}
+
+/** What `reload(…, options)` understands; a caller tests these instead of a version. */
+export const RELOAD_CAPABILITIES = Object.freeze([
+  'hold-on-cache-impact',
+  'refuse-if-busy',
+  'add-plugins',
+  'cache-impact-report',
+] as const)
+
+/** A reload that waits for the turns in flight: what it holds, and the options it folds. */
+interface Held {
+  trigger: Set<string>
+  impact: CacheImpact[]
 }
 
 export class Composition {
@@ -74,9 +118,16 @@ export class Composition {
   current?: ResolvedConfig
   /** the last candidate, applied or not */
   candidate?: ResolvedConfig
+  /** the options `reload(…, options)` understands: see RELOAD_CAPABILITIES */
+  readonly reloadCapabilities = RELOAD_CAPABILITIES
   #queue: Promise<unknown> = Promise.resolve()
-  #next?: Promise<ReloadEvent>
-  #triggers = new Set<string>()
+  /** coalesced reloads by their options: concurrent calls with the same options share one */
+  #next = new Map<string, Promise<ReloadEvent>>()
+  #triggers = new Map<string, Set<string>>()
+  /** `--set` arguments callers added with `addPlugins` (kept for every later reload) */
+  #added: string[] = []
+  /** the reload held until the turns in flight end */
+  #held?: Held
   #watcher?: DebouncedWatcher
   #watched = new Set<string>()
   #watching = false
@@ -143,17 +194,33 @@ export class Composition {
     return this.#enqueue(() => this.#run('loaded', []))
   }
 
-  /** Re-reads every layer and moves the running instances to it; concurrent calls coalesce. */
-  reload(trigger: string[] = []): Promise<ReloadEvent> {
+  /**
+   * Re-reads every layer and moves the running instances to it; concurrent calls with the same
+   * options coalesce. See ReloadOptions for holding and refusing while a turn is in flight.
+   */
+  reload(trigger: string[] = [], options: ReloadOptions = {}): Promise<ReloadEvent> {
     if (this.#closed) return Promise.reject(new Error('this composition is closed'))
-    for (const file of trigger) this.#triggers.add(file)
-    this.#next ??= this.#enqueue(() => {
-      this.#next = undefined
-      const files = [...this.#triggers]
-      this.#triggers.clear()
-      return this.#run('reload', files)
-    })
-    return this.#next
+    const id = JSON.stringify(options)
+    const files = this.#triggers.get(id) ?? new Set<string>()
+    this.#triggers.set(id, files)
+    for (const file of trigger) files.add(file)
+    const next =
+      this.#next.get(id) ??
+      this.#enqueue(() => {
+        this.#next.delete(id)
+        this.#triggers.delete(id)
+        return this.#run('reload', [...files], options)
+      })
+    this.#next.set(id, next)
+    return next
+  }
+
+  /** The reload held until the turns in flight end: what it would change, and why it waits. */
+  get held(): { trigger: string[]; cacheImpact: CacheImpact[]; busy: string[] } | undefined {
+    const held = this.#held
+    if (!held) return undefined
+    const busy = this.kernel.gates.busy()
+    return { trigger: [...held.trigger], cacheImpact: held.impact, busy }
   }
 
   /** Watches every layer file and local plugin module (and files that may appear); a change reloads. */
@@ -177,23 +244,45 @@ export class Composition {
     return run
   }
 
-  async #run(type: ReloadEvent['type'], trigger: string[]): Promise<ReloadEvent> {
+  async #run(
+    type: ReloadEvent['type'],
+    trigger: string[],
+    options: ReloadOptions = {},
+  ): Promise<ReloadEvent> {
     let report: ReloadReport
+    let gated: Partial<ReloadEvent> | undefined
     const before = fingerprints(this.#watched)
     const debug = (message: string) =>
       this.kernel.log({ level: 'debug', message: `${type}: ${message}` })
     try {
       debug('resolving the config')
-      const candidate = await resolveConfig(this.options, this.loader)
+      const added = [...this.#added, ...addedSets(options.addPlugins)]
+      const sets = [...(this.options.sets ?? []), ...added]
+      const candidate = await resolveConfig({ ...this.options, sets }, this.loader)
       this.candidate = candidate
       this.project.dir = candidate.stack.projectDir
       this.#trust.read(candidate.stack)
+      gated =
+        type === 'reload' && !candidate.errors.length
+          ? this.#gate(candidate, options, trigger)
+          : undefined
+      // what a refused or broken reload would add is not kept
+      if (!candidate.errors.length && !gated?.errors) this.#added = added
+      if (gated) {
+        report = { ...emptyReport(), ok: !gated.errors, errors: gated.errors ?? [] }
+        await this.#updateWatch(candidate)
+        return this.#emit({ type, trigger, ...report, ...gated }, before)
+      }
       debug(`applying (${candidate.errors.length} config errors)`)
       await this.kernel.whenSettled(this.#core, 10_000) // the core runtime is up before instances apply
       this.#explainMissing()
       if (!candidate.errors.length) this.runtime?.configure(candidate.runtime)
+      const impact = this.#held?.impact
       report = await this.reconciler.apply(candidate)
       if (report.ok) this.current = candidate
+      // every layer was read again: what a held reload waited to apply is applied now
+      if (report.ok && impact) gated = { cacheImpact: impact }
+      if (report.ok) this.#held = undefined
       debug('updating the watched files')
       await this.#updateWatch(candidate)
     } catch (err) {
@@ -206,18 +295,66 @@ export class Composition {
               { file: 'the config', reason: (err as Error)?.message },
               { cause: err },
             )
-      report = {
-        ok: false,
-        added: [],
-        removed: [],
-        restarted: [],
-        unchanged: [],
-        failed: [],
-        errors: [error],
-        durationMs: 0,
-      }
+      report = { ...emptyReport(), ok: false, errors: [error] }
     }
-    const event: ReloadEvent = { type, trigger, ...report }
+    return this.#emit({ type, trigger, ...report, ...gated }, before)
+  }
+
+  /**
+   * Refused (`refuseIfBusy` while a gate is busy) or held (`holdOnCacheImpact` while busy, and
+   * the plan changes what the model's prompt cache holds): what the event says; else undefined.
+   */
+  #gate(
+    candidate: ResolvedConfig,
+    asked: ReloadOptions,
+    trigger: string[],
+  ): Partial<ReloadEvent> | undefined {
+    const { gates } = this.kernel
+    const options = { ...gates.defaults(), ...definedOf(asked) }
+    const busy = gates.busy()
+    if (!busy.length || (!options.refuseIfBusy && !options.holdOnCacheImpact)) return undefined
+    const refusal = options.refuseIfBusy && gates.refusal()
+    if (refusal) return { errors: [refusal], busy }
+    const impact = gates.impact(this.#planned(candidate))
+    if (!impact.length) return undefined
+    // a later reload folds into the held one: one apply, when the turns end, of every layer
+    if (!this.#held) void gates.idle().then(() => this.#applyHeld())
+    const held = (this.#held ??= { trigger: new Set(), impact: [] })
+    held.impact = impact
+    for (const file of trigger) held.trigger.add(file)
+    return { held: true, cacheImpact: impact, busy }
+  }
+
+  /** The turns ended: the held reload applies (reading every layer again), unless one did already. */
+  #applyHeld() {
+    const held = this.#held
+    if (!held || this.#closed) return
+    const trigger = [...held.trigger, '(held)']
+    void this.reload(trigger, { holdOnCacheImpact: false, refuseIfBusy: false }).catch(() => {})
+  }
+
+  /** The reconciler's plan as gates read it: each change with its plugin's services and its tools. */
+  #planned(candidate: ResolvedConfig): PlannedChange[] {
+    const tools = this.runtime?.list() ?? []
+    return this.reconciler.plan(candidate).map(({ key, change, spec }) => {
+      const running = this.reconciler.running.get(key)
+      const plugin = change === 'removed' ? running?.fiber?.plugin : spec.module?.plugin
+      return {
+        instance: key,
+        change,
+        plugin: plugin?.name ?? spec.use,
+        inject: plugin ? injectsOf(plugin, (name) => this.loader.builtin(name)) : [],
+        tools:
+          change === 'added'
+            ? []
+            : tools
+                .filter((t) => t.owner === key || t.owner.startsWith(`${key}/`))
+                .map((t) => t.name),
+      }
+    })
+  }
+
+  #emit(event: ReloadEvent, before: Map<string, string>): ReloadEvent {
     this.hooks.reload.call(event)
     this.kernel.hooks.reload.call(event)
     // an edit made while this reload ran may have been read too early, or dropped with a replaced
@@ -281,6 +418,37 @@ export class Composition {
     this.#watcher = next
     await previous?.close()
   }
+}
+
+function emptyReport(): ReloadReport {
+  return {
+    ok: true,
+    added: [],
+    removed: [],
+    restarted: [],
+    unchanged: [],
+    failed: [],
+    errors: [],
+    durationMs: 0,
+  }
+}
+
+/** `addPlugins` as `--set` arguments: `plugins.<key>=<JSON>` (JSON is YAML). */
+function addedSets(add: ReloadOptions['addPlugins']): string[] {
+  return Object.entries(add ?? {}).map(([key, entry]) => `plugins.${key}=${JSON.stringify(entry)}`)
+}
+
+/** The options given (a key left undefined takes the default). */
+function definedOf(options: ReloadOptions): ReloadOptions {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined))
+}
+
+/** The services a plugin and those it composes by name inject, each once. */
+function injectsOf(plugin: Plugin, named: (name: string) => Plugin | undefined): string[] {
+  const seen = new Set<Plugin>()
+  const visit = (p: Plugin | undefined): string[] =>
+    !p || seen.has(p) ? [] : (seen.add(p), [...p.inject, ...p.uses.flatMap((u) => visit(named(u)))])
+  return [...new Set(visit(plugin))]
 }
 
 /** mtime and size of each file ('-' when it does not exist): cheap evidence of a change. */

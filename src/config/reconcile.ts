@@ -37,6 +37,7 @@ export interface ReloadReport {
 }
 
 type Outcome = 'added' | 'restarted' | 'unchanged'
+type Planned = 'added' | 'restarted' | 'removed'
 
 export class Reconciler {
   readonly running = new Map<string, Running>()
@@ -97,6 +98,28 @@ export class Reconciler {
         .forEach((d) => !dependents.has(d) && (dependents.add(d), visit(d)))
     for (const fiber of started) if (fiber) visit(fiber)
     await Promise.all([...dependents].map((f) => this.kernel.whenSettled(f, this.settleMs)))
+  }
+
+  /**
+   * What `apply(next)` would change, computed as it decides (nothing is touched): the running
+   * instances it would dispose, and the specs it would start or restart (a broken module, a
+   * rejected or unchanged version are neither).
+   */
+  plan(next: ResolvedConfig): Array<{ key: string; change: Planned; spec: InstanceSpec }> {
+    const wanted = new Map(next.instances.map((s) => [s.key, s]))
+    const removed = [...this.running]
+      .filter(([key, old]) => old.fiber && !wanted.get(key)?.enabled)
+      .map(([key, old]) => ({ key, change: 'removed' as const, spec: old.spec }))
+    const started = next.instances.flatMap((spec) => {
+      const old = this.running.get(spec.key)
+      if (!spec.enabled || spec.error) return []
+      const sig = signature(spec)
+      if (old?.fiber && (signature(old.spec) === sig || old.rejected === sig)) return []
+      return [
+        { key: spec.key, change: old?.fiber ? ('restarted' as const) : ('added' as const), spec },
+      ]
+    })
+    return [...removed, ...started]
   }
 
   async #reconcile(spec: InstanceSpec, report: ReloadReport): Promise<Outcome | undefined> {

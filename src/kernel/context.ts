@@ -106,6 +106,7 @@ export function createContext(
       )
     },
     keep: (name, init) => host.keep(fiber, name, init) as never,
+    reloadGate: (gate) => scope.add(`reload gate ${gate.name}`, host.gates.add(gate)),
     plugin(definition, config, options = {}) {
       const plugin = typeof definition === 'string' ? named(definition) : toPlugin(definition)
       if (typeof plugin === 'string')

@@ -13,6 +13,7 @@ import { disposeAll, settledWithin } from './disposer.ts'
 import { Fiber } from './fiber.ts'
 import { defineHooks, hookName, notify, tapsOf, type AnyHook } from './hooks.ts'
 import { ServiceRegistry } from './services.ts'
+import { ReloadGates } from './gates.ts'
 import type {
   ControlHandler,
   FiberHost,
@@ -49,6 +50,8 @@ export class Kernel implements FiberHost {
     log: new SyncHook<[LogRecord]>(['record']),
     reload: new SyncHook<[ReloadNotice]>(['event']),
   })
+  /** what a reload asks before it applies (Context.reloadGate) */
+  readonly gates = new ReloadGates()
   readonly services = new ServiceRegistry((name) => this.schedule(...this.#dependents(name)))
   readonly runMode: RunMode
   readonly command: string | undefined

@@ -8,6 +8,7 @@ import type { ErrorSite, YokeError } from '../errors.ts'
 import type { Cleanup, Disposer, EffectNode } from './disposer.ts'
 import type { AnyHook, TapFn, TapOptions } from './hooks.ts'
 import type { WatchHandler, WatchOptions } from './watch.ts'
+import type { ReloadGate, ReloadGates } from './gates.ts'
 
 // ---- services ------------------------------------------------------------------------------------
 
@@ -280,6 +281,7 @@ export interface FiberHost {
   keep(owner: FiberInfo, name: string, init: () => unknown): unknown
   /** a built-in plugin by name, for `ctx.plugin('<name>')` (its module imported already) */
   pluginNamed(name: string): Plugin | undefined
+  readonly gates: ReloadGates
   spawn(plugin: Plugin, config: unknown, options: SpawnOptions): FiberInfo
   remove(fiber: FiberInfo): Promise<void>
   log(record: LogRecord): void
@@ -369,4 +371,10 @@ export interface Context {
    * @example const seen = ctx.keep('seen', () => new Map<string, number>())
    */
   keep<T>(name: string, init: () => T): T
+  /**
+   * Feeds what a reload asks before it applies: what is in flight (an agent's turn) and which
+   * planned changes would alter the model's cached prompt. A reload with `refuseIfBusy` is refused
+   * while a gate is busy; one with `holdOnCacheImpact` is held until every gate is idle.
+   */
+  reloadGate(gate: ReloadGate): Disposer
 }

@@ -23,6 +23,7 @@ import type {
   AgentEvent,
   AgentHooks,
   AgentRun,
+  BatchInfo,
   Budget,
   ModelInfo,
   RunOptions,
@@ -96,6 +97,8 @@ export function defineAgentHooks(): AgentHooks {
     runStart: new AsyncSeriesWaterfallHook<[string, RunStartInfo]>(['context', 'info']),
     /** the model answered with no tool calls: a tap may say continue, with the reason as the next user message */
     stop: new AsyncSeriesWaterfallHook<[StopDecision, StopInfo]>(['decision', 'info']),
+    /** a turn's tool calls all resolved: taps return texts the model reads before its next request */
+    toolBatch: new AsyncSeriesWaterfallHook<[string[], BatchInfo]>(['added', 'info']),
     /** a run ended (its result is final; the transcript's `end` follows) */
     runEnd: new AsyncSeriesHook<[RunResult, TurnInfo]>(['result', 'info']),
     /** a run begins: a tracer starts its span from the caller's context and returns the run's */

@@ -79,6 +79,11 @@ export interface StepResult {
   readonly durationMs: number
 }
 
+/** toolBatch's info: every call of the turn and its result, in the model's order. */
+export interface BatchInfo extends TurnInfo {
+  readonly calls: ReadonlyArray<{ readonly call: ModelToolCall; readonly result: StepResult }>
+}
+
 export interface RunUsage extends Usage {
   requests: number
 }
@@ -180,6 +185,11 @@ export interface AgentHooks {
   runStart?: import('tapable').AsyncSeriesWaterfallHook<[string, RunStartInfo]>
   stop?: import('tapable').AsyncSeriesWaterfallHook<[StopDecision, StopInfo]>
   runEnd?: import('tapable').AsyncSeriesHook<[RunResult, TurnInfo]>
+  /**
+   * a turn's tool calls have all resolved, before the next model request: taps return texts to
+   * add to the conversation (one user message after the results); a throw ends the run `failed`
+   */
+  toolBatch?: import('tapable').AsyncSeriesWaterfallHook<[string[], BatchInfo]>
   /**
    * a run begins: a tracing plugin starts the run's span from the caller's context (RunOptions.trace)
    * and returns the span's; the run's tool calls and its hooks' `info.trace` carry it

@@ -287,7 +287,10 @@ export class Run {
       ...(response.toolCalls.length ? { toolCalls: response.toolCalls } : {}),
     })
     if (response.text || !response.toolCalls.length) this.#text = response.text
-    if (response.toolCalls.length) await this.#runCalls(response.toolCalls, scoped, info)
+    if (response.toolCalls.length) {
+      const results = await this.#runCalls(response.toolCalls, scoped, info)
+      await this.#afterBatch(response.toolCalls, results, info)
+    }
     await this.deps.hooks.turnEnd.promise(info, response)
     if (response.toolCalls.length) return true
     if (!this.#pending.size && !this.#finished.length) return this.#goOnAfterStop(info)
@@ -316,8 +319,22 @@ export class Run {
     return true
   }
 
+  /** toolBatch's taps see the turn's calls and results; what they return joins the conversation. */
+  async #afterBatch(calls: ModelToolCall[], results: StepResult[], info: TurnInfo) {
+    const batch = this.deps.hooks.toolBatch
+    if (!batch?.taps.length) return
+    const pairs = calls.map((call, i) => ({ call, result: results[i]! }))
+    const added = (await batch.promise([], { ...info, calls: pairs })) ?? []
+    const text = added.filter(Boolean).join('\n\n')
+    if (text) this.#push({ role: 'user', content: text })
+  }
+
   /** Consecutive safe calls run together; an exclusive (or unknown) call waits for them and runs alone. */
-  async #runCalls(calls: ModelToolCall[], offered: Map<string, RegisteredTool>, info: TurnInfo) {
+  async #runCalls(
+    calls: ModelToolCall[],
+    offered: Map<string, RegisteredTool>,
+    info: TurnInfo,
+  ): Promise<StepResult[]> {
     const results: StepResult[] = []
     let batch: Array<Promise<void>> = []
     for (const [i, call] of calls.entries()) {
@@ -341,6 +358,7 @@ export class Run {
       }),
     )
     if (this.signal.aborted) throw this.signal.reason
+    return results
   }
 
   async #step(

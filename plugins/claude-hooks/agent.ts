@@ -9,10 +9,15 @@ import type { InjectedContext } from 'yoke'
 import type { StopDecision, TurnInfo } from '../agent-loop/api.ts'
 import { cap } from './handlers.ts'
 import type { Hooks, Replies } from './claude-hooks.ts'
+import { HOOK_LANE } from './services.ts'
+import { postAdditions } from './tool-events.ts'
 
-export function tapAgent(ctx: InjectedContext<['agent']>, hooks: Hooks) {
+type Ctx = InjectedContext<['agent']>
+type Base = (info: TurnInfo) => Record<string, unknown>
+
+export function tapAgent(ctx: Ctx, hooks: Hooks) {
   const agent = ctx.agent.hooks
-  const base = (info: TurnInfo) => ({
+  const base: Base = (info) => ({
     session_id: info.runId,
     transcript_path: info.transcript ?? hooks.runs.get(info.runId)?.transcript ?? null,
     cwd: hooks.projectDir,
@@ -25,24 +30,42 @@ export function tapAgent(ctx: InjectedContext<['agent']>, hooks: Hooks) {
       `${hooks.prefix}the agent loop has no ${missing.join(', ')} hook: SessionStart, Stop, SubagentStop and SessionEnd handlers that need them do not run`,
     )
 
+  tapStart(ctx, hooks, base)
+  tapTurns(ctx, hooks, base)
+  tapEnd(ctx, hooks, base)
+}
+
+/** an agent handler's run: no hook fires inside it */
+const ownRun = (hooks: Hooks, info: TurnInfo) => hooks.hookRuns.has(info.runId)
+
+/** SessionStart or SubagentStart (runStart), and UserPromptSubmit (userPrompt). */
+function tapStart(ctx: Ctx, hooks: Hooks, base: Base) {
+  const agent = ctx.agent.hooks
+  const own = (info: TurnInfo) => ownRun(hooks, info)
   if (agent.runStart)
     ctx.tap(agent.runStart, 'claude-hooks SessionStart', async (context, info) => {
+      if (info.lane === HOOK_LANE) hooks.hookRuns.add(info.runId)
+      if (own(info)) return context
       hooks.runs.set(info.runId, { transcript: info.transcript })
-      if (!hooks.has('SessionStart')) return context
+      // a subagent's start is SubagentStart (its context goes to the subagent), not SessionStart
+      const event = info.subagent ? 'SubagentStart' : 'SessionStart'
+      if (!hooks.has(event)) return context
       const source = info.resumed ? 'resume' : 'startup'
-      const replies = await hooks.fire('SessionStart', [source], { ...base(info), source })
-      stopIfAsked(replies, 'SessionStart')
-      const added = contextOf(replies, true)
+      const replies = info.subagent
+        ? await hooks.fire(event, [info.lane], base(info))
+        : await hooks.fire(event, [source], { ...base(info), source, model: info.model })
+      stopIfAsked(replies, event)
+      const added = contextOf(replies, !info.subagent)
       for (const { entry, reply } of replies)
         if (reply.kind === 'block')
           hooks.logger.warn(
-            `${hooks.prefix}hook ${entry.label} (SessionStart, exit 2): ${reply.reason}`,
+            `${hooks.prefix}hook ${entry.label} (${event}, exit 2): ${reply.reason}`,
           )
       return [context, ...added].filter(Boolean).join('\n\n')
     })
 
   ctx.tap(agent.userPrompt, 'claude-hooks UserPromptSubmit', async (prompt, info) => {
-    if (!hooks.has('UserPromptSubmit')) return prompt
+    if (own(info) || !hooks.has('UserPromptSubmit')) return prompt
     const replies = await hooks.fire('UserPromptSubmit', [], { ...base(info), prompt })
     stopIfAsked(replies, 'UserPromptSubmit')
     const blocked = promptBlock(replies)
@@ -50,6 +73,45 @@ export function tapAgent(ctx: InjectedContext<['agent']>, hooks: Hooks) {
     const added = contextOf(replies, true)
     return added.length ? `${prompt}\n\n${added.join('\n\n')}` : prompt
   })
+}
+
+/** The turn: the calls it asked for (defer), PostToolBatch, Stop and SubagentStop, stop requests. */
+function tapTurns(ctx: Ctx, hooks: Hooks, base: Base) {
+  const agent = ctx.agent.hooks
+  const own = (info: TurnInfo) => ownRun(hooks, info)
+  // defer needs to know how many calls the turn asked for
+  ctx.tap(agent.afterModel, 'claude-hooks turn calls', async (response, info) => {
+    const run = hooks.runs.get(info.runId)
+    if (run) run.tools = response.toolCalls.length
+    return response
+  })
+
+  if (agent.toolBatch)
+    ctx.tap(agent.toolBatch, 'claude-hooks PostToolBatch', async (added, info) => {
+      if (own(info) || !hooks.has('PostToolBatch')) return added
+      const replies = await hooks.fire('PostToolBatch', [], {
+        ...base(info),
+        tool_calls: info.calls.map(({ call, result }) => ({
+          tool_name: call.name,
+          tool_input: call.args,
+          tool_use_id: call.id,
+          tool_response: result.text,
+        })),
+      })
+      // decision block, continue: false or exit 2 stop the loop before the next model request
+      for (const { entry, reply } of replies) {
+        const why =
+          reply.kind === 'block'
+            ? reply.reason
+            : reply.kind === 'ok' &&
+                (reply.json?.continue === false || reply.json?.decision === 'block')
+              ? (reply.json.stopReason ?? reply.json.reason ?? 'no reason given')
+              : undefined
+        if (why !== undefined)
+          throw new Error(`the PostToolBatch hook ${entry.label} stopped the run: ${cap(why)}`)
+      }
+      return [...added, ...postAdditions(replies).added]
+    })
 
   if (agent.stop)
     ctx.tap(
@@ -57,7 +119,7 @@ export function tapAgent(ctx: InjectedContext<['agent']>, hooks: Hooks) {
       'claude-hooks Stop',
       async (decision: StopDecision, info): Promise<StopDecision> => {
         const event = info.subagent ? 'SubagentStop' : 'Stop'
-        if (!hooks.has(event)) return decision
+        if (own(info) || !hooks.has(event)) return decision
         const replies = await hooks.fire(event, info.subagent ? [info.lane] : [], {
           ...base(info),
           stop_hook_active: info.continued > 0,
@@ -74,18 +136,51 @@ export function tapAgent(ctx: InjectedContext<['agent']>, hooks: Hooks) {
     hooks.stopRequests.delete(info.runId)
     throw new Error(`a hook stopped the run: ${reason}`)
   })
+}
 
+/** StopFailure and SessionEnd (runEnd). */
+function tapEnd(ctx: Ctx, hooks: Hooks, base: Base) {
+  const agent = ctx.agent.hooks
   if (agent.runEnd)
     ctx.tap(agent.runEnd, 'claude-hooks SessionEnd', async (result, info) => {
       hooks.runs.delete(info.runId)
       hooks.stopRequests.delete(info.runId)
-      if (!hooks.has('SessionEnd')) return
+      if (hooks.hookRuns.delete(info.runId)) return
+      // a run the model failed (after its retries) ends with StopFailure, observe only
+      const failure = result.status === 'failed' ? modelFailure(result.reason ?? '') : undefined
+      if (failure && hooks.has('StopFailure'))
+        await hooks.fire('StopFailure', [failure], {
+          ...base(info),
+          error: failure,
+          error_details: result.reason,
+          last_assistant_message: `API Error: ${result.reason}`,
+        })
+      if (info.subagent || !hooks.has('SessionEnd')) return
       await hooks.fire('SessionEnd', ['other'], {
         ...base(info),
         reason: 'other',
         yoke_status: result.status,
       })
     })
+}
+
+/**
+ * StopFailure's error type, from a run's reason when the model failed (MODEL_FAILED,
+ * MODEL_TIMEOUT, …; the provider's status in the message), else undefined: not a model's failure.
+ */
+export function modelFailure(reason: string): string | undefined {
+  if (!/^MODEL_\w+/.test(reason)) return undefined
+  const rules: Array<[RegExp, string]> = [
+    [/\b429\b|rate.?limit/i, 'rate_limit'],
+    [/\b529\b|overloaded/i, 'overloaded'],
+    [/\b40[13]\b|auth|api key/i, 'authentication_failed'],
+    [/\b402\b|billing|credit/i, 'billing_error'],
+    [/\b404\b|model.*not.?found|no such model/i, 'model_not_found'],
+    [/\b400\b|invalid.?request/i, 'invalid_request'],
+    [/\b5\d\d\b|server error/i, 'server_error'],
+    [/max.?(output.?)?tokens/i, 'max_output_tokens'],
+  ]
+  return rules.find(([re]) => re.test(reason))?.[1] ?? 'unknown'
 }
 
 /** `continue: false` from a session event ends the run with its stopReason. */

@@ -6,11 +6,13 @@
  * replies decide is tool-events.ts's (pure), what the session events do is agent.ts's.
  */
 import { existsSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { homedir } from 'node:os'
+import { basename, resolve } from 'node:path'
 import {
   messageOf,
   readConfigText,
   type Logger,
+  type RuntimeApi,
   type PostDecision,
   type PreDecision,
   type ToolCall,
@@ -18,27 +20,63 @@ import {
   type ToolResult,
   type WatchHandler,
 } from 'yoke'
+import type { AgentApi } from '../agent-loop/api.ts'
+import type { ModelClient } from '../models/api.ts'
 import { readHooks, readHooksFile, type FiredEvent, type HookEntry } from './format.ts'
-import { cap, runHandler, type HookJson, type Reply, type RunEnv } from './handlers.ts'
-import { preToolUse, textOf, withText } from './tool-events.ts'
+import { runHandler, type HookJson, type Reply, type RunEnv } from './handlers.ts'
+import { HOOK_CALLER, hookServices } from './services.ts'
+import { postAdditions, preToolUse, textOf, withText } from './tool-events.ts'
 
-/** Default timeouts in seconds, as Claude Code's (600 s unless the event says otherwise). */
-const TIMEOUT_S: Partial<Record<FiredEvent, number>> = { UserPromptSubmit: 30, SessionEnd: 1.5 }
+/** Failures that are no execution's (the call never ran, or was cancelled): no PostToolUseFailure. */
+const NOT_RUN = new Set([
+  'UNKNOWN_TOOL',
+  'INVALID_ARGS',
+  'DENIED',
+  'SCOPE_UNKNOWN',
+  'ABORTED',
+  'UNLOADED',
+  'BLOCKED',
+  'PLUGIN_WAITING',
+  'CAPABILITY_WITHDRAWN',
+])
 
 /** One fired event's replies, with the handler each came from. */
 export type Replies = Array<{ entry: HookEntry; reply: Reply }>
 
 /** What the session taps (agent.ts) read: the current handlers, the runs, and how to fire. */
 export interface Hooks {
-  fire(event: FiredEvent, subjects: string[], input: Record<string, unknown>): Promise<Replies>
+  fire(
+    event: FiredEvent,
+    subjects: string[],
+    input: Record<string, unknown>,
+    call?: ToolCall,
+  ): Promise<Replies>
   has(event: FiredEvent): boolean
-  /** a run's transcript, known from its runStart */
-  runs: Map<string, { transcript?: string }>
+  /** a run's transcript, known from its runStart; `tools`: the tool calls of its current turn */
+  runs: Map<string, RunState>
+  /** runs an agent handler started: no hook fires for them or their calls */
+  hookRuns: Set<string>
+  /** what prompt, agent and mcp_tool handlers reach (set by the child instances that inject them) */
+  services: HookServices
   /** runs a hook asked to end (`continue: false` from a tool event), with the reason */
   stopRequests: Map<string, string>
   projectDir: string
   logger: Logger
   prefix: string
+}
+
+export interface RunState {
+  transcript?: string
+  /** how many tool calls the run's current turn asked for (defer needs one) */
+  tools?: number
+}
+
+/** The services the child instances hand over, while they are there. */
+export interface HookServices {
+  /** the main model, when one is composed (read at each call) */
+  model?: () => ModelClient | undefined
+  agent?: AgentApi
+  runtime?: RuntimeApi
 }
 
 /** The config the instance reads (index.ts's schema, validated). */
@@ -55,11 +93,14 @@ export interface ClaudeHooksOptions {
 export interface ClaudeHooksHost {
   logger: Logger
   projectDir: string
-  watch?(paths: string[], handler: WatchHandler): void
+  /** watches files; returns the way to stop */
+  watch?(paths: string[], handler: WatchHandler): (() => unknown) | void
 }
 
 export class ClaudeHooks implements Hooks {
-  readonly runs = new Map<string, { transcript?: string }>()
+  readonly runs = new Map<string, RunState>()
+  readonly hookRuns = new Set<string>()
+  readonly services: HookServices = {}
   readonly stopRequests = new Map<string, string>()
   readonly projectDir: string
   /** `source: ` before every log line (which plugin or settings file the hooks came from) */
@@ -71,6 +112,8 @@ export class ClaudeHooks implements Hooks {
   readonly #files: string[]
   /** additionalContext from PreToolUse, by call: it joins the result the model sees */
   readonly #preContext = new Map<string, string[]>()
+  /** calls whose result postExecute saw (a failure it did not see is told at its result) */
+  readonly #posted = new Set<string>()
   readonly #runEnv: RunEnv
 
   constructor(
@@ -81,7 +124,12 @@ export class ClaudeHooks implements Hooks {
     this.logger = host.logger
     this.prefix = options.source ? `${options.source}: ` : ''
     this.#files = options.files.map((f) => resolve(this.projectDir, f))
-    this.#runEnv = { projectDir: this.projectDir, pluginRoot: options.pluginRoot, env: options.env }
+    this.#runEnv = {
+      projectDir: this.projectDir,
+      pluginRoot: options.pluginRoot,
+      env: options.env,
+      services: hookServices(this),
+    }
   }
 
   /** Reads the inline hooks and every file, and watches the files. */
@@ -95,9 +143,76 @@ export class ClaudeHooks implements Hooks {
     if (this.#files.length)
       this.host.watch?.(this.#files, (changes) => {
         for (const file of new Set(changes.map((c) => resolve(c.path))))
-          if (this.#files.includes(file)) this.readFile(file)
+          if (this.#files.includes(file)) void this.#changed(file)
       })
+    this.#watchFileChanged()
     return this
+  }
+
+  /**
+   * A hooks file changed: a settings file's change is first put to ConfigChange, whose exit 2 or
+   * `decision: block` keeps the hooks in force (a managed one's cannot be blocked); then read.
+   */
+  async #changed(file: string): Promise<void> {
+    const source = configSource(file)
+    if (source && this.has('ConfigChange')) {
+      const replies = await this.fire('ConfigChange', [source], {
+        ...this.sessionInput(),
+        source,
+        file_path: file,
+      })
+      const blocked = replies.some(
+        ({ reply }) =>
+          reply.kind === 'block' || (reply.kind === 'ok' && reply.json?.decision === 'block'),
+      )
+      if (blocked && source !== 'policy_settings') {
+        this.#log(
+          'info',
+          `a ConfigChange hook blocked the change of ${file}; its hooks stay as they were`,
+        )
+        return
+      }
+    }
+    this.readFile(file)
+    this.#watchFileChanged()
+  }
+
+  /** the files FileChanged matchers name (literal names in the project directory), watched */
+  #fileWatch: { names: string; stop?: (() => unknown) | void } = { names: '' }
+
+  /** Watches the files the FileChanged matchers list; a change fires FileChanged with its name. */
+  #watchFileChanged(): void {
+    const names = [
+      ...new Set(
+        this.entries()
+          .filter((e) => e.event === 'FileChanged' && e.matcher)
+          .flatMap((e) => e.matcher!.split('|').map((n) => n.trim()))
+          .filter(Boolean),
+      ),
+    ].sort()
+    if (names.join('|') === this.#fileWatch.names) return
+    void this.#fileWatch.stop?.()
+    const paths = names.map((n) => resolve(this.projectDir, n))
+    this.#fileWatch = {
+      names: names.join('|'),
+      stop: paths.length
+        ? this.host.watch?.(paths, (changes) => {
+            for (const c of changes)
+              if (c.event === 'add' || c.event === 'change' || c.event === 'unlink')
+                void this.fire('FileChanged', [basename(c.path)], {
+                  ...this.sessionInput(),
+                  file_path: resolve(c.path),
+                  event: c.event,
+                })
+          })
+        : undefined,
+    }
+  }
+
+  /** Stops watching the FileChanged files (the instance is going). */
+  close(): void {
+    void this.#fileWatch.stop?.()
+    this.#fileWatch = { names: '' }
   }
 
   /** Reads one hooks file; a broken one keeps its last good hooks (a missing one has none). */
@@ -131,34 +246,56 @@ export class ClaudeHooks implements Hooks {
     return this.entries().some((e) => e.event === event)
   }
 
-  /** Runs the handlers of `event` that match: identical ones once, in parallel; async ones unawaited. */
-  async fire(event: FiredEvent, subjects: string[], input: Record<string, unknown>) {
+  /**
+   * Runs the handlers of `event` that match (and whose `if` takes `call`): identical ones once,
+   * in parallel; async ones unawaited.
+   */
+  async fire(
+    event: FiredEvent,
+    subjects: string[],
+    input: Record<string, unknown>,
+    call?: ToolCall,
+  ): Promise<Replies> {
     const seen = new Set<string>()
+    const names = call ? this.subjects(call) : []
     // identical handlers run once (Claude Code dedupes them); matching ones run in parallel
     const matching = this.entries().filter((e) => {
       if (e.event !== event || !e.matches(subjects)) return false
+      if (e.rule && !(call && e.rule({ names, args: call.args, cwd: this.projectDir })))
+        return false
       return !seen.has(e.key) && !!seen.add(e.key)
     })
     const payload = { ...input, hook_event_name: event }
     const run = async (entry: HookEntry) => {
       // runHandler answers every failure as an error reply: a hook's failure never blocks
-      const reply = await runHandler(entry, payload, this.#runEnv, TIMEOUT_S[event] ?? 600)
+      const reply = await runHandler(entry, payload, this.#runEnv, call)
       if (reply.kind === 'error')
         this.#log('warn', `hook ${entry.label} failed: ${reply.why}; it does not block (${event})`)
       if (reply.kind === 'ok' && reply.json?.systemMessage)
         this.#log('info', `hook ${entry.label}: ${reply.json.systemMessage}`)
       return { entry, reply }
     }
-    const now = matching.filter((e) => !(e.handler.type === 'command' && e.handler.async))
-    for (const e of matching) if (!now.includes(e)) void run(e) // async: no decision
-    return Promise.all(now.map(run))
+    const background = (e: HookEntry) =>
+      e.handler.type === 'command' && (e.handler.async || e.handler.asyncRewake)
+    for (const e of matching) if (background(e)) void run(e) // async: no decision
+    return Promise.all(matching.filter((e) => !background(e)).map(run))
   }
 
-  /** PreToolUse on the runtime's preExecute: deny, ask, allow, rewrite the arguments, add context. */
+  /** A call the hooks leave alone: their own (an mcp_tool handler's), or an agent handler's run's. */
+  skips(call: ToolCall): boolean {
+    return call.caller === HOOK_CALLER || this.hookRuns.has(runOf(call))
+  }
+
+  /** PreToolUse on the runtime's preExecute: deny, defer, ask, allow, rewrite the arguments, add context. */
   async preExecute(decision: PreDecision, call: ToolCall): Promise<PreDecision> {
-    if (!call.tool || !this.has('PreToolUse')) return decision
-    const replies = await this.fire('PreToolUse', this.#subjects(call), this.#callInput(call))
+    if (!call.tool || !this.has('PreToolUse') || this.skips(call)) return decision
+    const replies = await this.fire('PreToolUse', this.subjects(call), this.#callInput(call), call)
     const verdict = preToolUse(replies, call, (m) => this.#log('warn', m))
+    if (verdict.kind === 'defer') {
+      const deferred = this.#defer(call, verdict.reason)
+      if (deferred) return deferred
+      verdict.kind = 'none'
+    }
     if (verdict.context.length) this.#preContext.set(call.id, verdict.context)
     if (verdict.stop) this.#stopRun(call, verdict.stop)
     if (verdict.kind === 'deny')
@@ -169,7 +306,30 @@ export class ClaudeHooks implements Hooks {
     return { ...decision, ...(args && { args }) }
   }
 
-  /** PostToolUse on postExecute: what hooks add (and PreToolUse's context) joins the result. */
+  /**
+   * `defer`: honoured, as in Claude Code's `-p`, for an agent run's call that is the only one of
+   * its turn: the call does not run and the run ends after the turn, its reason naming the
+   * deferred call (`tool_deferred`). Anything else: a warning, and the call goes on as undecided.
+   */
+  #defer(call: ToolCall, reason: string): PreDecision | undefined {
+    const runId = call.caller.startsWith('agent:') ? runOf(call) : undefined
+    const tools = runId === undefined ? undefined : this.runs.get(runId)?.tools
+    if (runId === undefined || tools !== 1) {
+      this.#log(
+        'warn',
+        `a PreToolUse hook deferred ${call.name}, which is ${runId === undefined ? 'no agent run’s call' : `one of ${tools ?? 'several'} calls of its turn`}; defer needs a run's only call, so it is ignored and the call goes on`,
+      )
+      return undefined
+    }
+    const use = JSON.stringify({ id: call.id, name: call.name, input: call.args })
+    this.stopRequests.set(runId, `tool_deferred: ${use}`)
+    return {
+      kind: 'deny',
+      reason: `deferred by a PreToolUse hook${reason ? ` (${reason})` : ''}; the run ends here and the call waits for its caller`,
+    }
+  }
+
+  /** PostToolUse (successful results) or PostToolUseFailure (failed ones) on postExecute. */
   async postExecute(
     decision: PostDecision,
     call: ToolCall,
@@ -177,26 +337,21 @@ export class ClaudeHooks implements Hooks {
   ): Promise<PostDecision> {
     const added = this.#preContext.get(call.id) ?? []
     this.#preContext.delete(call.id)
+    if (this.skips(call)) return decision
+    this.#posted.add(call.id)
     let output: ToolOutput | undefined
-    if (result.ok && this.has('PostToolUse')) {
-      const replies = await this.fire('PostToolUse', this.#subjects(call), {
-        ...this.#callInput(call),
-        tool_response: result.structured ?? textOf(result),
-        duration_ms: result.durationMs,
-      })
-      for (const { reply } of replies) {
-        if (reply.kind === 'block') added.push(reply.reason)
-        if (reply.kind !== 'ok' || !reply.json) continue
-        const { json } = reply
-        if (json.continue === false) {
-          this.#stopRun(call, json)
-          added.push(json.stopReason ?? 'a hook stopped the run')
-        }
-        if (json.decision === 'block') added.push(cap(json.reason ?? 'a hook blocked it'))
-        const out = json.hookSpecificOutput
-        if (typeof out?.additionalContext === 'string') added.push(cap(out.additionalContext))
-        if (out?.updatedToolOutput !== undefined) output = out.updatedToolOutput as ToolOutput
-      }
+    const event = result.ok ? 'PostToolUse' : 'PostToolUseFailure'
+    if (this.has(event)) {
+      const replies = await this.fire(
+        event,
+        this.subjects(call),
+        this.#resultInput(call, result),
+        call,
+      )
+      const post = postAdditions(replies)
+      if (post.stop) this.#stopRun(call, post.stop)
+      added.push(...post.added)
+      if (result.ok) output = post.output
     }
     if (!added.length && output === undefined) return decision
     const base =
@@ -207,9 +362,38 @@ export class ClaudeHooks implements Hooks {
     return { kind: 'replace', result: withText(base, added) }
   }
 
-  /** A call ended (a denied one never reaches postExecute): its PreToolUse context goes. */
-  ended(call: ToolCall): void {
+  /** The input of PostToolUse and PostToolUseFailure: the call's, and its response or error. */
+  #resultInput(call: ToolCall, result: ToolResult) {
+    return result.ok
+      ? {
+          ...this.#callInput(call),
+          tool_response: result.structured ?? textOf(result),
+          duration_ms: result.durationMs,
+        }
+      : {
+          ...this.#callInput(call),
+          error:
+            [result.error?.message, textOf(result)].filter(Boolean).join('\n') || result.status,
+          is_interrupt: false,
+          duration_ms: result.durationMs,
+        }
+  }
+
+  /**
+   * A call ended (a denied one never reaches postExecute): its PreToolUse context goes; a failure
+   * of its execution that postExecute never saw (the body threw, or timed out) is told to
+   * PostToolUseFailure, observe only (the result is final by now).
+   */
+  async ended(call: ToolCall, result: ToolResult): Promise<void> {
     this.#preContext.delete(call.id)
+    if (this.#posted.delete(call.id) || result.ok || NOT_RUN.has(result.status)) return
+    if (!call.tool || this.skips(call) || !this.has('PostToolUseFailure')) return
+    await this.fire(
+      'PostToolUseFailure',
+      this.subjects(call),
+      this.#resultInput(call, result),
+      call,
+    )
   }
 
   /**
@@ -231,21 +415,28 @@ export class ClaudeHooks implements Hooks {
   }
 
   /** A call's tool name and the Claude Code names a matcher may use for it. */
-  #subjects(call: ToolCall): string[] {
+  subjects(call: ToolCall): string[] {
     const aliases = Object.entries(this.options.toolNames)
       .filter(([, names]) => names.includes(call.name))
       .map(([claude]) => claude)
     return [call.name, ...aliases]
   }
 
-  /** the common fields of every input, for a tool call (its caller names the run) */
-  #callInput(call: ToolCall) {
-    const runId = call.caller.startsWith('agent:') ? call.caller.slice(6) : call.caller
+  /** the common fields of every input: the run a call belongs to (none: `yoke`), its transcript */
+  sessionInput(call?: ToolCall) {
+    const runId = call ? runOf(call) : 'yoke'
     return {
       session_id: runId,
       transcript_path: this.runs.get(runId)?.transcript ?? null,
       cwd: this.projectDir,
       permission_mode: 'default',
+    }
+  }
+
+  /** a tool event's input: the common fields, the tool, its arguments and the call's id */
+  #callInput(call: ToolCall) {
+    return {
+      ...this.sessionInput(call),
       tool_name: call.name,
       tool_input: call.args,
       tool_use_id: call.id,
@@ -253,6 +444,7 @@ export class ClaudeHooks implements Hooks {
   }
 
   #stopRun(call: ToolCall, json: HookJson): void {
+    if (this.stopRequests.has(runOf(call))) return // a deferred call's reason stays
     if (call.caller.startsWith('agent:'))
       this.stopRequests.set(call.caller.slice(6), json.stopReason ?? 'a hook stopped the run')
   }
@@ -260,4 +452,18 @@ export class ClaudeHooks implements Hooks {
   #log(level: 'info' | 'warn' | 'error', message: string): void {
     this.logger[level](`${this.prefix}${message}`)
   }
+}
+
+/** The run a call belongs to (`agent:<runId>`), else its caller. */
+export function runOf(call: ToolCall): string {
+  return call.caller.startsWith('agent:') ? call.caller.slice(6) : call.caller
+}
+
+/** ConfigChange's source for a settings file yoke reads (undefined: no Claude Code settings file). */
+export function configSource(file: string): string | undefined {
+  if (/managed-settings(\.d\/.*)?\.json$/.test(file)) return 'policy_settings'
+  if (/\.claude\/settings\.local\.json$/.test(file)) return 'local_settings'
+  if (/\.claude\/settings\.json$/.test(file))
+    return file.startsWith(resolve(homedir(), '.claude')) ? 'user_settings' : 'project_settings'
+  return undefined
 }

@@ -8,52 +8,10 @@ import { RE2JS } from 're2js'
 import { messageOf, nestsDeeper } from 'yoke'
 import { z } from 'zod'
 
-/** The events yoke fires (the rest of Claude Code's events wait: nothing in yoke is that moment yet). */
-export const FIRED_EVENTS = [
-  'PreToolUse',
-  'PostToolUse',
-  'UserPromptSubmit',
-  'Stop',
-  'SubagentStop',
-  'SessionStart',
-  'SessionEnd',
-] as const
-export type FiredEvent = (typeof FIRED_EVENTS)[number]
+import { FIRED_EVENTS, takesType, TOOL_EVENTS, WAITING_EVENTS, type FiredEvent } from './events.ts'
+import { compileRule, type Rule } from './rules.ts'
 
-/** Claude Code's other events: accepted, reported once as waiting for a source in yoke. */
-const WAITING_EVENTS = new Set([
-  'Setup',
-  'UserPromptExpansion',
-  'PermissionRequest',
-  'PermissionDenied',
-  'PostToolUseFailure',
-  'PostToolBatch',
-  'Notification',
-  'MessageDisplay',
-  'SubagentStart',
-  'TaskCreated',
-  'TaskCompleted',
-  'StopFailure',
-  'TeammateIdle',
-  'InstructionsLoaded',
-  'ConfigChange',
-  'CwdChanged',
-  'DirectoryAdded',
-  'FileChanged',
-  'WorktreeCreate',
-  'WorktreeRemove',
-  'PreCompact',
-  'PostCompact',
-  'Elicitation',
-  'ElicitationResult',
-])
-
-/** Why a waiting event has no source here, for its one warning. */
-const WHY_WAITING: Record<string, string> = {
-  PreCompact: 'the agent loop does not compact its context',
-  Notification: 'the approval service has no hook to observe its questions',
-  PostToolUseFailure: 'PostToolUse runs on successful results only, as in Claude Code',
-}
+export { FIRED_EVENTS, type FiredEvent } from './events.ts'
 
 const seconds = z.number().positive()
 const common = {
@@ -83,7 +41,39 @@ const httpHandler = z
     ...common,
   })
   .passthrough()
+const modelHandler = (type: 'prompt' | 'agent') =>
+  z
+    .object({
+      type: z.literal(type),
+      /** what the model is asked; `$ARGUMENTS` stands for the hook input (else it is appended) */
+      prompt: z.string().min(1),
+      model: z.string().optional(),
+      /** prompt only: an ok: false that would end the turn is fed back to the model instead */
+      continueOnBlock: z.boolean().optional(),
+      ...common,
+    })
+    .passthrough()
+const promptHandler = modelHandler('prompt')
+const agentHandler = modelHandler('agent')
+const mcpToolHandler = z
+  .object({
+    type: z.literal('mcp_tool'),
+    /** a server name (`github`), or a plugin's scoped one (`plugin:<plugin>:<server>`) */
+    server: z.string().min(1),
+    tool: z.string().min(1),
+    /** the tool's arguments; strings may hold `${path}` from the hook input (`${tool_input.file_path}`) */
+    input: z.record(z.string(), z.unknown()).optional(),
+    ...common,
+  })
+  .passthrough()
 const otherHandler = z.object({ type: z.string().min(1) }).passthrough()
+const SCHEMAS = {
+  command: commandHandler,
+  http: httpHandler,
+  prompt: promptHandler,
+  agent: agentHandler,
+  mcp_tool: mcpToolHandler,
+} as const
 const group = z
   .object({
     matcher: z.string().optional(),
@@ -93,7 +83,10 @@ const group = z
 
 export type CommandHandler = z.output<typeof commandHandler>
 export type HttpHandler = z.output<typeof httpHandler>
-export type Handler = CommandHandler | HttpHandler
+export type PromptHandler = z.output<typeof promptHandler>
+export type AgentHandler = z.output<typeof agentHandler>
+export type McpToolHandler = z.output<typeof mcpToolHandler>
+export type Handler = CommandHandler | HttpHandler | PromptHandler | AgentHandler | McpToolHandler
 
 /**
  * How deep a handler, or a handler's JSON answer, may nest (an object or array is a level): far
@@ -135,6 +128,10 @@ export interface HookEntry {
   event: FiredEvent
   matches(subjects: readonly string[]): boolean
   handler: Handler
+  /** the handler's `if` (tool events only): a permission rule the call must match for it to run */
+  rule?: Rule
+  /** its group's matcher as written (FileChanged watches the file names it lists) */
+  matcher?: string
   /** identical handlers run once per event (Claude Code dedupes them): the command and its args, or the url */
   key: string
   /** for logs and errors: `file:line PreToolUse[0].hooks[1] "command"` */
@@ -236,37 +233,83 @@ export function readHooks(hooks: unknown, where: string, text?: string): ReadRes
             `${name}: nested deeper than ${MAX_DEPTH} levels; this handler is refused (a handler is a flat object: { "type", "command", … }) and the others load`,
             'error',
           )
-        const handler = parseHandler(h)
-        if (typeof handler === 'string') return problem(path, `${name}: ${handler}`, 'error')
-        if (!handler) {
-          const type = (h as { type?: unknown }).type
-          return problem(
-            path,
-            `${name}: handlers of type "${String(type)}" are not supported in yoke (command and http are); it does not run`,
-          )
-        }
-        if (handler.if !== undefined)
-          problem(
-            [...path, 'if'],
-            `${name}: "if" (${JSON.stringify(handler.if)}) is not evaluated in yoke; the handler runs for every call its matcher takes`,
-          )
-        entries.push(entryOf(event as FiredEvent, handler, `${at(path)} ${name}`, matches))
+        const read = loadHandler(event, h)
+        if ('problem' in read)
+          return problem(read.atIf ? [...path, 'if'] : path, `${name}: ${read.problem}`, read.level)
+        const { handler, rule } = read
+        const entry = entryOf(event as FiredEvent, handler, `${at(path)} ${name}`, matches, rule)
+        entries.push({ ...entry, ...(parsed.data.matcher && { matcher: parsed.data.matcher }) })
       })
     })
   }
   return { entries, problems }
 }
 
-/** Why an event's handlers do not load: it has no source in yoke yet (a warning), or no such event. */
-function notFired(event: string): { message: string; level: Problem['level'] } {
-  if (WAITING_EVENTS.has(event))
+/** One handler of `event`, with its compiled `if`, or why it does not run (and where: its `if`). */
+function loadHandler(
+  event: string,
+  raw: unknown,
+):
+  { handler: Handler; rule?: Rule } | { problem: string; level: Problem['level']; atIf?: boolean } {
+  const handler = parseHandler(raw)
+  if (typeof handler === 'string') return { problem: handler, level: 'error' }
+  if (!handler)
     return {
       level: 'warn',
-      message: `${event} has no source in yoke yet${WHY_WAITING[event] ? ` (${WHY_WAITING[event]})` : ''}; its handlers wait and do not run`,
+      problem: `handlers of type "${String((raw as { type?: unknown }).type)}" are not Claude Code's (command, http, mcp_tool, prompt, agent); it does not run`,
+    }
+  const takes = takesType(event, handler.type)
+  if (takes !== true)
+    return {
+      level: 'warn',
+      problem: `${takes}, as in Claude Code; this ${handler.type} handler does not run`,
+    }
+  if (handler.if === undefined) return { handler }
+  if (!TOOL_EVENTS.has(event))
+    return {
+      level: 'warn',
+      atIf: true,
+      problem: `"if" is evaluated on tool events only; on ${event} a handler with "if" never runs (as in Claude Code): remove "if" to run it`,
+    }
+  const rule = compileRule(handler.if)
+  if (typeof rule === 'string')
+    return { level: 'error', atIf: true, problem: `${rule}; it does not run` }
+  return { handler, rule }
+}
+
+/** Why an event's handlers do not load: it has no counterpart in yoke (a warning), or no such event. */
+function notFired(event: string): { message: string; level: Problem['level'] } {
+  if (event in WAITING_EVENTS)
+    return {
+      level: 'warn',
+      message: `${event} has no counterpart in yoke (${WAITING_EVENTS[event]}); its handlers are accepted and do not run`,
     }
   return {
     level: 'error',
     message: `"${event}" is not a Claude Code hook event; check its spelling (events yoke fires: ${FIRED_EVENTS.join(', ')})`,
+  }
+}
+
+/** What a handler runs, for its label and its dedupe key. */
+function what(handler: Handler): { shown: string; key: unknown[] } {
+  switch (handler.type) {
+    case 'command':
+      return {
+        shown: handler.command,
+        key: [handler.command, handler.args ?? null, handler.shell ?? null],
+      }
+    case 'http':
+      return { shown: handler.url, key: [handler.url, handler.headers ?? null] }
+    case 'mcp_tool':
+      return {
+        shown: `${handler.server}/${handler.tool}`,
+        key: [handler.server, handler.tool, handler.input ?? null],
+      }
+    default:
+      return {
+        shown: handler.prompt.length > 60 ? `${handler.prompt.slice(0, 60)}…` : handler.prompt,
+        key: [handler.prompt, handler.model ?? null],
+      }
   }
 }
 
@@ -276,28 +319,27 @@ function entryOf(
   handler: Handler,
   where: string,
   matches: (subject: string) => boolean,
+  rule?: Rule,
 ): HookEntry {
-  const what = handler.type === 'command' ? handler.command : handler.url
+  const { shown, key } = what(handler)
   return {
     event,
     handler,
-    key: JSON.stringify(
-      handler.type === 'command'
-        ? [handler.type, handler.command, handler.args ?? null, handler.shell ?? null]
-        : [handler.type, handler.url, handler.headers ?? null],
-    ),
-    label: `${where} ${JSON.stringify(what)}`,
+    ...(rule && { rule }),
+    // identical handlers run once; one with an `if` only with the same `if`
+    key: JSON.stringify([handler.type, ...key, handler.if ?? null]),
+    label: `${where} ${JSON.stringify(shown)}`,
     // an event with no subject (UserPromptSubmit, Stop) ignores the matcher, as Claude Code does
     matches: (subjects) => !subjects.length || subjects.some(matches),
   }
 }
 
-/** A command or http handler, undefined for another type, or what is wrong with it. */
+/** A handler of one of Claude Code's five types, undefined for another type, or what is wrong with it. */
 function parseHandler(raw: unknown): Handler | string | undefined {
   const base = otherHandler.safeParse(raw)
-  if (!base.success) return 'a handler is an object with a "type" ("command" or "http")'
-  const schema =
-    base.data.type === 'command' ? commandHandler : base.data.type === 'http' ? httpHandler : null
+  if (!base.success)
+    return 'a handler is an object with a "type" (command, http, mcp_tool, prompt or agent)'
+  const schema = SCHEMAS[base.data.type as keyof typeof SCHEMAS]
   if (!schema) return undefined
   const parsed = schema.safeParse(raw)
   if (parsed.success) return parsed.data as Handler

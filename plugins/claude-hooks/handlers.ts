@@ -6,8 +6,10 @@
  * project directory, in a process group of its own that goes when it ends.
  */
 import { runProcess, toolEnv } from '../process/api.ts'
-import { messageOf, nestsDeeper } from 'yoke'
+import { messageOf, nestsDeeper, type ToolCall } from 'yoke'
+import { defaultTimeout } from './events.ts'
 import { MAX_DEPTH, type Handler, type HookEntry } from './format.ts'
+import { runAgent, runMcpTool, runPrompt, type HandlerServices } from './model-handlers.ts'
 
 /** What a handler answered. `error` never blocks anything; it is logged, naming the handler. */
 export type Reply =
@@ -40,6 +42,8 @@ export interface RunEnv {
   pluginRoot?: string
   /** variable names passed on beyond the essentials */
   env: readonly string[]
+  /** the model, the agent loop and the runtime, for prompt, agent and mcp_tool handlers */
+  services: HandlerServices
 }
 
 /** Claude Code caps the strings a hook hands back at 10,000 characters. */
@@ -76,14 +80,24 @@ export async function runHandler(
   entry: HookEntry,
   input: Record<string, unknown>,
   run: RunEnv,
-  defaultTimeoutS: number,
+  call?: ToolCall,
 ): Promise<Reply> {
   try {
-    const timeoutS = Math.min(entry.handler.timeout ?? defaultTimeoutS, MAX_TIMEOUT_S)
-    const body = JSON.stringify(input)
-    return await (entry.handler.type === 'command'
-      ? runCommand(entry.handler, body, run, timeoutS * 1000)
-      : runHttp(entry.handler, body, run, timeoutS * 1000))
+    const { handler, event } = entry
+    const timeoutS = Math.min(handler.timeout ?? defaultTimeout(event, handler.type), MAX_TIMEOUT_S)
+    const ms = timeoutS * 1000
+    switch (handler.type) {
+      case 'command':
+        return await runCommand(handler, JSON.stringify(input), run, ms)
+      case 'http':
+        return await runHttp(handler, JSON.stringify(input), run, ms)
+      case 'prompt':
+        return await runPrompt(event, handler, input, run.services, ms)
+      case 'agent':
+        return await runAgent(event, handler, input, run.services, ms, call)
+      case 'mcp_tool':
+        return await runMcpTool(handler, input, run.services, ms, readStdout, call)
+    }
   } catch (err) {
     return { kind: 'error', why: `it could not run: ${messageOf(err)}` }
   }
@@ -226,7 +240,7 @@ function typed(json: Record<string, unknown>): HookJson {
 }
 
 /** Exit 0's stdout: JSON when it starts with `{` (and then it must parse), else plain text. */
-function readStdout(stdout: string): Reply {
+export function readStdout(stdout: string): Reply {
   const text = stdout.trim()
   if (!text.startsWith('{')) return { kind: 'ok', text: cap(text) }
   try {

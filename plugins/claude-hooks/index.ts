@@ -7,6 +7,7 @@
  * effect at the next event, and a broken edit is reported at its line and keeps that file's last
  * good hooks. The format is Claude Code's by source (never guessed from what a program answers).
  */
+import type {} from '../models/api.ts'
 import {
   definePlugin,
   type InjectedContext,
@@ -16,6 +17,7 @@ import {
   type ToolResult,
 } from 'yoke'
 import { tapAgent } from './agent.ts'
+import { approvalBridge } from './approvals.ts'
 import { claudeHooksConfig as config } from './config.ts'
 import { ClaudeHooks } from './claude-hooks.ts'
 
@@ -30,8 +32,9 @@ export default definePlugin({
     const hooks = new ClaudeHooks(cfg, {
       logger: ctx.logger,
       projectDir: ctx.project.dir,
-      watch: (files, handler) => void ctx.watch(files, handler),
+      watch: (files, handler) => ctx.watch(files, handler),
     }).start()
+    ctx.effect('claude-hooks FileChanged watch', () => hooks.close())
     const { hooks: runtime } = ctx.runtime
     ctx.tap(
       runtime.preExecute,
@@ -47,16 +50,40 @@ export default definePlugin({
         hooks.postExecute(d, call, result),
       ),
     )
-    ctx.tap(runtime.result, 'claude-hooks cleanup', async (call: ToolCall) => hooks.ended(call))
-    // the session events: a child instance that waits for the agent loop
+    ctx.tap(runtime.result, 'claude-hooks PostToolUseFailure', async (call, result) =>
+      hooks.nonBlocking(
+        'PostToolUseFailure',
+        async () => void (await hooks.ended(call, result)),
+      )(undefined),
+    )
+    hooks.services.runtime = ctx.runtime
+    ctx.effect('claude-hooks runtime', () => void delete hooks.services.runtime)
+    // the session events and agent handlers: a child instance that waits for the agent loop
     ctx.plugin(
       {
         name: 'claude-hooks-agent',
         inject: ['agent'],
-        apply: (child: InjectedContext<['agent']>) => tapAgent(child, hooks),
+        apply: (child: InjectedContext<['agent']>) => {
+          hooks.services.agent = child.agent
+          child.effect('agent handlers', () => void delete hooks.services.agent)
+          tapAgent(child, hooks)
+        },
       },
       {},
       { key: 'agent-events' },
+    )
+    // prompt handlers ask the main model, when one is composed (read at each call: it may be reloaded)
+    hooks.services.model = () => ctx.get('model')
+    // PermissionRequest, Notification and Elicitation: a racing approval bridge
+    ctx.plugin(
+      {
+        name: 'claude-hooks-approval',
+        inject: ['approval'],
+        apply: (child: InjectedContext<['approval']>) =>
+          void child.approval.register(approvalBridge(hooks)),
+      },
+      {},
+      { key: 'approval' },
     )
   },
 })

@@ -8,14 +8,15 @@ import { cap, type HookJson } from './handlers.ts'
 import type { Replies } from './claude-hooks.ts'
 
 export interface PreVerdict {
-  kind: 'allow' | 'ask' | 'deny' | 'none'
+  kind: 'allow' | 'ask' | 'defer' | 'deny' | 'none'
   reason: string
   args?: Record<string, unknown>
   context: string[]
   stop?: HookJson
 }
 
-const RANK = { none: 0, allow: 1, ask: 2, deny: 3 } as const
+/** Claude Code's precedence: deny > defer > ask > allow */
+const RANK = { none: 0, allow: 1, ask: 2, defer: 3, deny: 4 } as const
 
 /**
  * PreToolUse's replies as one verdict: exit 2 or `deny` denies (deny > ask > allow, as Claude
@@ -28,8 +29,8 @@ export function preToolUse(
   warn: (m: string) => void,
 ): PreVerdict {
   const verdict: PreVerdict = { kind: 'none', reason: '', context: [] }
-  const reasons: Record<string, string[]> = { allow: [], ask: [], deny: [] }
-  const raise = (kind: 'allow' | 'ask' | 'deny', reason: string | undefined) => {
+  const reasons: Record<string, string[]> = { allow: [], ask: [], defer: [], deny: [] }
+  const raise = (kind: 'allow' | 'ask' | 'defer' | 'deny', reason: string | undefined) => {
     if (RANK[kind] > RANK[verdict.kind]) verdict.kind = kind
     if (reason) reasons[kind]!.push(cap(reason))
   }
@@ -52,10 +53,14 @@ export function preToolUse(
         decision,
         reason ?? (decision === 'allow' ? undefined : `the hook ${entry.label} says ${decision}`),
       )
+    else if (decision === 'defer')
+      raise('defer', undefined) // its reason is ignored (Claude Code)
     else if (decision !== undefined)
       warn(
-        `hook ${entry.label}: permissionDecision ${JSON.stringify(decision)} is not one yoke takes (allow, deny, ask); ignored`,
+        `hook ${entry.label}: permissionDecision ${JSON.stringify(decision)} is not one yoke takes (allow, deny, ask, defer); ignored`,
       )
+    // defer ignores additionalContext and updatedInput
+    if (decision === 'defer') continue
     if (typeof out.additionalContext === 'string') verdict.context.push(cap(out.additionalContext))
     if (out.updatedInput !== undefined) {
       const args = out.updatedInput
@@ -71,6 +76,37 @@ export function preToolUse(
   if (verdict.kind !== 'none')
     verdict.reason = reasons[verdict.kind]!.join('\n') || `a PreToolUse hook says ${verdict.kind}`
   return verdict
+}
+
+/** What PostToolUse or PostToolUseFailure replies add to the result the model reads. */
+export interface PostAdditions {
+  added: string[]
+  /** `updatedToolOutput` (PostToolUse): the output the model reads instead */
+  output?: ToolOutput
+  /** a `continue: false`: the run ends when its turn is over */
+  stop?: HookJson
+}
+
+/**
+ * Exit 2's stderr, `decision: block`'s reason and additionalContext join the result (the tool
+ * already ran); `continue: false` adds its stopReason and ends the run after the turn.
+ */
+export function postAdditions(replies: Replies): PostAdditions {
+  const post: PostAdditions = { added: [] }
+  for (const { reply } of replies) {
+    if (reply.kind === 'block') post.added.push(reply.reason)
+    if (reply.kind !== 'ok' || !reply.json) continue
+    const { json } = reply
+    if (json.continue === false) {
+      post.stop = json
+      post.added.push(json.stopReason ?? 'a hook stopped the run')
+    }
+    if (json.decision === 'block') post.added.push(cap(json.reason ?? 'a hook blocked it'))
+    const out = json.hookSpecificOutput
+    if (typeof out?.additionalContext === 'string') post.added.push(cap(out.additionalContext))
+    if (out?.updatedToolOutput !== undefined) post.output = out.updatedToolOutput as ToolOutput
+  }
+  return post
 }
 
 export function textOf(result: ToolResult): string {

@@ -72,15 +72,21 @@ function onPath(command: string): boolean {
     .some((dir) => dir && existsSync(join(dir, command)))
 }
 
-/** A `{name}` in a value becomes `${NAME}` (its default after `:-`), read from the environment at load. */
+/**
+ * A `{name}` in a value becomes `${NAME}`, read from the environment at load: with its default
+ * after `:-`, or empty when it is optional (a literal `${NAME}` would reach the server as a value).
+ */
 function withVariables(value: string, variables: unknown): string {
   return value.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
     const v = isObject(variables) && isObject(variables[name]) ? variables[name] : {}
-    const fallback = str(v.default) ?? str(v.value)
+    const fallback = str(v.default) ?? str(v.value) ?? (v.isRequired === true ? undefined : '')
     const env = name.toUpperCase()
     return fallback !== undefined ? `\${${env}:-${fallback}}` : `\${${env}}`
   })
 }
+
+/** `${VERSION}` and the like: a template its publisher fills in when publishing, not a server.json. */
+const PLACEHOLDER = /\$\{[A-Za-z_]+\}/
 
 class Checker {
   constructor(readonly label: string) {}
@@ -127,7 +133,7 @@ function environmentOf(items: Doc[], field: string, c: Checker): Record<string, 
     const problem = envNameProblem(name)
     if (problem) c.refuse(`${field}[${i}].name`, `${JSON.stringify(name)}: ${problem}`)
     const value = str(v.value)
-    const fallback = str(v.default)
+    const fallback = str(v.default) ?? (v.isRequired === true ? undefined : '')
     env[name] =
       value !== undefined
         ? withVariables(c.value(`${field}[${i}].value`, value), v.variables)
@@ -254,6 +260,10 @@ export function planServer(doc: unknown, label: string, has = onPath): ServerPla
     )
   const version =
     str(doc.version) ?? str(isObject(doc.version_detail) ? doc.version_detail.version : undefined)
+  if (version && PLACEHOLDER.test(version))
+    throw new YokeError('INSTALL_FAILED', {
+      reason: `${label}: version ${JSON.stringify(version)} is a placeholder its publisher fills in when publishing: install the registry's copy (mcp:${name})`,
+    })
   if (version !== undefined && !VERSION.test(version))
     c.refuse('version', `${JSON.stringify(version)} is not a version`)
   const key = name

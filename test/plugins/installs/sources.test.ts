@@ -335,7 +335,7 @@ describe('yoke add of a server.json', () => {
     assert.deepEqual(remote.entry, {
       type: 'http',
       url: 'https://weather.example.com/mcp',
-      headers: { Authorization: 'Bearer ${TOKEN}' },
+      headers: { Authorization: 'Bearer ${TOKEN:-}' },
     })
     const onlyOci = planServer({ ...doc, remotes: [] }, 'x', none)
     assert.match(

@@ -215,13 +215,21 @@ function printReload(composition: Composition, event: ReloadEvent, cwd: string, 
     for (const error of event.errors) out.write(formatError(error, out) + '\n')
     return
   }
+  const head = event.type === 'loaded' ? 'loaded' : `reload${files ? ` (${files})` : ''}`
+  if (event.held) {
+    const impact = (event.cacheImpact ?? []).map((i) => `${i.instance} (${i.why})`).join(', ')
+    const busy = event.busy?.join(', ') || 'the turns in flight'
+    out.write(
+      `${time} ${color.yellow(head, out)}: held until ${busy} end${impact ? `: it would alter the model's cached prompt: ${impact}` : ''}\n`,
+    )
+    return
+  }
   const parts = [
     event.added.length && `added ${event.added.join(', ')}`,
     event.removed.length && `removed ${event.removed.join(', ')}`,
     event.restarted.length && `restarted ${event.restarted.join(', ')}`,
     event.failed.length && color.red(`failed ${event.failed.map((f) => f.instance).join(', ')}`),
   ].filter(Boolean)
-  const head = event.type === 'loaded' ? 'loaded' : `reload${files ? ` (${files})` : ''}`
   out.write(
     `${time} ${color.cyan(head)}: ${parts.join(' · ') || 'nothing changed'} ${color.dim(`· ${event.durationMs} ms`)}\n`,
   )

@@ -50,6 +50,7 @@ import { score, type Scores } from './score.ts'
 import { figure } from '../stats.ts'
 import { tokensReport } from './tokens.ts'
 import { calibrate } from './calibrate.ts'
+import { modelArm, modelFromEnv } from './model-arm.ts'
 
 const ALL_SIZES = [1000, 5000, 10000]
 
@@ -64,7 +65,8 @@ interface Finder {
 }
 type FinderClass = new (options: RankOptions, semantic?: SemanticArm) => Finder
 
-const args = process.argv.slice(2)
+/** the options: the command line's, or evalTools's */
+let args = process.argv.slice(2)
 const flag = (name: string) => args.includes(name)
 const option = (name: string) => {
   const at = args.indexOf(name)
@@ -137,8 +139,8 @@ function printTable(rows: Array<{ size: string; label: string; s: Scores }>) {
 }
 
 // `--sizes 1000,5000` and `--methods yoke`: a quicker run while tuning
-const SIZES = option('--sizes')?.split(',').map(Number) ?? ALL_SIZES
-const METHODS = option('--methods')?.split(',')
+const sizes = () => option('--sizes')?.split(',').map(Number) ?? ALL_SIZES
+const methods = () => option('--methods')?.split(',')
 
 /** `--rank FILE`: a finder.ts (beside its own rank.ts) to compare with the plugin's. */
 async function loadFinder(): Promise<FinderClass> {
@@ -295,6 +297,32 @@ function printMissKinds(dev: Map<number, Scores>, test: Map<number, Scores>) {
   }
 }
 
+/**
+ * The model arm (model-arm.ts): with a key, a real model searches with tool_search and picks a
+ * tool or none for each test need, at the first size; without one it says it skipped and why.
+ */
+async function runModelArm(corpora: Map<number, Tool[]>, test: Query[]) {
+  const found = modelFromEnv()
+  if ('skipped' in found) {
+    console.log(`\nmodel arm: ${found.skipped}`)
+    return
+  }
+  const [size, corpus] = [...corpora][0]!
+  const golds = test.map((q) => resolveGold(q, corpus, aliasMap(corpus)))
+  const s = await modelArm(found.client, new ToolFinder({}), asRegistered(corpus), test, golds)
+  console.log(
+    `\nmodel arm (${found.client.provider} ${found.client.model}, test set, ${size.toLocaleString('en')} tools): ` +
+      `picked right ${pct(s.accuracy)} of the served needs; "none" P ${pct(s.nmP)} R ${pct(s.nmR)} F1 ${s.nmF1.toFixed(2)}; ` +
+      `${s.searches.toFixed(2)} searches per need`,
+  )
+  figure({
+    name: `tool search model arm no-match F1 at ${size.toLocaleString('en')}`,
+    value: s.nmF1,
+    goal: 0.8,
+    better: 'higher',
+  })
+}
+
 async function main() {
   const started = performance.now()
   const queries = readQueries()
@@ -320,7 +348,7 @@ async function main() {
     if (q.exact && !realGolds[i]!.size) throw new Error(`exact "${q.exact}" names nothing`)
   })
 
-  const corpora = new Map(SIZES.map((n) => [n, grow(real, fixtures, n)]))
+  const corpora = new Map(sizes().map((n) => [n, grow(real, fixtures, n)]))
   /** each method on both sets, development then test */
   const sideBySide: Array<{ size: string; label: string; s: Scores }> = []
   const testScores = new Map<number, Scores>()
@@ -328,7 +356,7 @@ async function main() {
   const yokeScores = new Map<number, Scores>()
   const lexicalScores = new Map<number, Scores>()
   const wanted = (label: string) =>
-    !METHODS || METHODS.some((m) => label.toLowerCase().startsWith(m))
+    !methods() || methods()!.some((m) => label.toLowerCase().startsWith(m))
   const model = flag('--no-semantic') ? undefined : await sharedModel(option('--cache'))
   if (model) console.log(`model: ${model.embedder.id}, loaded in ${model.loadMs.toFixed(0)} ms`)
   let queryMs: number[] | undefined
@@ -433,6 +461,23 @@ async function main() {
       goal: 0.8,
       better: 'higher',
     })
+  const exactMin = Math.min(...all.map((s) => s.exact))
+  if (all.length)
+    figure({
+      name: 'tool search exact names first (development)',
+      value: exactMin,
+      goal: 1,
+      better: 'higher',
+    })
+  const lexical10k = lexicalScores.get(10000)
+  if (lexical10k)
+    figure({
+      name: 'tool search lexical p50 at 10,000 (eval)',
+      value: lexical10k.p50,
+      goal: 5,
+      better: 'lower',
+      unit: ' ms',
+    })
   const goals: Array<[string, boolean]> = [
     [`test recall@5 ≥ 90% at 1,000 (${r5(1000)})`, (testScores.get(1000)?.r5 ?? 0) >= 0.9],
     [`test recall@5 ≥ 85% at 5,000 (${r5(5000)})`, (testScores.get(5000)?.r5 ?? 0) >= 0.85],
@@ -452,17 +497,12 @@ async function main() {
   ]
   console.log('\ngoals:')
   for (const [text, ok] of goals) console.log(`  ${ok ? 'met ' : 'MISS'} ${text}`)
-  // what a model then picks is not measured: that needs a key and the network, and this runs offline
-  const key = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY'].find((k) => process.env[k])
-  console.log(
-    `\nreal-model arm: skipped (${key ? `${key} is set, but this runner stays offline` : 'no ANTHROPIC_API_KEY or OPENAI_API_KEY'}); ` +
-      'the numbers above are what a model would be offered, not what it would pick',
-  )
+  await runModelArm(corpora, test)
 
   const missesAt = option('--misses')
   if (missesAt) {
     const s = yokeScores.get(Number(missesAt))
-    if (!s) throw new Error(`--misses: one of ${SIZES.join(', ')}`)
+    if (!s) throw new Error(`--misses: one of ${sizes().join(', ')}`)
     console.log(`\nyoke's misses at ${missesAt} tools, development (${s.misses.length}):`)
     for (const m of s.misses) console.log(`  ${m}`)
     // the test set's misses: to read and report, never to tune on
@@ -480,5 +520,17 @@ async function main() {
   console.log(`\n${((performance.now() - started) / 1000).toFixed(1)} s`)
 }
 
-await main()
-process.exit(0)
+/**
+ * The eval as a bench (`npm run bench -- check eval-tools`, once bench/run.ts names it): by
+ * default the lexical ranking only (no model: about a minute), its figures recorded with
+ * bench/stats.ts's `figure` against the issue's goals.
+ */
+export async function evalTools(argv = ['--no-semantic', '--methods', 'yoke']): Promise<void> {
+  args = argv
+  await main()
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  await main()
+  process.exit(0)
+}

@@ -46,6 +46,8 @@ export interface Options {
   registry?: string
   /** bounds of a git fetch (git.ts GIT_LIMITS by default) */
   limits?: Partial<GitLimits>
+  /** a git source is fetched at this commit (the lock's: `update` of a missing tree) */
+  commit?: string
 }
 
 /** Where an install's content sits in its tree: what the kind's service reads. */
@@ -93,6 +95,7 @@ async function stage(given: string, options: Options): Promise<Staged> {
       throw new YokeError('INSTALL_FAILED', {
         reason: `${given} is not a folder, a git repository, a tarball (.tgz) or an http(s) URL, nor NAME@MARKETPLACE`,
       })
+    if (options.commit && spec.type === 'git') spec = { ...spec, sha: options.commit }
     const fetched = await fetchSource(spec, work, progress, { ...GIT_LIMITS, ...options.limits })
     warnings.push(...(fetched.warnings ?? []))
     const detected = detect(
@@ -237,15 +240,26 @@ export async function update(names: string[], options: Options): Promise<Updated
   const results: Updated[] = []
   for (const name of wanted) {
     const recorded = lock.installs[name]!
+    // a git install whose tree is missing (a fresh clone) or changed is restored at the commit
+    // the lock records, and must give the lock's sha256: the ref may have moved since the add
+    const restore =
+      recorded.source.type === 'git' &&
+      !!recorded.source.commit &&
+      !(await intact(recorded, options.scope))
     const staged = await stage(recorded.source.given, {
       ...options,
       name,
       force: true,
+      ...(restore && { commit: recorded.source.commit }),
       // an MCP Registry entry is asked of the registry it came from
       ...(recorded.source.type === 'registry' && { registry: baseOf(recorded.source.location) }),
     })
     try {
       tagStayed(recorded, staged)
+      if (restore && staged.entry.sha256 !== recorded.sha256)
+        throw new YokeError('INSTALL_REFUSED', {
+          reason: `${name}: the commit ${recorded.source.commit!.slice(0, 12)} that ${options.scope.lock} records for ${recorded.source.location} gives another tree (sha256 ${staged.entry.sha256.slice(0, 12)}…) than the lock's (${recorded.sha256.slice(0, 12)}…): the lock was edited, or the source changed what it serves; nothing was installed: \`yoke add ${recorded.source.given} --force\` installs it anew`,
+        })
       const result = await updateLock(options.scope.lock, async (current) => {
         const dir = join(options.scope.installed, name)
         const before = existsSync(dir) ? await listTree(dir).catch(() => []) : []
@@ -278,6 +292,14 @@ export async function update(names: string[], options: Options): Promise<Updated
     }
   }
   return results
+}
+
+/** Whether an install's tree is there and matches its lock entry. */
+async function intact(entry: LockEntry, scope: Scope): Promise<boolean> {
+  const dir = join(scope.installed, entry.name)
+  if (!existsSync(dir)) return false
+  const entries = await listTree(dir).catch(() => [])
+  return entries.length > 0 && hashTree(entries) === entry.sha256
 }
 
 /**

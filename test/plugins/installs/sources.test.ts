@@ -3,7 +3,7 @@
 // must refuse or bound: a submodule, a link out of the tree, a repository that unpacks huge, one
 // that sends too much or never answers, a tag that moves, a server.json that carries a command.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
@@ -100,6 +100,32 @@ describe('yoke add from git over git://', () => {
       refused(/the tag v1 of .*tools moved: it named .* now/),
     )
     assert.equal(readLock(o.scope.lock).installs.lint!.source.commit, first)
+  })
+
+  it('update of a missing tree (a fresh clone of the project) restores the commit the lock records, not where the branch moved', async () => {
+    const { dir, first } = repo('moving', { 'SKILL.md': skill('moving', '1.0.0') })
+    const o = setup()
+    const added = await add(`${served.url('moving')}#main`, o)
+    writeFileSync(join(dir, 'SKILL.md'), skill('moving', '2.0.0'))
+    commitAll(dir, 'two')
+    rmSync(added.dir, { recursive: true })
+    const [restored] = await update(['moving'], o)
+    assert.equal(restored!.status, 'restored')
+    assert.equal(readLock(o.scope.lock).installs.moving!.source.commit, first)
+    assert.match(readFileSync(join(added.dir, 'moving', 'SKILL.md'), 'utf8'), /version: 1\.0\.0/)
+    // a lock whose sha256 the recorded commit does not give: nothing is installed
+    const { updateLock } = await import('../../../plugins/installs/lock.ts')
+    await updateLock(o.scope.lock, (lock) => {
+      lock.installs.moving!.sha256 = '0'.repeat(64)
+    })
+    rmSync(added.dir, { recursive: true })
+    await assert.rejects(
+      update(['moving'], o),
+      refused(
+        /moving: the commit [0-9a-f]{12} that .*yoke\.lock records for .*moving gives another tree/,
+      ),
+    )
+    assert.ok(!existsSync(added.dir))
   })
 
   it('a marketplace url entry with a path and a pinned sha (as the official marketplace writes them)', async () => {

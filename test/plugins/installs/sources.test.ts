@@ -13,9 +13,12 @@ import { projectScope, readLock, userScope } from '../../../plugins/installs/loc
 import { exitOf, outdated } from '../../../plugins/installs/outdated.ts'
 import { planServer } from '../../../plugins/installs/server-json.ts'
 import { commitAll, git, initRepo, serveGit, type ServedGit } from '../../helpers/git-daemon.ts'
+import { everythingHttp, freePort, stop } from '../../helpers/mcp.ts'
 import { suiteProjects } from '../../helpers/project.ts'
 import { serveRegistry, type ServedRegistry } from '../../helpers/registry.ts'
 import { tempDir, removeTree } from '../../helpers/temp.ts'
+import { until } from '../../helpers/until.ts'
+import { createYoke } from '../../../src/index.ts'
 
 const project = suiteProjects()
 const repos = tempDir('yoke-git-')
@@ -334,6 +337,40 @@ describe('yoke add of a server.json', () => {
         r.startsWith('GET /v0/servers/io.github.acme%2Fweather/versions/1.0.0'),
       ),
     )
+  })
+
+  it('an installed remote runs: its tools are called through claude-plugins and mcp-client', async () => {
+    const port = await freePort()
+    const server = await everythingHttp('streamableHttp', port)
+    const o = setup()
+    const yoke = createYoke({ cwd: o.dir, home: join(o.dir, '.home'), trust: true })
+    try {
+      writeFileSync(
+        join(o.dir, 'everything.server.json'),
+        JSON.stringify({
+          name: 'io.github.modelcontextprotocol/everything',
+          version: '1.0.0',
+          remotes: [{ type: 'streamable-http', url: `http://127.0.0.1:${port}/mcp` }],
+        }),
+      )
+      writeFileSync(
+        join(o.dir, 'yoke.config.yaml'),
+        'plugins:\n  claude:\n    use: claude-plugins\n',
+      )
+      await add('./everything.server.json', o)
+      await yoke.ready
+      const tool = 'mcp__plugin_everything_everything__echo'
+      await until('the installed server to list its tools', () =>
+        yoke.tools().some((t) => t.name === tool),
+      )
+      assert.match(
+        JSON.stringify(await yoke.call(tool, { message: 'from the registry' })),
+        /from the registry/,
+      )
+    } finally {
+      await yoke.close()
+      await stop(server)
+    }
   })
 
   it('which way it runs: a package whose runtime is here, else a remote, else said it cannot run here', () => {

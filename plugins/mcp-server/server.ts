@@ -27,6 +27,7 @@ import type { SessionGrants } from './grants.ts'
 import type { Exchanges } from './exchange.ts'
 import { toMcpTool } from './result.ts'
 import { getPrompt, listPrompts, listResources, readResource } from './skills.ts'
+import { entriesOf, serveSkills, skillsExtension } from './skills-ext.ts'
 import { getCommandPrompt, isCommandPrompt, listCommandPrompts } from './slash.ts'
 import { TASKS_EXTENSION, type TaskTable } from './tasks.ts'
 import type { Upstream } from './upstream.ts'
@@ -99,6 +100,11 @@ const taskUpdate = z.looseObject({
 })
 
 export function buildServer(host: GatewayHost, served: Served): Server {
+  // the skills extension (SEP-2640, skills-ext.ts) in a view that serves skills, either era
+  const extensions = {
+    ...(served.era === 'modern' && { [TASKS_EXTENSION]: {} }),
+    ...skillsExtension(served.view.config.skills),
+  }
   const server = new Server(
     { name: 'yoke', version: host.version },
     {
@@ -106,7 +112,7 @@ export function buildServer(host: GatewayHost, served: Served): Server {
         tools: { listChanged: true },
         prompts: { listChanged: true },
         resources: { listChanged: true },
-        ...(served.era === 'modern' && { extensions: { [TASKS_EXTENSION]: {} } }),
+        ...(Object.keys(extensions).length && { extensions }),
       },
       // the codec of now: a cluster's shared key replaces the first one once it is known
       requestState: { verify: (state, ctx) => host.codec.verify(state, ctx) },
@@ -115,6 +121,8 @@ export function buildServer(host: GatewayHost, served: Served): Server {
   serveTools(server, host, served)
   servePrompts(server, host, served)
   serveResources(server, host, served)
+  if (served.view.config.skills)
+    serveSkills(server, () => host.skills(), entriesOf(host), served.era === 'modern')
   if (served.era === 'modern') serveTasks(server, host, served)
   return server
 }

@@ -15,6 +15,7 @@ import {
   type Resource,
 } from '@modelcontextprotocol/server'
 import type { SkillsApi } from '../skills/api.ts'
+import { skillAt } from './skills-ext.ts'
 
 const FILES_PER_SKILL = 200
 const MAX_RESOURCES = 2000
@@ -97,27 +98,37 @@ export function listResources(skills: SkillsApi | undefined): Resource[] {
   return out
 }
 
-export function readResource(skills: SkillsApi | undefined, uri: string): ReadResourceResult {
-  const match = /^skill:\/\/([^/]+)\/(.+)$/.exec(uri)
+/**
+ * A skill file as a resource: `skill://<name>/<path>`, or (the skills extension's spelling of a
+ * namespaced skill) `skill://<namespace>/<name>/<path>`. Text when the bytes are UTF-8 (a
+ * byte-order mark kept, so the bytes are exactly those an entry's digest covers), else a blob.
+ */
+export function readResource(
+  skills: SkillsApi | undefined,
+  uri: string,
+): ReadResourceResult | Promise<ReadResourceResult> {
   const missing = (why: string) => new ResourceNotFoundError(uri, `resource ${uri}: ${why}`)
-  if (!match) throw missing('not a skill:// resource of this server')
-  let name: string
-  let file: string
-  try {
-    name = decodeURIComponent(match[1]!)
-    file = match[2]!.split('/').map(decodeURIComponent).join(sep)
-  } catch {
-    throw missing('the URI is not well encoded')
+  if (!/^skill:\/\/([^/]+)\/(.+)$/.test(uri))
+    throw missing('not a skill:// resource of this server')
+  if (!isEncoded(uri)) throw missing('the URI is not well encoded')
+  const at = skills && skillAt(skills, uri)
+  if (!at) throw missing(`no skill named "${nameIn(uri)}"`)
+  const answer = (read: { bytes: Uint8Array } | { refused: string }) => {
+    if ('refused' in read) throw missing(read.refused)
+    return contentsOf(uri, at.file, Buffer.from(read.bytes))
   }
-  const skill = skills?.get(name)
-  if (!skill) throw missing(`no skill named "${name}"`)
-  const read = skills!.readFile(skill.name, file)
-  if ('refused' in read) throw missing(read.refused)
-  const bytes = read.bytes
+  // a file on disk is read at once (as before); a contributed skill's through its source
+  const local = skills!.readFile(at.skill.name, at.file)
+  return 'refused' in local && skills!.files(at.skill.name).includes(at.file)
+    ? skills!.read(at.skill.name, at.file).then(answer)
+    : answer(local)
+}
+
+function contentsOf(uri: string, file: string, bytes: Buffer): ReadResourceResult {
   const mimeType = mimeOf(file)
   const text = bytes.includes(0)
     ? undefined
-    : new TextDecoder('utf-8', { fatal: false }).decode(bytes)
+    : new TextDecoder('utf-8', { fatal: false, ignoreBOM: true }).decode(bytes)
   const binary = text === undefined || text.includes('\uFFFD')
   return {
     contents: [
@@ -125,6 +136,18 @@ export function readResource(skills: SkillsApi | undefined, uri: string): ReadRe
     ],
   }
 }
+
+const isEncoded = (uri: string) => {
+  try {
+    decodeURIComponent(uri)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** the first segment, decoded: the skill name a URI names when none matches */
+const nameIn = (uri: string) => decodeURIComponent(/^skill:\/\/([^/]+)/.exec(uri)![1]!)
 
 function mimeOf(file: string): string {
   return MIME[extname(file).toLowerCase()] ?? 'application/octet-stream'

@@ -193,9 +193,7 @@ export class ServerSkills {
         ? seen.get(checked.data.uri)! > 1
           ? 'it is listed more than once; every copy is left out'
           : outside(checked.data)
-        : checked.error.issues
-            .map((i) => `${i.path.join('.') || '(entry)'}: ${i.message}`)
-            .join('; ')
+        : issuesOf(checked.error.issues)
       if (wrong) problems.push({ location, message: `MCP server "${server}": ${wrong}` })
       else entries.push(checked.data!) // SkillsClient.read checks the rest (name, URIs) before any request
     }
@@ -259,6 +257,30 @@ function outside(entry: SkillEntry): string | false {
   return bad
     ? `it lists ${bad.uri}, which is not inside the skill's folder ${root}/; the skill is left out`
     : false
+}
+
+interface Issue {
+  path: PropertyKey[]
+  message: string
+  code?: string
+  errors?: Issue[][]
+}
+
+/**
+ * What a schema refused, where: a union's issues are those of its first branch (`resources` is a
+ * list or "dynamic": a list with a file that has no `size` says so, not "Invalid input"); at most 3.
+ */
+function issuesOf(issues: readonly Issue[], at: PropertyKey[] = []): string {
+  const lines: string[] = []
+  const visit = (list: readonly Issue[], prefix: PropertyKey[]) => {
+    for (const i of list) {
+      const path = [...prefix, ...i.path]
+      if (i.code === 'invalid_union' && i.errors?.[0]?.length) visit(i.errors[0], path)
+      else lines.push(`${path.map(String).join('.') || '(entry)'}: ${i.message}`)
+    }
+  }
+  visit(issues, at)
+  return lines.slice(0, 3).join('; ') + (lines.length > 3 ? `; and ${lines.length - 3} more` : '')
 }
 
 /** `a/b%20c.md` below `root/` → `a/b c.md` */

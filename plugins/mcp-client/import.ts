@@ -235,6 +235,12 @@ function fromMcpJson(entry: Fields): Converted {
 /** One Codex `[mcp_servers.<id>]` table. Fields of the other transport count as unknown keys. */
 function fromCodex(entry: Fields): Converted {
   const r = fieldReader(entry)
+  // a top-level key written below a [table] belongs to that table in TOML: a common slip
+  const misplaced = Object.keys(entry).filter((k) => CODEX_TOP_LEVEL.has(k))
+  if (misplaced.length)
+    r.note(
+      `${misplaced.join(', ')}: Codex's top-level keys, here inside this server's table (TOML puts a key written below a [table] in it): move them above the first table`,
+    )
   let config: Fields
   if (r.has('command')) {
     // env_vars forwards variables from our environment: written as `${NAME}` for yoke to expand
@@ -271,11 +277,81 @@ function fromCodex(entry: Fields): Converted {
   }
   const failOnStartupError = r.boolean('required') ? true : undefined
   const enabled = r.boolean('enabled') ?? true
+  const risk = approvalRisk(r)
   return {
     enabled,
-    config: compact({ ...config, ...tools, ...timing, failOnStartupError }),
+    config: compact({ ...config, ...tools, ...timing, failOnStartupError, risk }),
     notes: r.notes(),
   }
+}
+
+/**
+ * Codex's tool approvals as the server's risk: `prompt` (ask before each call) is high, which the
+ * policy plugin asks for (the base preset's askRisks); `approve` (never ask) is low; `auto` and
+ * `writes` leave yoke's default, the tools' annotations (a destructive tool is high, a read-only
+ * one low). A per-tool `approval_mode` is left out, said, with the policy rule that does it.
+ */
+function approvalRisk(r: ReturnType<typeof fieldReader>): 'low' | 'high' | undefined {
+  const mode = r.text('default_tools_approval_mode')
+  const tools = r.raw('tools')
+  const perTool = isObject(tools)
+    ? Object.entries(tools).filter(([, t]) => isObject(t) && t.approval_mode !== undefined)
+    : []
+  if (perTool.length)
+    r.note(
+      `tools.<tool>.approval_mode left out (${perTool.map(([name]) => name).join(', ')}): yoke's risk is per server; a policy rule asks per tool (ask: ["mcp__<server>__<tool>"])`,
+    )
+  if (mode === 'prompt') {
+    r.note('default_tools_approval_mode "prompt" is risk: high (the policy asks before each call)')
+    return 'high'
+  }
+  if (mode === 'approve') return 'low'
+  if (mode !== undefined && mode !== 'auto' && mode !== 'writes')
+    r.note(
+      `default_tools_approval_mode "${mode}" left out: Codex knows auto, prompt, approve, writes`,
+    )
+  return undefined
+}
+
+/** Where yoke has what a Codex config.toml sets beside its MCP servers (`yoke mcp import` reads only those). */
+const CODEX_ELSEWHERE: Record<string, string> = {
+  otel: "yoke's telemetry plugin exports OpenTelemetry: give it the exporter there",
+  approval_policy: 'the policy plugin decides what asks first (askRisks, ask rules)',
+  sandbox_mode: 'yoke has no OS sandbox of its own: its exec tools and servers run as you',
+  plugins: "a Codex plugin's servers come with its folder: point claude-plugins at it",
+  model: 'the model is a provider instance (openai, anthropic) of the preset',
+}
+
+/** Codex's own top-level keys, which a server's table never has */
+const CODEX_TOP_LEVEL = new Set([
+  ...Object.keys(CODEX_ELSEWHERE),
+  'model_provider',
+  'model_reasoning_effort',
+  'profile',
+  'profiles',
+  'projects',
+  'features',
+  'hooks',
+  'project_doc_fallback_filenames',
+])
+
+/** One warning per top-level key of a Codex config that is not carried over, naming it. */
+function codexLeftOut(doc: Fields): string[] {
+  const keys = Object.keys(doc).filter((k) => k !== 'mcp_servers')
+  const known = keys.filter((k) => k in CODEX_ELSEWHERE)
+  const rest = keys.filter((k) => !(k in CODEX_ELSEWHERE))
+  // [otel] exporter = { otlp-http = { endpoint = "…" } }: say where it sent, for telemetry's endpoint
+  const exporter = isObject(doc.otel) && isObject(doc.otel.exporter) ? doc.otel.exporter : {}
+  const endpoint = Object.values(exporter).find((e) => isObject(e) && isText(e.endpoint)) as
+    { endpoint: string } | undefined
+  const where = (k: string) =>
+    k === 'otel' && endpoint
+      ? `${CODEX_ELSEWHERE[k]} (Codex exports to ${endpoint.endpoint}; telemetry's traces go to an OTLP endpoint, OTEL_EXPORTER_OTLP_ENDPOINT)`
+      : CODEX_ELSEWHERE[k]
+  return [
+    ...known.map((k) => `"${k}" is not imported (only mcp_servers is): ${where(k)}`),
+    ...(rest.length ? [`not imported (not MCP servers): ${rest.join(', ')}`] : []),
+  ]
 }
 
 /** Sanitised, unique server names; names that were valid already keep them, whatever the order. */
@@ -344,14 +420,18 @@ function parseSource(text: string, file: string): { syntax: 'json' | 'toml'; doc
 function detect(
   text: string,
   file: string,
-): { format: ImportResult['format']; entries: Array<[string, unknown]> } {
+): { format: ImportResult['format']; entries: Array<[string, unknown]>; leftOut?: string[] } {
   const { syntax, doc } = parseSource(text.replace(/^\uFEFF/, ''), file) // editors on Windows may add a BOM
   const none = (what: string) => shapeError(`no MCP servers found: ${what}`, { file })
   if (syntax === 'toml') {
     const servers = (doc as Fields).mcp_servers
     if (!isObject(servers) || !Object.keys(servers).length)
       throw none('expected [mcp_servers.<name>] tables')
-    return { format: 'codex-toml', entries: Object.entries(servers) }
+    return {
+      format: 'codex-toml',
+      entries: Object.entries(servers),
+      leftOut: codexLeftOut(doc as Fields),
+    }
   }
   if (!isObject(doc)) throw shapeError('expected a JSON object of MCP servers', { file })
   if ('mcpServers' in doc) {
@@ -380,8 +460,8 @@ function detect(
  *   //      config: { serverName: 'fs', command: 'npx', args: ['-y', 'server-fs'] } }], warnings: [] }
  */
 export function importText(text: string, file: string, options: ImportOptions = {}): ImportResult {
-  const { format, entries } = detect(text, file)
-  const warnings: string[] = []
+  const { format, entries, leftOut = [] } = detect(text, file)
+  const warnings: string[] = [...leftOut]
   const converted: Array<Converted & { name: string }> = []
   for (const [name, entry] of entries) {
     try {

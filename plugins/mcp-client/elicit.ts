@@ -8,11 +8,32 @@ import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/client'
 import type { Logger, ToolCall } from 'yoke'
 import type { McpHub } from '../mcp/api.ts'
 
-export type Elicit = (
+/** the `_meta` key with which a 2025-11-25 server names the task a request belongs to */
+const RELATED_TASK = 'io.modelcontextprotocol/related-task'
+
+/** A task in flight on the server: the call it runs for, told when a question of it waits and ends. */
+export interface TaskAsking {
+  call: ToolCall
+  /** aborted when that call ends: its question goes with it */
+  signal: AbortSignal
+  waiting(asking: boolean): void
+}
+
+export type Elicit = ((
   params: ElicitRequest['params'],
   call: ToolCall | undefined,
   signal: AbortSignal,
-) => Promise<ElicitResult>
+) => Promise<ElicitResult>) & {
+  /** the server's tasks in flight, by task id: a question naming one is that task's call's */
+  readonly tasks: Map<string, TaskAsking>
+}
+
+/** The task a question names (`_meta` related-task), if it names one. */
+function relatedTask(params: ElicitRequest['params']): string | undefined {
+  const related = (params._meta as Record<string, unknown> | undefined)?.[RELATED_TASK]
+  const id = (related as { taskId?: unknown } | undefined)?.taskId
+  return typeof id === 'string' ? id : undefined
+}
 
 export function elicitThrough(
   server: string,
@@ -20,7 +41,27 @@ export function elicitThrough(
   logger: Logger,
   timeoutMs: number,
 ): Elicit {
-  return async (params, call, signal) => {
+  const tasks = new Map<string, TaskAsking>()
+  const ask = async (
+    params: ElicitRequest['params'],
+    call: ToolCall | undefined,
+    signal: AbortSignal,
+  ): Promise<ElicitResult> => {
+    const taskId = relatedTask(params)
+    const task = taskId === undefined ? undefined : tasks.get(taskId)
+    if (!task) return put(params, call, signal)
+    task.waiting(true)
+    try {
+      return await put(params, task.call, AbortSignal.any([signal, task.signal]))
+    } finally {
+      task.waiting(false)
+    }
+  }
+  const put = async (
+    params: ElicitRequest['params'],
+    call: ToolCall | undefined,
+    signal: AbortSignal,
+  ): Promise<ElicitResult> => {
     const url = params.mode === 'url' ? (params as { url: string }).url : undefined
     // a timer of our own, not AbortSignal.timeout: on Node 20 a timeout signal that only
     // AbortSignal.any refers to can be collected before it fires, leaving the question unbounded
@@ -51,4 +92,5 @@ export function elicitThrough(
       ? { action: 'accept', content: answer.content }
       : { action: answer.action }
   }
+  return Object.assign(ask, { tasks })
 }

@@ -27,7 +27,8 @@ import {
   type TaskEnabledSession,
   type TaskExecutionEvent,
 } from '@modelcontextprotocol/ext-tasks/client'
-import { settledWithin, type CallContext, type ToolCall } from 'yoke'
+import { messageOf, settledWithin, type CallContext, type ToolCall } from 'yoke'
+import { z } from 'zod'
 import type { RawResponse } from './wire.ts'
 import type { SdkCall } from './call.ts'
 import { totalCallMs, type McpClientConfig } from './config.ts'
@@ -135,41 +136,53 @@ export class TaskCalls {
       metadata: traceMeta(call.call.trace), // the call's trace context, as `_meta` (trace.ts)
     })
     if (execution.kind === 'immediate') return resultFromTaskOutcome(await execution.result())
+    const taskId = String(execution.handle.taskId)
     let idle: NodeJS.Timeout | undefined
-    let total: NodeJS.Timeout | undefined
     let gaveUp = false
-    let onEvent: (event: TaskExecutionEvent<Result>) => void = () => {}
-    const ended = new Promise<never>((_, reject) => {
-      const end = (why: unknown) => {
-        gaveUp = true
-        reject(why)
-      }
-      const rearm = () => {
-        clearTimeout(idle)
+    let asking = 0 // the task's questions waiting for an answer: callMs waits for them (elicit bounds each)
+    let fetching = false // tasks/result, on which the server delivers the task's questions, was sent
+    let end!: (why: unknown) => void
+    const rearm = () => {
+      clearTimeout(idle)
+      if (!asking)
         idle = setTimeout(
           () => end(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out')),
           cfg.callMs,
         )
-      }
-      rearm()
-      total = setTimeout(
-        () => end(new SdkError(SdkErrorCode.RequestTimeout, 'Maximum total timeout exceeded')),
-        totalCallMs(cfg),
-      )
-      if (link.aborted) end(link.reason)
-      else link.addEventListener('abort', () => end(link.reason))
-      onEvent = (event) => {
-        rearm()
-        if (event.type === 'task')
-          call.progress({
-            message: event.task.statusMessage ?? event.task.status,
-            taskId: event.task.taskId,
-            status: event.task.status,
-          })
+    }
+    const ended = new Promise<never>((_, reject) => {
+      end = (why: unknown) => {
+        gaveUp = true
+        reject(why)
       }
     })
+    rearm()
+    const total = setTimeout(
+      () => end(new SdkError(SdkErrorCode.RequestTimeout, 'Maximum total timeout exceeded')),
+      totalCallMs(cfg),
+    )
+    if (link.aborted) end(link.reason)
+    else link.addEventListener('abort', () => end(link.reason))
+    const onEvent = (event: TaskExecutionEvent<Result>) => {
+      rearm()
+      if (event.type !== 'task') return
+      const { status } = event.task
+      call.progress({ message: event.task.statusMessage ?? status, taskId, status })
+      if (status !== 'input_required' || fetching) return
+      fetching = true
+      this.#questions(taskId, stop.signal).catch((err) => {
+        if (!stop.signal.aborted)
+          end(
+            new Unanswerable(
+              `${tool.name} waits for input (its MCP task is input_required), and tasks/result, on which MCP server "${cfg.serverName}" sends its question, failed: ${messageOf(err)}`,
+            ),
+          )
+      })
+    }
+    const waiting = (on: boolean) => ((asking += on ? 1 : -1), rearm())
+    this.elicit.tasks.set(taskId, { call: call.call, signal: stop.signal, waiting })
     try {
-      const settled = execution.settle({ onEvent: (event) => onEvent(event) })
+      const settled = execution.settle({ onEvent })
       const { outcome } = await Promise.race([settled, ended])
       if (outcome.status === 'cancelled') throw new TaskCancelledError()
       return resultFromTaskOutcome(outcome)
@@ -177,10 +190,26 @@ export class TaskCalls {
       if (gaveUp) await settledWithin(execution.cancel(), 2000) // tasks/cancel, bounded
       throw err
     } finally {
+      this.elicit.tasks.delete(taskId)
       clearTimeout(idle)
       clearTimeout(total)
       stop.abort() // the local wait and its polling end with the call
     }
+  }
+
+  /**
+   * A 2025-11-25 task that needs input is `input_required`, and its server sends the question
+   * (elicitation/create naming the task) only on a pending `tasks/result` (the spec's "SHOULD
+   * call tasks/result" on input_required), which answers once the task ends. The tasks library
+   * polls tasks/get until the end and so never hears the question: this request is what lets
+   * it come (elicit.ts gives it to the task's call). It ends with the call (`signal`).
+   */
+  #questions(taskId: string, signal: AbortSignal): Promise<unknown> {
+    return this.session.client.request(
+      { method: 'tasks/result', params: { taskId } },
+      z.looseObject({}),
+      { signal, timeout: totalCallMs(this.cfg) },
+    )
   }
 
   async close(): Promise<void> {

@@ -161,11 +161,23 @@ export class Capabilities {
   }
 
   /**
-   * A child that waits for a `store` service (optional: none in any preset) and, while it runs,
-   * adds the metrics to its merged counters every `FLUSH_MS` and on stop, and appends the audit
-   * entries to its log (shared.ts). With no store nothing of it runs.
+   * A child that needs a `store` service (optional: none in any preset) and, while it runs, adds
+   * the metrics to its merged counters every `FLUSH_MS` and on stop, and appends the audit entries
+   * to its log (shared.ts). It is started once a store is there (at a load or reload that brings
+   * one), so a composition without a store has no instance waiting for one.
    */
   #shareThroughStore(): void {
+    let started = false
+    const look = () => {
+      if (started || !this.ctx.get('store')) return
+      started = true
+      this.#storeChild()
+    }
+    this.ctx.tap(this.ctx.hooks.reload, 'capabilities store', look)
+    look()
+  }
+
+  #storeChild(): void {
     const { kept, ctx } = this
     this.ctx.plugin(
       definePlugin({

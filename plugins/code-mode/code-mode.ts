@@ -28,10 +28,17 @@ export interface CodeModeConfig {
 /** how many scopes' listings are kept (sessions come and go) */
 const MAX_SCOPES = 256
 
+/**
+ * The default sandbox, shared by the instances of this module (a reloaded code-mode instance
+ * finds its worker warm); its workers end when the last instance closes.
+ */
+const shared = { executor: undefined as QuickJsExecutor | undefined, users: 0 }
+
 export class CodeMode implements CodeModeApi {
   /** what each scope listed last, after every filter: the declarations a program there gets */
   readonly #listed = new Map<string, readonly RegisteredTool[]>()
-  readonly #quickjs = new QuickJsExecutor()
+  readonly #quickjs: QuickJsExecutor
+  #closed = false
   readonly limits: ProgramLimits
 
   constructor(
@@ -39,6 +46,8 @@ export class CodeMode implements CodeModeApi {
     private readonly config: CodeModeConfig,
     private readonly executorService: () => Executor | undefined = () => undefined,
   ) {
+    this.#quickjs = shared.executor ??= new QuickJsExecutor()
+    shared.users++
     const l = config.limits
     this.limits = {
       memoryBytes: l.memoryMb * 2 ** 20,
@@ -51,6 +60,20 @@ export class CodeMode implements CodeModeApi {
 
   get executor(): Executor {
     return this.executorService() ?? this.#quickjs
+  }
+
+  /** Starts the default sandbox's worker ahead of the first program. */
+  warm(): Promise<void> {
+    return this.#quickjs.warm()
+  }
+
+  /** Lets go of the default sandbox: the last instance to close ends its workers. */
+  close(): void {
+    if (this.#closed) return
+    this.#closed = true
+    if (--shared.users > 0) return
+    this.#quickjs.close()
+    shared.executor = undefined
   }
 
   /** The `visible` tap: remembers a scope's listing (and passes it on untouched). */

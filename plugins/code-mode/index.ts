@@ -46,6 +46,9 @@ export default definePlugin({
     ctx.tap(hooks.visibility, 'code-mode', () => mode.changed())
     ctx.provide('codeMode', mode)
     ctx.runtime.register(mode.tool())
+    // a composition that keeps running has a sandbox worker ready before the first program
+    if (ctx.runMode === 'serve') ctx.setTimeout(() => void mode.warm(), 0)
+    ctx.effect('sandbox workers', () => mode.close())
     ctx.plugin(offerInLoop(mode), {}, { key: 'agent-offer' })
   },
 })

@@ -9,6 +9,9 @@
  * cross as JSON text in messages; several may be in flight at once (`Promise.all`). One idle
  * worker is kept for the next run; a worker that was terminated or failed is never reused.
  */
+import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { messageOf, YokeError } from 'yoke'
 import type { ExecuteLimits, ExecuteResult, Executor, SandboxApi } from './api.ts'
@@ -19,6 +22,22 @@ import { WORKER_SOURCE } from './worker-source.ts'
 const GRACE_MS = 250
 const QUICKJS = import.meta.resolve('quickjs-emscripten')
 
+/** QuickJS's WebAssembly, compiled once per process and handed to each worker (none: each compiles its own). */
+let compiled: Promise<WebAssembly.Module | undefined> | undefined
+function quickjsWasm(): Promise<WebAssembly.Module | undefined> {
+  return (compiled ??= (async () => {
+    try {
+      const require = createRequire(QUICKJS)
+      const pkg = require.resolve('@jitl/quickjs-wasmfile-release-sync/package.json')
+      return await WebAssembly.compile(
+        await readFile(join(dirname(pkg), 'dist/emscripten-module.wasm')),
+      )
+    } catch {
+      return undefined
+    }
+  })())
+}
+
 export class QuickJsExecutor implements Executor {
   readonly name = 'quickjs'
   readonly #idle: SandboxWorker[] = []
@@ -27,7 +46,7 @@ export class QuickJsExecutor implements Executor {
   constructor(private readonly keepIdle = 1) {}
 
   async execute(code: string, api: SandboxApi, limits: ExecuteLimits): Promise<ExecuteResult> {
-    const worker = this.#idle.pop() ?? this.#spawn()
+    const worker = this.#idle.pop() ?? this.#spawn(await quickjsWasm())
     const outcome = await worker.run(code, api, limits)
     if (worker.usable && this.#idle.length < this.keepIdle) this.#idle.push(worker)
     else this.#retire(worker)
@@ -35,8 +54,9 @@ export class QuickJsExecutor implements Executor {
   }
 
   /** Starts a worker now, so the first run does not wait for one. */
-  warm(): void {
-    if (!this.#idle.length) this.#idle.push(this.#spawn())
+  async warm(): Promise<void> {
+    const wasm = await quickjsWasm()
+    if (!this.#idle.length) this.#idle.push(this.#spawn(wasm))
   }
 
   /** Ends every worker (the plugin's close). */
@@ -46,8 +66,8 @@ export class QuickJsExecutor implements Executor {
     this.#idle.length = 0
   }
 
-  #spawn(): SandboxWorker {
-    const worker = new SandboxWorker()
+  #spawn(wasm: WebAssembly.Module | undefined): SandboxWorker {
+    const worker = new SandboxWorker(wasm)
     this.#all.add(worker)
     return worker
   }
@@ -76,10 +96,10 @@ class SandboxWorker {
   usable = true
   #exit?: (why: string) => void
 
-  constructor() {
+  constructor(wasm: WebAssembly.Module | undefined) {
     this.#worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { quickjs: QUICKJS, stop: this.#stop.buffer, prelude: PRELUDE },
+      workerData: { quickjs: QUICKJS, wasm, stop: this.#stop.buffer, prelude: PRELUDE },
       stdout: true,
       stderr: true,
     })

@@ -34,7 +34,13 @@ parentPort.on('message', (m) => {
 })
 
 async function run({ code, limits }) {
-  if (!quickjs) quickjs = import(workerData.quickjs).then((m) => m.newQuickJSWASMModule())
+  // the WebAssembly module the host compiled once: every worker shares its compiled code
+  if (!quickjs)
+    quickjs = import(workerData.quickjs).then((m) =>
+      workerData.wasm
+        ? m.newQuickJSWASMModuleFromVariant(m.newVariant(m.RELEASE_SYNC, { wasmModule: workerData.wasm }))
+        : m.newQuickJSWASMModule(),
+    )
   const Q = await quickjs
   const rt = Q.newRuntime()
   const deferred = []

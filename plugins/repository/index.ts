@@ -90,7 +90,7 @@ function offerTools(ctx: RepositoryContext, repo: Repository) {
       : executor,
   )
   ctx.tap(ctx.runtime.hooks.around, 'repository run approval', stage.around)
-  ctx.tap(ctx.runtime.hooks.result, 'repository run approval', async (call: ToolCall) =>
+  ctx.tap(ctx.runtime.hooks.result, 'repository run approval', (call: ToolCall) =>
     stage.ended(call),
   )
   for (const tool of [...repositoryTools(repo, stage), ...inspectTools(ctx, repo)])

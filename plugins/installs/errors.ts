@@ -4,7 +4,7 @@ import { defineErrors } from 'yoke/cli'
 export const errors = defineErrors('installs', {
   INSTALL_FAILED: {
     message: '{reason}',
-    hint: 'Check the source (a folder, a git repository, an http(s) tarball or NAME@MARKETPLACE) and that it can be reached; nothing was installed or changed.',
+    hint: 'Check the source (a folder, a git repository (URL#REF:PATH), an http(s) tarball, a server.json, NAME@MARKETPLACE or mcp:NAME) and that it can be reached; nothing was installed or changed.',
   },
   INSTALL_REFUSED: {
     message: '{reason}',

@@ -93,7 +93,7 @@ async function stage(given: string, options: Options): Promise<Staged> {
     }
     if (!spec)
       throw new YokeError('INSTALL_FAILED', {
-        reason: `${given} is not a folder, a git repository, a tarball (.tgz) or an http(s) URL, nor NAME@MARKETPLACE`,
+        reason: `${given} is not a folder, a git repository, a tarball (.tgz), a server.json or an http(s) URL, nor NAME@MARKETPLACE or mcp:NAME`,
       })
     if (options.commit && spec.type === 'git') spec = { ...spec, sha: options.commit }
     const fetched = await fetchSource(spec, work, progress, { ...GIT_LIMITS, ...options.limits })

@@ -39,8 +39,18 @@ async function gitRow(
   url: string,
   ref: string | undefined,
   sha?: string,
-): Promise<Omit<Outdated, 'name' | 'scope' | 'current'>> {
+): Promise<Omit<Outdated, 'name' | 'scope'>> {
   const installed = e.source.commit ?? ''
+  const current = shortSha(installed) ?? ''
+  return { current, ...(await gitState(installed, url, ref, sha)) }
+}
+
+async function gitState(
+  installed: string,
+  url: string,
+  ref: string | undefined,
+  sha?: string,
+): Promise<Omit<Outdated, 'name' | 'scope' | 'current'>> {
   if (sha) {
     return installed.startsWith(sha.toLowerCase())
       ? { status: 'pinned', why: `pinned to ${shortSha(sha)}` }

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { ask, socketPath } from '../src/cli/control.ts'
 import { modelServer, type ModelServer } from './helpers/model-server.ts'
-import { DevProcess, suiteProjects } from './helpers/project.ts'
+import { DevProcess, runYoke, suiteProjects } from './helpers/project.ts'
 
 const RUNNER = `import { definePlugin } from 'yoke'
 export default definePlugin({
@@ -82,6 +82,10 @@ plugins:
       assert.equal(refused.status, 'error')
       assert.equal(refused.status === 'error' && refused.error.code, 'RELOAD_BUSY')
       assert.match(refused.status === 'error' ? refused.error.message : '', /run \S+ \(global\)/)
+      // the same from the command line: `yoke reload --refuse-if-busy` beside the dev
+      const cli = await runYoke(['reload', '--refuse-if-busy'], { cwd: p.dir, home: p.home })
+      assert.equal(cli.code, 1, cli.stderr)
+      assert.match(cli.stderr, /RELOAD_BUSY/)
       const held = await ask(path, {
         cmd: 'reload',
         holdOnCacheImpact: true,
@@ -108,6 +112,12 @@ plugins:
       )
       assert.equal(applied.ok, true)
       assert.deepEqual(applied.added, ['extra'])
+      // idle now: `yoke reload --hold` applies at once (nothing changed) and lists the capabilities
+      const now = await runYoke(['reload', '--hold', '--json'], { cwd: p.dir, home: p.home })
+      assert.equal(now.code, 0, now.stderr)
+      const reply = JSON.parse(now.stdout)
+      assert.equal(reply.held, undefined)
+      assert.ok(reply.capabilities.includes('hold-on-cache-impact'))
     } finally {
       answer()
       await dev.stop()

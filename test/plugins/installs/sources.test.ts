@@ -14,7 +14,7 @@ import { exitOf, outdated } from '../../../plugins/installs/outdated.ts'
 import { planServer } from '../../../plugins/installs/server-json.ts'
 import { commitAll, git, initRepo, serveGit, type ServedGit } from '../../helpers/git-daemon.ts'
 import { everythingHttp, freePort, stop } from '../../helpers/mcp.ts'
-import { suiteProjects } from '../../helpers/project.ts'
+import { runYoke, suiteProjects } from '../../helpers/project.ts'
 import { serveRegistry, type ServedRegistry } from '../../helpers/registry.ts'
 import { tempDir, removeTree } from '../../helpers/temp.ts'
 import { until } from '../../helpers/until.ts'
@@ -370,6 +370,28 @@ describe('yoke add of a server.json', () => {
     } finally {
       await yoke.close()
       await stop(server)
+    }
+  })
+
+  it('on the CLI: yoke add mcp:NAME --registry, and yoke outdated whose exit code says what moved', async () => {
+    const own = await serveRegistry([weather('3.0.0')])
+    try {
+      const p = project()
+      const run = (...args: string[]) => runYoke(args, { cwd: p.dir, home: p.home })
+      const added = await run('add', 'mcp:io.github.acme/weather', '--registry', own.url)
+      assert.equal(added.code, 0, added.stderr)
+      assert.match(added.stdout, /^✓ added weather 3\.0\.0 \(claude-plugin\)$/m)
+      const same = await run('outdated')
+      assert.equal(same.code, 0, same.stderr)
+      assert.match(same.stdout, /^weather +up to date +3\.0\.0$/m)
+      own.publish(weather('3.1.0'))
+      const moved = await run('outdated', '--json')
+      assert.equal(moved.code, 1, moved.stderr)
+      const json = JSON.parse(moved.stdout)
+      assert.deepEqual(json.outdated, ['weather'])
+      assert.deepEqual([json.installs[0].current, json.installs[0].latest], ['3.0.0', '3.1.0'])
+    } finally {
+      await own.close()
     }
   })
 

@@ -108,6 +108,15 @@ describe('mcp-client: a server’s skills (SEP-2640)', () => {
     )
   })
 
+  it('a 2025-era connection reads them too', async () => {
+    await h.add('old', { ...server('old', 'dir', p.path('remote')), protocol: 'legacy' })
+    await h.until('the skills', () => skills().get('old:pdf') !== undefined)
+    assert.equal(h.status('old').protocol?.era, 'legacy')
+    const forms = await h.rt.call('skill_read', { name: 'old:pdf', file: 'FORMS.md' })
+    assert.equal(text(forms), '# Forms\nfield by field\n')
+    await h.remove('old')
+  })
+
   it('says when a server offers no skills, and loads none', async () => {
     await h.add('plain', server('plain', 'none'))
     await h.until('the note', () =>

@@ -45,6 +45,8 @@ describe('yoke serve: the skills extension, read by the SDK client over HTTP', (
       'skills/commit/scripts/check.sh': '#!/bin/sh\necho ok\n',
       'skills/bom/SKILL.md': `\uFEFF${md('bom', 'A SKILL.md that starts with a byte-order mark.')}`,
       'skills/Loud/SKILL.md': md('Loud', 'A name the spec refuses (uppercase).'),
+      // YAML refuses it (yoke reads it leniently, a violation); the SDK's parser refuses it too
+      'skills/colon/SKILL.md': '---\nname: colon\ndescription: use it when: asked\n---\nx\n',
       'remote/pdf/SKILL.md': md('pdf', 'Fill in PDF forms.', 'Read FORMS.md first.\n'),
       'remote/pdf/FORMS.md': '# Forms\n',
     })
@@ -113,6 +115,10 @@ describe('yoke serve: the skills extension, read by the SDK client over HTTP', (
     assert.match(
       stderr(),
       /skill "Loud" is not offered through the skills extension: .*name "Loud"/,
+    )
+    assert.match(
+      stderr(),
+      /skill "colon" is not offered through the skills extension: .*frontmatter/,
     )
   })
 

@@ -54,8 +54,7 @@ export async function runProgram(
   const parent = ctx.call
   const calls: CallRecord[] = []
   const stop = new AbortController()
-  const ended = () => stop.abort(ctx.signal.reason)
-  ctx.onEnd(ended)
+  ctx.onEnd((reason) => stop.abort(reason))
   const api = {
     signal: stop.signal,
     declarations: () => deps.declarations(parent.scope),

@@ -10,7 +10,7 @@ const project = suiteProjects()
 const CONFIG = `plugins:
   code:
     use: code-mode
-    config: { limits: { cpuMs: 500 } }
+    config: { limits: { cpuMs: 3000 } }
   policy:
     config: { ask: [skills_list] }
 `

@@ -62,7 +62,7 @@ before(async () => {
   if (RESERVED) return
   ;({ kernel, rt } = await kernelWith([
     ['tools', tools],
-    ['code', codeMode, { limits: { cpuMs: 300, memoryMb: 16, maxCalls: 20, outputBytes: 4096 } }],
+    ['code', codeMode, { limits: { cpuMs: 2000, memoryMb: 16, maxCalls: 20, outputBytes: 4096 } }],
   ]))
   // the policy's part: a high-risk tool asks
   rt.hooks.preExecute.tap('test-policy', (d, call) =>

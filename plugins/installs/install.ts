@@ -46,8 +46,8 @@ export interface Options {
   registry?: string
   /** bounds of a git fetch (git.ts GIT_LIMITS by default) */
   limits?: Partial<GitLimits>
-  /** a git source is fetched at this commit (the lock's: `update` of a missing tree) */
-  commit?: string
+  /** a git source is fetched at this commit, a registry entry at this version (the lock's: `update` of a missing tree) */
+  pin?: string
 }
 
 /** Where an install's content sits in its tree: what the kind's service reads. */
@@ -95,7 +95,8 @@ async function stage(given: string, options: Options): Promise<Staged> {
       throw new YokeError('INSTALL_FAILED', {
         reason: `${given} is not a folder, a git repository, a tarball (.tgz), a server.json or an http(s) URL, nor NAME@MARKETPLACE or mcp:NAME`,
       })
-    if (options.commit && spec.type === 'git') spec = { ...spec, sha: options.commit }
+    if (options.pin && spec.type === 'git') spec = { ...spec, sha: options.pin }
+    if (options.pin && spec.type === 'registry') spec = { ...spec, version: options.pin }
     const fetched = await fetchSource(spec, work, progress, { ...GIT_LIMITS, ...options.limits })
     warnings.push(...(fetched.warnings ?? []))
     const detected = detect(
@@ -240,17 +241,21 @@ export async function update(names: string[], options: Options): Promise<Updated
   const results: Updated[] = []
   for (const name of wanted) {
     const recorded = lock.installs[name]!
-    // a git install whose tree is missing (a fresh clone) or changed is restored at the commit
-    // the lock records, and must give the lock's sha256: the ref may have moved since the add
-    const restore =
-      recorded.source.type === 'git' &&
-      !!recorded.source.commit &&
-      !(await intact(recorded, options.scope))
+    // an install whose tree is missing (a fresh clone) or changed is restored at the commit or
+    // registry version the lock records, and must give the lock's sha256: the ref may have
+    // moved since the add, the registry may have published another version
+    const pin =
+      recorded.source.type === 'git'
+        ? recorded.source.commit
+        : recorded.source.type === 'registry'
+          ? recorded.version
+          : undefined
+    const restore = !!pin && !(await intact(recorded, options.scope))
     const staged = await stage(recorded.source.given, {
       ...options,
       name,
       force: true,
-      ...(restore && { commit: recorded.source.commit }),
+      ...(restore && { pin }),
       // an MCP Registry entry is asked of the registry it came from
       ...(recorded.source.type === 'registry' && { registry: baseOf(recorded.source.location) }),
     })
@@ -258,7 +263,7 @@ export async function update(names: string[], options: Options): Promise<Updated
       tagStayed(recorded, staged)
       if (restore && staged.entry.sha256 !== recorded.sha256)
         throw new YokeError('INSTALL_REFUSED', {
-          reason: `${name}: the commit ${recorded.source.commit!.slice(0, 12)} that ${options.scope.lock} records for ${recorded.source.location} gives another tree (sha256 ${staged.entry.sha256.slice(0, 12)}…) than the lock's (${recorded.sha256.slice(0, 12)}…): the lock was edited, or the source changed what it serves; nothing was installed: \`yoke add ${recorded.source.given} --force\` installs it anew`,
+          reason: `${name}: the ${recorded.source.type === 'git' ? `commit ${pin!.slice(0, 12)}` : `version ${pin}`} that ${options.scope.lock} records for ${recorded.source.location} gives another tree (sha256 ${staged.entry.sha256.slice(0, 12)}…) than the lock's (${recorded.sha256.slice(0, 12)}…): the lock was edited, or the source changed what it serves; nothing was installed: \`yoke add ${recorded.source.given} --force\` installs it anew`,
         })
       const result = await updateLock(options.scope.lock, async (current) => {
         const dir = join(options.scope.installed, name)

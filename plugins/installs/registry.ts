@@ -93,5 +93,7 @@ export async function registryEntry(
     string,
     unknown
   >
-  return { url, text: JSON.stringify(server, null, 2) + '\n', server }
+  // the lock records the version read, not `latest`: what a restore asks for again
+  const exact = typeof server.version === 'string' ? entryUrl(base, name, server.version) : url
+  return { url: exact, text: JSON.stringify(server, null, 2) + '\n', server }
 }

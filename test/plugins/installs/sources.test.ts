@@ -317,7 +317,7 @@ describe('yoke add of a server.json', () => {
     assert.equal(added.entry.source.type, 'registry')
     assert.equal(
       added.entry.source.location,
-      `${registry.url}/v0/servers/io.github.acme%2Fweather/versions/latest`,
+      `${registry.url}/v0/servers/io.github.acme%2Fweather/versions/1.0.0`,
     )
     assert.equal(added.entry.version, '1.0.0')
     assert.equal((await outdated([], o.scope, o.scopes))[0]!.status, 'up to date')
@@ -326,6 +326,11 @@ describe('yoke add of a server.json', () => {
     assert.deepEqual([row.status, row.current, row.latest], ['outdated', '1.0.0', '1.1.0'])
     const [updated] = await update([], { ...o, registry: undefined })
     assert.equal(updated!.to.version, '1.1.0')
+    // a fresh clone of the project: the version the lock records, not the registry's latest
+    registry.publish(weather('1.2.0'))
+    rmSync(added.dir, { recursive: true })
+    const [restored] = await update([], { ...o, registry: undefined })
+    assert.deepEqual([restored!.status, restored!.to.version], ['restored', '1.1.0'])
     await assert.rejects(
       add('mcp:io.github.acme/wether', o),
       /the MCP registry http:\/\/127\.0\.0\.1:\d+ has no server io\.github\.acme\/wether/,

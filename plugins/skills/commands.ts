@@ -9,6 +9,10 @@ import type { Composition } from 'yoke'
 import { color, defineCommand, displayPath, printJson, YokeError, type ParsedArgs } from 'yoke/cli'
 import type { SkillsApi } from './api.ts'
 
+/** A skill's location for people: a path relative to cwd, a URI (an MCP server's skill) as it is. */
+const shown = (file: string, cwd: string) =>
+  /^[a-z][a-z0-9+.-]*:\/\//i.test(file) ? file : displayPath(file, cwd)
+
 function skillsOf(composition: Composition | undefined): SkillsApi {
   const service = composition?.get('skills')
   if (!service)
@@ -54,7 +58,7 @@ const skillsList = defineCommand({
           ? color.green('available')
           : color.yellow(`unavailable: ${s.why}`)
       process.stdout.write(
-        `${s.name.padEnd(width)}${state}${s.always ? color.dim(' · always on') : ''}${s.hasTools ? color.dim(' · tools') : ''}${s.source ? color.dim(` · ${s.source}`) : ''}\n  ${color.dim(displayPath(s.file, cwd))}\n`,
+        `${s.name.padEnd(width)}${state}${s.always ? color.dim(' · always on') : ''}${s.hasTools ? color.dim(' · tools') : ''}${s.source ? color.dim(` · ${s.source}`) : ''}\n  ${color.dim(shown(s.file, cwd))}\n`,
       )
     }
     for (const c of clashes)
@@ -66,13 +70,13 @@ const skillsList = defineCommand({
     for (const s of shadowed)
       process.stdout.write(
         color.yellow(
-          `shadowed: ${s.name} in ${displayPath(s.shadowed, cwd)} (by ${displayPath(s.winner, cwd)})\n`,
+          `shadowed: ${s.name} in ${shown(s.shadowed, cwd)} (by ${shown(s.winner, cwd)})\n`,
         ),
       )
     for (const p of problems)
       process.stdout.write(
         color.red(
-          `skipped: ${displayPath(p.file, cwd)}${p.line ? `:${p.line}` : ''}${p.source ? ` (${p.source})` : ''}: ${p.message}\n`,
+          `skipped: ${shown(p.file, cwd)}${p.line ? `:${p.line}` : ''}${p.source ? ` (${p.source})` : ''}: ${p.message}\n`,
         ),
       )
     if (!all.length)
@@ -113,7 +117,7 @@ const skillsShow = defineCommand({
             !skill.available && `unavailable: ${skill.why}`,
           ].filter(Boolean)
           process.stdout.write(
-            `${color.bold(skill.name)} ${color.dim(displayPath(skill.file, cwdOf(args)))}\n${skill.description}\n${meta.length ? color.dim(meta.join(' · ')) + '\n' : ''}\n${skill.body.trim()}\n`,
+            `${color.bold(skill.name)} ${color.dim(shown(skill.file, cwdOf(args)))}\n${skill.description}\n${meta.length ? color.dim(meta.join(' · ')) + '\n' : ''}\n${skill.body.trim()}\n`,
           )
           for (const w of skill.warnings) process.stdout.write(color.yellow(`warning: ${w}\n`))
         }

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url'
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'
 import type { ModelClient, ModelRequest, ModelResponse } from '../../plugins/models/api.ts'
 import { CassetteWriter, createReplayModel, readCassette } from '../../plugins/replay/api.ts'
-import { figure, median, row } from '../stats.ts'
+import { figure, figures, meets, median, row } from '../stats.ts'
 import { evalHarness, type EvalHarness } from './harness.ts'
 import { sandboxCosts } from './sandbox.ts'
 import { codeScript, resetIds, seed, TASKS, type Script, type Task } from './tasks.ts'
@@ -202,4 +202,11 @@ function report(results: Map<string, Measured>) {
   })
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await evalCode(process.argv.slice(2))
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await evalCode(process.argv.slice(2))
+  console.log('\nfigures')
+  for (const f of figures)
+    console.log(
+      `  ${meets(f) ? 'meets' : 'SHORT'}  ${f.name}: ${f.value.toFixed(3)}${f.unit ? ` ${f.unit}` : ''} (goal ${f.better === 'lower' ? '≤' : '≥'} ${f.goal}${f.spread ? `, spread ${f.spread}` : ''})`,
+    )
+}

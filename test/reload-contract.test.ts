@@ -192,6 +192,8 @@ describe('the reload contract', () => {
       const quiet = await yoke.reload({ holdOnCacheImpact: true })
       assert.equal(quiet.held, undefined)
       assert.deepEqual(quiet.restarted, ['guard'])
+      // its new version still counts the run the old one saw begin
+      await assert.rejects(yoke.reload({ refuseIfBusy: true }), { code: 'RELOAD_BUSY' })
       release()
       assert.equal((await agentRun.result).status, 'done')
     } finally {

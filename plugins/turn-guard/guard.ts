@@ -17,20 +17,25 @@ type Gate = Parameters<Context['reloadGate']>[0]
 type PlannedChange = Parameters<Gate['impact']>[0][number]
 type CacheImpact = ReturnType<Gate['impact']>[number]
 
+/** What outlives a version of the instance (ctx.keep): a run begun under the old one still counts. */
+export interface TurnState {
+  /** runId → what the run is, in what a reload says */
+  runs: Map<string, string>
+  /** the reload held until the runs end, as its event said */
+  held?: TurnGuardStatus['held']
+}
+
 export class TurnGuard implements Gate {
   #waiters: Array<() => void> = []
-  /** the reload held until the runs end, as its event said */
-  #held?: TurnGuardStatus['held']
+  readonly runs: Map<string, string>
 
-  /**
-   * @param runs runId → what the run is, in what a reload says: kept across this instance's
-   *   versions (ctx.keep), so a run that began under the old version still counts
-   */
   constructor(
     readonly name: string,
     private readonly cfg: TurnGuardConfig,
-    private readonly runs: Map<string, string>,
-  ) {}
+    private readonly state: TurnState,
+  ) {
+    this.runs = state.runs
+  }
 
   begin(runId: string, what: string): void {
     if (!this.runs.has(runId)) this.runs.set(runId, what)
@@ -72,13 +77,14 @@ export class TurnGuard implements Gate {
 
   /** A reload's event: a held one is remembered (for doctor) until one applies. */
   noticed(event: { ok: boolean; held?: boolean; cacheImpact?: CacheImpact[] }): void {
-    if (event.held) this.#held ??= { since: new Date().toISOString(), cacheImpact: [] }
-    if (event.held) this.#held!.cacheImpact = event.cacheImpact ?? []
-    else if (event.ok) this.#held = undefined
+    const { state } = this
+    if (event.held) state.held ??= { since: new Date().toISOString(), cacheImpact: [] }
+    if (event.held) state.held!.cacheImpact = event.cacheImpact ?? []
+    else if (event.ok) state.held = undefined
   }
 
   status(): TurnGuardStatus {
-    return { inFlight: this.busy(), ...(this.#held && { held: this.#held }) }
+    return { inFlight: this.busy(), ...(this.state.held && { held: this.state.held }) }
   }
 
   #wake() {

@@ -9,14 +9,14 @@ import { definePlugin, type DoctorCheck, type InjectedContext, type ReloadNotice
 import type {} from './api.ts'
 import { turnGuardConfig as config } from './config.ts'
 import './errors.ts'
-import { TurnGuard } from './guard.ts'
+import { TurnGuard, type TurnState } from './guard.ts'
 
 export default definePlugin({
   name: 'turn-guard',
   config,
   apply(ctx, cfg) {
-    const runs = ctx.keep('runs', () => new Map<string, string>())
-    const guard = new TurnGuard(`instance "${ctx.key}"`, cfg, runs)
+    const state = ctx.keep('state', (): TurnState => ({ runs: new Map() }))
+    const guard = new TurnGuard(`instance "${ctx.key}"`, cfg, state)
     ctx.effect('turn-guard', () => guard.close())
     ctx.reloadGate(guard)
     ctx.tap(ctx.hooks.reload, 'turn-guard', (event: ReloadNotice) => guard.noticed(event))

@@ -21,7 +21,7 @@ url = "https://mcp.example.com/mcp"
 default_tools_approval_mode = "approve"
 
 [mcp_servers.symphony]
-url = "http://127.0.0.1:4000/mcp"
+url = "https://symphony.example.com/mcp"
 default_tools_approval_mode = "writes"
 
 [mcp_servers.picky]

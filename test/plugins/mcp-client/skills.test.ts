@@ -4,12 +4,12 @@
 // (files read through the server, verified), followed on list changes, withdrawn when the server
 // goes; hostile servers are bounded and named while the rest loads.
 import assert from 'node:assert/strict'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 
 import { after, before, describe, it } from 'node:test'
 import promptPlugin from '../../../plugins/prompt/index.ts'
 import skillsPlugin, { type SkillsApi } from '../../../plugins/skills/index.ts'
-import { toPlugin, validateConfig, type Plugin } from '../../../src/index.ts'
+import { toPlugin, validateConfig, type Fiber, type Plugin } from '../../../src/index.ts'
 import { mcpHarness, text, type McpHarness } from '../../helpers/mcp.ts'
 import { tempProject, type Project } from '../../helpers/project.ts'
 
@@ -22,16 +22,20 @@ const server = (serverName: string, ...args: string[]) => ({
   args: [SERVER, ...args],
 })
 
+function spawn(h: McpHarness, key: string, plugin: unknown, config: Record<string, unknown>) {
+  const checked = validateConfig(toPlugin(plugin) as Plugin, config)
+  assert.ok('value' in checked, JSON.stringify(checked))
+  return h.kernel.spawn(toPlugin(plugin) as Plugin, checked.value, { key })
+}
+/** the skills instance now (a test restarts it) */
+let skillsFiber: Fiber
+const spawnSkills = (h: McpHarness) =>
+  (skillsFiber = spawn(h, 'skills', skillsPlugin, { dirs: ['skills'], watch: false }))
+
 async function harness(p: Project): Promise<{ h: McpHarness; skills: () => SkillsApi }> {
   const h = await mcpHarness(p.dir)
-  for (const [key, plugin, config] of [
-    ['prompt', promptPlugin, {}],
-    ['skills', skillsPlugin, { dirs: ['skills'], watch: false }],
-  ] as const) {
-    const checked = validateConfig(toPlugin(plugin) as Plugin, config)
-    assert.ok('value' in checked, JSON.stringify(checked))
-    h.kernel.spawn(toPlugin(plugin) as Plugin, checked.value, { key })
-  }
+  spawn(h, 'prompt', promptPlugin, {})
+  spawnSkills(h)
   await h.kernel.settled()
   return { h, skills: () => h.kernel.services.get('skills')!.value as SkillsApi }
 }
@@ -98,6 +102,18 @@ describe('mcp-client: a server’s skills (SEP-2640)', () => {
     assert.match(text(reload), /"listChanged":true/)
     await h.until('the new skill', () => skills().get('docs:new') !== undefined)
     await h.until('the changed one', () => /plot it/.test(skills().get('docs:csv')!.description))
+    rmSync(p.path('remote/new'), { recursive: true })
+    await h.rt.call('mcp__docs__reload', {})
+    await h.until('the removed one gone', () => skills().get('docs:new') === undefined)
+
+    // a skills instance that restarts gets the server's skills again
+    const before = skills()
+    await h.kernel.remove(skillsFiber)
+    spawnSkills(h)
+    await h.kernel.settled()
+    assert.notEqual(skills(), before)
+    await h.until('the skills again', () => skills().get('docs:pdf') !== undefined)
+
     await h.remove('docs')
     assert.deepEqual(
       skills()

@@ -70,6 +70,12 @@ const httpConfig = z
      */
     drainMs: z.number().int().min(0).max(600_000).default(10_000),
     /**
+     * how long an event stream (a 2025 session's GET, subscriptions/listen, a call answered as a
+     * stream) may stay quiet before a `: keep-alive` comment is written on it, so balancers and
+     * proxies that cut idle connections keep it; 0: never
+     */
+    keepAliveMs: z.number().int().min(0).max(3_600_000).default(15_000),
+    /**
      * the environment variable holding a secret every replica shares (32 characters or more): with
      * it, a 2025-era session id is sealed (AES-256-GCM) so any replica resumes the session; without
      * it, session ids are random and a session lives in the replica that opened it

@@ -49,6 +49,7 @@ import {
 } from './request.ts'
 import type { McpSession } from './session.ts'
 import type { View } from './views.ts'
+import { keepStreamAlive } from './keepalive.ts'
 import './errors.ts'
 
 export { isLoopback, MAX_DEPTH, deeperThan }
@@ -298,6 +299,7 @@ export class HttpEndpoint {
     if (req.method === 'POST') lifecycle.track(res)
     const admitted = await this.#admit(req, res)
     if (!admitted) return
+    keepStreamAlive(res, this.cfg.keepAliveMs)
     // no limit, no wait: the count is asked for only where a view has one
     const limit = req.method === 'POST' ? this.host.rateLimitOf(admitted.view) : undefined
     if (limit && (await this.#limited(admitted, limit, req, res))) return

@@ -21,6 +21,11 @@ export interface Query {
   typo?: boolean
   /** worded as a model words a tool_search query (short, keywords), not as a user asks */
   by?: 'model'
+  /**
+   * (development set) `asked`: a development need re-asked with a request's opening ("is there a
+   * way to", "I want to"), written 2026-12-05 by the development method, to measure asking.ts
+   */
+  variant?: 'asked'
   /** (test set) where its wording came from: a URL */
   source?: string
   /** (test set) how it puts the need against the tool that serves it, set when it was written */

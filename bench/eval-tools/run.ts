@@ -16,6 +16,7 @@
  *   npm run eval:tools -- --no-related     yoke's ranking without WordNet's related words
  *   npm run eval:tools -- --tune-threshold also sweep the no-match threshold per size (development)
  *   npm run eval:tools -- --calibrate      also learn the no-match decision per size (development)
+ *   npm run eval:tools -- --rank-options '{"normalise":false}'   other RankOptions (a road measured)
  *   npm run eval:tools -- --rank FILE      another finder.ts (beside its rank.ts), to compare
  *   npm run eval:tools -- --sizes 1000 --methods yoke    a quicker run
  */
@@ -83,8 +84,11 @@ function yokeMethod(
   options: RankOptions,
   arm?: SemanticArm,
 ): Method {
-  // `--no-related`: without WordNet's related words (the ablation)
-  const finder = new Finder(flag('--no-related') ? { lexicon: null, ...options } : options, arm)
+  // `--no-related`: without WordNet's related words (the ablation); `--rank-options JSON`: other
+  // RankOptions for every yoke method (a road measured before it becomes a default)
+  const extra = JSON.parse(option('--rank-options') ?? '{}') as RankOptions
+  const base = { ...extra, ...options }
+  const finder = new Finder(flag('--no-related') ? { lexicon: null, ...base } : base, arm)
   const tools = asRegistered(corpus)
   return {
     label: arm ? 'yoke hybrid' : 'yoke lexical',

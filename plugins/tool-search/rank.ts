@@ -10,6 +10,7 @@
 import MiniSearch, { type SearchResult as MiniResult } from 'minisearch'
 import { fuse, hybridNoMatch, type HybridOptions, type Similarity } from './hybrid.ts'
 import { wordnet, type Lexicon } from './wordnet.ts'
+import { everyday, withoutAsking } from './asking.ts'
 import {
   modelFor,
   noMatchProbability,
@@ -86,6 +87,10 @@ export interface RankOptions extends HybridOptions {
    * does not know; Infinity: every word): a word the tools use already needs no synonym
    */
   relatedRare?: number
+  /** take how a query is asked off before ranking it ("is there a way to", "help me"; asking.ts) */
+  normalise?: boolean
+  /** add the everyday words for a tool's name words to its related words (asking.ts) */
+  expand?: boolean
 }
 
 const FIELDS = ['name', 'title', 'description', 'params', 'source', 'related'] as const
@@ -153,6 +158,8 @@ export class SearchIndex<T extends Searchable> {
   readonly #relatedQuery: number
   readonly #relatedName: number
   readonly #relatedRare: number
+  readonly #normalise: boolean
+  readonly #expand: boolean
   /** every spelling that names an item exactly (lower case) → the items it names */
   readonly #names = new Map<string, Set<string>>()
   /** the indexed words, each with how many items hold it: a known word is matched as it is */
@@ -169,6 +176,8 @@ export class SearchIndex<T extends Searchable> {
     this.#relatedQuery = options.relatedQuery ?? RELATED.query
     this.#relatedName = options.relatedName ?? RELATED.name
     this.#relatedRare = options.relatedRare ?? RELATED.rare
+    this.#normalise = options.normalise ?? false
+    this.#expand = options.expand ?? true
     this.#search = new MiniSearch<Doc>({
       fields: [...FIELDS],
       tokenize: (text) => words(text),
@@ -237,7 +246,9 @@ export class SearchIndex<T extends Searchable> {
   }
 
   /** The best `limit` for the query; with `similarity` (the semantic arm's), words and meaning fused. */
-  search(query: string, limit = 5, similarity?: Similarity): SearchOutcome<T> {
+  search(asked: string, limit = 5, similarity?: Similarity): SearchOutcome<T> {
+    // what is asked, without how ("is there a way to", "help me"); names are read in the whole query
+    const query = this.#normalise ? withoutAsking(asked) : asked
     // every word may be a prefix (`calc` of calculator); only a word the index lacks may be a typo
     // (expanding every word by edit distance would cost a walk of the whole term tree per word)
     const unknown = (term: string) => !this.#vocabulary.has(term)
@@ -267,19 +278,15 @@ export class SearchIndex<T extends Searchable> {
       },
       { boost, combineWith: 'OR' },
     )
-    const exact = this.exact(query)
+    const exact = this.exact(asked)
     if (exact.length > 1) {
       const order = new Map(ranked.map((r, i) => [r.id as string, i]))
       const rank = (name: string) => order.get(name) ?? ranked.length
       exact.sort((a, b) => rank(a.item.name) - rank(b.item.name))
     }
     const seen = new Set(exact.map((c) => c.item.name))
-    const queryTerms = new Set(
-      words(query)
-        .map(processTerm)
-        .filter((t): t is string => !!t),
-    )
-    const named = this.#namedIn(queryTerms)
+    const queryTerms = termsOf(query)
+    const named = this.#namedIn(query === asked ? queryTerms : termsOf(asked))
     const shown = (id: string) => this.#items.has(id) && !seen.has(id)
     // words alone and nothing named: only the results that can be shown are read (a query can
     // match thousands; #varied reads the best VARIED_POOL), else the whole ranking
@@ -348,12 +355,15 @@ export class SearchIndex<T extends Searchable> {
   /** An item as the index holds it: its fields, and its name words' related words. */
   #doc(item: T): Doc {
     const doc = toDoc(item)
-    if (!this.#lexicon || !this.#relatedName) return doc
+    const lexicon = this.#relatedName ? this.#lexicon : null
+    if (!lexicon && !this.#expand) return doc
     const own = new Set(words(doc.name))
     const related = new Set<string>()
-    for (const word of kindOf(item).split(' '))
-      if (word.length >= 3 && processTerm(word))
-        for (const r of this.#lexicon.related(word)) if (!own.has(r)) related.add(r)
+    for (const word of kindOf(item).split(' ')) {
+      if (word.length < 3 || !processTerm(word)) continue
+      for (const r of lexicon?.related(word) ?? []) if (!own.has(r)) related.add(r)
+      if (this.#expand) for (const r of everyday(word)) if (!own.has(r)) related.add(r)
+    }
     return { ...doc, related: [...related].join(' ') }
   }
 
@@ -435,6 +445,15 @@ function spellings(query: string): string[] {
   return [
     ...new Set(runs.flatMap((run) => [run, ...(/[./]/.test(run) ? run.split(/[./]/) : [])])),
   ].filter((s) => s.length >= 3)
+}
+
+/** A query's terms, as the index holds terms (stopwords dropped, stemmed). */
+function termsOf(query: string): Set<string> {
+  return new Set(
+    words(query)
+      .map(processTerm)
+      .filter((t): t is string => !!t),
+  )
 }
 
 /** An item's `namedBy` words as terms (stemmed as queries are): 3 letters or more, no stopwords. */

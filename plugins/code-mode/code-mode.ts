@@ -90,10 +90,15 @@ export class CodeMode implements CodeModeApi {
   }
 
   declarations(scope = GLOBAL): string {
-    const tools = scope === GLOBAL ? this.runtime.list() : this.#listingOf(scope)
+    const tools = this.#toolsOf(scope)
     if (!tools)
       return `// the tools of scope ${scope} have not been listed here yet: call the tools your tool list shows (tools.<server>.<tool> for mcp__<server>__<tool>, else tools.<name>)`
     return declarations(tools.filter((t) => t.name !== RUN_CODE))
+  }
+
+  /** What a scope may call: its last listing (a global one is made now when there is none). */
+  #toolsOf(scope: string): readonly RegisteredTool[] | undefined {
+    return this.#listingOf(scope) ?? (scope === GLOBAL ? this.runtime.list() : undefined)
   }
 
   /** A scope's last listing, else its nearest listed parent's (`view/session` → `view`). */
@@ -141,6 +146,8 @@ export class CodeMode implements CodeModeApi {
             executor: this.executor,
             limits: this.limits,
             declarations: (scope) => this.declarations(scope),
+            concurrencyOf: (name, scope) =>
+              this.#toolsOf(scope)?.find((t) => t.name === name)?.concurrency,
           },
           String(args.code),
           args.language === 'typescript' ? 'typescript' : 'javascript',

@@ -42,6 +42,44 @@ export interface ProgramDeps {
   limits: ProgramLimits
   /** the declarations of what the caller's scope may call */
   declarations(scope: string): string
+  /** whether a tool may overlap others (`safe`) as the scope lists it; anything else runs alone */
+  concurrencyOf(name: string, scope: string): string | undefined
+}
+
+/**
+ * A program's calls run as the agent loop runs a model's: `safe` calls together, any other call
+ * alone (it waits for the calls in flight, and the calls after it wait for it), first come first
+ * served. Nested calls run in run_code's own slot, so without this a program's `Promise.all`
+ * would overlap calls that must run alone.
+ */
+export class CallGate {
+  #running = 0
+  #exclusive = false
+  readonly #waiting: Array<{ exclusive: boolean; go: () => void }> = []
+
+  async enter(exclusive: boolean): Promise<void> {
+    if (!this.#waiting.length && this.#may(exclusive)) return this.#take(exclusive)
+    await new Promise<void>((go) => this.#waiting.push({ exclusive, go }))
+  }
+
+  leave(exclusive: boolean): void {
+    this.#running--
+    if (exclusive) this.#exclusive = false
+    while (this.#waiting.length && this.#may(this.#waiting[0]!.exclusive)) {
+      const next = this.#waiting.shift()!
+      this.#take(next.exclusive)
+      next.go()
+    }
+  }
+
+  #may(exclusive: boolean) {
+    return exclusive ? this.#running === 0 : !this.#exclusive
+  }
+
+  #take(exclusive: boolean) {
+    this.#running++
+    if (exclusive) this.#exclusive = true
+  }
 }
 
 /** Runs one program for the call `ctx.call`; resolves to the tool's output, or throws its coded error. */
@@ -53,13 +91,14 @@ export async function runProgram(
 ): Promise<{ content: Array<{ type: 'text'; text: string }>; structured: unknown }> {
   const parent = ctx.call
   const calls: CallRecord[] = []
+  const gate = new CallGate()
   const stop = new AbortController()
   ctx.onEnd((reason) => stop.abort(reason))
   const api = {
     signal: stop.signal,
     declarations: () => deps.declarations(parent.scope),
     call: (path: readonly string[], args: unknown) =>
-      nestedCall(deps, parent, path, args, calls, stop.signal),
+      nestedCall(deps, parent, path, args, calls, gate, stop.signal),
   }
   let outcome: ExecuteResult
   try {
@@ -87,6 +126,7 @@ async function nestedCall(
   path: readonly string[],
   args: unknown,
   calls: CallRecord[],
+  gate: CallGate,
   signal: AbortSignal,
 ): Promise<HostReply> {
   const name = toolNameOf(path)
@@ -101,12 +141,19 @@ async function nestedCall(
     throw new YokeError('CODE_CALLS', { max: deps.limits.maxCalls, reason: '' })
   const record: CallRecord = { tool: name, args, status: 'running' }
   calls.push(record)
-  const result = await deps.runtime.call(name, args, {
-    scope: parent.scope,
-    caller: parent.caller,
-    parent,
-    signal,
-  })
+  const exclusive = deps.concurrencyOf(name, parent.scope) !== 'safe'
+  await gate.enter(exclusive)
+  let result: ToolResult
+  try {
+    result = await deps.runtime.call(name, args, {
+      scope: parent.scope,
+      caller: parent.caller,
+      parent,
+      signal,
+    })
+  } finally {
+    gate.leave(exclusive)
+  }
   record.status = result.status
   if (result.status === 'DENIED')
     throw new YokeError('CODE_DENIED', {

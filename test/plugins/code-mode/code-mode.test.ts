@@ -122,6 +122,33 @@ describe('run_code: a program calls tools through the pipeline', { skip: RESERVE
     assert.equal((unlabelled.structured as any).result, 8)
   })
 
+  it("Promise.all: safe calls overlap, exclusive ones run alone (as the loop runs a model's)", async () => {
+    const peak = { safe: 0, exclusive: 0 }
+    const now = { safe: 0, exclusive: 0 }
+    const body = (kind: 'safe' | 'exclusive') => async () => {
+      peak[kind] = Math.max(peak[kind], ++now[kind])
+      await new Promise((resolve) => setImmediate(resolve))
+      now[kind]--
+      return kind
+    }
+    const removers = [
+      rt.register({ name: 'overlap_safe', concurrency: 'safe', execute: body('safe') }),
+      rt.register({ name: 'overlap_alone', execute: body('exclusive') }),
+    ]
+    try {
+      const r = await run(`
+        const safe = Promise.all([1, 2, 3].map(() => tools.overlap_safe({})))
+        const alone = Promise.all([1, 2, 3].map(() => tools.overlap_alone({})))
+        return [...(await safe), ...(await alone)].length
+      `)
+      assert.equal((r.structured as any)?.result, 6, text(r))
+      assert.ok(peak.safe > 1, 'safe calls ran together')
+      assert.equal(peak.exclusive, 1, 'exclusive calls ran one at a time')
+    } finally {
+      for (const remove of removers) await remove()
+    }
+  })
+
   it('a failed call throws a ToolError the program may catch; a syntax error names its line', async () => {
     const r = await run(`
       try { await tools.add({ a: 'x' }) } catch (e) { return [e.name, e.code, e.tool] }

@@ -144,7 +144,8 @@ export class TaskCalls {
     let end!: (why: unknown) => void
     const rearm = () => {
       clearTimeout(idle)
-      if (!asking)
+      // a question withdrawn as the call ends arms nothing
+      if (!asking && !stop.signal.aborted)
         idle = setTimeout(
           () => end(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out')),
           cfg.callMs,

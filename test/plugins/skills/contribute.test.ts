@@ -59,8 +59,8 @@ describe('skills.contribute', () => {
       assert.deepEqual(skills.files('srv:one'), ['ref.md'])
       assert.deepEqual(await skills.read('srv:one', 'ref.md'), { bytes: Buffer.from('the ref\n') })
       assert.match(
-        (await skills.read('srv:one', 'other.md').then((r) => 'refused' in r && r.refused))!,
-        /has no file "other.md"/,
+        JSON.stringify(await skills.read('srv:one', 'other.md')),
+        /"refused":"the skill \\"srv:one\\" has no file \\"other.md\\"/,
       )
       const r = await rt.call('skill_read', { name: 'srv:one', file: 'ref.md' })
       assert.equal(r.status, 'ok')

@@ -6,10 +6,11 @@
  * observe only). session_id is the run's id, transcript_path its transcript file.
  */
 import type { InjectedContext } from 'yoke'
-import type { StopDecision, TurnInfo } from '../agent-loop/api.ts'
+import type { RunResult, StopDecision, TurnInfo } from '../agent-loop/api.ts'
 import { cap } from './handlers.ts'
 import type { Hooks, Replies } from './claude-hooks.ts'
 import { HOOK_LANE } from './services.ts'
+import { claudeTranscriptOf, endTranscript, transcriptFor } from './transcript.ts'
 import { postAdditions } from './tool-events.ts'
 
 type Ctx = InjectedContext<['agent']>
@@ -19,20 +20,63 @@ export function tapAgent(ctx: Ctx, hooks: Hooks) {
   const agent = ctx.agent.hooks
   const base: Base = (info) => ({
     session_id: info.runId,
-    transcript_path: info.transcript ?? hooks.runs.get(info.runId)?.transcript ?? null,
+    transcript_path: claudeTranscriptOf(info.runId)?.file ?? null,
     cwd: hooks.projectDir,
     permission_mode: 'default',
     ...(info.subagent ? { agent_id: info.runId, agent_type: info.lane } : {}),
   })
-  const missing = (['runStart', 'stop', 'runEnd'] as const).filter((name) => !agent[name])
+  const missing = (['runStart', 'stop', 'runEnd', 'toolBatch'] as const).filter(
+    (name) => !agent[name],
+  )
   if (missing.length)
     ctx.logger.warn(
-      `${hooks.prefix}the agent loop has no ${missing.join(', ')} hook: SessionStart, Stop, SubagentStop and SessionEnd handlers that need them do not run`,
+      `${hooks.prefix}the agent loop has no ${missing.join(', ')} hook: the SessionStart, SubagentStart, Stop, SubagentStop, StopFailure, SessionEnd or PostToolBatch handlers that need them do not run`,
     )
 
+  tapTranscript(ctx, hooks)
   tapStart(ctx, hooks, base)
   tapTurns(ctx, hooks, base)
   tapEnd(ctx, hooks, base)
+}
+
+/**
+ * The run's transcript in Claude Code's shape (transcript.ts): the prompt, each answer, each
+ * result and each continuation, written by the first instance to see the run start. A hook's
+ * `transcript_path` names it; the hooks that read it wait for what was appended before them.
+ */
+function tapTranscript(ctx: Ctx, hooks: Hooks) {
+  const agent = ctx.agent.hooks
+  const owner = hooks
+  const mine = (runId: string) => {
+    const t = claudeTranscriptOf(runId)
+    return t && transcriptFor(runId, owner, undefined, () => {}) === t ? t : undefined
+  }
+  const failed = (err: unknown) =>
+    hooks.logger.warn(
+      `${hooks.prefix}the Claude Code transcript could not be written: ${String(err)}`,
+    )
+  if (agent.runStart)
+    ctx.tap(agent.runStart, 'claude-hooks transcript', async (context, info) => {
+      if (info.lane !== HOOK_LANE) transcriptFor(info.runId, owner, info.transcript, failed)
+      return context
+    })
+  ctx.tap(agent.beforeModel, 'claude-hooks transcript', async (request, info) => {
+    const t = mine(info.runId)
+    const last = request.messages.at(-1)
+    // the prompt, a continuation, or what toolBatch or a background task added: the last user message
+    if (t && last?.role === 'user') t.user(last.content)
+    return request
+  })
+  ctx.tap(agent.afterModel, 'claude-hooks transcript', async (response, info) => {
+    mine(info.runId)?.assistant(response)
+    return response
+  })
+  ctx.tap(agent.afterStep, 'claude-hooks transcript', async (step, result) => {
+    mine(step.runId)?.user([
+      { type: 'tool_result', tool_use_id: result.id, content: result.text, is_error: !result.ok },
+    ])
+  })
+  // the writer goes after SessionEnd (tapEnd), which reads the file
 }
 
 /** an agent handler's run: no hook fires inside it */
@@ -119,7 +163,19 @@ function tapTurns(ctx: Ctx, hooks: Hooks, base: Base) {
       'claude-hooks Stop',
       async (decision: StopDecision, info): Promise<StopDecision> => {
         const event = info.subagent ? 'SubagentStop' : 'Stop'
-        if (own(info) || !hooks.has(event)) return decision
+        if (own(info)) return decision
+        // the run does not end while a tool event's asyncRewake handler still runs: it may wake it
+        await hooks.settleRewakes(info.runId)
+        const woken = hooks.takeRewakes(info.runId)
+        if (woken.length)
+          decision = {
+            kind: 'continue',
+            reason: [decision.kind === 'continue' ? decision.reason : '', ...woken]
+              .filter(Boolean)
+              .join('\n'),
+          }
+        if (!hooks.has(event)) return decision
+        await claudeTranscriptOf(info.runId)?.flushed()
         const replies = await hooks.fire(event, info.subagent ? [info.lane] : [], {
           ...base(info),
           stop_hook_active: info.continued > 0,
@@ -145,23 +201,33 @@ function tapEnd(ctx: Ctx, hooks: Hooks, base: Base) {
     ctx.tap(agent.runEnd, 'claude-hooks SessionEnd', async (result, info) => {
       hooks.runs.delete(info.runId)
       hooks.stopRequests.delete(info.runId)
-      if (hooks.hookRuns.delete(info.runId)) return
-      // a run the model failed (after its retries) ends with StopFailure, observe only
-      const failure = result.status === 'failed' ? modelFailure(result.reason ?? '') : undefined
-      if (failure && hooks.has('StopFailure'))
-        await hooks.fire('StopFailure', [failure], {
-          ...base(info),
-          error: failure,
-          error_details: result.reason,
-          last_assistant_message: `API Error: ${result.reason}`,
-        })
-      if (info.subagent || !hooks.has('SessionEnd')) return
-      await hooks.fire('SessionEnd', ['other'], {
-        ...base(info),
-        reason: 'other',
-        yoke_status: result.status,
-      })
+      await claudeTranscriptOf(info.runId)?.flushed()
+      try {
+        await endEvents(hooks, base, result, info)
+      } finally {
+        endTranscript(info.runId, hooks)
+      }
     })
+}
+
+/** StopFailure (a run the model failed) and SessionEnd (a main run's end). */
+async function endEvents(hooks: Hooks, base: Base, result: RunResult, info: TurnInfo) {
+  if (hooks.hookRuns.delete(info.runId)) return
+  // a run the model failed (after its retries) ends with StopFailure, observe only
+  const failure = result.status === 'failed' ? modelFailure(result.reason ?? '') : undefined
+  if (failure && hooks.has('StopFailure'))
+    await hooks.fire('StopFailure', [failure], {
+      ...base(info),
+      error: failure,
+      error_details: result.reason,
+      last_assistant_message: `API Error: ${result.reason}`,
+    })
+  if (info.subagent || !hooks.has('SessionEnd')) return
+  await hooks.fire('SessionEnd', ['other'], {
+    ...base(info),
+    reason: 'other',
+    yoke_status: result.status,
+  })
 }
 
 /**

@@ -4,5 +4,6 @@
  * Claude Code reads it.
  */
 export { compileMatcher, FIRED_EVENTS, type FiredEvent } from './format.ts'
+export { WAITING_EVENTS } from './events.ts'
 
 export { claudeHooksConfig, type ClaudeHooksConfig } from './config.ts'

@@ -23,9 +23,10 @@ import {
 import type { AgentApi } from '../agent-loop/api.ts'
 import type { ModelClient } from '../models/api.ts'
 import { readHooks, readHooksFile, type FiredEvent, type HookEntry } from './format.ts'
-import { runHandler, type HookJson, type Reply, type RunEnv } from './handlers.ts'
+import { cap, runHandler, type HookJson, type Reply, type RunEnv } from './handlers.ts'
 import { HOOK_CALLER, hookServices } from './services.ts'
 import { postAdditions, preToolUse, textOf, withText } from './tool-events.ts'
+import { claudeTranscriptOf } from './transcript.ts'
 
 /** Failures that are no execution's (the call never ran, or was cancelled): no PostToolUseFailure. */
 const NOT_RUN = new Set([
@@ -56,6 +57,9 @@ export interface Hooks {
   runs: Map<string, RunState>
   /** runs an agent handler started: no hook fires for them or their calls */
   hookRuns: Set<string>
+  /** what asyncRewake handlers woke a run with (taken at its stop) */
+  takeRewakes(runId: string): string[]
+  settleRewakes(runId: string): Promise<void>
   /** what prompt, agent and mcp_tool handlers reach (set by the child instances that inject them) */
   services: HookServices
   /** runs a hook asked to end (`continue: false` from a tool event), with the reason */
@@ -271,14 +275,63 @@ export class ClaudeHooks implements Hooks {
       const reply = await runHandler(entry, payload, this.#runEnv, call)
       if (reply.kind === 'error')
         this.#log('warn', `hook ${entry.label} failed: ${reply.why}; it does not block (${event})`)
+      if (reply.kind === 'ok' && reply.warning)
+        this.#log('warn', `hook ${entry.label}: ${reply.warning} (${event})`)
       if (reply.kind === 'ok' && reply.json?.systemMessage)
         this.#log('info', `hook ${entry.label}: ${reply.json.systemMessage}`)
       return { entry, reply }
     }
     const background = (e: HookEntry) =>
       e.handler.type === 'command' && (e.handler.async || e.handler.asyncRewake)
-    for (const e of matching) if (background(e)) void run(e) // async: no decision
+    // async: no decision; asyncRewake: an exit 2 wakes the run with its stderr (or stdout)
+    for (const e of matching) if (background(e)) this.#background(event, input, run(e))
     return Promise.all(matching.filter((e) => !background(e)).map(run))
+  }
+
+  /** texts asyncRewake handlers woke a run with, for its stop (which sends the model on with them) */
+  readonly rewakes = new Map<string, string[]>()
+  /** a run's asyncRewake handlers still running (a tool event's): its stop waits for them */
+  readonly #waking = new Map<string, Set<Promise<void>>>()
+
+  #background(
+    event: FiredEvent,
+    input: Record<string, unknown>,
+    running: Promise<Replies[number]>,
+  ) {
+    const done = running.then((r) => this.#rewake(input, r))
+    if (event === 'Stop' || event === 'SubagentStop') return
+    const runId = String(input.session_id)
+    const set = this.#waking.get(runId) ?? new Set()
+    this.#waking.set(runId, set.add(done))
+    void done.finally(() => {
+      set.delete(done)
+      if (!set.size) this.#waking.delete(runId)
+    })
+  }
+
+  /** Waits for the run's asyncRewake handlers that still run (each bounded by its timeout). */
+  async settleRewakes(runId: string): Promise<void> {
+    const pending = this.#waking.get(runId)
+    if (pending) await Promise.all([...pending])
+  }
+
+  #rewake(input: Record<string, unknown>, { entry, reply }: Replies[number]): void {
+    const { handler } = entry
+    if (handler.type !== 'command' || !handler.asyncRewake || reply.kind !== 'block') return
+    const runId = String(input.session_id)
+    const lead = typeof handler.rewakeMessage === 'string' ? `${handler.rewakeMessage}\n\n` : ''
+    if (!this.runs.has(runId)) {
+      this.#log('warn', `hook ${entry.label} woke run ${runId}, which has ended: ${reply.reason}`)
+      return
+    }
+    this.rewakes.set(runId, [...(this.rewakes.get(runId) ?? []), cap(`${lead}${reply.reason}`)])
+  }
+
+  /** The texts waiting for a run (taken). */
+  takeRewakes(runId: string): string[] {
+    const texts = this.rewakes.get(runId) ?? []
+    this.rewakes.delete(runId)
+    return texts
   }
 
   /** A call the hooks leave alone: their own (an mcp_tool handler's), or an agent handler's run's. */
@@ -427,7 +480,7 @@ export class ClaudeHooks implements Hooks {
     const runId = call ? runOf(call) : 'yoke'
     return {
       session_id: runId,
-      transcript_path: this.runs.get(runId)?.transcript ?? null,
+      transcript_path: claudeTranscriptOf(runId)?.file ?? null,
       cwd: this.projectDir,
       permission_mode: 'default',
     }

@@ -2,9 +2,11 @@
  * Runs one Claude Code hook handler on a JSON input and reads its answer as Claude Code does:
  * exit 0 is success (stdout is JSON when it starts with `{`, else plain text), exit 2 blocks (stderr
  * is the reason; stdout is ignored), any other exit, a timeout or a crash is a non-blocking error.
- * A command runs through `/bin/sh -c` (or, with `args`, as a program with arguments), in the
+ * A command runs through `bash -c` (Claude Code's default shell; /bin/sh without bash) or, with
+ * `args`, as a program with arguments, in the
  * project directory, in a process group of its own that goes when it ends.
  */
+import { existsSync } from 'node:fs'
 import { runProcess, toolEnv } from '../process/api.ts'
 import { messageOf, nestsDeeper, type ToolCall } from 'yoke'
 import { defaultTimeout } from './events.ts'
@@ -13,7 +15,7 @@ import { runAgent, runMcpTool, runPrompt, type HandlerServices } from './model-h
 
 /** What a handler answered. `error` never blocks anything; it is logged, naming the handler. */
 export type Reply =
-  | { kind: 'ok'; json?: HookJson; text: string }
+  | { kind: 'ok'; json?: HookJson; text: string; warning?: string }
   | { kind: 'block'; reason: string }
   | { kind: 'error'; why: string }
 
@@ -45,6 +47,15 @@ export interface RunEnv {
   /** the model, the agent loop and the runtime, for prompt, agent and mcp_tool handlers */
   services: HandlerServices
 }
+
+/**
+ * The shell of shell-form commands: bash, Claude Code's default (`shell`), else /bin/sh. No rc
+ * file: bash reads ~/.bashrc even for `-c` when its stdin is a socket (Node's pipes are), and a
+ * user's rc file must not decide what a hook reads or whether it starts.
+ */
+const SHELL: [string, string[]] = existsSync('/bin/bash')
+  ? ['/bin/bash', ['--norc', '--noprofile', '-c']]
+  : ['/bin/sh', ['-c']]
 
 /** Claude Code caps the strings a hook hands back at 10,000 characters. */
 export const MAX_TEXT = 10_000
@@ -112,7 +123,7 @@ async function runCommand(
   const vars = ownVars(run)
   const [file, args] = handler.args
     ? [expand(handler.command, vars), handler.args.map((a) => expand(a, vars))]
-    : ['/bin/sh', ['-c', handler.command]]
+    : [SHELL[0], [...SHELL[1], handler.command]]
   let r
   try {
     r = await runProcess({
@@ -239,7 +250,11 @@ function typed(json: Record<string, unknown>): HookJson {
   return out as HookJson
 }
 
-/** Exit 0's stdout: JSON when it starts with `{` (and then it must parse), else plain text. */
+/**
+ * Exit 0's stdout: JSON when it starts with `{`, else plain text (only UserPromptSubmit and
+ * SessionStart use it). A `{` text that does not parse is plain text too, as Claude Code reads it
+ * (a warning says so); JSON nested too deep is an error.
+ */
 export function readStdout(stdout: string): Reply {
   const text = stdout.trim()
   if (!text.startsWith('{')) return { kind: 'ok', text: cap(text) }
@@ -254,8 +269,9 @@ export function readStdout(stdout: string): Reply {
       return { kind: 'ok', json: typed(json), text: '' }
   } catch (err) {
     return {
-      kind: 'error',
-      why: `its stdout starts with "{" but is not JSON (${messageOf(err)})`,
+      kind: 'ok',
+      text: cap(text),
+      warning: `its stdout starts with "{" but is not JSON (${messageOf(err)}); it is read as plain text, as Claude Code reads it`,
     }
   }
   return { kind: 'error', why: 'its stdout is not a JSON object' }

@@ -115,7 +115,11 @@ describe('claude-hooks on an agent loop', () => {
       assert.deepEqual(payload!.tool_input, { command: 'rm -rf /' })
       assert.equal(payload!.session_id, result.runId)
       assert.equal(payload!.cwd, h.root)
-      assert.equal(payload!.transcript_path, result.transcript)
+      // the transcript in Claude Code's shape, beside yoke's
+      assert.equal(
+        payload!.transcript_path,
+        result.transcript!.replace(/\.jsonl$/, '.claude.jsonl'),
+      )
     } finally {
       await removeAll()
     }

@@ -5,7 +5,7 @@
 // with why, and never runs. Each handler type runs at least once: command, http (claude-hooks.test),
 // prompt, agent and mcp_tool.
 import assert from 'node:assert/strict'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import openai from '../../../plugins/openai/index.ts'
@@ -131,6 +131,40 @@ describe('Claude Code hook events, one by one (claude-hooks)', () => {
       assert.equal(tested.status, 'ok')
       assert.equal(hook.payloads().length, 1, 'the handler never spawned for npm test')
       assert.equal(hook.payloads()[0]!.tool_name, 'shell_run')
+    } finally {
+      await removeAll()
+    }
+  })
+
+  it('PostToolUse asyncRewake (as security-guidance writes it): runs in the background; its exit 2 wakes the run before it ends', async () => {
+    const review = program(`printf '%s' 'the commit adds a secret' >&2; exit 2`)
+    await install(
+      {
+        PostToolUse: [
+          group(
+            'Bash',
+            command(review.file, {
+              if: 'Bash(git commit:*)',
+              asyncRewake: true,
+              rewakeMessage: 'Background security review:',
+            }),
+          ),
+        ],
+      },
+      { toolNames: { Bash: ['shell_run'] } },
+    )
+    try {
+      const before = server.requests.length
+      server.push(
+        { toolCalls: [{ id: 'g1', name: 'shell_run', args: { command: 'git commit -m wip' } }] },
+        { text: 'committed' },
+        { text: 'removed the secret' },
+      )
+      const { result } = await h.run('commit the work')
+      assert.equal(result.status, 'done', result.reason)
+      assert.equal(result.text, 'removed the secret')
+      assert.match(textOf(before + 2), /Background security review:\n\nthe commit adds a secret/)
+      assert.equal(review.payloads().length, 1)
     } finally {
       await removeAll()
     }
@@ -442,6 +476,39 @@ describe('Claude Code hook events, one by one (claude-hooks)', () => {
       assert.match(
         server.requests[before + 1]!.body.messages.at(-1).content,
         /"last_assistant_message":"all done"/,
+      )
+    } finally {
+      await removeAll()
+    }
+  })
+
+  it('transcript_path is the run in Claude Code’s JSONL shape: a Stop hook reads the last assistant text as ralph-wiggum does', async () => {
+    const stop = program(
+      `t=$(printf '%s' "$payload" | jq -r .transcript_path); grep '"role":"assistant"' "$t" | tail -1 | jq -r '.message.content | map(select(.type == "text")) | map(.text) | join("\\n")' > "$t.last"`,
+    )
+    await install({ Stop: [group(undefined, command(stop.file))] })
+    try {
+      server.push(
+        { toolCalls: [{ id: 't1', name: 'notes_add', args: { command: 'n' } }] },
+        { text: 'the notes are in' },
+      )
+      const { result } = await h.run('take notes')
+      assert.equal(result.status, 'done', result.reason)
+      const file = String(stop.payloads()[0]!.transcript_path)
+      assert.match(file, /\.claude\.jsonl$/)
+      assert.equal(readFileSync(`${file}.last`, 'utf8'), 'the notes are in\n')
+      const lines = readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+      assert.deepEqual(
+        lines.map((l) => [l.type, l.message.content[0]?.type ?? typeof l.message.content]),
+        [
+          ['user', 'string'],
+          ['assistant', 'tool_use'],
+          ['user', 'tool_result'],
+          ['assistant', 'text'],
+        ],
       )
     } finally {
       await removeAll()

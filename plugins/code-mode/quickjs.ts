@@ -103,7 +103,11 @@ class SandboxWorker {
       stdout: true,
       stderr: true,
     })
+    // an idle worker never keeps the process alive; a running one does (run() refs it)
     this.#worker.unref()
+    // nothing should write there; what does (an abort's message) is read and dropped
+    this.#worker.stdout.resume()
+    this.#worker.stderr.resume()
     const gone = (why: string) => {
       this.usable = false
       this.#exit?.(why)
@@ -130,6 +134,7 @@ class SandboxWorker {
         if (finished) return
         finished = true
         clearTimeout(timer)
+        worker.unref()
         worker.off('message', onMessage)
         api.signal.removeEventListener('abort', onAbort)
         this.#exit = undefined
@@ -181,6 +186,7 @@ class SandboxWorker {
         }
       }
       this.#exit = (why) => finish({ error: halt ? asError(halt) : failed(why), logs: [] })
+      worker.ref()
       worker.on('message', onMessage)
       api.signal.addEventListener('abort', onAbort)
       if (api.signal.aborted) onAbort()

@@ -37,6 +37,8 @@ it('config/yoke.yaml composes offline: the TypeScript example provides a service
       ['model', 'openai', 'pending'],
       ['agent', 'agent-loop', 'pending'],
       ['tool-search', 'tool-search', 'active'],
+      ['turn-guard', 'turn-guard', 'active'],
+      ['turn-guard/agent-turns', 'turn-guard-agent', 'pending'],
       ['repository', 'repository', 'active'],
       ['serve', 'mcp-server', 'active'],
       ['metrics', 'metrics-jsonl', 'active'],
@@ -249,7 +251,7 @@ it('npm start (yoke dev on config/yoke.yaml) gets ready with tools from every so
     /^config preset presets\/base\.yaml · preset presets\/default\.yaml · project config\/yoke\.yaml$/m,
   )
   // capabilities-store starts only once a store is there: config/yoke.yaml has none, so it is not listed
-  assert.match(stdout, /^instances 26 active · 4 pending$/m)
+  assert.match(stdout, /^instances 27 active · 5 pending$/m)
   assert.doesNotMatch(stdout, /capabilities-store/)
   assert.match(
     section('instances'),

@@ -9,7 +9,6 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { expandCommand } from '../../../plugins/claude-plugins/api.ts'
-import { pluginServerName } from '../../../plugins/claude-plugins/names.ts'
 import { splitWords } from '../../../plugins/claude-plugins/prompts.ts'
 import '../../../plugins/mcp-server/api.ts'
 import { createYoke, type LogRecord, type Yoke } from '../../../src/index.ts'
@@ -280,13 +279,6 @@ describe('claude-plugins parts', () => {
   it('splits arguments as a shell does', () => {
     assert.deepEqual(splitWords(`a "b c" 'd e' f\\ g`), ['a', 'b c', 'd e', 'f g'])
     assert.deepEqual(splitWords('  '), [])
-  })
-  it('names plugin servers within mcp-client 32 characters, long ones kept apart by a hash', () => {
-    assert.equal(pluginServerName('github', 'github'), 'plugin_github_github')
-    const a = pluginServerName('a-very-long-plugin-name', 'server-one')
-    const b = pluginServerName('a-very-long-plugin-name', 'server-two')
-    assert.ok(a.length <= 32 && b.length <= 32)
-    assert.notEqual(a, b)
   })
 })
 

@@ -147,6 +147,7 @@ describe('mcp import: Codex config.toml', () => {
         config: {
           serverName: 'figma',
           url: 'https://mcp.figma.com/mcp',
+          risk: 'high',
           headers: {
             'X-Figma-Region': 'us-east-1',
             'X-Team': '${FIGMA_TEAM}',
@@ -159,9 +160,13 @@ describe('mcp import: Codex config.toml', () => {
         },
       },
     ])
-    // top-level keys (model, profiles) are not ours to judge; unknown server keys are named
+    // each top-level key left out is named with where yoke has it; a server's approval modes become its risk
     assert.deepEqual(result.warnings, [
-      'server "figma": ignored unknown keys: default_tools_approval_mode, tools',
+      '"model" is not imported (only mcp_servers is): the model is a provider instance (openai, anthropic) of the preset',
+      '"approval_policy" is not imported (only mcp_servers is): the policy plugin decides what asks first (askRisks, ask rules)',
+      'not imported (not MCP servers): profiles',
+      'server "figma": tools.<tool>.approval_mode left out (search): yoke\'s risk is per server; a policy rule asks per tool (ask: ["mcp__<server>__<tool>"])',
+      'server "figma": default_tools_approval_mode "prompt" is risk: high (the policy asks before each call)',
     ])
   })
 
@@ -513,7 +518,7 @@ describe('mcp import: toYaml', () => {
     const lines = roundTrip(result).text.split('\n')
     assert.deepEqual(lines.slice(0, 2), [
       '# imported from codex-toml',
-      '# warning: server "figma": ignored unknown keys: default_tools_approval_mode, tools',
+      '# warning: "model" is not imported (only mcp_servers is): the model is a provider instance (openai, anthropic) of the preset',
     ])
     assert.ok(lines.includes('plugins:'))
   })

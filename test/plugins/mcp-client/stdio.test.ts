@@ -56,8 +56,8 @@ describe('tool names', () => {
       assert.ok(!r.success, JSON.stringify(config))
       return r.error.issues.map((i) => i.message).join('; ')
     }
-    assert.match(bad({ serverName: 'has space', command: 'x' }), /1-32 characters/)
-    assert.match(bad({ serverName: 'x'.repeat(33), command: 'x' }), /1-32 characters/)
+    assert.match(bad({ serverName: 'has space', command: 'x' }), /1-64 characters/)
+    assert.match(bad({ serverName: 'x'.repeat(65), command: 'x' }), /1-64 characters/)
     assert.match(bad({ serverName: 's', command: 'x', url: 'http://a/' }), /not both/)
     assert.match(bad({ serverName: 's' }), /needs command/)
     assert.match(bad({ serverName: 's', transport: 'http' }), /needs url/)

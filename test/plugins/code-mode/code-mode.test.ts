@@ -6,11 +6,13 @@ import { after, before, describe, it } from 'node:test'
 import codeMode from '../../../plugins/code-mode/index.ts'
 import {
   GLOBAL,
+  tapHook,
   type Asker,
   type CallOptions,
   type Kernel,
   type ToolCall,
   type ToolRuntime,
+  type TraceContext,
 } from '../../../src/index.ts'
 import { kernelWith } from '../../helpers/kernel.ts'
 import { RESERVED } from './reserved.ts'
@@ -75,7 +77,7 @@ describe('run_code: a program calls tools through the pipeline', { skip: RESERVE
   it('calls three tools and returns a summary, each call a pipeline call under run_code', async () => {
     const seen: ToolCall[] = []
     const tap = (d: any, call: ToolCall) => (seen.push(call), d)
-    rt.hooks.preExecute.tap('test-seen', tap)
+    const untap = tapHook(rt.hooks.preExecute, 'test-seen', tap)
     try {
       const r = await run(`
         const { sum } = await tools.add({ a: 2, b: 3 })
@@ -101,10 +103,7 @@ describe('run_code: a program calls tools through the pipeline', { skip: RESERVE
       }
       assert.ok(parent)
     } finally {
-      rt.hooks.preExecute.taps.splice(
-        rt.hooks.preExecute.taps.findIndex((t) => t.name === 'test-seen'),
-        1,
-      )
+      void untap()
     }
   })
 
@@ -120,6 +119,27 @@ describe('run_code: a program calls tools through the pipeline', { skip: RESERVE
     const unlabelled = await run('const n: number = 4\nreturn n * 2')
     assert.equal(unlabelled.status, 'ok', text(unlabelled))
     assert.equal((unlabelled.structured as any).result, 8)
+  })
+
+  it("each nested call's span is a child of run_code's (the trace hook sees run_code's as the caller's)", async () => {
+    const spans = new Map<string, { parent?: string; own: string }>()
+    const tracer = (incoming: TraceContext | undefined, call: ToolCall): TraceContext => {
+      const own = `00-${'a'.repeat(32)}-${String(spans.size + 1).padStart(16, '0')}-01`
+      spans.set(call.name, { parent: incoming?.traceparent, own })
+      return { traceparent: own }
+    }
+    const untap = tapHook(rt.hooks.trace, 'test-tracer', tracer)
+    try {
+      const r = await run(
+        'await tools.add({ a: 1, b: 1 }); return await tools.shout({ text: "x" })',
+      )
+      assert.equal(r.status, 'ok', text(r))
+      const parent = spans.get('run_code')!.own
+      assert.equal(spans.get('add')?.parent, parent)
+      assert.equal(spans.get('shout')?.parent, parent)
+    } finally {
+      void untap()
+    }
   })
 
   it("Promise.all: safe calls overlap, exclusive ones run alone (as the loop runs a model's)", async () => {
@@ -262,15 +282,12 @@ describe('run_code: approvals, scopes, reloads', { skip: RESERVED }, () => {
     const asked: string[] = []
     const after: string[] = []
     const tap = (d: any, call: ToolCall) => (after.push(call.name), d)
-    rt.hooks.preExecute.tap('test-after', tap)
+    const untap = tapHook(rt.hooks.preExecute, 'test-after', tap)
     const r = await run(
       'await tools.add({ a: 1, b: 1 }); try { await tools.wipe({}) } catch (e) { return "caught" }; await tools.shout({ text: "x" })',
       { asker: askerSaying('deny', asked) },
     )
-    rt.hooks.preExecute.taps.splice(
-      rt.hooks.preExecute.taps.findIndex((t) => t.name === 'test-after'),
-      1,
-    )
+    void untap()
     assert.equal(r.status, 'CODE_DENIED', text(r))
     assert.match(
       r.error!.message,

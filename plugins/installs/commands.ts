@@ -368,13 +368,14 @@ const installedCommand = defineCommand({
 const marketplaceAdd = defineCommand({
   name: 'marketplace add',
   summary:
-    'record a Claude Code marketplace (a folder, its marketplace.json, or an http(s) URL) for `yoke add NAME@MARKETPLACE`',
+    'record a Claude Code marketplace (a folder, its marketplace.json, an http(s) URL, or a git repository) for `yoke add NAME@MARKETPLACE`',
   usage: 'yoke marketplace add PATH|URL [--user] [--json] [common flags]',
   positionals: 1,
   flags: SCOPE_FLAGS,
   examples: [
     'yoke marketplace add ../team-plugins',
     'yoke marketplace add https://example.com/marketplace.json --user',
+    'yoke marketplace add https://github.com/anthropics/claude-plugins-official',
   ],
   async run(args, [source], cli) {
     if (!source)
@@ -388,7 +389,10 @@ const marketplaceAdd = defineCommand({
       import('./lock.ts'),
       import('node:path'),
     ])
-    const where = /^https?:\/\//i.test(source) ? source : resolve(cli.cwd, source)
+    // a URL (a marketplace.json over http(s), a git repository) as given, a path made absolute
+    const where = /^([a-z][a-z0-9+.-]*:\/\/|[\w.-]+@[\w.-]+:)/i.test(source)
+      ? source
+      : resolve(cli.cwd, source)
     const market = await readMarketplace(where)
     await lockChange(args, cli, () =>
       updateLock(scope.lock, (lock) => {

@@ -289,6 +289,9 @@ export async function fetchGitTree(
 ): Promise<Cloned> {
   if (/^-/.test(spec.url) || /^ext::/i.test(spec.url))
     throw refused(`${spec.url} is not a repository URL yoke fetches`)
+  const sub = spec.subdir && posix.normalize(spec.subdir.replace(/\\/g, '/')).replace(/\/+$/, '')
+  // `./` (a marketplace entry of the repository's top) is the whole tree
+  if (spec.subdir !== undefined && (!sub || sub === '.')) spec = { ...spec, subdir: undefined }
   await clone(spec, into, limits, progress)
   const git = await runner(limits)
   const { commit, refKind } = await resolveRef(git, into, spec)

@@ -13,15 +13,18 @@
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve, sep } from 'node:path'
+import { dirname, join, posix, relative, resolve, sep } from 'node:path'
 import { YokeError } from 'yoke/cli'
 import type { LockFile, MarketplaceRecord } from './api.ts'
 import { probe } from './detect.ts'
 import { download } from './download.ts'
-import type { SourceSpec } from './sources.ts'
+import { fetchGitTree, type GitSpec } from './git.ts'
+import { parseSource, type SourceSpec } from './sources.ts'
 
 export interface Marketplace {
   name: string
+  /** a marketplace read from a git repository: where, for its `./path` entries */
+  git?: GitSpec
   /** the marketplace.json read */
   file: string
   /** the folder relative sources start from (none for a marketplace read from a URL) */
@@ -40,8 +43,52 @@ export interface MarketplaceEntry {
 
 const MAX_MARKETPLACE_BYTES = 16 * 1024 * 1024
 
-/** Reads a marketplace from a folder, a file or a URL. */
+/**
+ * A marketplace in a git repository (`yoke marketplace add https://github.com/OWNER/REPO`, a git
+ * URL, `URL#REF:PATH`), as opposed to a marketplace.json served over http(s) or a local path.
+ */
+export function gitMarketplace(source: string): GitSpec | undefined {
+  if (/\.json([?#].*)?$/i.test(source)) return undefined
+  if (!/^([a-z][a-z0-9+.-]*:\/\/|[\w.-]+@[\w.-]+:)/i.test(source)) return undefined
+  const spec = parseSource(source, process.cwd())
+  return spec?.type === 'git' ? spec : undefined
+}
+
+/** Clones the repository (bounded and checked as any git install) and reads its marketplace. */
+async function readGitMarketplace(source: string, git: GitSpec): Promise<Marketplace> {
+  const work = mkdtempSync(join(tmpdir(), 'yoke-marketplace-'))
+  try {
+    const { root, commit } = await fetchGitTree(git, join(work, 'clone'), () => {})
+    const found = [
+      join(root, '.claude-plugin', 'marketplace.json'),
+      join(root, 'marketplace.json'),
+    ].find((f) => probe(f)?.isFile())
+    if (!found)
+      throw new YokeError('INSTALL_FAILED', {
+        reason: `${source} (at ${commit.slice(0, 12)}) has no .claude-plugin/marketplace.json (nor marketplace.json)`,
+      })
+    const stat = probe(found)!
+    if (stat.size > MAX_MARKETPLACE_BYTES)
+      throw new YokeError('INSTALL_FAILED', {
+        reason: `${source}: its marketplace.json is ${stat.size} bytes, more than a marketplace may be (${MAX_MARKETPLACE_BYTES})`,
+      })
+    const rel = relative(root, found).replace(/\\/g, '/')
+    return {
+      ...parseMarketplace(
+        readFileSync(found, 'utf8'),
+        `${source} (${rel} at ${commit.slice(0, 12)})`,
+      ),
+      git,
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+}
+
+/** Reads a marketplace from a folder, a file, a URL, or a git repository. */
 export async function readMarketplace(source: string): Promise<Marketplace> {
+  const git = gitMarketplace(source)
+  if (git) return readGitMarketplace(source, git)
   let file: string
   let root: string | undefined
   let text: string
@@ -88,6 +135,11 @@ export async function readMarketplace(source: string): Promise<Marketplace> {
       )
     text = readFileSync(file, 'utf8')
   }
+  return { ...parseMarketplace(text, file), ...(root && { root }) }
+}
+
+/** A marketplace.json's text, checked: its name, entries and pluginRoot. */
+function parseMarketplace(text: string, file: string): Marketplace {
   let doc: Record<string, unknown>
   try {
     doc = JSON.parse(text)
@@ -116,7 +168,6 @@ export async function readMarketplace(source: string): Promise<Marketplace> {
   return {
     name,
     file,
-    ...(root && { root }),
     plugins,
     ...(typeof pluginRoot === 'string' && { pluginRoot }),
   }
@@ -137,6 +188,23 @@ export function findMarketplace(name: string, locks: LockFile[]): MarketplaceRec
 /** The base of `github` sources: github.com, or a mirror (`YOKE_GITHUB_URL`, used by tests). */
 const githubBase = () => (process.env.YOKE_GITHUB_URL ?? 'https://github.com').replace(/\/+$/, '')
 
+/** A `./path` entry of a marketplace read from git: that folder of its repository. */
+function repositoryFolder(
+  market: Marketplace,
+  git: GitSpec,
+  source: string,
+  fail: (reason: string) => YokeError,
+): SourceSpec {
+  const entryPath =
+    source.startsWith('./') || !market.pluginRoot ? source : posix.join(market.pluginRoot, source)
+  const rel = posix.normalize(posix.join(git.subdir ?? '', entryPath))
+  const sub = rel.replace(/\/+$/, '') || '.'
+  if (sub === '..' || sub.startsWith('../') || sub.startsWith('/'))
+    throw fail(`its source ${source} leads outside the marketplace's repository`)
+  const { subdir: _top, ...repository } = git
+  return { ...repository, type: 'git', ...(sub !== '.' && { subdir: sub }) }
+}
+
 /** An entry's source as a spec yoke fetches. */
 export function entrySpec(market: Marketplace, entry: MarketplaceEntry): SourceSpec {
   const where = `entry "${entry.name}" of marketplace ${market.name} (${market.file})`
@@ -144,6 +212,7 @@ export function entrySpec(market: Marketplace, entry: MarketplaceEntry): SourceS
   const fail = (reason: string) =>
     new YokeError('INSTALL_FAILED', { reason: `${where}: ${reason}` })
   if (typeof source === 'string') {
+    if (market.git) return repositoryFolder(market, market.git, source, fail)
     if (!market.root)
       throw fail(
         `its source ${source} is a path, and a marketplace read from a URL has no files beside it: add the marketplace from a folder or a git checkout`,

@@ -170,6 +170,51 @@ describe('yoke add from git over git://', () => {
   })
 })
 
+describe('a marketplace in a git repository', () => {
+  it('is read from a clone; its ./path entries install from the repository, pinned by commit', async () => {
+    const { first } = repo('market-repo', {
+      '.claude-plugin/marketplace.json': JSON.stringify({
+        name: 'team',
+        owner: { name: 'o' },
+        plugins: [
+          { name: 'hello', source: './plugins/hello', version: '0.2.0' },
+          { name: 'escape', source: '../outside' },
+        ],
+      }),
+      'plugins/hello/.claude-plugin/plugin.json': JSON.stringify({ name: 'hello' }),
+      'plugins/hello/commands/hi.md': 'say hi\n',
+      'plugins/other/commands/no.md': 'not this one\n',
+    })
+    const o = setup()
+    const { readMarketplace } = await import('../../../plugins/installs/marketplace.ts')
+    const market = await readMarketplace(served.url('market-repo'))
+    assert.deepEqual(
+      [market.name, market.plugins.map((p) => p.name), market.root],
+      ['team', ['hello', 'escape'], undefined],
+    )
+    const { updateLock } = await import('../../../plugins/installs/lock.ts')
+    await updateLock(o.scope.lock, (lock) => {
+      lock.marketplaces.team = { name: 'team', source: served.url('market-repo'), addedAt: '' }
+    })
+    const added = await add('hello@team', o)
+    assert.deepEqual(
+      [
+        added.entry.kind,
+        added.entry.version,
+        added.entry.source.type,
+        added.entry.source.commit,
+        added.entry.source.subdir,
+      ],
+      ['claude-plugin', '0.2.0', 'git', first, 'plugins/hello'],
+    )
+    assert.ok(existsSync(join(added.dir, 'commands', 'hi.md')))
+    await assert.rejects(
+      add('escape@team', o),
+      /its source \.\.\/outside leads outside the marketplace's repository/,
+    )
+  })
+})
+
 describe('hostile git sources', () => {
   it('a submodule is refused, naming where it points', async () => {
     const { dir } = repo('with-sub', { 'skills/a/SKILL.md': skill('a', '1') })

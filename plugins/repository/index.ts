@@ -59,6 +59,9 @@ export default definePlugin({
 
 type RepositoryContext = InjectedContext<['runtime', 'approval']>
 
+/** how soon a replica that could not join the others through the store tries again */
+const REJOIN_MS = 5_000
+
 /** A session's dynamic plugins are its own: other sessions neither list nor call their tools. */
 function separateSessions(ctx: RepositoryContext, repo: Repository): void {
   const hidden = (tool: RegisteredTool, scope: string) => {
@@ -119,13 +122,17 @@ function shareWithReplicas(
       if (!store) return
       const replicas = new Replicas(store, repo, ctx.logger, forget, ttlMs)
       repo.replicas = replicas
-      await replicas
-        .join()
-        .catch((err: unknown) =>
-          ctx.logger.warn(
-            `dynamic plugins: could not read the other replicas' sessions from the shared store (${err instanceof Error ? err.message : String(err)}): each session's are read at its next repository call`,
-          ),
+      await replicas.join().catch((err: unknown) => {
+        ctx.logger.warn(
+          `dynamic plugins: could not join the other replicas through the shared store (${err instanceof Error ? err.message : String(err)}): each session's are read at its next repository call, and this replica tries again in ${REJOIN_MS / 1000} s`,
         )
+        // a replica that never hears the others would miss their runs and keep theirs waiting
+        ctx.setTimeout(() => {
+          if (repo.replicas !== replicas) return
+          repo.replicas = undefined
+          void replicas.close().then(join)
+        }, REJOIN_MS)
+      })
     }))
   ctx.tap(ctx.hooks.reload, 'repository replicas', () => void join())
   ctx.tap(ctx.runtime.hooks.unknownTool, 'repository replicas', (name: string, scope: string) =>

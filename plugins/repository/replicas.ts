@@ -119,8 +119,11 @@ export class Replicas {
 
   /** Subscribes, then applies every session the store lists (a replica that starts later runs what runs). */
   async join(): Promise<void> {
+    // each as it is made: a join that fails halfway is closed whole before it is tried again
     this.#subscriptions.push(
       await this.store.subscribe(CHANGES, (m) => void this.#heard(m as ChangeMessage)),
+    )
+    this.#subscriptions.push(
       await this.store.subscribe(`repo:answers:${this.id}`, (m) => this.#answered(m as never)),
     )
     const index = await this.store.get<string[]>(SESSIONS)

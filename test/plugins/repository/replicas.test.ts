@@ -200,6 +200,26 @@ describe("a caller's dynamic plugins on every replica", { skip: missing }, () =>
     await a.call('repository_undefine', { plugin: 'good' })
   })
 
+  it('a replica that starts while the store does not answer joins the others once it does', async () => {
+    redis.pause()
+    const late = replica(redis.url, 'rd')
+    // it starts alone (its first connection times out), and says it will try again
+    const d = await late
+    open.push(d)
+    await until(
+      'the replica to say it could not join',
+      () => d.warned(/could not join the other replicas through the shared store/),
+      { ms: 30_000 },
+    )
+    redis.resume()
+    await a.call('repository_define', { name: 'joined', purpose: 'j', source: weather('joined') })
+    assert.equal((await a.call('repository_run', { plugin: 'joined' })).status, 'ok')
+    await until('the late replica to run it', () => d.has('weather_now'), { ms: 30_000 })
+    assert.equal((await d.call('weather_now')).text, 'joined')
+    await a.call('repository_undefine', { plugin: 'joined' })
+    await until('the late replica to end it', () => !d.has('weather_now'), { ms: 30_000 })
+  })
+
   it('a store that went away leaves each replica its own plugins, and says so', async () => {
     await redis.kill()
     const defined = await a.call('repository_define', {

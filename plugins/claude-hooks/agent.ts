@@ -57,7 +57,9 @@ function tapTranscript(ctx: Ctx, hooks: Hooks) {
     )
   if (agent.runStart)
     ctx.tap(agent.runStart, 'claude-hooks transcript', async (context, info) => {
-      if (info.lane !== HOOK_LANE) transcriptFor(info.runId, owner, info.transcript, failed)
+      // written by an instance with hooks (any may read it), the first to see the run start
+      if (info.lane !== HOOK_LANE && hooks.any())
+        transcriptFor(info.runId, owner, info.transcript, failed)
       return context
     })
   ctx.tap(agent.beforeModel, 'claude-hooks transcript', async (request, info) => {

@@ -53,6 +53,8 @@ export interface Hooks {
     call?: ToolCall,
   ): Promise<Replies>
   has(event: FiredEvent): boolean
+  /** whether the instance has any handler now */
+  any(): boolean
   /** a run's transcript, known from its runStart; `tools`: the tool calls of its current turn */
   runs: Map<string, RunState>
   /** runs an agent handler started: no hook fires for them or their calls */
@@ -244,6 +246,10 @@ export class ClaudeHooks implements Hooks {
   /** every handler now, in source order */
   entries(): HookEntry[] {
     return [...this.#sources.values()].flat()
+  }
+
+  any(): boolean {
+    return this.entries().length > 0
   }
 
   has(event: FiredEvent): boolean {

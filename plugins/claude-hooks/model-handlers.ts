@@ -17,7 +17,12 @@ export interface HandlerServices {
   /** a bounded agent run for an agent handler: its final text */
   agent?(task: string, options: { timeoutMs: number; call?: ToolCall }): Promise<string>
   /** a tool call through the runtime as the hooks' own caller, in `call`'s scope */
-  callTool?(name: string, args: Record<string, unknown>, call?: ToolCall): Promise<ToolResult>
+  callTool?(
+    name: string,
+    args: Record<string, unknown>,
+    call: ToolCall | undefined,
+    signal: AbortSignal,
+  ): Promise<ToolResult>
 }
 
 /** What the model is told besides the hook's prompt: how to answer (Claude Code's response schema). */
@@ -217,25 +222,16 @@ export async function runMcpTool(
   if (!services.callTool) return { kind: 'error', why: 'no runtime to call the tool through' }
   const name = mcpToolName(handler.server, handler.tool)
   const args = fillInput(handler.input ?? {}, input) as Record<string, unknown>
-  let timer: NodeJS.Timeout | undefined
-  const timedOut = new Promise<Reply>((resolve) => {
-    timer = setTimeout(
-      () => resolve({ kind: 'error', why: `it timed out after ${timeoutMs / 1000} s` }),
-      Math.max(1, Math.round(timeoutMs)),
-    )
-  })
-  try {
-    const called = services.callTool(name, args, call).then((result): Reply => {
-      const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n')
-      if (!result.ok)
-        return {
-          kind: 'error',
-          why: `${name} answered ${result.status}${result.error ? `: ${result.error.message}` : ''}${text ? ` ${text.slice(0, 200)}` : ''}`,
-        }
-      return readStdout(text)
-    })
-    return await Promise.race([called, timedOut])
-  } finally {
-    clearTimeout(timer)
-  }
+  // the timeout aborts the call itself (its body gets the signal; an MCP server is told)
+  const signal = AbortSignal.timeout(Math.max(1, Math.round(timeoutMs)))
+  const result = await services.callTool(name, args, call, signal)
+  const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n')
+  if (!result.ok)
+    return {
+      kind: 'error',
+      why: signal.aborted
+        ? `it timed out after ${timeoutMs / 1000} s`
+        : `${name} answered ${result.status}${result.error ? `: ${result.error.message}` : ''}${text ? ` ${text.slice(0, 200)}` : ''}`,
+    }
+  return readStdout(text)
 }

@@ -21,11 +21,12 @@ let scopes = 0
 export function hookServices(hooks: { services: HookServices }): HandlerServices {
   return {
     model: () => hooks.services.model?.(),
-    callTool: async (name, args, call) => {
+    callTool: async (name, args, call, signal) => {
       const runtime = hooks.services.runtime
       if (!runtime) throw new Error('no runtime')
       return runtime.call(name, args, {
         caller: HOOK_CALLER,
+        signal,
         scope: call?.scope ?? GLOBAL,
         ...(call?.asker && { asker: call.asker }),
         ...(call?.trace && { trace: call.trace }),

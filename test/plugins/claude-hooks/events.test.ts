@@ -257,6 +257,16 @@ describe('Claude Code hook events, one by one (claude-hooks)', () => {
         { tool: 'mcp__audit__check', args: { note: 'ship it', tool: 'notes_add' } },
       ])
       assert.match(r.content.map((c: any) => c.text).join('\n'), /audited: ship it/)
+      // a server that is not there: a non-blocking error naming the tool
+      await install({
+        PreToolUse: [group('notes_add', { type: 'mcp_tool', server: 'gone', tool: 'check' })],
+      })
+      assert.equal((await h.rt.call('notes_add', { command: 'still' })).status, 'ok')
+      assert.ok(
+        h.logs.some(
+          (l) => l.level === 'warn' && /mcp__gone__check answered UNKNOWN_TOOL/.test(l.message),
+        ),
+      )
     } finally {
       await removeAll()
     }

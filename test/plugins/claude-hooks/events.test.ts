@@ -467,6 +467,23 @@ describe('Claude Code hook events, one by one (claude-hooks)', () => {
     }
   })
 
+  it('a prompt handler whose model answers no verdict, or fails, never blocks (a warning names it)', async () => {
+    await install({
+      PreToolUse: [group('notes_add', { type: 'prompt', prompt: 'Is $ARGUMENTS safe?' })],
+    })
+    try {
+      server.push({ text: 'Sure, looks fine to me.' })
+      assert.equal((await h.rt.call('notes_add', { command: 'a' })).status, 'ok')
+      server.push({ status: 500, error: 'the model is down' })
+      assert.equal((await h.rt.call('notes_add', { command: 'b' })).status, 'ok')
+      const warned = h.logs.filter((l) => l.level === 'warn').map((l) => l.message)
+      assert.ok(warned.some((m) => /the model's answer is not JSON.*it does not block/.test(m)))
+      assert.ok(warned.some((m) => /the model failed: .*it does not block/.test(m)))
+    } finally {
+      await removeAll()
+    }
+  })
+
   it('Stop: a prompt handler’s ok: false sends the model on with the reason; ok: true lets it stop', async () => {
     await install({
       Stop: [group(undefined, { type: 'prompt', prompt: 'Are all tasks complete? $ARGUMENTS' })],

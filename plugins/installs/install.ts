@@ -9,7 +9,15 @@
  * and an exec package sit in a folder named NAME inside it (a folder of skills, of packages); a
  * folder of skills is the folder itself; a Claude Code plugin is the folder itself.
  */
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { YokeError } from 'yoke/cli'
@@ -118,6 +126,13 @@ async function stage(given: string, options: Options): Promise<Staged> {
     const entryLike = { kind: detected.kind, name }
     const target = contentDir(staging, entryLike)
     copyTree(detected.content, target, given)
+    const served = fetched.source.type === 'server-json' || fetched.source.type === 'registry'
+    if (served && detected.name !== name) {
+      // a server.json installed under --name: its plugin (and so its server's name) takes it
+      const file = join(target, '.claude-plugin', 'plugin.json')
+      const manifest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>
+      writeFileSync(file, JSON.stringify({ ...manifest, name }, null, 2) + '\n')
+    }
     if (marketEntry?.strict === false) {
       // the marketplace entry is the whole definition (Claude Code's strict: false)
       mkdirSync(join(target, '.claude-plugin'), { recursive: true })

@@ -382,6 +382,11 @@ describe('yoke add of a server.json', () => {
     )
     const pinned = await add('mcp:io.github.acme/weather@1.0.0', { ...o, name: 'weather-1' })
     assert.equal(pinned.entry.version, '1.0.0')
+    // under --name, its plugin takes the name: two installs of one server do not share a server name
+    assert.equal(
+      JSON.parse(readFileSync(join(pinned.dir, '.claude-plugin', 'plugin.json'), 'utf8')).name,
+      'weather-1',
+    )
     assert.ok(
       registry.requests.some((r) =>
         r.startsWith('GET /v0/servers/io.github.acme%2Fweather/versions/1.0.0'),

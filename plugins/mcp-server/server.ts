@@ -300,7 +300,11 @@ export function serveRelayedTask(host: GatewayHost, body: Relay): object {
  * is listed only where a view serves deferred mode.
  */
 async function listed(host: GatewayHost, served: Served): Promise<RegisteredTool[]> {
-  const tools = [...served.view.tools().values()]
+  // a session (or a token holder) of its own may see more than the view: its dynamic plugins' tools
+  const own = served.scope !== served.view.scope
+  const tools = own
+    ? served.scope.list().filter((t) => served.view.admits(t.name))
+    : [...served.view.tools().values()]
   const search = served.view.config.toolSearch ? host.toolSearch() : undefined
   if (!search) return tools.filter((t) => t.name !== TOOL_SEARCH)
   return search.offered(tools, served.callerBase)

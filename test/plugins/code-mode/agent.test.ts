@@ -12,7 +12,6 @@ import type { ModelClient, ModelRequest } from '../../../plugins/models/api.ts'
 import { CassetteWriter } from '../../../plugins/replay/api.ts'
 import replay from '../../../plugins/replay/index.ts'
 import { agentHarness, type AgentHarness } from '../../helpers/agent.ts'
-import { RESERVED } from './reserved.ts'
 
 const tools = {
   name: 'tools',
@@ -89,7 +88,7 @@ async function harness(model: [unknown, unknown], offer: string) {
   return h
 }
 
-describe('run_code in the agent loop', { skip: RESERVED }, () => {
+describe('run_code in the agent loop', () => {
   it('each offer sends what it says: direct tools, run_code declaring them, or both', async () => {
     const names: Record<string, string[]> = {}
     for (const offer of ['direct', 'code', 'both']) {

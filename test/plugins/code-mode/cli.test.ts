@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { runYokeWithInput, suiteProjects } from '../../helpers/project.ts'
-import { RESERVED } from './reserved.ts'
 
 const project = suiteProjects()
 const CONFIG = `plugins:
@@ -16,7 +15,7 @@ const CONFIG = `plugins:
 `
 const PROGRAM = 'const s = await tools.skills_list({}); return { listed: typeof s }'
 
-describe('yoke tools call run_code', { skip: RESERVED }, () => {
+describe('yoke tools call run_code', () => {
   it('runs a program; its nested call asks the terminal (y: it goes on, n: CODE_DENIED)', async () => {
     const p = project({ 'yoke.config.yaml': CONFIG })
     const call = (answer: string) =>

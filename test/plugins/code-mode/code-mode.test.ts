@@ -15,7 +15,6 @@ import {
   type TraceContext,
 } from '../../../src/index.ts'
 import { kernelWith } from '../../helpers/kernel.ts'
-import { RESERVED } from './reserved.ts'
 
 const tools = {
   name: 'tools',
@@ -61,7 +60,6 @@ const text = (r: { content: readonly { type: string }[] }) =>
   r.content.map((p) => (p as { text?: string }).text ?? '').join('\n')
 
 before(async () => {
-  if (RESERVED) return
   ;({ kernel, rt } = await kernelWith([
     ['tools', tools],
     ['code', codeMode, { limits: { cpuMs: 2000, memoryMb: 16, maxCalls: 20, outputBytes: 4096 } }],
@@ -71,9 +69,9 @@ before(async () => {
     call.tool?.risk === 'high' && d.kind === 'allow' ? { kind: 'ask', reason: 'high risk' } : d,
   )
 })
-after(() => kernel?.dispose())
+after(() => kernel.dispose())
 
-describe('run_code: a program calls tools through the pipeline', { skip: RESERVED }, () => {
+describe('run_code: a program calls tools through the pipeline', () => {
   it('calls three tools and returns a summary, each call a pipeline call under run_code', async () => {
     const seen: ToolCall[] = []
     const tap = (d: any, call: ToolCall) => (seen.push(call), d)
@@ -190,50 +188,46 @@ describe('run_code: a program calls tools through the pipeline', { skip: RESERVE
   })
 })
 
-describe(
-  'run_code: limits end the run with their code and leave yoke running',
-  { skip: RESERVED },
-  () => {
-    const cases: Array<[string, string, RegExp]> = [
-      ['an endless loop', 'while (true) {}', /CODE_TIMEOUT/],
-      [
-        'a memory bomb',
-        'let s = "x"; for (;;) { s = s + s; s.charCodeAt(s.length - 1) }',
-        /CODE_MEMORY/,
-      ],
-      ['a deep recursion', 'const f = (n) => f(n + 1) + 1; return f(0)', /CODE_STACK/],
-      ['a flood of calls', 'for (;;) await tools.add({ a: 1, b: 1 })', /CODE_CALLS/],
-      ['a flood of output', 'for (;;) console.log("spam spam spam spam")', /CODE_OUTPUT/],
-      ['a caught timeout', 'for (;;) { try { while (true) {} } catch {} }', /CODE_TIMEOUT/],
-    ]
-    for (const [what, code, status] of cases)
-      it(`${what}`, async () => {
-        const r = await run(code)
-        assert.match(r.status, status, text(r))
-        const next = await run('return (await tools.add({ a: 1, b: 2 })).sum')
-        assert.equal((next.structured as any)?.result, 3, 'the next program runs as before')
-      })
-
-    it('a builtin that runs long between interrupt checks is ended by the host, whose event loop runs on', async () => {
-      let ticks = 0
-      const ticker = setInterval(() => ticks++, 5)
-      const r = await run('const a = []; for (;;) a.push(Array.from({ length: 1e5 }, (_, i) => i))')
-      clearInterval(ticker)
-      assert.match(r.status, /CODE_TIMEOUT|CODE_MEMORY/, text(r))
-      assert.ok(ticks > 0, 'the host ran its timers while the program ran')
-      const next = await run('return 1 + 1')
-      assert.equal((next.structured as any)?.result, 2)
+describe('run_code: limits end the run with their code and leave yoke running', () => {
+  const cases: Array<[string, string, RegExp]> = [
+    ['an endless loop', 'while (true) {}', /CODE_TIMEOUT/],
+    [
+      'a memory bomb',
+      'let s = "x"; for (;;) { s = s + s; s.charCodeAt(s.length - 1) }',
+      /CODE_MEMORY/,
+    ],
+    ['a deep recursion', 'const f = (n) => f(n + 1) + 1; return f(0)', /CODE_STACK/],
+    ['a flood of calls', 'for (;;) await tools.add({ a: 1, b: 1 })', /CODE_CALLS/],
+    ['a flood of output', 'for (;;) console.log("spam spam spam spam")', /CODE_OUTPUT/],
+    ['a caught timeout', 'for (;;) { try { while (true) {} } catch {} }', /CODE_TIMEOUT/],
+  ]
+  for (const [what, code, status] of cases)
+    it(`${what}`, async () => {
+      const r = await run(code)
+      assert.match(r.status, status, text(r))
+      const next = await run('return (await tools.add({ a: 1, b: 2 })).sum')
+      assert.equal((next.structured as any)?.result, 3, 'the next program runs as before')
     })
 
-    it('a promise nothing settles ends the run at once', async () => {
-      const r = await run('await new Promise(() => {})')
-      assert.equal(r.status, 'CODE_ERROR')
-      assert.match(r.error!.message, /nothing will settle/)
-    })
-  },
-)
+  it('a builtin that runs long between interrupt checks is ended by the host, whose event loop runs on', async () => {
+    let ticks = 0
+    const ticker = setInterval(() => ticks++, 5)
+    const r = await run('const a = []; for (;;) a.push(Array.from({ length: 1e5 }, (_, i) => i))')
+    clearInterval(ticker)
+    assert.match(r.status, /CODE_TIMEOUT|CODE_MEMORY/, text(r))
+    assert.ok(ticks > 0, 'the host ran its timers while the program ran')
+    const next = await run('return 1 + 1')
+    assert.equal((next.structured as any)?.result, 2)
+  })
 
-describe('run_code: no ambient authority', { skip: RESERVED }, () => {
+  it('a promise nothing settles ends the run at once', async () => {
+    const r = await run('await new Promise(() => {})')
+    assert.equal(r.status, 'CODE_ERROR')
+    assert.match(r.error!.message, /nothing will settle/)
+  })
+})
+
+describe('run_code: no ambient authority', () => {
   it('sees no process, require, import, fetch, timers, file system or host handle', async () => {
     const r = await run(`
       const kinds = {}
@@ -261,7 +255,7 @@ describe('run_code: no ambient authority', { skip: RESERVED }, () => {
   })
 })
 
-describe('run_code: approvals, scopes, reloads', { skip: RESERVED }, () => {
+describe('run_code: approvals, scopes, reloads', () => {
   const askerSaying = (answer: 'allow-once' | 'deny', asked: string[]): Asker => ({
     name: 'the person',
     ask: async (request) => (asked.push(request.call.name), answer),

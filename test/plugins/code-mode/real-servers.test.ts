@@ -15,7 +15,6 @@ import mcpServer from '../../../plugins/mcp-server/index.ts'
 import { toPlugin, validateConfig, type Plugin } from '../../../src/index.ts'
 import { everything, FILESYSTEM, MEMORY, mcpHarness, type McpHarness } from '../../helpers/mcp.ts'
 import { removeTree } from '../../helpers/temp.ts'
-import { RESERVED } from './reserved.ts'
 
 const TOKEN = 'code-mode-real-servers-token'
 let h: McpHarness
@@ -32,7 +31,7 @@ async function spawn(plugin: unknown, config: unknown, key: string) {
 
 const result = (r: { structured?: unknown }) => (r.structured as { result?: unknown })?.result
 
-describe('run_code over real MCP servers', { skip: RESERVED }, () => {
+describe('run_code over real MCP servers', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'yoke-code-mode-'))
     writeFileSync(join(dir, 'notes.txt'), 'alpha\nbeta\ngamma\n')

@@ -12,6 +12,7 @@ import { add, update, type Options } from '../../../plugins/installs/install.ts'
 import { projectScope, readLock, userScope } from '../../../plugins/installs/lock.ts'
 import { exitOf, outdated } from '../../../plugins/installs/outdated.ts'
 import { planServer } from '../../../plugins/installs/server-json.ts'
+import { parseSource } from '../../../plugins/installs/sources.ts'
 import { commitAll, git, initRepo, serveGit, type ServedGit } from '../../helpers/git-daemon.ts'
 import { everythingHttp, freePort, stop } from '../../helpers/mcp.ts'
 import { runYoke, suiteProjects } from '../../helpers/project.ts'
@@ -54,6 +55,61 @@ const refused = (pattern: RegExp) => (err: unknown) => {
   assert.match(String((err as Error).message), pattern)
   return true
 }
+
+describe('what a source names', () => {
+  it('git URLs with a ref and a sub-path, forge pages, registry entries, server.json files', () => {
+    const cwd = project().dir
+    writeFileSync(join(cwd, 'server.json'), '{}')
+    const cases: Array<[string, unknown]> = [
+      [
+        'https://github.com/acme/tools.git#main:plugins/fmt',
+        {
+          type: 'git',
+          url: 'https://github.com/acme/tools.git',
+          ref: 'main',
+          subdir: 'plugins/fmt',
+        },
+      ],
+      [
+        'https://github.com/acme/tools/tree/v2/plugins/fmt',
+        { type: 'git', url: 'https://github.com/acme/tools.git', ref: 'v2', subdir: 'plugins/fmt' },
+      ],
+      ['https://github.com/acme/tools', { type: 'git', url: 'https://github.com/acme/tools.git' }],
+      [
+        'https://gitlab.com/acme/tools/-/tree/main/skills',
+        { type: 'git', url: 'https://gitlab.com/acme/tools.git', ref: 'main', subdir: 'skills' },
+      ],
+      [
+        'git@github.com:acme/tools.git#:skills/fmt',
+        { type: 'git', url: 'git@github.com:acme/tools.git', subdir: 'skills/fmt' },
+      ],
+      [
+        'ssh://git@host:2222/x.git#v1',
+        { type: 'git', url: 'ssh://git@host:2222/x.git', ref: 'v1' },
+      ],
+      [
+        'https://example.com/pkg-1.0.0.tgz',
+        { type: 'tarball', url: 'https://example.com/pkg-1.0.0.tgz' },
+      ],
+      [
+        'mcp:io.github.acme/weather@1.2.0',
+        {
+          type: 'registry',
+          base: 'http://r.test',
+          name: 'io.github.acme/weather',
+          version: '1.2.0',
+        },
+      ],
+      ['./server.json', { type: 'server-json', url: join(cwd, 'server.json') }],
+      [
+        'https://example.com/weather.server.json',
+        { type: 'server-json', url: 'https://example.com/weather.server.json' },
+      ],
+    ]
+    for (const [given, spec] of cases)
+      assert.deepEqual(parseSource(given, cwd, 'http://r.test'), spec, given)
+  })
+})
 
 describe('yoke add from git over git://', () => {
   it('a ref and a sub-path: the commit is recorded, outdated says what moved, update follows a branch and refuses a moved tag', async () => {

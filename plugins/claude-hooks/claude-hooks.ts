@@ -6,8 +6,7 @@
  * replies decide is tool-events.ts's (pure), what the session events do is agent.ts's.
  */
 import { existsSync } from 'node:fs'
-import { homedir } from 'node:os'
-import { basename, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import {
   messageOf,
   readConfigText,
@@ -23,7 +22,9 @@ import {
 import type { AgentApi } from '../agent-loop/api.ts'
 import type { ModelClient } from '../models/api.ts'
 import { readHooks, readHooksFile, type FiredEvent, type HookEntry } from './format.ts'
-import { cap, runHandler, type HookJson, type Reply, type RunEnv } from './handlers.ts'
+import { runHandler, type HookJson, type Reply, type RunEnv } from './handlers.ts'
+import { Rewakes } from './rewake.ts'
+import { configChangeBlocks, FileEvents } from './files.ts'
 import { HOOK_CALLER, hookServices } from './services.ts'
 import { postAdditions, preToolUse, textOf, withText } from './tool-events.ts'
 import { claudeTranscriptOf } from './transcript.ts'
@@ -151,74 +152,23 @@ export class ClaudeHooks implements Hooks {
         for (const file of new Set(changes.map((c) => resolve(c.path))))
           if (this.#files.includes(file)) void this.#changed(file)
       })
-    this.#watchFileChanged()
+    this.#fileEvents.watch()
     return this
   }
 
-  /**
-   * A hooks file changed: a settings file's change is first put to ConfigChange, whose exit 2 or
-   * `decision: block` keeps the hooks in force (a managed one's cannot be blocked); then read.
-   */
+  /** A hooks file changed: ConfigChange may keep its hooks (files.ts); else it is read again. */
   async #changed(file: string): Promise<void> {
-    const source = configSource(file)
-    if (source && this.has('ConfigChange')) {
-      const replies = await this.fire('ConfigChange', [source], {
-        ...this.sessionInput(),
-        source,
-        file_path: file,
-      })
-      const blocked = replies.some(
-        ({ reply }) =>
-          reply.kind === 'block' || (reply.kind === 'ok' && reply.json?.decision === 'block'),
-      )
-      if (blocked && source !== 'policy_settings') {
-        this.#log(
-          'info',
-          `a ConfigChange hook blocked the change of ${file}; its hooks stay as they were`,
-        )
-        return
-      }
-    }
+    if (await configChangeBlocks(this, file)) return
     this.readFile(file)
-    this.#watchFileChanged()
+    this.#fileEvents.watch()
   }
 
-  /** the files FileChanged matchers name (literal names in the project directory), watched */
-  #fileWatch: { names: string; stop?: (() => unknown) | void } = { names: '' }
-
-  /** Watches the files the FileChanged matchers list; a change fires FileChanged with its name. */
-  #watchFileChanged(): void {
-    const names = [
-      ...new Set(
-        this.entries()
-          .filter((e) => e.event === 'FileChanged' && e.matcher)
-          .flatMap((e) => e.matcher!.split('|').map((n) => n.trim()))
-          .filter(Boolean),
-      ),
-    ].sort()
-    if (names.join('|') === this.#fileWatch.names) return
-    void this.#fileWatch.stop?.()
-    const paths = names.map((n) => resolve(this.projectDir, n))
-    this.#fileWatch = {
-      names: names.join('|'),
-      stop: paths.length
-        ? this.host.watch?.(paths, (changes) => {
-            for (const c of changes)
-              if (c.event === 'add' || c.event === 'change' || c.event === 'unlink')
-                void this.fire('FileChanged', [basename(c.path)], {
-                  ...this.sessionInput(),
-                  file_path: resolve(c.path),
-                  event: c.event,
-                })
-          })
-        : undefined,
-    }
-  }
+  /** FileChanged's watch of the files its matchers name (files.ts) */
+  readonly #fileEvents = new FileEvents(this, (paths, handler) => this.host.watch?.(paths, handler))
 
   /** Stops watching the FileChanged files (the instance is going). */
   close(): void {
-    void this.#fileWatch.stop?.()
-    this.#fileWatch = { names: '' }
+    this.#fileEvents.close()
   }
 
   /** Reads one hooks file; a broken one keeps its last good hooks (a missing one has none). */
@@ -290,54 +240,25 @@ export class ClaudeHooks implements Hooks {
     const background = (e: HookEntry) =>
       e.handler.type === 'command' && (e.handler.async || e.handler.asyncRewake)
     // async: no decision; asyncRewake: an exit 2 wakes the run with its stderr (or stdout)
-    for (const e of matching) if (background(e)) this.#background(event, input, run(e))
+    for (const e of matching)
+      if (background(e)) this.#rewakes.started(event, String(input.session_id), run(e))
     return Promise.all(matching.filter((e) => !background(e)).map(run))
   }
 
-  /** texts asyncRewake handlers woke a run with, for its stop (which sends the model on with them) */
-  readonly rewakes = new Map<string, string[]>()
-  /** a run's asyncRewake handlers still running (a tool event's): its stop waits for them */
-  readonly #waking = new Map<string, Set<Promise<void>>>()
-
-  #background(
-    event: FiredEvent,
-    input: Record<string, unknown>,
-    running: Promise<Replies[number]>,
-  ) {
-    const done = running.then((r) => this.#rewake(input, r))
-    if (event === 'Stop' || event === 'SubagentStop') return
-    const runId = String(input.session_id)
-    const set = this.#waking.get(runId) ?? new Set()
-    this.#waking.set(runId, set.add(done))
-    void done.finally(() => {
-      set.delete(done)
-      if (!set.size) this.#waking.delete(runId)
-    })
-  }
+  /** asyncRewake handlers' wakes, by run (rewake.ts) */
+  readonly #rewakes = new Rewakes(
+    (runId) => this.runs.has(runId),
+    (m) => this.#log('warn', m),
+  )
 
   /** Waits for the run's asyncRewake handlers that still run (each bounded by its timeout). */
-  async settleRewakes(runId: string): Promise<void> {
-    const pending = this.#waking.get(runId)
-    if (pending) await Promise.all([...pending])
+  settleRewakes(runId: string): Promise<void> {
+    return this.#rewakes.settle(runId)
   }
 
-  #rewake(input: Record<string, unknown>, { entry, reply }: Replies[number]): void {
-    const { handler } = entry
-    if (handler.type !== 'command' || !handler.asyncRewake || reply.kind !== 'block') return
-    const runId = String(input.session_id)
-    const lead = typeof handler.rewakeMessage === 'string' ? `${handler.rewakeMessage}\n\n` : ''
-    if (!this.runs.has(runId)) {
-      this.#log('warn', `hook ${entry.label} woke run ${runId}, which has ended: ${reply.reason}`)
-      return
-    }
-    this.rewakes.set(runId, [...(this.rewakes.get(runId) ?? []), cap(`${lead}${reply.reason}`)])
-  }
-
-  /** The texts waiting for a run (taken). */
+  /** The texts asyncRewake handlers woke the run with (taken). */
   takeRewakes(runId: string): string[] {
-    const texts = this.rewakes.get(runId) ?? []
-    this.rewakes.delete(runId)
-    return texts
+    return this.#rewakes.take(runId)
   }
 
   /** A call the hooks leave alone: their own (an mcp_tool handler's), or an agent handler's run's. */
@@ -516,13 +437,4 @@ export class ClaudeHooks implements Hooks {
 /** The run a call belongs to (`agent:<runId>`), else its caller. */
 export function runOf(call: ToolCall): string {
   return call.caller.startsWith('agent:') ? call.caller.slice(6) : call.caller
-}
-
-/** ConfigChange's source for a settings file yoke reads (undefined: no Claude Code settings file). */
-export function configSource(file: string): string | undefined {
-  if (/managed-settings(\.d\/.*)?\.json$/.test(file)) return 'policy_settings'
-  if (/\.claude\/settings\.local\.json$/.test(file)) return 'local_settings'
-  if (/\.claude\/settings\.json$/.test(file))
-    return file.startsWith(resolve(homedir(), '.claude')) ? 'user_settings' : 'project_settings'
-  return undefined
 }

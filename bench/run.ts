@@ -7,6 +7,7 @@ import { agentBench } from './agent.ts'
 import { capabilitiesStoreBench } from './capabilities-store.ts'
 import { coldStartBench } from './cold-start.ts'
 import { consoleBench } from './console.ts'
+import { evalCode } from './eval-code/run.ts'
 import { execBench } from './exec.ts'
 import { gatewayBench } from './gateway.ts'
 import { lifecycleBench } from './lifecycle.ts'
@@ -41,6 +42,8 @@ const BENCHES: Record<string, () => Promise<void>> = {
   repository: repositoryBench,
   memory: memoryBench,
   'capabilities-store': capabilitiesStoreBench,
+  // issue 34: code mode against direct calls on recorded cassettes (turns, tokens, sandbox cost)
+  'eval-code': () => evalCode(),
 }
 
 const args = process.argv.slice(2)

@@ -14,7 +14,10 @@ import { SearchIndex, type Searchable } from '../../../plugins/tool-search/rank.
 
 describe('the no-match signals', () => {
   const df: Record<string, number> = { send: 40, email: 3, messag: 5 }
-  const of = (terms: string[], ranked: Array<{ queryTerms: string[]; match: Record<string, unknown> }>) =>
+  const of = (
+    terms: string[],
+    ranked: Array<{ queryTerms: string[]; match: Record<string, unknown> }>,
+  ) =>
     signalsOf(
       new Set(terms),
       ranked.map((r) => ({ ...r, score: 1 })),

@@ -111,16 +111,22 @@ function annotationsOf(tool: RegisteredTool): Record<string, unknown> | undefine
 /**
  * A registered tool as tools/list shows it: the schemas, annotations and `execution` exactly as
  * registered (an upstream server's pass through as it sent them); yoke adds nothing, except
- * `execution.taskSupport: 'optional'` on its own spawnOnly tools, which it serves as tasks.
+ * `execution.taskSupport: 'optional'` on its own spawnOnly tools, which it serves as tasks. Where
+ * tasks are not served (`tasks` false: a 2025-era connection), no `taskSupport` is shown: such a
+ * client calls every tool plainly, and one that read `required` would refuse to call it at all.
  */
-export function toMcpTool(tool: RegisteredTool): Tool {
+export function toMcpTool(tool: RegisteredTool, tasks = true): Tool {
   const extras = tool as McpExtras
   const annotations = annotationsOf(tool)
-  const execution = isRecord(extras.execution)
+  let execution = isRecord(extras.execution)
     ? extras.execution
     : tool.spawnOnly
       ? { taskSupport: 'optional' }
       : undefined
+  if (!tasks && execution && 'taskSupport' in execution) {
+    const { taskSupport: _served, ...rest } = execution
+    execution = Object.keys(rest).length ? rest : undefined
+  }
   return {
     name: tool.name,
     ...(typeof extras.title === 'string' && { title: extras.title }),

@@ -131,7 +131,8 @@ function serveTools(server: Server, host: GatewayHost, served: Served) {
   server.setRequestHandler('tools/list', async () => {
     const tools = await listed(host, served)
     host.listed(tools, served)
-    return { tools: tools.map(toMcpTool) }
+    const tasks = served.era === 'modern'
+    return { tools: tools.map((tool) => toMcpTool(tool, tasks)) }
   })
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name } = request.params

@@ -320,6 +320,8 @@ export class McpClientInstance {
       // a 2026-07-28 server makes a call a task itself (the wire follows it); a 2025 one is asked to
       const caps = session.client.getServerCapabilities()
       asTask = session.era === 'legacy' && runsAsTask(tool, spawnOnly, caps, this.server)
+      // a task's questions name their task (elicit.ts): it must not make another call's ambiguous
+      if (asTask) this.#running.delete(call)
       const result = asTask
         ? await this.#taskCalls(session).call(tool, args, call, link)
         : await callOnce(session, cfg, tool, args, call, link, this.#answer)

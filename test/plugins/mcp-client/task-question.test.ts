@@ -62,6 +62,24 @@ describe('mcp-client: an upstream task that asks a question (server-everything)'
     )
   })
 
+  it("another call's question is asked while a task of the same server runs", async () => {
+    const asked: Array<string | undefined> = []
+    answer = async (q) => (asked.push(q.call?.name), { action: 'decline' })
+    let running!: () => void
+    const started = new Promise<void>((resolve) => (running = resolve))
+    const task = h.rt.call(
+      RESEARCH,
+      { topic: 'beside', ambiguous: false },
+      { onProgress: () => running() },
+    )
+    await started
+    // the task runs and names its own questions: this call's question is this call's alone
+    const other = await h.rt.call('mcp__everything__trigger-elicitation-request', {})
+    assert.equal(other.status, 'ok', text(other))
+    assert.deepEqual(asked, ['mcp__everything__trigger-elicitation-request'])
+    assert.equal((await task).status, 'ok')
+  })
+
   it('a question nobody answers ends as cancel within callMs, and the task goes on to its end', async () => {
     let withdrawn = false
     answer = (q) =>

@@ -12,7 +12,7 @@ import ts from 'typescript'
 import codeMode from '../../../plugins/code-mode/index.ts'
 import type { McpServerApi } from '../../../plugins/mcp-server/api.ts'
 import mcpServer from '../../../plugins/mcp-server/index.ts'
-import { toPlugin, validateConfig, type Plugin } from '../../../src/index.ts'
+import { spawnActive } from '../../helpers/kernel.ts'
 import { everything, FILESYSTEM, MEMORY, mcpHarness, type McpHarness } from '../../helpers/mcp.ts'
 import { removeTree } from '../../helpers/temp.ts'
 
@@ -20,14 +20,8 @@ const TOKEN = 'code-mode-real-servers-token'
 let h: McpHarness
 let dir: string
 
-async function spawn(plugin: unknown, config: unknown, key: string) {
-  const p = toPlugin(plugin) as Plugin
-  const checked = validateConfig(p, config)
-  assert.ok('value' in checked, JSON.stringify(checked))
-  const fiber = h.kernel.spawn(p, checked.value, { key })
-  await h.kernel.whenSettled(fiber, 20_000)
-  assert.equal(fiber.state, 'active', String(fiber.error))
-}
+const spawn = (plugin: unknown, config: unknown, key: string) =>
+  spawnActive(h.kernel, plugin, config, key)
 
 const result = (r: { structured?: unknown }) => (r.structured as { result?: unknown })?.result
 

@@ -12,7 +12,7 @@ import mcpServer, { type McpServerApi } from '../../../plugins/mcp-server/index.
 import { STATIC_HOLDER } from '../../../plugins/mcp-server/oauth/access.ts'
 import { StatelessHandlers } from '../../../plugins/mcp-server/stateless.ts'
 import type { View } from '../../../plugins/mcp-server/views.ts'
-import { toPlugin, validateConfig, type Plugin } from '../../../src/index.ts'
+import { spawnActive } from '../../helpers/kernel.ts'
 import { mcpHarness, type McpHarness } from '../../helpers/mcp.ts'
 import { tempProject, type Project } from '../../helpers/project.ts'
 import { until } from '../../helpers/until.ts'
@@ -76,12 +76,7 @@ describe('stateless requests run per token holder', () => {
       [whoami, {}, 'tools'],
       [mcpServer, { token: STATIC, oauth: { issuer }, maxHolders: 1 }, 'gateway'],
     ] as const) {
-      const p = toPlugin(plugin) as Plugin
-      const checked = validateConfig(p, config)
-      assert.ok('value' in checked, JSON.stringify(checked))
-      const fiber = h.kernel.spawn(p, checked.value, { key })
-      await h.kernel.whenSettled(fiber, 20_000)
-      assert.equal(fiber.state, 'active', String(fiber.error?.stack ?? fiber.error))
+      await spawnActive(h.kernel, plugin, config, key)
     }
     url = (h.kernel.services.get('mcpServer')!.value as McpServerApi).url!
   })

@@ -8,7 +8,8 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import mcpServer, { type McpServerApi } from '../../../plugins/mcp-server/index.ts'
 import { KEEP_ALIVE } from '../../../plugins/mcp-server/keepalive.ts'
-import { toPlugin, validateConfig, type Plugin } from '../../../src/index.ts'
+import { toPlugin, type Plugin } from '../../../src/index.ts'
+import { spawnActive } from '../../helpers/kernel.ts'
 import { mcpHarness, type McpHarness } from '../../helpers/mcp.ts'
 import { modernPost } from '../../helpers/modern.ts'
 import { until } from '../../helpers/until.ts'
@@ -37,12 +38,7 @@ describe('keep-alive comments on quiet event streams', () => {
       {},
       { key: 'holder' },
     )
-    const plugin = toPlugin(mcpServer) as Plugin
-    const checked = validateConfig(plugin, { token: TOKEN, http: { keepAliveMs: 100 } })
-    assert.ok('value' in checked, JSON.stringify(checked))
-    const fiber = h.kernel.spawn(plugin, checked.value, { key: 'gateway' })
-    await h.kernel.whenSettled(fiber, 20_000)
-    assert.equal(fiber.state, 'active', String(fiber.error))
+    await spawnActive(h.kernel, mcpServer, { token: TOKEN, http: { keepAliveMs: 100 } }, 'gateway')
     url = (h.kernel.services.get('mcpServer')!.value as McpServerApi).url!
   })
   after(() => h.close())

@@ -9,7 +9,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import mcpServer, { type McpServerApi } from '../../../plugins/mcp-server/index.ts'
 import policy from '../../../plugins/policy/index.ts'
 import repository from '../../../plugins/repository/index.ts'
-import { toPlugin, validateConfig, type Plugin } from '../../../src/index.ts'
+import { spawnActive } from '../../helpers/kernel.ts'
 import { mcpHarness, type McpHarness } from '../../helpers/mcp.ts'
 
 const TOKEN = 'session-tools-token-0123456789abcdef'
@@ -46,18 +46,9 @@ describe("a session's own tools", () => {
   let url: string
   before(async () => {
     h = await mcpHarness()
-    for (const [key, plugin, config] of [
-      ['policy', policy, {}],
-      ['repository', repository, {}],
-      ['gateway', mcpServer, { token: TOKEN }],
-    ] as const) {
-      const p = toPlugin(plugin) as Plugin
-      const checked = validateConfig(p, config)
-      assert.ok('value' in checked, JSON.stringify(checked))
-      const fiber = h.kernel.spawn(p, checked.value, { key })
-      await h.kernel.whenSettled(fiber, 20_000)
-      assert.equal(fiber.state, 'active', String(fiber.error))
-    }
+    await spawnActive(h.kernel, policy, {}, 'policy')
+    await spawnActive(h.kernel, repository, {}, 'repository')
+    await spawnActive(h.kernel, mcpServer, { token: TOKEN }, 'gateway')
     url = (h.kernel.services.get('mcpServer')!.value as McpServerApi).url!
   })
   after(() => h.close())

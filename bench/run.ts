@@ -8,6 +8,7 @@ import { capabilitiesStoreBench } from './capabilities-store.ts'
 import { coldStartBench } from './cold-start.ts'
 import { consoleBench } from './console.ts'
 import { evalCode } from './eval-code/run.ts'
+import { evalTools } from './eval-tools/run.ts'
 import { execBench } from './exec.ts'
 import { gatewayBench } from './gateway.ts'
 import { lifecycleBench } from './lifecycle.ts'
@@ -44,6 +45,8 @@ const BENCHES: Record<string, () => Promise<void>> = {
   'capabilities-store': capabilitiesStoreBench,
   // issue 34: code mode against direct calls on recorded cassettes (turns, tokens, sandbox cost)
   'eval-code': () => evalCode(),
+  // issue 32: tool search recall and no-match on the dev and test sets (lexical, offline)
+  'eval-tools': () => evalTools(),
 }
 
 const args = process.argv.slice(2)

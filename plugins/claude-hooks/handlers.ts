@@ -145,7 +145,7 @@ async function runCommand(
   const stderr = r.stderr.join('\n').trim()
   // the runner's own kill at the output cap is said as the cap, not as a signal
   if (r.flooded) return { kind: 'error', why: `its ${r.stopped}` }
-  if (r.timedOut) return { kind: 'error', why: `it timed out after ${timeoutMs / 1000} s` }
+  if (r.timedOut) return { kind: 'error', why: timedOut(timeoutMs) }
   if (r.signal) return { kind: 'error', why: `it was killed by ${r.signal}` }
   if (r.code === 2)
     return { kind: 'block', reason: cap(stderr || 'a hook blocked it (exit 2, no stderr)') }
@@ -181,7 +181,7 @@ async function runHttp(
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
       body: input,
-      signal: AbortSignal.timeout(Math.max(1, Math.round(timeoutMs))),
+      signal: deadline(timeoutMs),
       redirect: 'error',
     })
     const body = await readCapped(response, MAX_STDOUT)
@@ -189,17 +189,27 @@ async function runHttp(
       return { kind: 'error', why: `its response body is over ${MAX_STDOUT} bytes, stopped` }
     text = body
   } catch (err) {
-    const e = err as Error
-    return {
-      kind: 'error',
-      why:
-        e.name === 'TimeoutError'
-          ? `it timed out after ${timeoutMs / 1000} s`
-          : `the request failed: ${e.message}`,
-    }
+    return thrown(err, timeoutMs, 'the request')
   }
   if (!response.ok) return { kind: 'error', why: `HTTP ${response.status}` }
   return readStdout(text)
+}
+
+/** A handler's deadline as a signal: `timeoutMs`, rounded to a whole millisecond and at least one. */
+export function deadline(timeoutMs: number): AbortSignal {
+  return AbortSignal.timeout(Math.max(1, Math.round(timeoutMs)))
+}
+
+/** Why a handler cut off at its timeout did not answer. */
+export function timedOut(timeoutMs: number): string {
+  return `it timed out after ${timeoutMs / 1000} s`
+}
+
+/** A handler's awaited step that threw: its deadline ran out (a TimeoutError), or `what` failed. */
+export function thrown(err: unknown, timeoutMs: number, what: string): Reply {
+  return (err as Error | undefined)?.name === 'TimeoutError'
+    ? { kind: 'error', why: timedOut(timeoutMs) }
+    : { kind: 'error', why: `${what} failed: ${messageOf(err)}` }
 }
 
 /** A response's body as text, read as it streams; undefined (and the rest never read) past `max` bytes. */

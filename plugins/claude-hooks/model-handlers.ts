@@ -9,7 +9,7 @@
 import { messageOf, type ToolCall, type ToolResult } from 'yoke'
 import type { ModelClient } from '../models/api.ts'
 import type { AgentHandler, FiredEvent, McpToolHandler, PromptHandler } from './format.ts'
-import { cap, type HookJson, type Reply } from './handlers.ts'
+import { cap, deadline, thrown, timedOut, type HookJson, type Reply } from './handlers.ts'
 
 /** What these handlers reach in yoke (absent: the handler says so and does not block). */
 export interface HandlerServices {
@@ -133,18 +133,11 @@ export async function runPrompt(
         messages: [{ role: 'user', content: promptText(handler.prompt, input) }],
         tools: [],
       },
-      { signal: AbortSignal.timeout(Math.max(1, Math.round(timeoutMs))) },
+      { signal: deadline(timeoutMs) },
     )
     text = response.text
   } catch (err) {
-    const e = err as Error
-    return {
-      kind: 'error',
-      why:
-        e.name === 'TimeoutError'
-          ? `it timed out after ${timeoutMs / 1000} s`
-          : `the model failed: ${messageOf(err)}`,
-    }
+    return thrown(err, timeoutMs, 'the model')
   }
   const verdict = readVerdict(text)
   return typeof verdict === 'string'
@@ -223,14 +216,14 @@ export async function runMcpTool(
   const name = mcpToolName(handler.server, handler.tool)
   const args = fillInput(handler.input ?? {}, input) as Record<string, unknown>
   // the timeout aborts the call itself (its body gets the signal; an MCP server is told)
-  const signal = AbortSignal.timeout(Math.max(1, Math.round(timeoutMs)))
+  const signal = deadline(timeoutMs)
   const result = await services.callTool(name, args, call, signal)
   const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n')
   if (!result.ok)
     return {
       kind: 'error',
       why: signal.aborted
-        ? `it timed out after ${timeoutMs / 1000} s`
+        ? timedOut(timeoutMs)
         : `${name} answered ${result.status}${result.error ? `: ${result.error.message}` : ''}${text ? ` ${text.slice(0, 200)}` : ''}`,
     }
   return readStdout(text)

@@ -36,6 +36,8 @@ export interface Skill {
   /** the skill directory's real path when it was indexed: skill_read reads only inside it */
   realDir?: string
   description: string
+  /** Claude Code's `when_to_use`: when the model should reach for it (searched with the description) */
+  whenToUse?: string
   body: string
   license?: string
   compatibility?: string
@@ -205,6 +207,7 @@ export function parseSkill(content: string, location: SkillLocation): Skill | Sk
     ...where,
     name,
     description: description ?? '',
+    ...(text(values.when_to_use) ? { whenToUse: text(values.when_to_use) } : {}),
     body: split.body,
     license: text(values.license),
     compatibility: typeof compatibility === 'string' ? compatibility : undefined,

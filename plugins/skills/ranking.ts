@@ -65,9 +65,7 @@ export class SkillRanker {
         // a collection's one-line summary (openai/skills' `metadata.short-description`) reads as a title
         title: skill.metadata?.['short-description'],
         // Claude Code's `when_to_use` reads as more description, once the parser keeps it
-        description: [skill.description, (skill as Skill & { whenToUse?: string }).whenToUse]
-          .filter(Boolean)
-          .join(' '),
+        description: [skill.description, skill.whenToUse].filter(Boolean).join(' '),
         source: 'skills',
         // a query that names a skill (or a word of its name) finds it, in any sentence
         namedBy: [bareName(skill)],

@@ -4,9 +4,8 @@
 // settings answered in JSON; then one table of agent-event cases (context added to a prompt, a
 // prompt refused, a crash that never blocks) run against both formats with a real agent loop.
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { before, describe, it } from 'node:test'
 import { stringify } from 'yaml'
-import openai from '../../../plugins/openai/index.ts'
 import shellHooks from '../../../plugins/shell-hooks/index.ts'
 import claudeHooks from '../../../plugins/claude-hooks/index.ts'
 import {
@@ -19,15 +18,14 @@ import {
   type HookBehaviour,
   type HookRun,
 } from '../../conformance/hooks.ts'
-import { agentHarness, type AgentHarness } from '../../helpers/agent.ts'
-import { modelServer, type ModelServer } from '../../helpers/model-server.ts'
+import type { AgentHarness } from '../../helpers/agent.ts'
+import { openaiAgentSuite, printSpecific } from '../../helpers/claude-hooks.ts'
+import type { ModelServer } from '../../helpers/model-server.ts'
 import { tempProject } from '../../helpers/project.ts'
 
 type Answer = 'exit-codes' | 'json'
 
-const json = (value: unknown) => `printf '%s' ${shQuote(JSON.stringify(value))}`
-const pre = (out: Record<string, unknown>) =>
-  json({ hookSpecificOutput: { hookEventName: 'PreToolUse', ...out } })
+const pre = (out: Record<string, unknown>) => printSpecific('PreToolUse', out)
 
 /** Each behaviour as a Claude Code hook: exit 2 blocks (stderr: the reason), JSON on stdout decides. */
 function claudeBody(behaviour: HookBehaviour, answer: Answer): string | undefined {
@@ -129,8 +127,6 @@ runHookConformance('Claude Code settings hooks inline, answered in JSON (claude-
 
 // ---- agent events: one table, both formats ----------------------------------------------------
 
-process.env.TEST_CONFORMANCE_KEY = 'sk-test'
-
 type PromptBehaviour =
   { kind: 'context'; text: string } | { kind: 'refuse'; reason: string } | { kind: 'crash' }
 
@@ -163,9 +159,7 @@ const PROMPT_FORMATS: PromptFormat[] = [
     ],
     body: (b) =>
       b.kind === 'context'
-        ? json({
-            hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: b.text },
-          })
+        ? printSpecific('UserPromptSubmit', { additionalContext: b.text })
         : b.kind === 'refuse'
           ? `printf '%s' ${shQuote(b.reason)} >&2; exit 2`
           : 'exit 7',
@@ -175,27 +169,11 @@ const PROMPT_FORMATS: PromptFormat[] = [
 
 for (const format of PROMPT_FORMATS)
   describe(`agent-event conformance: ${format.name}`, () => {
+    const agent = openaiAgentSuite({ keyEnv: 'TEST_CONFORMANCE_KEY' })
     let server: ModelServer
     let h: AgentHarness
+    before(() => ({ server, h } = agent))
     let n = 0
-    before(async () => {
-      server = await modelServer()
-      h = await agentHarness({
-        model: [
-          openai,
-          {
-            model: 'gpt-test',
-            apiKeyEnv: 'TEST_CONFORMANCE_KEY',
-            baseUrl: server.openaiBaseUrl,
-            maxRetries: 0,
-          },
-        ],
-      })
-    })
-    after(async () => {
-      await h?.close()
-      await server?.close()
-    })
     const withHook = async (behaviour: PromptBehaviour, task: string) => {
       const program = hookProgram(h.root, `prompt-${++n}.sh`, format.body(behaviour))
       const [plugin, config] = format.instance(program.file)

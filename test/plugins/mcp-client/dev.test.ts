@@ -312,7 +312,7 @@ describe('yoke mcp without a running dev', () => {
       assert.match(again.stderr, /already has an instance "mcp-fx"/)
       const invalid = await run('mcp', 'add', 'has space', '--url', 'http://x/')
       assert.equal(invalid.code, 2)
-      assert.match(invalid.stderr, /serverName: serverName must be 1-32 characters/)
+      assert.match(invalid.stderr, /serverName: serverName must be 1-64 characters/)
       assert.equal(
         readFileSync(p.path('yoke.config.yaml'), 'utf8'),
         text,

@@ -143,6 +143,8 @@ export const mcpClientConfig = z
     sampling: z.boolean().default(false),
     /** the most output tokens one sampling request may ask for */
     samplingMaxTokens: z.number().int().positive().default(4096),
+    /** read the server's skills (the MCP Skills extension) into the skills service; false leaves them out */
+    skills: z.boolean().default(true),
     /**
      * keep the server's protocol transcript (its last messages both ways, by reference; masked and
      * cut when read) for the web console; false keeps none

@@ -127,6 +127,7 @@ export class McpClientInstance {
       })
     this.skills = new ServerSkills({
       server: this.server,
+      enabled: cfg.skills,
       skills: () => ctx.get('skills'),
       client: () => this.#connected()?.client,
       describe: () => this.supervisor.describe(),

@@ -37,6 +37,8 @@ const Page = z.looseObject({ skills: z.array(z.unknown()), nextCursor: z.string(
 /** What the server's skills need of their mcp-client instance. */
 export interface ServerSkillsHost {
   server: string
+  /** false: the server's skills are left out (its config's `skills: false`), said once */
+  enabled: boolean
   /** the skills service now (none: nothing is contributed) */
   skills(): SkillsApi | undefined
   /** the connected client now, for reads of a skill's files */
@@ -74,6 +76,12 @@ export class ServerSkills {
     if (!skills.supported) {
       this.#say(
         `MCP server "${host.server}" offers no skills: it does not declare the skills extension (${SKILLS_EXTENSION_ID})`,
+      )
+      return this.withdraw()
+    }
+    if (!host.enabled) {
+      this.#say(
+        `MCP server "${host.server}" offers skills (${SKILLS_EXTENSION_ID}); they are left out because its config says skills: false`,
       )
       return this.withdraw()
     }

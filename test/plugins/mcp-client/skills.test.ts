@@ -147,6 +147,22 @@ describe('mcp-client: a server’s skills (SEP-2640)', () => {
     await h.remove('plain')
   })
 
+  it('skills: false leaves a server’s skills out, says so once, and keeps its tools', async () => {
+    await h.add('quiet', { ...server('quiet', 'dir', p.path('remote')), skills: false })
+    await h.until('the note', () =>
+      h.logs.some((l) => /"quiet" offers skills .*left out .*skills: false/.test(l.message)),
+    )
+    assert.equal(h.status('quiet').state, 'connected')
+    assert.ok(h.status('quiet').tools > 0, 'its tools are there')
+    assert.deepEqual(
+      skills()
+        .list()
+        .map((s) => s.name),
+      ['local'],
+    )
+    await h.remove('quiet')
+  })
+
   it('hostile entries are refused, each named with the server and the skill; the rest load', async () => {
     await h.add('bad', server('bad', 'hostile'))
     await h.until('the good one', () => skills().get('bad:good') !== undefined)

@@ -103,6 +103,25 @@ plugins:
         ['extra'],
       )
       assert.ok(event.capabilities?.includes('refuse-if-busy'))
+      // yoke doctor says the held reload, as the running dev's (its own copy holds none)
+      const doctor = await runYoke(['doctor', '--json'], {
+        cwd: p.dir,
+        home: p.home,
+        env: { TEST_OPENAI_KEY: 'sk-test' },
+      })
+      const checks = (
+        JSON.parse(doctor.stdout) as { checks: Array<{ level: string; message: string }> }
+      ).checks
+      assert.ok(
+        checks.some(
+          (c) =>
+            c.level === 'warn' &&
+            /^in the running yoke dev: turn-guard: a reload is held since .* until run \S+ \(global\) end/.test(
+              c.message,
+            ),
+        ),
+        doctor.stdout,
+      )
       const seen = dev.events.length
       answer()
       const applied = await dev.next(

@@ -13,6 +13,7 @@ import type { LogRecord } from '../kernel/kernel.ts'
 import { composeOptions } from './args.ts'
 import { defineCommand } from './command.ts'
 import { listen, socketPath } from './control.ts'
+import { pluginChecks } from './doctor.ts'
 import { inspectSections } from './inspect.ts'
 import { color, displayPath, errorJson, formatError, printJson } from './output.ts'
 import { stopSignal } from './signals.ts'
@@ -125,6 +126,7 @@ export const dev = defineCommand({
             }
           if (cmd === 'reload') return reloadControl(composition, request)
           if (cmd === 'tools-list') return toolRows(composition)
+          if (cmd === 'doctor') return pluginChecks(composition)
           if (cmd === 'waiting') {
             const waiting = waitingInstances(composition)
             return { lines: waitingLines(composition, waiting), waiting: waitingJson(waiting) }

@@ -4,7 +4,8 @@
  * Node version, the project config and its layers, every instance with its state and why (a
  * missing key, `yoke trust`), the tools by source, the hooks and their taps, the sections plugins
  * show on the dev screen (MCP servers and their state, skills, …), a running dev, yoke's home —
- * then the checks plugins add through controls named `<plugin>/doctor`. It exits 1 on an error,
+ * then the checks plugins add through controls named `<plugin>/doctor` (and those a running dev's
+ * plugins give that this fresh copy does not, such as a reload held there). It exits 1 on an error,
  * and an instance the config asks for that is not running is one (for CI).
  */
 import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs'
@@ -69,12 +70,7 @@ export const doctor = defineCommand({
     } finally {
       await composition.close()
     }
-    const live = await ask(socketPath(stack.projectDir, stack.projectFile), { cmd: 'ping' })
-    checks.push({
-      level: 'ok',
-      message:
-        live.status === 'none' ? 'no yoke dev runs this project' : 'a yoke dev runs this project',
-    })
+    checks.push(...(await liveChecks(socketPath(stack.projectDir, stack.projectFile), checks)))
     checks.push(homeCheck(yokeHome(options)))
     return report(checks, Boolean(args.json))
   },
@@ -183,8 +179,32 @@ async function sectionChecks(composition: Composition): Promise<Check[]> {
   return checks
 }
 
+/**
+ * A running dev's own plugin checks (what holds only in it: a reload held until its turn ends, a
+ * server it lost), said as the dev's where they differ from this fresh copy's.
+ */
+async function liveChecks(socket: string, composed: Check[]): Promise<Check[]> {
+  const live = await ask(socket, { cmd: 'doctor' })
+  if (live.status === 'none') return [{ level: 'ok', message: 'no yoke dev runs this project' }]
+  const checks: Check[] = [{ level: 'ok', message: 'a yoke dev runs this project' }]
+  if (live.status === 'error')
+    return [
+      ...checks,
+      {
+        level: 'warn',
+        message: `the running yoke dev did not give its checks (${live.error.message})`,
+        hint: 'Restart yoke dev with this version of yoke.',
+      },
+    ]
+  const seen = new Set(composed.map((c) => `${c.level} ${c.message}`))
+  for (const check of Array.isArray(live.answer) ? (live.answer as Check[]) : [])
+    if (!seen.has(`${check.level} ${check.message}`))
+      checks.push({ ...check, message: `in the running yoke dev: ${check.message}` })
+  return checks
+}
+
 /** The checks plugins add (`<plugin>/doctor`), each message led by the plugin's name. */
-async function pluginChecks(composition: Composition): Promise<Check[]> {
+export async function pluginChecks(composition: Composition): Promise<Check[]> {
   const checks: Check[] = []
   const list = (answer: unknown) => (Array.isArray(answer) ? (answer as Check[]) : [])
   for (const { plugin, answer, error } of await contributions(

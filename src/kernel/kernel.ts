@@ -29,7 +29,14 @@ import type {
 export type { LogRecord, RunMode, SpawnOptions } from './types.ts'
 
 /** names `yoke dev` answers itself on its control socket */
-const RESERVED_CONTROLS = new Set(['inspect', 'reload', 'ping', 'tools-list', 'tools-call'])
+const RESERVED_CONTROLS = new Set([
+  'inspect',
+  'reload',
+  'ping',
+  'doctor',
+  'tools-list',
+  'tools-call',
+])
 
 export interface KernelOptions {
   /** how the composition runs (default `serve`): see RunMode */

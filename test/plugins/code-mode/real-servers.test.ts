@@ -110,7 +110,12 @@ describe('run_code over real MCP servers', () => {
       const { tools } = await client.listTools()
       const runCode = tools.find((t) => t.name === 'run_code')
       assert.ok(runCode, 'the view serves run_code')
-      assert.match(runCode.description ?? '', /return api\(\)/)
+      // its description declares the view's tools, and only those
+      const described = runCode.description ?? ''
+      assert.match(described, /The tools you may call:\n/)
+      assert.match(described, /everything: \{/)
+      assert.match(described, /echo\(args: \{/)
+      assert.doesNotMatch(described, /\bmemory: \{|read_text_file|return api\(\)/)
       assert.ok(!tools.some((t) => t.name.startsWith('mcp__memory__')))
       const call = async (code: string) => {
         const answer = await client.callTool({ name: 'run_code', arguments: { code } })

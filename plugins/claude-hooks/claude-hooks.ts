@@ -233,8 +233,9 @@ export class ClaudeHooks implements Hooks {
         this.#log('warn', `hook ${entry.label} failed: ${reply.why}; it does not block (${event})`)
       if (reply.kind === 'ok' && reply.warning)
         this.#log('warn', `hook ${entry.label}: ${reply.warning} (${event})`)
+      // Claude Code shows it to the user as a warning (hookify's only words on a deny are here)
       if (reply.kind === 'ok' && reply.json?.systemMessage)
-        this.#log('info', `hook ${entry.label}: ${reply.json.systemMessage}`)
+        this.#log('warn', `hook ${entry.label}: ${reply.json.systemMessage}`)
       return { entry, reply }
     }
     const background = (e: HookEntry) =>

@@ -70,6 +70,27 @@ describe('claude-hooks on an agent loop', () => {
     assert.equal(payload!.transcript_path, result.transcript!.replace(/\.jsonl$/, '.claude.jsonl'))
   })
 
+  it('a systemMessage is shown to the user as a warning (hookify denies with its words there)', async () => {
+    // hookify's answer to a rule that blocks: a deny with no reason, its message for the user
+    const hook = program(
+      printJson({
+        hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny' },
+        systemMessage: '**[block-dangerous-rm]** Dangerous rm command detected!',
+      }),
+    )
+    await install({ PreToolUse: [group('shell_run', command(hook.file))] })
+    ran.length = 0
+    const result = await h.rt.call('shell_run', { command: 'rm -rf build' })
+    assert.equal(result.status, 'DENIED')
+    assert.deepEqual(ran, [])
+    await until('the warning', () =>
+      h.logs.some(
+        (l) =>
+          l.level === 'warn' && /: \*\*\[block-dangerous-rm\]\*\* Dangerous rm/.test(l.message),
+      ),
+    )
+  })
+
   it('PreToolUse updatedInput rewrites the arguments; a rewrite that breaks the schema is refused', async () => {
     const good = program(
       printSpecific('PreToolUse', {

@@ -37,8 +37,8 @@ const shared = { executor: undefined as QuickJsExecutor | undefined, users: 0 }
 export class CodeMode implements CodeModeApi {
   /** what each scope listed last, after every filter: the declarations a program there gets */
   readonly #listed = new Map<string, readonly RegisteredTool[]>()
-  /** run_code as each scope last listed it, and the listing it declares */
-  readonly #described = new Map<string, { from: readonly RegisteredTool[]; tool: RegisteredTool }>()
+  /** run_code's description as each scope was last served it, and the tools it declares */
+  readonly #described = new Map<string, { from: readonly RegisteredTool[]; description: string }>()
   readonly #quickjs: QuickJsExecutor
   #closed = false
   readonly limits: ProgramLimits
@@ -78,44 +78,34 @@ export class CodeMode implements CodeModeApi {
     shared.executor = undefined
   }
 
-  /**
-   * The `visible` tap: remembers a scope's listing, and lists run_code there with a description
-   * that declares the scope's other tools (so a gateway client's model sees the API it may call,
-   * as the agent loop's does). Tools listed before this tap (tool search's index) see it as
-   * registered.
-   */
+  /** The `visible` tap: remembers a scope's listing (and passes it on untouched). */
   readonly listed = (tools: RegisteredTool[], scope: string): RegisteredTool[] => {
     this.#listed.delete(scope)
     this.#listed.set(scope, tools)
-    if (this.#listed.size > MAX_SCOPES) {
-      const oldest = this.#listed.keys().next().value!
-      this.#listed.delete(oldest)
-      this.#described.delete(oldest)
-    }
-    const run = tools.find((t) => t.name === RUN_CODE)
-    if (!run) return tools
-    const described = this.#describedIn(scope, run, tools)
-    return tools.map((t) => (t === run ? described : t))
+    if (this.#listed.size > MAX_SCOPES) this.#listed.delete(this.#listed.keys().next().value!)
+    return tools
   }
 
-  /** run_code as `scope` lists it: made again only when the scope's tools are not the same ones. */
-  #describedIn(scope: string, run: RegisteredTool, tools: RegisteredTool[]): RegisteredTool {
+  /**
+   * run_code's description where a scope is served `tools` (the gateway's tools/list): it declares
+   * them. The last one is kept per scope and made again only when the tools are not the same ones.
+   */
+  describedFor(scope: string, tools: readonly RegisteredTool[]): string {
     const last = this.#described.get(scope)
     if (last?.from.length === tools.length && last.from.every((t, i) => t === tools[i]))
-      return last.tool
+      return last.description
     const callable = tools.filter((t) => t.name !== RUN_CODE && t.name !== 'tool_search')
-    const tool = Object.freeze({
-      ...run,
-      description: describe(this.limits, declarations(callable)),
-    })
-    this.#described.set(scope, { from: [...tools], tool })
-    return tool
+    const description = describe(this.limits, declarations(callable))
+    this.#described.delete(scope)
+    this.#described.set(scope, { from: [...tools], description })
+    if (this.#described.size > MAX_SCOPES)
+      this.#described.delete(this.#described.keys().next().value!)
+    return description
   }
 
   /** A tool changed: every listing may be stale, so the next `api()` lists again (or says it cannot). */
   changed(): void {
     this.#listed.clear()
-    this.#described.clear()
   }
 
   declarations(scope = GLOBAL): string {
@@ -144,6 +134,7 @@ export class CodeMode implements CodeModeApi {
     return {
       name: RUN_CODE,
       description: describe(this.limits, ''),
+      describe: (scope, tools) => this.describedFor(scope, tools),
       inputSchema: {
         type: 'object',
         properties: {

@@ -114,8 +114,9 @@ function annotationsOf(tool: RegisteredTool): Record<string, unknown> | undefine
  * `execution.taskSupport: 'optional'` on its own spawnOnly tools, which it serves as tasks. Where
  * tasks are not served (`tasks` false: a 2025-era connection), no `taskSupport` is shown: such a
  * client calls every tool plainly, and one that read `required` would refuse to call it at all.
+ * `description`: what the tool says of itself where it is listed (ToolDefinition.describe).
  */
-export function toMcpTool(tool: RegisteredTool, tasks = true): Tool {
+export function toMcpTool(tool: RegisteredTool, tasks = true, description?: string): Tool {
   const extras = tool as McpExtras
   const annotations = annotationsOf(tool)
   let execution = isRecord(extras.execution)
@@ -130,7 +131,7 @@ export function toMcpTool(tool: RegisteredTool, tasks = true): Tool {
   return {
     name: tool.name,
     ...(typeof extras.title === 'string' && { title: extras.title }),
-    description: tool.description ?? '',
+    description: description ?? tool.description ?? '',
     inputSchema: tool.inputSchema as Tool['inputSchema'],
     ...(tool.outputSchema && { outputSchema: tool.outputSchema as Tool['outputSchema'] }),
     ...(annotations && { annotations: annotations as Tool['annotations'] }),

@@ -132,7 +132,8 @@ function serveTools(server: Server, host: GatewayHost, served: Served) {
     const tools = await listed(host, served)
     host.listed(tools, served)
     const tasks = served.era === 'modern'
-    return { tools: tools.map((tool) => toMcpTool(tool, tasks)) }
+    const described = (tool: RegisteredTool) => tool.describe?.(served.scope.key, tools)
+    return { tools: tools.map((tool) => toMcpTool(tool, tasks, described(tool))) }
   })
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name } = request.params

@@ -66,6 +66,8 @@ export interface ToolDefinition {
   /** `^[A-Za-z0-9_-]{1,64}$` */
   name: string
   description?: string
+  /** its description where `tools` are listed in `scope` (the gateway's; run_code declares them) */
+  describe?(scope: string, tools: readonly RegisteredTool[]): string
   /** JSON Schema for the arguments (default `{"type":"object"}`) */
   inputSchema?: JsonSchema
   outputSchema?: JsonSchema

@@ -186,6 +186,19 @@ describe('run_code: a program calls tools through the pipeline', () => {
     assert.match(api, /notes: \{\n\s+\/\*\* Lists notes\. \*\/\n\s+list\(args\?: \{/)
     assert.doesNotMatch(api, /run_code/)
   })
+
+  it('describes itself per listing (the gateway asks), while any other lister sees it as registered', () => {
+    const listed = rt.list()
+    const runCode = listed.find((t) => t.name === 'run_code')!
+    // a search index reads the registered description: no declarations to match every query
+    assert.doesNotMatch(runCode.description!, /declare const tools|Lists notes/)
+    const served = listed.filter((t) => t.name !== 'wipe')
+    const described = runCode.describe!('view', served)
+    assert.match(described, /The tools you may call:\n/)
+    assert.match(described, /Lists notes\./)
+    assert.doesNotMatch(described, /wipe|Deletes everything/)
+    assert.equal(runCode.describe!('view', served), described, 'kept while the tools are the same')
+  })
 })
 
 describe('run_code: limits end the run with their code and leave yoke running', () => {

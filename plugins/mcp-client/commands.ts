@@ -388,6 +388,7 @@ function printServers(servers: McpServerStatus[], args: ParsedArgs, source: stri
       s.server && `${s.server.name} ${s.server.version}`,
       s.pid && `pid ${s.pid}`,
       `${s.tools} tools`,
+      s.skills && `${s.skills} skills`,
       `instance ${s.instance}`,
     ]
       .filter(Boolean)

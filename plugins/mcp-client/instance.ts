@@ -257,6 +257,7 @@ export class McpClientInstance {
       maxAttempts: this.cfg.reconnect.maxAttempts,
       lastError: supervisor.lastError,
       tools: this.tools.count,
+      ...(this.skills.count && { skills: this.skills.count }),
       problems: this.tools.problems,
       pid: session?.pid,
       sessionId: session?.sessionId,

@@ -63,6 +63,11 @@ export class ServerSkills {
 
   constructor(private readonly host: ServerSkillsHost) {}
 
+  /** how many of the server's skills are in the skills service now */
+  get count(): number {
+    return this.#contributed ? (this.#last?.skills.length ?? 0) : 0
+  }
+
   get source(): string {
     return `MCP server ${this.host.server}`
   }

@@ -30,6 +30,8 @@ export interface McpServerStatus {
   maxAttempts: number
   lastError?: string
   tools: number
+  /** the skills it offers through the MCP Skills extension, in the skills service (absent: none) */
+  skills?: number
   /** what the last tool sync skipped or refused */
   problems: string[]
   pid?: number

@@ -116,7 +116,7 @@ export function summary(servers: McpServerStatus[]): SummarySection | undefined 
     title: 'mcp servers',
     rows: servers.map((s) => [
       s.name,
-      `${serverState(s)} ${color.dim(`· ${[s.transport, s.protocol?.version, s.server && `${s.server.name} ${s.server.version}`, `${s.tools} tools`].filter(Boolean).join(' · ')}`)}`,
+      `${serverState(s)} ${color.dim(`· ${[s.transport, s.protocol?.version, s.server && `${s.server.name} ${s.server.version}`, `${s.tools} tools`, s.skills && `${s.skills} skills`].filter(Boolean).join(' · ')}`)}`,
     ]),
   }
 }

@@ -70,6 +70,7 @@ describe('mcp-client: a server’s skills (SEP-2640)', () => {
       .list()
       .map((s) => s.name)
     assert.deepEqual(names, ['docs:csv', 'docs:pdf', 'local'])
+    assert.equal(h.status('docs').skills, 2, 'yoke mcp list and the dev screen count them')
     const pdf = skills().get('docs:pdf')!
     assert.equal(pdf.namespace, 'docs')
     assert.equal(pdf.source, 'MCP server docs')
@@ -154,6 +155,7 @@ describe('mcp-client: a server’s skills (SEP-2640)', () => {
     )
     assert.equal(h.status('quiet').state, 'connected')
     assert.ok(h.status('quiet').tools > 0, 'its tools are there')
+    assert.equal(h.status('quiet').skills, undefined)
     assert.deepEqual(
       skills()
         .list()

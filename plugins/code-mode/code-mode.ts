@@ -80,9 +80,7 @@ export class CodeMode implements CodeModeApi {
 
   /** The `visible` tap: remembers a scope's listing (and passes it on untouched). */
   readonly listed = (tools: RegisteredTool[], scope: string): RegisteredTool[] => {
-    this.#listed.delete(scope)
-    this.#listed.set(scope, tools)
-    if (this.#listed.size > MAX_SCOPES) this.#listed.delete(this.#listed.keys().next().value!)
+    keepRecent(this.#listed, scope, tools)
     return tools
   }
 
@@ -96,10 +94,7 @@ export class CodeMode implements CodeModeApi {
       return last.description
     const callable = tools.filter((t) => t.name !== RUN_CODE && t.name !== 'tool_search')
     const description = describe(this.limits, declarations(callable))
-    this.#described.delete(scope)
-    this.#described.set(scope, { from: [...tools], description })
-    if (this.#described.size > MAX_SCOPES)
-      this.#described.delete(this.#described.keys().next().value!)
+    keepRecent(this.#described, scope, { from: [...tools], description })
     return description
   }
 
@@ -196,6 +191,13 @@ export class CodeMode implements CodeModeApi {
       this.config.offer === 'code' ? others.filter((t) => t.name === 'tool_search') : others
     return { ...request, tools: [...kept, described].sort((a, b) => (a.name < b.name ? -1 : 1)) }
   }
+}
+
+/** Sets `key` as the newest entry of `map`, dropping the oldest past MAX_SCOPES (sessions come and go). */
+function keepRecent<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key)
+  map.set(key, value)
+  if (map.size > MAX_SCOPES) map.delete(map.keys().next().value!)
 }
 
 /** run_code's description: how to write a program, the limits, and the API (when known). */

@@ -9,6 +9,7 @@
  *   npm run eval:tools                     the table
  *   npm run eval:tools -- --tune-hybrid    also sweep the hybrid's options (on the tuning half)
  *   npm run eval:tools -- --cache FILE     keep the tool vectors in FILE between runs
+ *   npm run eval:tools -- --model DIR      the hybrid on a model of your own (ONNX), not the built-in one
  *   npm run eval:tools -- --no-semantic    lexical methods only (no model)
  *   npm run eval:tools -- --misses 1000    also what yoke's ranking missed at that size
  *   npm run eval:tools -- --tune           also sweep RankOptions (threshold, fuzzy)
@@ -361,7 +362,15 @@ async function main() {
   const lexicalScores = new Map<number, Scores>()
   const wanted = (label: string) =>
     !methods() || methods()!.some((m) => label.toLowerCase().startsWith(m))
-  const model = flag('--no-semantic') ? undefined : await sharedModel(option('--cache'))
+  // `--model DIR`: a model of your own (an ONNX folder) instead of the built-in encoder, with
+  // `--model-options JSON` (pooling, queryPrefix, documentPrefix, maxTokens, threads)
+  const own = option('--model')
+  const model = flag('--no-semantic')
+    ? undefined
+    : await sharedModel(
+        option('--cache'),
+        own ? { ...JSON.parse(option('--model-options') ?? '{}'), path: own } : undefined,
+      )
   if (model) console.log(`model: ${model.embedder.id}, loaded in ${model.loadMs.toFixed(0)} ms`)
   let queryMs: number[] | undefined
   for (const [size, corpus] of corpora) {

@@ -9,6 +9,7 @@ import {
   VectorCache,
   type Embedder,
 } from '../../plugins/tool-search/embedder.ts'
+import { loadOnnxModel, type OnnxModelOptions } from '../../plugins/tool-search/onnx-model.ts'
 import { SemanticArm } from '../../plugins/tool-search/semantic.ts'
 import type { Method } from './baselines.ts'
 import type { Query } from './queries.ts'
@@ -22,27 +23,33 @@ export interface SharedModel {
   embedded: { texts: number; ms: number }
 }
 
-export async function sharedModel(cacheFile?: string): Promise<SharedModel> {
+/** The built-in encoder, or with `own` a model of the user's (`--model DIR`, onnx-model.ts). */
+export async function sharedModel(
+  cacheFile?: string,
+  own?: OnnxModelOptions,
+): Promise<SharedModel> {
   const t0 = performance.now()
-  const model = await loadUniversalSentenceEncoder()
+  const model = own ? await loadOnnxModel(own) : await loadUniversalSentenceEncoder()
   const loadMs = performance.now() - t0
   const embedded = { texts: 0, ms: 0 }
   const memo = new Map<string, Float32Array>()
   const embedder: Embedder = {
     id: model.id,
     dimensions: model.dimensions,
-    async embed(texts) {
-      const fresh = [...new Set(texts.filter((t) => !memo.has(t)))]
+    async embed(texts, kind = 'document') {
+      // a query and a tool's text may be embedded differently (a model's prefixes)
+      const keyOf = (t: string) => `${kind}\n${t}`
+      const fresh = [...new Set(texts.filter((t) => !memo.has(keyOf(t))))]
       const started = performance.now()
-      const vectors = await model.embed(fresh)
-      fresh.forEach((t, i) => memo.set(t, vectors[i]!))
+      const vectors = await model.embed(fresh, kind)
+      fresh.forEach((t, i) => memo.set(keyOf(t), vectors[i]!))
       embedded.texts += fresh.length
       embedded.ms += performance.now() - started
       if (fresh.length > 1 && process.stderr.isTTY)
         process.stderr.write(
           `\r  embedded ${embedded.texts} texts (${(embedded.ms / 1000).toFixed(0)} s)`,
         )
-      return texts.map((t) => memo.get(t)!)
+      return texts.map((t) => memo.get(keyOf(t))!)
     },
   }
   return { embedder, cache: new VectorCache(cacheFile), loadMs, embedded }

@@ -4,7 +4,7 @@
  * caller loaded through `tool_search`, and `tool_search` itself while anything is deferred — and
  * whether a tool it did not offer may still be called by name (a hidden one may).
  */
-import type { RegisteredTool } from 'yoke'
+import type { DoctorCheck, RegisteredTool } from 'yoke'
 import type { FinderOutcome } from './finder.ts'
 
 export type { Candidate, RankOptions, Searchable, SearchOutcome } from './rank.ts'
@@ -34,8 +34,17 @@ export interface ToolSearchApi {
     query: string,
     options?: { caller?: string; scope?: string; limit?: number },
   ): Promise<FinderOutcome>
-  /** The semantic arm: its state (`off` when configured so) and how many tools have their vector. */
-  semantic(): { state: SemanticState; embedded: number; tools: number }
+  /**
+   * The semantic arm: its state (`off` when configured so), how many tools have their vector, the
+   * model once it has loaded, and why it failed.
+   */
+  semantic(): {
+    state: SemanticState
+    embedded: number
+    tools: number
+    model?: string
+    error?: string
+  }
   /**
    * Starts the semantic arm (when it is configured) and resolves once the model has loaded, or
    * failed to, and every tool has its vector: for a caller that would rather wait (a one-shot CLI).
@@ -84,6 +93,8 @@ declare module 'yoke' {
     'tool-search/search': { request: { query: string; limit?: number }; answer: FoundTools }
     /** `yoke tools list`'s `exposure` column: each tool's exposure now */
     'tool-search/tool-columns': { request: Record<string, never>; answer: ToolColumns }
+    /** `yoke doctor`: with a model of the user's, whether it loaded (it waits for it) */
+    'tool-search/doctor': { request: Record<string, never>; answer: DoctorCheck[] }
   }
 }
 

@@ -14,7 +14,15 @@ export interface Embedder {
   /** names the model and its dimensions: vectors of another id are never mixed in */
   readonly id: string
   readonly dimensions: number
-  embed(texts: readonly string[]): Promise<Float32Array[]>
+  /** what the model is, for the log and `yoke doctor` (default: the id) */
+  readonly describe?: string
+  /**
+   * `kind`: a query or a tool's text (default) — a model trained with prefixes (E5's `query: `)
+   * puts a different one before each
+   */
+  embed(texts: readonly string[], kind?: 'query' | 'document'): Promise<Float32Array[]>
+  /** frees what the model holds (a runtime session); the embedder is not used after */
+  close?(): Promise<void>
 }
 
 export const USE_LITE = 'use-lite-512'

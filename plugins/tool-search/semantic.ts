@@ -15,8 +15,11 @@ export type SemanticState = 'off' | 'idle' | 'loading' | 'ready' | 'failed'
 
 export interface SemanticOptions {
   load: () => Promise<Embedder>
-  /** vectors by text (a VectorCache with a file keeps them between processes; default: memory only) */
-  cache?: VectorCache
+  /**
+   * vectors by text (a VectorCache with a file keeps them between processes; default: memory
+   * only), or the cache for the model once it has loaded (a file named by its id)
+   */
+  cache?: VectorCache | ((embedder: Embedder) => VectorCache)
   /** texts per model call: small, so that the event loop is never held long */
   batch?: number
   /** how many query vectors to keep (a model often repeats a query) */
@@ -47,8 +50,10 @@ export function semanticText(item: Searchable): string {
 
 export class SemanticArm {
   readonly #options: SemanticOptions
-  readonly #cache: VectorCache
+  #cache: VectorCache
   #state: SemanticState = 'idle'
+  /** why the arm failed (the model did not load, or a batch failed) */
+  #error: unknown
   #embedder: Embedder | undefined
   #loading: Promise<void> | undefined
   /** the text each tool should have a vector of */
@@ -63,7 +68,7 @@ export class SemanticArm {
 
   constructor(options: SemanticOptions) {
     this.#options = options
-    this.#cache = options.cache ?? new VectorCache()
+    this.#cache = options.cache instanceof VectorCache ? options.cache : new VectorCache()
   }
 
   get state(): SemanticState {
@@ -85,8 +90,9 @@ export class SemanticArm {
     this.#set('loading')
     this.#loading = this.#options.load().then(
       (embedder) => {
-        if (this.#state === 'off') return
+        if (this.#state === 'off') return void embedder.close?.()
         this.#embedder = embedder
+        if (typeof this.#options.cache === 'function') this.#cache = this.#options.cache(embedder)
         this.#cache.open(embedder.dimensions)
         this.#set('ready')
         this.#pump()
@@ -100,6 +106,19 @@ export class SemanticArm {
   /** Stops embedding for good (the plugin's activation ended); searches are lexical from now on. */
   stop(): void {
     if (this.#state !== 'off') this.#set('off')
+    const embedder = this.#embedder
+    // a batch still running finishes first (it sees `off` and stops)
+    if (embedder?.close) void (this.#pumping ?? Promise.resolve()).then(() => embedder.close!())
+  }
+
+  /** why the arm is `failed` */
+  get error(): unknown {
+    return this.#error
+  }
+
+  /** what the model is (its `describe`, else its id), once it has loaded */
+  get model(): string | undefined {
+    return this.#embedder && (this.#embedder.describe ?? this.#embedder.id)
   }
 
   /** Makes the arm follow these tools: a removed or changed tool loses its vector. */
@@ -146,7 +165,7 @@ export class SemanticArm {
     const cached = this.#queries.get(text)
     if (cached || !this.#embedder) return cached
     try {
-      const [vector] = await this.#embedder.embed([text])
+      const [vector] = await this.#embedder.embed([text], 'query')
       const keep = this.#options.queryCache ?? 128
       if (keep > 0) {
         if (this.#queries.size >= keep) this.#queries.delete(this.#queries.keys().next().value!)
@@ -216,6 +235,7 @@ export class SemanticArm {
 
   #set(state: SemanticState, error?: unknown): void {
     this.#state = state
+    this.#error = state === 'failed' ? error : undefined
     this.#options.onState?.(state, error)
   }
 
@@ -243,7 +263,7 @@ export class SemanticArm {
       const texts = [...missing.keys()].slice(0, batch)
       let vectors: Float32Array[]
       try {
-        vectors = await this.#embedder.embed(texts)
+        vectors = await this.#embedder.embed(texts, 'document')
       } catch (err) {
         this.#set('failed', err)
         return

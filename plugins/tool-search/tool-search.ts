@@ -6,7 +6,7 @@
  * searches on words, and on meaning once the semantic arm has loaded (a search never waits for it).
  * The runtime's tools come in through `tools()`, so the decisions run without a composition.
  */
-import { GLOBAL, type RegisteredTool, type ToolChange } from 'yoke'
+import { GLOBAL, messageOf, type RegisteredTool, type ToolChange } from 'yoke'
 import { asCandidate } from './answer.ts'
 import {
   TOOL_SEARCH,
@@ -18,6 +18,7 @@ import {
 import type { ExposureConfig } from './exposure.ts'
 import { ExposurePlan } from './exposure.ts'
 import { ToolFinder } from './finder.ts'
+import type { HybridOptions } from './hybrid.ts'
 import { SearchableSet } from './searchable.ts'
 import type { SemanticArm } from './semantic.ts'
 
@@ -26,6 +27,8 @@ export interface ToolSearchConfig extends ExposureConfig {
   limit: number
   /** the share of a query's words the best tool must match, else "no tool matches" (unset: calibrated) */
   threshold?: number
+  /** the fusion's bounds for the model's similarities (a model of the user's has its own scale) */
+  hybrid?: HybridOptions
 }
 
 export class ToolSearch implements ToolSearchApi {
@@ -58,7 +61,7 @@ export class ToolSearch implements ToolSearchApi {
     filters?: () => readonly unknown[],
   ) {
     this.#plan = new ExposurePlan(config)
-    this.#finder = new ToolFinder({ threshold: config.threshold }, arm)
+    this.#finder = new ToolFinder({ ...config.hybrid, threshold: config.threshold }, arm)
     this.#arm = arm
     this.#tools = tools
     this.#global = new SearchableSet({
@@ -113,7 +116,13 @@ export class ToolSearch implements ToolSearchApi {
 
   semantic() {
     const arm = this.#arm
-    return { state: arm?.state ?? 'off', embedded: arm?.embedded ?? 0, tools: arm?.wanted ?? 0 }
+    return {
+      state: arm?.state ?? 'off',
+      embedded: arm?.embedded ?? 0,
+      tools: arm?.wanted ?? 0,
+      model: arm?.model,
+      error: arm?.error === undefined ? undefined : messageOf(arm.error),
+    }
   }
 
   async semanticSettled(): Promise<void> {

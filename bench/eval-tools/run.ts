@@ -10,6 +10,7 @@
  *   npm run eval:tools -- --tune-hybrid    also sweep the hybrid's options (on the tuning half)
  *   npm run eval:tools -- --cache FILE     keep the tool vectors in FILE between runs
  *   npm run eval:tools -- --model DIR      the hybrid on a model of your own (ONNX), not the built-in one
+ *   npm run eval:tools -- --phrases-cache FILE   keep the phrases arm's model-written phrases (with a key)
  *   npm run eval:tools -- --no-semantic    lexical methods only (no model)
  *   npm run eval:tools -- --misses 1000    also what yoke's ranking missed at that size
  *   npm run eval:tools -- --tune           also sweep RankOptions (threshold, fuzzy)
@@ -27,6 +28,7 @@ import type { RegisteredTool } from 'yoke'
 import { ToolFinder } from '../../plugins/tool-search/finder.ts'
 import type { RankOptions, SearchOutcome } from '../../plugins/tool-search/rank.ts'
 import { HYBRID_DEFAULTS } from '../../plugins/tool-search/hybrid.ts'
+import { ModelPhrases } from '../../plugins/tool-search/phrases.ts'
 import type { SemanticArm } from '../../plugins/tool-search/semantic.ts'
 import {
   armOn,
@@ -328,6 +330,62 @@ async function runModelArm(corpora: Map<number, Tool[]>, test: Query[]) {
   })
 }
 
+/**
+ * The phrases arm (plugins/tool-search/phrases.ts, the doc2query idea with a model): with a key,
+ * the model writes each tool's requests at the first size (`--phrases-cache FILE` keeps them
+ * between runs), and yoke's lexical ranking is scored with them beside itself without them, on
+ * both sets; without a key it says it skipped and why.
+ */
+async function runPhrasesArm(corpora: Map<number, Tool[]>, queries: Query[], test: Query[]) {
+  const found = modelFromEnv()
+  if ('skipped' in found) {
+    console.log(`\nphrases arm: ${found.skipped}`)
+    return
+  }
+  const [size, corpus] = [...corpora][0]!
+  const tools = asRegistered(corpus)
+  let finder: ToolFinder | undefined
+  const phrases = new ModelPhrases({
+    model: () => found.client,
+    file: option('--phrases-cache'),
+    onWritten: (names) => finder?.rewrite(names),
+    onProblem: (message) => console.error(`  ${message}`),
+  })
+  finder = new ToolFinder({}, undefined, phrases)
+  const started = performance.now()
+  finder.follow(tools)
+  await phrases.settled()
+  const { written, failed } = phrases.status
+  console.log(
+    `\nphrases arm (${found.client.provider} ${found.client.model}, ${size.toLocaleString('en')} tools): phrases for ${written} distinct tools (${failed} failed) in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  )
+  const withPhrases: Method = {
+    label: 'yoke lexical + phrases',
+    async search(query, limit) {
+      const outcome = await finder.search(query, tools, limit)
+      return {
+        names: outcome.candidates.map((c) => c.item.name),
+        noMatch: outcome.noMatch,
+        embedded: false,
+      }
+    },
+  }
+  const rows = []
+  for (const [label, set] of [
+    ['dev', queries],
+    ['test', test],
+  ] as const) {
+    const golds = set.map((q) => resolveGold(q, corpus, aliasMap(corpus)))
+    for (const method of [yokeMethod(ToolFinder, corpus, {}), withPhrases])
+      rows.push({
+        size: size.toLocaleString('en'),
+        label: `${method.label} · ${label}`,
+        s: await score(method, set, golds, false),
+      })
+  }
+  printTable(rows)
+}
+
 async function main() {
   const started = performance.now()
   const queries = readQueries()
@@ -511,6 +569,7 @@ async function main() {
   console.log('\ngoals:')
   for (const [text, ok] of goals) console.log(`  ${ok ? 'met ' : 'MISS'} ${text}`)
   await runModelArm(corpora, test)
+  await runPhrasesArm(corpora, queries, test)
 
   const missesAt = option('--misses')
   if (missesAt) {

@@ -9,6 +9,7 @@ import type { FinderOutcome } from './finder.ts'
 
 export type { Candidate, RankOptions, Searchable, SearchOutcome } from './rank.ts'
 export type { FinderOutcome } from './finder.ts'
+import type { PhrasesStatus } from './phrases.ts'
 import type { SemanticState } from './semantic.ts'
 export type { SemanticState }
 export { SearchIndex, words } from './rank.ts'
@@ -50,6 +51,10 @@ export interface ToolSearchApi {
    * failed to, and every tool has its vector: for a caller that would rather wait (a one-shot CLI).
    */
   semanticSettled(): Promise<void>
+  /** The model-written phrases (`phrases: model`): tools with them, waiting, failed, and why; undefined when off. */
+  phrases(): PhrasesStatus | undefined
+  /** Resolves once the phrases asked for the tools searched now are written (or failed). */
+  phrasesSettled(): Promise<void>
   /** Offers these tools to the caller from its next turn on. */
   load(caller: string, names: readonly string[]): void
   /** Forgets what the caller loaded (its run ended). */

@@ -9,6 +9,7 @@
  */
 import type { RegisteredTool } from 'yoke'
 import { SearchIndex, type RankOptions, type Searchable, type SearchOutcome } from './rank.ts'
+import type { ModelPhrases } from './phrases.ts'
 import type { SemanticArm, SemanticState } from './semantic.ts'
 
 export interface FinderOutcome extends SearchOutcome<RegisteredTool> {
@@ -24,12 +25,15 @@ export class ToolFinder {
   readonly #index: SearchIndex<Entry>
   readonly #entries = new WeakMap<RegisteredTool, Entry>()
   readonly #semantic: SemanticArm | undefined
+  /** the model-written requests per tool, when configured: asked for the tools without them */
+  readonly #phrases: ModelPhrases | undefined
   /** the list the index was last made to hold (undefined after an update) */
   #last: readonly RegisteredTool[] | undefined = []
 
-  constructor(options: RankOptions, semantic?: SemanticArm) {
+  constructor(options: RankOptions, semantic?: SemanticArm, phrases?: ModelPhrases) {
     this.#index = new SearchIndex<Entry>(options)
     this.#semantic = semantic
+    this.#phrases = phrases
   }
 
   /** Brings the index (and the semantic arm) in line with `tools`. */
@@ -41,6 +45,7 @@ export class ToolFinder {
     const entries = tools.map((tool) => this.#entry(tool))
     this.#index.sync(entries)
     this.#semantic?.sync(entries)
+    this.#phrases?.want(entries.filter((e) => !e.asked))
     this.#last = [...tools]
   }
 
@@ -54,6 +59,7 @@ export class ToolFinder {
     const entries = put.map((tool) => this.#entry(tool))
     for (const entry of entries) if (this.#index.get(entry.name) !== entry) this.#index.set(entry)
     this.#semantic?.update(entries, removed)
+    this.#phrases?.want(entries.filter((e) => !e.asked))
     // the index no longer holds the last list followed
     this.#last = undefined
   }
@@ -68,8 +74,20 @@ export class ToolFinder {
     return this.searchHeld(query, limit)
   }
 
+  /** These tools have phrases now: each is indexed again with them (a name no longer held is skipped). */
+  rewrite(names: readonly string[]): void {
+    for (const name of names) {
+      const held = this.#index.get(name)
+      if (!held) continue
+      const entry = { ...held, asked: this.#phrases?.phrasesOf(held) }
+      this.#entries.set(held.tool, entry)
+      this.#index.set(entry)
+    }
+  }
+
   /** The best of the tools the index holds now (as `follow` and `update` left it). */
   async searchHeld(query: string, limit: number): Promise<FinderOutcome> {
+    this.#phrases?.resume()
     const semantic = this.#semantic
     // an exact name comes first anyway: the query is not embedded for it
     const similarity =
@@ -96,6 +114,7 @@ export class ToolFinder {
         params: paramsOf(tool.inputSchema),
         aliases: aliasesOf(tool),
       }
+      entry.asked = this.#phrases?.phrasesOf(entry)
       this.#entries.set(tool, entry)
     }
     return entry

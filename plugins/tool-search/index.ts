@@ -23,10 +23,14 @@ import { asCandidate, describe } from './answer.ts'
 import { TOOL_SEARCH, type ToolSearchApi } from './api.ts'
 import { loadUniversalSentenceEncoder, VectorCache } from './embedder.ts'
 import { loadOnnxModel, type OnnxModelOptions } from './onnx-model.ts'
+import { ModelPhrases } from './phrases.ts'
 import { SemanticArm } from './semantic.ts'
 import { ToolSearch } from './tool-search.ts'
 
 export type * from './api.ts'
+
+const NO_MODEL =
+  'phrases: model is set, but no model is composed: tool search goes on without the phrases (compose a model provider, or set phrases: off)'
 
 const level = z.enum(['auto', 'direct', 'deferred', 'hidden'])
 
@@ -69,6 +73,12 @@ export default definePlugin({
        * a sentence-embedding model of your own, in ONNX, from a local folder (onnx-model.ts),
        * instead of the built-in encoder; needs onnxruntime-node and @huggingface/tokenizers
        */
+      /**
+       * `model`: the composed model writes, once per tool (kept by the tool's hash under
+       * $YOKE_HOME), the requests people make for it, searched with the tool's words (phrases.ts);
+       * a request per 16 tools, in the background
+       */
+      phrases: z.enum(['off', 'model']).default('off'),
       model: z
         .object({
           /** the model's folder (tokenizer.json, onnx/model.onnx) or its .onnx file */
@@ -107,7 +117,17 @@ export default definePlugin({
         ([, v]) => v !== undefined,
       ),
     )
-    const search = new ToolSearch({ ...config, hybrid }, () => ctx.runtime.list(), arm, filters)
+    const phrases =
+      config.phrases === 'model'
+        ? modelPhrases(ctx, (names) => search.phrasesWritten(names))
+        : undefined
+    const search = new ToolSearch(
+      { ...config, hybrid },
+      () => ctx.runtime.list(),
+      arm,
+      filters,
+      phrases,
+    )
     // the global tools are kept between searches: a change, or a listing someone else made (this
     // tap comes after every filter), is what makes the next search look again
     if (hooks) {
@@ -125,15 +145,19 @@ export default definePlugin({
     // deferred (a composition that keeps running), else at the first search or the first offer
     // of tool_search; a one-shot command that does neither (`yoke tools list`) never loads it
     if (arm && ctx.runMode === 'serve') ctx.setTimeout(() => void search.warmUp(), 0)
-    if (arm) ctx.effect('semantic arm', () => search.close())
+    if (arm || phrases) ctx.effect('semantic arm and phrases', () => search.close())
     ctx.provide('toolSearch', search)
     ctx.runtime.register(searchTool(search, config.limit))
     // `yoke tools search` (a one-shot one waits for the model: a person asked, once)
     ctx.control('tool-search/search', (request) => search.find(request, ctx.runMode === 'once'))
     // `yoke tools list`'s exposure column
     ctx.control('tool-search/tool-columns', () => search.columns())
-    // `yoke doctor`: a model of the user's is loaded and said to work, or why not
-    if (config.model) ctx.control('tool-search/doctor', () => modelChecks(search))
+    // `yoke doctor`: a model of the user's is loaded and said to work, or why not; the phrases' state
+    if (config.model || phrases)
+      ctx.control('tool-search/doctor', async () => [
+        ...(config.model ? await modelChecks(search) : []),
+        ...phrasesChecks(search, ctx.get('model') !== undefined),
+      ])
   },
 })
 
@@ -167,6 +191,45 @@ function semanticArm(
         )
     },
   })
+}
+
+/** The model-written phrases, kept under $YOKE_HOME; what goes wrong is warned once. */
+function modelPhrases(ctx: Context, written: (names: readonly string[]) => void): ModelPhrases {
+  const home = ctx.get('project')?.home
+  return new ModelPhrases({
+    model: () => ctx.get('model'),
+    file: home && join(home, 'cache', 'tool-search', 'phrases.jsonl'),
+    onWritten: written,
+    onProblem: (message) => ctx.logger.warn(`tool search ${message}`),
+    noModel: NO_MODEL,
+  })
+}
+
+/**
+ * `yoke doctor`'s line on the phrases: how many tools have them, or why none are written (doctor
+ * asks the model nothing: it reads what is kept, and whether a model is composed).
+ */
+function phrasesChecks(search: ToolSearch, modelComposed: boolean): DoctorCheck[] {
+  const status = search.phrases()
+  if (!status) return []
+  if (!modelComposed) status.problem ??= NO_MODEL
+  if (status.problem)
+    return [
+      {
+        level: 'warn',
+        message: `tool search ${status.problem}`,
+        hint:
+          status.problem === NO_MODEL
+            ? 'compose a model provider (plugins: { model: { use: openai } }), or set phrases: off'
+            : 'the tools it failed for are asked again at the next start; phrases: off stops asking',
+      },
+    ]
+  return [
+    {
+      level: 'ok',
+      message: `tool search's phrases: kept for ${status.written} tools, ${status.waiting} waiting`,
+    },
+  ]
 }
 
 /** `yoke doctor`'s line on the user's model: loaded (which, how many tools embedded), or why not. */

@@ -11,10 +11,11 @@
  * are not a sentence encoder's is refused with what it has. A refusal names the file and the fix.
  */
 import { createHash } from 'node:crypto'
-import { closeSync, fstatSync, openSync, readSync, statSync, constants, type Stats } from 'node:fs'
+import { statSync, type Stats } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import { unit, type Embedder } from './embedder.ts'
+import { checkRegular, readRegular } from './files.ts'
 
 /** How the token vectors become one sentence vector. */
 export type Pooling = 'mean' | 'cls' | 'max'
@@ -343,30 +344,14 @@ function readJson(file: string): Record<string, unknown> {
   }
 }
 
-/** The file's bytes when it is a regular file under `max` (checked before and after opening). */
+/** The file's bytes (none for the model: onnxruntime reads it) when it is a regular file under `max`. */
 function regular(file: string, max: number): Buffer {
-  const check = (stat: Stats) => {
-    if (!stat.isFile()) throw new ModelRefused(`${file}: not a regular file`)
-    if (stat.size > max) throw new ModelRefused(`${file}: ${stat.size} bytes, more than ${max}`)
-  }
-  const stat = statOf(file)
-  if (!stat) throw new ModelRefused(`${file}: no such file`)
-  check(stat)
-  if (file.endsWith('.onnx')) return Buffer.alloc(0)
-  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK)
   try {
-    const opened = fstatSync(fd)
-    check(opened)
-    const bytes = Buffer.alloc(opened.size)
-    let read = 0
-    while (read < bytes.length) {
-      const n = readSync(fd, bytes, read, bytes.length - read, read)
-      if (!n) break
-      read += n
-    }
-    return bytes.subarray(0, read)
-  } finally {
-    closeSync(fd)
+    if (file.endsWith('.onnx')) return (checkRegular(file, max), Buffer.alloc(0))
+    return readRegular(file, max)
+  } catch (err) {
+    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT'
+    throw new ModelRefused(`${file}: ${missing ? 'no such file' : first(err)}`)
   }
 }
 

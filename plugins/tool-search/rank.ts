@@ -40,6 +40,11 @@ export interface Searchable {
    * says "search".
    */
   namedBy?: readonly string[]
+  /**
+   * requests people make for it, in their words (written by a model at index time: phrases.ts);
+   * searched as its own field, and they count as the item's words
+   */
+  asked?: readonly string[]
 }
 
 export interface Candidate<T> {
@@ -93,10 +98,11 @@ export interface RankOptions extends HybridOptions {
   expand?: boolean
 }
 
-const FIELDS = ['name', 'title', 'description', 'params', 'source', 'related'] as const
+const FIELDS = ['name', 'title', 'description', 'params', 'source', 'related', 'asked'] as const
 /** how many of the best results are varied by kind (#varied) */
 const VARIED_POOL = 50
-const BOOST = { name: 3, title: 2, description: 1, params: 0.7, source: 1.5 }
+/** (`asked`, a model's phrases, weighs as the description: not measured, no model is reachable here) */
+const BOOST = { name: 3, title: 2, description: 1, params: 0.7, source: 1.5, asked: 1 }
 /** tuned on the eval's development queries (bench/eval-tools) */
 const RELATED = { query: 0.6, name: 0.5, rare: 3 }
 
@@ -145,6 +151,8 @@ interface Doc {
   source: string
   /** words related to the name's (a lexicon's synonyms and derivations) */
   related: string
+  /** the requests people make for it (Searchable's asked) */
+  asked: string
 }
 
 export class SearchIndex<T extends Searchable> {
@@ -496,6 +504,7 @@ function toDoc(item: Searchable): Doc {
     params: (item.params ?? []).map((p) => `${p.name} ${p.description ?? ''}`).join(' '),
     source: (item.source ?? '').replace(/^(mcp|exec):/, ''),
     related: '',
+    asked: (item.asked ?? []).join(' . '),
   }
 }
 

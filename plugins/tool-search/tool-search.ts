@@ -20,6 +20,7 @@ import { ExposurePlan } from './exposure.ts'
 import { ToolFinder } from './finder.ts'
 import type { HybridOptions } from './hybrid.ts'
 import { SearchableSet } from './searchable.ts'
+import type { ModelPhrases, PhrasesStatus } from './phrases.ts'
 import type { SemanticArm } from './semantic.ts'
 
 export interface ToolSearchConfig extends ExposureConfig {
@@ -36,6 +37,8 @@ export class ToolSearch implements ToolSearchApi {
   readonly #finder: ToolFinder
   /** the semantic arm; undefined with `semantic: off` */
   readonly #arm: SemanticArm | undefined
+  /** the model-written requests per tool (`phrases: model`) */
+  readonly #phrases: ModelPhrases | undefined
   /** the global scope's tools, read live */
   readonly #tools: () => readonly RegisteredTool[]
   /** what a search of the global scope looks through, kept from the runtime's changes */
@@ -59,9 +62,11 @@ export class ToolSearch implements ToolSearchApi {
     tools: () => readonly RegisteredTool[],
     arm?: SemanticArm,
     filters?: () => readonly unknown[],
+    phrases?: ModelPhrases,
   ) {
     this.#plan = new ExposurePlan(config)
-    this.#finder = new ToolFinder({ ...config.hybrid, threshold: config.threshold }, arm)
+    this.#finder = new ToolFinder({ ...config.hybrid, threshold: config.threshold }, arm, phrases)
+    this.#phrases = phrases
     this.#arm = arm
     this.#tools = tools
     this.#global = new SearchableSet({
@@ -183,6 +188,23 @@ export class ToolSearch implements ToolSearchApi {
 
   close(): void {
     this.#arm?.stop()
+    this.#phrases?.stop()
+  }
+
+  /** The model wrote phrases for these tools: the index takes them in (the next search sees them). */
+  phrasesWritten(names: readonly string[]): void {
+    this.#finder.rewrite(names)
+  }
+
+  /** What the phrases have done (undefined: `phrases: off`). */
+  phrases(): PhrasesStatus | undefined {
+    return this.#phrases?.status
+  }
+
+  /** Resolves once no phrases are being written (the index asks for its tools' when it follows them). */
+  async phrasesSettled(): Promise<void> {
+    this.#follow()
+    await this.#phrases?.settled()
   }
 
   /** starts the arm and has the finder embed the tools a caller can search */

@@ -344,14 +344,13 @@ async function runPhrasesArm(corpora: Map<number, Tool[]>, queries: Query[], tes
   }
   const [size, corpus] = [...corpora][0]!
   const tools = asRegistered(corpus)
-  let finder: ToolFinder | undefined
-  const phrases = new ModelPhrases({
+  const phrases: ModelPhrases = new ModelPhrases({
     model: () => found.client,
     file: option('--phrases-cache'),
-    onWritten: (names) => finder?.rewrite(names),
+    onWritten: (names) => finder.rewrite(names),
     onProblem: (message) => console.error(`  ${message}`),
   })
-  finder = new ToolFinder({}, undefined, phrases)
+  const finder = new ToolFinder({}, undefined, phrases)
   const started = performance.now()
   finder.follow(tools)
   await phrases.settled()

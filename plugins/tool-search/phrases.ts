@@ -257,7 +257,7 @@ export function readPhrases(text: string, count: number, per: number): Map<strin
   try {
     json = JSON.parse(text.slice(start, end + 1))
   } catch (err) {
-    throw new Error(`its answer is not JSON (${messageOf(err)})`)
+    throw new Error(`its answer is not JSON (${messageOf(err)})`, { cause: err })
   }
   if (!json || typeof json !== 'object' || Array.isArray(json))
     throw new Error('its answer is not a JSON object')

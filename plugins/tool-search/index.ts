@@ -84,7 +84,7 @@ export default definePlugin({
           /** the model's folder (tokenizer.json, onnx/model.onnx) or its .onnx file */
           path: z.string().min(1),
           /** default: 1_Pooling/config.json's mode, else mean */
-          pooling: z.enum(['mean', 'cls', 'max']).optional(),
+          pooling: z.enum(['mean', 'cls', 'max', 'last']).optional(),
           /** before each query / each tool's text (E5: `query: ` / `passage: `) */
           queryPrefix: z.string().max(500).optional(),
           documentPrefix: z.string().max(500).optional(),

@@ -18,7 +18,7 @@ import { unit, type Embedder } from './embedder.ts'
 import { checkRegular, readRegular } from './files.ts'
 
 /** How the token vectors become one sentence vector. */
-export type Pooling = 'mean' | 'cls' | 'max'
+export type Pooling = 'mean' | 'cls' | 'max' | 'last'
 
 export interface OnnxModelOptions {
   /** the model's folder, or its `.onnx` file (with `tokenizer.json` beside it or one folder up) */
@@ -277,19 +277,25 @@ export function pool(
   const d = out.dims[2]!
   return Array.from({ length: rows }, (_, r) => {
     const vector = new Float32Array(d)
-    if (pooling === 'cls') vector.set(out.data.subarray(r * width * d, r * width * d + d))
-    else {
+    const at = (token: number) => (r * width + token) * d
+    if (pooling === 'cls') vector.set(out.data.subarray(at(0), at(0) + d))
+    else if (pooling === 'last') {
+      // the last token the mask keeps (padding is on the right)
+      let last = 0
+      for (let t = 0; t < width; t++) if (mask[r * width + t]) last = t
+      vector.set(out.data.subarray(at(last), at(last) + d))
+    } else {
       if (pooling === 'max') vector.fill(-Infinity)
       let count = 0
       for (let t = 0; t < width; t++) {
         if (!mask[r * width + t]) continue
         count++
-        const at = (r * width + t) * d
+        const from = at(t)
         for (let i = 0; i < d; i++)
           vector[i] =
             pooling === 'max'
-              ? Math.max(vector[i]!, out.data[at + i]!)
-              : vector[i]! + out.data[at + i]!
+              ? Math.max(vector[i]!, out.data[from + i]!)
+              : vector[i]! + out.data[from + i]!
       }
       if (pooling === 'mean') for (let i = 0; i < d; i++) vector[i]! /= count || 1
     }
@@ -302,9 +308,12 @@ function poolingOf(file: string | undefined): Pooling {
   const modes = readJson(file) as Record<string, unknown>
   if (modes.pooling_mode_cls_token === true) return 'cls'
   if (modes.pooling_mode_max_tokens === true) return 'max'
-  if (modes.pooling_mode_mean_tokens === true) return 'mean'
+  if (modes.pooling_mode_lasttoken === true) return 'last'
+  // the mean over the square root of the count is the mean scaled: the same once made length 1
+  if (modes.pooling_mode_mean_tokens === true || modes.pooling_mode_mean_sqrt_len_tokens === true)
+    return 'mean'
   throw new ModelRefused(
-    `${file}: no pooling mode yoke runs (cls, mean or max tokens); set tool-search's model.pooling`,
+    `${file}: no pooling mode yoke runs (cls, mean, max or last token); set tool-search's model.pooling`,
   )
 }
 
@@ -346,14 +355,26 @@ function readJson(file: string): Record<string, unknown> {
 
 /** The file's bytes (none for the model: onnxruntime reads it) when it is a regular file under `max`. */
 function regular(file: string, max: number): Buffer {
+  let bytes: Buffer
   try {
-    if (file.endsWith('.onnx')) return (checkRegular(file, max), Buffer.alloc(0))
-    return readRegular(file, max)
+    const model = file.endsWith('.onnx')
+    const stat = checkRegular(file, max)
+    // a model's pointer is small: only then is it read, to tell one
+    bytes = model && stat.size > LFS_POINTER_MAX ? Buffer.alloc(0) : readRegular(file, max)
   } catch (err) {
     const missing = (err as NodeJS.ErrnoException).code === 'ENOENT'
     throw new ModelRefused(`${file}: ${missing ? 'no such file' : first(err)}`)
   }
+  // a repository cloned without Git LFS holds pointers where the model's files should be
+  if (bytes.subarray(0, LFS_POINTER.length).toString() === LFS_POINTER)
+    throw new ModelRefused(
+      `${file}: a Git LFS pointer (${bytes.length} bytes), not the file itself; fetch the files (git lfs pull in the model's clone), or download the model again`,
+    )
+  return file.endsWith('.onnx') ? Buffer.alloc(0) : bytes
 }
+
+const LFS_POINTER = 'version https://git-lfs.github.com/spec/'
+const LFS_POINTER_MAX = 1024
 
 function statOf(file: string): Stats | undefined {
   try {

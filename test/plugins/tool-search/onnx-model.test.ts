@@ -100,6 +100,12 @@ describe('tool-search: a model of your own (ONNX)', () => {
       const [asTool] = await mean.embed(['send email'])
       assert.ok(cosine(asQuery!, asTool!) < 0.99, 'the prefix moved the query')
       assert.ok(cosine(asQuery!, asTool!) > 0.5)
+      // the last token the mask keeps: [SEP], whatever the length
+      const last = await loadOnnxModel({ path: dir, pooling: 'last' })
+      const [short, long] = await last.embed(['mail', 'send email to the recipient'])
+      assert.deepEqual([...short!], [...long!])
+      assert.deepEqual([...short!].map(Math.round), [0, 0, 0, 0, 0, 1])
+      await last.close?.()
     } finally {
       await Promise.all([cls.close?.(), mean.close?.()])
     }
@@ -174,6 +180,21 @@ describe('tool-search: a broken model folder is refused by name, and nothing els
       notTokenizer,
       /not-tokenizer\/tokenizer\.json: not a tokenizer this package reads/,
     )
+  })
+
+  it('a clone made without Git LFS: its pointers are said as such, with the fix', async () => {
+    const root = scratch().dir
+    const pointer = (size: number) =>
+      `version https://git-lfs.github.com/spec/v1\noid sha256:${'ab'.repeat(32)}\nsize ${size}\n`
+    const model = writeModelFolder(join(root, 'lfs-model'), { rows: ROWS })
+    writeFileSync(join(model, 'onnx', 'model.onnx'), pointer(133093491))
+    await refused(
+      model,
+      /lfs-model\/onnx\/model\.onnx: a Git LFS pointer \(\d+ bytes\), not the file itself; fetch the files \(git lfs pull/,
+    )
+    const tokenizer = writeModelFolder(join(root, 'lfs-tokenizer'), { rows: ROWS })
+    writeFileSync(join(tokenizer, 'tokenizer.json'), pointer(711661))
+    await refused(tokenizer, /lfs-tokenizer\/tokenizer\.json: a Git LFS pointer/)
   })
 
   it("a model whose inputs are not a sentence encoder's is refused naming them", async () => {

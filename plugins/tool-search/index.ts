@@ -38,6 +38,8 @@ export default definePlugin({
   name: 'tool-search',
   inject: ['runtime'],
   provides: ['toolSearch'],
+  // a model file from a project's config is parsed by native code: after `yoke trust`
+  runsProjectCode: (cfg) => cfg.model !== undefined,
   config: z
     .object({
       /** the level of a tool no rule names */

@@ -257,6 +257,21 @@ describe('tool-search: a composition searching on a model of your own', () => {
     )
   })
 
+  it("a model from an untrusted project's config waits for `yoke trust` (native code parses it), and says so", async () => {
+    const p = tempProject({ 'yoke.config.yaml': config({ path: 'models/tiny' }) })
+    projects.push(p)
+    writeModelFolder(join(p.dir, 'models', 'tiny'), { rows: ROWS })
+    const logs: LogRecord[] = []
+    const yoke = createYoke({ cwd: p.dir, home: p.home, trust: false, onLog: (r) => logs.push(r) })
+    yokes.push(yoke)
+    await yoke.ready
+    const said = logs.find((r) => /wait for trust: .*tool-search \(project code/.test(r.message))
+    assert.ok(said, logs.map((r) => r.message).join('\n'))
+    assert.equal(said.level, 'warn')
+    assert.match(said.message, /run `yoke trust`/)
+    assert.equal(yoke.get('toolSearch'), undefined)
+  })
+
   it('a model that does not load leaves search on words, warns why, and `yoke doctor` says it with the fix', async () => {
     const { p, yoke, logs } = await compose(config({ path: 'models/missing' }))
     const api = yoke.get('toolSearch')!

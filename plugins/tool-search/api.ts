@@ -4,7 +4,7 @@
  * caller loaded through `tool_search`, and `tool_search` itself while anything is deferred — and
  * whether a tool it did not offer may still be called by name (a hidden one may).
  */
-import type { DoctorCheck, RegisteredTool } from 'yoke'
+import type { DoctorCheck, RegisteredTool, SummarySection } from 'yoke'
 import type { FinderOutcome } from './finder.ts'
 
 export type { Candidate, RankOptions, Searchable, SearchOutcome } from './rank.ts'
@@ -98,6 +98,8 @@ declare module 'yoke' {
     'tool-search/search': { request: { query: string; limit?: number }; answer: FoundTools }
     /** `yoke tools list`'s `exposure` column: each tool's exposure now */
     'tool-search/tool-columns': { request: Record<string, never>; answer: ToolColumns }
+    /** the dev screen's section, with a model of the user's or `phrases: model` */
+    'tool-search/summary': { request: Record<string, never>; answer: SummarySection }
     /** `yoke doctor`: with a model of the user's, whether it loaded (it waits for it) */
     'tool-search/doctor': { request: Record<string, never>; answer: DoctorCheck[] }
   }

@@ -104,6 +104,11 @@ export class ToolFinder {
 
   #entry(tool: RegisteredTool): Entry {
     let entry = this.#entries.get(tool)
+    // phrases written while the tool was out of the index (another scope's search): taken now
+    if (entry && !entry.asked && this.#phrases) {
+      const asked = this.#phrases.phrasesOf(entry)
+      if (asked) this.#entries.set(tool, (entry = { ...entry, asked }))
+    }
     if (!entry) {
       entry = {
         tool,

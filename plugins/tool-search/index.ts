@@ -83,7 +83,7 @@ export default definePlugin({
       phrases: z.enum(['off', 'model']).default('off'),
       model: z
         .object({
-          /** the model's folder (tokenizer.json, onnx/model.onnx) or its .onnx file */
+          /** the model's folder (tokenizer.json, onnx/model.onnx) or its .onnx file: absolute, or ~/ */
           path: z.string().min(1),
           /** default: 1_Pooling/config.json's mode, else mean */
           pooling: z.enum(['mean', 'cls', 'max', 'last']).optional(),
@@ -154,11 +154,13 @@ export default definePlugin({
     ctx.control('tool-search/search', (request) => search.find(request, ctx.runMode === 'once'))
     // `yoke tools list`'s exposure column
     ctx.control('tool-search/tool-columns', () => search.columns())
+    // the dev screen (and doctor): what search runs on, when a model or phrases were asked for
+    if (config.model || phrases) ctx.control('tool-search/summary', () => search.summary())
     // `yoke doctor`: a model of the user's is loaded and said to work, or why not; the phrases' state
     if (config.model || phrases)
       ctx.control('tool-search/doctor', async () => [
         ...(config.model ? await modelChecks(search) : []),
-        ...phrasesChecks(search, ctx.get('model') !== undefined),
+        ...phrasesChecks(search),
       ])
   },
 })
@@ -179,7 +181,7 @@ function semanticArm(
   const home = config.cacheVectors ? project?.home : undefined
   const own = config.model
   return new SemanticArm({
-    load: own ? () => loadOnnxModel(own, project?.dir) : loadUniversalSentenceEncoder,
+    load: own ? () => loadOnnxModel(own) : loadUniversalSentenceEncoder,
     cache: (embedder) =>
       new VectorCache(home && join(home, 'cache', 'tool-search', `${embedder.id}.vectors`)),
     onState(state, err) {
@@ -204,6 +206,8 @@ function modelPhrases(ctx: Context, written: (names: readonly string[]) => void)
     onWritten: written,
     onProblem: (message) => ctx.logger.warn(`tool search ${message}`),
     noModel: NO_MODEL,
+    // a one-shot command reads the phrases kept, and asks for none (it would exit before the answer)
+    readOnly: ctx.runMode === 'once',
   })
 }
 
@@ -211,10 +215,9 @@ function modelPhrases(ctx: Context, written: (names: readonly string[]) => void)
  * `yoke doctor`'s line on the phrases: how many tools have them, or why none are written (doctor
  * asks the model nothing: it reads what is kept, and whether a model is composed).
  */
-function phrasesChecks(search: ToolSearch, modelComposed: boolean): DoctorCheck[] {
+function phrasesChecks(search: ToolSearch): DoctorCheck[] {
   const status = search.phrases()
   if (!status) return []
-  if (!modelComposed) status.problem ??= NO_MODEL
   if (status.problem)
     return [
       {
@@ -236,7 +239,8 @@ function phrasesChecks(search: ToolSearch, modelComposed: boolean): DoctorCheck[
 
 /** `yoke doctor`'s line on the user's model: loaded (which, how many tools embedded), or why not. */
 async function modelChecks(search: ToolSearch): Promise<DoctorCheck[]> {
-  await search.semanticSettled()
+  // the model's load, not every tool's vector: a large catalog would outlast doctor's wait
+  await search.semanticLoaded()
   const { state, model, embedded, tools, error } = search.semantic()
   if (state === 'ready')
     return [

@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto'
 import { statSync, type Stats } from 'node:fs'
 import { homedir } from 'node:os'
-import { basename, dirname, join, resolve } from 'node:path'
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import { unit, type Embedder } from './embedder.ts'
 import { checkRegular, readRegular } from './files.ts'
 
@@ -21,7 +21,7 @@ import { checkRegular, readRegular } from './files.ts'
 export type Pooling = 'mean' | 'cls' | 'max' | 'last'
 
 export interface OnnxModelOptions {
-  /** the model's folder, or its `.onnx` file (with `tokenizer.json` beside it or one folder up) */
+  /** the model's folder, or its `.onnx` file (with `tokenizer.json` beside it or one folder up); absolute or `~/` */
   path: string
   /** default: `1_Pooling/config.json`'s mode, else mean */
   pooling?: Pooling
@@ -58,8 +58,13 @@ const POOLED = ['sentence_embedding', 'pooler_output_normalized']
 const TOKENS = ['last_hidden_state', 'token_embeddings']
 
 /** The folder's files, or ModelRefused saying which is missing or wrong. */
-export function locateModel(path: string, base = process.cwd()): ModelFiles {
-  const given = resolve(base, path.startsWith('~/') ? join(homedir(), path.slice(2)) : path)
+export function locateModel(path: string): ModelFiles {
+  // a relative path would read the current project's files, whoever's config named it
+  if (!isAbsolute(path) && !path.startsWith('~/'))
+    throw new ModelRefused(
+      `${path}: tool-search's model.path must be absolute or start with ~/ (a relative one would be read in whichever project yoke runs)`,
+    )
+  const given = resolve(path.startsWith('~/') ? join(homedir(), path.slice(2)) : path)
   const stat = statOf(given)
   if (!stat) throw new ModelRefused(`${given}: no such file or folder (tool-search's model.path)`)
   let model: string | undefined
@@ -94,8 +99,8 @@ export function locateModel(path: string, base = process.cwd()): ModelFiles {
  * and returns it as an Embedder whose id names the model file, its size and time, and the options
  * (vectors of another model, or of the same one pooled otherwise, are never mixed in).
  */
-export async function loadOnnxModel(options: OnnxModelOptions, base?: string): Promise<Embedder> {
-  const files = locateModel(options.path, base)
+export async function loadOnnxModel(options: OnnxModelOptions): Promise<Embedder> {
+  const files = locateModel(options.path)
   const [runtime, tokenizers] = await Promise.all([
     importOr('onnxruntime-node'),
     importOr('@huggingface/tokenizers'),
@@ -125,38 +130,40 @@ export async function loadOnnxModel(options: OnnxModelOptions, base?: string): P
   } catch (err) {
     throw new ModelRefused(`${files.model}: onnxruntime did not load it (${first(err)})`)
   }
-  const unknown = session.inputNames.filter((n) => !(FEEDS as readonly string[]).includes(n))
-  if (!session.inputNames.includes('input_ids') || unknown.length)
-    throw new ModelRefused(
-      `${files.model}: not a sentence encoder's inputs (${session.inputNames.join(', ')}; expected input_ids, and attention_mask or token_type_ids)`,
-    )
-  const output =
-    [...POOLED, ...TOKENS].find((n) => session.outputNames.includes(n)) ?? session.outputNames[0]!
-  const padId = padIdOf(tokenizer, tokenizerConfig)
-  const runner = new OnnxRunner({
-    ort,
-    session,
-    tokenizer,
-    output,
-    pooling,
-    maxTokens,
-    padId,
-    int32: inputIsInt32(session),
+  let runner: OnnxRunner
+  let dimensions: number
+  try {
+    runner = new OnnxRunner({
+      ort,
+      session,
+      tokenizer,
+      output: encoderOutput(files.model, session),
+      pooling,
+      maxTokens,
+      padId: padIdOf(tokenizer, tokenizerConfig),
+      int32: inputIsInt32(session),
+    })
+    // one run learns the dimensions, and that the model answers as an encoder does
+    const [probe] = await runner.run(['dimensions'])
+    dimensions = probe!.length
+    if (dimensions < 2)
+      throw new ModelRefused(
+        `${files.model}: its output has ${dimensions} dimension per text: a classifier or a reranker, not a sentence encoder`,
+      )
+  } catch (err) {
+    // the native session holds the model's memory: a refused model lets it go
+    await session.release().catch(() => undefined)
+    if (err instanceof ModelRefused) throw err
+    throw new ModelRefused(`${files.model}: its first run failed (${first(err)})`)
+  }
+  // the model's file and its tokenizer's, as they are now, and how they are used
+  const version = [files.model, files.tokenizer, files.tokenizerConfig].map((file) => {
+    const stat = file ? statSync(file) : undefined
+    return [file, stat?.size, stat?.mtimeMs]
   })
-  const probe = await runner.run(['dimensions'])
-  const dimensions = probe[0]!.length
-  const stat = statSync(files.model)
   const id = `onnx-${createHash('sha256')
     .update(
-      JSON.stringify([
-        files.model,
-        stat.size,
-        stat.mtimeMs,
-        pooling,
-        maxTokens,
-        options.queryPrefix,
-        options.documentPrefix,
-      ]),
+      JSON.stringify([version, pooling, maxTokens, options.queryPrefix, options.documentPrefix]),
     )
     .digest('hex')
     .slice(0, 12)}-${dimensions}`
@@ -172,12 +179,33 @@ export async function loadOnnxModel(options: OnnxModelOptions, base?: string): P
   }
 }
 
+/**
+ * The output a sentence vector is read from: one named as encoders name theirs (pooled, or the
+ * tokens' vectors); a model without such an output (a classifier's `logits`) or whose inputs are
+ * not an encoder's is refused.
+ */
+function encoderOutput(model: string, session: OrtSession): string {
+  const unknown = session.inputNames.filter((n) => !(FEEDS as readonly string[]).includes(n))
+  if (!session.inputNames.includes('input_ids') || unknown.length)
+    throw new ModelRefused(
+      `${model}: not a sentence encoder's inputs (${session.inputNames.join(', ')}; expected input_ids, and attention_mask or token_type_ids)`,
+    )
+  const output = [...POOLED, ...TOKENS].find((n) => session.outputNames.includes(n))
+  if (!output)
+    throw new ModelRefused(
+      `${model}: not a sentence encoder's outputs (${session.outputNames.join(', ')}; expected one of ${[...POOLED, ...TOKENS].join(', ')})`,
+    )
+  return output
+}
+
 interface TokenizerLike {
   encode(text: string): { ids: number[]; attention_mask: number[] }
   token_to_id(token: string): number | undefined
 }
 interface OrtTensor {
   dims: readonly number[]
+  /** `float32`; a float16 model's data is its raw bits */
+  type?: string
   data: Float32Array
 }
 interface OrtSession {
@@ -227,6 +255,12 @@ class OnnxRunner {
   async #run(texts: readonly string[]): Promise<Float32Array[]> {
     if (this.#closed) throw new Error('the model was closed')
     const { ort, session, tokenizer, maxTokens, padId, int32 } = this.model
+    // without a mask the model would attend to the padding: each text then runs alone
+    if (texts.length > 1 && !session.inputNames.includes('attention_mask')) {
+      const vectors: Float32Array[] = []
+      for (const text of texts) vectors.push(...(await this.#run([text])))
+      return vectors
+    }
     const encoded = texts.map((text) => {
       const { ids } = tokenizer.encode(text)
       // cut to the window, keeping the closing special token (BERT's [SEP], XLM-R's </s>)
@@ -254,6 +288,10 @@ class OnnxRunner {
         name === 'input_ids' ? ids : name === 'attention_mask' ? mask : new Array(size).fill(0),
       )
     const result = (await session.run(feeds))[this.model.output]!
+    if (result.type && result.type !== 'float32')
+      throw new Error(
+        `its output is ${result.type}, not float32: use the model's float32 export (onnx/model.onnx, not model_fp16.onnx)`,
+      )
     return pool(result, mask, texts.length, width, this.model.pooling)
   }
 }

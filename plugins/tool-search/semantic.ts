@@ -90,7 +90,7 @@ export class SemanticArm {
     this.#set('loading')
     this.#loading = this.#options.load().then(
       (embedder) => {
-        if (this.#state === 'off') return void embedder.close?.()
+        if (this.#state === 'off') return void embedder.close?.().catch(() => undefined)
         this.#embedder = embedder
         if (typeof this.#options.cache === 'function') this.#cache = this.#options.cache(embedder)
         this.#cache.open(embedder.dimensions)
@@ -108,7 +108,8 @@ export class SemanticArm {
     if (this.#state !== 'off') this.#set('off')
     const embedder = this.#embedder
     // a batch still running finishes first (it sees `off` and stops)
-    if (embedder?.close) void (this.#pumping ?? Promise.resolve()).then(() => embedder.close!())
+    if (embedder?.close)
+      void (this.#pumping ?? Promise.resolve()).then(() => embedder.close!()).catch(() => undefined)
   }
 
   /** why the arm is `failed` */
@@ -141,6 +142,11 @@ export class SemanticArm {
       this.#texts.set(item.name, text)
     }
     if (this.#state === 'ready') this.#pump()
+  }
+
+  /** Resolves when the model has loaded, or failed to (the tools' vectors may still be coming). */
+  async loaded(): Promise<void> {
+    await this.#loading
   }
 
   /** Resolves when the model has loaded (or failed) and every synced text has its vector. */

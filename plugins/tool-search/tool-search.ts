@@ -6,7 +6,7 @@
  * searches on words, and on meaning once the semantic arm has loaded (a search never waits for it).
  * The runtime's tools come in through `tools()`, so the decisions run without a composition.
  */
-import { GLOBAL, messageOf, type RegisteredTool, type ToolChange } from 'yoke'
+import { GLOBAL, messageOf, type RegisteredTool, type SummarySection, type ToolChange } from 'yoke'
 import { asCandidate } from './answer.ts'
 import {
   TOOL_SEARCH,
@@ -130,6 +130,12 @@ export class ToolSearch implements ToolSearchApi {
     }
   }
 
+  /** Starts the arm and resolves once its model has loaded, or failed to (not the tools' vectors). */
+  async semanticLoaded(): Promise<void> {
+    this.#arm?.start()
+    await this.#arm?.loaded()
+  }
+
   async semanticSettled(): Promise<void> {
     if (!this.#arm) return
     this.#startArm()
@@ -194,6 +200,24 @@ export class ToolSearch implements ToolSearchApi {
   /** The model wrote phrases for these tools: the index takes them in (the next search sees them). */
   phrasesWritten(names: readonly string[]): void {
     this.#finder.rewrite(names)
+  }
+
+  /** The dev screen's and `yoke doctor`'s section: what search runs on, and the phrases. */
+  summary(): SummarySection {
+    const { state, model, embedded, tools, error } = this.semantic()
+    const meaning =
+      state === 'ready'
+        ? `words and meaning: ${model}, ${embedded} of ${tools} tools embedded`
+        : `words only (meaning: ${state}${error ? `: ${error.split('\n')[0]}` : ''})`
+    const rows: Array<[string, string]> = [['search', meaning]]
+    const phrases = this.phrases()
+    if (phrases)
+      rows.push([
+        'phrases',
+        phrases.problem?.replace(/^phrases: /, '') ??
+          `kept for ${phrases.written} tools, ${phrases.waiting} waiting, ${phrases.failed} failed`,
+      ])
+    return { title: 'tool search', rows }
   }
 
   /** What the phrases have done (undefined: `phrases: off`). */

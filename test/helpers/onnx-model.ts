@@ -28,7 +28,9 @@ const bytes = (field: number, value: string | Buffer) => {
 const message = (field: number, parts: Buffer[]) => bytes(field, Buffer.concat(parts))
 
 const FLOAT = 1
+const INT32 = 6
 const INT64 = 7
+const FLOAT16 = 10
 type Dim = number | string
 const dimension = (d: Dim) => message(1, [typeof d === 'number' ? int(1, d) : bytes(2, d)])
 /** a ValueInfoProto: a graph input (field 11) or output (12) */
@@ -56,6 +58,12 @@ export interface TinyModel {
   output?: 'tokens' | 'pooled'
   /** the graph's inputs (default input_ids and attention_mask) */
   inputs?: string[]
+  /** the inputs' element type (default int64) */
+  inputType?: 'int64' | 'int32'
+  /** the tokens' output as float16 (a model_fp16.onnx export) */
+  float16?: boolean
+  /** the output's name (default last_hidden_state, or sentence_embedding when pooled) */
+  outputName?: string
 }
 
 /** The ONNX bytes of a table lookup over `rows`. */
@@ -74,11 +82,13 @@ export function onnxModel(model: TinyModel): Buffer {
   ])
   const inputs = model.inputs ?? ['input_ids', 'attention_mask']
   const pooled = model.output === 'pooled'
+  const out = model.outputName ?? (pooled ? 'sentence_embedding' : 'last_hidden_state')
+  const direct = !pooled && !model.float16
   const nodes = [
     node(
       'Gather',
       ['embeddings', inputs[0]!],
-      [pooled ? 'tokens' : 'last_hidden_state'],
+      [direct ? out : 'tokens'],
       [intAttribute('axis', 0)],
     ),
     ...(pooled
@@ -86,20 +96,23 @@ export function onnxModel(model: TinyModel): Buffer {
           node(
             'ReduceMean',
             ['tokens'],
-            ['sentence_embedding'],
+            [out],
             [intsAttribute('axes', [1]), intAttribute('keepdims', 0)],
           ),
         ]
       : []),
+    ...(model.float16 ? [node('Cast', ['tokens'], [out], [intAttribute('to', FLOAT16)])] : []),
   ]
   const graph = message(7, [
     ...nodes,
     bytes(2, 'tiny-encoder'),
     embeddings,
-    ...inputs.map((name) => tensorInfo(11, name, INT64, ['batch', 'tokens'])),
+    ...inputs.map((name) =>
+      tensorInfo(11, name, model.inputType === 'int32' ? INT32 : INT64, ['batch', 'tokens']),
+    ),
     pooled
-      ? tensorInfo(12, 'sentence_embedding', FLOAT, ['batch', d])
-      : tensorInfo(12, 'last_hidden_state', FLOAT, ['batch', 'tokens', d]),
+      ? tensorInfo(12, out, FLOAT, ['batch', d])
+      : tensorInfo(12, out, model.float16 ? FLOAT16 : FLOAT, ['batch', 'tokens', d]),
   ])
   // IR version 8, opset 13 (ReduceMean still takes `axes` as an attribute there)
   return Buffer.concat([

@@ -33,7 +33,9 @@ const MEANINGS: Record<string, string> = {
 }
 const axis = (n: number, value = 1) => Array.from({ length: 6 }, (_, i) => (i === n ? value : 0))
 const ROWS: TinyModel['rows'] = [
-  ['[PAD]', axis(5, 0)],
+  // padding has a strong vector of its own, as a real encoder's padded positions do: only the
+  // mask keeps it out of a sentence's vector
+  ['[PAD]', axis(0, 5)],
   ['[UNK]', axis(5, 0)],
   ['[CLS]', axis(5, 0.1)],
   ['[SEP]', axis(5, 0.1)],
@@ -137,6 +139,31 @@ describe('tool-search: a model of your own (ONNX)', () => {
   })
 })
 
+describe('tool-search: models exported otherwise', () => {
+  it('a model without attention_mask runs each text alone (its padding would count); int32 inputs are fed as int32', async () => {
+    const root = scratch().dir
+    const maskless = await loadOnnxModel({
+      path: writeModelFolder(join(root, 'maskless'), { rows: ROWS, inputs: ['input_ids'] }),
+    })
+    const int32 = await loadOnnxModel({
+      path: writeModelFolder(join(root, 'int32'), { rows: ROWS, inputType: 'int32' }),
+    })
+    try {
+      for (const model of [maskless, int32]) {
+        const [short, long] = await model.embed(['mail', 'send an email message to the recipient'])
+        const [alone] = await model.embed(['mail'])
+        assert.deepEqual(
+          [...short!].map((x) => x.toFixed(5)),
+          [...alone!].map((x) => x.toFixed(5)),
+        )
+        assert.ok(cosine(short!, long!) > 0.95)
+      }
+    } finally {
+      await Promise.all([maskless.close?.(), int32.close?.()])
+    }
+  })
+})
+
 describe('tool-search: a broken model folder is refused by name, and nothing else is harmed', () => {
   const refused = async (path: string, pattern: RegExp) => {
     await assert.rejects(loadOnnxModel({ path }), (err: Error) => {
@@ -197,6 +224,22 @@ describe('tool-search: a broken model folder is refused by name, and nothing els
     await refused(tokenizer, /lfs-tokenizer\/tokenizer\.json: a Git LFS pointer/)
   })
 
+  it('a float16 export, a classifier, a relative path: each refused with why', async () => {
+    const root = scratch().dir
+    await refused(
+      writeModelFolder(join(root, 'fp16'), { rows: ROWS, float16: true }),
+      /fp16\/onnx\/model\.onnx: its first run failed \(its output is float16, not float32: use the model's float32 export/,
+    )
+    await refused(
+      writeModelFolder(join(root, 'classifier'), { rows: ROWS, outputName: 'logits' }),
+      /classifier\/onnx\/model\.onnx: not a sentence encoder's outputs \(logits; expected one of sentence_embedding/,
+    )
+    await refused(
+      'models/tiny',
+      /models\/tiny: tool-search's model\.path must be absolute or start with ~\//,
+    )
+  })
+
   it("a model whose inputs are not a sentence encoder's is refused naming them", async () => {
     const dir = writeModelFolder(join(scratch().dir, 'vision'), {
       rows: ROWS,
@@ -214,9 +257,11 @@ describe('tool-search: a composition searching on a model of your own', () => {
         'tool-search': { use: 'tool-search', config: { default: 'deferred', semantic, model } },
       },
     })
-  const compose = async (yaml: string, before?: (p: Project) => void) => {
-    const p = tempProject({ 'yoke.config.yaml': yaml })
+  /** a project whose config names the model at `path` under the project's folder */
+  const compose = async (path: string, before?: (p: Project) => void) => {
+    const p = tempProject({})
     projects.push(p)
+    p.write('yoke.config.yaml', config({ path: join(p.dir, path) }))
     before?.(p)
     const logs: LogRecord[] = []
     const yoke = createYoke({ cwd: p.dir, home: p.home, onLog: (r) => logs.push(r) })
@@ -225,10 +270,10 @@ describe('tool-search: a composition searching on a model of your own', () => {
     return { p, yoke, logs }
   }
 
-  it('finds a need by meaning the words miss, with the model from a path relative to the project; vectors cached under its id', async () => {
-    const { p, yoke } = await compose(config({ path: 'models/tiny' }), (p) =>
-      writeModelFolder(join(p.dir, 'models', 'tiny'), { rows: ROWS }),
-    )
+  it('finds a need by meaning the words miss; vectors cached under the model id', async () => {
+    const { p, yoke } = await compose('models/tiny', (p) => {
+      writeModelFolder(join(p.dir, 'models', 'tiny'), { rows: ROWS })
+    })
     const api = yoke.get('toolSearch')!
     await api.semanticSettled()
     const status = api.semantic()
@@ -258,8 +303,9 @@ describe('tool-search: a composition searching on a model of your own', () => {
   })
 
   it("a model from an untrusted project's config waits for `yoke trust` (native code parses it), and says so", async () => {
-    const p = tempProject({ 'yoke.config.yaml': config({ path: 'models/tiny' }) })
+    const p = tempProject({})
     projects.push(p)
+    p.write('yoke.config.yaml', config({ path: join(p.dir, 'models', 'tiny') }))
     writeModelFolder(join(p.dir, 'models', 'tiny'), { rows: ROWS })
     const logs: LogRecord[] = []
     const yoke = createYoke({ cwd: p.dir, home: p.home, trust: false, onLog: (r) => logs.push(r) })
@@ -273,7 +319,7 @@ describe('tool-search: a composition searching on a model of your own', () => {
   })
 
   it('a model that does not load leaves search on words, warns why, and `yoke doctor` says it with the fix', async () => {
-    const { p, yoke, logs } = await compose(config({ path: 'models/missing' }))
+    const { p, yoke, logs } = await compose('models/missing')
     const api = yoke.get('toolSearch')!
     await api.semanticSettled()
     assert.equal(api.semantic().state, 'failed')

@@ -5,11 +5,14 @@
 // without asking again, and a model that answers garbage, or none composed, is said once while
 // search goes on without them.
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { createYoke, type LogRecord, type Yoke } from '../../../src/index.ts'
-import { readPhrases } from '../../../plugins/tool-search/phrases.ts'
+import { createYoke, type LogRecord, type RegisteredTool, type Yoke } from '../../../src/index.ts'
+import type { ModelClient, ModelRequest, ModelResponse } from '../../../plugins/models/api.ts'
+import { ToolFinder } from '../../../plugins/tool-search/finder.ts'
+import { ModelPhrases, readPhrases } from '../../../plugins/tool-search/phrases.ts'
+import { until } from '../../helpers/until.ts'
 import { modelServer, type ModelServer } from '../../helpers/model-server.ts'
 import { ROOT, runYoke, tempProject, type Project } from '../../helpers/project.ts'
 
@@ -26,15 +29,16 @@ const ASKED: Record<string, string[]> = {
   create_issue: ['report a bug', 'file a ticket for the crash'],
 }
 
-/** The model's answer to a phrases request: each `tN: name — …` line's phrases, as JSON. */
+/** The model's answer to a phrases request: each tool line's (`{"id": "tN", "name": …}`) phrases, as JSON. */
 function answer(body: { messages: Array<{ role: string; content: string }> }): string {
   const user = body.messages.find((m) => m.role === 'user')!.content
   const out: Record<string, string[]> = {}
   for (const line of user.split('\n')) {
-    const [, id, name] = /^(t\d+): (\S+)/.exec(line) ?? []
-    if (id && name) out[id] = ASKED[name] ?? [`use ${name.replace(/_/g, ' ')}`]
+    const { id, name } = JSON.parse(line) as { id: string; name: string }
+    out[id] = ASKED[name] ?? [`use ${name.replace(/_/g, ' ')}`]
   }
-  return `Here you go:\n${JSON.stringify(out)}`
+  // a remark after the answer, braces and all, is not part of it
+  return `Here you go:\n${JSON.stringify(out)}\nHope that helps {:}`
 }
 
 const config = (url: string | undefined, extra = '') => `preset: base
@@ -85,7 +89,7 @@ describe('tool-search: phrases written by the model', () => {
     assert.match(system, /requests \(3 to 12 words\) a user might type/)
     assert.match(
       String(asked[0]!.body.messages[1].content),
-      /t\d+: get_forecast — Get the weather forecast/,
+      /\{"id":"t\d+","name":"get_forecast","description":"Get the weather forecast for a location\.","parameters":\[\]\}/,
     )
     const status = api.phrases()!
     assert.equal(status.waiting, 0)
@@ -126,7 +130,7 @@ describe('tool-search: phrases written by the model', () => {
       assert.equal(warned[0]!.level, 'warn')
       assert.match(
         warned[0]!.message,
-        /openai\/gpt-test did not write phrases for \d+ tools \(its answer is not JSON/,
+        /openai\/gpt-test did not write phrases \(its answer is not JSON/,
       )
       const count = server.requests.length
       const outcome = await api.search('create a new issue')
@@ -160,11 +164,18 @@ describe('tool-search: phrases written by the model', () => {
     const report = JSON.parse(doctor.stdout) as {
       checks: Array<{ level: string; message: string; hint?: string }>
     }
-    const line = report.checks.find((c) => /phrases/.test(c.message))
+    const line = report.checks.find((c) => c.level !== 'ok' && /phrases/.test(c.message))
     assert.ok(line, doctor.stdout)
     assert.equal(line.level, 'warn')
     assert.match(line.message, /no model is composed/)
     assert.match(line.hint!, /compose a model provider/)
+    // the dev screen's section, which doctor shows too
+    assert.ok(
+      report.checks.some((c) =>
+        /^tool search: phrases {2}model is set, but no model is composed/.test(c.message),
+      ),
+      doctor.stdout,
+    )
   })
 })
 
@@ -181,5 +192,149 @@ describe("tool-search: reading a model's phrases", () => {
     assert.throws(() => readPhrases('no json here', 1, 5), /its answer is not JSON: "no json here"/)
     assert.throws(() => readPhrases('{"t1": [1, 2]}', 1, 5), /phrases for none of the tools/)
     assert.throws(() => readPhrases('[1] {oops}', 1, 5), /its answer is not JSON \(/)
+  })
+})
+
+describe('tool-search: phrases, the edges', () => {
+  const tool = (name: string, source: string, description: string) =>
+    ({ name, source, description, inputSchema: { type: 'object' } }) as unknown as RegisteredTool
+  const FORECAST = tool('get_forecast', 'mcp:weather', 'Get the weather forecast for a location.')
+  const ISSUE = tool('create_issue', 'mcp:github', 'Create a new issue in a repository.')
+  /** A model client (the interface a provider makes) that answers when released, and records each request's tools. */
+  function heldModel() {
+    const requests: string[][] = []
+    let release!: () => void
+    let held = new Promise<void>((resolve) => (release = resolve))
+    const client = {
+      provider: 'test',
+      model: 'held',
+      async complete(request: ModelRequest, options?: { signal?: AbortSignal }) {
+        const lines = String(request.messages[0]!.content).split('\n')
+        requests.push(lines.map((l) => (JSON.parse(l) as { name: string }).name))
+        await new Promise<void>((resolve, reject) => {
+          void held.then(resolve)
+          options?.signal?.addEventListener('abort', () => reject(options.signal!.reason))
+        })
+        const out = Object.fromEntries(
+          lines.map((l) => {
+            const { id, name } = JSON.parse(l) as { id: string; name: string }
+            return [id, ASKED[name] ?? ['something else']]
+          }),
+        )
+        return {
+          text: JSON.stringify(out),
+          toolCalls: [],
+          stopReason: 'end',
+          usage: { inputTokens: 1, outputTokens: 1 },
+          model: 'held',
+        } as ModelResponse
+      },
+    } as ModelClient
+    return {
+      client,
+      requests,
+      release: () => release(),
+      hold: () => (held = new Promise<void>((resolve) => (release = resolve))),
+    }
+  }
+  const scratch = () => {
+    const p = tempProject({})
+    after(() => p.cleanup())
+    return p
+  }
+
+  it("phrases written while their tool was out of the index (another scope's search) are taken when it is back", async () => {
+    const model = heldModel()
+    const phrases: ModelPhrases = new ModelPhrases({
+      model: () => model.client,
+      onWritten: (names) => finder.rewrite(names),
+      onProblem: (message) => assert.fail(message),
+    })
+    const finder = new ToolFinder({}, undefined, phrases)
+    finder.follow([FORECAST, ISSUE])
+    // another scope's list while the request is out: get_forecast leaves the index
+    finder.follow([ISSUE])
+    model.release()
+    await phrases.settled()
+    const back = await finder.search('do I need an umbrella tomorrow', [FORECAST, ISSUE], 3)
+    assert.equal(back.noMatch, false)
+    assert.equal(back.candidates[0]?.item.name, 'get_forecast')
+  })
+
+  it('one source per request; a stop aborts the request in flight and writes nothing; a one-shot reads and never asks', async () => {
+    const p = scratch()
+    const file = join(p.home, 'phrases.jsonl')
+    const model = heldModel()
+    const problems: string[] = []
+    const phrases = new ModelPhrases({
+      model: () => model.client,
+      file,
+      onWritten: () => {},
+      onProblem: (message) => problems.push(message),
+    })
+    const finder = new ToolFinder({}, undefined, phrases)
+    finder.follow([FORECAST, ISSUE])
+    await until('the first request', () => model.requests.length === 1)
+    assert.deepEqual(model.requests[0], ['get_forecast'])
+    phrases.stop()
+    await phrases.settled()
+    assert.equal(model.requests.length, 1, 'nothing asked after the stop')
+    assert.ok(!existsSync(file), 'nothing written after the stop')
+    assert.equal(problems.length, 0, problems.join('\n'))
+
+    // a second instance: both sources, one request each
+    model.hold()
+    const next = new ModelPhrases({
+      model: () => model.client,
+      file,
+      onWritten: () => {},
+      onProblem: (m) => problems.push(m),
+    })
+    new ToolFinder({}, undefined, next).follow([FORECAST, ISSUE])
+    model.release()
+    await next.settled()
+    assert.deepEqual(model.requests.slice(1), [['get_forecast'], ['create_issue']])
+    assert.equal(next.status.written, 2)
+
+    // a one-shot command's: reads both from the file, asks nothing
+    const once = new ModelPhrases({
+      model: () => model.client,
+      file,
+      readOnly: true,
+      onWritten: () => {},
+      onProblem: (m) => problems.push(m),
+    })
+    const oneShot = new ToolFinder({}, undefined, once)
+    const found = await oneShot.search('report a bug', [FORECAST, ISSUE], 3)
+    await once.settled()
+    assert.equal(found.candidates[0]?.item.name, 'create_issue')
+    assert.equal(model.requests.length, 3)
+    assert.equal(problems.length, 0, problems.join('\n'))
+  })
+
+  it('a torn last line is closed before the next record: both records read back', async () => {
+    const p = scratch()
+    const file = join(p.home, 'phrases.jsonl')
+    p.write('.home/phrases.jsonl', '{"key": "torn", "phr')
+    const model = heldModel()
+    model.release()
+    const phrases = new ModelPhrases({
+      model: () => model.client,
+      file,
+      onWritten: () => {},
+      onProblem: assert.fail,
+    })
+    new ToolFinder({}, undefined, phrases).follow([FORECAST])
+    await phrases.settled()
+    const lines = readFileSync(file, 'utf8').split('\n')
+    assert.equal(lines[0], '{"key": "torn", "phr')
+    assert.match(lines[1]!, /"phrases":\["will it rain this weekend"/)
+    const reread = new ModelPhrases({
+      model: () => undefined,
+      file,
+      onWritten: () => {},
+      onProblem: assert.fail,
+    })
+    assert.equal(reread.status.written, 1)
   })
 })

@@ -11,16 +11,10 @@ import { after, describe, it } from 'node:test'
 import { createYoke, type LogRecord, type ToolResult, type Yoke } from '../../../src/index.ts'
 import { loadOnnxModel, ModelRefused } from '../../../plugins/tool-search/onnx-model.ts'
 import { writeModelFolder, type TinyModel } from '../../helpers/onnx-model.ts'
-import { ROOT, runYoke, tempProject, type Project } from '../../helpers/project.ts'
+import { runYoke, tempProject, type Project } from '../../helpers/project.ts'
+import { everyday, LISTED } from './tools.ts'
 
-const LISTED = join(ROOT, 'test/fixtures/tool-search/tools.mjs')
-const TOOLS = [
-  { name: 'move_file', description: 'Move a file or a directory to another path.' },
-  { name: 'get_forecast', description: 'Get the weather forecast for a location.' },
-  { name: 'send_email', description: 'Send an email message to a recipient.' },
-  { name: 'create_issue', description: 'Create a new issue in a repository.' },
-  { name: 'list_events', description: 'List the calendar events in a date range.' },
-]
+const TOOLS = everyday('move_file', 'get_forecast', 'send_email', 'create_issue', 'list_events')
 
 // five meanings (mail, weather, files, issues, calendar) and a faint sixth the special tokens
 // share; words of one meaning are synonyms, words of none (and unknown ones) are zeros

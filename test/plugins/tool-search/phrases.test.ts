@@ -14,14 +14,10 @@ import { ToolFinder } from '../../../plugins/tool-search/finder.ts'
 import { ModelPhrases, readPhrases } from '../../../plugins/tool-search/phrases.ts'
 import { until } from '../../helpers/until.ts'
 import { modelServer, type ModelServer } from '../../helpers/model-server.ts'
-import { ROOT, runYoke, tempProject, type Project } from '../../helpers/project.ts'
+import { runYoke, tempProject, type Project } from '../../helpers/project.ts'
+import { everyday, LISTED } from './tools.ts'
 
-const LISTED = join(ROOT, 'test/fixtures/tool-search/tools.mjs')
-const TOOLS = [
-  { name: 'get_forecast', description: 'Get the weather forecast for a location.' },
-  { name: 'send_email', description: 'Send an email message to a recipient.' },
-  { name: 'create_issue', description: 'Create a new issue in a repository.' },
-]
+const TOOLS = everyday('get_forecast', 'send_email', 'create_issue')
 /** what the scripted model says people ask for each tool */
 const ASKED: Record<string, string[]> = {
   get_forecast: ['will it rain this weekend', 'do I need an umbrella tomorrow'],

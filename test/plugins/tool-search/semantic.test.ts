@@ -16,18 +16,10 @@ import {
 } from '../../../plugins/tool-search/embedder.ts'
 import { ToolFinder } from '../../../plugins/tool-search/finder.ts'
 import { SemanticArm } from '../../../plugins/tool-search/semantic.ts'
-import { ROOT, runYoke, tempProject, type Project } from '../../helpers/project.ts'
+import { runYoke, tempProject, type Project } from '../../helpers/project.ts'
+import { EVERYDAY, LISTED } from './tools.ts'
 
-const LISTED = join(ROOT, 'test/fixtures/tool-search/tools.mjs')
-
-const TOOLS = [
-  { name: 'move_file', description: 'Move a file or a directory to another path.' },
-  { name: 'get_forecast', description: 'Get the weather forecast for a location.' },
-  { name: 'send_email', description: 'Send an email message to a recipient.' },
-  { name: 'create_issue', description: 'Create a new issue in a repository.' },
-  { name: 'read_file', description: 'Read the contents of a file.' },
-  { name: 'list_events', description: 'List the calendar events in a date range.' },
-]
+const TOOLS = EVERYDAY
 /** what the finder reads of a registered tool */
 const asTools = (tools: typeof TOOLS) =>
   tools.map((t) => ({

@@ -483,6 +483,16 @@ describe('replicas sharing a Redis store', { skip: missing }, () => {
     ).result
     const living = (await rpc(url(0), 'tools/call', { name: 'long_job', arguments: { ms: 1_000 } }))
       .result
+    // the case before this one restarted the store: r3 may still be reconnecting, and its task's
+    // id goes out once its record is written or that wait's bound has passed (seen in a CI run
+    // under load: killed before the write landed, the task was unknown everywhere). The case is
+    // about a task the store knows, so r3 dies once another replica reads it
+    await until(
+      'the doomed task readable through r2',
+      async () =>
+        (await rpc(url(1), 'tasks/get', { taskId: doomed.taskId })).result?.status === 'working',
+      { ms: 15_000, every: 100 },
+    )
     replicas[2]!.child.kill('SIGKILL')
     const lost = await settled(1, doomed.taskId)
     assert.equal(lost.status, 'failed')
